@@ -1,0 +1,201 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Platform selects the path prefix of a call.
+type Platform int
+
+const (
+	ShortVideo Platform = iota
+	PhotoSocial
+)
+
+// Outcome describes one attempt that got an HTTP response.
+type Outcome struct {
+	Endpoint string
+	Status   int
+	Credits  Credits // what the body said, when it said it
+}
+
+// Client calls the upstream with one API key. It is safe for concurrent use
+// and meant to be shared by all workers of a run.
+type Client struct {
+	cfg     Config
+	base    *url.URL
+	control *rateControl
+}
+
+// New validates cfg and returns a Client.
+func New(cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst)}, nil
+}
+
+// RateLimit reports the current adaptive request ceiling (0 = none).
+func (c *Client) RateLimit() float64 { return c.control.current() }
+
+func (c *Client) endpointPath(p Platform, path string) string {
+	if p == PhotoSocial {
+		return c.cfg.PhotoSocialPrefix + path
+	}
+	return c.cfg.ShortVideoPrefix + path
+}
+
+// fetch performs a GET with retries and hands the body of a 2xx response to
+// decode; a body that fails to decode is retried like a truncated one.
+// Errors name the endpoint in the spec's terms ("/shortvideo/...").
+func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Values, decode func([]byte) error) error {
+	endpoint := specPrefix(p) + path
+	u := *c.base
+	u.Path = strings.TrimRight(c.base.Path, "/") + c.endpointPath(p, path)
+	u.RawQuery = q.Encode()
+	full := u.String()
+
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval = c.cfg.RetryInitial
+	bo.MaxInterval = c.cfg.RetryMax
+	bo.MaxElapsedTime = 0
+	bo.Reset()
+
+	for attempt := 1; ; attempt++ {
+		body, err := c.attempt(ctx, endpoint, full)
+		if err == nil {
+			if derr := decode(body); derr != nil {
+				err = &Error{Endpoint: endpoint, Class: ClassRetry, Status: 200, Message: "malformed body: " + derr.Error(), Err: derr}
+			} else {
+				c.control.success()
+				return nil
+			}
+		}
+		var e *Error
+		if !errors.As(err, &e) {
+			return err // context or BeforeSend refusal: not the upstream's doing
+		}
+		e.Attempts = attempt
+		if e.Class != ClassRetry && e.Class != ClassRateLimited {
+			return e
+		}
+		if attempt > c.cfg.MaxRetries {
+			return e
+		}
+		wait := bo.NextBackOff()
+		if e.Class == ClassRateLimited {
+			if e.Retry > 0 {
+				wait = e.Retry
+			}
+			c.control.throttled(wait)
+		}
+		c.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "upstream retry",
+			slog.String("endpoint", endpoint), slog.String("class", e.Class.String()),
+			slog.Int("status", e.Status), slog.Int("attempt", attempt), slog.Duration("wait", wait))
+		if e.Class == ClassRetry {
+			if err := sleepCtx(ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// attempt sends one request after waiting for the shared pause and a token.
+func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, error) {
+	if err := c.control.wait(ctx); err != nil {
+		return nil, err
+	}
+	if c.cfg.BeforeSend != nil {
+		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
+			return nil, err
+		}
+	}
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, full, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: build request: %w", endpoint, err)
+	}
+	req.Header.Set("x-api-key", c.cfg.APIKey.Reveal())
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error()}
+	}
+	defer resp.Body.Close()
+	body, readErr := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBodyBytes+1))
+	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
+	if readErr == nil {
+		if env, err := parseEnvelope(body); err == nil {
+			out.Credits = env.credits()
+		}
+	}
+	if c.cfg.AfterResponse != nil {
+		c.cfg.AfterResponse(ctx, out)
+	}
+	if readErr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassRetry, Message: "truncated body: " + scrubURL(readErr).Error()}
+	}
+	if int64(len(body)) > c.cfg.MaxBodyBytes {
+		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: fmt.Sprintf("body larger than %d bytes", c.cfg.MaxBodyBytes)}
+	}
+	if class := classify(resp.StatusCode); class != 0 {
+		e := &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: class, Message: upstreamMessage(body)}
+		if class == ClassRateLimited {
+			e.Retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), c.cfg.RetryAfterCap)
+		}
+		return nil, e
+	}
+	return body, nil
+}
+
+// specPrefix is the platform prefix used in error messages and metrics,
+// independent of the configured path prefix.
+func specPrefix(p Platform) string {
+	if p == PhotoSocial {
+		return "/photosocial"
+	}
+	return "/shortvideo"
+}
+
+// scrubURL drops the URL from a *url.Error: query strings carry user input
+// that may be long, and the message should name the endpoint instead.
+func scrubURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,303 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const testKey = "sk-test-7c1f"
+
+// scripted serves the responses of fn and counts requests.
+type scripted struct {
+	srv   *httptest.Server
+	calls atomic.Int64
+}
+
+func newScripted(t *testing.T, fn func(w http.ResponseWriter, r *http.Request, n int64)) *scripted {
+	t.Helper()
+	s := &scripted{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := s.calls.Add(1)
+		if r.Header.Get("x-api-key") != testKey {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"success":false,"message":"bad key"}`)
+			return
+		}
+		fn(w, r, n)
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func testClient(t *testing.T, base string, mod func(*Config)) *Client {
+	t.Helper()
+	cfg := Config{BaseURL: base + "/api", APIKey: testKey, RetryInitial: time.Millisecond, RetryMax: 2 * time.Millisecond}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestTolerantDecoding(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		switch r.URL.Path {
+		case "/api/v1/sv/profile":
+			fmt.Fprint(w, `{"success":true,"credits_remaining":"41","credits_charged":1,
+			"user":{"id":7234567890123456789,"uniqueId":"alice","secUid":"S1","verified":1,"privateAccount":"false","extra":{"x":1}},
+			"stats":{"followerCount":"9007199254740993","followingCount":12,"heartCount":1.5e3,"videoCount":null}}`)
+		case "/api/v1/sv/user/followers":
+			fmt.Fprint(w, `{"followers":[{"unique_id":"bob","sec_uid":"S2","follower_count":"5"},{"uniqueId":"carol","verified":true}],
+			"has_more":1,"cursor":1740000000123}`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	c := testClient(t, s.srv.URL, func(c *Config) { c.ShortVideoPrefix = "/v1/sv" })
+	ctx := context.Background()
+	p, err := c.SVProfile(ctx, "@alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.User.ID != "7234567890123456789" || !p.User.Verified.V || p.User.PrivateAccount.V {
+		t.Errorf("user = %+v", p.User)
+	}
+	if p.Stats.FollowerCount.V != 9007199254740993 {
+		t.Errorf("followerCount = %d, want exact 9007199254740993", p.Stats.FollowerCount.V)
+	}
+	if p.Stats.HeartCount.V != 1500 || p.Stats.VideoCount.Valid {
+		t.Errorf("heart=%+v video=%+v", p.Stats.HeartCount, p.Stats.VideoCount)
+	}
+	if p.Credits.Remaining.V != 41 || p.Credits.Charged.V != 1 {
+		t.Errorf("credits = %+v", p.Credits)
+	}
+	if !strings.Contains(string(p.Raw), `"extra"`) {
+		t.Error("raw JSON lost unknown fields")
+	}
+	page, err := c.SVFollowers(ctx, "S1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !page.HasMore || !page.HasMoreKnown || page.Cursor != "1740000000123" {
+		t.Errorf("page meta = %v %v %q", page.HasMore, page.HasMoreKnown, page.Cursor)
+	}
+	if len(page.Items) != 2 || page.Items[0].V.UniqueID != "bob" || page.Items[0].V.SecUID != "S2" || page.Items[0].V.FollowerCount.V != 5 || page.Items[1].V.UniqueID != "carol" || !page.Items[1].V.Verified {
+		t.Errorf("items = %+v", page.Items)
+	}
+	if !strings.Contains(string(page.Items[0].Raw), "unique_id") {
+		t.Errorf("item raw = %s", page.Items[0].Raw)
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status    int
+		class     Class
+		wantCalls int64
+	}{
+		{400, ClassBadRequest, 1},
+		{401, ClassAuth, 1},
+		{402, ClassNoCredits, 1},
+		{403, ClassAuth, 1},
+		{404, ClassNotFound, 1},
+		{500, ClassRetry, 3}, // 1 + MaxRetries(2)
+		{503, ClassRetry, 3},
+	}
+	for _, tc := range cases {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			t.Parallel()
+			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, `{"success":false,"message":"upstream says no"}`)
+			})
+			c := testClient(t, s.srv.URL, func(c *Config) { c.MaxRetries = 2 })
+			_, err := c.SVProfile(context.Background(), "alice")
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if e.Class != tc.class || e.Status != tc.status || e.Message != "upstream says no" {
+				t.Errorf("got %+v", e)
+			}
+			if got := s.calls.Load(); got != tc.wantCalls {
+				t.Errorf("requests = %d, want %d", got, tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestRetryThenSuccessAndMalformedBody(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		switch n {
+		case 1:
+			w.WriteHeader(502)
+		case 2:
+			fmt.Fprint(w, `{"followers":[{"uniqueId":"x"`) // cut short
+		default:
+			fmt.Fprint(w, `{"followers":[{"uniqueId":"x"}],"hasMore":false,"cursor":"9"}`)
+		}
+	})
+	c := testClient(t, s.srv.URL, nil)
+	p, err := c.SVFollowers(context.Background(), "S", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Items) != 1 || s.calls.Load() != 3 {
+		t.Errorf("items=%d calls=%d", len(p.Items), s.calls.Load())
+	}
+}
+
+func TestRetryAfterPausesAllWorkers(t *testing.T) {
+	t.Parallel()
+	for _, form := range []string{"seconds", "date", "garbage", "absent"} {
+		t.Run(form, func(t *testing.T) {
+			t.Parallel()
+			var limitedAt atomic.Int64
+			var early atomic.Int64
+			pause := 1 * time.Second
+			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+				if n == 1 {
+					limitedAt.Store(time.Now().UnixNano())
+					switch form {
+					case "seconds":
+						w.Header().Set("Retry-After", "1")
+					case "date":
+						w.Header().Set("Retry-After", time.Now().Add(pause+time.Second).UTC().Format(http.TimeFormat))
+					case "garbage":
+						w.Header().Set("Retry-After", "soon-ish")
+					}
+					w.WriteHeader(429)
+					return
+				}
+				if form == "seconds" || form == "date" {
+					if time.Since(time.Unix(0, limitedAt.Load())) < pause-50*time.Millisecond {
+						early.Add(1)
+					}
+				}
+				fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
+			})
+			c := testClient(t, s.srv.URL, nil)
+			ctx := context.Background()
+			if _, err := c.SVProfile(ctx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			// A second worker after the 429 must also respect the pause.
+			if _, err := c.SVProfile(ctx, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if early.Load() != 0 {
+				t.Errorf("%d requests arrived before Retry-After elapsed", early.Load())
+			}
+			if s.calls.Load() != 3 {
+				t.Errorf("calls = %d, want 3", s.calls.Load())
+			}
+		})
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]time.Duration{
+		"":                              0,
+		"3":                             3 * time.Second,
+		"0":                             0,
+		"-5":                            0,
+		"1e9":                           time.Minute,
+		"banana":                        0,
+		"Thu, 01 Jan 2026 00:00:10 GMT": 10 * time.Second,
+		"Wed, 31 Dec 2025 23:00:00 GMT": 0,
+		"Fri, 02 Jan 2026 00:00:00 GMT": time.Minute,
+	}
+	for in, want := range cases {
+		if got := parseRetryAfter(in, now, time.Minute); got != want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
+	var logs strings.Builder
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { w.WriteHeader(500) })
+	c := testClient(t, s.srv.URL, func(c *Config) {
+		c.MaxRetries = 1
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	_, err := c.SVProfile(context.Background(), "alice")
+	cfgDump := fmt.Sprintf("%v %+v %#v", c.cfg, c.cfg, c.cfg.APIKey)
+	for _, text := range []string{err.Error(), logs.String(), cfgDump} {
+		if strings.Contains(text, testKey) {
+			t.Errorf("key leaked in %q", text)
+		}
+	}
+	if logs.Len() == 0 {
+		t.Error("expected a retry log line")
+	}
+}
+
+func TestWalkStops(t *testing.T) {
+	t.Parallel()
+	// endless: a fresh cursor and hasMore forever; only the page limit stops it.
+	endless := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		fmt.Fprintf(w, `{"followers":[{"uniqueId":"u%d"}],"hasMore":true,"cursor":"%d"}`, n, n)
+	})
+	loop := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		fmt.Fprint(w, `{"followers":[{"uniqueId":"u"}],"hasMore":true,"cursor":"same"}`)
+	})
+	emptyMore := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		fmt.Fprint(w, `{"followers":[],"hasMore":true,"cursor":"x"}`)
+	})
+	cases := []struct {
+		name   string
+		s      *scripted
+		pages  int
+		reason StopReason
+	}{
+		{"endless", endless, 7, StopPageLimit},
+		{"loop", loop, 2, StopRepeatedCursor},
+		{"emptymore", emptyMore, 1, StopEmptyWithHasMore},
+	}
+	for _, tc := range cases {
+		c := testClient(t, tc.s.srv.URL, nil)
+		items := 0
+		pages, reason, err := Walk(context.Background(), 7, func(ctx context.Context, cur string) (*Page[SVFollowEntry], error) {
+			return c.SVFollowers(ctx, "S", cur)
+		}, func(p *Page[SVFollowEntry]) error { items += len(p.Items); return nil })
+		if err != nil || pages != tc.pages || reason != tc.reason || tc.s.calls.Load() != int64(tc.pages) {
+			t.Errorf("%s: pages=%d reason=%q err=%v calls=%d", tc.name, pages, reason, err, tc.s.calls.Load())
+		}
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{
+		{APIKey: "k"},
+		{BaseURL: "ftp://x/api", APIKey: "k"},
+		{BaseURL: "http://user:pw@x/api", APIKey: "k"},
+		{BaseURL: "http://x/api"},
+		{BaseURL: "http://x/api", APIKey: "k", ShortVideoPrefix: "v1"},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) = nil error", cfg)
+		} else if strings.Contains(err.Error(), "pw") {
+			t.Errorf("error leaks password: %v", err)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package sources
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	ShortVideoPrefixDefault  = "/shortvideo"
+	PhotoSocialPrefixDefault = "/photosocial"
+	// TimeoutDefault matches the public client of the real service, whose
+	// slowest endpoints answer in up to ~30 s.
+	TimeoutDefault       = 60 * time.Second
+	MaxRetriesDefault    = 5
+	RetryInitialDefault  = 500 * time.Millisecond
+	RetryMaxDefault      = 30 * time.Second
+	RetryAfterCapDefault = 5 * time.Minute
+	MaxBodyBytesDefault  = 32 << 20
+)
+
+// Config configures a Client. Zero values take the documented defaults.
+type Config struct {
+	// BaseURL is the service address including its /api segment, e.g.
+	// "https://api.example.com/api". Required.
+	BaseURL string
+	// ShortVideoPrefix and PhotoSocialPrefix are the path prefixes of the two
+	// platforms; the real service uses others (e.g. "/v1/<platform>").
+	// Defaults: ShortVideoPrefixDefault, PhotoSocialPrefixDefault.
+	ShortVideoPrefix  string
+	PhotoSocialPrefix string
+	// APIKey is sent in the x-api-key header and nowhere else. Required.
+	APIKey Secret
+	// Timeout bounds one attempt. Default TimeoutDefault.
+	Timeout time.Duration
+	// MaxRetries bounds the retries of a retryable failure (5xx, network,
+	// truncated body, 429). Default MaxRetriesDefault; negative means none.
+	MaxRetries int
+	// RetryInitial and RetryMax shape the exponential back-off (with jitter).
+	RetryInitial time.Duration
+	RetryMax     time.Duration
+	// RetryAfterCap caps the pause a Retry-After header can impose.
+	RetryAfterCap time.Duration
+	// Rate is the ceiling in requests per second for this key, shared by all
+	// workers; 0 means no ceiling. Burst defaults to 1 when Rate is set.
+	Rate  float64
+	Burst int
+	// MaxBodyBytes bounds a response body. Default MaxBodyBytesDefault.
+	MaxBodyBytes int64
+	// BeforeSend, when set, is called before every attempt that may be
+	// billed; an error aborts the call. The pipeline reserves credits here.
+	BeforeSend func(ctx context.Context, endpoint string) error
+	// AfterResponse, when set, is told the outcome of every attempt that got
+	// an HTTP response, so the caller can account for credits.
+	AfterResponse func(ctx context.Context, r Outcome)
+	HTTPClient    *http.Client
+	Logger        *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	c.ShortVideoPrefix = cmp.Or(c.ShortVideoPrefix, ShortVideoPrefixDefault)
+	c.PhotoSocialPrefix = cmp.Or(c.PhotoSocialPrefix, PhotoSocialPrefixDefault)
+	c.Timeout = cmp.Or(c.Timeout, TimeoutDefault)
+	if c.MaxRetries == 0 {
+		c.MaxRetries = MaxRetriesDefault
+	} else if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	c.RetryInitial = cmp.Or(c.RetryInitial, RetryInitialDefault)
+	c.RetryMax = cmp.Or(c.RetryMax, RetryMaxDefault)
+	c.RetryAfterCap = cmp.Or(c.RetryAfterCap, RetryAfterCapDefault)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
+	if c.Rate > 0 {
+		c.Burst = cmp.Or(c.Burst, 1)
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.BaseURL == "" {
+		return errors.New("sources: base_url is required")
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("sources: base_url %q must be an absolute http(s) URL", c.BaseURL)
+	}
+	if u.User != nil {
+		return errors.New("sources: base_url must not carry credentials; the key goes in x-api-key")
+	}
+	if c.APIKey == "" {
+		return errors.New("sources: api key is empty")
+	}
+	for name, p := range map[string]string{"shortvideo prefix": c.ShortVideoPrefix, "photosocial prefix": c.PhotoSocialPrefix} {
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("sources: %s %q must start with /", name, p)
+		}
+	}
+	if c.Rate < 0 {
+		return fmt.Errorf("sources: rate %v must not be negative", c.Rate)
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package sources
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// Int64 is a counter decoded exactly: from a JSON integer (never through
+// float64), from a string holding one, or from null (0, Valid false).
+type Int64 struct {
+	V     int64
+	Valid bool
+}
+
+func (n *Int64) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		*n = Int64{}
+		return nil
+	}
+	s := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			*n = Int64{}
+			return nil
+		}
+	}
+	v, err := parseInt(s)
+	if err != nil {
+		return fmt.Errorf("counter %s: %w", truncate(string(b), 40), err)
+	}
+	*n = Int64{V: v, Valid: true}
+	return nil
+}
+
+// parseInt accepts an integer, or a number with an integral value written
+// with a fraction or exponent ("12.0", "1.2e3"), exactly.
+func parseInt(s string) (int64, error) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, nil
+	}
+	f, ok := new(big.Rat).SetString(s)
+	if !ok || !f.IsInt() || !f.Num().IsInt64() {
+		return 0, fmt.Errorf("not an integer")
+	}
+	return f.Num().Int64(), nil
+}
+
+// Flag is a boolean that also accepts 0/1 and "true"/"false" strings; null
+// decodes as false with Valid false.
+type Flag struct {
+	V     bool
+	Valid bool
+}
+
+func (f *Flag) UnmarshalJSON(b []byte) error {
+	switch s := strings.Trim(string(bytes.TrimSpace(b)), `"`); strings.ToLower(s) {
+	case "true", "1":
+		*f = Flag{V: true, Valid: true}
+	case "false", "0", "":
+		*f = Flag{V: false, Valid: true}
+	case "null":
+		*f = Flag{}
+	default:
+		return fmt.Errorf("flag %s: not a boolean", truncate(string(b), 40))
+	}
+	return nil
+}
+
+// Cursor is a pagination cursor that arrives as a string or a number. A
+// numeric cursor keeps its integer digits so it is sent back as "1740000000",
+// never "1.74e+09".
+type Cursor string
+
+func (c *Cursor) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case string(b) == "null":
+		*c = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = Cursor(s)
+	default:
+		v, err := parseInt(string(b))
+		if err != nil {
+			return fmt.Errorf("cursor %s: %w", truncate(string(b), 40), err)
+		}
+		*c = Cursor(strconv.FormatInt(v, 10))
+	}
+	return nil
+}
+
+// Text is a string that tolerates null and numbers (ids sometimes arrive as
+// numbers); a number keeps its exact digits.
+type Text string
+
+func (t *Text) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case string(b) == "null":
+		*t = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = Text(s)
+	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
+		*t = Text(b)
+	default:
+		return fmt.Errorf("text %s: not a string", truncate(string(b), 40))
+	}
+	return nil
+}
+
+// NullText is a string that may be null; Valid tells them apart.
+type NullText struct {
+	V     string
+	Valid bool
+}
+
+func (t *NullText) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*t = NullText{}
+		return nil
+	}
+	var s Text
+	if err := s.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*t = NullText{V: string(s), Valid: true}
+	return nil
+}
+
+// Credits are the accounting fields the real service adds to bodies.
+type Credits struct {
+	Remaining Int64 `json:"credits_remaining"`
+	Charged   Int64 `json:"credits_charged"`
+}
+
+// envelope holds the top-level members of a response body, undecoded.
+type envelope map[string]json.RawMessage
+
+func parseEnvelope(body []byte) (envelope, error) {
+	var env envelope
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&env); err != nil {
+		return nil, fmt.Errorf("malformed body: %w", err)
+	}
+	if env == nil {
+		return nil, fmt.Errorf("malformed body: not an object")
+	}
+	return env, nil
+}
+
+// first returns the first member present (and not null) among names.
+func (e envelope) first(names ...string) (json.RawMessage, bool) {
+	for _, n := range names {
+		if raw, ok := e[n]; ok && string(raw) != "null" {
+			return raw, true
+		}
+	}
+	return nil, false
+}
+
+func (e envelope) credits() Credits {
+	var c Credits
+	if raw, ok := e["credits_remaining"]; ok {
+		_ = c.Remaining.UnmarshalJSON(raw)
+	}
+	if raw, ok := e["credits_charged"]; ok {
+		_ = c.Charged.UnmarshalJSON(raw)
+	}
+	return c
+}
+
+// Item is a decoded list entry with its raw JSON kept.
+type Item[T any] struct {
+	V   T
+	Raw json.RawMessage
+}
+
+// Page is one page of a list endpoint.
+type Page[T any] struct {
+	Items []Item[T]
+	// Cursor is the cursor to send for the next page ("" when none).
+	Cursor string
+	// HasMore is the upstream's flag; HasMoreKnown is false when the body
+	// carried none (comments, some real-service lists).
+	HasMore      bool
+	HasMoreKnown bool
+	Credits      Credits
+	Raw          json.RawMessage
+}
+
+// decodePage decodes a list body whose items are under one of listKeys.
+func decodePage[T any](body []byte, listKeys ...string) (*Page[T], error) {
+	env, err := parseEnvelope(body)
+	if err != nil {
+		return nil, err
+	}
+	p := &Page[T]{Raw: json.RawMessage(body), Credits: env.credits()}
+	if raw, ok := env.first(listKeys...); ok {
+		var raws []json.RawMessage
+		if err := json.Unmarshal(raw, &raws); err != nil {
+			return nil, fmt.Errorf("%s: not a list: %w", listKeys[0], err)
+		}
+		p.Items = make([]Item[T], 0, len(raws))
+		for i, r := range raws {
+			var v T
+			if err := json.Unmarshal(r, &v); err != nil {
+				return nil, fmt.Errorf("%s[%d]: %w", listKeys[0], i, err)
+			}
+			p.Items = append(p.Items, Item[T]{V: v, Raw: r})
+		}
+	}
+	if raw, ok := env.first("cursor", "next_cursor", "max_cursor"); ok {
+		var c Cursor
+		if err := c.UnmarshalJSON(raw); err != nil {
+			return nil, err
+		}
+		p.Cursor = string(c)
+	}
+	if raw, ok := env.first("hasMore", "has_more"); ok {
+		var f Flag
+		if err := f.UnmarshalJSON(raw); err != nil {
+			return nil, err
+		}
+		p.HasMore, p.HasMoreKnown = f.V, true
+	}
+	return p, nil
+}

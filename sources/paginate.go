@@ -1,0 +1,68 @@
+package sources
+
+import "context"
+
+// StopReason says why a list ended; "" means it goes on.
+type StopReason string
+
+const (
+	StopEnd              StopReason = "end"             // hasMore false, or no cursor to follow
+	StopPageLimit        StopReason = "page_limit"      // the job's page limit for the list was reached
+	StopRepeatedCursor   StopReason = "repeated_cursor" // the upstream sent back the cursor we sent
+	StopEmptyWithHasMore StopReason = "empty_page_more" // an empty page that still claimed more
+	StopEmptyPage        StopReason = "empty_page"      // an empty page on a list without hasMore
+)
+
+// PageInfo is what pagination needs to know of a page.
+type PageInfo struct {
+	Items        int
+	Cursor       string
+	HasMore      bool
+	HasMoreKnown bool
+}
+
+// Info returns the pagination view of a page.
+func (p *Page[T]) Info() PageInfo {
+	return PageInfo{Items: len(p.Items), Cursor: p.Cursor, HasMore: p.HasMore, HasMoreKnown: p.HasMoreKnown}
+}
+
+// NextStep decides whether a list goes on after a page fetched with cursor
+// sent, when pagesDone pages (this one included) have been fetched and
+// maxPages is the limit (0 = none). It is the single place where the loop
+// protections live, shared by Walk and the pipeline.
+func NextStep(sent string, got PageInfo, pagesDone, maxPages int) StopReason {
+	switch {
+	case got.HasMoreKnown && !got.HasMore:
+		return StopEnd
+	case got.Cursor == "":
+		return StopEnd
+	case !got.HasMoreKnown && got.Items == 0:
+		return StopEmptyPage
+	case got.Items == 0:
+		return StopEmptyWithHasMore
+	case got.Cursor == sent:
+		return StopRepeatedCursor
+	case maxPages > 0 && pagesDone >= maxPages:
+		return StopPageLimit
+	}
+	return ""
+}
+
+// Walk fetches pages from the first one until NextStep stops, handing each to
+// each. It returns the pages fetched and why the walk stopped.
+func Walk[T any](ctx context.Context, maxPages int, fetch func(ctx context.Context, cursor string) (*Page[T], error), each func(*Page[T]) error) (int, StopReason, error) {
+	cursor := ""
+	for pages := 1; ; pages++ {
+		p, err := fetch(ctx, cursor)
+		if err != nil {
+			return pages - 1, "", err
+		}
+		if err := each(p); err != nil {
+			return pages, "", err
+		}
+		if reason := NextStep(cursor, p.Info(), pages, maxPages); reason != "" {
+			return pages, reason, nil
+		}
+		cursor = p.Cursor
+	}
+}

@@ -1,0 +1,159 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// SVUser is the user object of the short-video profile.
+type SVUser struct {
+	ID             Text `json:"id"`
+	UniqueID       Text `json:"uniqueId"`
+	SecUID         Text `json:"secUid"`
+	Nickname       Text `json:"nickname"`
+	AvatarLarger   Text `json:"avatarLarger"`
+	Signature      Text `json:"signature"`
+	Verified       Flag `json:"verified"`
+	PrivateAccount Flag `json:"privateAccount"`
+}
+
+// SVStats are the counters of the short-video profile.
+type SVStats struct {
+	FollowerCount  Int64 `json:"followerCount"`
+	FollowingCount Int64 `json:"followingCount"`
+	HeartCount     Int64 `json:"heartCount"`
+	VideoCount     Int64 `json:"videoCount"`
+	DiggCount      Int64 `json:"diggCount"`
+}
+
+// SVProfile is the response of /shortvideo/profile.
+type SVProfile struct {
+	Success Flag            `json:"success"`
+	User    SVUser          `json:"user"`
+	Stats   SVStats         `json:"stats"`
+	Credits Credits         `json:"-"`
+	Raw     json.RawMessage `json:"-"`
+}
+
+// SVFollowEntry is an entry of the followers and following lists. It accepts
+// the platform's snake_case spelling too.
+type SVFollowEntry struct {
+	UniqueID      string
+	Nickname      string
+	SecUID        string
+	Verified      bool
+	FollowerCount Int64
+}
+
+func (e *SVFollowEntry) UnmarshalJSON(b []byte) error {
+	var w struct {
+		UniqueID       Text  `json:"uniqueId"`
+		UniqueIDSnake  Text  `json:"unique_id"`
+		Nickname       Text  `json:"nickname"`
+		SecUID         Text  `json:"secUid"`
+		SecUIDSnake    Text  `json:"sec_uid"`
+		Verified       Flag  `json:"verified"`
+		FollowerCount  Int64 `json:"followerCount"`
+		FollowerCountS Int64 `json:"follower_count"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = SVFollowEntry{
+		UniqueID:      string(firstText(w.UniqueID, w.UniqueIDSnake)),
+		Nickname:      string(w.Nickname),
+		SecUID:        string(firstText(w.SecUID, w.SecUIDSnake)),
+		Verified:      w.Verified.V,
+		FollowerCount: w.FollowerCount,
+	}
+	if !e.FollowerCount.Valid {
+		e.FollowerCount = w.FollowerCountS
+	}
+	return nil
+}
+
+func firstText(vs ...Text) Text {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// NormalizeHandle strips a leading @ and surrounding space; the upstream
+// wants handles without it.
+func NormalizeHandle(h string) string {
+	return strings.TrimPrefix(strings.TrimSpace(h), "@")
+}
+
+// SVProfile fetches /shortvideo/profile.
+func (c *Client) SVProfile(ctx context.Context, handle string) (*SVProfile, error) {
+	handle = NormalizeHandle(handle)
+	if handle == "" {
+		return nil, paramError("/shortvideo/profile", "handle", "is empty")
+	}
+	var p SVProfile
+	err := c.fetch(ctx, ShortVideo, "/profile", url.Values{"handle": {handle}}, func(body []byte) error {
+		return decodeObject(body, &p, &p.Raw, &p.Credits)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// SVFollowers fetches one page of /shortvideo/user/followers.
+func (c *Client) SVFollowers(ctx context.Context, secUID, cursor string) (*Page[SVFollowEntry], error) {
+	return svFollowList(ctx, c, "/user/followers", "followers", secUID, cursor)
+}
+
+// SVFollowing fetches one page of /shortvideo/user/following.
+func (c *Client) SVFollowing(ctx context.Context, secUID, cursor string) (*Page[SVFollowEntry], error) {
+	return svFollowList(ctx, c, "/user/following", "following", secUID, cursor)
+}
+
+func svFollowList(ctx context.Context, c *Client, path, key, secUID, cursor string) (*Page[SVFollowEntry], error) {
+	endpoint := "/shortvideo" + path
+	if secUID == "" {
+		return nil, paramError(endpoint, "secUid", "is empty")
+	}
+	q := url.Values{"secUid": {secUID}}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	return fetchPage[SVFollowEntry](ctx, c, ShortVideo, path, q, key, "users", "user_list")
+}
+
+// paramError is a client-side refusal: the call is never sent.
+func paramError(endpoint, param, what string) error {
+	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Message: fmt.Sprintf("parameter %s %s", param, what)}
+}
+
+// fetchPage fetches and decodes one page of a list endpoint.
+func fetchPage[T any](ctx context.Context, c *Client, p Platform, path string, q url.Values, listKeys ...string) (*Page[T], error) {
+	var page *Page[T]
+	err := c.fetch(ctx, p, path, q, func(body []byte) (err error) {
+		page, err = decodePage[T](body, listKeys...)
+		return err
+	})
+	return page, err
+}
+
+// decodeObject decodes a single-object body into v, keeping the raw body and
+// the credit fields.
+func decodeObject(body []byte, v any, raw *json.RawMessage, credits *Credits) error {
+	env, err := parseEnvelope(body)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return err
+	}
+	*raw = body
+	*credits = env.credits()
+	return nil
+}
