@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/migrations"
+)
+
+// connect opens a pool on DATABASE_URL and checks it answers. Errors name
+// the host and database, never the password.
+func connect(ctx context.Context, env *cliEnv, maxConns int) (*pgxpool.Pool, error) {
+	dsn := env.getenv("DATABASE_URL")
+	if dsn == "" {
+		return nil, usagef("DATABASE_URL is not set: export the PostgreSQL URL, e.g. postgres://user@host:5432/db")
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, usagef("DATABASE_URL is not a valid PostgreSQL URL: %s", scrub(err.Error(), dsn))
+	}
+	where := fmt.Sprintf("%s:%d (database %q, user %q)", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, cfg.ConnConfig.User)
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "crawler"
+	cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	if maxConns > 0 {
+		cfg.MaxConns = int32(maxConns)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot use PostgreSQL at %s: %s", where, scrub(err.Error(), dsn))
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("cannot reach PostgreSQL at %s: %s", where, scrub(err.Error(), dsn))
+	}
+	return pool, nil
+}
+
+// scrub removes the password of dsn from msg, should a driver echo it.
+func scrub(msg, dsn string) string {
+	var pw string
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		pw, _ = u.User.Password()
+	}
+	if cfg, err := pgxpool.ParseConfig(dsn); err == nil && cfg.ConnConfig.Password != "" {
+		pw = cfg.ConnConfig.Password
+	}
+	if pw != "" {
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	}
+	return msg
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool) ([]int64, error) {
+	applied, err := migrations.Up(ctx, pool)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "migrations: ") + " (applying migrations)")
+	}
+	return applied, nil
+}

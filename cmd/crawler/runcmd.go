@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/sources"
+)
+
+// stoppedError is a run that stopped and can be resumed.
+type stoppedError struct {
+	err     error
+	runID   int64
+	jobPath string
+}
+
+func (e *stoppedError) Error() string { return e.err.Error() }
+func (e *stoppedError) Unwrap() error { return e.err }
+func (e *stoppedError) Resumable() string {
+	return fmt.Sprintf("crawler: run %d can be resumed: crawler run --resume %d %s", e.runID, e.runID, e.jobPath)
+}
+
+func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "run", "JOBFILE", "Harvest the seeds of JOBFILE into the database in DATABASE_URL.\nThe API key is read from the environment variable named by api.key_env.")
+	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
+	newLogger := logFlags(fs)
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("run takes exactly one job file, got %d arguments (see crawler run --help)", fs.NArg())
+	}
+	log, err := newLogger(env.stderr)
+	if err != nil {
+		return err
+	}
+	path := fs.Arg(0)
+	job, err := pipeline.LoadJob(path)
+	if err != nil {
+		return usageError{err}
+	}
+	key := env.getenv(job.API.KeyEnv)
+	if key == "" {
+		return usagef("%s: api.key_env: environment variable %s is not set: export the API key there", path, job.API.KeyEnv)
+	}
+	client, err := sources.New(sources.Config{
+		BaseURL:           job.API.BaseURL,
+		ShortVideoPrefix:  job.API.Prefixes.ShortVideo,
+		PhotoSocialPrefix: job.API.Prefixes.PhotoSocial,
+		APIKey:            sources.Secret(key),
+		Timeout:           time.Duration(job.API.Timeout),
+		MaxRetries:        job.API.MaxRetries,
+		Rate:              job.API.Rate,
+		Burst:             job.API.Burst,
+		Logger:            log,
+	})
+	if err != nil {
+		return usageError{fmt.Errorf("%s: api: %w", path, err)}
+	}
+	pool, err := connect(ctx, env, job.Limits.Workers+4)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := migrate(ctx, pool); err != nil {
+		return err
+	}
+	runID := *resume
+	if runID == 0 {
+		if runID, err = pipeline.Start(ctx, pool, job); err != nil {
+			return err
+		}
+	} else if err := pipeline.Resume(ctx, pool, runID, job.Name); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "run %d: job %q started\n", runID, job.Name)
+	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: pool, Client: client, Logger: log}, job, runID)
+	if sum != nil {
+		fmt.Fprintf(env.stdout, "run %d: %s: %d pages, %d rows written\n", runID, sum.State, sum.Pages, sum.Rows)
+	}
+	var stop *pipeline.StopError
+	if errors.As(err, &stop) {
+		return &stoppedError{err: err, runID: runID, jobPath: path}
+	}
+	return err
+}

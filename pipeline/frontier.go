@@ -1,0 +1,242 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Task states.
+const (
+	StatePending = "pending"
+	StateLeased  = "leased"
+	StateDone    = "done"
+	StateFailed  = "failed"
+	StateSkipped = "skipped"
+)
+
+// ErrLeaseLost means another worker took the task over (its lease expired):
+// the stale worker's transaction is rolled back and its page discarded.
+var ErrLeaseLost = errors.New("lease lost: the task was taken over by another worker")
+
+// Task is a leased unit of work: one object, or one list walked page by page.
+type Task struct {
+	ID       int64
+	RunID    int64
+	Kind     string
+	Key      string
+	Params   map[string]string
+	Depth    int
+	MaxPages int
+	Cursor   string
+	Pages    int
+	Token    int64 // fencing token of the lease
+}
+
+// NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
+type NewTask struct {
+	Kind     string
+	Key      string
+	Params   map[string]string
+	Depth    int
+	MaxPages int
+}
+
+// Frontier is the durable queue of a run's tasks in Postgres.
+type Frontier struct {
+	pool  *pgxpool.Pool
+	owner string
+	ttl   time.Duration
+}
+
+const createRunSQL = `INSERT INTO crawl.runs (job_name, job) VALUES ($1, $2) RETURNING id`
+
+// CreateRun records a new run with its seed tasks in one transaction.
+func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTask) (int64, error) {
+	spec, err := json.Marshal(job)
+	if err != nil {
+		return 0, err
+	}
+	var runID int64
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, createRunSQL, job.Name, spec).Scan(&runID); err != nil {
+			return err
+		}
+		return addTasks(ctx, tx, runID, nil, seeds)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create run: %w", err)
+	}
+	return runID, nil
+}
+
+const addTasksSQL = `
+INSERT INTO crawl.tasks (run_id, parent_id, kind, key, params, depth, max_pages)
+SELECT $1, $2, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages
+FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::int[]) AS t(kind, key, params, depth, max_pages)
+ON CONFLICT (run_id, kind, key) DO NOTHING`
+
+func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks []NewTask) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	n := len(tasks)
+	kinds, keys, params := make([]string, n), make([]string, n), make([]string, n)
+	depths, maxPages := make([]int32, n), make([]int32, n)
+	for i, t := range tasks {
+		p, err := json.Marshal(t.Params)
+		if err != nil {
+			return err
+		}
+		if t.Params == nil {
+			p = []byte("{}")
+		}
+		kinds[i], keys[i], params[i] = t.Kind, t.Key, string(p)
+		depths[i], maxPages[i] = int32(t.Depth), int32(t.MaxPages)
+	}
+	_, err := tx.Exec(ctx, addTasksSQL, runID, parent, kinds, keys, params, depths, maxPages)
+	return err
+}
+
+// leaseSQL takes the next pending task, or one whose lease expired, and
+// stamps it with a fresh fencing token. Breadth first: lower depth first.
+const leaseSQL = `
+WITH next AS (
+    SELECT id FROM crawl.tasks
+    WHERE run_id = $1
+      AND (state = 'pending' OR (state = 'leased' AND lease_expires_at < now()))
+    ORDER BY depth, id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE crawl.tasks t
+SET state = 'leased', lease_owner = $2, lease_token = nextval('crawl.lease_tokens'),
+    lease_expires_at = now() + $3::interval, attempts = t.attempts + 1, updated_at = now()
+FROM next WHERE t.id = next.id
+RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.lease_token`
+
+// Lease takes one task for this owner, or returns nil when none is ready.
+func (f *Frontier) Lease(ctx context.Context, runID int64) (*Task, error) {
+	t := &Task{RunID: runID}
+	var params []byte
+	err := f.pool.QueryRow(ctx, leaseSQL, runID, f.owner, f.ttl).Scan(
+		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Token)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lease task: %w", err)
+	}
+	if err := json.Unmarshal(params, &t.Params); err != nil {
+		return nil, fmt.Errorf("lease task %d: params: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+const advanceSQL = `
+UPDATE crawl.tasks SET
+    cursor = $3, pages = pages + 1, items = items + $4,
+    state = CASE WHEN $5::text = '' THEN 'leased' ELSE 'done' END,
+    reason = NULLIF($5::text, ''),
+    lease_expires_at = CASE WHEN $5::text = '' THEN now() + $6::interval END,
+    finished_at = CASE WHEN $5::text = '' THEN NULL ELSE now() END,
+    updated_at = now()
+WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
+
+// advance records a fetched page inside tx: the cursor to continue from,
+// and, when stop is not empty, the end of the task with stop as its reason.
+// The fencing token makes it fail with ErrLeaseLost for a stale worker.
+func (f *Frontier) advance(ctx context.Context, tx pgx.Tx, t *Task, next string, items int, stop string) error {
+	tag, err := tx.Exec(ctx, advanceSQL, t.ID, t.Token, next, items, stop, f.ttl)
+	if err != nil {
+		return fmt.Errorf("advance task %d: %w", t.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+const finishSQL = `
+UPDATE crawl.tasks SET state = $3, reason = $4, lease_expires_at = NULL, finished_at = now(), updated_at = now()
+WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
+
+// Finish ends a task as failed or skipped with a reason.
+func (f *Frontier) Finish(ctx context.Context, t *Task, state, reason string) error {
+	tag, err := f.pool.Exec(ctx, finishSQL, t.ID, t.Token, state, reason)
+	if err != nil {
+		return fmt.Errorf("finish task %d: %w", t.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+const releaseSQL = `
+UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
+
+// Release hands a leased task back to the frontier unfinished (shutdown, or
+// a stop of the run); its cursor keeps the progress made.
+func (f *Frontier) Release(ctx context.Context, t *Task) error {
+	_, err := f.pool.Exec(ctx, releaseSQL, t.ID, t.Token)
+	if err != nil {
+		return fmt.Errorf("release task %d: %w", t.ID, err)
+	}
+	return nil
+}
+
+const activeSQL = `
+SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'leased')
+FROM crawl.tasks WHERE run_id = $1 AND state IN ('pending', 'leased')`
+
+// Active counts the run's pending and leased tasks.
+func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int64, err error) {
+	err = f.pool.QueryRow(ctx, activeSQL, runID).Scan(&pending, &leased)
+	if err != nil {
+		err = fmt.Errorf("count active tasks: %w", err)
+	}
+	return pending, leased, err
+}
+
+const finishRunSQL = `
+UPDATE crawl.runs SET state = $2, stop_reason = NULLIF($3, ''), finished_at = now()
+WHERE id = $1`
+
+// SetRunState records how a run ended.
+func SetRunState(ctx context.Context, pool *pgxpool.Pool, runID int64, state, reason string) error {
+	if _, err := pool.Exec(ctx, finishRunSQL, runID, state, reason); err != nil {
+		return fmt.Errorf("set run %d state: %w", runID, err)
+	}
+	return nil
+}
+
+const resumeSQL = `
+UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL
+WHERE id = $1 RETURNING job_name`
+
+// ErrNoRun means the run to resume does not exist.
+var ErrNoRun = errors.New("no such run")
+
+// Resume marks run runID running again so this process can work on it; a
+// run can be resumed after a stop or joined while another process runs it.
+func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string) error {
+	var name string
+	err := pool.QueryRow(ctx, resumeSQL, runID).Scan(&name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("resume run %d: %w", runID, ErrNoRun)
+	}
+	if err != nil {
+		return fmt.Errorf("resume run %d: %w", runID, err)
+	}
+	if name != jobName {
+		return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
+	}
+	return nil
+}
