@@ -52,3 +52,14 @@ func up(ctx context.Context, db *sql.DB) ([]int64, error) {
 	}
 	return applied, nil
 }
+
+// UpURL applies every pending migration to the database at url.
+func UpURL(ctx context.Context, url string) error {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	defer db.Close()
+	_, err = up(ctx, db)
+	return err
+}

@@ -138,12 +138,12 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		t, err := c.frontier.Lease(ctx, c.runID)
+		t, err := c.lease(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			return err
+		}
+		if t != nil && ctx.Err() != nil {
+			return c.release(ctx, t)
 		}
 		if t == nil {
 			pending, leased, err := c.frontier.Active(ctx, c.runID)
@@ -163,6 +163,15 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 			return err
 		}
 	}
+}
+
+// lease takes a task without letting cancellation interrupt the statement:
+// a cancelled lease may still commit on the server, leaving a task leased
+// that nobody would know of until its lease expired.
+func (c *crawl) lease(ctx context.Context) (*Task, error) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return c.frontier.Lease(lctx, c.runID)
 }
 
 // idle waits for a wake-up from another worker or the poll interval.

@@ -62,7 +62,11 @@ Run "crawler <command> --help" for a command's flags.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	env := &cliEnv{stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	return runEnv(ctx, args, &cliEnv{stdout: stdout, stderr: stderr, getenv: os.Getenv})
+}
+
+func runEnv(ctx context.Context, args []string, env *cliEnv) int {
+	stdout, stderr := env.stdout, env.stderr
 	var list strings.Builder
 	for _, c := range commands() {
 		fmt.Fprintf(&list, "  %-9s %s\n", c.name, c.summary)

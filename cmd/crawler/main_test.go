@@ -1,0 +1,10 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/socialcrawl/crawler/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

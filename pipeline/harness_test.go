@@ -1,0 +1,101 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/sandbox"
+)
+
+const testKey = "sk-pipeline-test-91b2"
+
+// bundle is one test's world: a migrated database and a sandbox over HTTP.
+type bundle struct {
+	pool    *pgxpool.Pool
+	sandbox *sandbox.Server
+	baseURL string
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool, _ := pgtest.Pool(t)
+	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb.Handler())
+	t.Cleanup(srv.Close)
+	return &bundle{pool: pool, sandbox: sb, baseURL: srv.URL + "/api"}
+}
+
+// job parses a job file whose api section points at the sandbox; body holds
+// the other sections.
+func (b *bundle) job(t *testing.T, body string) *pipeline.Job {
+	t.Helper()
+	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: TEST_KEY\n  max_retries: 1\n%s", b.baseURL, body)
+	job, err := pipeline.ParseJob("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("job: %v\n%s", err, text)
+	}
+	return job
+}
+
+// run starts a new run of job and works it to the end.
+func (b *bundle) run(t *testing.T, job *pipeline.Job) *pipeline.Summary {
+	t.Helper()
+	ctx := context.Background()
+	client, err := sources.New(sources.Config{BaseURL: job.API.BaseURL, APIKey: testKey, MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID, err := pipeline.Start(ctx, b.pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: b.pool, Client: client}, job, runID)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return sum
+}
+
+func (b *bundle) count(t *testing.T, query string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := b.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// tasks returns "kind key state reason pages" lines of a run's tasks.
+func (b *bundle) tasks(t *testing.T, runID int64) []string {
+	t.Helper()
+	rows, err := b.pool.Query(context.Background(),
+		`SELECT kind, key, state, coalesce(reason, ''), pages FROM crawl.tasks WHERE run_id = $1 ORDER BY id`, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var kind, key, state, reason string
+		var pages int
+		if err := rows.Scan(&kind, &key, &state, &reason, &pages); err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.Index(reason, ":"); i > 0 {
+			reason = reason[:i]
+		}
+		out = append(out, fmt.Sprintf("%s %s %s %s %d", kind, key, state, reason, pages))
+	}
+	return out
+}

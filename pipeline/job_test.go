@@ -1,0 +1,77 @@
+package pipeline
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseJobDefaults(t *testing.T) {
+	t.Parallel()
+	job, err := ParseJob("j.yaml", []byte(`
+name: nightly
+api:
+  base_url: http://127.0.0.1:1/api
+seeds:
+  shortvideo:
+    profiles: ["@alice", bob.b_2]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.API.KeyEnv != KeyEnvDefault || job.Limits.Workers != WorkersDefault || job.Limits.MaxPages != MaxPagesDefault ||
+		time.Duration(job.Limits.LeaseTimeout) != LeaseTimeoutDefault || job.API.Prefixes.ShortVideo != "/shortvideo" {
+		t.Errorf("defaults not applied: %+v", job)
+	}
+	if job.Expand.Followers == nil || job.Expand.Following == nil || job.Expand.Followers.MaxPages != MaxPagesDefault {
+		t.Errorf("default expansion = %+v", job.Expand)
+	}
+	seeds := SeedTasks(job)
+	if len(seeds) != 2 || seeds[0].Key != "alice" {
+		t.Errorf("seeds = %+v", seeds)
+	}
+}
+
+func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, text string
+		want       []string // substrings of the error
+	}{
+		{"unknown key", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workerz: 3\nseeds: {shortvideo: {profiles: [a]}}\n",
+			[]string{"j.yaml:5", "workerz", "unknown key"}},
+		{"missing name", "api:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    profiles: [a]\n",
+			[]string{"j.yaml:1", "name: is required"}},
+		{"wrong type", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workers: many\nseeds: {shortvideo: {profiles: [a]}}\n",
+			[]string{"j.yaml:5", `"many"`, "an integer"}},
+		{"no seeds", "name: x\napi:\n  base_url: http://h/api\nseeds: {}\n",
+			[]string{"j.yaml:4", "seeds: no seeds"}},
+		{"bad handle", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    profiles:\n      - ok\n      - \"bad handle!\"\n",
+			[]string{"j.yaml:8", "seeds.shortvideo.profiles[1]", "not a handle"}},
+		{"bad duration", "name: x\napi:\n  base_url: http://h/api\n  timeout: soon\nseeds: {shortvideo: {profiles: [a]}}\n",
+			[]string{"j.yaml:4", "duration"}},
+		{"not yaml", "name: [x\n", []string{"j.yaml:"}},
+		{"empty", "", []string{"j.yaml:1", "empty"}},
+		{"workers out of range", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workers: 0\n  max_pages: -1\nseeds: {shortvideo: {profiles: [a]}}\n",
+			[]string{"limits.max_pages: must not be negative", "j.yaml:6"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseJob("j.yaml", []byte(tc.text))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var errs JobErrors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error %T is not JobErrors", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
