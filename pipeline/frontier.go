@@ -54,6 +54,11 @@ type Frontier struct {
 	ttl   time.Duration
 }
 
+// NewFrontier returns the frontier as seen by owner, whose leases last ttl.
+func NewFrontier(pool *pgxpool.Pool, owner string, ttl time.Duration) *Frontier {
+	return &Frontier{pool: pool, owner: owner, ttl: ttl}
+}
+
 const createRunSQL = `INSERT INTO crawl.runs (job_name, job) VALUES ($1, $2) RETURNING id`
 
 // CreateRun records a new run with its seed tasks in one transaction.
@@ -148,10 +153,10 @@ UPDATE crawl.tasks SET
     updated_at = now()
 WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
 
-// advance records a fetched page inside tx: the cursor to continue from,
+// Advance records a fetched page inside tx: the cursor to continue from,
 // and, when stop is not empty, the end of the task with stop as its reason.
 // The fencing token makes it fail with ErrLeaseLost for a stale worker.
-func (f *Frontier) advance(ctx context.Context, tx pgx.Tx, t *Task, next string, items int, stop string) error {
+func (f *Frontier) Advance(ctx context.Context, tx pgx.Tx, t *Task, next string, items int, stop string) error {
 	tag, err := tx.Exec(ctx, advanceSQL, t.ID, t.Token, next, items, stop, f.ttl)
 	if err != nil {
 		return fmt.Errorf("advance task %d: %w", t.ID, err)

@@ -100,7 +100,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		job:      job,
 		runID:    runID,
 		client:   opts.Client,
-		frontier: &Frontier{pool: opts.Pool, owner: opts.Owner, ttl: time.Duration(job.Limits.LeaseTimeout)},
+		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
 	}
@@ -247,7 +247,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 			if err := addTasks(ctx, tx, c.runID, &t.ID, children); err != nil {
 				return fmt.Errorf("add tasks: %w", err)
 			}
-			return c.frontier.advance(ctx, tx, t, res.Next, res.Items, res.Stop)
+			return c.frontier.Advance(ctx, tx, t, res.Next, res.Items, res.Stop)
 		})
 		if !isTransient(err) {
 			break

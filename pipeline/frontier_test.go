@@ -1,0 +1,62 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/socialcrawl/crawler/pipeline"
+)
+
+// A worker whose lease expired and was taken over cannot commit its page.
+func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	job := b.job(t, "seeds: {shortvideo: {profiles: [a]}}\n")
+	runID, err := pipeline.Start(ctx, b.pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := pipeline.NewFrontier(b.pool, "stale", time.Millisecond)
+	fresh := pipeline.NewFrontier(b.pool, "fresh", time.Minute)
+	t1, err := stale.Lease(ctx, runID)
+	if err != nil || t1 == nil {
+		t.Fatalf("lease: %v %v", t1, err)
+	}
+	// Wait until the database itself sees the lease as expired.
+	for {
+		var expired bool
+		if err := b.pool.QueryRow(ctx, `SELECT lease_expires_at < now() FROM crawl.tasks WHERE id = $1`, t1.ID).Scan(&expired); err != nil {
+			t.Fatal(err)
+		}
+		if expired {
+			break
+		}
+	}
+	t2, err := fresh.Lease(ctx, runID)
+	if err != nil || t2 == nil || t2.ID != t1.ID || t2.Token <= t1.Token {
+		t.Fatalf("takeover lease = %+v, %v (stale %+v)", t2, err, t1)
+	}
+	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		return stale.Advance(ctx, tx, t1, "", 1, "done")
+	})
+	if !errors.Is(err, pipeline.ErrLeaseLost) {
+		t.Fatalf("stale commit err = %v, want ErrLeaseLost", err)
+	}
+	if err := stale.Finish(ctx, t1, pipeline.StateFailed, "stale"); !errors.Is(err, pipeline.ErrLeaseLost) {
+		t.Fatalf("stale finish err = %v, want ErrLeaseLost", err)
+	}
+	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		return fresh.Advance(ctx, tx, t2, "", 1, "done")
+	})
+	if err != nil {
+		t.Fatalf("fresh commit: %v", err)
+	}
+	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE id = $1 AND state = 'done' AND lease_owner = 'fresh'`, t1.ID); got != 1 {
+		t.Error("task not done by the fresh worker")
+	}
+}
