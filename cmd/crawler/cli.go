@@ -42,6 +42,7 @@ type cliEnv struct {
 func commands() []command {
 	return []command{
 		{"run", "harvest a job file into PostgreSQL (or resume a run)", cmdRun},
+		{"status", "show a run and the row counts of the data tables", cmdStatus},
 		{"migrate", "apply the database migrations", cmdMigrate},
 		{"sandbox", "serve the local stand-in for the upstream API", cmdSandbox},
 	}

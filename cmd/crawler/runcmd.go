@@ -26,6 +26,7 @@ func (e *stoppedError) Resumable() string {
 func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "run", "JOBFILE", "Harvest the seeds of JOBFILE into the database in DATABASE_URL.\nThe API key is read from the environment variable named by api.key_env.")
 	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
+	baseURL := fs.String("base-url", "", "override api.base_url of the job file")
 	newLogger := logFlags(fs)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -41,6 +42,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	job, err := pipeline.LoadJob(path)
 	if err != nil {
 		return usageError{err}
+	}
+	if *baseURL != "" {
+		job.API.BaseURL = *baseURL
 	}
 	key := env.getenv(job.API.KeyEnv)
 	if key == "" {

@@ -14,7 +14,7 @@ import (
 
 func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "sandbox", "", "Serve the deterministic local stand-in for the upstream API at http://ADDR/api.\nSee docs/sandbox.md for its world and conventions.")
-	addr := fs.String("addr", "127.0.0.1:8099", "listen address HOST:PORT")
+	addr := fs.String("addr", "127.0.0.1:8099", "listen address HOST:PORT (port 0 picks a free one, printed on start)")
 	keys := fs.String("api-key", "", "accepted API key(s), comma-separated (default: $SANDBOX_API_KEY)")
 	pageSize := fs.Int("page-size", 0, "items per page of cursor lists (0: the sandbox default)")
 	worldTime := fs.Int64("world-time", 0, "world clock in days: counters drift with it")

@@ -1,0 +1,32 @@
+# socialcrawl crawler. `make help` lists the targets.
+
+GO ?= go
+BIN := bin
+
+.DEFAULT_GOAL := help
+.PHONY: help test vet fmt-check ensure-postgres build demo bench
+
+help: ## List targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+test: ensure-postgres vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
+	$(GO) run ./internal/tools/withpg -- $(GO) test -race -count=1 ./...
+
+vet: ## go vet ./...
+	$(GO) vet ./...
+
+fmt-check: ## Fail, listing the files, if any Go file is not gofmt-ed
+	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -not -path './vendor/*' -print0 | xargs -0 -r gofmt -l); \
+	if [ -n "$$files" ]; then echo "gofmt needed on:"; echo "$$files"; exit 1; fi
+
+ensure-postgres: ## Install the PostgreSQL server binaries if missing (apt-get, as root)
+	@scripts/ensure-postgres.sh
+
+build: ## Build bin/crawler from ./cmd/crawler
+	$(GO) build -o $(BIN)/crawler ./cmd/crawler
+
+demo: ## Run the demo (scripts/demo.sh)
+	@scripts/demo.sh
+
+bench: ## Benchmarks (not wired yet)
+	@echo "bench: not wired yet"

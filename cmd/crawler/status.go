@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/socialcrawl/crawler/pipeline"
+)
+
+func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "status", "", "Show a run (default: the latest) and the row counts of the data tables.")
+	runID := fs.Int64("run", 0, "run `ID` to show (default: the latest)")
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("status takes no arguments, got %q", fs.Args())
+	}
+	pool, err := connect(ctx, env, 2)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := migrate(ctx, pool); err != nil {
+		return err
+	}
+	st, err := pipeline.LoadRunStatus(ctx, pool, *runID)
+	if errors.Is(err, pipeline.ErrNoRun) {
+		return usagef("no run found (id %d)", *runID)
+	}
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "run %d\tjob %q\t%s\n", st.ID, st.Job, st.State)
+	if st.StopReason != "" {
+		fmt.Fprintf(w, "  stop reason\t%s\n", st.StopReason)
+	}
+	fmt.Fprintf(w, "  started\t%s\n", st.StartedAt.Format("2006-01-02 15:04:05 MST"))
+	if st.FinishedAt != nil {
+		fmt.Fprintf(w, "  took\t%s\n", st.FinishedAt.Sub(st.StartedAt).Round(1e6))
+	}
+	fmt.Fprintf(w, "  pages fetched\t%d\n  items seen\t%d\n", st.Pages, st.Items)
+	for _, state := range slices.Sorted(maps.Keys(st.Tasks)) {
+		fmt.Fprintf(w, "  tasks %s\t%d\n", state, st.Tasks[state])
+	}
+	for _, r := range st.Reasons {
+		fmt.Fprintf(w, "  %s %s\t%d (%s)\n", r.State, r.Kind, r.N, r.Reason)
+	}
+	counts, err := pipeline.TableCounts(ctx, pool)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ntable\trows\n")
+	for _, c := range counts {
+		fmt.Fprintf(w, "%s\t%d\n", c.Table, c.Rows)
+	}
+	return w.Flush()
+}

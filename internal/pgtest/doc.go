@@ -1,0 +1,50 @@
+// Package pgtest gives tests their own database on a real PostgreSQL server:
+// never a mock, fast enough for t.Parallel everywhere.
+//
+// A package whose tests need PostgreSQL calls Main from TestMain, then DB or
+// Pool in each test:
+//
+//	func TestMain(m *testing.M) {
+//		pgtest.SetTemplate(func(ctx context.Context, url string) error {
+//			return migrations.Up(ctx, url) // once per package, not per test
+//		})
+//		os.Exit(pgtest.Main(m))
+//	}
+//
+//	func TestStore(t *testing.T) {
+//		t.Parallel()
+//		pool, _ := pgtest.Pool(t) // a fresh database, dropped after the test
+//		...
+//	}
+//
+// # Where the server comes from
+//
+// DATABASE_URL (a postgres:// URL; its role needs CREATEDB) picks the server.
+// When it is unset, Main starts a throwaway cluster with package pgtmp for the
+// package's tests and removes it afterwards. make test runs all packages
+// through internal/tools/withpg, which starts one cluster and exports its URL
+// as DATABASE_URL, so packages share it instead of starting one each.
+//
+// Each DB call creates a database named pgtest_<random> (about 30-150 ms),
+// dropped WITH (FORCE) in t.Cleanup. With SetTemplate, the setup function
+// runs once per test binary on a template database pgtest_tmpl_<random>
+// unique to the process, so packages tested in parallel against one server do
+// not race; DB clones it with CREATE DATABASE ... TEMPLATE. The template is
+// dropped by Main when the server outlives the run. A run killed before its
+// cleanups leaves its pgtest_* databases behind on a DATABASE_URL server.
+//
+// # Failing, never skipping
+//
+// When PostgreSQL cannot be had (no DATABASE_URL and no binaries, a server
+// that refuses connections, Main not called), DB, Pool and OwnCluster fail
+// the test with the reason. They never skip: a test suite that silently skips
+// its database tests, in CI (CI=true) or anywhere else, proves nothing.
+// scripts/ensure-postgres.sh installs the binaries on Debian.
+//
+// # Outages
+//
+// Tests that stop and restart the server use OwnCluster, a private cluster
+// with pgtmp.Cluster's StopImmediate and Restart, closed after the test.
+//
+// URLs with passwords are never logged: errors name databases, not URLs.
+package pgtest

@@ -1,0 +1,356 @@
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/pgtmp"
+)
+
+// EnvDatabaseURL names the environment variable holding the URL of the
+// PostgreSQL server to create test databases on. Unset: Main starts a
+// throwaway cluster.
+const EnvDatabaseURL = "DATABASE_URL"
+
+const (
+	// StartTimeout bounds starting a throwaway cluster (Main, OwnCluster).
+	StartTimeout = 2 * time.Minute
+	// SetupTimeout bounds the template setup function.
+	SetupTimeout = 5 * time.Minute
+	// OpTimeout bounds creating or dropping one database.
+	OpTimeout = 30 * time.Second
+)
+
+// h is the package state behind Main, SetTemplate and DB: the per-package
+// test harness of one test binary.
+var h harness
+
+type harness struct {
+	mu      sync.Mutex
+	started bool     // Main ran
+	base    *url.URL // server to create databases on; nil if baseErr
+	baseErr error
+	cluster *pgtmp.Cluster // the throwaway cluster Main started, if any
+
+	adminOnce sync.Once
+	admin     *pgxpool.Pool // connections to base, for CREATE/DROP DATABASE
+	adminErr  error
+
+	setup    func(ctx context.Context, url string) error
+	tmplUsed bool // the first DB asked for the template: too late for SetTemplate
+	tmplOnce sync.Once
+	tmplName string // created template database, dropped by close
+	tmplErr  error
+}
+
+// Main runs a package's tests against PostgreSQL; call it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+// It uses DATABASE_URL when set, else starts a throwaway cluster shared by the
+// package's tests. It runs m.Run, then drops the template database (if any)
+// and closes the cluster, and returns the exit code. A server that cannot be
+// had does not stop the run: each DB call fails its test with the reason.
+func Main(m *testing.M) int {
+	if !flag.Parsed() {
+		flag.Parse() // for testing.Verbose
+	}
+	level := slog.LevelWarn
+	if testing.Verbose() {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	h.start(context.Background(), logger)
+	code := m.Run()
+	if err := h.close(); err != nil {
+		logger.Error("pgtest: cleanup", "err", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// SetTemplate registers setup (e.g. running migrations) to prepare a template
+// database once per test binary; DB then clones it for each test, so the
+// setup cost is paid once per package, not per test. setup receives the URL of
+// the template database and must close its connections before returning (a
+// database cannot be cloned while in use). Call it before the first DB, e.g.
+// in TestMain before Main; it panics if called twice or too late.
+func SetTemplate(setup func(ctx context.Context, url string) error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.setup != nil {
+		panic("pgtest: SetTemplate called twice")
+	}
+	if h.tmplUsed {
+		panic("pgtest: SetTemplate called after the first DB")
+	}
+	h.setup = setup
+}
+
+// DB returns the URL of a new database for this test, dropped (WITH FORCE)
+// when the test ends. It is empty, or a copy of the template database when
+// SetTemplate was called. DB fails the test when PostgreSQL cannot be had; it
+// never skips. Safe for parallel tests.
+func DB(t testing.TB) string {
+	t.Helper()
+	u, err := h.newDB(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// Pool is DB plus a pool connected to the new database, closed when the test
+// ends. It also returns the database URL.
+func Pool(t testing.TB) (*pgxpool.Pool, string) {
+	t.Helper()
+	u := DB(t)
+	pool, err := pgxpool.New(t.Context(), u)
+	if err != nil {
+		t.Fatalf("pgtest: open pool: %v", err)
+	}
+	t.Cleanup(pool.Close) // runs before the drop registered by DB
+	ctx, cancel := context.WithTimeout(t.Context(), OpTimeout)
+	defer cancel()
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatalf("pgtest: connect to test database: %v", err)
+	}
+	return pool, u
+}
+
+// OwnCluster starts a private throwaway cluster for a test that stops or
+// restarts the server, closed when the test ends. It fails the test when the
+// cluster cannot be started; it never skips. It does not need Main.
+func OwnCluster(t testing.TB) *pgtmp.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), StartTimeout)
+	defer cancel()
+	c, err := pgtmp.Start(ctx, pgtmp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("pgtest: own cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("pgtest: close own cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// start picks the server: DATABASE_URL, or a new throwaway cluster.
+func (h *harness) start(ctx context.Context, logger *slog.Logger) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.started = true
+	if raw := os.Getenv(EnvDatabaseURL); raw != "" {
+		h.base, h.baseErr = parseURL(raw)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	c, err := pgtmp.Start(ctx, pgtmp.Options{Logger: logger})
+	if err != nil {
+		h.baseErr = fmt.Errorf("pgtest: %s is unset and no throwaway cluster could be started: %w", EnvDatabaseURL, err)
+		logger.Warn(h.baseErr.Error())
+		return
+	}
+	h.cluster = c
+	h.base, h.baseErr = parseURL(c.URL())
+}
+
+// close drops the template database when the server outlives the run, then
+// closes the admin pool and the throwaway cluster.
+func (h *harness) close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var errs []error
+	if h.admin != nil {
+		if h.tmplName != "" && h.cluster == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
+			errs = append(errs, dropDB(ctx, h.admin, h.tmplName))
+			cancel()
+		}
+		h.admin.Close()
+	}
+	if h.cluster != nil {
+		errs = append(errs, h.cluster.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// server returns the base URL and the admin pool.
+func (h *harness) server() (*url.URL, *pgxpool.Pool, error) {
+	h.mu.Lock()
+	started, base, baseErr := h.started, h.base, h.baseErr
+	h.mu.Unlock()
+	if !started {
+		return nil, nil, errors.New("pgtest: no server: call pgtest.Main from the package's TestMain")
+	}
+	if baseErr != nil {
+		return nil, nil, baseErr
+	}
+	h.adminOnce.Do(func() {
+		pool, err := pgxpool.New(context.Background(), base.String())
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.admin, h.adminErr = pool, err
+		if err != nil {
+			h.adminErr = fmt.Errorf("pgtest: admin pool: %w", err)
+		}
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return base, h.admin, h.adminErr
+}
+
+// template returns the template database name ("" without SetTemplate),
+// creating it on first use.
+func (h *harness) template(base *url.URL, admin *pgxpool.Pool) (string, error) {
+	h.tmplOnce.Do(func() {
+		h.mu.Lock()
+		setup := h.setup
+		h.tmplUsed = true
+		h.mu.Unlock()
+		if setup == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), SetupTimeout)
+		defer cancel()
+		// A name unique to this process: packages tested in parallel against
+		// one DATABASE_URL each build their own template.
+		name := "pgtest_tmpl_" + randomHex()
+		err := createDB(ctx, admin, name, "")
+		if err == nil {
+			h.mu.Lock()
+			h.tmplName = name
+			h.mu.Unlock()
+			err = setup(ctx, withDatabase(base, name))
+		}
+		if err != nil {
+			h.mu.Lock()
+			h.tmplErr = fmt.Errorf("pgtest: template setup: %w", err)
+			h.mu.Unlock()
+		}
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tmplName, h.tmplErr
+}
+
+func (h *harness) newDB(t testing.TB) (string, error) {
+	base, admin, err := h.server()
+	if err != nil {
+		return "", err
+	}
+	tmpl, err := h.template(base, admin)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), OpTimeout)
+	defer cancel()
+	name := "pgtest_" + randomHex()
+	if err := createDB(ctx, admin, name, tmpl); err != nil {
+		return "", err
+	}
+	t.Cleanup(func() {
+		// t.Context is already canceled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
+		defer cancel()
+		if err := dropDB(ctx, admin, name); err != nil {
+			t.Errorf("%v", err)
+		}
+	})
+	return withDatabase(base, name), nil
+}
+
+func createDB(ctx context.Context, admin *pgxpool.Pool, name, template string) error {
+	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		sql += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if _, err := admin.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("pgtest: create database %s: %w", name, err)
+	}
+	return nil
+}
+
+func dropDB(ctx context.Context, admin *pgxpool.Pool, name string) error {
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("pgtest: drop database %s: %w", name, err)
+	}
+	return nil
+}
+
+// parseURL parses a postgres:// URL. Its errors never include the URL, which
+// may hold a password.
+func parseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // url.Error quotes the whole URL
+		}
+		return nil, fmt.Errorf("pgtest: %s is not a valid URL: %w", EnvDatabaseURL, err)
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return nil, fmt.Errorf("pgtest: %s must be a postgres:// URL, not scheme %q", EnvDatabaseURL, u.Scheme)
+	}
+	return u, nil
+}
+
+// withDatabase returns base pointing at database name; user, password, host
+// and parameters are kept.
+func withDatabase(base *url.URL, name string) string {
+	u := *base
+	u.Path = "/" + name
+	u.RawPath = ""
+	if q := u.Query(); q.Has("dbname") || q.Has("database") {
+		// pgx lets these query parameters override the path.
+		q.Del("dbname")
+		q.Del("database")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func randomHex() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// testLogger logs to t.Log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,116 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// RunStatus describes a run for people: its state and what its tasks did.
+type RunStatus struct {
+	ID         int64
+	Job        string
+	State      string
+	StopReason string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+	Tasks      map[string]int64 // by state
+	Pages      int64
+	Items      int64
+	Reasons    []ReasonCount // why tasks failed or were skipped
+}
+
+// ReasonCount is how many tasks ended with one reason.
+type ReasonCount struct {
+	State, Kind, Reason string
+	N                   int64
+}
+
+const runStatusSQL = `
+SELECT r.id, r.job_name, r.state, coalesce(r.stop_reason, ''), r.started_at, r.finished_at,
+       coalesce(sum(t.pages), 0), coalesce(sum(t.items), 0)
+FROM crawl.runs r LEFT JOIN crawl.tasks t ON t.run_id = r.id
+WHERE r.id = COALESCE($1, (SELECT max(id) FROM crawl.runs))
+GROUP BY r.id`
+
+const taskStatesSQL = `SELECT state, count(*) FROM crawl.tasks WHERE run_id = $1 GROUP BY state`
+
+const reasonsSQL = `
+SELECT state, kind, split_part(reason, ':', 1), count(*) FROM crawl.tasks
+WHERE run_id = $1 AND state IN ('failed', 'skipped')
+GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 20`
+
+// LoadRunStatus reads run id, or the latest run when id is 0.
+func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatus, error) {
+	var arg *int64
+	if id != 0 {
+		arg = &id
+	}
+	s := &RunStatus{Tasks: map[string]int64{}}
+	err := pool.QueryRow(ctx, runStatusSQL, arg).Scan(&s.ID, &s.Job, &s.State, &s.StopReason, &s.StartedAt, &s.FinishedAt, &s.Pages, &s.Items)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNoRun
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run status: %w", err)
+	}
+	rows, _ := pool.Query(ctx, taskStatesSQL, s.ID)
+	var state string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error { s.Tasks[state] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("run status: %w", err)
+	}
+	rows, _ = pool.Query(ctx, reasonsSQL, s.ID)
+	var rc ReasonCount
+	if _, err := pgx.ForEachRow(rows, []any{&rc.State, &rc.Kind, &rc.Reason, &rc.N}, func() error {
+		s.Reasons = append(s.Reasons, rc)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("run status: %w", err)
+	}
+	return s, nil
+}
+
+// TableCount is the row count of one data table.
+type TableCount struct {
+	Table string
+	Rows  int64
+}
+
+// TableCounts counts the rows of every table in the platform schemas.
+func TableCounts(ctx context.Context, pool *pgxpool.Pool) ([]TableCount, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT table_schema || '.' || table_name FROM information_schema.tables
+		WHERE table_schema IN ('shortvideo', 'photosocial') AND table_type = 'BASE TABLE'
+		ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	out := make([]TableCount, 0, len(names))
+	for _, name := range names {
+		var n int64
+		// name comes from information_schema, quoted via the identifier rules.
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier(splitTable(name)).Sanitize()).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count %s: %w", name, err)
+		}
+		out = append(out, TableCount{Table: name, Rows: n})
+	}
+	return out, nil
+}
+
+func splitTable(name string) []string {
+	for i := range name {
+		if name[i] == '.' {
+			return []string{name[:i], name[i+1:]}
+		}
+	}
+	return []string{name}
+}
