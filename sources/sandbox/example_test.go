@@ -1,0 +1,56 @@
+package sandbox_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/socialcrawl/crawler/sources/sandbox"
+)
+
+// A handle's tokens fix what the sandbox answers: alice_f120 has exactly 120
+// followers, so with pages of 50 the walk takes 3 requests.
+func ExampleNew() {
+	srv, err := sandbox.New(sandbox.Config{APIKeys: []string{"k1"}})
+	if err != nil {
+		panic(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+
+	secUID := "MS4wLjABAAAA" + base64.RawURLEncoding.EncodeToString([]byte("alice_f120"))
+	cursor, followers := "", 0
+	for {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL+"/api/shortvideo/user/followers?secUid="+secUID+"&cursor="+cursor, nil)
+		req.Header.Set("x-api-key", "k1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		var page struct {
+			Followers []struct {
+				UniqueID string `json:"uniqueId"`
+			} `json:"followers"`
+			Cursor  string `json:"cursor"`
+			HasMore bool   `json:"hasMore"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil {
+			panic(err)
+		}
+		followers += len(page.Followers)
+		if !page.HasMore {
+			break
+		}
+		cursor = page.Cursor
+	}
+	u := srv.Usage("k1")
+	fmt.Println("followers:", followers)
+	fmt.Println("requests:", u.Requests, "billable:", u.Billable)
+	// Output:
+	// followers: 120
+	// requests: 3 billable: 3
+}

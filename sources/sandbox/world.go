@@ -1,0 +1,230 @@
+package sandbox
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// world derives every answer from hashes of the request's entity key and an
+// index, so it needs no storage, costs O(page) per page and is safe for
+// concurrent use (it is never mutated after New).
+type world struct {
+	pageSize int64
+	day      int64 // Config.WorldTime
+}
+
+// now is the world's Unix time: the start of the current world day.
+func (w *world) now() int64 { return WorldEpoch + w.day*86400 }
+
+// FNV-1a 64-bit constants.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+// hashOf is H: FNV-1a 64 over each part followed by a NUL byte, finished
+// with mix64. The separator keeps ("ab","c") and ("a","bc") apart; mix64
+// spreads FNV's weak low bits, which otherwise make H % 3 nearly constant
+// for keys differing in their last byte. Tests can recompute it with
+// hash/fnv (writing part+"\x00" for each part) and mix64.
+func hashOf(parts ...string) uint64 {
+	h := fnvOffset
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			h ^= uint64(p[i])
+			h *= fnvPrime
+		}
+		h *= fnvPrime // the NUL separator: h ^= 0 is a no-op
+	}
+	return mix64(h)
+}
+
+// mix64 is the SplitMix64 finalizer: a bijection on uint64, so
+// mix64(seed+i) never repeats within a list.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// pick is a fixed hash-derived value in [0, mod).
+func pick(kind, key, field string, mod uint64) int64 {
+	return int64(hashOf(kind, key, field) % mod)
+}
+
+// rate is the daily growth of a counter: 1 + H(kind,key,field+".rate") % mod,
+// at least 1 so two world times always give different values.
+func rate(kind, key, field string, mod uint64) int64 {
+	return 1 + int64(hashOf(kind, key, field+".rate")%mod)
+}
+
+// grow is a drifting counter: base + rate*WorldTime with
+// base = H(kind,key,field) % baseMod.
+func (w *world) grow(kind, key, field string, baseMod, rateMod uint64) int64 {
+	return pick(kind, key, field, baseMod) + rate(kind, key, field, rateMod)*w.day
+}
+
+// handleAt is the i-th hashed handle of a list: "u" + 16 hex digits of
+// mix64(seed+i). Distinct within a list, and never a token.
+func handleAt(seed uint64, i int64) string {
+	return fmt.Sprintf("u%016x", mix64(seed+uint64(i)))
+}
+
+const e18 = 1_000_000_000_000_000_000
+
+// mix60 is a bijection on 60-bit values (xorshift and odd multiplications
+// modulo 2^60 are each invertible).
+func mix60(x uint64) uint64 {
+	const mask = 1<<60 - 1
+	x &= mask
+	x ^= x >> 31
+	x = (x * 0x7fb5d329728ea185) & mask
+	x ^= x >> 27
+	x = (x * 0x81dadef4bc2dd44d) & mask
+	x ^= x >> 33
+	return x
+}
+
+// perm18 is a bijection on [0, 10^18): mix60 with cycle walking.
+func perm18(x uint64) uint64 {
+	x = mix60(x)
+	for x >= e18 {
+		x = mix60(x)
+	}
+	return x
+}
+
+// digitsAt is the i-th 19-digit id of a list: lead digit then 18 digits of
+// perm18((seed+i) mod 10^18). Distinct within a list and no leading zero.
+func digitsAt(lead byte, seed uint64, i int64) string {
+	v := perm18((seed%e18 + uint64(i)%e18) % e18)
+	return string(lead) + fmt.Sprintf("%018d", v)
+}
+
+// splitTokens splits s on '_' and on any rune of extra.
+func splitTokens(s, extra string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return r == '_' || strings.ContainsRune(extra, r)
+	})
+}
+
+// countToken returns N from the first token that is letter followed by 1 to
+// 15 decimal digits (e.g. "f120").
+func countToken(toks []string, letter byte) (int64, bool) {
+	for _, t := range toks {
+		if len(t) < 2 || len(t) > 16 || t[0] != letter {
+			continue
+		}
+		n, ok := parseDigits(t[1:])
+		if ok {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+func hasToken(toks []string, word string) bool {
+	for _, t := range toks {
+		if t == word {
+			return true
+		}
+	}
+	return false
+}
+
+// account is the model behind a handle, shared by both platforms.
+type account struct {
+	handle    string
+	private   bool
+	business  bool
+	live      bool
+	endless   bool
+	loop      bool
+	emptyMore bool
+	followers int64
+	following int64
+}
+
+// lookupAccount applies the handle grammar: prefix "missing" -> not found,
+// prefix "private" -> private, tokens f<N>, g<N>, business, live, endless,
+// loop, emptymore. Handles are case-sensitive.
+func (w *world) lookupAccount(handle string) (account, error) {
+	if strings.HasPrefix(handle, "missing") {
+		return account{}, notFound("account not found")
+	}
+	toks := splitTokens(handle, "")
+	a := account{
+		handle:    handle,
+		private:   strings.HasPrefix(handle, "private"),
+		business:  hasToken(toks, "business"),
+		live:      hasToken(toks, "live"),
+		endless:   hasToken(toks, "endless"),
+		loop:      hasToken(toks, "loop"),
+		emptyMore: hasToken(toks, "emptymore"),
+	}
+	if n, ok := countToken(toks, 'f'); ok {
+		a.followers = n
+	} else {
+		a.followers = w.grow("account", handle, "followers", 300, 5)
+	}
+	if n, ok := countToken(toks, 'g'); ok {
+		a.following = n
+	} else {
+		a.following = pick("account", handle, "following", 150)
+	}
+	return a, nil
+}
+
+// secUIDPrefix is what real secUids start with; the rest is the handle.
+const secUIDPrefix = "MS4wLjABAAAA"
+
+func secUIDOf(handle string) string {
+	return secUIDPrefix + base64.RawURLEncoding.EncodeToString([]byte(handle))
+}
+
+// handleOfSecUID inverts secUIDOf; ok is false for anything secUIDOf cannot
+// produce from a valid handle.
+func handleOfSecUID(secUID string) (string, bool) {
+	rest, ok := strings.CutPrefix(secUID, secUIDPrefix)
+	if !ok {
+		return "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil || len(b) == 0 || b[0] == '@' {
+		return "", false
+	}
+	return string(b), true
+}
+
+// nickname and verified depend only on the handle, so every list that shows
+// an account agrees with its profile.
+func nickname(handle string) string {
+	h := hashOf("account", handle, "nickname")
+	return firstNames[h%uint64(len(firstNames))] + " " + lastNames[(h>>32)%uint64(len(lastNames))]
+}
+
+func verified(handle string) bool { return pick("account", handle, "verified", 20) == 0 }
+
+// keywordOf normalizes a search term: lower case, single spaces. Searches
+// are case-insensitive, so "Cats" and "cats" give the same results.
+func keywordOf(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// searchTotal is the number of results of a search: 0 for a keyword starting
+// with "missing", N for a token n<N> (split on spaces and '_'), else
+// H("search", kind, keyword) % mod.
+func searchTotal(kind, kw string, mod uint64) int64 {
+	if strings.HasPrefix(kw, "missing") {
+		return 0
+	}
+	if n, ok := countToken(splitTokens(kw, " "), 'n'); ok {
+		return n
+	}
+	return int64(hashOf("search", kind, kw) % mod)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
