@@ -59,7 +59,7 @@ func NewFrontier(pool *pgxpool.Pool, owner string, ttl time.Duration) *Frontier 
 	return &Frontier{pool: pool, owner: owner, ttl: ttl}
 }
 
-const createRunSQL = `INSERT INTO crawl.runs (job_name, job) VALUES ($1, $2) RETURNING id`
+const createRunSQL = `INSERT INTO crawl.runs (job_name, job, max_credits) VALUES ($1, $2, $3) RETURNING id`
 
 // CreateRun records a new run with its seed tasks in one transaction.
 func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTask) (int64, error) {
@@ -69,7 +69,7 @@ func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTas
 	}
 	var runID int64
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, createRunSQL, job.Name, spec).Scan(&runID); err != nil {
+		if err := tx.QueryRow(ctx, createRunSQL, job.Name, spec, job.Limits.MaxCredits).Scan(&runID); err != nil {
 			return err
 		}
 		return addTasks(ctx, tx, runID, nil, seeds)
@@ -151,15 +151,47 @@ UPDATE crawl.tasks SET
     lease_expires_at = CASE WHEN $5::text = '' THEN now() + $6::interval END,
     finished_at = CASE WHEN $5::text = '' THEN NULL ELSE now() END,
     updated_at = now()
-WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
+WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND pages = $7`
+
+const advancedSQL = `SELECT lease_token = $2 AND pages = $3 + 1 AND cursor = $4 FROM crawl.tasks WHERE id = $1`
 
 // Advance records a fetched page inside tx: the cursor to continue from,
 // and, when stop is not empty, the end of the task with stop as its reason.
-// The fencing token makes it fail with ErrLeaseLost for a stale worker.
+// The fencing token makes it fail with ErrLeaseLost for a stale worker. The
+// expected page count makes it idempotent: when a commit whose answer was
+// lost is retried, the row already shows this page and Advance succeeds
+// without counting it again.
 func (f *Frontier) Advance(ctx context.Context, tx pgx.Tx, t *Task, next string, items int, stop string) error {
-	tag, err := tx.Exec(ctx, advanceSQL, t.ID, t.Token, next, items, stop, f.ttl)
+	tag, err := tx.Exec(ctx, advanceSQL, t.ID, t.Token, next, items, stop, f.ttl, t.Pages)
 	if err != nil {
 		return fmt.Errorf("advance task %d: %w", t.ID, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var applied bool
+	if err := tx.QueryRow(ctx, advancedSQL, t.ID, t.Token, t.Pages, next).Scan(&applied); err != nil {
+		return fmt.Errorf("advance task %d: %w", t.ID, err)
+	}
+	if applied {
+		return errAlreadyApplied
+	}
+	return ErrLeaseLost
+}
+
+// errAlreadyApplied rolls back a retried commit whose first attempt had
+// gone through; commit treats it as success.
+var errAlreadyApplied = errors.New("page already committed")
+
+const extendSQL = `
+UPDATE crawl.tasks SET lease_expires_at = now() + $3::interval
+WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
+
+// Extend renews the lease of a task being worked on (the heartbeat).
+func (f *Frontier) Extend(ctx context.Context, t *Task) error {
+	tag, err := f.pool.Exec(ctx, extendSQL, t.ID, t.Token, f.ttl)
+	if err != nil {
+		return fmt.Errorf("extend lease of task %d: %w", t.ID, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return ErrLeaseLost
@@ -224,24 +256,29 @@ func SetRunState(ctx context.Context, pool *pgxpool.Pool, runID int64, state, re
 
 const resumeSQL = `
 UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL
-WHERE id = $1 RETURNING job_name`
+WHERE id = $1 AND job_name = $2`
 
 // ErrNoRun means the run to resume does not exist.
 var ErrNoRun = errors.New("no such run")
 
 // Resume marks run runID running again so this process can work on it; a
 // run can be resumed after a stop or joined while another process runs it.
+// The job must be the one the run was started with.
 func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string) error {
+	tag, err := pool.Exec(ctx, resumeSQL, runID, jobName)
+	if err != nil {
+		return fmt.Errorf("resume run %d: %w", runID, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
 	var name string
-	err := pool.QueryRow(ctx, resumeSQL, runID).Scan(&name)
+	err = pool.QueryRow(ctx, `SELECT job_name FROM crawl.runs WHERE id = $1`, runID).Scan(&name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("resume run %d: %w", runID, ErrNoRun)
 	}
 	if err != nil {
 		return fmt.Errorf("resume run %d: %w", runID, err)
 	}
-	if name != jobName {
-		return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
-	}
-	return nil
+	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
 }

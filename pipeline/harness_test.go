@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -52,19 +53,23 @@ func (b *bundle) job(t *testing.T, body string) *pipeline.Job {
 func (b *bundle) run(t *testing.T, job *pipeline.Job) *pipeline.Summary {
 	t.Helper()
 	ctx := context.Background()
-	client, err := sources.New(sources.Config{BaseURL: job.API.BaseURL, APIKey: testKey, MaxRetries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	runID, err := pipeline.Start(ctx, b.pool, job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: b.pool, Client: client}, job, runID)
+	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	return sum
+}
+
+// options are the run options of a test: the job's client config with key
+// and tiny retry back-offs.
+func (b *bundle) options(job *pipeline.Job, key string) pipeline.Options {
+	cfg := pipeline.ClientConfig(job, sources.Secret(key), nil)
+	cfg.RetryInitial, cfg.RetryMax = time.Millisecond, 5*time.Millisecond
+	return pipeline.Options{Pool: b.pool, Client: cfg, PollInterval: 20 * time.Millisecond}
 }
 
 func (b *bundle) count(t *testing.T, query string, args ...any) int64 {

@@ -60,6 +60,9 @@ type Limits struct {
 	MaxPages     int      `yaml:"max_pages" json:"max_pages"`
 	MaxDepth     int      `yaml:"max_depth" json:"max_depth"`
 	LeaseTimeout Duration `yaml:"lease_timeout" json:"lease_timeout"`
+	// MaxCredits caps the credits the run may spend, across all its workers
+	// and processes (absent: no cap). `crawler run --max-credits` overrides.
+	MaxCredits *int64 `yaml:"max_credits" json:"max_credits,omitempty"`
 }
 
 // Seeds are where a run starts.
@@ -333,6 +336,9 @@ func (j *Job) validate() JobErrors {
 	}
 	if j.Limits.MaxPages < 0 {
 		add("limits.max_pages", "must not be negative")
+	}
+	if j.Limits.MaxCredits != nil && *j.Limits.MaxCredits < 0 {
+		add("limits.max_credits", "must not be negative")
 	}
 	if j.Limits.MaxDepth < 0 {
 		add("limits.max_depth", "must not be negative")

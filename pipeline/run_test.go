@@ -121,16 +121,12 @@ func TestKeyRefusedStopsRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	job := b.job(t, "seeds:\n  shortvideo:\n    profiles: [a_f3, b_f3, c_f3]\n")
-	client, err := sources.New(sources.Config{BaseURL: job.API.BaseURL, APIKey: "wrong-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	runID, err := pipeline.Start(ctx, b.pool, job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: b.pool, Client: client}, job, runID)
+	sum, err := pipeline.Run(ctx, b.options(job, "wrong-key"), job, runID)
 	if sources.ClassOf(err) != sources.ClassAuth || sum.State != "stopped" {
 		t.Fatalf("err = %v, summary = %+v", err, sum)
 	}

@@ -20,29 +20,54 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// PollIntervalDefault is how often an idle worker looks for tasks that other
-// workers or processes may have added.
-const PollIntervalDefault = 250 * time.Millisecond
+// Defaults of Options.
+const (
+	// PollIntervalDefault is how often an idle worker looks for tasks that
+	// other workers or processes may have added, or whose lease expired.
+	PollIntervalDefault = 250 * time.Millisecond
+	// GraceDefault is how long in-flight requests may finish after a stop
+	// was asked for (SIGINT/SIGTERM) before they are cancelled and released.
+	GraceDefault = 5 * time.Second
+)
 
 // Options are the parts a run is built from.
 type Options struct {
-	Pool   *pgxpool.Pool
-	Client *sources.Client
+	Pool *pgxpool.Pool
+	// Client configures the API client; Run adds the credit hooks.
+	Client sources.Config
 	Logger *slog.Logger
 	// Owner identifies this process in leases. Default host:pid.
 	Owner string
 	// PollInterval: see PollIntervalDefault.
 	PollInterval time.Duration
+	// Grace: see GraceDefault.
+	Grace time.Duration
+	// OutageTimeout: see OutageTimeoutDefault.
+	OutageTimeout time.Duration
 }
 
-// Summary is how a run ended.
+// ClientConfig is the client configuration a job asks for, with key.
+func ClientConfig(job *Job, key sources.Secret, log *slog.Logger) sources.Config {
+	return sources.Config{
+		BaseURL:           job.API.BaseURL,
+		ShortVideoPrefix:  job.API.Prefixes.ShortVideo,
+		PhotoSocialPrefix: job.API.Prefixes.PhotoSocial,
+		APIKey:            key,
+		Timeout:           time.Duration(job.API.Timeout),
+		MaxRetries:        job.API.MaxRetries,
+		Rate:              job.API.Rate,
+		Burst:             job.API.Burst,
+		Logger:            log,
+	}
+}
+
+// Summary is how a run ended, as seen by this process.
 type Summary struct {
-	RunID   int64
-	State   string // done, stopped, failed
-	Reason  string
-	Pages   int64 // pages (or objects) committed by this process
-	Rows    int64 // rows written by this process
-	Fetches int64 // upstream calls that returned data, by this process
+	RunID  int64
+	State  string // done, stopped, failed
+	Reason string
+	Pages  int64 // pages (or objects) committed by this process
+	Rows   int64 // rows written by this process
 }
 
 // StopError is a failure that stops the whole run; the run can be resumed.
@@ -68,24 +93,14 @@ type crawl struct {
 	wake     chan struct{}
 	pages    atomic.Int64
 	rows     atomic.Int64
+	// work is the context of in-flight requests and commits: it outlives
+	// the stop signal by opts.Grace.
+	work context.Context
 }
 
-// SeedTasks turns the job's seeds into the run's first tasks.
-func SeedTasks(job *Job) []NewTask {
-	var seeds []NewTask
-	for _, h := range job.Seeds.ShortVideo.Profiles {
-		seeds = append(seeds, NewTask{Kind: KindSVProfile, Key: sources.NormalizeHandle(h)})
-	}
-	return seeds
-}
-
-// Start records a new run of job with its seeds and returns its id.
-func Start(ctx context.Context, pool *pgxpool.Pool, job *Job) (int64, error) {
-	return CreateRun(ctx, pool, job, SeedTasks(job))
-}
-
-// Run works on run runID until its frontier is exhausted, ctx is cancelled,
-// or an error stops the run.
+// Run works on run runID until its frontier is exhausted, ctx is cancelled
+// (in-flight work gets opts.Grace to finish, then is released), or an error
+// stops the run.
 func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -95,23 +110,46 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		opts.Owner = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	opts.PollInterval = cmp.Or(opts.PollInterval, PollIntervalDefault)
+	opts.Grace = cmp.Or(opts.Grace, GraceDefault)
+	opts.OutageTimeout = cmp.Or(opts.OutageTimeout, OutageTimeoutDefault)
 	c := &crawl{
 		opts:     opts,
 		job:      job,
 		runID:    runID,
-		client:   opts.Client,
 		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
 	}
+	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB}
+	cfg := opts.Client
+	cfg.BeforeSend, cfg.AfterResponse = b.reserve, b.settle
+	client, err := sources.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.client = client
+
+	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelWork(nil)
+	stopGrace := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(opts.Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWork(fmt.Errorf("stop: in-flight work not finished within %s", opts.Grace))
+		case <-work.Done():
+		}
+	})
+	defer stopGrace()
+
 	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "owner", opts.Owner)
 	g, gctx := errgroup.WithContext(ctx)
+	c.work = work
 	for w := range job.Limits.Workers {
 		g.Go(func() error { return c.worker(gctx, w) })
 	}
-	err := g.Wait()
+	err = g.Wait()
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
-	bg := context.WithoutCancel(ctx)
 	var stop *StopError
 	switch {
 	case errors.As(err, &stop):
@@ -120,33 +158,52 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		sum.State, sum.Reason = "failed", err.Error()
 	case ctx.Err() != nil:
 		sum.State, sum.Reason = "stopped", "interrupted"
-		err = &StopError{RunID: runID, Err: context.Cause(ctx)}
+		err = &StopError{RunID: runID, Err: errors.New("interrupted")}
 	default:
 		sum.State = "done"
 	}
-	if serr := SetRunState(bg, opts.Pool, runID, sum.State, sum.Reason); serr != nil && err == nil {
-		err = serr
+	// Another process may still be working on the run: only the one that
+	// sees the frontier empty marks it done.
+	if sum.State == "done" {
+		pending, leased, aerr := c.frontier.Active(context.WithoutCancel(ctx), runID)
+		if aerr == nil && pending+leased > 0 {
+			sum.State = "running"
+		}
+	}
+	if sum.State != "running" {
+		serr := c.retryDB(context.WithoutCancel(ctx), func(ctx context.Context) error {
+			return SetRunState(ctx, opts.Pool, runID, sum.State, sum.Reason)
+		})
+		if serr != nil && err == nil {
+			err = serr
+		}
 	}
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows)
 	return sum, err
 }
 
-// worker leases and processes tasks until the run has none left.
+// retryDB retries op while the database is unreachable, up to the outage
+// timeout, logging each wait.
+func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) error {
+	return retryDB(ctx, c.opts.OutageTimeout, func(err error, wait time.Duration) {
+		c.log.Warn("database unreachable; waiting", "err", err, "retry_in", wait)
+	}, op)
+}
+
+// worker leases and processes tasks until the run has none left or ctx ends.
 func (c *crawl) worker(ctx context.Context, id int) error {
 	log := c.log.With("worker", id)
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
+	for ctx.Err() == nil {
 		t, err := c.lease(ctx)
 		if err != nil {
 			return err
 		}
-		if t != nil && ctx.Err() != nil {
-			return c.release(ctx, t)
-		}
 		if t == nil {
-			pending, leased, err := c.frontier.Active(ctx, c.runID)
+			var pending, leased int64
+			err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+				pending, leased, err = c.frontier.Active(ctx, c.runID)
+				return err
+			})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -159,19 +216,32 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 			c.idle(ctx)
 			continue
 		}
+		if ctx.Err() != nil {
+			return c.release(t)
+		}
 		if err := c.process(ctx, log, t); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // lease takes a task without letting cancellation interrupt the statement:
 // a cancelled lease may still commit on the server, leaving a task leased
 // that nobody would know of until its lease expired.
 func (c *crawl) lease(ctx context.Context) (*Task, error) {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	return c.frontier.Lease(lctx, c.runID)
+	var t *Task
+	err := c.retryDB(ctx, func(context.Context) error {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		var err error
+		t, err = c.frontier.Lease(lctx, c.runID)
+		return err
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, nil
+	}
+	return t, err
 }
 
 // idle waits for a wake-up from another worker or the poll interval.
@@ -196,23 +266,29 @@ func (c *crawl) wakeOthers() {
 }
 
 // process walks a task page by page, committing each page with its cursor.
+// ctx is the stop signal: between pages it releases the task; requests and
+// commits run under c.work, which outlives ctx by the grace period.
 func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	h, ok := handlers[t.Kind]
 	if !ok {
-		return c.finish(ctx, t, StateFailed, "unknown task kind "+t.Kind)
+		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
 	}
 	for {
-		res, err := h(ctx, c, t)
-		if err != nil {
-			return c.fail(ctx, log, t, err)
+		res, err := c.fetch(h, t)
+		if errors.Is(err, ErrLeaseLost) {
+			log.Warn("lease lost while fetching; task left to its new owner", "task_id", t.ID, "kind", t.Kind)
+			return nil
 		}
-		if err := c.commit(ctx, t, res); err != nil {
+		if err != nil {
+			return c.fail(log, t, err)
+		}
+		if err := c.commit(t, res); err != nil {
 			if errors.Is(err, ErrLeaseLost) {
 				log.Warn("lease lost; page discarded", "task_id", t.ID, "kind", t.Kind)
 				return nil
 			}
-			if ctx.Err() != nil {
-				return c.release(ctx, t)
+			if c.work.Err() != nil {
+				return c.release(t)
 			}
 			return err
 		}
@@ -224,35 +300,74 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		}
 		t.Cursor, t.Pages = res.Next, t.Pages+1
 		if ctx.Err() != nil {
-			return c.release(ctx, t)
+			return c.release(t)
 		}
 	}
 }
 
+// fetch runs a handler while a heartbeat keeps the task's lease alive; if
+// the lease is lost meanwhile, the request is cancelled.
+func (c *crawl) fetch(h handler, t *Task) (*result, error) {
+	fctx, cancel := context.WithCancelCause(c.work)
+	defer cancel(nil)
+	ttl := time.Duration(c.job.Limits.LeaseTimeout)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		tick := time.NewTicker(max(ttl/3, 10*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				err := c.frontier.Extend(fctx, t)
+				if errors.Is(err, ErrLeaseLost) {
+					cancel(ErrLeaseLost)
+					return
+				}
+			}
+		}
+	}()
+	res, err := h(fctx, c, t)
+	if err != nil && errors.Is(context.Cause(fctx), ErrLeaseLost) {
+		return nil, ErrLeaseLost
+	}
+	return res, err
+}
+
 // commit writes a page's rows, its children and the task's progress in one
-// transaction, retried on deadlock or serialization failure.
-func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
+// transaction, retried on deadlock, serialization failure, or while the
+// database is unreachable. A retried commit that had in fact gone through
+// is recognised by Advance, so a page is never counted twice.
+func (c *crawl) commit(t *Task, res *result) error {
 	children := make([]NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
 		if ch.Depth <= c.job.Limits.MaxDepth {
 			children = append(children, ch)
 		}
 	}
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		err = pgx.BeginFunc(ctx, c.opts.Pool, func(tx pgx.Tx) error {
-			if err := sinks.Write(ctx, tx, c.runID, &res.Batch); err != nil {
-				return err
+	err := c.retryDB(c.work, func(ctx context.Context) error {
+		var err error
+		for range 5 {
+			err = pgx.BeginFunc(ctx, c.opts.Pool, func(tx pgx.Tx) error {
+				if err := sinks.Write(ctx, tx, c.runID, &res.Batch); err != nil {
+					return err
+				}
+				if err := addTasks(ctx, tx, c.runID, &t.ID, children); err != nil {
+					return fmt.Errorf("add tasks: %w", err)
+				}
+				return c.frontier.Advance(ctx, tx, t, res.Next, res.Items, res.Stop)
+			})
+			if !isTransient(err) {
+				break
 			}
-			if err := addTasks(ctx, tx, c.runID, &t.ID, children); err != nil {
-				return fmt.Errorf("add tasks: %w", err)
-			}
-			return c.frontier.Advance(ctx, tx, t, res.Next, res.Items, res.Stop)
-		})
-		if !isTransient(err) {
-			break
 		}
-	}
+		if errors.Is(err, errAlreadyApplied) {
+			return nil
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -268,37 +383,42 @@ func isTransient(err error) bool {
 
 // fail ends a task according to the class of its error. Errors that stop
 // the run release the task so a resume picks it up again.
-func (c *crawl) fail(ctx context.Context, log *slog.Logger, t *Task, err error) error {
-	if ctx.Err() != nil {
-		return c.release(ctx, t)
+func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
+	if c.work.Err() != nil {
+		return c.release(t)
 	}
 	class := sources.ClassOf(err)
 	switch {
-	case class.StopsRun():
-		_ = c.release(ctx, t)
+	case class.StopsRun(), errors.Is(err, ErrBudgetExhausted):
+		_ = c.release(t)
 		return &StopError{RunID: c.runID, Err: err}
 	case class == sources.ClassNotFound:
-		return c.finish(ctx, t, StateSkipped, "not found: "+err.Error())
+		return c.finish(t, StateSkipped, "not found: "+err.Error())
 	case class != 0:
 		log.Warn("task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(ctx, t, StateFailed, err.Error())
+		return c.finish(t, StateFailed, err.Error())
 	default:
-		// Not the upstream's doing (a bug or the database): stop the run.
-		_ = c.release(ctx, t)
+		// Not the upstream's doing (a bug, or the database gone for longer
+		// than the outage timeout): stop the run.
+		_ = c.release(t)
 		return fmt.Errorf("task %d (%s %s): %w", t.ID, t.Kind, t.Key, err)
 	}
 }
 
-func (c *crawl) finish(ctx context.Context, t *Task, state, reason string) error {
-	err := c.frontier.Finish(context.WithoutCancel(ctx), t, state, reason)
+func (c *crawl) finish(t *Task, state, reason string) error {
+	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
+		return c.frontier.Finish(ctx, t, state, reason)
+	})
 	if errors.Is(err, ErrLeaseLost) {
 		return nil
 	}
 	return err
 }
 
-func (c *crawl) release(ctx context.Context, t *Task) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+// release hands the task back; failure is only logged, since the lease
+// expires by itself.
+func (c *crawl) release(t *Task) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {
 		c.log.Warn("release failed; the lease will expire", "task_id", t.ID, "err", err)

@@ -27,6 +27,12 @@ type Outcome struct {
 	Endpoint string
 	Status   int
 	Credits  Credits // what the body said, when it said it
+	// Billed is whether the attempt cost a credit: a 2xx answer, unless its
+	// body says credits_charged 0 or is empty (the documented free case: a
+	// private photo-sharing profile). Errors are not billed.
+	Billed bool
+	// Free marks the documented free 2xx answers.
+	Free bool
 }
 
 // Client calls the upstream with one API key. It is safe for concurrent use
@@ -145,6 +151,10 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, er
 			out.Credits = env.credits()
 		}
 	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		out.Free = readErr == nil && (isEmptyBody(body) || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
+		out.Billed = !out.Free
+	}
 	if c.cfg.AfterResponse != nil {
 		c.cfg.AfterResponse(ctx, out)
 	}
@@ -165,6 +175,15 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, er
 		return nil, e
 	}
 	return body, nil
+}
+
+// isEmptyBody reports an empty response: no bytes, null, or {}.
+func isEmptyBody(body []byte) bool {
+	switch strings.TrimSpace(string(body)) {
+	case "", "null", "{}":
+		return true
+	}
+	return false
 }
 
 // specPrefix is the platform prefix used in error messages and metrics,

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -299,5 +300,45 @@ func TestConfigValidation(t *testing.T) {
 		} else if strings.Contains(err.Error(), "pw") {
 			t.Errorf("error leaks password: %v", err)
 		}
+	}
+}
+
+func TestOutcomeBilling(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		switch r.URL.Query().Get("handle") {
+		case "free":
+			fmt.Fprint(w, `{}`)
+		case "charged0":
+			fmt.Fprint(w, `{"success":true,"credits_charged":0,"credits_remaining":9,"user":{},"stats":{}}`)
+		case "gone":
+			w.WriteHeader(404)
+			fmt.Fprint(w, `{"success":false,"credits_charged":0,"message":"not found"}`)
+		default:
+			fmt.Fprint(w, `{"success":true,"credits_charged":1,"credits_remaining":8,"user":{},"stats":{}}`)
+		}
+	})
+	var got []Outcome
+	var mu sync.Mutex
+	c := testClient(t, s.srv.URL, func(c *Config) {
+		c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); got = append(got, o); mu.Unlock() }
+	})
+	for _, h := range []string{"free", "charged0", "gone", "paid"} {
+		_, _ = c.SVProfile(context.Background(), h)
+	}
+	want := []struct {
+		status       int
+		billed, free bool
+	}{{200, false, true}, {200, false, true}, {404, false, false}, {200, true, false}}
+	if len(got) != len(want) {
+		t.Fatalf("outcomes = %+v", got)
+	}
+	for i, w := range want {
+		if got[i].Status != w.status || got[i].Billed != w.billed || got[i].Free != w.free {
+			t.Errorf("outcome %d = %+v, want %+v", i, got[i], w)
+		}
+	}
+	if got[3].Credits.Remaining.V != 8 {
+		t.Errorf("credits_remaining = %+v", got[3].Credits)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
@@ -27,6 +26,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "run", "JOBFILE", "Harvest the seeds of JOBFILE into the database in DATABASE_URL.\nThe API key is read from the environment variable named by api.key_env.")
 	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
 	baseURL := fs.String("base-url", "", "override api.base_url of the job file")
+	maxCredits := fs.Int64("max-credits", -1, "override limits.max_credits (on --resume: the run's new budget)")
+	grace := fs.Duration("grace", pipeline.GraceDefault, "on SIGINT/SIGTERM, how long in-flight requests may finish before they are released")
 	newLogger := logFlags(fs)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -50,18 +51,11 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if key == "" {
 		return usagef("%s: api.key_env: environment variable %s is not set: export the API key there", path, job.API.KeyEnv)
 	}
-	client, err := sources.New(sources.Config{
-		BaseURL:           job.API.BaseURL,
-		ShortVideoPrefix:  job.API.Prefixes.ShortVideo,
-		PhotoSocialPrefix: job.API.Prefixes.PhotoSocial,
-		APIKey:            sources.Secret(key),
-		Timeout:           time.Duration(job.API.Timeout),
-		MaxRetries:        job.API.MaxRetries,
-		Rate:              job.API.Rate,
-		Burst:             job.API.Burst,
-		Logger:            log,
-	})
-	if err != nil {
+	if *maxCredits >= 0 {
+		job.Limits.MaxCredits = maxCredits
+	}
+	clientCfg := pipeline.ClientConfig(job, sources.Secret(key), log)
+	if _, err := sources.New(clientCfg); err != nil {
 		return usageError{fmt.Errorf("%s: api: %w", path, err)}
 	}
 	pool, err := connect(ctx, env, job.Limits.Workers+4)
@@ -77,11 +71,18 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		if runID, err = pipeline.Start(ctx, pool, job); err != nil {
 			return err
 		}
-	} else if err := pipeline.Resume(ctx, pool, runID, job.Name); err != nil {
-		return err
+	} else {
+		if err := pipeline.Resume(ctx, pool, runID, job.Name); err != nil {
+			return err
+		}
+		if *maxCredits >= 0 {
+			if err := pipeline.SetMaxCredits(ctx, pool, runID, maxCredits); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Fprintf(env.stdout, "run %d: job %q started\n", runID, job.Name)
-	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: pool, Client: client, Logger: log}, job, runID)
+	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: pool, Client: clientCfg, Logger: log, Grace: *grace}, job, runID)
 	if sum != nil {
 		fmt.Fprintf(env.stdout, "run %d: %s: %d pages, %d rows written\n", runID, sum.State, sum.Pages, sum.Rows)
 	}
