@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/sources/sandbox"
+)
+
+// The crash tests run the real binary, built once.
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func crawlerBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "crawler-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "crawler")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// upstream is a sandbox behind a middleware that records every request and
+// can act on the process under test when the n-th request arrives.
+type upstream struct {
+	sb      *sandbox.Server
+	url     string
+	n       atomic.Int64
+	mu      sync.Mutex
+	seen    map[string]int // path?query -> 200 answers
+	trigger func(n int64)  // called as request n arrives, before it is served
+}
+
+func newUpstream(t *testing.T) *upstream {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{cliKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &upstream{sb: sb, seen: map[string]int{}}
+	h := sb.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := u.n.Add(1)
+		u.mu.Lock()
+		trig := u.trigger
+		u.mu.Unlock()
+		if trig != nil {
+			trig(n)
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		h.ServeHTTP(rec, r)
+		if rec.status == 200 {
+			u.mu.Lock()
+			u.seen[r.URL.Path+"?"+r.URL.RawQuery]++
+			u.mu.Unlock()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	u.url = srv.URL + "/api"
+	return u
+}
+
+func (u *upstream) setTrigger(f func(n int64)) {
+	u.mu.Lock()
+	u.trigger = f
+	u.mu.Unlock()
+}
+
+// duplicates lists requests answered 200 more than once.
+func (u *upstream) duplicates() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var d []string
+	for k, n := range u.seen {
+		if n > 1 {
+			d = append(d, fmt.Sprintf("%s x%d", k, n))
+		}
+	}
+	return d
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
+
+const crashWorkers = 4
+
+// crashJob needs 1+8+3 + 1+2+1 + 1+1+1 = 19 pages from the sandbox.
+func crashJob(t *testing.T, base string) string {
+	return writeJob(t, fmt.Sprintf(`name: crash-test
+api: {base_url: %s, max_retries: 2}
+limits: {workers: %d, lease_timeout: 1s}
+seeds:
+  shortvideo:
+    profiles: [big_f400_g120, mid_f100_g50, small_f3_g3]
+`, base, crashWorkers))
+}
+
+const cleanPages = 19
+
+// process is a crawler run started as a child process.
+type process struct {
+	cmd            *exec.Cmd
+	stdout, stderr strings.Builder
+}
+
+func startCrawler(t *testing.T, dbURL string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(crawlerBin(t), args...)}
+	p.cmd.Env = []string{"DATABASE_URL=" + dbURL, "CRAWLER_API_KEY=" + cliKey, "PATH=" + os.Getenv("PATH")}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *process) wait() int {
+	err := p.cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1000
+	}
+	return 0
+}
+
+// content is the harvest as an analyst sees it plus the frontier's
+// outcome, without timestamps, lease bookkeeping or insertion-order ids.
+func content(t *testing.T, dbURL string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var out strings.Builder
+	for _, q := range []string{
+		`SELECT to_jsonb(u) - 'updated_at' FROM shortvideo.users u`,
+		`SELECT to_jsonb(s) - 'captured_at' FROM shortvideo.user_snapshots s`,
+		`SELECT to_jsonb(f) FROM shortvideo.follows f`,
+		`SELECT jsonb_build_object('kind', kind, 'key', key, 'state', state, 'reason', reason, 'cursor', cursor,
+		        'pages', pages, 'items', items, 'depth', depth, 'params', params) FROM crawl.tasks`,
+		`SELECT jsonb_build_object('state', state) FROM crawl.runs`,
+	} {
+		rows, err := conn.Query(ctx, "SELECT x::text FROM ("+q+") AS t(x) ORDER BY 1")
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "%s\n%s\n", q, strings.Join(lines, "\n"))
+	}
+	return out.String()
+}
+
+var (
+	cleanOnce    sync.Once
+	cleanContent string
+)
+
+// clean is the content of an uninterrupted run of crashJob.
+func clean(t *testing.T) string {
+	t.Helper()
+	cleanOnce.Do(func() {
+		up := newUpstream(t)
+		db := pgtest.DB(t)
+		p := startCrawler(t, db, "run", crashJob(t, up.url))
+		if code := p.wait(); code != 0 {
+			t.Fatalf("clean run exit %d: %s", code, p.stderr.String())
+		}
+		if b := up.sb.Usage(cliKey).Billable; b != cleanPages {
+			t.Fatalf("clean run billable = %d, want %d", b, cleanPages)
+		}
+		cleanContent = content(t, db)
+	})
+	if cleanContent == "" {
+		t.Fatal("clean run failed in another test")
+	}
+	return cleanContent
+}
+
+func diffLines(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	inA := map[string]bool{}
+	for _, l := range al {
+		inA[l] = true
+	}
+	inB := map[string]bool{}
+	for _, l := range bl {
+		inB[l] = true
+	}
+	var d []string
+	for _, l := range al {
+		if !inB[l] {
+			d = append(d, "- "+l)
+		}
+	}
+	for _, l := range bl {
+		if !inA[l] {
+			d = append(d, "+ "+l)
+		}
+	}
+	if len(d) > 20 {
+		d = append(d[:20], "...")
+	}
+	return strings.Join(d, "\n")
+}
+
+// kill -9 at several points, then resume: the same content as a clean run,
+// and at most the in-flight requests bought twice.
+func TestKill9ThenResume(t *testing.T) {
+	t.Parallel()
+	want := clean(t)
+	for _, at := range []int64{1, 2, 5, 9, 14, 18} {
+		t.Run(fmt.Sprintf("at_request_%d", at), func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t)
+			db := pgtest.DB(t)
+			job := crashJob(t, up.url)
+			var victim atomic.Pointer[os.Process]
+			up.setTrigger(func(n int64) {
+				if n == at {
+					if p := victim.Load(); p != nil {
+						_ = p.Signal(syscall.SIGKILL)
+					}
+				}
+			})
+			p := startCrawler(t, db, "run", job)
+			victim.Store(p.cmd.Process)
+			if code := p.wait(); code != -int(syscall.SIGKILL) {
+				t.Fatalf("first run exit %d, want SIGKILL: %s", code, p.stderr.String())
+			}
+			up.setTrigger(nil)
+			r := startCrawler(t, db, "run", "--resume", "1", job)
+			if code := r.wait(); code != 0 {
+				t.Fatalf("resume exit %d: %s", code, r.stderr.String())
+			}
+			if got := content(t, db); got != want {
+				t.Errorf("content after kill at %d + resume differs from a clean run:\n%s", at, diffLines(want, got))
+			}
+			extra := up.sb.Usage(cliKey).Billable - cleanPages
+			t.Logf("kill at request %d: %d extra billable requests", at, extra)
+			if extra < 0 || extra > crashWorkers {
+				t.Errorf("extra billable = %d, want 0..%d", extra, crashWorkers)
+			}
+			// Reservations of requests whose answer died with the process
+			// stay committed (they may have been charged): never more than
+			// the requests in flight, and never fewer credits than billed.
+			var billed, committed int64
+			conn, err := pgx.Connect(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if err := conn.QueryRow(context.Background(), `SELECT credits_billed, credits_committed FROM crawl.runs`).Scan(&billed, &committed); err != nil {
+				t.Fatal(err)
+			}
+			if billed > up.sb.Usage(cliKey).Billable {
+				t.Errorf("credits_billed %d > sandbox billable", billed)
+			}
+			if committed < billed || committed-billed > crashWorkers {
+				t.Errorf("credits committed %d, billed %d: unknown outcomes beyond the in-flight bound", committed, billed)
+			}
+		})
+	}
+}
+
+// SIGINT: the process stops leasing, finishes or releases in-flight work,
+// exits 3 saying how to resume, and the resume completes the run.
+func TestInterruptThenResume(t *testing.T) {
+	t.Parallel()
+	want := clean(t)
+	up := newUpstream(t)
+	db := pgtest.DB(t)
+	job := crashJob(t, up.url)
+	var victim atomic.Pointer[os.Process]
+	up.setTrigger(func(n int64) {
+		if n == 6 {
+			_ = victim.Load().Signal(syscall.SIGINT)
+		}
+	})
+	p := startCrawler(t, db, "run", job)
+	victim.Store(p.cmd.Process)
+	if code := p.wait(); code != exitStopped {
+		t.Fatalf("exit %d, want %d: %s", code, exitStopped, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "crawler run --resume 1 ") {
+		t.Errorf("no resume hint in %q", p.stderr.String())
+	}
+	conn, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leased int
+	var state string
+	err = conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM crawl.tasks WHERE state = 'leased'), (SELECT state FROM crawl.runs)`).Scan(&leased, &state)
+	conn.Close(context.Background())
+	if err != nil || leased != 0 || state != "stopped" {
+		t.Errorf("after SIGINT: %d tasks still leased, run %s (%v)", leased, state, err)
+	}
+	up.setTrigger(nil)
+	r := startCrawler(t, db, "run", "--resume", "1", job)
+	if code := r.wait(); code != 0 {
+		t.Fatalf("resume exit %d: %s", code, r.stderr.String())
+	}
+	if got := content(t, db); got != want {
+		t.Errorf("content differs from a clean run:\n%s", diffLines(want, got))
+	}
+	if extra := up.sb.Usage(cliKey).Billable - cleanPages; extra < 0 || extra > crashWorkers {
+		t.Errorf("extra billable = %d", extra)
+	}
+	if d := up.duplicates(); len(d) > crashWorkers {
+		t.Errorf("requests bought twice: %v", d)
+	}
+}
+
+// A second process joins a running run: together they finish it, and no
+// request is answered twice.
+func TestTwoProcessesShareARun(t *testing.T) {
+	t.Parallel()
+	want := clean(t)
+	up := newUpstream(t)
+	db := pgtest.DB(t)
+	job := crashJob(t, up.url)
+	var second *process
+	var once sync.Once
+	started := make(chan struct{})
+	up.setTrigger(func(n int64) {
+		if n == 3 {
+			once.Do(func() {
+				second = startCrawler(t, db, "run", "--resume", "1", job)
+				close(started)
+			})
+		}
+	})
+	first := startCrawler(t, db, "run", job)
+	if code := first.wait(); code != 0 {
+		t.Fatalf("first exit %d: %s", code, first.stderr.String())
+	}
+	<-started
+	if code := second.wait(); code != 0 {
+		t.Fatalf("second exit %d: %s", code, second.stderr.String())
+	}
+	if d := up.duplicates(); len(d) != 0 {
+		t.Errorf("fetched twice: %v", d)
+	}
+	if b := up.sb.Usage(cliKey).Billable; b != cleanPages {
+		t.Errorf("billable = %d, want %d", b, cleanPages)
+	}
+	if got := content(t, db); got != want {
+		t.Errorf("content differs from a clean run:\n%s", diffLines(want, got))
+	}
+	t.Logf("first: %s\nsecond: %s", strings.TrimSpace(first.stdout.String()), strings.TrimSpace(second.stdout.String()))
+}
