@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -22,6 +23,7 @@ type budget struct {
 	pool  *pgxpool.Pool
 	runID int64
 	retry func(ctx context.Context, op func(context.Context) error) error
+	log   *slog.Logger
 }
 
 const reserveSQL = `
@@ -76,10 +78,13 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 	if o.Credits.Remaining.Valid {
 		remaining = &o.Credits.Remaining.V
 	}
-	_ = b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
 		_, err := b.pool.Exec(ctx, settleSQL, b.runID, o.Endpoint, refund, billed, free, limited, errs, o.Credits.Charged.V, remaining)
 		return err
 	})
+	if err != nil {
+		b.log.Error("credit accounting lost for one request", "endpoint", o.Endpoint, "status", o.Status, "err", err)
+	}
 }
 
 const setBudgetSQL = `UPDATE crawl.runs SET max_credits = $2 WHERE id = $1`

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -49,9 +51,10 @@ type NewTask struct {
 
 // Frontier is the durable queue of a run's tasks in Postgres.
 type Frontier struct {
-	pool  *pgxpool.Pool
-	owner string
-	ttl   time.Duration
+	pool   *pgxpool.Pool
+	owner  string
+	ttl    time.Duration
+	leases atomic.Int64 // numbers each lease of this process
 }
 
 // NewFrontier returns the frontier as seen by owner, whose leases last ttl.
@@ -126,19 +129,51 @@ FROM next WHERE t.id = next.id
 RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.lease_token`
 
 // Lease takes one task for this owner, or returns nil when none is ready.
-func (f *Frontier) Lease(ctx context.Context, runID int64) (*Task, error) {
+// retry runs the statement again while the database is unreachable (nil:
+// once). Each lease is tagged with a unique owner string, so a retry whose
+// first attempt committed without its answer arriving finds that task
+// instead of leaving it leased to nobody until its lease expires.
+func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Context, func(context.Context) error) error) (*Task, error) {
+	if retry == nil {
+		retry = func(ctx context.Context, op func(context.Context) error) error { return op(ctx) }
+	}
+	tag := f.owner + "#" + strconv.FormatInt(f.leases.Add(1), 10)
+	var t *Task
+	attempt := 0
+	err := retry(ctx, func(ctx context.Context) error {
+		attempt++
+		var err error
+		if attempt > 1 {
+			if t, err = f.scanTask(ctx, runID, heldSQL, runID, tag); t != nil || err != nil {
+				return err
+			}
+		}
+		t, err = f.scanTask(ctx, runID, leaseSQL, runID, tag, f.ttl)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lease task: %w", err)
+	}
+	return t, nil
+}
+
+const heldSQL = `
+SELECT id, kind, key, params, depth, max_pages, cursor, pages, lease_token
+FROM crawl.tasks WHERE run_id = $1 AND lease_owner = $2 AND state = 'leased'`
+
+func (f *Frontier) scanTask(ctx context.Context, runID int64, sql string, args ...any) (*Task, error) {
 	t := &Task{RunID: runID}
 	var params []byte
-	err := f.pool.QueryRow(ctx, leaseSQL, runID, f.owner, f.ttl).Scan(
+	err := f.pool.QueryRow(ctx, sql, args...).Scan(
 		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Token)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lease task: %w", err)
+		return nil, err
 	}
 	if err := json.Unmarshal(params, &t.Params); err != nil {
-		return nil, fmt.Errorf("lease task %d: params: %w", t.ID, err)
+		return nil, fmt.Errorf("task %d params: %w", t.ID, err)
 	}
 	return t, nil
 }

@@ -23,7 +23,7 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	}
 	stale := pipeline.NewFrontier(b.pool, "stale", time.Millisecond)
 	fresh := pipeline.NewFrontier(b.pool, "fresh", time.Minute)
-	t1, err := stale.Lease(ctx, runID)
+	t1, err := stale.Lease(ctx, runID, nil)
 	if err != nil || t1 == nil {
 		t.Fatalf("lease: %v %v", t1, err)
 	}
@@ -37,7 +37,7 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 			break
 		}
 	}
-	t2, err := fresh.Lease(ctx, runID)
+	t2, err := fresh.Lease(ctx, runID, nil)
 	if err != nil || t2 == nil || t2.ID != t1.ID || t2.Token <= t1.Token {
 		t.Fatalf("takeover lease = %+v, %v (stale %+v)", t2, err, t1)
 	}
@@ -56,7 +56,7 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fresh commit: %v", err)
 	}
-	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE id = $1 AND state = 'done' AND lease_owner = 'fresh'`, t1.ID); got != 1 {
+	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE id = $1 AND state = 'done' AND lease_owner LIKE 'fresh#%'`, t1.ID); got != 1 {
 		t.Error("task not done by the fresh worker")
 	}
 }

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -135,5 +136,76 @@ func TestKeyRefusedStopsRun(t *testing.T) {
 	}
 	if got := b.count(t, `SELECT count(*) FROM crawl.runs WHERE id = $1 AND state = 'stopped'`, runID); got != 1 {
 		t.Error("run not marked stopped")
+	}
+}
+
+// max_credits K on a larger job buys exactly K pages, stops resumable, and a
+// resume with a larger budget finishes with no page bought twice.
+func TestBudgetExactAndResumable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// 1 + 10 + 1 pages.
+	job := b.job(t, "limits: {workers: 3, max_credits: 7}\nseeds: {shortvideo: {profiles: [rich_f500_g10]}}\n")
+	ctx := context.Background()
+	runID, err := pipeline.Start(ctx, b.pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	if !errors.Is(err, pipeline.ErrBudgetExhausted) || sum.State != "stopped" {
+		t.Fatalf("err = %v, summary = %+v", err, sum)
+	}
+	if u := b.sandbox.Usage(testKey); u.Billable != 7 || u.Requests != 7 {
+		t.Errorf("billable = %d, requests = %d, want exactly 7", u.Billable, u.Requests)
+	}
+	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE state = 'leased'`); got != 0 {
+		t.Errorf("%d tasks left leased", got)
+	}
+	if err := pipeline.Resume(ctx, b.pool, runID, job.Name); err != nil {
+		t.Fatal(err)
+	}
+	more := int64(100)
+	if err := pipeline.SetMaxCredits(ctx, b.pool, runID, &more); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	if err != nil || sum.State != "done" {
+		t.Fatalf("resume: %v %+v", err, sum)
+	}
+	if u := b.sandbox.Usage(testKey); u.Billable != 12 {
+		t.Errorf("billable after resume = %d, want 12 (no page bought twice)", u.Billable)
+	}
+	if got := b.count(t, `SELECT count(*) FROM shortvideo.follows`); got != 510 {
+		t.Errorf("follows = %d, want 510", got)
+	}
+	cr, err := pipeline.LoadCredits(ctx, b.pool, runID)
+	if err != nil || cr.Billed != 12 || cr.Committed != 12 {
+		t.Errorf("credits = %+v, %v; want 12 billed and committed", cr, err)
+	}
+	if got := b.count(t, `SELECT sum(billed) FROM crawl.credit_usage WHERE run_id = $1`, runID); got != 12 {
+		t.Errorf("credit_usage billed = %d, want 12", got)
+	}
+}
+
+// 404s are refunded: a budget of 2 with a missing account first still buys
+// two real pages.
+func TestBudgetRefundsUnbilledAnswers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	job := b.job(t, "limits: {workers: 1, max_credits: 2}\nexpand: {}\nseeds: {shortvideo: {profiles: [missing_a, missing_b, real_one, real_two, real_three]}}\n")
+	ctx := context.Background()
+	runID, err := pipeline.Start(ctx, b.pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	if !errors.Is(err, pipeline.ErrBudgetExhausted) {
+		t.Fatalf("err = %v", err)
+	}
+	if u := b.sandbox.Usage(testKey); u.Billable != 2 || u.Requests != 4 {
+		t.Errorf("billable = %d requests = %d, want 2 and 4", u.Billable, u.Requests)
+	}
+	if got := b.count(t, `SELECT errors FROM crawl.credit_usage WHERE run_id = $1`, runID); got != 2 {
+		t.Errorf("recorded errors = %d, want 2", got)
 	}
 }

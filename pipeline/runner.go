@@ -120,7 +120,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
 	}
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB}
+	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log}
 	cfg := opts.Client
 	cfg.BeforeSend, cfg.AfterResponse = b.reserve, b.settle
 	client, err := sources.New(cfg)
@@ -230,15 +230,10 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 // a cancelled lease may still commit on the server, leaving a task leased
 // that nobody would know of until its lease expired.
 func (c *crawl) lease(ctx context.Context) (*Task, error) {
-	var t *Task
-	err := c.retryDB(ctx, func(context.Context) error {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		var err error
-		t, err = c.frontier.Lease(lctx, c.runID)
-		return err
-	})
-	if err != nil && ctx.Err() != nil {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.OutageTimeout+time.Minute)
+	defer cancel()
+	t, err := c.frontier.Lease(lctx, c.runID, c.retryDB)
+	if err != nil && ctx.Err() != nil && t == nil {
 		return nil, nil
 	}
 	return t, err

@@ -138,11 +138,14 @@ func Pool(t testing.TB) (*pgxpool.Pool, string) {
 // OwnCluster starts a private throwaway cluster for a test that stops or
 // restarts the server, closed when the test ends. It fails the test when the
 // cluster cannot be started; it never skips. It does not need Main.
+//
+// Its commits are durable (synchronous_commit=on): an outage test must not
+// lose acknowledged commits to the throwaway cluster's speed settings.
 func OwnCluster(t testing.TB) *pgtmp.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), StartTimeout)
 	defer cancel()
-	c, err := pgtmp.Start(ctx, pgtmp.Options{Logger: testLogger(t)})
+	c, err := pgtmp.Start(ctx, pgtmp.Options{Logger: testLogger(t), DurableCommits: true})
 	if err != nil {
 		t.Fatalf("pgtest: own cluster: %v", err)
 	}

@@ -59,6 +59,11 @@ type Options struct {
 	// Default 0: pick a free port (and pick again if another process takes
 	// it before the server binds it).
 	Port int
+	// DurableCommits runs the server with synchronous_commit=on, so a commit
+	// that was acknowledged survives StopImmediate even while other
+	// transactions commit concurrently, as on a production server. Outage
+	// tests need it; the default trades that for speed.
+	DurableCommits bool
 }
 
 func (o Options) withDefaults() Options {
@@ -84,6 +89,7 @@ type Cluster struct {
 	dir    string
 	port   int
 	logger *slog.Logger
+	sync   string // synchronous_commit setting
 
 	mu     sync.Mutex
 	server *server // nil when stopped
@@ -133,7 +139,10 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtmp: create cluster dir: %w", err)
 	}
-	c := &Cluster{bins: bins, cred: cred, dir: dir, port: opts.Port, logger: opts.Logger}
+	c := &Cluster{bins: bins, cred: cred, dir: dir, port: opts.Port, logger: opts.Logger, sync: "off"}
+	if opts.DurableCommits {
+		c.sync = "on"
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -298,7 +307,7 @@ func (c *Cluster) prepare(ctx context.Context) error {
 		"listen_addresses = '127.0.0.1'\n" +
 		"unix_socket_directories = '" + strings.ReplaceAll(socketDir, "'", "''") + "'\n" +
 		"fsync = off\n" +
-		"synchronous_commit = off\n" +
+		"synchronous_commit = " + c.sync + "\n" +
 		"full_page_writes = off\n" +
 		"max_connections = 200\n" +
 		"shared_buffers = 128MB\n"
