@@ -1,0 +1,175 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+)
+
+// PhotoSocialWebBase is the web address of the photo-sharing platform, used
+// to build post and reel URLs for the endpoints that take one. The real
+// platform has another host; set this before the first call.
+var PhotoSocialWebBase = "https://www.photosocial.example"
+
+// ReelURL returns the web URL of a reel from its code, e.g.
+// "https://www.photosocial.example/reel/Dabc/".
+func ReelURL(code string) string {
+	return PhotoSocialWebBase + "/reel/" + url.PathEscape(code) + "/"
+}
+
+// PSProfile is the response of /photosocial/profile. A private account
+// answers an empty response ({}, an empty body, data null, or a user with
+// neither id nor username) and is charged nothing: Empty is then true and
+// the other fields are zero (Raw and Credits keep what came).
+type PSProfile struct {
+	Empty        bool
+	ID           Text
+	Username     Text
+	FullName     Text
+	Biography    Text
+	Followers    Int64
+	Following    Int64
+	Posts        Int64
+	IsVerified   Flag
+	IsBusiness   Flag
+	CategoryName NullText // null when the account does not expose it
+	Contact      PSContact
+	Credits      Credits
+	Raw          json.RawMessage
+}
+
+// PSContact is the contact information an account exposes publicly; each
+// field is null when not exposed. Each takes the first of the upstream's
+// spellings that is present: Email from business_email or public_email;
+// Phone from business_phone_number, public_phone_number or
+// contact_phone_number; Address from business_address_json (kept as the JSON
+// text it is) or address_street.
+type PSContact struct {
+	Email   NullText
+	Phone   NullText
+	Address NullText
+}
+
+type psUserWire struct {
+	ID                  Text              `json:"id"`
+	PK                  Text              `json:"pk"`
+	Username            Text              `json:"username"`
+	FullName            Text              `json:"full_name"`
+	Biography           Text              `json:"biography"`
+	EdgeFollowedBy      object[countEdge] `json:"edge_followed_by"`
+	FollowerCount       Int64             `json:"follower_count"`
+	EdgeFollow          object[countEdge] `json:"edge_follow"`
+	FollowingCount      Int64             `json:"following_count"`
+	EdgeMedia           object[countEdge] `json:"edge_owner_to_timeline_media"`
+	MediaCount          Int64             `json:"media_count"`
+	IsVerified          Flag              `json:"is_verified"`
+	IsBusinessAccount   Flag              `json:"is_business_account"`
+	IsBusiness          Flag              `json:"is_business"`
+	CategoryName        NullText          `json:"category_name"`
+	BusinessCategory    NullText          `json:"business_category_name"`
+	BusinessEmail       NullText          `json:"business_email"`
+	PublicEmail         NullText          `json:"public_email"`
+	BusinessPhone       NullText          `json:"business_phone_number"`
+	PublicPhone         NullText          `json:"public_phone_number"`
+	ContactPhone        NullText          `json:"contact_phone_number"`
+	BusinessAddressJSON looseText         `json:"business_address_json"`
+	AddressStreet       NullText          `json:"address_street"`
+}
+
+func decodePSProfile(body []byte, p *PSProfile) error {
+	*p = PSProfile{Raw: body}
+	if t := bytes.TrimSpace(body); len(t) == 0 || string(t) == "null" {
+		p.Empty = true
+		return nil
+	}
+	env, err := parseEnvelope(body)
+	if err != nil {
+		return err
+	}
+	p.Credits = env.credits()
+	var userRaw json.RawMessage
+	if raw, ok := env.first("data"); ok {
+		var data object[struct {
+			User json.RawMessage `json:"user"`
+		}]
+		if err := json.Unmarshal(raw, &data); err != nil {
+			return err
+		}
+		userRaw = data.V.User
+	} else if raw, ok := env.first("user"); ok {
+		userRaw = raw
+	}
+	var u object[psUserWire]
+	if err := json.Unmarshal(orNull(userRaw), &u); err != nil {
+		return err
+	}
+	w := u.V
+	id := firstText(w.ID, w.PK)
+	if !u.OK || (id == "" && w.Username == "") {
+		p.Empty = true
+		return nil
+	}
+	p.ID, p.Username, p.FullName, p.Biography = id, w.Username, w.FullName, w.Biography
+	p.Followers = firstInt(w.EdgeFollowedBy.V.Count, w.FollowerCount)
+	p.Following = firstInt(w.EdgeFollow.V.Count, w.FollowingCount)
+	p.Posts = firstInt(w.EdgeMedia.V.Count, w.MediaCount)
+	p.IsVerified = w.IsVerified
+	p.IsBusiness = firstFlag(w.IsBusinessAccount, w.IsBusiness)
+	p.CategoryName = firstNull(w.CategoryName, w.BusinessCategory)
+	p.Contact = PSContact{
+		Email:   firstNull(w.BusinessEmail, w.PublicEmail),
+		Phone:   firstNull(w.BusinessPhone, w.PublicPhone, w.ContactPhone),
+		Address: firstNull(NullText(w.BusinessAddressJSON), w.AddressStreet),
+	}
+	return nil
+}
+
+// orNull turns an absent member into null so it decodes as nothing.
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// PSProfile fetches /photosocial/profile, the deep profile. A private
+// account gives &PSProfile{Empty: true} and no error.
+func (c *Client) PSProfile(ctx context.Context, handle string) (*PSProfile, error) {
+	handle = NormalizeHandle(handle)
+	if handle == "" {
+		return nil, paramError("/photosocial/profile", "handle", "is empty")
+	}
+	var p PSProfile
+	err := c.fetch(ctx, PhotoSocial, "/profile", url.Values{"handle": {handle}}, func(body []byte) error {
+		return decodePSProfile(body, &p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// PSEmbed is the response of /photosocial/user/embed: markup embedding a
+// profile.
+type PSEmbed struct {
+	HTML    Text            `json:"html"`
+	Credits Credits         `json:"-"`
+	Raw     json.RawMessage `json:"-"`
+}
+
+// PSEmbed fetches /photosocial/user/embed.
+func (c *Client) PSEmbed(ctx context.Context, handle string) (*PSEmbed, error) {
+	handle = NormalizeHandle(handle)
+	if handle == "" {
+		return nil, paramError("/photosocial/user/embed", "handle", "is empty")
+	}
+	var e PSEmbed
+	err := c.fetch(ctx, PhotoSocial, "/user/embed", url.Values{"handle": {handle}}, func(body []byte) error {
+		return decodeObject(body, &e, &e.Raw, &e.Credits)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}

@@ -1,0 +1,126 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+const (
+	psHighlightEndpoint = "/photosocial/user/highlight/detail"
+	highlightPrefix     = "highlight:"
+)
+
+// HighlightDigits returns the bare numeric id of a highlight given with or
+// without the "highlight:" prefix the upstream returns. Anything but digits
+// is an *Error of ClassBadRequest naming id.
+func HighlightDigits(id string) (string, error) {
+	d := strings.TrimPrefix(strings.TrimSpace(id), highlightPrefix)
+	if !isDigits(d) {
+		return "", paramError(psHighlightEndpoint, "id", fmt.Sprintf("%q must be digits, optionally prefixed %q", truncate(id, 40), highlightPrefix))
+	}
+	return d, nil
+}
+
+// PSHighlight is the response of /photosocial/user/highlight/detail. ID is
+// as returned ("highlight:<digits>"); Digits is the bare id (the one sent
+// when the answer carries none).
+type PSHighlight struct {
+	ID           Text
+	Digits       Text
+	Title        Text
+	MediaCount   Int64
+	Items        []Item[PSHighlightItem]
+	Username     Text
+	UserVerified Flag
+	Credits      Credits
+	Raw          json.RawMessage
+}
+
+// PSHighlightItem is a media item of a highlight: MediaType 1 is an image, 2
+// a video; VideoURLs are the URLs of the video versions (none for images).
+type PSHighlightItem struct {
+	MediaType Int64
+	VideoURLs []string
+}
+
+func (it *PSHighlightItem) UnmarshalJSON(b []byte) error {
+	var w struct {
+		MediaType     Int64 `json:"media_type"`
+		VideoVersions []object[struct {
+			URL Text `json:"url"`
+		}] `json:"video_versions"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*it = PSHighlightItem{MediaType: w.MediaType}
+	for _, v := range w.VideoVersions {
+		if v.V.URL != "" {
+			it.VideoURLs = append(it.VideoURLs, string(v.V.URL))
+		}
+	}
+	return nil
+}
+
+func decodePSHighlight(body []byte, sent string, h *PSHighlight) error {
+	env, err := parseEnvelope(body)
+	if err != nil {
+		return err
+	}
+	type user struct {
+		Username   Text `json:"username"`
+		IsVerified Flag `json:"is_verified"`
+	}
+	var w struct {
+		ID         Text              `json:"id"`
+		Title      Text              `json:"title"`
+		MediaCount Int64             `json:"media_count"`
+		Items      []json.RawMessage `json:"items"`
+		User       object[user]      `json:"user"`
+		Owner      object[user]      `json:"owner"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return err
+	}
+	u := w.User.V
+	if !w.User.OK {
+		u = w.Owner.V
+	}
+	*h = PSHighlight{
+		ID: w.ID, Digits: Text(sent), Title: w.Title, MediaCount: w.MediaCount,
+		Username: u.Username, UserVerified: u.IsVerified,
+		Credits: env.credits(), Raw: body,
+	}
+	if d, err := HighlightDigits(string(w.ID)); err == nil {
+		h.Digits = Text(d)
+	}
+	h.Items = make([]Item[PSHighlightItem], 0, len(w.Items))
+	for i, r := range w.Items {
+		var it PSHighlightItem
+		if err := it.UnmarshalJSON(r); err != nil {
+			return fmt.Errorf("items[%d]: %w", i, err)
+		}
+		h.Items = append(h.Items, Item[PSHighlightItem]{V: it, Raw: r})
+	}
+	return nil
+}
+
+// PSHighlight fetches /photosocial/user/highlight/detail. id may carry the
+// "highlight:" prefix; the bare digits are sent.
+func (c *Client) PSHighlight(ctx context.Context, id string) (*PSHighlight, error) {
+	digits, err := HighlightDigits(id)
+	if err != nil {
+		return nil, err
+	}
+	var h PSHighlight
+	err = c.fetch(ctx, PhotoSocial, "/user/highlight/detail", url.Values{"id": {digits}}, func(body []byte) error {
+		return decodePSHighlight(body, digits, &h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &h, nil
+}

@@ -1,0 +1,130 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// PSComment is a comment on a photo-sharing post. ID is set when the
+// upstream sends one (id, or the platform's pk); ChildCommentCount can be
+// null (Valid false).
+type PSComment struct {
+	ID                Text
+	Text              Text
+	Username          Text
+	CreatedAt         Int64 // Unix seconds
+	LikeCount         Int64
+	ChildCommentCount Int64
+}
+
+func (c *PSComment) UnmarshalJSON(b []byte) error {
+	type user struct {
+		Username Text `json:"username"`
+	}
+	var w struct {
+		ID                Text         `json:"id"`
+		PK                Text         `json:"pk"`
+		Text              Text         `json:"text"`
+		User              object[user] `json:"user"`
+		Owner             object[user] `json:"owner"`
+		Username          Text         `json:"username"`
+		CreatedAt         Int64        `json:"created_at"`
+		CreatedAtUTC      Int64        `json:"created_at_utc"`
+		LikeCount         Int64        `json:"like_count"`
+		CommentLikeCount  Int64        `json:"comment_like_count"`
+		ChildCommentCount Int64        `json:"child_comment_count"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = PSComment{
+		ID:                firstText(w.ID, w.PK),
+		Text:              w.Text,
+		Username:          firstText(w.User.V.Username, w.Owner.V.Username, w.Username),
+		CreatedAt:         firstInt(w.CreatedAt, w.CreatedAtUTC),
+		LikeCount:         firstInt(w.LikeCount, w.CommentLikeCount),
+		ChildCommentCount: w.ChildCommentCount,
+	}
+	return nil
+}
+
+// PSComments fetches one page of /photosocial/post/comments. The list has no
+// hasMore: it ends on an empty or missing cursor or an empty page, which
+// NextStep handles.
+func (c *Client) PSComments(ctx context.Context, postURL, cursor string) (*Page[PSComment], error) {
+	const endpoint = "/photosocial/post/comments"
+	postURL, err := checkMediaURL(endpoint, postURL)
+	if err != nil {
+		return nil, err
+	}
+	return fetchPage[PSComment](ctx, c, PhotoSocial, "/post/comments", withCursor(url.Values{"url": {postURL}}, cursor), "comments")
+}
+
+// checkMediaURL refuses a post or reel URL that is empty or not an absolute
+// http(s) URL. The URL is otherwise sent as given: a shortened URL may be
+// refused upstream, and the error should name what was sent.
+func checkMediaURL(endpoint, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", paramError(endpoint, "url", "is empty")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", paramError(endpoint, "url", "must be an absolute http(s) URL")
+	}
+	return raw, nil
+}
+
+// PSTranscript is the response of /photosocial/media/transcript. Media
+// without speech has no entries, or entries whose Text is null.
+type PSTranscript struct {
+	Entries []Item[PSTranscriptEntry]
+	Credits Credits
+	Raw     json.RawMessage
+}
+
+// PSTranscriptEntry is one transcript of a media item.
+type PSTranscriptEntry struct {
+	ID        Text
+	Shortcode Text
+	Text      NullText
+}
+
+func (e *PSTranscriptEntry) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID        Text     `json:"id"`
+		Shortcode Text     `json:"shortcode"`
+		Code      Text     `json:"code"`
+		Text      NullText `json:"text"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = PSTranscriptEntry{ID: w.ID, Shortcode: firstText(w.Shortcode, w.Code), Text: w.Text}
+	return nil
+}
+
+// PSTranscript fetches /photosocial/media/transcript. It is slow upstream
+// (5-30 s) and only short videos are transcribed.
+func (c *Client) PSTranscript(ctx context.Context, mediaURL string) (*PSTranscript, error) {
+	const endpoint = "/photosocial/media/transcript"
+	mediaURL, err := checkMediaURL(endpoint, mediaURL)
+	if err != nil {
+		return nil, err
+	}
+	var t PSTranscript
+	err = c.fetch(ctx, PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(body []byte) error {
+		p, err := decodePage[PSTranscriptEntry](body, "transcripts")
+		if err != nil {
+			return err
+		}
+		t = PSTranscript{Entries: p.Items, Credits: p.Credits, Raw: p.Raw}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}

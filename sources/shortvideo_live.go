@@ -1,0 +1,56 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+)
+
+// SVLive is the response of /shortvideo/user/live: a flat object. When the
+// account is not live, IsLive is false and the other fields are zero.
+type SVLive struct {
+	IsLive      Flag
+	Title       Text
+	ViewerCount Int64
+	StartTime   Int64 // Unix seconds
+	Credits     Credits
+	Raw         json.RawMessage
+}
+
+func (l *SVLive) UnmarshalJSON(b []byte) error {
+	var w struct {
+		IsLive       Flag  `json:"isLive"`
+		IsLiveS      Flag  `json:"is_live"`
+		Title        Text  `json:"title"`
+		ViewerCount  Int64 `json:"viewerCount"`
+		ViewerCountS Int64 `json:"viewer_count"`
+		StartTime    Int64 `json:"startTime"`
+		StartTimeS   Int64 `json:"start_time"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*l = SVLive{
+		IsLive:      firstFlag(w.IsLive, w.IsLiveS),
+		Title:       w.Title,
+		ViewerCount: firstInt(w.ViewerCount, w.ViewerCountS),
+		StartTime:   firstInt(w.StartTime, w.StartTimeS),
+	}
+	return nil
+}
+
+// SVLive fetches /shortvideo/user/live.
+func (c *Client) SVLive(ctx context.Context, handle string) (*SVLive, error) {
+	handle = NormalizeHandle(handle)
+	if handle == "" {
+		return nil, paramError("/shortvideo/user/live", "handle", "is empty")
+	}
+	var l SVLive
+	err := c.fetch(ctx, ShortVideo, "/user/live", url.Values{"handle": {handle}}, func(body []byte) error {
+		return decodeObject(body, &l, &l.Raw, &l.Credits)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &l, nil
+}

@@ -1,0 +1,233 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+const svKeywordEndpoint = "/shortvideo/search/keyword"
+
+// Enumerations of the keyword search's form B.
+var (
+	datePostedValues = []string{"yesterday", "this-week", "this-month", "last-3-months", "last-6-months", "all-time"}
+	sortByValues     = []string{"relevance", "most-liked", "date-posted"}
+)
+
+// KeywordQuery is a keyword search in one of its two published forms: form A
+// sets Keyword (sent as keyword, with a string cursor); form B sets Query
+// (sent as query) and may set the filters, with an integer cursor. Exactly
+// one of Keyword and Query is set.
+type KeywordQuery struct {
+	Keyword string // form A
+	Query   string // form B
+	// Form B only. DatePosted is yesterday, this-week, this-month,
+	// last-3-months, last-6-months or all-time; SortBy is relevance,
+	// most-liked or date-posted; Region is a two-letter country code (either
+	// case, sent upper-case). Trim asks for trimmed videos and is sent only
+	// when true.
+	DatePosted, SortBy, Region string
+	Trim                       bool
+}
+
+// Validate checks the query as the upstream would, so a bad one is refused
+// before it costs a request. Errors are *Error of ClassBadRequest naming the
+// parameter.
+func (q KeywordQuery) Validate() error {
+	kw, query := strings.TrimSpace(q.Keyword), strings.TrimSpace(q.Query)
+	switch {
+	case kw == "" && query == "":
+		return paramError(svKeywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
+	case kw != "" && query != "":
+		return paramError(svKeywordEndpoint, "keyword", "and query are both set; use one form")
+	}
+	if kw != "" {
+		for _, opt := range []struct {
+			name string
+			set  bool
+		}{{"date_posted", q.DatePosted != ""}, {"sort_by", q.SortBy != ""}, {"region", q.Region != ""}, {"trim", q.Trim}} {
+			if opt.set {
+				return paramError(svKeywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
+			}
+		}
+		return nil
+	}
+	if q.DatePosted != "" && !slices.Contains(datePostedValues, q.DatePosted) {
+		return paramError(svKeywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
+	}
+	if q.SortBy != "" && !slices.Contains(sortByValues, q.SortBy) {
+		return paramError(svKeywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
+	}
+	if q.Region != "" && !isRegion(q.Region) {
+		return paramError(svKeywordEndpoint, "region", "must be a two-letter country code")
+	}
+	return nil
+}
+
+func isRegion(s string) bool {
+	return len(s) == 2 && isASCIILetter(s[0]) && isASCIILetter(s[1])
+}
+
+func isASCIILetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+// Key is a stable canonical string identifying the search, for
+// deduplicating tasks: the form's term first, then the options set, sorted,
+// e.g. "keyword=cats" or
+// "query=cats&date_posted=this-week&region=us&sort_by=most-liked&trim=true".
+// The term is trimmed and the region lower-cased; two queries that send the
+// same request have the same Key. It is meaningful for a valid query.
+func (q KeywordQuery) Key() string {
+	if kw := strings.TrimSpace(q.Keyword); kw != "" || strings.TrimSpace(q.Query) == "" {
+		return "keyword=" + url.QueryEscape(kw)
+	}
+	var b strings.Builder
+	b.WriteString("query=" + url.QueryEscape(strings.TrimSpace(q.Query)))
+	// In sorted order of the parameter names.
+	for _, kv := range [][2]string{{"date_posted", q.DatePosted}, {"region", strings.ToLower(q.Region)}, {"sort_by", q.SortBy}} {
+		if kv[1] != "" {
+			b.WriteString("&" + kv[0] + "=" + url.QueryEscape(kv[1]))
+		}
+	}
+	if q.Trim {
+		b.WriteString("&trim=true")
+	}
+	return b.String()
+}
+
+// values returns the query string of a valid query, without the cursor.
+func (q KeywordQuery) values() url.Values {
+	if kw := strings.TrimSpace(q.Keyword); kw != "" {
+		return url.Values{"keyword": {kw}}
+	}
+	v := url.Values{"query": {strings.TrimSpace(q.Query)}}
+	if q.DatePosted != "" {
+		v.Set("date_posted", q.DatePosted)
+	}
+	if q.SortBy != "" {
+		v.Set("sort_by", q.SortBy)
+	}
+	if q.Region != "" {
+		v.Set("region", strings.ToUpper(q.Region))
+	}
+	if q.Trim {
+		v.Set("trim", "true")
+	}
+	return v
+}
+
+// SVKeywordSearch fetches one page of /shortvideo/search/keyword. Form A
+// sends keyword and the cursor as given; form B sends query, the options set
+// and the cursor as an integer (a cursor written with an exponent is
+// rewritten as its digits, as the upstream rejects "1.74e+09").
+func (c *Client) SVKeywordSearch(ctx context.Context, q KeywordQuery, cursor string) (*Page[SVVideo], error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	v := q.values()
+	if cursor != "" {
+		if v.Has("query") && !isDigits(cursor) {
+			n, err := parseInt(strings.TrimSpace(cursor))
+			if err != nil || n < 0 {
+				return nil, paramError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form")
+			}
+			cursor = strconv.FormatInt(n, 10)
+		}
+		v.Set("cursor", cursor)
+	}
+	return fetchPage[SVVideo](ctx, c, ShortVideo, "/search/keyword", v, svVideoListKeys...)
+}
+
+// SVHashtag is an entry of the hashtag search. The growth signals the
+// upstream adds stay in the item's Raw.
+type SVHashtag struct {
+	Name       Text
+	ViewCount  Int64
+	VideoCount Int64
+}
+
+func (h *SVHashtag) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Name        Text  `json:"name"`
+		NameS       Text  `json:"hashtag_name"`
+		ChaName     Text  `json:"cha_name"`
+		ViewCount   Int64 `json:"viewCount"`
+		ViewCountS  Int64 `json:"view_count"`
+		VideoCount  Int64 `json:"videoCount"`
+		VideoCountS Int64 `json:"video_count"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*h = SVHashtag{
+		Name:       firstText(w.Name, w.NameS, w.ChaName),
+		ViewCount:  firstInt(w.ViewCount, w.ViewCountS),
+		VideoCount: firstInt(w.VideoCount, w.VideoCountS),
+	}
+	return nil
+}
+
+// SVHashtagSearch fetches one page of /shortvideo/search/hashtag.
+func (c *Client) SVHashtagSearch(ctx context.Context, keyword, cursor string) (*Page[SVHashtag], error) {
+	keyword = strings.TrimSpace(keyword)
+	if keyword == "" {
+		return nil, paramError("/shortvideo/search/hashtag", "keyword", "is empty")
+	}
+	return fetchPage[SVHashtag](ctx, c, ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {keyword}}, cursor), "hashtags", "challenge_list")
+}
+
+// SVTopResult is an entry of the top search, in the platform's rank order.
+// Type says which fields are set: video (ID, Desc), user (UniqueID,
+// Nickname), hashtag (Name), sound (ID, Title); the rest of an entry stays in
+// the item's Raw.
+type SVTopResult struct {
+	Type     Text
+	ID       Text
+	Desc     Text
+	UniqueID Text
+	Nickname Text
+	Name     Text
+	Title    Text
+}
+
+func (r *SVTopResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Type      Text `json:"type"`
+		ID        Text `json:"id"`
+		Desc      Text `json:"desc"`
+		UniqueID  Text `json:"uniqueId"`
+		UniqueIDS Text `json:"unique_id"`
+		Nickname  Text `json:"nickname"`
+		Name      Text `json:"name"`
+		Title     Text `json:"title"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = SVTopResult{
+		Type: w.Type, ID: w.ID, Desc: w.Desc,
+		UniqueID: firstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
+		Name: w.Name, Title: w.Title,
+	}
+	return nil
+}
+
+// SVTopSearch fetches one page of /shortvideo/search/top. The order of the
+// items is the platform's ranking and is kept.
+func (c *Client) SVTopSearch(ctx context.Context, keyword, cursor string) (*Page[SVTopResult], error) {
+	keyword = strings.TrimSpace(keyword)
+	if keyword == "" {
+		return nil, paramError("/shortvideo/search/top", "keyword", "is empty")
+	}
+	return fetchPage[SVTopResult](ctx, c, ShortVideo, "/search/top", withCursor(url.Values{"keyword": {keyword}}, cursor), "results")
+}
+
+// withCursor adds the cursor when there is one; the first page sends none.
+func withCursor(v url.Values, cursor string) url.Values {
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	return v
+}

@@ -1,0 +1,77 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// SVSong is the response of /shortvideo/song: a flat object. Cover art other
+// than CoverLarge and CoverThumb, and the play URL, stay in Raw.
+type SVSong struct {
+	ID         Text
+	Title      Text
+	AuthorName Text
+	Duration   Int64 // seconds
+	UsageCount Int64 // videos using the sound; drifts upward
+	CoverLarge Text
+	CoverThumb Text
+	Credits    Credits
+	Raw        json.RawMessage
+}
+
+func (s *SVSong) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID          Text  `json:"id"`
+		IDStr       Text  `json:"id_str"`
+		Title       Text  `json:"title"`
+		AuthorName  Text  `json:"authorName"`
+		AuthorNameS Text  `json:"author_name"`
+		Duration    Int64 `json:"duration"`
+		UsageCount  Int64 `json:"usageCount"`
+		UsageCountS Int64 `json:"usage_count"`
+		CoverLarge  Text  `json:"coverLarge"`
+		CoverLargeS Text  `json:"cover_large"`
+		CoverThumb  Text  `json:"coverThumb"`
+		CoverThumbS Text  `json:"cover_thumb"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*s = SVSong{
+		ID:         firstText(w.ID, w.IDStr),
+		Title:      w.Title,
+		AuthorName: firstText(w.AuthorName, w.AuthorNameS),
+		Duration:   w.Duration,
+		UsageCount: firstInt(w.UsageCount, w.UsageCountS),
+		CoverLarge: firstText(w.CoverLarge, w.CoverLargeS),
+		CoverThumb: firstText(w.CoverThumb, w.CoverThumbS),
+	}
+	return nil
+}
+
+// SVSong fetches /shortvideo/song.
+func (c *Client) SVSong(ctx context.Context, songID string) (*SVSong, error) {
+	songID = strings.TrimSpace(songID)
+	if songID == "" {
+		return nil, paramError("/shortvideo/song", "id", "is empty")
+	}
+	var s SVSong
+	err := c.fetch(ctx, ShortVideo, "/song", url.Values{"id": {songID}}, func(body []byte) error {
+		return decodeObject(body, &s, &s.Raw, &s.Credits)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// SVSongVideos fetches one page of /shortvideo/song/videos.
+func (c *Client) SVSongVideos(ctx context.Context, songID, cursor string) (*Page[SVVideo], error) {
+	songID = strings.TrimSpace(songID)
+	if songID == "" {
+		return nil, paramError("/shortvideo/song/videos", "id", "is empty")
+	}
+	return fetchPage[SVVideo](ctx, c, ShortVideo, "/song/videos", withCursor(url.Values{"id": {songID}}, cursor), svVideoListKeys...)
+}

@@ -1,0 +1,56 @@
+package sources
+
+import (
+	"context"
+	"net/url"
+	"testing"
+)
+
+func TestSong(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		want       SVSong
+	}{
+		{"contract", `{"id":"6900000000000000001","title":"Song","authorName":"Band","duration":31,"usageCount":1200,
+			"coverLarge":"https://c/l.jpg","coverMedium":"https://c/m.jpg","coverThumb":"https://c/t.jpg","playUrl":"https://p"}`,
+			SVSong{ID: "6900000000000000001", Title: "Song", AuthorName: "Band", Duration: Int64{31, true}, UsageCount: Int64{1200, true},
+				CoverLarge: "https://c/l.jpg", CoverThumb: "https://c/t.jpg"}},
+		{"real: numbers as strings, snake_case, credits", `{"success":true,"credits_remaining":"7","credits_charged":1,
+			"id":6900000000000000002,"title":"S","author_name":"A","duration":"15","usage_count":"9007199254740993","cover_large":"L","cover_thumb":"T"}`,
+			SVSong{ID: "6900000000000000002", Title: "S", AuthorName: "A", Duration: Int64{15, true}, UsageCount: Int64{9007199254740993, true},
+				CoverLarge: "L", CoverThumb: "T", Credits: Credits{Remaining: Int64{7, true}, Charged: Int64{1, true}}}},
+		{"not found as a charged 200 with nulls", `{"id":null,"title":null,"duration":null,"usageCount":null}`, SVSong{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, sent := call(t, tc.body, func(ctx context.Context, c *Client) (*SVSong, error) { return c.SVSong(ctx, " 6900000000000000001 ") })
+			wantQuery(t, sent, "/api/shortvideo/song", url.Values{"id": {"6900000000000000001"}})
+			if string(s.Raw) != tc.body {
+				t.Errorf("raw = %s", s.Raw)
+			}
+			s.Raw = nil
+			if s.ID != tc.want.ID || s.Title != tc.want.Title || s.AuthorName != tc.want.AuthorName || s.Duration != tc.want.Duration ||
+				s.UsageCount != tc.want.UsageCount || s.CoverLarge != tc.want.CoverLarge || s.CoverThumb != tc.want.CoverThumb || s.Credits != tc.want.Credits {
+				t.Errorf("song = %+v\nwant %+v", *s, tc.want)
+			}
+		})
+	}
+}
+
+func TestSongVideos(t *testing.T) {
+	t.Parallel()
+	for _, cursor := range []string{"", "50"} {
+		p, sent := call(t, `{"videos":[{"id":"7","stats":{"playCount":1}}],"cursor":"100","hasMore":true}`,
+			func(ctx context.Context, c *Client) (*Page[SVVideo], error) { return c.SVSongVideos(ctx, "69", cursor) })
+		want := url.Values{"id": {"69"}}
+		if cursor != "" {
+			want.Set("cursor", cursor)
+		}
+		wantQuery(t, sent, "/api/shortvideo/song/videos", want)
+		if len(p.Items) != 1 || p.Items[0].V.ID != "7" || p.Cursor != "100" || !p.HasMore {
+			t.Errorf("page = %+v", p)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package sources
+
+import "encoding/json"
+
+// SVVideo is a video of the short-video platform, as listed by the keyword
+// search, song videos, the trending feed and popular videos. Lists differ in
+// how much they carry: the author may be absent and some lists carry only
+// stats.playCount; absent counters have Valid false.
+//
+// Besides the contract's camelCase ({id, desc, createTime, author{uniqueId},
+// stats{playCount}}) it accepts the platform's snake_case spelling
+// ({aweme_id, create_time, author{unique_id}, statistics{play_count}}) and a
+// search entry that wraps the video in aweme_info.
+type SVVideo struct {
+	ID         Text
+	Desc       Text
+	CreateTime Int64
+	Author     SVAuthor
+	Stats      SVVideoStats
+	MusicID    Text
+}
+
+// SVAuthor is the author of a video.
+type SVAuthor struct {
+	UniqueID Text
+	Nickname Text
+}
+
+// SVVideoStats are the counters of a video.
+type SVVideoStats struct {
+	PlayCount    Int64
+	DiggCount    Int64
+	CommentCount Int64
+	ShareCount   Int64
+}
+
+type svStatsWire struct {
+	PlayCount     Int64 `json:"playCount"`
+	PlayCountS    Int64 `json:"play_count"`
+	DiggCount     Int64 `json:"diggCount"`
+	DiggCountS    Int64 `json:"digg_count"`
+	CommentCount  Int64 `json:"commentCount"`
+	CommentCountS Int64 `json:"comment_count"`
+	ShareCount    Int64 `json:"shareCount"`
+	ShareCountS   Int64 `json:"share_count"`
+}
+
+type svVideoWire struct {
+	ID          Text  `json:"id"`
+	AwemeID     Text  `json:"aweme_id"`
+	VideoID     Text  `json:"video_id"`
+	Desc        Text  `json:"desc"`
+	CreateTime  Int64 `json:"createTime"`
+	CreateTimeS Int64 `json:"create_time"`
+	Author      object[struct {
+		UniqueID  Text `json:"uniqueId"`
+		UniqueIDS Text `json:"unique_id"`
+		Nickname  Text `json:"nickname"`
+	}] `json:"author"`
+	Stats      object[svStatsWire] `json:"stats"`
+	Statistics object[svStatsWire] `json:"statistics"`
+	Music      object[struct {
+		ID    Text `json:"id"`
+		IDStr Text `json:"id_str"`
+	}] `json:"music"`
+	MusicID   Text            `json:"musicId"`
+	MusicIDS  Text            `json:"music_id"`
+	AwemeInfo json.RawMessage `json:"aweme_info"`
+}
+
+func (v *SVVideo) UnmarshalJSON(b []byte) error {
+	var w svVideoWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if len(w.AwemeInfo) > 0 && w.AwemeInfo[0] == '{' && w.ID == "" && w.AwemeID == "" {
+		return v.UnmarshalJSON(w.AwemeInfo) // a search entry {type, aweme_info: {...}}
+	}
+	s, st := w.Stats.V, w.Statistics.V
+	*v = SVVideo{
+		ID:         firstText(w.ID, w.AwemeID, w.VideoID),
+		Desc:       w.Desc,
+		CreateTime: firstInt(w.CreateTime, w.CreateTimeS),
+		Author: SVAuthor{
+			UniqueID: firstText(w.Author.V.UniqueID, w.Author.V.UniqueIDS),
+			Nickname: w.Author.V.Nickname,
+		},
+		Stats: SVVideoStats{
+			PlayCount:    firstInt(s.PlayCount, s.PlayCountS, st.PlayCount, st.PlayCountS),
+			DiggCount:    firstInt(s.DiggCount, s.DiggCountS, st.DiggCount, st.DiggCountS),
+			CommentCount: firstInt(s.CommentCount, s.CommentCountS, st.CommentCount, st.CommentCountS),
+			ShareCount:   firstInt(s.ShareCount, s.ShareCountS, st.ShareCount, st.ShareCountS),
+		},
+		MusicID: firstText(w.MusicID, w.MusicIDS, w.Music.V.ID, w.Music.V.IDStr),
+	}
+	return nil
+}
+
+// svVideoListKeys are the members a list of videos is found under: the
+// contract's "videos", then the platform's own names.
+var svVideoListKeys = []string{"videos", "search_item_list", "aweme_list", "itemList"}
