@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -12,12 +13,36 @@ import (
 	"github.com/socialcrawl/crawler/sources/sandbox"
 )
 
+const sandboxSummary = `Serve the deterministic local stand-in for the upstream API at http://ADDR/api.
+See docs/sandbox.md for its world and conventions.
+
+Fault injection (all off by default) makes it behave like the real service on a bad day:
+a token bucket per API key answering 429, a credit balance per key answering 402, latency,
+and seeded 5xx answers, hangs and truncated bodies. The seeded faults are a function of
+--seed and the request sequence (the n-th identical request of a key always meets the same
+fate), so a failing run can be replayed; the bucket alone runs on the wall clock.
+Counters, including rate_limited, errors, truncated, hung and out_of_credits, are at
+GET /debug/usage (header x-api-key).`
+
 func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "sandbox", "", "Serve the deterministic local stand-in for the upstream API at http://ADDR/api.\nSee docs/sandbox.md for its world and conventions.")
+	fs := newFlags(env, "sandbox", "", sandboxSummary)
 	addr := fs.String("addr", "127.0.0.1:8099", "listen address HOST:PORT (port 0 picks a free one, printed on start)")
 	keys := fs.String("api-key", "", "accepted API key(s), comma-separated (default: $SANDBOX_API_KEY)")
 	pageSize := fs.Int("page-size", 0, "items per page of cursor lists (0: the sandbox default)")
 	worldTime := fs.Int64("world-time", 0, "world clock in days: counters drift with it")
+	rate := fs.Float64("rate", 0, "token bucket per API key, in requests per second; a request finding no token answers 429 (0: no limit)")
+	burst := fs.Int("burst", 0, "token bucket size per API key (0: one second of requests, ceil(--rate))")
+	retryAfter := fs.String("retry-after", sandbox.RetryAfterModeDefault,
+		"Retry-After header of a 429: seconds (whole seconds until a token, at least 1), date (an HTTP date), none (no header, like the real service), garbage (an unparsable value)")
+	errorRate := fs.Float64("error-rate", 0, "fraction of requests answered 500, 502 or 503 (not billable)")
+	truncateRate := fs.Float64("truncate-rate", 0, "fraction of requests whose 200 body is cut in the middle and the connection closed (billable)")
+	hangRate := fs.Float64("hang-rate", 0, "fraction of requests held until the client gives up or --hang-max elapses, then 504 (not billable)")
+	hangMax := fs.Duration("hang-max", 0, fmt.Sprintf("longest hang (0: %v)", sandbox.HangMaxDefault))
+	latency := fs.Duration("latency", 0, "delay of every request past the bucket and the credit check (e.g. 2s; real service: 2-4s)")
+	jitter := fs.Duration("latency-jitter", 0, "extra seeded delay, uniform in [0, jitter), added to --latency")
+	seed := fs.Int64("seed", 0, "seed of the 5xx, hang, truncation and jitter draws: same seed and requests, same faults")
+	credits := fs.Int64("credits", 0, "starting credit balance of each API key; a billable answer spends one, an empty balance answers 402 (0: unlimited)")
+	realFields := fs.Bool("real-service-fields", false, "add credits_charged (and credits_remaining with --credits) to billable bodies, as the real service does")
 	newLogger := logFlags(fs)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -37,13 +62,34 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("--api-key is required (or set SANDBOX_API_KEY)")
 	}
 	srv, err := sandbox.New(sandbox.Config{
-		APIKeys:   strings.Split(keyList, ","),
-		PageSize:  *pageSize,
-		WorldTime: *worldTime,
-		Logger:    log,
+		APIKeys:           strings.Split(keyList, ","),
+		PageSize:          *pageSize,
+		WorldTime:         *worldTime,
+		Logger:            log,
+		Rate:              *rate,
+		Burst:             *burst,
+		RetryAfterMode:    *retryAfter,
+		Credits:           *credits,
+		RealServiceFields: *realFields,
+		Faults: sandbox.Faults{
+			ErrorRate:     *errorRate,
+			HangRate:      *hangRate,
+			TruncateRate:  *truncateRate,
+			HangMax:       *hangMax,
+			Latency:       *latency,
+			LatencyJitter: *jitter,
+			Seed:          *seed,
+		},
 	})
 	if err != nil {
 		return usageError{err}
+	}
+	if *rate > 0 || *credits > 0 || *errorRate > 0 || *truncateRate > 0 || *hangRate > 0 || *latency > 0 || *jitter > 0 {
+		log.Info("sandbox faults",
+			slog.Float64("rate", *rate), slog.Int("burst", *burst), slog.String("retry_after", *retryAfter),
+			slog.Int64("credits", *credits), slog.Float64("error_rate", *errorRate),
+			slog.Float64("truncate_rate", *truncateRate), slog.Float64("hang_rate", *hangRate),
+			slog.Duration("latency", *latency), slog.Duration("latency_jitter", *jitter), slog.Int64("seed", *seed))
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -57,6 +103,7 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+		srv.Close() // release requests held by a hang or a latency so Shutdown need not wait for them
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

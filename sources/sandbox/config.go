@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"time"
 )
 
 // Defaults and limits of Config, exported so callers and tests can compute
@@ -27,6 +29,22 @@ const (
 	WorldEpoch int64 = 1735689600
 )
 
+// Retry-After modes of Config.RetryAfterMode: how a 429 announces its delay.
+const (
+	// RetryAfterSeconds sends the whole seconds until the key's bucket has a
+	// token again, rounded up, at least 1 (e.g. "Retry-After: 1").
+	RetryAfterSeconds = "seconds"
+	// RetryAfterDate sends an HTTP date (RFC 9110 IMF-fixdate) at or after
+	// the moment the bucket has a token again.
+	RetryAfterDate = "date"
+	// RetryAfterNone sends no Retry-After header, like the real service.
+	RetryAfterNone = "none"
+	// RetryAfterGarbage sends a value that is neither seconds nor a date.
+	RetryAfterGarbage = "garbage"
+	// RetryAfterModeDefault is the mode when Config.RetryAfterMode is "".
+	RetryAfterModeDefault = RetryAfterSeconds
+)
+
 // Config of the sandbox. Zero values get the defaults documented per field.
 type Config struct {
 	// APIKeys are the accepted values of the x-api-key header. Required: at
@@ -41,6 +59,49 @@ type Config struct {
 	WorldTime int64
 	// Logger receives one debug record per request. Default: discard.
 	Logger *slog.Logger
+
+	// Rate turns on a token bucket per API key: Rate tokens per second,
+	// Burst at most, full at a key's first request. A request finding no
+	// token answers 429 (not billable, counted in Usage.Requests and
+	// Usage.RateLimited) with a Retry-After per RetryAfterMode. Default 0:
+	// no limit. Server.SetRate changes both at run time. The bucket runs on
+	// the wall clock, so it is the one fault that is not a function of the
+	// seed.
+	Rate float64
+	// Burst is the bucket's size. Default (0) when Rate > 0: one second of
+	// requests, ceil(Rate), at least 1.
+	Burst int
+	// RetryAfterMode is how a 429 announces its delay: RetryAfterSeconds
+	// (default), RetryAfterDate, RetryAfterNone or RetryAfterGarbage.
+	RetryAfterMode string
+
+	// Credits is the starting credit balance of every key. Each billable
+	// answer spends one; a key whose balance is 0 gets 402 with
+	// OutOfCreditsMessage (not billable) until Server.AddCredits tops it up.
+	// Default 0: unlimited, unless CreditLimit is set.
+	Credits int64
+	// CreditLimit makes Credits a balance even when it is 0 (every request
+	// answers 402 until AddCredits). Credits > 0 implies it.
+	CreditLimit bool
+	// RealServiceFields adds credits_charged (1) and, when credits are
+	// limited, credits_remaining (the key's balance after this answer) at the
+	// top level of billable 200 bodies, as the real service does. Default
+	// false: the contract's exact shapes.
+	RealServiceFields bool
+
+	// Faults are the seeded random and scripted faults (5xx, hangs,
+	// truncated bodies, latency). The zero value injects nothing.
+	// Server.SetFaults replaces them at run time.
+	Faults Faults
+
+	// now is the clock of the bucket, Retry-After dates and arrivals; tests
+	// replace it. Default time.Now.
+	now func() time.Time
+	// recorded and holding are test hooks: recorded is called with every
+	// arrival once it is counted, holding when a request starts waiting out
+	// a latency or a hang.
+	recorded func(key string, a Arrival)
+	holding  func()
 }
 
 func (c Config) withDefaults() Config {
@@ -50,6 +111,12 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	c.APIKeys = append([]string(nil), c.APIKeys...) // the caller may reuse its slice
+	c.Burst = burstOrDefault(c.Rate, c.Burst)
+	c.RetryAfterMode = cmp.Or(c.RetryAfterMode, RetryAfterModeDefault)
+	c.Faults = c.Faults.withDefaults()
+	if c.now == nil {
+		c.now = time.Now
+	}
 	return c
 }
 
@@ -67,6 +134,37 @@ func (c Config) validate() error {
 	}
 	if c.WorldTime < 0 {
 		return fmt.Errorf("sandbox: Config.WorldTime must not be negative, got %d", c.WorldTime)
+	}
+	if err := validateRate("Config.Rate", "Config.Burst", c.Rate, c.Burst); err != nil {
+		return err
+	}
+	switch c.RetryAfterMode {
+	case RetryAfterSeconds, RetryAfterDate, RetryAfterNone, RetryAfterGarbage:
+	default:
+		return fmt.Errorf("sandbox: Config.RetryAfterMode must be one of %q, %q, %q, %q, got %q",
+			RetryAfterSeconds, RetryAfterDate, RetryAfterNone, RetryAfterGarbage, c.RetryAfterMode)
+	}
+	if c.Credits < 0 {
+		return fmt.Errorf("sandbox: Config.Credits must not be negative, got %d", c.Credits)
+	}
+	return c.Faults.validate("Config.Faults")
+}
+
+// burstOrDefault is the bucket size for rate: burst, or ceil(rate) (at
+// least 1) when burst is 0.
+func burstOrDefault(rate float64, burst int) int {
+	if burst != 0 || rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
+		return burst
+	}
+	return int(max(1, math.Ceil(min(rate, math.MaxInt32))))
+}
+
+func validateRate(rateName, burstName string, rate float64, burst int) error {
+	if !(rate >= 0) || math.IsInf(rate, 0) {
+		return fmt.Errorf("sandbox: %s must be a finite number >= 0 (0: no limit), got %v", rateName, rate)
+	}
+	if burst < 0 {
+		return fmt.Errorf("sandbox: %s must not be negative, got %d", burstName, burst)
 	}
 	return nil
 }

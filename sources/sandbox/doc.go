@@ -8,19 +8,22 @@
 // types and never imports package sources, so a misspelled field in the
 // client cannot pass by sharing a struct. Deterministic: the same request to
 // a sandbox with the same Config gives the same bytes; only Config.WorldTime
-// moves the world. Stateless: every value is derived from a hash of the
-// entity key and an index, so a page costs O(page) and an account with 10^9
-// followers costs nothing up front. The usage counters are the only state.
+// moves the world, and injected faults follow Faults.Seed and the request
+// sequence (only the optional rate limit runs on the wall clock).
+// Stateless: every value is derived from a hash of the entity key and an
+// index, so a page costs O(page) and an account with 10^9 followers costs
+// nothing up front. The only state is the usage counters, the arrivals log
+// and the fault layer's buckets, balances and counters.
 //
 // # HTTP
 //
-// Every /api request runs identify -> count -> authorize -> route -> handler.
-// identify resolves the x-api-key (unknown or missing = key "") and the
-// endpoint; count records every request under its key and, when the status
-// is 200 and the handler did not mark it free, one billable credit;
-// authorize answers 401; route answers 404 for unknown paths and 405 for
-// non-GET. Fault injectors (429 token bucket, 402 credits, 5xx, latency,
-// truncation) belong between authorize and route.
+// Every /api request runs identify -> count -> authorize -> inject -> route
+// -> handler. identify resolves the x-api-key (unknown or missing = key "")
+// and the endpoint; count records every request under its key and, when the
+// status is 200 and the handler did not mark it free, one billable credit,
+// as soon as the status is decided (before the client can read it);
+// authorize answers 401; inject is the fault layer (see Faults below; off by
+// default); route answers 404 for unknown paths and 405 for non-GET.
 //
 // Errors are {"success":false,"error":code,"message":...}: 400 bad_request
 // (the message names the parameter), 401 unauthorized (never echoes the
@@ -30,6 +33,34 @@
 // OtherEndpoint. GET /debug/usage (header x-api-key) answers that key's Usage
 // as JSON and GET /debug/healthz answers "ok"; /debug is never counted.
 // An optional parameter sent empty is absent; a required one is missing.
+//
+// # Faults
+//
+// All off in the zero Config. inject runs, in order: the key's token bucket
+// (Config.Rate, Burst; no token: 429, Retry-After per RetryAfterMode:
+// seconds rounded up, an HTTP date rounded up, none, or garbage); the key's
+// credit balance (Config.Credits or CreditLimit; 0: 402 with
+// OutOfCreditsMessage; else a credit is held and given back unless the
+// answer is billable); the draw; the latency (Faults.Latency + seeded
+// jitter); the outcome. Rejections by the bucket and the balance are
+// immediate and do not advance the draw's counters, so seeded faults never
+// depend on the bucket's wall-clock timing.
+//
+// The draw: n = the 1-based count of requests with the same key, path
+// (after /api) and raw query that reached the draw since New or SetFaults;
+// u = (H("fault", seed, key, path, query, n) >> 11) / 2^53. u < ErrorRate:
+// 500/502/503 (H("fault.status", same) % 3); then HangRate: hang until the
+// client leaves or HangMax (504); then TruncateRate: the 200 body cut in
+// half under its full Content-Length (billable). Jitter is
+// H("fault.latency", same) % LatencyJitter nanoseconds. Faults.Script
+// overrides the outcome of the i-th request per endpoint path: 0 normal,
+// ScriptTruncate, ScriptHang, or a status 400-599. 429, 402, 5xx and hangs
+// are not billable. RealServiceFields adds credits_remaining (when limited)
+// and credits_charged to billable 200 bodies. Usage counts RateLimited,
+// OutOfCredits, Errors, Truncated and Hung; Arrivals(key) keeps the last
+// ArrivalsMax requests with arrival and answer times and the 429 delay, so
+// tests can check a client honoured Retry-After. SetRate, SetFaults,
+// AddCredits and Close act at run time.
 //
 // # Pagination
 //

@@ -54,3 +54,35 @@ func ExampleNew() {
 	// followers: 120
 	// requests: 3 billable: 3
 }
+
+// A script fixes an endpoint's answers, so a test knows exactly what its
+// client meets: here a 503, then a 429 (Retry-After: 1 without a bucket),
+// then the real answer.
+func ExampleFaults_script() {
+	srv, err := sandbox.New(sandbox.Config{APIKeys: []string{"k1"}, Faults: sandbox.Faults{
+		Script: map[string][]int{"/shortvideo/profile": {503, 429, sandbox.ScriptNormal}},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL+"/api/shortvideo/profile?handle=alice", nil)
+		req.Header.Set("x-api-key", "k1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		fmt.Printf("%d Retry-After=%q\n", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	u := srv.Usage("k1")
+	fmt.Println("requests:", u.Requests, "billable:", u.Billable, "errors:", u.Errors, "rate_limited:", u.RateLimited)
+	// Output:
+	// 503 Retry-After=""
+	// 429 Retry-After="1"
+	// 200 Retry-After=""
+	// requests: 3 billable: 1 errors: 1 rate_limited: 1
+}

@@ -23,6 +23,7 @@ const testKey = "test-key-1"
 // testBundle is one sandbox behind a real HTTP server, owned by one test.
 type testBundle struct {
 	srv *Server
+	hs  *httptest.Server
 	url string
 	key string
 }
@@ -41,7 +42,7 @@ func setup(t *testing.T, cfg Config) *testBundle {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	return &testBundle{srv: srv, url: hs.URL, key: testKey}
+	return &testBundle{srv: srv, hs: hs, url: hs.URL, key: testKey}
 }
 
 // tWriter sends logs to t.Log.
@@ -518,7 +519,7 @@ func TestDebug(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("usage: %d %s", status, body)
 	}
-	want := `{"requests":3,"billable":1,"by_endpoint":{"/photosocial/profile":{"requests":1,"billable":0},"/shortvideo/profile":{"requests":2,"billable":1}}}`
+	want := `{"requests":3,"billable":1,"rate_limited":0,"out_of_credits":0,"errors":0,"truncated":0,"hung":0,"by_endpoint":{"/photosocial/profile":{"requests":1,"billable":0},"/shortvideo/profile":{"requests":2,"billable":1}}}`
 	if got := strings.TrimSpace(string(body)); got != want {
 		t.Errorf("usage body\n got %s\nwant %s", got, want)
 	}

@@ -2,16 +2,29 @@ package sandbox
 
 import (
 	"maps"
+	"net/http"
 	"sync"
 )
 
 // Usage is what one API key consumed. Requests counts every request that
 // reached the /api chain with that key (errors included); Billable counts
-// the ones that cost a credit.
+// the ones that cost a credit. The fault counters split Requests by what the
+// fault layer did: RateLimited counts 429 answers, OutOfCredits 402 answers,
+// Errors 5xx answers (injected or not, hangs excepted), Truncated the 200s
+// sent cut (also Billable), Hung the requests held by a hang (whether they
+// ended with a 504 or with the client giving up).
 type Usage struct {
-	Requests   int64                    `json:"requests"`
-	Billable   int64                    `json:"billable"`
-	ByEndpoint map[string]EndpointUsage `json:"by_endpoint"`
+	Requests     int64 `json:"requests"`
+	Billable     int64 `json:"billable"`
+	RateLimited  int64 `json:"rate_limited"`
+	OutOfCredits int64 `json:"out_of_credits"`
+	Errors       int64 `json:"errors"`
+	Truncated    int64 `json:"truncated"`
+	Hung         int64 `json:"hung"`
+	// CreditsRemaining is the key's balance when credits are limited
+	// (Config.Credits or CreditLimit), else nil.
+	CreditsRemaining *int64                   `json:"credits_remaining,omitempty"`
+	ByEndpoint       map[string]EndpointUsage `json:"by_endpoint"`
 }
 
 // EndpointUsage is the share of one endpoint, keyed in Usage.ByEndpoint by
@@ -21,7 +34,15 @@ type EndpointUsage struct {
 	Billable int64 `json:"billable"`
 }
 
-// usageBook is the only mutable state of the server.
+// outcome is what count learned about one answer.
+type outcome struct {
+	status    int
+	billable  bool
+	truncated bool
+	hung      bool
+}
+
+// usageBook holds the counters of every key.
 type usageBook struct {
 	mu    sync.Mutex
 	byKey map[string]*Usage
@@ -29,9 +50,9 @@ type usageBook struct {
 
 func newUsageBook() *usageBook { return &usageBook{byKey: map[string]*Usage{}} }
 
-func (b *usageBook) record(key, endpoint string, billable bool) {
+func (b *usageBook) record(key, endpoint string, o outcome) {
 	var bill int64
-	if billable {
+	if o.billable {
 		bill = 1
 	}
 	b.mu.Lock()
@@ -43,6 +64,18 @@ func (b *usageBook) record(key, endpoint string, billable bool) {
 	}
 	u.Requests++
 	u.Billable += bill
+	switch {
+	case o.hung:
+		u.Hung++
+	case o.status == http.StatusTooManyRequests:
+		u.RateLimited++
+	case o.status == http.StatusPaymentRequired:
+		u.OutOfCredits++
+	case o.status >= 500 && o.status <= 599:
+		u.Errors++
+	case o.truncated:
+		u.Truncated++
+	}
 	e := u.ByEndpoint[endpoint]
 	e.Requests++
 	e.Billable += bill
@@ -57,5 +90,7 @@ func (b *usageBook) get(key string) Usage {
 	if u == nil {
 		return Usage{ByEndpoint: map[string]EndpointUsage{}}
 	}
-	return Usage{Requests: u.Requests, Billable: u.Billable, ByEndpoint: maps.Clone(u.ByEndpoint)}
+	c := *u
+	c.ByEndpoint = maps.Clone(u.ByEndpoint)
+	return c
 }
