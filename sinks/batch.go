@@ -7,28 +7,109 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Batch is the set of rows one page produced.
+// Batch is the set of rows one page produced. Rows that reference another row
+// by foreign key (snapshots, search results, feed entries, links) need that
+// row in the same batch or already stored; see the migrations for which
+// references have one.
 type Batch struct {
-	SVUsers     []SVUser
-	SVSnapshots []SVUserSnapshot
-	SVFollows   []SVFollow
+	// Short-video platform (schema shortvideo).
+	SVUsers            []SVUser
+	SVSnapshots        []SVUserSnapshot
+	SVFollows          []SVFollow
+	SVVideos           []SVVideo
+	SVVideoSnapshots   []SVVideoSnapshot
+	SVHashtags         []SVHashtag
+	SVHashtagSnapshots []SVHashtagSnapshot
+	SVSongs            []SVSong
+	SVSongSnapshots    []SVSongSnapshot
+	SVSongVideos       []SVSongVideo
+	SVSearchResults    []SVSearchResult
+	SVFeedEntries      []SVFeedEntry
+	SVPopularCreators  []SVPopularCreator
+	SVLiveStatuses     []SVLiveStatus
+
+	// Photo-sharing platform (schema photosocial).
+	PSProfiles          []PSProfile
+	PSProfileSnapshots  []PSProfileSnapshot
+	PSComments          []PSComment
+	PSReels             []PSReel
+	PSReelSnapshots     []PSReelSnapshot
+	PSReelSearchResults []PSReelSearchResult
+	PSTranscripts       []PSTranscript
+	PSTranscriptChecks  []PSTranscriptCheck
+	PSEmbeds            []PSEmbed
+	PSHighlights        []PSHighlight
+	PSHighlightItems    []PSHighlightItem
+}
+
+// table writes one table's rows of a batch.
+type table struct {
+	name  string
+	len   func(b *Batch) int
+	write func(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error
+}
+
+func tableOf[T any](name string, rows func(b *Batch) []T, write func(context.Context, pgx.Tx, int64, []T) error) table {
+	return table{
+		name: name,
+		len:  func(b *Batch) int { return len(rows(b)) },
+		write: func(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error {
+			return write(ctx, tx, runID, rows(b))
+		},
+	}
+}
+
+// tables is the write order: every table after the tables its foreign keys
+// point at. The order is the same for every worker, and rows are sorted by
+// key within a table, so concurrent writers lock rows in one global order.
+var tables = []table{
+	tableOf("shortvideo.users", func(b *Batch) []SVUser { return b.SVUsers }, writeSVUsers),
+	tableOf("shortvideo.videos", func(b *Batch) []SVVideo { return b.SVVideos }, writeSVVideos),
+	tableOf("shortvideo.hashtags", func(b *Batch) []SVHashtag { return b.SVHashtags }, writeSVHashtags),
+	tableOf("shortvideo.songs", func(b *Batch) []SVSong { return b.SVSongs }, writeSVSongs),
+	tableOf("shortvideo.user_snapshots", func(b *Batch) []SVUserSnapshot { return b.SVSnapshots }, writeSVSnapshots),
+	tableOf("shortvideo.follows", func(b *Batch) []SVFollow { return b.SVFollows }, writeSVFollows),
+	tableOf("shortvideo.video_snapshots", func(b *Batch) []SVVideoSnapshot { return b.SVVideoSnapshots }, writeSVVideoSnapshots),
+	tableOf("shortvideo.hashtag_snapshots", func(b *Batch) []SVHashtagSnapshot { return b.SVHashtagSnapshots }, writeSVHashtagSnapshots),
+	tableOf("shortvideo.song_snapshots", func(b *Batch) []SVSongSnapshot { return b.SVSongSnapshots }, writeSVSongSnapshots),
+	tableOf("shortvideo.song_videos", func(b *Batch) []SVSongVideo { return b.SVSongVideos }, writeSVSongVideos),
+	tableOf("shortvideo.search_results", func(b *Batch) []SVSearchResult { return b.SVSearchResults }, writeSVSearchResults),
+	tableOf("shortvideo.feed_entries", func(b *Batch) []SVFeedEntry { return b.SVFeedEntries }, writeSVFeedEntries),
+	tableOf("shortvideo.popular_creators", func(b *Batch) []SVPopularCreator { return b.SVPopularCreators }, writeSVPopularCreators),
+	tableOf("shortvideo.live_status", func(b *Batch) []SVLiveStatus { return b.SVLiveStatuses }, writeSVLiveStatuses),
+
+	tableOf("photosocial.profiles", func(b *Batch) []PSProfile { return b.PSProfiles }, writePSProfiles),
+	tableOf("photosocial.reels", func(b *Batch) []PSReel { return b.PSReels }, writePSReels),
+	tableOf("photosocial.highlights", func(b *Batch) []PSHighlight { return b.PSHighlights }, writePSHighlights),
+	tableOf("photosocial.profile_snapshots", func(b *Batch) []PSProfileSnapshot { return b.PSProfileSnapshots }, writePSProfileSnapshots),
+	tableOf("photosocial.comments", func(b *Batch) []PSComment { return b.PSComments }, writePSComments),
+	tableOf("photosocial.reel_snapshots", func(b *Batch) []PSReelSnapshot { return b.PSReelSnapshots }, writePSReelSnapshots),
+	tableOf("photosocial.reel_search_results", func(b *Batch) []PSReelSearchResult { return b.PSReelSearchResults }, writePSReelSearchResults),
+	tableOf("photosocial.transcripts", func(b *Batch) []PSTranscript { return b.PSTranscripts }, writePSTranscripts),
+	tableOf("photosocial.transcript_checks", func(b *Batch) []PSTranscriptCheck { return b.PSTranscriptChecks }, writePSTranscriptChecks),
+	tableOf("photosocial.embeds", func(b *Batch) []PSEmbed { return b.PSEmbeds }, writePSEmbeds),
+	tableOf("photosocial.highlight_items", func(b *Batch) []PSHighlightItem { return b.PSHighlightItems }, writePSHighlightItems),
 }
 
 // Len is the number of rows in the batch.
 func (b *Batch) Len() int {
-	return len(b.SVUsers) + len(b.SVSnapshots) + len(b.SVFollows)
+	n := 0
+	for _, t := range tables {
+		n += t.len(b)
+	}
+	return n
 }
 
-// Write applies b for run runID inside tx, parents before children.
+// Write applies b for run runID inside tx, parents before children. Writing
+// the same batch again changes nothing, not even the rows' xmin.
 func Write(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error {
-	if err := writeSVUsers(ctx, tx, runID, b.SVUsers); err != nil {
-		return fmt.Errorf("write shortvideo.users: %w", err)
-	}
-	if err := writeSVSnapshots(ctx, tx, runID, b.SVSnapshots); err != nil {
-		return fmt.Errorf("write shortvideo.user_snapshots: %w", err)
-	}
-	if err := writeSVFollows(ctx, tx, runID, b.SVFollows); err != nil {
-		return fmt.Errorf("write shortvideo.follows: %w", err)
+	for _, t := range tables {
+		if t.len(b) == 0 {
+			continue
+		}
+		if err := t.write(ctx, tx, runID, b); err != nil {
+			return fmt.Errorf("write %s: %w", t.name, err)
+		}
 	}
 	return nil
 }

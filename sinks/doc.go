@@ -1,10 +1,34 @@
 // Package sinks writes normalized rows into PostgreSQL.
 //
-// A Batch holds the rows of one fetched page; Write applies it inside the
-// caller's transaction, so the pipeline can commit a page's rows together
-// with its cursor advance and the tasks it discovered. Every write is an
-// idempotent bulk upsert (unnest + ON CONFLICT ... WHERE ... IS DISTINCT
-// FROM): writing the same page twice leaves the same content and touches no
-// row the second time. Rows are sorted by key before writing so that workers
-// writing overlapping batches lock rows in the same order.
+// A Batch holds the rows of one fetched page, one slice per table; Write
+// applies it inside the caller's transaction, so the pipeline can commit a
+// page's rows together with its cursor advance and the tasks it discovered.
+// Every write is an idempotent bulk upsert (unnest + ON CONFLICT ... WHERE
+// ... IS DISTINCT FROM): writing the same page twice leaves the same content
+// and touches no row the second time. Rows are sorted by key before writing,
+// and tables are written in one fixed order (parents before the rows whose
+// foreign keys point at them), so workers writing overlapping batches lock
+// rows in the same order and never deadlock.
+//
+// # Rows
+//
+// A row type has one field per column; pointer fields are nullable, and a
+// nil value never erases what a fuller row said (COALESCE): a video seen in a
+// list carrying only its play count keeps its description. Entity rows whose
+// source may be trimmed have a flag (SVUser.Profile, PSProfile.Profile,
+// Partial on videos, hashtags and songs) deciding whose raw JSON is kept.
+// Counters go to per-run snapshot rows (one per entity per run).
+// first_seen_run and last_seen_run span every run that wrote a row.
+//
+// A row referencing another entity of the same API answer (a search result's
+// video, a feed entry's video, a snapshot's entity) needs that entity in the
+// same batch or already stored: the schema has a foreign key. References to
+// entities described by other requests (a video's author, a comment's author,
+// the song of a song's videos list) are plain columns.
+//
+// # Keys
+//
+// QueryKey canonicalizes search strings, CommentKey derives the id the
+// contract does not give comments, PostCode extracts a post's shortcode from
+// any of its URL forms, and HighlightID strips the "highlight:" prefix.
 package sinks

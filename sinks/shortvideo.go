@@ -1,9 +1,7 @@
 package sinks
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -40,31 +38,6 @@ type SVFollow struct {
 	Raw      []byte
 }
 
-// dedupe sorts rows by key and keeps one row per key, chosen by keep (nil:
-// the last): one statement may not upsert the same key twice, and a sorted
-// order avoids deadlocks between workers.
-func dedupe[T any](rows []T, key func(T) string, keep func(prev, next T) T) []T {
-	if len(rows) < 2 {
-		return rows
-	}
-	out := slices.Clone(rows)
-	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
-	w := 0
-	for i := range out {
-		if w > 0 && key(out[w-1]) == key(out[i]) {
-			if keep != nil {
-				out[w-1] = keep(out[w-1], out[i])
-			} else {
-				out[w-1] = out[i]
-			}
-			continue
-		}
-		out[w] = out[i]
-		w++
-	}
-	return out[:w]
-}
-
 const upsertSVUsers = `
 INSERT INTO shortvideo.users AS u (unique_id, user_id, sec_uid, nickname, avatar_url, signature,
     verified, private_account, profile_fetched, raw, first_seen_run, last_seen_run)
@@ -83,17 +56,18 @@ ON CONFLICT (unique_id) DO UPDATE SET
     private_account = COALESCE(EXCLUDED.private_account, u.private_account),
     profile_fetched = u.profile_fetched OR EXCLUDED.profile_fetched,
     raw             = CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
+    first_seen_run  = LEAST(u.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run   = GREATEST(u.last_seen_run, EXCLUDED.last_seen_run),
     updated_at      = now()
 WHERE (u.user_id, u.sec_uid, u.nickname, u.avatar_url, u.signature, u.verified, u.private_account,
-       u.profile_fetched, u.raw, u.last_seen_run)
+       u.profile_fetched, u.raw, u.first_seen_run, u.last_seen_run)
   IS DISTINCT FROM
       (COALESCE(EXCLUDED.user_id, u.user_id), COALESCE(EXCLUDED.sec_uid, u.sec_uid),
        COALESCE(EXCLUDED.nickname, u.nickname), COALESCE(EXCLUDED.avatar_url, u.avatar_url),
        COALESCE(EXCLUDED.signature, u.signature), COALESCE(EXCLUDED.verified, u.verified),
        COALESCE(EXCLUDED.private_account, u.private_account), u.profile_fetched OR EXCLUDED.profile_fetched,
        CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
-       GREATEST(u.last_seen_run, EXCLUDED.last_seen_run))`
+       LEAST(u.first_seen_run, EXCLUDED.first_seen_run), GREATEST(u.last_seen_run, EXCLUDED.last_seen_run))`
 
 func writeSVUsers(ctx context.Context, tx pgx.Tx, runID int64, rows []SVUser) error {
 	if len(rows) == 0 {
@@ -156,9 +130,12 @@ INSERT INTO shortvideo.follows AS f (follower, followee, raw, first_seen_run, la
 SELECT r.follower, r.followee, r.raw::jsonb, $1, $1
 FROM unnest($2::text[], $3::text[], $4::text[]) AS r(follower, followee, raw)
 ON CONFLICT (follower, followee) DO UPDATE SET
-    raw           = EXCLUDED.raw,
-    last_seen_run = GREATEST(f.last_seen_run, EXCLUDED.last_seen_run)
-WHERE (f.raw, f.last_seen_run) IS DISTINCT FROM (EXCLUDED.raw, GREATEST(f.last_seen_run, EXCLUDED.last_seen_run))`
+    raw            = EXCLUDED.raw,
+    first_seen_run = LEAST(f.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(f.last_seen_run, EXCLUDED.last_seen_run)
+WHERE (f.raw, f.first_seen_run, f.last_seen_run)
+  IS DISTINCT FROM
+      (EXCLUDED.raw, LEAST(f.first_seen_run, EXCLUDED.first_seen_run), GREATEST(f.last_seen_run, EXCLUDED.last_seen_run))`
 
 func writeSVFollows(ctx context.Context, tx pgx.Tx, runID int64, rows []SVFollow) error {
 	if len(rows) == 0 {

@@ -1,0 +1,192 @@
+package sinks_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+
+	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/sinks"
+)
+
+// A trimmed list entry (only playCount) never erases what a full object said,
+// in either order, within a batch or across batches of a run.
+func TestPartialVideoKeepsFullerData(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	run := newRun(t, pool)
+	full := func(id string) sinks.SVVideo {
+		return sinks.SVVideo{VideoID: id, AuthorUniqueID: ptr("alice"), Description: ptr("hello #cats"), CreateTime: ptr(int64(1735689600)),
+			SongID: ptr("6001"), Raw: []byte(`{"stats": {"playCount": 10, "diggCount": 5}}`)}
+	}
+	trimmed := func(id string) sinks.SVVideo {
+		return sinks.SVVideo{VideoID: id, Partial: true, Raw: []byte(`{"stats": {"playCount": 11}}`)}
+	}
+	fullStats := func(id string) sinks.SVVideoSnapshot {
+		return sinks.SVVideoSnapshot{VideoID: id, PlayCount: ptr(int64(10)), DiggCount: ptr(int64(5)), CommentCount: ptr(int64(3)), ShareCount: ptr(int64(1))}
+	}
+	trimmedStats := func(id string) sinks.SVVideoSnapshot {
+		return sinks.SVVideoSnapshot{VideoID: id, PlayCount: ptr(int64(11))}
+	}
+	video := func(id string) string {
+		return query(t, pool, `SELECT concat_ws('|', author_unique_id, description, create_time AT TIME ZONE 'UTC', song_id, raw_partial,
+			raw->'stats'->>'playCount') FROM shortvideo.videos WHERE video_id = $1`, id)
+	}
+	stats := func(id string) string {
+		return query(t, pool, `SELECT concat_ws('|', play_count, digg_count, comment_count, share_count)
+			FROM shortvideo.video_snapshots WHERE video_id = $1`, id)
+	}
+	const wantVideo = "alice|hello #cats|2025-01-01 00:00:00|6001|f|10"
+
+	// Full, then trimmed in a later page of the run.
+	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{full("7001")}, SVVideoSnapshots: []sinks.SVVideoSnapshot{fullStats("7001")}})
+	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{trimmed("7001")}, SVVideoSnapshots: []sinks.SVVideoSnapshot{trimmedStats("7001")}})
+	if got := video("7001"); got != wantVideo {
+		t.Errorf("after full then trimmed: video = %s, want %s", got, wantVideo)
+	}
+	if got, want := stats("7001"), "11|5|3|1"; got != want {
+		t.Errorf("after full then trimmed: counters = %s, want %s (newer play count, the rest kept)", got, want)
+	}
+
+	// Trimmed first, then full: the full object takes over.
+	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{trimmed("7002")}})
+	if got, want := video("7002"), "t|11"; got != want {
+		t.Errorf("trimmed only: video = %s, want %s", got, want)
+	}
+	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{full("7002")}})
+	if got := video("7002"); got != wantVideo {
+		t.Errorf("after trimmed then full: video = %s, want %s", got, wantVideo)
+	}
+
+	// Both in one batch, either order: the full object wins, counters merge.
+	write(t, pool, run, &sinks.Batch{
+		SVVideos:         []sinks.SVVideo{full("7003"), trimmed("7003"), trimmed("7004"), full("7004")},
+		SVVideoSnapshots: []sinks.SVVideoSnapshot{fullStats("7003"), trimmedStats("7003"), trimmedStats("7004"), fullStats("7004")},
+	})
+	for id, wantStats := range map[string]string{"7003": "11|5|3|1", "7004": "10|5|3|1"} {
+		if got := video(id); got != wantVideo {
+			t.Errorf("one batch, video %s = %s, want %s", id, got, wantVideo)
+		}
+		if got := stats(id); got != wantStats {
+			t.Errorf("one batch, counters of %s = %s, want %s", id, got, wantStats)
+		}
+	}
+}
+
+// A top-search hashtag or sound entry (partial) never erases a full one.
+func TestPartialHashtagAndSongKeepFullerData(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	run := newRun(t, pool)
+	write(t, pool, run, &sinks.Batch{
+		SVHashtags:         []sinks.SVHashtag{{Name: "cats", Raw: []byte(`{"name": "cats", "viewCount": 9, "videoCount": 3, "growth": {"views7d": 70}}`)}},
+		SVHashtagSnapshots: []sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(9)), VideoCount: ptr(int64(3)), Growth: []byte(`{"views7d": 70}`)}},
+		SVSongs: []sinks.SVSong{{SongID: "6001", Title: ptr("Song"), AuthorName: ptr("Band"), DurationSeconds: ptr(int64(31)),
+			CoverLargeURL: ptr("L"), CoverThumbURL: ptr("T"), Raw: []byte(`{"id": "6001", "title": "Song", "authorName": "Band"}`)}},
+	})
+	write(t, pool, run, &sinks.Batch{
+		SVHashtags:         []sinks.SVHashtag{{Name: "cats", Partial: true, Raw: []byte(`{"type": "hashtag", "name": "cats", "viewCount": 10}`)}},
+		SVHashtagSnapshots: []sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(10)), Growth: []byte("null")}},
+		SVSongs:            []sinks.SVSong{{SongID: "6001", Title: ptr("Song (remix)"), Partial: true, Raw: []byte(`{"type": "sound", "id": "6001", "title": "Song (remix)"}`)}},
+	})
+	if got, want := query(t, pool, `SELECT concat_ws('|', raw_partial, raw->'growth'->>'views7d') FROM shortvideo.hashtags`), "f|70"; got != want {
+		t.Errorf("hashtag = %s, want %s", got, want)
+	}
+	if got, want := query(t, pool, `SELECT concat_ws('|', view_count, video_count, growth->>'views7d') FROM shortvideo.hashtag_snapshots`), "10|3|70"; got != want {
+		t.Errorf("hashtag snapshot = %s, want %s", got, want)
+	}
+	if got, want := query(t, pool, `SELECT concat_ws('|', title, author_name, duration_seconds, cover_large_url, cover_thumb_url, raw_partial, raw->>'authorName') FROM shortvideo.songs`),
+		"Song (remix)|Band|31|L|T|f|Band"; got != want {
+		t.Errorf("song = %s, want %s", got, want)
+	}
+}
+
+// Search results keep the platform's ranks as given, whatever order the rows
+// come in; a page written later never renumbers earlier ones; filtered
+// variants of a search rank separately.
+func TestSearchRanksKeptAsGiven(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	run := newRun(t, pool)
+	key := sinks.QueryKey("  Funny   CATS ", nil)
+	page := func(ranks []int, ids []string, k string) *sinks.Batch {
+		b := &sinks.Batch{}
+		for i, id := range ids {
+			b.SVVideos = append(b.SVVideos, sinks.SVVideo{VideoID: id, Raw: []byte(`{}`)})
+			b.SVSearchResults = append(b.SVSearchResults, sinks.SVSearchResult{Kind: sinks.SearchKeyword, QueryKey: k, Rank: ranks[i],
+				Type: sinks.ResultVideo, VideoID: ptr(id), Raw: fmt.Appendf(nil, `{"id": %q}`, id)})
+		}
+		return b
+	}
+	// Page 2 first and in reverse order; the video 7005 ranks twice.
+	write(t, pool, run, page([]int{53, 52, 51}, []string{"7005", "7009", "7008"}, key))
+	write(t, pool, run, page([]int{1, 2, 3}, []string{"7005", "7002", "7003"}, key))
+	filtered := sinks.QueryKey("funny cats", url.Values{"sort_by": {"most-liked"}})
+	write(t, pool, run, page([]int{1}, []string{"7009"}, filtered))
+
+	got := query(t, pool, `SELECT rank || ':' || video_id FROM shortvideo.search_results WHERE query_key = $1 ORDER BY rank`, key)
+	if want := "1:7005;2:7002;3:7003;51:7008;52:7009;53:7005"; got != want {
+		t.Errorf("ranks of %q = %s, want %s", key, got, want)
+	}
+	if got := query(t, pool, `SELECT rank || ':' || video_id FROM shortvideo.search_results WHERE query_key = $1`, filtered); got != "1:7009" {
+		t.Errorf("ranks of %q = %s, want 1:7009", filtered, got)
+	}
+
+	// Reels search: the same.
+	b := &sinks.Batch{}
+	for i, id := range []string{"3013", "3014"} {
+		b.PSReels = append(b.PSReels, sinks.PSReel{ReelID: id, Code: "D" + id, Raw: []byte(`{}`)})
+		b.PSReelSearchResults = append(b.PSReelSearchResults, sinks.PSReelSearchResult{QueryKey: "dance", Rank: 14 - i, ReelID: id})
+	}
+	write(t, pool, run, b)
+	if got := query(t, pool, `SELECT rank || ':' || reel_id FROM photosocial.reel_search_results ORDER BY rank`); got != "13:3014;14:3013" {
+		t.Errorf("reel ranks = %s, want 13:3014;14:3013", got)
+	}
+}
+
+// A result row names at most one entity, the one of its type.
+func TestSearchResultTypeMustMatchItsID(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	run := newRun(t, pool)
+	err := writeTx(context.Background(), pool, run, &sinks.Batch{
+		SVVideos:        []sinks.SVVideo{{VideoID: "7001", Raw: []byte(`{}`)}},
+		SVSearchResults: []sinks.SVSearchResult{{Kind: sinks.SearchTop, QueryKey: "x", Rank: 1, Type: sinks.ResultUser, VideoID: ptr("7001"), Raw: []byte(`{}`)}},
+	})
+	if err == nil {
+		t.Fatal("a user result carrying a video id was accepted")
+	}
+}
+
+func TestQueryKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		query   string
+		filters url.Values
+		want    string
+	}{
+		{"cats", nil, "cats"},
+		{"  Funny \t CATS\n", nil, "funny cats"},
+		{"Funny Cats", url.Values{"sort_by": {"most-liked"}, "date_posted": {"this-week"}}, "funny cats?date_posted=this-week&sort_by=most-liked"},
+		{"funny cats", url.Values{"region": {""}}, "funny cats"},
+		{"a&b", url.Values{"region": {"US"}}, "a&b?region=US"},
+	} {
+		if got := sinks.QueryKey(tc.query, tc.filters); got != tc.want {
+			t.Errorf("QueryKey(%q, %v) = %q, want %q", tc.query, tc.filters, got, tc.want)
+		}
+	}
+}
+
+// Live status: one row per handle per run; startTime 0 (not live) is NULL.
+func TestLiveStatusHistory(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	run1, run2 := newRun(t, pool), newRun(t, pool)
+	write(t, pool, run1, &sinks.Batch{SVLiveStatuses: []sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(false), Title: ptr(""), ViewerCount: ptr(int64(0)), StartTime: ptr(int64(0)), Raw: []byte(`{"isLive": false}`)}}})
+	write(t, pool, run2, &sinks.Batch{SVLiveStatuses: []sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(true), Title: ptr("hi"), ViewerCount: ptr(int64(7)), StartTime: ptr(int64(1735689600)), Raw: []byte(`{"isLive": true}`)}}})
+	got := query(t, pool, `SELECT concat_ws('|', is_live, viewer_count, coalesce((start_time AT TIME ZONE 'UTC')::text, 'null')) FROM shortvideo.live_status ORDER BY run_id`)
+	if want := "f|0|null;t|7|2025-01-01 00:00:00"; got != want {
+		t.Errorf("live history = %s, want %s", got, want)
+	}
+}
