@@ -37,6 +37,7 @@ type Task struct {
 	MaxPages int
 	Cursor   string
 	Pages    int
+	Items    int   // items of the pages fetched so far (ranks continue from it)
 	Token    int64 // fencing token of the lease
 }
 
@@ -126,7 +127,7 @@ UPDATE crawl.tasks t
 SET state = 'leased', lease_owner = $2, lease_token = nextval('crawl.lease_tokens'),
     lease_expires_at = now() + $3::interval, attempts = t.attempts + 1, updated_at = now()
 FROM next WHERE t.id = next.id
-RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.lease_token`
+RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token`
 
 // Lease takes one task for this owner, or returns nil when none is ready.
 // retry runs the statement again while the database is unreachable (nil:
@@ -158,14 +159,14 @@ func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Co
 }
 
 const heldSQL = `
-SELECT id, kind, key, params, depth, max_pages, cursor, pages, lease_token
+SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token
 FROM crawl.tasks WHERE run_id = $1 AND lease_owner = $2 AND state = 'leased'`
 
 func (f *Frontier) scanTask(ctx context.Context, runID int64, sql string, args ...any) (*Task, error) {
 	t := &Task{RunID: runID}
 	var params []byte
 	err := f.pool.QueryRow(ctx, sql, args...).Scan(
-		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Token)
+		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

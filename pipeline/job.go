@@ -67,23 +67,109 @@ type Limits struct {
 
 // Seeds are where a run starts.
 type Seeds struct {
-	ShortVideo ShortVideoSeeds `yaml:"shortvideo" json:"shortvideo"`
+	ShortVideo  ShortVideoSeeds  `yaml:"shortvideo" json:"shortvideo"`
+	PhotoSocial PhotoSocialSeeds `yaml:"photosocial" json:"photosocial"`
 }
 
 // ShortVideoSeeds are the seeds on the short-video platform.
 type ShortVideoSeeds struct {
-	Profiles []string `yaml:"profiles" json:"profiles,omitempty"`
+	Profiles        []string      `yaml:"profiles" json:"profiles,omitempty"`
+	SecUIDs         []string      `yaml:"sec_uids" json:"sec_uids,omitempty"`
+	KeywordSearches []KeywordSeed `yaml:"keyword_searches" json:"keyword_searches,omitempty"`
+	HashtagSearches []string      `yaml:"hashtag_searches" json:"hashtag_searches,omitempty"`
+	TopSearches     []string      `yaml:"top_searches" json:"top_searches,omitempty"`
+	Songs           []string      `yaml:"songs" json:"songs,omitempty"`
+	Live            []string      `yaml:"live" json:"live,omitempty"`
+	TrendingFeed    bool          `yaml:"trending_feed" json:"trending_feed,omitempty"`
+	PopularVideos   bool          `yaml:"popular_videos" json:"popular_videos,omitempty"`
+	PopularCreators bool          `yaml:"popular_creators" json:"popular_creators,omitempty"`
+}
+
+// PhotoSocialSeeds are the seeds on the photo-sharing platform.
+type PhotoSocialSeeds struct {
+	Profiles      []string `yaml:"profiles" json:"profiles,omitempty"`
+	Posts         []string `yaml:"posts" json:"posts,omitempty"`
+	ReelsSearches []string `yaml:"reels_searches" json:"reels_searches,omitempty"`
+	Transcripts   []string `yaml:"transcripts" json:"transcripts,omitempty"`
+	Embeds        []string `yaml:"embeds" json:"embeds,omitempty"`
+	Highlights    []string `yaml:"highlights" json:"highlights,omitempty"`
+}
+
+// KeywordSeed is a keyword search in either published form: a plain string
+// is form A (keyword); a mapping with query and options is form B.
+type KeywordSeed struct {
+	sources.KeywordQuery
+	line int
+}
+
+var keywordSeedKeys = map[string]bool{"keyword": true, "query": true, "date_posted": true, "sort_by": true, "region": true, "trim": true}
+
+func (k *KeywordSeed) UnmarshalYAML(n *yaml.Node) error {
+	k.line = n.Line
+	switch n.Kind {
+	case yaml.ScalarNode:
+		k.Keyword = n.Value
+		return nil
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if key := n.Content[i]; !keywordSeedKeys[key.Value] {
+				return fmt.Errorf("line %d: field %s not found in type KeywordSeed", key.Line, key.Value)
+			}
+		}
+		var v struct {
+			Keyword    string `yaml:"keyword"`
+			Query      string `yaml:"query"`
+			DatePosted string `yaml:"date_posted"`
+			SortBy     string `yaml:"sort_by"`
+			Region     string `yaml:"region"`
+			Trim       bool   `yaml:"trim"`
+		}
+		if err := n.Decode(&v); err != nil {
+			return err
+		}
+		k.KeywordQuery = sources.KeywordQuery{Keyword: v.Keyword, Query: v.Query, DatePosted: v.DatePosted, SortBy: v.SortBy, Region: v.Region, Trim: v.Trim}
+		return nil
+	}
+	return fmt.Errorf("line %d: a keyword search is a string or a mapping with query and options", n.Line)
 }
 
 // Expand holds the expansion edges; a nil edge is not followed.
 type Expand struct {
+	// Followers and Following: a profile -> its followers / following lists.
 	Followers *Edge `yaml:"followers" json:"followers,omitempty"`
 	Following *Edge `yaml:"following" json:"following,omitempty"`
+	// FollowerProfiles: a follower or following entry -> its profile, one
+	// hop deeper (snowball sampling).
+	FollowerProfiles *Edge `yaml:"follower_profiles" json:"follower_profiles,omitempty"`
+	// SongVideos: a song -> the videos using it.
+	SongVideos *Edge `yaml:"song_videos" json:"song_videos,omitempty"`
+	// VideoAuthors: any video seen -> its author's profile, one hop deeper.
+	VideoAuthors *Edge `yaml:"video_authors" json:"video_authors,omitempty"`
+	// SearchResults: a keyword or top search result -> its user's profile, its
+	// video's author's profile, or its sound's song, one hop deeper.
+	SearchResults *Edge `yaml:"search_results" json:"search_results,omitempty"`
+	// Comments bounds the comment lists of post seeds (always fetched: a
+	// post seed is its comments) and of reels.
+	Comments *Edge `yaml:"comments" json:"comments,omitempty"`
+	// ReelComments and ReelTranscripts: a reel found by a reels search ->
+	// its comments / its transcript, one hop deeper.
+	ReelComments    *Edge `yaml:"reel_comments" json:"reel_comments,omitempty"`
+	ReelTranscripts *Edge `yaml:"reel_transcripts" json:"reel_transcripts,omitempty"`
+}
+
+// edges names every edge, for defaults and validation.
+func (e *Expand) edges() map[string]**Edge {
+	return map[string]**Edge{
+		"followers": &e.Followers, "following": &e.Following, "follower_profiles": &e.FollowerProfiles,
+		"song_videos": &e.SongVideos, "video_authors": &e.VideoAuthors, "search_results": &e.SearchResults,
+		"comments": &e.Comments, "reel_comments": &e.ReelComments, "reel_transcripts": &e.ReelTranscripts,
+	}
 }
 
 // Edge configures one expansion edge.
 type Edge struct {
-	// MaxPages bounds each list walked along the edge (default: limits.max_pages).
+	// MaxPages bounds each list walked along the edge (default:
+	// limits.max_pages). Edges to single objects ignore it.
 	MaxPages int `yaml:"max_pages" json:"max_pages"`
 }
 
@@ -292,17 +378,23 @@ func (j *Job) applyDefaults() {
 	if j.Expand == nil {
 		j.Expand = &Expand{Followers: &Edge{}, Following: &Edge{}}
 	}
-	for _, e := range []*Edge{j.Expand.Followers, j.Expand.Following} {
-		if e != nil && e.MaxPages == 0 {
-			e.MaxPages = j.Limits.MaxPages
+	for _, e := range j.Expand.edges() {
+		if *e != nil && (*e).MaxPages == 0 {
+			(*e).MaxPages = j.Limits.MaxPages
 		}
 	}
 }
 
-var (
-	handleRe = regexp.MustCompile(`^[A-Za-z0-9._]{1,64}$`)
-	envRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// listPages is the page limit of lists along edge e, or of seed lists when
+// e is off.
+func (j *Job) listPages(e *Edge) int {
+	if e != nil {
+		return e.MaxPages
+	}
+	return j.Limits.MaxPages
+}
+
+var envRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (j *Job) validate() JobErrors {
 	var errs JobErrors
@@ -343,20 +435,11 @@ func (j *Job) validate() JobErrors {
 	if j.Limits.MaxDepth < 0 {
 		add("limits.max_depth", "must not be negative")
 	}
-	for name, e := range map[string]*Edge{"followers": j.Expand.Followers, "following": j.Expand.Following} {
-		if e != nil && e.MaxPages < 0 {
+	for name, e := range j.Expand.edges() {
+		if *e != nil && (*e).MaxPages < 0 {
 			add("expand."+name+".max_pages", "must not be negative")
 		}
 	}
-	seeds := 0
-	for i, h := range j.Seeds.ShortVideo.Profiles {
-		seeds++
-		if !handleRe.MatchString(sources.NormalizeHandle(h)) {
-			add(fmt.Sprintf("seeds.shortvideo.profiles[%d]", i), "%q is not a handle (letters, digits, . and _, optionally after @)", h)
-		}
-	}
-	if seeds == 0 {
-		add("seeds", "no seeds: list at least one, e.g. seeds.shortvideo.profiles")
-	}
+	errs = append(errs, j.Seeds.validate()...)
 	return errs
 }

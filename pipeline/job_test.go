@@ -33,6 +33,52 @@ seeds:
 	}
 }
 
+func TestEverySeedKindBecomesATask(t *testing.T) {
+	t.Parallel()
+	job, err := ParseJob("j.yaml", []byte(`
+name: all
+api: {base_url: http://h/api}
+expand: {comments: {max_pages: 4}}
+seeds:
+  shortvideo:
+    profiles: ["@a"]
+    sec_uids: [MS4wLjABAAAAxyz]
+    keyword_searches: [cats, {query: dogs, date_posted: this-week, trim: true}]
+    hashtag_searches: [fit]
+    top_searches: [cook]
+    songs: ["123"]
+    live: ["@b"]
+    trending_feed: true
+    popular_videos: true
+    popular_creators: true
+  photosocial:
+    profiles: [c]
+    posts: ["https://x.example/p/abc/"]
+    reels_searches: [surf]
+    transcripts: ["https://x.example/reel/def/"]
+    embeds: ["@d"]
+    highlights: ["highlight:77", "78"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range SeedTasks(job) {
+		got = append(got, s.Kind+" "+s.Key)
+	}
+	want := []string{
+		"shortvideo.profile a", "shortvideo.followers MS4wLjABAAAAxyz", "shortvideo.following MS4wLjABAAAAxyz",
+		"shortvideo.keyword_search keyword=cats", "shortvideo.keyword_search query=dogs&date_posted=this-week&trim=true",
+		"shortvideo.hashtag_search fit", "shortvideo.top_search cook", "shortvideo.song 123", "shortvideo.live b",
+		"shortvideo.trending_feed trending", "shortvideo.popular_videos popular_videos", "shortvideo.popular_creators popular_creators",
+		"photosocial.profile c", "photosocial.comments https://x.example/p/abc/", "photosocial.reels_search surf",
+		"photosocial.transcript https://x.example/reel/def/", "photosocial.embed d", "photosocial.highlight 77", "photosocial.highlight 78",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("seed tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -53,6 +99,16 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 			[]string{"j.yaml:4", "duration"}},
 		{"not yaml", "name: [x\n", []string{"j.yaml:"}},
 		{"empty", "", []string{"j.yaml:1", "empty"}},
+		{"bad keyword enum", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, sort_by: newest}\n",
+			[]string{"j.yaml:7", "seeds.shortvideo.keyword_searches[0]", "sort_by"}},
+		{"unknown keyword option", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, color: red}\n",
+			[]string{"j.yaml:7", "color", "unknown key"}},
+		{"bad highlight", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  photosocial:\n    highlights: [\"highlight:12a\"]\n",
+			[]string{"j.yaml:6", "seeds.photosocial.highlights[0]", "not a highlight id"}},
+		{"bad post url", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  photosocial:\n    posts: [\"/p/abc\"]\n",
+			[]string{"j.yaml:6", "seeds.photosocial.posts[0]", "URL"}},
+		{"unknown edge", "name: x\napi:\n  base_url: http://h/api\nexpand:\n  friends: {}\nseeds: {shortvideo: {profiles: [a]}}\n",
+			[]string{"j.yaml:5", "friends", "unknown key"}},
 		{"workers out of range", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workers: 0\n  max_pages: -1\nseeds: {shortvideo: {profiles: [a]}}\n",
 			[]string{"limits.max_pages: must not be negative", "j.yaml:6"}},
 	}

@@ -2,17 +2,32 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// Task kinds. A kind names the endpoint and what its key means.
+// Task kinds. A kind names the endpoint; the comment says what its key is.
 const (
-	KindSVProfile   = "shortvideo.profile"   // key: handle
-	KindSVFollowers = "shortvideo.followers" // key: secUid; params: handle
-	KindSVFollowing = "shortvideo.following" // key: secUid; params: handle
+	KindSVProfile         = "shortvideo.profile"          // handle
+	KindSVFollowers       = "shortvideo.followers"        // secUid; params: handle
+	KindSVFollowing       = "shortvideo.following"        // secUid; params: handle
+	KindSVKeywordSearch   = "shortvideo.keyword_search"   // KeywordQuery.Key(); params: the query
+	KindSVHashtagSearch   = "shortvideo.hashtag_search"   // keyword
+	KindSVTopSearch       = "shortvideo.top_search"       // keyword
+	KindSVSong            = "shortvideo.song"             // song id
+	KindSVSongVideos      = "shortvideo.song_videos"      // song id
+	KindSVLive            = "shortvideo.live"             // handle
+	KindSVTrending        = "shortvideo.trending_feed"    // "trending"
+	KindSVPopularVideos   = "shortvideo.popular_videos"   // "popular_videos"
+	KindSVPopularCreators = "shortvideo.popular_creators" // "popular_creators"
+	KindPSProfile         = "photosocial.profile"         // handle
+	KindPSComments        = "photosocial.comments"        // post or reel URL
+	KindPSReelsSearch     = "photosocial.reels_search"    // query; cursor: next page number
+	KindPSTranscript      = "photosocial.transcript"      // post or reel URL
+	KindPSEmbed           = "photosocial.embed"           // handle
+	KindPSHighlight       = "photosocial.highlight"       // highlight id digits
 )
 
 // result is what one fetch produced: rows, discovered tasks, and how the
@@ -29,96 +44,47 @@ type result struct {
 type handler func(ctx context.Context, c *crawl, t *Task) (*result, error)
 
 var handlers = map[string]handler{
-	KindSVProfile:   fetchSVProfile,
-	KindSVFollowers: fetchSVFollowList,
-	KindSVFollowing: fetchSVFollowList,
+	KindSVProfile:         fetchSVProfile,
+	KindSVFollowers:       fetchSVFollowList,
+	KindSVFollowing:       fetchSVFollowList,
+	KindSVKeywordSearch:   fetchSVKeywordSearch,
+	KindSVHashtagSearch:   fetchSVHashtagSearch,
+	KindSVTopSearch:       fetchSVTopSearch,
+	KindSVSong:            fetchSVSong,
+	KindSVSongVideos:      fetchSVSongVideos,
+	KindSVLive:            fetchSVLive,
+	KindSVTrending:        fetchSVFeed,
+	KindSVPopularVideos:   fetchSVFeed,
+	KindSVPopularCreators: fetchSVPopularCreators,
+	KindPSProfile:         fetchPSProfile,
+	KindPSComments:        fetchPSComments,
+	KindPSReelsSearch:     fetchPSReelsSearch,
+	KindPSTranscript:      fetchPSTranscript,
+	KindPSEmbed:           fetchPSEmbed,
+	KindPSHighlight:       fetchPSHighlight,
 }
 
 // stopDone ends an object task (not a list).
 const stopDone = "done"
 
-func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	p, err := c.client.SVProfile(ctx, t.Key)
-	if err != nil {
-		return nil, err
+// listResult starts the result of a list page and decides, with the shared
+// loop protections, whether the list goes on.
+func listResult[T any](t *Task, p *sources.Page[T]) *result {
+	return &result{
+		Items: len(p.Items),
+		Next:  p.Cursor,
+		Stop:  string(sources.NextStep(t.Cursor, p.Info(), t.Pages+1, t.MaxPages)),
 	}
-	handle := string(p.User.UniqueID)
-	if handle == "" {
-		handle = t.Key
-	}
-	res := &result{Stop: stopDone, Items: 1}
-	res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{
-		UniqueID:  handle,
-		UserID:    textPtr(p.User.ID),
-		SecUID:    textPtr(p.User.SecUID),
-		Nickname:  textPtr(p.User.Nickname),
-		AvatarURL: textPtr(p.User.AvatarLarger),
-		Signature: textPtr(p.User.Signature),
-		Verified:  flagPtr(p.User.Verified),
-		Private:   flagPtr(p.User.PrivateAccount),
-		Profile:   true,
-		Raw:       p.Raw,
-	})
-	res.Batch.SVSnapshots = append(res.Batch.SVSnapshots, sinks.SVUserSnapshot{
-		UniqueID:       handle,
-		FollowerCount:  intPtr(p.Stats.FollowerCount),
-		FollowingCount: intPtr(p.Stats.FollowingCount),
-		HeartCount:     intPtr(p.Stats.HeartCount),
-		VideoCount:     intPtr(p.Stats.VideoCount),
-		DiggCount:      intPtr(p.Stats.DiggCount),
-	})
-	secUID := string(p.User.SecUID)
-	switch {
-	case p.User.PrivateAccount.V:
-		res.Stop = "done: private account, lists not fetched"
-	case secUID == "":
-		res.Stop = "done: profile carries no secUid, lists not fetched"
-	default:
-		params := map[string]string{"handle": handle}
-		if e := c.job.Expand.Followers; e != nil {
-			res.Children = append(res.Children, NewTask{Kind: KindSVFollowers, Key: secUID, Params: params, Depth: t.Depth, MaxPages: e.MaxPages})
-		}
-		if e := c.job.Expand.Following; e != nil {
-			res.Children = append(res.Children, NewTask{Kind: KindSVFollowing, Key: secUID, Params: params, Depth: t.Depth, MaxPages: e.MaxPages})
-		}
-	}
-	return res, nil
 }
 
-func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	owner := t.Params["handle"]
-	if owner == "" {
-		return nil, fmt.Errorf("task %d: %s without params.handle", t.ID, t.Kind)
-	}
-	fetch := c.client.SVFollowers
-	if t.Kind == KindSVFollowing {
-		fetch = c.client.SVFollowing
-	}
-	page, err := fetch(ctx, t.Key, t.Cursor)
-	if err != nil {
-		return nil, err
-	}
-	res := &result{Items: len(page.Items), Next: page.Cursor}
-	for _, it := range page.Items {
-		e := it.V
-		if e.UniqueID == "" {
-			continue
-		}
-		res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{
-			UniqueID: e.UniqueID,
-			SecUID:   strPtr(e.SecUID),
-			Nickname: strPtr(e.Nickname),
-			Verified: &e.Verified,
-			Raw:      it.Raw,
-		})
-		edge := sinks.SVFollow{Follower: e.UniqueID, Followee: owner, Raw: it.Raw}
-		if t.Kind == KindSVFollowing {
-			edge.Follower, edge.Followee = owner, e.UniqueID
-		}
-		res.Batch.SVFollows = append(res.Batch.SVFollows, edge)
-	}
-	res.Stop = string(sources.NextStep(t.Cursor, page.Info(), t.Pages+1, t.MaxPages))
-	return res, nil
+// hop is a child task one hop deeper than t: another entity.
+func hop(t *Task, kind, key string, params map[string]string, maxPages int) NewTask {
+	return NewTask{Kind: kind, Key: key, Params: params, Depth: t.Depth + 1, MaxPages: maxPages}
+}
+
+// same is a child task at t's depth: a list of the same entity.
+func same(t *Task, kind, key string, params map[string]string, maxPages int) NewTask {
+	return NewTask{Kind: kind, Key: key, Params: params, Depth: t.Depth, MaxPages: maxPages}
 }
 
 func strPtr(s string) *string {
@@ -129,6 +95,13 @@ func strPtr(s string) *string {
 }
 
 func textPtr(s sources.Text) *string { return strPtr(string(s)) }
+
+func nullTextPtr(s sources.NullText) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.V
+}
 
 func flagPtr(f sources.Flag) *bool {
 	if !f.Valid {
@@ -142,4 +115,10 @@ func intPtr(n sources.Int64) *int64 {
 		return nil
 	}
 	return &n.V
+}
+
+// stubJSON is the raw JSON of a row known only by its key.
+func stubJSON(field, value string) []byte {
+	b, _ := json.Marshal(map[string]string{field: value})
+	return b
 }

@@ -293,7 +293,7 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		if res.Stop != "" {
 			return nil
 		}
-		t.Cursor, t.Pages = res.Next, t.Pages+1
+		t.Cursor, t.Pages, t.Items = res.Next, t.Pages+1, t.Items+res.Items
 		if ctx.Err() != nil {
 			return c.release(t)
 		}

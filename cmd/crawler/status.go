@@ -45,6 +45,13 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(w, "  took\t%s\n", st.FinishedAt.Sub(st.StartedAt).Round(1e6))
 	}
 	fmt.Fprintf(w, "  pages fetched\t%d\n  items seen\t%d\n", st.Pages, st.Items)
+	if cr, err := pipeline.LoadCredits(ctx, pool, st.ID); err == nil {
+		budget := "no cap"
+		if cr.Max != nil {
+			budget = fmt.Sprintf("max %d", *cr.Max)
+		}
+		fmt.Fprintf(w, "  credits billed\t%d (%s; %d reserved)\n", cr.Billed, budget, cr.Committed)
+	}
 	for _, state := range slices.Sorted(maps.Keys(st.Tasks)) {
 		fmt.Fprintf(w, "  tasks %s\t%d\n", state, st.Tasks[state])
 	}

@@ -1,0 +1,158 @@
+package pipeline
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/sources"
+)
+
+func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
+	p, err := c.client.PSProfile(ctx, t.Key)
+	if err != nil {
+		return nil, err
+	}
+	if p.Empty {
+		// The documented answer for a private account: empty and free.
+		return &result{Stop: "done: private account (empty answer, not charged)"}, nil
+	}
+	name := string(p.Username)
+	if name == "" {
+		name = t.Key
+	}
+	res := &result{Stop: stopDone, Items: 1}
+	res.Batch.PSProfiles = append(res.Batch.PSProfiles, sinks.PSProfile{
+		Username: name, UserID: textPtr(p.ID), FullName: textPtr(p.FullName), Biography: textPtr(p.Biography),
+		Verified: flagPtr(p.IsVerified), BusinessAccount: flagPtr(p.IsBusiness), Category: nullTextPtr(p.CategoryName),
+		ContactEmail: nullTextPtr(p.Contact.Email), ContactPhone: nullTextPtr(p.Contact.Phone), ContactAddress: nullTextPtr(p.Contact.Address),
+		Profile: true, Raw: p.Raw,
+	})
+	res.Batch.PSProfileSnapshots = append(res.Batch.PSProfileSnapshots, sinks.PSProfileSnapshot{
+		Username: name, FollowerCount: intPtr(p.Followers), FollowingCount: intPtr(p.Following), PostCount: intPtr(p.Posts),
+	})
+	return res, nil
+}
+
+func fetchPSComments(ctx context.Context, c *crawl, t *Task) (*result, error) {
+	page, err := c.client.PSComments(ctx, t.Key, t.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := listResult(t, page)
+	code := sinks.PostCode(t.Key)
+	for _, it := range page.Items {
+		v := it.V
+		res.Batch.PSComments = append(res.Batch.PSComments, sinks.PSComment{
+			PostCode: code, PostURL: t.Key, CommentID: textPtr(v.ID), Username: string(v.Username), Text: string(v.Text),
+			CreatedAt: v.CreatedAt.V, LikeCount: intPtr(v.LikeCount), ChildCommentCount: intPtr(v.ChildCommentCount), Raw: it.Raw,
+		})
+	}
+	return res, nil
+}
+
+func fetchPSReelsSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
+	pageNo := 1
+	if t.Cursor != "" {
+		n, err := strconv.Atoi(t.Cursor)
+		if err != nil || n < 1 {
+			return &result{Stop: "bad page cursor " + strconv.Quote(t.Cursor)}, nil
+		}
+		pageNo = n
+	}
+	page, err := c.client.PSReelsSearch(ctx, t.Key, pageNo)
+	if err != nil {
+		return nil, err
+	}
+	res := listResult(t, page)
+	ex := c.job.Expand
+	for i, it := range page.Items {
+		r := it.V
+		id := string(r.ID)
+		if id == "" {
+			continue
+		}
+		res.Batch.PSReels = append(res.Batch.PSReels, sinks.PSReel{
+			ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), Raw: it.Raw,
+		})
+		res.Batch.PSReelSnapshots = append(res.Batch.PSReelSnapshots, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
+		res.Batch.PSReelSearchResults = append(res.Batch.PSReelSearchResults, sinks.PSReelSearchResult{QueryKey: sinks.QueryKey(t.Key, nil), Rank: t.Items + i + 1, ReelID: id})
+		if r.Code == "" {
+			continue
+		}
+		reelURL := sources.ReelURL(string(r.Code))
+		if ex.ReelComments != nil {
+			res.Children = append(res.Children, hop(t, KindPSComments, reelURL, nil, c.job.listPages(ex.Comments)))
+		}
+		if ex.ReelTranscripts != nil {
+			res.Children = append(res.Children, hop(t, KindPSTranscript, reelURL, nil, 0))
+		}
+	}
+	return res, nil
+}
+
+func fetchPSTranscript(ctx context.Context, c *crawl, t *Task) (*result, error) {
+	tr, err := c.client.PSTranscript(ctx, t.Key)
+	if err != nil {
+		return nil, err
+	}
+	res := &result{Stop: stopDone, Items: len(tr.Entries)}
+	code := sinks.PostCode(t.Key)
+	speech := false
+	for i, it := range tr.Entries {
+		e := it.V
+		entryID := string(e.ID)
+		if entryID == "" {
+			entryID = strconv.Itoa(i + 1)
+		}
+		sc := string(e.Shortcode)
+		if sc == "" {
+			sc = code
+		}
+		speech = speech || (e.Text.Valid && e.Text.V != "")
+		res.Batch.PSTranscripts = append(res.Batch.PSTranscripts, sinks.PSTranscript{
+			Shortcode: sc, EntryID: entryID, Text: nullTextPtr(e.Text), MediaURL: t.Key, Raw: it.Raw,
+		})
+	}
+	res.Batch.PSTranscriptChecks = append(res.Batch.PSTranscriptChecks, sinks.PSTranscriptCheck{
+		Shortcode: code, MediaURL: t.Key, HasSpeech: speech, EntryCount: len(tr.Entries),
+	})
+	if !speech {
+		res.Stop = "done: no speech"
+	}
+	return res, nil
+}
+
+func fetchPSEmbed(ctx context.Context, c *crawl, t *Task) (*result, error) {
+	e, err := c.client.PSEmbed(ctx, t.Key)
+	if err != nil {
+		return nil, err
+	}
+	res := &result{Stop: stopDone, Items: 1}
+	res.Batch.PSEmbeds = append(res.Batch.PSEmbeds, sinks.PSEmbed{Username: t.Key, HTML: textPtr(e.HTML), Raw: e.Raw})
+	return res, nil
+}
+
+func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {
+	h, err := c.client.PSHighlight(ctx, t.Key)
+	if err != nil {
+		return nil, err
+	}
+	id := string(h.Digits)
+	if id == "" {
+		id = t.Key
+	}
+	res := &result{Stop: stopDone, Items: len(h.Items)}
+	res.Batch.PSHighlights = append(res.Batch.PSHighlights, sinks.PSHighlight{
+		HighlightID: id, Title: textPtr(h.Title), MediaCount: intPtr(h.MediaCount),
+		OwnerUsername: textPtr(h.Username), OwnerVerified: flagPtr(h.UserVerified), Raw: h.Raw,
+	})
+	for i, it := range h.Items {
+		item := sinks.PSHighlightItem{HighlightID: id, Position: i + 1, MediaType: intPtr(it.V.MediaType), Raw: it.Raw}
+		if len(it.V.VideoURLs) > 0 {
+			item.VideoURL = &it.V.VideoURLs[0]
+		}
+		res.Batch.PSHighlightItems = append(res.Batch.PSHighlightItems, item)
+	}
+	return res, nil
+}
