@@ -27,8 +27,15 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
+	return setupWith(t, sandbox.Config{})
+}
+
+// setupWith is setup with a sandbox configured by cfg (its keys are set).
+func setupWith(t *testing.T, cfg sandbox.Config) *bundle {
+	t.Helper()
 	pool, _ := pgtest.Pool(t)
-	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}})
+	cfg.APIKeys = []string{testKey}
+	sb, err := sandbox.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

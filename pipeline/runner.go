@@ -96,6 +96,10 @@ type crawl struct {
 	// work is the context of in-flight requests and commits: it outlives
 	// the stop signal by opts.Grace.
 	work context.Context
+	// stop cancels the workers' context at once when an error stops the
+	// run, before the failing task is released, so no other worker can
+	// lease it in between.
+	stop context.CancelCauseFunc
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -143,7 +147,10 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	defer stopGrace()
 
 	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "owner", opts.Owner)
-	g, gctx := errgroup.WithContext(ctx)
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	c.stop = stopRun
+	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
 	for w := range job.Limits.Workers {
 		g.Go(func() error { return c.worker(gctx, w) })
@@ -385,8 +392,10 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 	class := sources.ClassOf(err)
 	switch {
 	case class.StopsRun(), errors.Is(err, ErrBudgetExhausted):
+		stop := &StopError{RunID: c.runID, Err: err}
+		c.stop(stop)
 		_ = c.release(t)
-		return &StopError{RunID: c.runID, Err: err}
+		return stop
 	case class == sources.ClassNotFound:
 		return c.finish(t, StateSkipped, "not found: "+err.Error())
 	case class != 0:
@@ -395,8 +404,10 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 	default:
 		// Not the upstream's doing (a bug, or the database gone for longer
 		// than the outage timeout): stop the run.
+		ferr := fmt.Errorf("task %d (%s %s): %w", t.ID, t.Kind, t.Key, err)
+		c.stop(ferr)
 		_ = c.release(t)
-		return fmt.Errorf("task %d (%s %s): %w", t.ID, t.Kind, t.Key, err)
+		return ferr
 	}
 }
 

@@ -1,0 +1,175 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/sandbox"
+)
+
+// Each error class through the whole pipeline: what the task became and
+// exactly how many requests the sandbox received. max_retries is 2, so a
+// retryable failure costs at most 3 requests.
+func TestErrorClassesExactRequests(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		script    []int
+		handle    string
+		state     string // task state
+		reason    string // substring of the reason
+		requests  int64
+		billable  int64
+		runStops  bool
+		stopClass sources.Class
+	}{
+		{"5xx then success", []int{500, 503, 0}, "ok_f0_g0", "done", "done", 3, 1, false, 0},
+		{"5xx exhausted", []int{500, 502, 503}, "ok_f0_g0", "failed", "HTTP 503", 3, 0, false, 0},
+		{"truncated then success", []int{sandbox.ScriptTruncate, 0}, "ok_f0_g0", "done", "done", 2, 2, false, 0},
+		{"timeout then success", []int{sandbox.ScriptHang, 0}, "ok_f0_g0", "done", "done", 2, 1, false, 0},
+		{"bad request", []int{400}, "ok_f0_g0", "failed", "bad_request (HTTP 400)", 1, 0, false, 0},
+		{"not found", nil, "missing_person", "skipped", "not found", 1, 0, false, 0},
+		{"key refused 401", []int{401}, "ok_f0_g0", "pending", "", 1, 0, true, sources.ClassAuth},
+		{"blocked 403", []int{403}, "ok_f0_g0", "pending", "", 1, 0, true, sources.ClassAuth},
+		{"out of credits 402", []int{402}, "ok_f0_g0", "pending", "", 1, 0, true, sources.ClassNoCredits},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupWith(t, sandbox.Config{Faults: sandbox.Faults{Script: map[string][]int{"/shortvideo/profile": tc.script}}})
+			job := b.job(t, "  timeout: 300ms\nexpand: {}\nseeds: {shortvideo: {profiles: ["+tc.handle+"]}}\n")
+			ctx := context.Background()
+			runID, err := pipeline.Start(ctx, b.pool, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := b.options(job, testKey)
+			opts.Client.MaxRetries = 2
+			sum, err := pipeline.Run(ctx, opts, job, runID)
+			if tc.runStops {
+				var stop *pipeline.StopError
+				if !errors.As(err, &stop) || sources.ClassOf(err) != tc.stopClass || sum.State != "stopped" {
+					t.Fatalf("err = %v, summary %+v; want a stop of class %v", err, sum, tc.stopClass)
+				}
+			} else if err != nil || sum.State != "done" {
+				t.Fatalf("run: %v %+v", err, sum)
+			}
+			var state, reason string
+			if err := b.pool.QueryRow(ctx, `SELECT state, coalesce(reason, '') FROM crawl.tasks`).Scan(&state, &reason); err != nil {
+				t.Fatal(err)
+			}
+			if state != tc.state || !strings.Contains(reason, tc.reason) {
+				t.Errorf("task %s %q, want %s %q", state, reason, tc.state, tc.reason)
+			}
+			if u := b.sandbox.Usage(testKey); u.Requests != tc.requests || u.Billable != tc.billable {
+				t.Errorf("requests %d billable %d, want %d and %d", u.Requests, u.Billable, tc.requests, tc.billable)
+			}
+		})
+	}
+}
+
+// 429 storms with each Retry-After form: after the client has read a 429,
+// no request reaches the sandbox before the pause the sandbox asked for
+// (seconds, HTTP date) or, without a usable header, before a back-off; the
+// run completes with every page bought once.
+func TestRateLimitStorms(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{sandbox.RetryAfterSeconds, sandbox.RetryAfterDate, sandbox.RetryAfterNone, sandbox.RetryAfterGarbage} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			b := setupWith(t, sandbox.Config{Rate: 20, Burst: 2, RetryAfterMode: mode})
+			// 1 + 3 + 1 + 1 + 1 + 1 = 8 pages, 4 workers against a burst of 2.
+			job := b.job(t, "limits: {workers: 4}\nseeds: {shortvideo: {profiles: [storm_f150_g10, calm_f10_g10]}}\n")
+			opts := b.options(job, testKey)
+			opts.Client.MaxRetries = 20
+			opts.Client.RetryInitial, opts.Client.RetryMax = 100*time.Millisecond, 400*time.Millisecond
+			ctx := context.Background()
+			runID, err := pipeline.Start(ctx, b.pool, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum, err := pipeline.Run(ctx, opts, job, runID); err != nil || sum.State != "done" {
+				t.Fatalf("run: %v %+v", err, sum)
+			}
+			u := b.sandbox.Usage(testKey)
+			if u.Billable != 8 {
+				t.Errorf("billable = %d, want 8", u.Billable)
+			}
+			arrivals := b.sandbox.Arrivals(testKey)
+			early := 0
+			limited := 0
+			for _, a := range arrivals {
+				if a.Status != 429 {
+					continue
+				}
+				limited++
+				pause := a.RetryAfter // what the sandbox asked for, whatever the header
+				if mode == sandbox.RetryAfterNone || mode == sandbox.RetryAfterGarbage {
+					pause = opts.Client.RetryInitial / 2 // the least a jittered first back-off waits
+				}
+				// Requests already in flight when the 429 was answered can't
+				// have known of it: only later arrivals count.
+				for _, next := range arrivals {
+					if next.Time.After(a.Answered.Add(5*time.Millisecond)) && next.Time.Before(a.Answered.Add(pause)) {
+						early++
+					}
+				}
+			}
+			t.Logf("%s: %d requests, %d answered 429", mode, u.Requests, limited)
+			if limited == 0 {
+				t.Error("no 429 was provoked: the test proves nothing")
+			}
+			if early > 0 {
+				t.Errorf("%d requests arrived before the pause a 429 asked for had ended", early)
+			}
+			if u.RateLimited != int64(limited) || u.Requests != u.Billable+u.RateLimited {
+				t.Errorf("usage %+v", u)
+			}
+		})
+	}
+}
+
+// Out of credits (402): the run stops resumable; after the account is
+// topped up, the resume finishes without buying any page twice.
+func TestOutOfCreditsThenResume(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, sandbox.Config{Credits: 4, CreditLimit: true, RealServiceFields: true})
+	job := b.job(t, "limits: {workers: 2}\nseeds: {shortvideo: {profiles: [poor_f200_g60]}}\n") // 1 + 4 + 2 pages
+	ctx := context.Background()
+	runID, err := pipeline.Start(ctx, b.pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	if sources.ClassOf(err) != sources.ClassNoCredits || sum.State != "stopped" {
+		t.Fatalf("err = %v, summary %+v", err, sum)
+	}
+	if !strings.Contains(err.Error(), "out of credits") {
+		t.Errorf("message %q does not say out of credits", err)
+	}
+	if u := b.sandbox.Usage(testKey); u.Billable != 4 {
+		t.Errorf("billable = %d, want 4", u.Billable)
+	}
+	if got := b.count(t, `SELECT credits_remaining FROM crawl.credit_usage WHERE run_id = $1 AND credits_remaining IS NOT NULL ORDER BY credits_remaining LIMIT 1`, runID); got != 0 {
+		t.Errorf("credits_remaining recorded = %d, want 0", got)
+	}
+	b.sandbox.AddCredits(testKey, 100)
+	if err := pipeline.Resume(ctx, b.pool, runID, job.Name); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	if err != nil || sum.State != "done" {
+		t.Fatalf("resume: %v %+v", err, sum)
+	}
+	if u := b.sandbox.Usage(testKey); u.Billable != 7 {
+		t.Errorf("billable after resume = %d, want 7", u.Billable)
+	}
+	if got := b.count(t, `SELECT count(*) FROM shortvideo.follows`); got != 260 {
+		t.Errorf("follows = %d, want 260", got)
+	}
+}
