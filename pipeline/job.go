@@ -43,6 +43,12 @@ type API struct {
 	Prefixes   Prefixes `yaml:"prefixes" json:"prefixes"`
 	Timeout    Duration `yaml:"timeout" json:"timeout"`
 	MaxRetries int      `yaml:"max_retries" json:"max_retries"`
+	// RetryInitial and RetryMax shape the exponential back-off of retries
+	// (defaults: sources.RetryInitialDefault, RetryMaxDefault);
+	// RetryAfterCap caps the pause a 429's Retry-After may impose.
+	RetryInitial  Duration `yaml:"retry_initial" json:"retry_initial"`
+	RetryMax      Duration `yaml:"retry_max" json:"retry_max"`
+	RetryAfterCap Duration `yaml:"retry_after_cap" json:"retry_after_cap"`
 	// Rate is the request ceiling per second for the key (0: none).
 	Rate  float64 `yaml:"rate" json:"rate"`
 	Burst int     `yaml:"burst" json:"burst"`

@@ -390,3 +390,45 @@ func TestTwoProcessesShareARun(t *testing.T) {
 	}
 	t.Logf("first: %s\nsecond: %s", strings.TrimSpace(first.stdout.String()), strings.TrimSpace(second.stdout.String()))
 }
+
+// Two processes on one run share its credit budget: together they buy
+// exactly max_credits pages, not that many each.
+func TestTwoProcessesShareTheBudget(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t)
+	db := pgtest.DB(t)
+	job := writeJob(t, fmt.Sprintf(`name: shared-budget
+api: {base_url: %s}
+limits: {workers: 3, max_credits: 9}
+seeds:
+  shortvideo:
+    profiles: [big_f400_g120, mid_f100_g50, small_f3_g3]
+`, up.url))
+	var second *process
+	var once sync.Once
+	started := make(chan struct{})
+	up.setTrigger(func(n int64) {
+		if n == 2 {
+			once.Do(func() {
+				second = startCrawler(t, db, "run", "--resume", "1", job)
+				close(started)
+			})
+		}
+	})
+	first := startCrawler(t, db, "run", job)
+	firstCode := first.wait()
+	<-started
+	secondCode := second.wait()
+	if firstCode != exitStopped && secondCode != exitStopped {
+		t.Errorf("exit codes %d and %d; one should report the spent budget (%d)", firstCode, secondCode, exitStopped)
+	}
+	if b := up.sb.Usage(cliKey).Billable; b != 9 {
+		t.Errorf("billable = %d, want exactly the shared budget 9", b)
+	}
+	if d := up.duplicates(); len(d) != 0 {
+		t.Errorf("fetched twice: %v", d)
+	}
+	if !strings.Contains(first.stderr.String()+second.stderr.String(), "budget") {
+		t.Errorf("no budget message:\n%s\n%s", first.stderr.String(), second.stderr.String())
+	}
+}
