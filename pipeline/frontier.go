@@ -112,13 +112,14 @@ func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks 
 	return err
 }
 
-// leaseSQL takes the next pending task, or one whose lease expired, and
-// stamps it with a fresh fencing token. Breadth first: lower depth first.
+// leaseSQL takes the next pending task and stamps it with a fresh fencing
+// token. Breadth first: lower depth first. It reads only the partial index
+// of pending tasks, so its cost does not grow with the done ones; expired
+// leases come back through rescueSQL.
 const leaseSQL = `
 WITH next AS (
     SELECT id FROM crawl.tasks
-    WHERE run_id = $1
-      AND (state = 'pending' OR (state = 'leased' AND lease_expires_at < now()))
+    WHERE run_id = $1 AND state = 'pending'
     ORDER BY depth, id
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -128,6 +129,22 @@ SET state = 'leased', lease_owner = $2, lease_token = nextval('crawl.lease_token
     lease_expires_at = now() + $3::interval, attempts = t.attempts + 1, updated_at = now()
 FROM next WHERE t.id = next.id
 RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token`
+
+// rescueSQL returns tasks whose lease expired (their worker died or lost
+// its database) to the pending state. The next lease bumps the fencing
+// token, so the old worker can no longer commit.
+const rescueSQL = `
+UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now()`
+
+// Rescue returns the run's expired leases to the frontier and says how many.
+func (f *Frontier) Rescue(ctx context.Context, runID int64) (int64, error) {
+	tag, err := f.pool.Exec(ctx, rescueSQL, runID)
+	if err != nil {
+		return 0, fmt.Errorf("rescue expired leases: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
 
 // Lease takes one task for this owner, or returns nil when none is ready.
 // retry runs the statement again while the database is unreachable (nil:

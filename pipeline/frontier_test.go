@@ -37,6 +37,9 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 			break
 		}
 	}
+	if n, err := fresh.Rescue(ctx, runID); err != nil || n != 1 {
+		t.Fatalf("rescue = %d, %v; want the expired lease back", n, err)
+	}
 	t2, err := fresh.Lease(ctx, runID, nil)
 	if err != nil || t2 == nil || t2.ID != t1.ID || t2.Token <= t1.Token {
 		t.Fatalf("takeover lease = %+v, %v (stale %+v)", t2, err, t1)

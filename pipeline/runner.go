@@ -223,6 +223,21 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 			if pending == 0 && leased == 0 {
 				return nil
 			}
+			if pending == 0 {
+				// Every task is leased: some may belong to a dead process.
+				var n int64
+				err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+					n, err = c.frontier.Rescue(ctx, c.runID)
+					return err
+				})
+				if err != nil && ctx.Err() == nil {
+					return err
+				}
+				if n > 0 {
+					log.Info("took over expired leases", "tasks", n)
+					continue
+				}
+			}
 			c.idle(ctx)
 			continue
 		}
