@@ -44,6 +44,8 @@ type Options struct {
 	Grace time.Duration
 	// OutageTimeout: see OutageTimeoutDefault.
 	OutageTimeout time.Duration
+	// ProgressInterval: see ProgressIntervalDefault; negative: never.
+	ProgressInterval time.Duration
 }
 
 // ClientConfig is the client configuration a job asks for, with key.
@@ -119,6 +121,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	opts.PollInterval = cmp.Or(opts.PollInterval, PollIntervalDefault)
 	opts.Grace = cmp.Or(opts.Grace, GraceDefault)
 	opts.OutageTimeout = cmp.Or(opts.OutageTimeout, OutageTimeoutDefault)
+	opts.ProgressInterval = cmp.Or(opts.ProgressInterval, ProgressIntervalDefault)
 	c := &crawl{
 		opts:     opts,
 		job:      job,
@@ -157,6 +160,11 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	c.work = work
 	for w := range job.Limits.Workers {
 		g.Go(func() error { return c.worker(gctx, w) })
+	}
+	if opts.ProgressInterval > 0 {
+		pctx, stopProgress := context.WithCancel(gctx)
+		defer stopProgress()
+		go c.reportProgress(pctx, opts.ProgressInterval)
 	}
 	err = g.Wait()
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
@@ -27,6 +28,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
 	baseURL := fs.String("base-url", "", "override api.base_url of the job file")
 	maxCredits := fs.Int64("max-credits", -1, "override limits.max_credits (on --resume: the run's new budget)")
+	progress := fs.Duration("progress", pipeline.ProgressIntervalDefault, "how often to log progress (0: never)")
 	grace := fs.Duration("grace", pipeline.GraceDefault, "on SIGINT/SIGTERM, how long in-flight requests may finish before they are released")
 	newLogger := logFlags(fs)
 	if err := parseFlags(env, fs, args); err != nil {
@@ -82,7 +84,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	fmt.Fprintf(env.stdout, "run %d: job %q started\n", runID, job.Name)
-	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: pool, Client: clientCfg, Logger: log, Grace: *grace}, job, runID)
+	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: pool, Client: clientCfg, Logger: log, Grace: *grace, ProgressInterval: progressInterval(*progress)}, job, runID)
 	if sum != nil {
 		fmt.Fprintf(env.stdout, "run %d: %s: %d pages, %d rows written\n", runID, sum.State, sum.Pages, sum.Rows)
 	}
@@ -91,4 +93,12 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		return &stoppedError{err: err, runID: runID, jobPath: path}
 	}
 	return err
+}
+
+// progressInterval maps the flag's 0 (never) to the pipeline's negative.
+func progressInterval(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
