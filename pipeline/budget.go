@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/sources"
@@ -65,6 +66,8 @@ ON CONFLICT (run_id, endpoint) DO UPDATE SET
 func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 	refund, billed, free, limited, errs := 0, 0, 0, 0, 0
 	switch {
+	case o.NotSent:
+		refund, errs = 1, 1
 	case o.Billed:
 		billed = 1
 	case o.Free:
@@ -80,6 +83,11 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 	}
 	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
 		_, err := b.pool.Exec(ctx, settleSQL, b.runID, o.Endpoint, refund, billed, free, limited, errs, o.Credits.Charged.V, remaining)
+		if err != nil && refund > 0 && !pgconn.SafeToRetry(err) {
+			// It may have been applied: applying a refund twice could let
+			// the run overspend, so keep the reservation instead.
+			return backoffPermanent(err)
+		}
 		return err
 	})
 	if err != nil {
@@ -114,3 +122,10 @@ func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits,
 	}
 	return c, nil
 }
+
+// permanentError makes retryDB give up at once.
+type permanentError struct{ error }
+
+func (e permanentError) Unwrap() error { return e.error }
+
+func backoffPermanent(err error) error { return permanentError{err} }

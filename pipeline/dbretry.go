@@ -57,6 +57,10 @@ func retryDB(ctx context.Context, timeout time.Duration, onWait func(error, time
 	bo.Reset()
 	for {
 		err := op(ctx)
+		var perm permanentError
+		if errors.As(err, &perm) {
+			return perm.error
+		}
 		if !isConnError(err) || ctx.Err() != nil {
 			return err
 		}

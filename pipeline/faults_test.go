@@ -112,10 +112,11 @@ func TestRateLimitStorms(t *testing.T) {
 				if mode == sandbox.RetryAfterNone || mode == sandbox.RetryAfterGarbage {
 					pause = opts.Client.RetryInitial / 2 // the least a jittered first back-off waits
 				}
-				// Requests already in flight when the 429 was answered can't
-				// have known of it: only later arrivals count.
+				// Requests already in flight when the 429 was answered (or
+				// past the client's gate before it read the 429) can't have
+				// known of it: only later arrivals count.
 				for _, next := range arrivals {
-					if next.Time.After(a.Answered.Add(5*time.Millisecond)) && next.Time.Before(a.Answered.Add(pause)) {
+					if next.Time.After(a.Answered.Add(25*time.Millisecond)) && next.Time.Before(a.Answered.Add(pause)) {
 						early++
 					}
 				}

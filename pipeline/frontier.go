@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -84,16 +87,33 @@ func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTas
 	return runID, nil
 }
 
+// addTasksSQL adds tasks once per run. A task found again at a smaller
+// depth while still pending takes that depth, so what a run reaches does not
+// depend on which worker found it first.
 const addTasksSQL = `
-INSERT INTO crawl.tasks (run_id, parent_id, kind, key, params, depth, max_pages)
+INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages)
 SELECT $1, $2, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages
 FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::int[]) AS t(kind, key, params, depth, max_pages)
-ON CONFLICT (run_id, kind, key) DO NOTHING`
+ON CONFLICT (run_id, kind, key) DO UPDATE SET depth = EXCLUDED.depth
+WHERE x.state = 'pending' AND EXCLUDED.depth < x.depth`
 
 func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks []NewTask) error {
 	if len(tasks) == 0 {
 		return nil
 	}
+	// One row per key (the least depth), in key order: one statement may not
+	// touch a row twice, and a fixed order keeps concurrent inserts from
+	// deadlocking.
+	best := make(map[[2]string]NewTask, len(tasks))
+	for _, t := range tasks {
+		k := [2]string{t.Kind, t.Key}
+		if prev, ok := best[k]; !ok || t.Depth < prev.Depth {
+			best[k] = t
+		}
+	}
+	tasks = slices.SortedFunc(maps.Values(best), func(a, b NewTask) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Key, b.Key))
+	})
 	n := len(tasks)
 	kinds, keys, params := make([]string, n), make([]string, n), make([]string, n)
 	depths, maxPages := make([]int32, n), make([]int32, n)
@@ -282,9 +302,10 @@ func (f *Frontier) Release(ctx context.Context, t *Task) error {
 	return nil
 }
 
+// activeSQL counts pending and leased tasks, each through its partial index.
 const activeSQL = `
-SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'leased')
-FROM crawl.tasks WHERE run_id = $1 AND state IN ('pending', 'leased')`
+SELECT (SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state = 'pending'),
+       (SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state = 'leased')`
 
 // Active counts the run's pending and leased tasks.
 func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int64, err error) {
@@ -295,16 +316,53 @@ func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int
 	return pending, leased, err
 }
 
-const finishRunSQL = `
-UPDATE crawl.runs SET state = $2, stop_reason = NULLIF($3, ''), finished_at = now()
-WHERE id = $1`
+const releaseOwnedSQL = `
+UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+WHERE run_id = $1 AND state = 'leased' AND starts_with(lease_owner, $2)`
 
-// SetRunState records how a run ended.
-func SetRunState(ctx context.Context, pool *pgxpool.Pool, runID int64, state, reason string) error {
-	if _, err := pool.Exec(ctx, finishRunSQL, runID, state, reason); err != nil {
-		return fmt.Errorf("set run %d state: %w", runID, err)
+// ReleaseOwned hands back every task this process still holds in the run:
+// the catch-all at the end of a run, for leases whose worker was stopped
+// between statements.
+func (f *Frontier) ReleaseOwned(ctx context.Context, runID int64) (int64, error) {
+	tag, err := f.pool.Exec(ctx, releaseOwnedSQL, runID, f.owner+"#")
+	if err != nil {
+		return 0, fmt.Errorf("release leases of %s: %w", f.owner, err)
 	}
-	return nil
+	return tag.RowsAffected(), nil
+}
+
+// finishRunSQL records how a run ended, unless that would misstate it:
+// "done" needs an empty frontier; a stop or failure is recorded only when
+// no other process holds a live lease on the run, and never replaces "done".
+const finishRunSQL = `
+UPDATE crawl.runs r SET state = $2, stop_reason = NULLIF($3, ''), finished_at = now()
+WHERE r.id = $1 AND (
+    ($2 = 'done' AND NOT EXISTS (
+        SELECT 1 FROM crawl.tasks t WHERE t.run_id = $1 AND t.state IN ('pending', 'leased')))
+ OR ($2 <> 'done' AND r.state <> 'done' AND NOT EXISTS (
+        SELECT 1 FROM crawl.tasks t WHERE t.run_id = $1 AND t.state = 'leased'
+          AND t.lease_expires_at > now() AND NOT starts_with(t.lease_owner, $4))))
+RETURNING state`
+
+// FinishRun records the end of this process's work on a run as state (done,
+// stopped, failed) and returns the state the run is in afterwards:
+// "running" when other processes still work on it.
+func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string) (string, error) {
+	var got string
+	err := pool.QueryRow(ctx, finishRunSQL, runID, state, reason, owner+"#").Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if err := pool.QueryRow(ctx, `SELECT state FROM crawl.runs WHERE id = $1`, runID).Scan(&got); err != nil {
+			return "", fmt.Errorf("run %d state: %w", runID, err)
+		}
+		if got != "done" {
+			got = "running"
+		}
+		return got, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("set run %d state: %w", runID, err)
+	}
+	return got, nil
 }
 
 const resumeSQL = `

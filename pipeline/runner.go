@@ -3,11 +3,14 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -36,7 +39,7 @@ type Options struct {
 	// Client configures the API client; Run adds the credit hooks.
 	Client sources.Config
 	Logger *slog.Logger
-	// Owner identifies this process in leases. Default host:pid.
+	// Owner identifies this process in leases. Default host:pid:random.
 	Owner string
 	// PollInterval: see PollIntervalDefault.
 	PollInterval time.Duration
@@ -105,6 +108,10 @@ type crawl struct {
 	// run, before the failing task is released, so no other worker can
 	// lease it in between.
 	stop context.CancelCauseFunc
+	// committing counts pages being committed (retried through an outage):
+	// while there are any, this process does not rescue expired leases,
+	// which may be its own.
+	committing atomic.Int64
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -115,8 +122,10 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Owner == "" {
+		// host:pid is not unique across containers (pid 1, same hostname):
+		// a random suffix keeps lease tags apart.
 		host, _ := os.Hostname()
-		opts.Owner = host + ":" + strconv.Itoa(os.Getpid())
+		opts.Owner = host + ":" + strconv.Itoa(os.Getpid()) + ":" + rand.Text()[:8]
 	}
 	opts.PollInterval = cmp.Or(opts.PollInterval, PollIntervalDefault)
 	opts.Grace = cmp.Or(opts.Grace, GraceDefault)
@@ -180,21 +189,23 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	default:
 		sum.State = "done"
 	}
-	// Another process may still be working on the run: only the one that
-	// sees the frontier empty marks it done.
-	if sum.State == "done" {
-		pending, leased, aerr := c.frontier.Active(context.WithoutCancel(ctx), runID)
-		if aerr == nil && pending+leased > 0 {
-			sum.State = "running"
-		}
+	// Whatever this process still holds goes back to the frontier, and the
+	// run's state is written only if no other process is still working on
+	// it. Bounded: a stop must not wait out a database outage.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(opts.Grace, 5*time.Second))
+	defer cancel()
+	if n, rerr := c.frontier.ReleaseOwned(fctx, runID); rerr != nil {
+		c.log.Warn("could not release this process's leases; they will expire", "err", rerr)
+	} else if n > 0 {
+		c.log.Info("released unfinished tasks", "tasks", n)
 	}
-	if sum.State != "running" {
-		serr := c.retryDB(context.WithoutCancel(ctx), func(ctx context.Context) error {
-			return SetRunState(ctx, opts.Pool, runID, sum.State, sum.Reason)
-		})
-		if serr != nil && err == nil {
-			err = serr
-		}
+	final, serr := FinishRun(fctx, opts.Pool, runID, c.frontier.owner, sum.State, sum.Reason)
+	switch {
+	case serr != nil:
+		c.log.Warn("could not record the run's state", "err", serr)
+	case final == "running" && sum.State == "done":
+		sum.State = "running"
+		sum.Reason = "other processes are still working on the run"
 	}
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows)
 	return sum, err
@@ -231,7 +242,7 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 			if pending == 0 && leased == 0 {
 				return nil
 			}
-			if pending == 0 {
+			if pending == 0 && c.committing.Load() == 0 {
 				// Every task is leased: some may belong to a dead process.
 				var n int64
 				err := c.retryDB(ctx, func(ctx context.Context) (err error) {
@@ -259,14 +270,19 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 	return nil
 }
 
-// lease takes a task without letting cancellation interrupt the statement:
-// a cancelled lease may still commit on the server, leaving a task leased
-// that nobody would know of until its lease expired.
+// lease takes a task. The statement itself is not interrupted by a stop (a
+// cancelled lease may still commit on the server; its task is then given
+// back by ReleaseOwned at the end of the run), but a stop ends the retries
+// while the database is away.
 func (c *crawl) lease(ctx context.Context) (*Task, error) {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.OutageTimeout+time.Minute)
-	defer cancel()
-	t, err := c.frontier.Lease(lctx, c.runID, c.retryDB)
-	if err != nil && ctx.Err() != nil && t == nil {
+	t, err := c.frontier.Lease(context.WithoutCancel(ctx), c.runID, func(_ context.Context, op func(context.Context) error) error {
+		return c.retryDB(ctx, func(context.Context) error {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			return op(sctx)
+		})
+	})
+	if err != nil && ctx.Err() != nil {
 		return nil, nil
 	}
 	return t, err
@@ -295,28 +311,31 @@ func (c *crawl) wakeOthers() {
 
 // process walks a task page by page, committing each page with its cursor.
 // ctx is the stop signal: between pages it releases the task; requests and
-// commits run under c.work, which outlives ctx by the grace period.
+// commits run under c.work, which outlives ctx by the grace period. A
+// heartbeat keeps the lease alive while a page is fetched and committed.
 func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	h, ok := handlers[t.Kind]
 	if !ok {
 		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
 	}
 	for {
-		res, err := c.fetch(h, t)
-		if errors.Is(err, ErrLeaseLost) {
-			log.Warn("lease lost while fetching; task left to its new owner", "task_id", t.ID, "kind", t.Kind)
+		res, err := c.page(h, t)
+		switch {
+		case errors.Is(err, ErrLeaseLost):
+			log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
 			return nil
-		}
-		if err != nil {
-			return c.fail(log, t, err)
-		}
-		if err := c.commit(t, res); err != nil {
-			if errors.Is(err, ErrLeaseLost) {
-				log.Warn("lease lost; page discarded", "task_id", t.ID, "kind", t.Kind)
-				return nil
-			}
+		case errors.As(err, new(fetchError)):
+			return c.fail(log, t, err.(fetchError).err)
+		case isDataError(err):
+			// This page cannot be stored (the upstream sent something the
+			// schema refuses): the task fails with the reason, the run goes on.
+			log.Warn("page cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
+			return c.finish(t, StateFailed, "cannot store page: "+err.Error())
+		case err != nil:
+			c.stop(err)
+			_ = c.release(t)
 			if c.work.Err() != nil {
-				return c.release(t)
+				return nil
 			}
 			return err
 		}
@@ -333,9 +352,16 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	}
 }
 
-// fetch runs a handler while a heartbeat keeps the task's lease alive; if
-// the lease is lost meanwhile, the request is cancelled.
-func (c *crawl) fetch(h handler, t *Task) (*result, error) {
+// fetchError marks an error of the handler (the upstream or the client), as
+// opposed to one of the commit.
+type fetchError struct{ err error }
+
+func (e fetchError) Error() string { return e.err.Error() }
+func (e fetchError) Unwrap() error { return e.err }
+
+// page fetches and commits one page while a heartbeat keeps the task's lease
+// alive; if the lease is lost meanwhile, the request is cancelled.
+func (c *crawl) page(h handler, t *Task) (*result, error) {
 	fctx, cancel := context.WithCancelCause(c.work)
 	defer cancel(nil)
 	ttl := time.Duration(c.job.Limits.LeaseTimeout)
@@ -349,8 +375,7 @@ func (c *crawl) fetch(h handler, t *Task) (*result, error) {
 			case <-done:
 				return
 			case <-tick.C:
-				err := c.frontier.Extend(fctx, t)
-				if errors.Is(err, ErrLeaseLost) {
+				if err := c.frontier.Extend(fctx, t); errors.Is(err, ErrLeaseLost) {
 					cancel(ErrLeaseLost)
 					return
 				}
@@ -358,26 +383,37 @@ func (c *crawl) fetch(h handler, t *Task) (*result, error) {
 		}
 	}()
 	res, err := h(fctx, c, t)
-	if err != nil && errors.Is(context.Cause(fctx), ErrLeaseLost) {
-		return nil, ErrLeaseLost
+	if err != nil {
+		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
+			return nil, ErrLeaseLost
+		}
+		return nil, fetchError{err}
 	}
-	return res, err
+	c.committing.Add(1)
+	defer c.committing.Add(-1)
+	if err := c.commit(fctx, t, res); err != nil {
+		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
+			return nil, ErrLeaseLost
+		}
+		return nil, err
+	}
+	return res, nil
 }
 
 // commit writes a page's rows, its children and the task's progress in one
-// transaction, retried on deadlock, serialization failure, or while the
-// database is unreachable. A retried commit that had in fact gone through
-// is recognised by Advance, so a page is never counted twice.
-func (c *crawl) commit(t *Task, res *result) error {
+// transaction, retried with back-off on deadlock or serialization failure,
+// and while the database is unreachable. A retried commit that had in fact
+// gone through is recognised by Advance, so a page is never counted twice.
+func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	children := make([]NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
 		if ch.Depth <= c.job.Limits.MaxDepth {
 			children = append(children, ch)
 		}
 	}
-	err := c.retryDB(c.work, func(ctx context.Context) error {
+	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
-		for range 5 {
+		for attempt := range 5 {
 			err = pgx.BeginFunc(ctx, c.opts.Pool, func(tx pgx.Tx) error {
 				if err := sinks.Write(ctx, tx, c.runID, &res.Batch); err != nil {
 					return err
@@ -389,6 +425,11 @@ func (c *crawl) commit(t *Task, res *result) error {
 			})
 			if !isTransient(err) {
 				break
+			}
+			// Deadlock or serialization failure: back off with jitter so
+			// the same transactions don't collide again.
+			if serr := sleepJitter(ctx, time.Duration(attempt+1)*20*time.Millisecond); serr != nil {
+				return err
 			}
 		}
 		if errors.Is(err, errAlreadyApplied) {
@@ -404,6 +445,24 @@ func (c *crawl) commit(t *Task, res *result) error {
 	return nil
 }
 
+// isDataError reports errors of the data itself (SQLSTATE classes 22 and
+// 23: invalid values, constraint violations): retrying cannot help.
+func isDataError(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23"))
+}
+
+func sleepJitter(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d/2 + mrand.N(d))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 func isTransient(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
@@ -417,7 +476,9 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 	}
 	class := sources.ClassOf(err)
 	switch {
-	case class.StopsRun(), errors.Is(err, ErrBudgetExhausted):
+	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, ErrBudgetExhausted):
+		// Throttled beyond the client's patience: stop resumable rather than
+		// fail the task, since the data is still to be had.
 		stop := &StopError{RunID: c.runID, Err: err}
 		c.stop(stop)
 		_ = c.release(t)

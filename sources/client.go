@@ -1,14 +1,17 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -33,6 +36,9 @@ type Outcome struct {
 	Billed bool
 	// Free marks the documented free 2xx answers.
 	Free bool
+	// NotSent marks an attempt that failed before its request was written
+	// (connection refused, DNS): certainly not billed. Status is 0.
+	NotSent bool
 }
 
 // Client calls the upstream with one API key. It is safe for concurrent use
@@ -79,7 +85,8 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 	bo.MaxElapsedTime = 0
 	bo.Reset()
 
-	for attempt := 1; ; attempt++ {
+	waits := 0 // 429 pauses sat through; they do not count as retries
+	for attempt, retries := 1, 0; ; attempt++ {
 		body, err := c.attempt(ctx, endpoint, full)
 		if err == nil {
 			if derr := decode(body); derr != nil {
@@ -94,18 +101,24 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 			return err // context or BeforeSend refusal: not the upstream's doing
 		}
 		e.Attempts = attempt
-		if e.Class != ClassRetry && e.Class != ClassRateLimited {
-			return e
-		}
-		if attempt > c.cfg.MaxRetries {
-			return e
-		}
-		wait := bo.NextBackOff()
-		if e.Class == ClassRateLimited {
-			if e.Retry > 0 {
-				wait = e.Retry
+		var wait time.Duration
+		switch e.Class {
+		case ClassRateLimited:
+			if waits++; waits > c.cfg.MaxRateLimitWaits {
+				return e
+			}
+			wait = e.Retry
+			if wait <= 0 {
+				wait = bo.NextBackOff()
 			}
 			c.control.throttled(wait)
+		case ClassRetry:
+			if retries++; retries > c.cfg.MaxRetries {
+				return e
+			}
+			wait = bo.NextBackOff()
+		default:
+			return e
 		}
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "upstream retry",
 			slog.String("endpoint", endpoint), slog.String("class", e.Class.String()),
@@ -136,8 +149,16 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, er
 	}
 	req.Header.Set("x-api-key", c.cfg.APIKey.Reveal())
 	req.Header.Set("Accept", "application/json")
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+	}))
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
+		if !wrote.Load() && c.cfg.AfterResponse != nil {
+			// Never sent, so never billed: give the reservation back.
+			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, NotSent: true})
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -164,6 +185,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, er
 		}
 		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassRetry, Message: "truncated body: " + scrubURL(readErr).Error()}
 	}
+	body = replaceNULEscapes(body)
 	if int64(len(body)) > c.cfg.MaxBodyBytes {
 		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: fmt.Sprintf("body larger than %d bytes", c.cfg.MaxBodyBytes)}
 	}
@@ -175,6 +197,26 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, er
 		return nil, e
 	}
 	return body, nil
+}
+
+// replaceNULEscapes replaces the JSON escape \u0000 with \ufffd: PostgreSQL
+// text and jsonb cannot hold NUL, and one such character would make every
+// write of the page fail. Escaped backslashes (\\u0000) are left alone.
+func replaceNULEscapes(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return body
+	}
+	out := bytes.Clone(body)
+	for i := 0; i+5 < len(out); i++ {
+		if out[i] != '\\' {
+			continue
+		}
+		if string(out[i+1:i+6]) == "u0000" {
+			copy(out[i+1:i+6], "ufffd")
+		}
+		i++ // skip the escaped character, so \\u0000 stays text
+	}
+	return out
 }
 
 // isEmptyBody reports an empty response: no bytes, null, or {}.

@@ -342,3 +342,89 @@ func TestOutcomeBilling(t *testing.T) {
 		t.Errorf("credits_remaining = %+v", got[3].Credits)
 	}
 }
+
+func TestRedirectToAnotherHostDropsKey(t *testing.T) {
+	t.Parallel()
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(r.Header.Get("x-api-key"))
+		w.WriteHeader(401)
+	}))
+	t.Cleanup(other.Close)
+	// Same port, other host name: a different host to the client.
+	target := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		http.Redirect(w, r, target+r.URL.Path, http.StatusFound)
+	})
+	c := testClient(t, s.srv.URL, nil)
+	_, _ = c.SVProfile(context.Background(), "alice")
+	if v, _ := leaked.Load().(string); v != "" {
+		t.Errorf("x-api-key %q sent to another host", v)
+	}
+	if leaked.Load() == nil {
+		t.Error("the redirect was not followed: the test proves nothing")
+	}
+}
+
+func TestRateLimitWaitsDoNotUseRetries(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if n <= 4 {
+			w.Header().Set("Retry-After", "0.01")
+			w.WriteHeader(429)
+			return
+		}
+		fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
+	})
+	c := testClient(t, s.srv.URL, func(c *Config) { c.MaxRetries = 1 })
+	if _, err := c.SVProfile(context.Background(), "a"); err != nil {
+		t.Fatalf("four 429s with max_retries 1: %v", err)
+	}
+	limited := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		w.Header().Set("Retry-After", "0.01")
+		w.WriteHeader(429)
+	})
+	c = testClient(t, limited.srv.URL, func(c *Config) { c.MaxRateLimitWaits = 3 })
+	_, err := c.SVProfile(context.Background(), "a")
+	if ClassOf(err) != ClassRateLimited || limited.calls.Load() != 4 {
+		t.Errorf("err = %v after %d calls; want rate_limited after 1 + 3 waits", err, limited.calls.Load())
+	}
+}
+
+func TestUnsentRequestIsReported(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	base := srv.URL
+	srv.Close() // connection refused from now on
+	var notSent atomic.Int64
+	c := testClient(t, base, func(c *Config) {
+		c.MaxRetries = 2
+		c.AfterResponse = func(_ context.Context, o Outcome) {
+			if o.NotSent && !o.Billed {
+				notSent.Add(1)
+			}
+		}
+	})
+	_, err := c.SVProfile(context.Background(), "a")
+	if ClassOf(err) != ClassRetry || notSent.Load() != 3 {
+		t.Errorf("err = %v, unsent outcomes = %d; want retryable and 3", err, notSent.Load())
+	}
+}
+
+func TestNULEscapesReplaced(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		fmt.Fprint(w, `{"user":{"uniqueId":"a","nickname":"x\u0000y","signature":"keep \\u0000 text"},"stats":{}}`)
+	})
+	c := testClient(t, s.srv.URL, nil)
+	p, err := c.SVProfile(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.User.Nickname != "x\ufffdy" || p.User.Signature != `keep \u0000 text` {
+		t.Errorf("nickname %q signature %q", p.User.Nickname, p.User.Signature)
+	}
+	if strings.Contains(string(p.Raw), `x\u0000`) {
+		t.Errorf("raw still holds a NUL escape: %s", p.Raw)
+	}
+}

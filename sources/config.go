@@ -24,6 +24,9 @@ const (
 	RetryMaxDefault      = 30 * time.Second
 	RetryAfterCapDefault = 5 * time.Minute
 	MaxBodyBytesDefault  = 32 << 20
+	// MaxRateLimitWaitsDefault: with pauses capped at RetryAfterCap, a call
+	// waits out up to about an hour of throttling.
+	MaxRateLimitWaitsDefault = 30
 )
 
 // Config configures a Client. Zero values take the documented defaults.
@@ -43,6 +46,11 @@ type Config struct {
 	// MaxRetries bounds the retries of a retryable failure (5xx, network,
 	// truncated body, 429). Default MaxRetriesDefault; negative means none.
 	MaxRetries int
+	// MaxRateLimitWaits bounds the 429 pauses one call sits through before
+	// it gives up with ClassRateLimited (which stops the run, resumable:
+	// throttling is never a reason to drop a task). Default
+	// MaxRateLimitWaitsDefault.
+	MaxRateLimitWaits int
 	// RetryInitial and RetryMax shape the exponential back-off (with jitter).
 	RetryInitial time.Duration
 	RetryMax     time.Duration
@@ -73,6 +81,7 @@ func (c Config) withDefaults() Config {
 	} else if c.MaxRetries < 0 {
 		c.MaxRetries = 0
 	}
+	c.MaxRateLimitWaits = cmp.Or(c.MaxRateLimitWaits, MaxRateLimitWaitsDefault)
 	c.RetryInitial = cmp.Or(c.RetryInitial, RetryInitialDefault)
 	c.RetryMax = cmp.Or(c.RetryMax, RetryMaxDefault)
 	c.RetryAfterCap = cmp.Or(c.RetryAfterCap, RetryAfterCapDefault)
@@ -81,11 +90,14 @@ func (c Config) withDefaults() Config {
 		c.Burst = cmp.Or(c.Burst, 1)
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     90 * time.Second,
-		}}
+		c.HTTPClient = &http.Client{
+			Transport: &http.Transport{
+				Proxy:               http.ProxyFromEnvironment,
+				MaxIdleConnsPerHost: 64,
+				IdleConnTimeout:     90 * time.Second,
+			},
+			CheckRedirect: keepKeyOnHost,
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -114,6 +126,20 @@ func (c Config) validate() error {
 	}
 	if c.Rate < 0 {
 		return fmt.Errorf("sources: rate %v must not be negative", c.Rate)
+	}
+	return nil
+}
+
+// keepKeyOnHost follows redirects but drops the API key when one leaves the
+// original host or downgrades to http: Go strips Authorization on such
+// redirects, not a custom header like x-api-key.
+func keepKeyOnHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	first := via[0].URL
+	if req.URL.Host != first.Host || (first.Scheme == "https" && req.URL.Scheme != "https") {
+		req.Header.Del("x-api-key")
 	}
 	return nil
 }
