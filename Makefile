@@ -2,6 +2,7 @@
 
 GO ?= go
 BIN := bin
+BENCHTIME ?= 2s
 
 .DEFAULT_GOAL := help
 .PHONY: help test vet fmt-check ensure-postgres build demo bench
@@ -28,5 +29,5 @@ build: ## Build bin/crawler from ./cmd/crawler
 demo: ## Run the demo (scripts/demo.sh)
 	@scripts/demo.sh
 
-bench: ## Benchmarks (not wired yet)
-	@echo "bench: not wired yet"
+bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway PostgreSQL (~15 min); writes BENCHMARKS.md
+	$(GO) run ./internal/tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)

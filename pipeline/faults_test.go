@@ -82,7 +82,10 @@ func TestRateLimitStorms(t *testing.T) {
 	for _, mode := range []string{sandbox.RetryAfterSeconds, sandbox.RetryAfterDate, sandbox.RetryAfterNone, sandbox.RetryAfterGarbage} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			b := setupWith(t, sandbox.Config{Rate: 20, Burst: 2, RetryAfterMode: mode})
+			// The bucket throttles when workers outrun it; the script makes
+			// sure 429s happen however slow the machine is.
+			b := setupWith(t, sandbox.Config{Rate: 20, Burst: 2, RetryAfterMode: mode,
+				Faults: sandbox.Faults{Script: map[string][]int{"/shortvideo/user/followers": {429, 0, 429}}}})
 			// 1 + 3 + 1 + 1 + 1 + 1 = 8 pages, 4 workers against a burst of 2.
 			job := b.job(t, "limits: {workers: 4}\nseeds: {shortvideo: {profiles: [storm_f150_g10, calm_f10_g10]}}\n")
 			opts := b.options(job, testKey)

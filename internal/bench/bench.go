@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config configures a benchmark session. The zero value runs every workload
+// but the testing.B benchmarks, at full size, on a throwaway PostgreSQL
+// cluster.
+type Config struct {
+	// Smoke runs every workload for a second or two with small sizes: the
+	// figures are computed but say little.
+	Smoke bool
+	// Only names the workloads to run (see Workloads); empty: all.
+	Only []string
+	// DatabaseURL is the PostgreSQL server to create the workloads'
+	// databases on (the role needs CREATEDB). Empty: a throwaway cluster.
+	DatabaseURL string
+	// GoBench runs the testing.B benchmarks of the hot paths too (go test
+	// -bench), with BenchTime (default "2s"). Ignored in smoke mode.
+	GoBench   bool
+	BenchTime string
+	// CrawlerBin is a built crawler binary; empty: go build ./cmd/crawler
+	// from ModuleDir (default: the module above the working directory).
+	CrawlerBin string
+	ModuleDir  string
+	// Command is how this session was started, shown in the report.
+	Command string
+	Logger  *slog.Logger
+}
+
+// sizes are the knobs a workload is run with; smoke mode shrinks them.
+type sizes struct {
+	quotaT, quotaEqualT time.Duration // workload 1, ceiling above R and == R
+	changePhase         time.Duration // workload 2, each of the three rates
+	latencyT            time.Duration // workload 3
+	latencyWorkers      int
+	ceilingT            time.Duration // workload 4, end to end
+	copyPages           int           // workload 4, pages of 50 followers written and copied
+	memFollowers        []int         // workload 5 checkpoints; the last is the account's size
+	wasteKills          int           // workload 6
+	wasteSeeds          []string
+	scaleT              time.Duration // workload 7, per process count
+}
+
+var fullSizes = sizes{
+	quotaT:         180 * time.Second,
+	quotaEqualT:    60 * time.Second,
+	changePhase:    40 * time.Second,
+	latencyT:       20 * time.Second,
+	latencyWorkers: 8,
+	ceilingT:       20 * time.Second,
+	copyPages:      1000,
+	memFollowers:   []int{10_000, 100_000, 1_000_000},
+	wasteKills:     10,
+	wasteSeeds:     []string{"w1_f2000_g400", "w2_f1500_g300", "w3_f1000_g200", "w4_f500_g100", "w5_f240_g35", "w6_f3_g3"},
+	scaleT:         20 * time.Second,
+}
+
+var smokeSizes = sizes{
+	quotaT:         1500 * time.Millisecond,
+	quotaEqualT:    time.Second,
+	changePhase:    time.Second,
+	latencyT:       1500 * time.Millisecond,
+	latencyWorkers: 4,
+	ceilingT:       1500 * time.Millisecond,
+	copyPages:      20,
+	memFollowers:   []int{100, 1_000, 2_000},
+	wasteKills:     2,
+	wasteSeeds:     []string{"w1_f400_g120", "w2_f100_g50", "w3_f3_g3"},
+	scaleT:         time.Second,
+}
+
+// workload is one benchmark of the harness.
+type workload struct {
+	name  string // for -only
+	title string
+	run   func(ctx context.Context, e *env) (*outcome, error)
+}
+
+// outcome is what a workload measured, and how it was set up.
+type outcome struct {
+	setup   string
+	figures []Figure
+}
+
+// workloads in the order they run.
+var workloads = []workload{
+	{"quota", "1. Quota saturation", runQuota},
+	{"ratechange", "2. Rate change mid-run", runRateChange},
+	{"latency", "3. Latency hiding", runLatency},
+	{"ceiling", "4. Pipeline ceiling", runCeiling},
+	{"memory", "5. Memory", runMemory},
+	{"waste", "6. Waste", runWaste},
+	{"scaleout", "7. Scale-out", runScaleOut},
+	{"gobench", "8. Hot paths (testing.B)", runGoBench},
+}
+
+// Workloads names the workloads, in the order Run runs them.
+func Workloads() []string {
+	names := make([]string, len(workloads))
+	for i, w := range workloads {
+		names[i] = w.name
+	}
+	return names
+}
+
+// Report is the result of a session.
+type Report struct {
+	Machine   Machine
+	Smoke     bool
+	Command   string
+	Started   time.Time
+	Took      time.Duration
+	Workloads []WorkloadReport
+}
+
+// WorkloadReport is one workload's figures, or why it could not run.
+type WorkloadReport struct {
+	Name, Title string
+	Setup       string
+	Took        time.Duration
+	Figures     []Figure
+	Err         string
+}
+
+// Figures lists every figure of the report, in order.
+func (r *Report) Figures() []Figure {
+	var all []Figure
+	for _, w := range r.Workloads {
+		all = append(all, w.Figures...)
+	}
+	return all
+}
+
+// Run runs the selected workloads one after the other and reports their
+// figures. A workload that fails is reported with its error; Run itself
+// fails only when the session cannot start (no PostgreSQL) or ctx ends.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.BenchTime == "" {
+		cfg.BenchTime = "2s"
+	}
+	for _, name := range cfg.Only {
+		if !slices.Contains(Workloads(), name) {
+			return nil, fmt.Errorf("bench: unknown workload %q (have %s)", name, strings.Join(Workloads(), ", "))
+		}
+	}
+	begin := time.Now()
+	e, err := newEnv(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	rep := &Report{Machine: machine(e.pgVer), Smoke: cfg.Smoke, Command: cfg.Command, Started: begin.UTC()}
+	rep.Machine.Server = "the server at DATABASE_URL"
+	if e.cluster != nil {
+		rep.Machine.Server = "a throwaway local cluster (internal/pgtmp: fsync, synchronous_commit and full_page_writes off)"
+	}
+	for _, w := range workloads {
+		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, w.name) {
+			continue
+		}
+		if w.name == "gobench" && (cfg.Smoke || !cfg.GoBench) {
+			continue
+		}
+		wr := WorkloadReport{Name: w.name, Title: w.title}
+		e.log.Info("workload started", "workload", w.name)
+		start := time.Now()
+		out, err := w.run(ctx, e)
+		wr.Took = time.Since(start)
+		e.dropDBs()
+		if out != nil {
+			wr.Setup = out.setup
+			for _, f := range out.figures {
+				f.Workload = w.title
+				if f.Command == "" {
+					f.Command = e.command(w.name)
+				}
+				wr.Figures = append(wr.Figures, f)
+			}
+		}
+		if err != nil {
+			wr.Err = err.Error()
+			e.log.Error("workload failed", "workload", w.name, "err", err)
+		}
+		e.log.Info("workload done", "workload", w.name, "took", wr.Took.Round(time.Millisecond))
+		for _, f := range wr.Figures {
+			e.log.Info("figure", "workload", w.name, "name", f.Name, "value", f.Shown(), "aim", f.Aim.String(), "met", f.Met())
+		}
+		rep.Workloads = append(rep.Workloads, wr)
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+	rep.Took = time.Since(begin)
+	return rep, nil
+}
+
+// command is the command that reproduces a workload's figures.
+func (e *env) command(name string) string {
+	c := "go run ./internal/tools/bench -only " + name
+	if e.cfg.Smoke {
+		c += " -smoke"
+	}
+	return c
+}

@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"bytes"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmoke runs every workload in smoke mode (a second or two each, small
+// sizes) against DATABASE_URL, or a throwaway cluster when it is unset, and
+// checks that each computes its figures and that the report renders them.
+func TestSmoke(t *testing.T) {
+	begin := time.Now()
+	level := slog.LevelWarn
+	if testing.Verbose() {
+		level = slog.LevelInfo
+	}
+	rep, err := Run(t.Context(), Config{
+		Smoke:       true,
+		DatabaseURL: os.Getenv("DATABASE_URL"),
+		Command:     "go test ./internal/bench -run TestSmoke",
+		Logger:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4}
+	for _, w := range rep.Workloads {
+		t.Logf("%s: %d figures in %s", w.Name, len(w.Figures), w.Took.Round(time.Millisecond))
+		if w.Err != "" {
+			t.Errorf("%s: %s", w.Name, w.Err)
+		}
+		if len(w.Figures) != want[w.Name] {
+			t.Errorf("%s: %d figures, want %d", w.Name, len(w.Figures), want[w.Name])
+		}
+		for _, f := range w.Figures {
+			if math.IsNaN(f.Value) || math.IsInf(f.Value, 0) || f.Name == "" || f.Command == "" || f.Detail == "" {
+				t.Errorf("%s: figure %+v not computed", w.Name, f)
+			}
+		}
+		delete(want, w.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("workloads not run: %v", want)
+	}
+	md, err := rep.Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{"# Benchmarks", "Smoke mode", "## Machine", "| # | workload | figure | value | aim | met? |", "## Worst gap and why", rep.Machine.Go} {
+		if !bytes.Contains(md, []byte(part)) {
+			t.Errorf("report lacks %q", part)
+		}
+	}
+	for _, f := range rep.Figures() {
+		if !bytes.Contains(md, []byte(cell(f.Name))) {
+			t.Errorf("report lacks figure %q", f.Name)
+		}
+	}
+	t.Logf("smoke run took %s", time.Since(begin).Round(time.Millisecond))
+}
+
+func TestParseGoBench(t *testing.T) {
+	t.Parallel()
+	out := `goos: linux
+pkg: github.com/socialcrawl/crawler/sinks
+cpu: AMD EPYC
+BenchmarkWriteFollowersPage/new-2         	     421	   2845672 ns/op	     35141 rows/s	   61234 B/op	     812 allocs/op
+BenchmarkWriteFollowersPage/rewrite-2     	     600	   1999999 ns/op	     50000 rows/s
+PASS
+pkg: github.com/socialcrawl/crawler/sources
+BenchmarkDecodeFollowersPage-2   	    4473	    299368 ns/op	  20.34 MB/s	    167018 entries/s	   93842 B/op	     941 allocs/op
+ok  	github.com/socialcrawl/crawler/sources	2.490s
+`
+	got := parseGoBench(out)
+	if len(got) != 3 {
+		t.Fatalf("%d benchmarks, want 3: %+v", len(got), got)
+	}
+	b := got[0]
+	if b.Name != "BenchmarkWriteFollowersPage/new" || b.N != 421 || b.NsPerOp != 2845672 || b.Dir() != "./sinks/" || len(b.Metrics) != 4 {
+		t.Errorf("first: %+v (dir %s)", b, b.Dir())
+	}
+	if p := b.pattern(); p != "^BenchmarkWriteFollowersPage$/^new$" {
+		t.Errorf("pattern %q", p)
+	}
+	if m, _ := got[2].throughput(); m != "167,018 entries/s" {
+		t.Errorf("throughput %q, want the benchmark's own metric before MB/s", m)
+	}
+}
+
+func TestAims(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		aim  Aim
+		v    float64
+		met  bool
+		text string
+	}{
+		{atLeast(0.95), 0.96, true, "≥ 0.95"},
+		{atLeast(0.95), 0.90, false, "≥ 0.95"},
+		{atMost(5), 5, true, "≤ 5"},
+		{exactly(1), 1, true, "= 1"},
+		{exactly(0), 2, false, "= 0"},
+		{Aim{}, 3, true, "-"},
+	}
+	for _, c := range cases {
+		if c.aim.Met(c.v) != c.met || c.aim.String() != c.text {
+			t.Errorf("%+v with %v: met %v %q", c.aim, c.v, c.aim.Met(c.v), c.aim.String())
+		}
+		if g := c.aim.Gap(c.v); c.aim.Has() && (g > 0) == c.met {
+			t.Errorf("%+v with %v: gap %v", c.aim, c.v, g)
+		}
+	}
+	if s := formatValue(12345.6); s != "12,346" {
+		t.Errorf("formatValue = %q", s)
+	}
+}
+
+func TestPagesNeeded(t *testing.T) {
+	t.Parallel()
+	for h, want := range map[string]int{"w1_f2000_g400": 1 + 40 + 8, "w6_f3_g3": 3, "plain": 3, "x_f50_g51": 1 + 1 + 2} {
+		if got := pagesNeeded(h); got != want {
+			t.Errorf("pagesNeeded(%s) = %d, want %d", h, got, want)
+		}
+	}
+}
+
+func TestSettleTime(t *testing.T) {
+	t.Parallel()
+	tc := time.Unix(1000, 0)
+	var oks []time.Time
+	// 5/s for 3 s, then 20/s.
+	for t := tc; t.Before(tc.Add(3 * time.Second)); t = t.Add(200 * time.Millisecond) {
+		oks = append(oks, t)
+	}
+	for t := tc.Add(3 * time.Second); t.Before(tc.Add(20 * time.Second)); t = t.Add(50 * time.Millisecond) {
+		oks = append(oks, t)
+	}
+	if s, ok := settleTime(oks, tc, tc.Add(20*time.Second), 18, 5*time.Second); !ok || math.Abs(s-3) > 0.15 {
+		t.Errorf("settleTime = %v %v, want 3 s", s, ok)
+	}
+	if s, ok := settleTime(oks, tc, tc.Add(20*time.Second), 30, 5*time.Second); ok || s != 20 {
+		t.Errorf("settleTime of a level never reached = %v %v", s, ok)
+	}
+}
+
+func TestJobYAML(t *testing.T) {
+	t.Parallel()
+	for _, s := range []jobSpec{
+		{name: "a", baseURL: "http://x/api", rate: 75, burst: 10, workers: 8, maxRetries: 20, profiles: bigAccounts("s", 2, 1000), followersOnly: true},
+		{name: "b", baseURL: "http://x/api", workers: 1, maxPages: allPages, secUIDs: []string{secUIDOf("mem_f100_g0")}, expand: "{follower_profiles: {}}"},
+		{name: "c", baseURL: "http://x/api", workers: 4, maxRetries: 2, leaseTimeout: time.Second, profiles: []string{"w6_f3_g3"}},
+	} {
+		job, err := s.parse()
+		if err != nil {
+			t.Errorf("%s: %v\n%s", s.name, err, s.yaml())
+			continue
+		}
+		if job.Limits.Workers != s.workers || job.API.Rate != s.rate {
+			t.Errorf("%s: parsed %+v", s.name, job.Limits)
+		}
+	}
+	if !strings.HasPrefix(secUIDOf("a"), "MS4wLjABAAAA") {
+		t.Error("secUid prefix")
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// child is a crawler process started by the harness.
+type child struct {
+	cmd  *exec.Cmd
+	out  lockedBuffer // stdout and stderr
+	done chan struct{}
+	err  error // of Wait, valid once done is closed
+}
+
+// startCrawler runs the crawler binary with args, DATABASE_URL=dsn and the
+// sandbox key in CRAWLER_API_KEY.
+func (e *env) startCrawler(ctx context.Context, dsn string, args ...string) (*child, error) {
+	bin, err := e.crawlerBin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &child{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	c.cmd.Env = []string{"DATABASE_URL=" + dsn, "CRAWLER_API_KEY=" + apiKey, "PATH=" + os.Getenv("PATH")}
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	// A harness that is cancelled does not leave crawlers behind.
+	stop := context.AfterFunc(ctx, func() { _ = c.cmd.Process.Kill() })
+	go func() {
+		<-c.done
+		stop()
+	}()
+	return c, nil
+}
+
+// wait waits for the process and returns its exit code, or minus the
+// signal that killed it.
+func (c *child) wait() int {
+	<-c.done
+	var ee *exec.ExitError
+	switch {
+	case c.err == nil:
+		return 0
+	case errors.As(c.err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal())
+		}
+		return ee.ExitCode()
+	default:
+		return -1000
+	}
+}
+
+// waitTimeout is wait, killing the process after d.
+func (c *child) waitTimeout(d time.Duration) int {
+	select {
+	case <-c.done:
+	case <-time.After(d):
+		_ = c.cmd.Process.Kill()
+	}
+	return c.wait()
+}
+
+func (c *child) signal(sig os.Signal) { _ = c.cmd.Process.Signal(sig) }
+
+// maxRSS is the peak resident set of the exited process, in bytes.
+func (c *child) maxRSS() int64 {
+	<-c.done
+	if ru, ok := c.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return 0
+}
+
+// cpu is the user+system CPU time of the exited process.
+func (c *child) cpu() time.Duration {
+	<-c.done
+	return c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
+}
+
+// output is what the process wrote, for error messages.
+func (c *child) output() string {
+	s := strings.TrimSpace(c.out.String())
+	if len(s) > 2000 {
+		s = "..." + s[len(s)-2000:]
+	}
+	return s
+}
+
+// vmHWM is the peak resident set so far of a running process, in bytes
+// (VmHWM in /proc/<pid>/status).
+func vmHWM(pid int) (int64, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/pgtmp"
+	"github.com/socialcrawl/crawler/migrations"
+)
+
+// modulePath is the module the harness builds and tests.
+const modulePath = "github.com/socialcrawl/crawler"
+
+// env is what the workloads share: the PostgreSQL server their databases
+// are created on, the crawler binary, the sizes, the log.
+type env struct {
+	cfg  Config
+	log  *slog.Logger
+	size sizes
+
+	server  *url.URL      // the server's URL; databases are created next to it
+	admin   *pgxpool.Pool // for CREATE and DROP DATABASE
+	cluster *pgtmp.Cluster
+	pgVer   string
+
+	mu  sync.Mutex
+	dbs []string // created databases, dropped by close
+
+	binOnce sync.Once
+	bin     string
+	binDir  string
+	binErr  error
+}
+
+func newEnv(ctx context.Context, cfg Config) (*env, error) {
+	e := &env{cfg: cfg, log: cfg.Logger, size: fullSizes}
+	if cfg.Smoke {
+		e.size = smokeSizes
+	}
+	raw := cfg.DatabaseURL
+	if raw == "" {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		c, err := pgtmp.Start(sctx, pgtmp.Options{Logger: e.log})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("bench: start PostgreSQL: %w", err)
+		}
+		e.cluster = c
+		raw = c.URL()
+		e.log.Info("throwaway PostgreSQL started", "port", c.Port())
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		e.close()
+		return nil, errors.New("bench: DATABASE_URL is not a postgres:// URL")
+	}
+	e.server = u
+	e.admin, err = pgxpool.New(ctx, raw)
+	if err == nil {
+		err = e.admin.QueryRow(ctx, "SHOW server_version").Scan(&e.pgVer)
+	}
+	if err != nil {
+		e.close()
+		return nil, fmt.Errorf("bench: connect to PostgreSQL at %s: %w", u.Host, err)
+	}
+	return e, nil
+}
+
+// close drops the databases created, stops the throwaway cluster if any and
+// removes the crawler binary.
+func (e *env) close() {
+	if e.admin != nil {
+		e.dropDBs()
+		e.admin.Close()
+	}
+	if e.cluster != nil {
+		if err := e.cluster.Close(); err != nil {
+			e.log.Warn("stop PostgreSQL", "err", err)
+		}
+	}
+	if e.binDir != "" {
+		_ = os.RemoveAll(e.binDir)
+	}
+}
+
+// dropDBs drops the databases created so far, so that a workload does not
+// share the server with the leftovers of the previous ones.
+func (e *env) dropDBs() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, name := range e.dbs {
+		if _, err := e.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			e.log.Warn("drop database", "name", name, "err", err)
+		}
+	}
+	e.dbs = nil
+}
+
+// freshDB creates and migrates a new database, dropped by close, and
+// returns its URL.
+func (e *env) freshDB(ctx context.Context, label string) (string, error) {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	name := "bench_" + label + "_" + hex.EncodeToString(b)
+	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	e.mu.Lock()
+	e.dbs = append(e.dbs, name)
+	e.mu.Unlock()
+	u := *e.server
+	u.Path, u.RawPath = "/"+name, ""
+	if q := u.Query(); q.Has("dbname") || q.Has("database") {
+		q.Del("dbname")
+		q.Del("database")
+		u.RawQuery = q.Encode()
+	}
+	dsn := u.String()
+	if err := migrations.UpURL(ctx, dsn); err != nil {
+		return "", fmt.Errorf("migrate %s: %w", name, err)
+	}
+	return dsn, nil
+}
+
+// pool opens a pool on dsn sized for workers, as `crawler run` does.
+func (e *env) pool(ctx context.Context, dsn string, workers int) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = int32(workers + 4)
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// crawlerBin builds ./cmd/crawler once into a temporary directory.
+func (e *env) crawlerBin(ctx context.Context) (string, error) {
+	e.binOnce.Do(func() {
+		if e.cfg.CrawlerBin != "" {
+			e.bin = e.cfg.CrawlerBin
+			return
+		}
+		dir, err := moduleDir(e.cfg.ModuleDir)
+		if err != nil {
+			e.binErr = err
+			return
+		}
+		e.binDir, err = os.MkdirTemp("", "bench-crawler-")
+		if err != nil {
+			e.binErr = err
+			return
+		}
+		e.bin = filepath.Join(e.binDir, "crawler")
+		begin := time.Now()
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "./cmd/crawler")
+		cmd.Dir = dir
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			e.binErr = fmt.Errorf("go build ./cmd/crawler: %v\n%s", err, out.String())
+			return
+		}
+		e.log.Info("crawler built", "path", e.bin, "took", time.Since(begin).Round(time.Millisecond))
+	})
+	return e.bin, e.binErr
+}
+
+// moduleDir is dir, or the directory above the working directory holding
+// the module's go.mod.
+func moduleDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			if strings.Contains(string(b), "module "+modulePath+"\n") {
+				return d, nil
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("bench: no go.mod of %s above %s", modulePath, wd)
+		}
+	}
+}

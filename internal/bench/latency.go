@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/socialcrawl/crawler/sources/sandbox"
+)
+
+// Workload 3: every answer takes 200 ms and there is no quota. W workers
+// can keep at most W requests in flight, so the limit is W / 0.2 s; the
+// figure is the request rate achieved over it.
+const upstreamLatency = 200 * time.Millisecond
+
+func runLatency(ctx context.Context, e *env) (*outcome, error) {
+	w := e.size.latencyWorkers
+	d := e.size.latencyT
+	warm := min(2*time.Second, d/4)
+	out := &outcome{setup: fmt.Sprintf("sandbox latency %s on every request, no quota; %d workers, no client ceiling; %d seed accounts of 1,000,000 followers (more lists than workers); pipeline in-process; %s, the first %s not counted.",
+		upstreamLatency, w, 2*w, d, warm)}
+	up, err := newUpstream(sandbox.Config{Faults: sandbox.Faults{Latency: upstreamLatency}}, false)
+	if err != nil {
+		return out, err
+	}
+	defer up.close()
+	p, err := e.startInProcess(ctx, "latency", jobSpec{
+		name: "bench-latency", baseURL: up.url, workers: w,
+		profiles: bigAccounts("lat", 2*w, 1_000_000), followersOnly: true,
+	})
+	if err != nil {
+		return out, err
+	}
+	defer p.close()
+	t0, _, err := p.runFor(ctx, up, d, nil)
+	if err != nil {
+		return out, err
+	}
+	arr := up.sb.Arrivals(apiKey)
+	win := countWindow(arr, t0.Add(warm), t0.Add(d))
+	achieved := float64(win.requests) / win.seconds()
+	ideal := float64(w) / upstreamLatency.Seconds()
+	// Each worker's cycle is the latency plus its own work on the page.
+	overhead := time.Duration(float64(w)/achieved*float64(time.Second)) - upstreamLatency
+	mean, median := pageGaps(arr, t0.Add(warm))
+	out.figures = append(out.figures, Figure{
+		Name: fmt.Sprintf("achieved requests/s / (W / 0.2 s), W = %d", w), Value: achieved / ideal, Aim: atLeast(0.95),
+		Detail: fmt.Sprintf("%d requests in %.1f s = %.1f/s; W / latency = %.0f/s; between the answer to a page and the request for the next page of the same list: %s on average, median %s",
+			win.requests, win.seconds(), achieved, ideal, mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond)),
+		Why: fmt.Sprintf("a worker walks its list page by page, and between the answer to a page and the request for the next it spends %s on average (median %s): the page's commit (rows, cursor) and the credit settle of this request and reserve of the next, each a round trip to PostgreSQL, in series with the request. Per worker that is %s / (%s + %s) = %.3f of the latency-bound rate.",
+			mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), upstreamLatency, upstreamLatency, overhead.Round(100*time.Microsecond),
+			upstreamLatency.Seconds()/(upstreamLatency+overhead).Seconds()),
+	})
+	return out, nil
+}
+
+// pageGaps is the time from the answer to a list page to the arrival of
+// the request for the next page of the same list, over the lists' pages
+// requested after from: mean and median.
+func pageGaps(arr []sandbox.Arrival, from time.Time) (mean, median time.Duration) {
+	byList := map[string][]sandbox.Arrival{}
+	for _, a := range arr {
+		if a.Status != http.StatusOK || !strings.HasSuffix(a.Endpoint, "/followers") {
+			continue
+		}
+		q, err := url.ParseQuery(a.Query)
+		if err != nil {
+			continue
+		}
+		byList[q.Get("secUid")] = append(byList[q.Get("secUid")], a)
+	}
+	var gaps []time.Duration
+	for _, l := range byList {
+		slices.SortFunc(l, func(x, y sandbox.Arrival) int { return x.Time.Compare(y.Time) })
+		for i := 1; i < len(l); i++ {
+			if l[i-1].Answered.After(from) {
+				gaps = append(gaps, l[i].Time.Sub(l[i-1].Answered))
+			}
+		}
+	}
+	if len(gaps) == 0 {
+		return 0, 0
+	}
+	var sum time.Duration
+	for _, g := range gaps {
+		sum += g
+	}
+	slices.Sort(gaps)
+	return sum / time.Duration(len(gaps)), gaps[len(gaps)/2]
+}

@@ -1,0 +1,206 @@
+package sources
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/socialcrawl/crawler/sources/sandbox"
+)
+
+// feed records successes admitted by an upstream bucket of rate r and burst
+// b that starts full at t0 and is drained by a client sending faster than r
+// for d: b at once, then one every 1/r. It returns the instant the bucket is
+// empty, when the next request would be refused.
+func feed(rc *rateControl, t0 time.Time, r float64, b int, d time.Duration) time.Time {
+	for range b {
+		rc.hist.add(t0)
+	}
+	step := time.Duration(float64(time.Second) / r)
+	end := t0.Add(d)
+	for t := t0.Add(step); !t.After(end); t = t.Add(step) {
+		rc.hist.add(t)
+	}
+	return end
+}
+
+func near(got, want, tol float64) bool { return got >= want-tol && got <= want+tol }
+
+func TestRateControlStartsAtCeiling(t *testing.T) {
+	t.Parallel()
+	rc := newRateControl(50, 10)
+	rc.adjust(time.Now().Add(time.Minute))
+	if got := rc.current(); got != 50 {
+		t.Errorf("rate = %v, want the ceiling 50 while no 429 is seen", got)
+	}
+	if none := newRateControl(0, 0); none.current() != 0 || none.limiter != nil {
+		t.Error("no ceiling must mean no bucket")
+	}
+}
+
+// A 429 after a few seconds against a 50/s bucket: the estimate is 50 to
+// within 1/window, the rate settles just under it and holds, then probes.
+func TestRateControlSettlesUnderTheQuota(t *testing.T) {
+	t.Parallel()
+	rc := newRateControl(80, 10)
+	t0 := time.Now()
+	at := feed(rc, t0, 50, 10, 3*time.Second)
+	rc.throttledAt(at, time.Second)
+	rc.throttledAt(at.Add(time.Millisecond), time.Second) // in flight: the same event
+	if rc.pending == nil || !rc.pending.at.Equal(at) {
+		t.Fatalf("pending event %+v, want the first 429", rc.pending)
+	}
+	if want := at.Add(time.Millisecond + time.Second); !rc.until.Equal(want) {
+		t.Errorf("pause until %v, want %v", rc.until, want)
+	}
+	end := rc.until
+	rc.adjust(end)
+	if rc.pending != nil {
+		t.Fatal("event not applied when the pause ended")
+	}
+	if !near(rc.known, 50, 0.5) {
+		t.Errorf("estimate %v, want 50 +- 0.5", rc.known)
+	}
+	if got := rc.current(); got > 50 || got < 48.5 {
+		t.Errorf("settled at %v, want just under 50", got)
+	}
+	base := rc.current()
+	if got := rc.target(end.Add(holdMin - time.Millisecond)); got != base {
+		t.Errorf("during the hold: %v, want %v", got, base)
+	}
+	if got := rc.target(end.Add(holdMin + time.Second)); !near(got, base*1.25, 0.01) {
+		t.Errorf("1 s into the probe: %v, want %v", got, base*1.25)
+	}
+	if got := rc.target(end.Add(holdMin + time.Minute)); got != 80 {
+		t.Errorf("probe capped at %v, want the ceiling 80", got)
+	}
+}
+
+// Probes that find the same quota hold longer each time, up to holdMax; a
+// different quota resets the hold.
+func TestRateControlHoldGrowsWhileTheQuotaStays(t *testing.T) {
+	t.Parallel()
+	rc := newRateControl(100, 10)
+	now := time.Now()
+	var holds []time.Duration
+	for i := range 5 {
+		r := 50.0
+		if i == 4 {
+			r = 30 // the quota moved
+		}
+		now = feed(rc, now.Add(time.Second), r, 10, 2*time.Second)
+		rc.limiter.SetLimitAt(now, 60) // probing, above the estimate
+		rc.throttledAt(now, time.Second)
+		now = now.Add(time.Second)
+		rc.adjust(now)
+		holds = append(holds, rc.hold)
+	}
+	want := []time.Duration{holdMin, min(2*holdMin, holdMax), min(4*holdMin, holdMax), min(8*holdMin, holdMax), holdMin}
+	if fmt.Sprint(holds) != fmt.Sprint(want) {
+		t.Errorf("holds %v, want %v", holds, want)
+	}
+}
+
+// A 429 while at or under the estimate means the quota dropped: the rate is
+// cut to at most dropCap of what it was, even when the successes (mostly
+// from before the drop) still suggest the old quota.
+func TestRateControlCutsOnUnexpected429(t *testing.T) {
+	t.Parallel()
+	rc := newRateControl(100, 10)
+	now := feed(rc, time.Now(), 50, 10, 3*time.Second)
+	rc.throttledAt(now, time.Second)
+	now = now.Add(time.Second)
+	rc.adjust(now)
+	before := rc.current()
+	// Held under the estimate; the upstream now admits 20/s.
+	now = feed(rc, now, 49, 0, 5*time.Second)
+	rc.throttledAt(now, time.Second)
+	if rc.pending.probing {
+		t.Fatal("a 429 during the hold is not a probe")
+	}
+	now = now.Add(time.Second)
+	rc.adjust(now)
+	if got := rc.current(); got > before*dropCap {
+		t.Errorf("after an unexpected 429: %v, want <= %v", got, before*dropCap)
+	}
+	if rc.hold != holdMin {
+		t.Errorf("hold %v, want %v after the quota moved", rc.hold, holdMin)
+	}
+}
+
+func TestRateControlWithoutSuccessesHalves(t *testing.T) {
+	t.Parallel()
+	rc := newRateControl(40, 5)
+	now := time.Now()
+	rc.throttledAt(now, time.Second)
+	rc.adjust(now.Add(time.Second))
+	if got := rc.current(); got != 40*settleFraction/2 {
+		t.Errorf("rate %v, want half the ceiling (x%v)", got, settleFraction)
+	}
+}
+
+// Against the sandbox's bucket: a client whose ceiling is twice the quota
+// finds it with a handful of 429s, spends most of it, and follows a drop.
+func TestRateControlAgainstSandbox(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs for seconds")
+	}
+	const key = "sk-ratecontrol"
+	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{key}, Rate: 20, Burst: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(sb.Handler())
+	t.Cleanup(hs.Close)
+	c, err := New(Config{BaseURL: hs.URL + "/api", APIKey: key, Rate: 40, Burst: 5, MaxRetries: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secUID := "MS4wLjABAAAA" + base64.RawURLEncoding.EncodeToString([]byte("acct_f100000000"))
+	work := func(d time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := 0; ctx.Err() == nil; i++ {
+					_, _ = c.SVFollowers(ctx, secUID, fmt.Sprint((w*100000+i)*50))
+				}
+			})
+		}
+		wg.Wait()
+	}
+	const first = 5 * time.Second
+	work(first)
+	u := sb.Usage(key)
+	allowed := 20*first.Seconds() + 5
+	t.Logf("at 20/s: %d billable of %.0f allowed, %d answered 429, rate now %.1f", u.Billable, allowed, u.RateLimited, c.RateLimit())
+	if u.RateLimited > 6 {
+		t.Errorf("%d 429s in %v, want <= 6", u.RateLimited, first)
+	}
+	if float64(u.Billable) < 0.5*allowed {
+		t.Errorf("billable %d, want >= 50%% of %.0f", u.Billable, allowed)
+	}
+	// The answers' timing under load can move the estimate by a few
+	// percent either way.
+	if r := c.RateLimit(); r > 20.6 || r < 15 {
+		t.Errorf("settled at %.1f, want in [15, 20.6]", r)
+	}
+	if err := sb.SetRate(10, 5); err != nil {
+		t.Fatal(err)
+	}
+	work(4 * time.Second)
+	v := sb.Usage(key)
+	t.Logf("after the drop to 10/s: %d more 429s, rate now %.1f", v.RateLimited-u.RateLimited, c.RateLimit())
+	if n := v.RateLimited - u.RateLimited; n > 6 {
+		t.Errorf("%d 429s after the drop, want <= 6", n)
+	}
+	if r := c.RateLimit(); r > 10.3 || r < 6 {
+		t.Errorf("after the drop settled at %.1f, want in [6, 10.3]", r)
+	}
+}
