@@ -44,10 +44,7 @@ func TestErrorClassesExactRequests(t *testing.T) {
 			b := setupWith(t, sandbox.Config{Faults: sandbox.Faults{Script: map[string][]int{"/shortvideo/profile": tc.script}}})
 			job := b.job(t, "  timeout: 300ms\nexpand: {}\nseeds: {shortvideo: {profiles: ["+tc.handle+"]}}\n")
 			ctx := context.Background()
-			runID, err := pipeline.Start(ctx, b.pool, job)
-			if err != nil {
-				t.Fatal(err)
-			}
+			runID := b.start(t, job)
 			opts := b.options(job, testKey)
 			opts.Client.MaxRetries = 2
 			sum, err := pipeline.Run(ctx, opts, job, runID)
@@ -92,10 +89,7 @@ func TestRateLimitStorms(t *testing.T) {
 			opts.Client.MaxRetries = 20
 			opts.Client.RetryInitial, opts.Client.RetryMax = 100*time.Millisecond, 400*time.Millisecond
 			ctx := context.Background()
-			runID, err := pipeline.Start(ctx, b.pool, job)
-			if err != nil {
-				t.Fatal(err)
-			}
+			runID := b.start(t, job)
 			if sum, err := pipeline.Run(ctx, opts, job, runID); err != nil || sum.State != "done" {
 				t.Fatalf("run: %v %+v", err, sum)
 			}
@@ -145,10 +139,7 @@ func TestOutOfCreditsThenResume(t *testing.T) {
 	b := setupWith(t, sandbox.Config{Credits: 4, CreditLimit: true, RealServiceFields: true})
 	job := b.job(t, "limits: {workers: 2}\nseeds: {shortvideo: {profiles: [poor_f200_g60]}}\n") // 1 + 4 + 2 pages
 	ctx := context.Background()
-	runID, err := pipeline.Start(ctx, b.pool, job)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID := b.start(t, job)
 	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
 	if sources.ClassOf(err) != sources.ClassNoCredits || sum.State != "stopped" {
 		t.Fatalf("err = %v, summary %+v", err, sum)

@@ -17,10 +17,7 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	job := b.job(t, "seeds: {shortvideo: {profiles: [a]}}\n")
-	runID, err := pipeline.Start(ctx, b.pool, job)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID := b.start(t, job)
 	stale := pipeline.NewFrontier(b.pool, "stale", time.Millisecond)
 	fresh := pipeline.NewFrontier(b.pool, "fresh", time.Minute)
 	t1, err := stale.Lease(ctx, runID, nil)

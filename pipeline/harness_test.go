@@ -60,15 +60,22 @@ func (b *bundle) job(t *testing.T, body string) *pipeline.Job {
 func (b *bundle) run(t *testing.T, job *pipeline.Job) *pipeline.Summary {
 	t.Helper()
 	ctx := context.Background()
-	runID, err := pipeline.Start(ctx, b.pool, job)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID := b.start(t, job)
 	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	return sum
+}
+
+// start records a new run of job and returns its id.
+func (b *bundle) start(t *testing.T, job *pipeline.Job) int64 {
+	t.Helper()
+	runID, err := pipeline.Start(context.Background(), b.pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runID
 }
 
 // options are the run options of a test: the job's client config with key

@@ -123,10 +123,7 @@ func TestKeyRefusedStopsRun(t *testing.T) {
 	b := setup(t)
 	job := b.job(t, "seeds:\n  shortvideo:\n    profiles: [a_f3, b_f3, c_f3]\n")
 	ctx := context.Background()
-	runID, err := pipeline.Start(ctx, b.pool, job)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID := b.start(t, job)
 	sum, err := pipeline.Run(ctx, b.options(job, "wrong-key"), job, runID)
 	if sources.ClassOf(err) != sources.ClassAuth || sum.State != "stopped" {
 		t.Fatalf("err = %v, summary = %+v", err, sum)
@@ -147,10 +144,7 @@ func TestBudgetExactAndResumable(t *testing.T) {
 	// 1 + 10 + 1 pages.
 	job := b.job(t, "limits: {workers: 3, max_credits: 7}\nseeds: {shortvideo: {profiles: [rich_f500_g10]}}\n")
 	ctx := context.Background()
-	runID, err := pipeline.Start(ctx, b.pool, job)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID := b.start(t, job)
 	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
 	if !errors.Is(err, pipeline.ErrBudgetExhausted) || sum.State != "stopped" {
 		t.Fatalf("err = %v, summary = %+v", err, sum)
@@ -194,11 +188,8 @@ func TestBudgetRefundsUnbilledAnswers(t *testing.T) {
 	b := setup(t)
 	job := b.job(t, "limits: {workers: 1, max_credits: 2}\nexpand: {}\nseeds: {shortvideo: {profiles: [missing_a, missing_b, real_one, real_two, real_three]}}\n")
 	ctx := context.Background()
-	runID, err := pipeline.Start(ctx, b.pool, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	runID := b.start(t, job)
+	_, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
 	if !errors.Is(err, pipeline.ErrBudgetExhausted) {
 		t.Fatalf("err = %v", err)
 	}

@@ -360,24 +360,13 @@ func TestTwoProcessesShareARun(t *testing.T) {
 	up := newUpstream(t)
 	db := pgtest.DB(t)
 	job := crashJob(t, up.url)
-	var second *process
-	var once sync.Once
-	started := make(chan struct{})
-	up.setTrigger(func(n int64) {
-		if n == 3 {
-			once.Do(func() {
-				second = startCrawler(t, db, "run", "--resume", "1", job)
-				close(started)
-			})
-		}
-	})
+	second := joinAt(t, up, 3, db, job)
 	first := startCrawler(t, db, "run", job)
 	if code := first.wait(); code != 0 {
 		t.Fatalf("first exit %d: %s", code, first.stderr.String())
 	}
-	<-started
-	if code := second.wait(); code != 0 {
-		t.Fatalf("second exit %d: %s", code, second.stderr.String())
+	if code := second().wait(); code != 0 {
+		t.Fatalf("second exit %d: %s", code, second().stderr.String())
 	}
 	if d := up.duplicates(); len(d) != 0 {
 		t.Errorf("fetched twice: %v", d)
@@ -388,7 +377,7 @@ func TestTwoProcessesShareARun(t *testing.T) {
 	if got := content(t, db); got != want {
 		t.Errorf("content differs from a clean run:\n%s", diffLines(want, got))
 	}
-	t.Logf("first: %s\nsecond: %s", strings.TrimSpace(first.stdout.String()), strings.TrimSpace(second.stdout.String()))
+	t.Logf("first: %s\nsecond: %s", strings.TrimSpace(first.stdout.String()), strings.TrimSpace(second().stdout.String()))
 }
 
 // Two processes on one run share its credit budget: together they buy
@@ -404,21 +393,10 @@ seeds:
   shortvideo:
     profiles: [big_f400_g120, mid_f100_g50, small_f3_g3]
 `, up.url))
-	var second *process
-	var once sync.Once
-	started := make(chan struct{})
-	up.setTrigger(func(n int64) {
-		if n == 2 {
-			once.Do(func() {
-				second = startCrawler(t, db, "run", "--resume", "1", job)
-				close(started)
-			})
-		}
-	})
+	second := joinAt(t, up, 2, db, job)
 	first := startCrawler(t, db, "run", job)
 	firstCode := first.wait()
-	<-started
-	secondCode := second.wait()
+	secondCode := second().wait()
 	if firstCode != exitStopped && secondCode != exitStopped {
 		t.Errorf("exit codes %d and %d; one should report the spent budget (%d)", firstCode, secondCode, exitStopped)
 	}
@@ -428,7 +406,28 @@ seeds:
 	if d := up.duplicates(); len(d) != 0 {
 		t.Errorf("fetched twice: %v", d)
 	}
-	if !strings.Contains(first.stderr.String()+second.stderr.String(), "budget") {
-		t.Errorf("no budget message:\n%s\n%s", first.stderr.String(), second.stderr.String())
+	if !strings.Contains(first.stderr.String()+second().stderr.String(), "budget") {
+		t.Errorf("no budget message:\n%s\n%s", first.stderr.String(), second().stderr.String())
+	}
+}
+
+// joinAt starts a second crawler joining run 1 when the upstream sees its
+// n-th request; the returned function waits for that start and gives the
+// process.
+func joinAt(t *testing.T, up *upstream, n int64, db, job string) func() *process {
+	var second *process
+	var once sync.Once
+	started := make(chan struct{})
+	up.setTrigger(func(i int64) {
+		if i == n {
+			once.Do(func() {
+				second = startCrawler(t, db, "run", "--resume", "1", job)
+				close(started)
+			})
+		}
+	})
+	return func() *process {
+		<-started
+		return second
 	}
 }

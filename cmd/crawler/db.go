@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -48,15 +47,9 @@ func connect(ctx context.Context, env *cliEnv, maxConns int) (*pgxpool.Pool, err
 
 // scrub removes the password of dsn from msg, should a driver echo it.
 func scrub(msg, dsn string) string {
-	var pw string
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		pw, _ = u.User.Password()
-	}
+	// ParseConfig reads both URL and keyword/value forms.
 	if cfg, err := pgxpool.ParseConfig(dsn); err == nil && cfg.ConnConfig.Password != "" {
-		pw = cfg.ConnConfig.Password
-	}
-	if pw != "" {
-		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		msg = strings.ReplaceAll(msg, cfg.ConnConfig.Password, "xxxxx")
 	}
 	return msg
 }
