@@ -64,6 +64,10 @@ ON CONFLICT (run_id, endpoint) DO UPDATE SET
 // settle is the client's AfterResponse hook: it gives back the reservation
 // of an answer that was not billed and records the outcome.
 func (b *budget) settle(ctx context.Context, o sources.Outcome) {
+	if o.Withdrawn {
+		b.withdraw(ctx, o.Endpoint)
+		return
+	}
 	refund, billed, free, limited, errs := 0, 0, 0, 0, 0
 	switch {
 	case o.NotSent:
@@ -92,6 +96,22 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 	})
 	if err != nil {
 		b.log.Error("credit accounting lost for one request", "endpoint", o.Endpoint, "status", o.Status, "err", err)
+	}
+}
+
+const withdrawSQL = `UPDATE crawl.runs SET credits_committed = credits_committed - 1 WHERE id = $1`
+
+// withdraw gives back the reservation of a request that was never sent.
+func (b *budget) withdraw(ctx context.Context, endpoint string) {
+	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		_, err := b.pool.Exec(ctx, withdrawSQL, b.runID)
+		if err != nil && !pgconn.SafeToRetry(err) {
+			return backoffPermanent(err) // applying it twice could let the run overspend
+		}
+		return err
+	})
+	if err != nil {
+		b.log.Error("credit reservation kept for a withdrawn request", "endpoint", endpoint, "err", err)
 	}
 }
 

@@ -3,7 +3,10 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,10 +73,11 @@ func TestErrorClassesExactRequests(t *testing.T) {
 	}
 }
 
-// 429 storms with each Retry-After form: after the client has read a 429,
-// no request reaches the sandbox before the pause the sandbox asked for
-// (seconds, HTTP date) or, without a usable header, before a back-off; the
-// run completes with every page bought once.
+// 429 storms with each Retry-After form: once the client has read a 429, it
+// sends nothing before the pause the 429 asked for (seconds, HTTP date) or,
+// without a usable header, before a back-off; the run completes with every
+// page bought once. Times are taken on the client's side of the wire, where
+// "read" and "sent" happen, by a recording transport.
 func TestRateLimitStorms(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{sandbox.RetryAfterSeconds, sandbox.RetryAfterDate, sandbox.RetryAfterNone, sandbox.RetryAfterGarbage} {
@@ -88,6 +92,8 @@ func TestRateLimitStorms(t *testing.T) {
 			opts := b.options(job, testKey)
 			opts.Client.MaxRetries = 20
 			opts.Client.RetryInitial, opts.Client.RetryMax = 100*time.Millisecond, 400*time.Millisecond
+			rec := &wireLog{next: http.DefaultTransport}
+			opts.Client.HTTPClient = &http.Client{Transport: rec}
 			ctx := context.Background()
 			runID := b.start(t, job)
 			if sum, err := pipeline.Run(ctx, opts, job, runID); err != nil || sum.State != "done" {
@@ -97,39 +103,77 @@ func TestRateLimitStorms(t *testing.T) {
 			if u.Billable != 8 {
 				t.Errorf("billable = %d, want 8", u.Billable)
 			}
-			arrivals := b.sandbox.Arrivals(testKey)
-			early := 0
-			limited := 0
-			for _, a := range arrivals {
-				if a.Status != 429 {
-					continue
-				}
+			early, limited := 0, 0
+			for _, l := range rec.limited {
 				limited++
-				pause := a.RetryAfter // what the sandbox asked for, whatever the header
-				if mode == sandbox.RetryAfterNone || mode == sandbox.RetryAfterGarbage {
-					pause = opts.Client.RetryInitial / 2 // the least a jittered first back-off waits
+				// The least the client may wait: the header's pause, or the
+				// shortest jittered first back-off.
+				end := l.read.Add(opts.Client.RetryInitial / 2)
+				switch mode {
+				case sandbox.RetryAfterSeconds:
+					secs, err := strconv.Atoi(l.header)
+					if err != nil {
+						t.Fatalf("Retry-After %q", l.header)
+					}
+					end = l.read.Add(time.Duration(secs) * time.Second)
+				case sandbox.RetryAfterDate:
+					at, err := http.ParseTime(l.header)
+					if err != nil {
+						t.Fatalf("Retry-After %q", l.header)
+					}
+					if at.After(l.read) {
+						end = at
+					}
 				}
-				// Requests already in flight when the 429 was answered (or
-				// past the client's gate before it read the 429) can't have
-				// known of it: only later arrivals count.
-				for _, next := range arrivals {
-					if next.Time.After(a.Answered.Add(25*time.Millisecond)) && next.Time.Before(a.Answered.Add(pause)) {
+				// A request that passed the gate in the instant between the
+				// 429's arrival and the pause being set can't have known of
+				// it; 5 ms covers that instant, never a database round trip.
+				for _, sent := range rec.sent {
+					if sent.After(l.read.Add(5*time.Millisecond)) && sent.Before(end) {
 						early++
 					}
 				}
 			}
-			t.Logf("%s: %d requests, %d answered 429", mode, u.Requests, limited)
+			t.Logf("%s: %d requests, %d answered 429", mode, len(rec.sent), limited)
 			if limited == 0 {
 				t.Error("no 429 was provoked: the test proves nothing")
 			}
 			if early > 0 {
-				t.Errorf("%d requests arrived before the pause a 429 asked for had ended", early)
+				t.Errorf("%d requests were sent before the pause a 429 asked for had ended", early)
 			}
-			if u.RateLimited != int64(limited) || u.Requests != u.Billable+u.RateLimited {
-				t.Errorf("usage %+v", u)
+			if u.RateLimited != int64(limited) || u.Requests != int64(len(rec.sent)) || u.Requests != u.Billable+u.RateLimited {
+				t.Errorf("usage %+v; the client sent %d and read %d 429s", u, len(rec.sent), limited)
 			}
 		})
 	}
+}
+
+// wireLog is a transport that records when each request left and when each
+// 429 came back, with its Retry-After header.
+type wireLog struct {
+	next    http.RoundTripper
+	mu      sync.Mutex
+	sent    []time.Time
+	limited []struct {
+		read   time.Time
+		header string
+	}
+}
+
+func (w *wireLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	sent := time.Now()
+	resp, err := w.next.RoundTrip(r)
+	read := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sent = append(w.sent, sent)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		w.limited = append(w.limited, struct {
+			read   time.Time
+			header string
+		}{read, resp.Header.Get("Retry-After")})
+	}
+	return resp, err
 }
 
 // Out of credits (402): the run stops resumable; after the account is

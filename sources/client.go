@@ -39,6 +39,10 @@ type Outcome struct {
 	// NotSent marks an attempt that failed before its request was written
 	// (connection refused, DNS): certainly not billed. Status is 0.
 	NotSent bool
+	// Withdrawn marks an attempt called off after BeforeSend because a 429
+	// paused the key meanwhile: nothing was sent, so there is nothing to
+	// record beyond giving the reservation back.
+	Withdrawn bool
 }
 
 // Client calls the upstream with one API key. It is safe for concurrent use
@@ -87,7 +91,7 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 
 	waits := 0 // 429 pauses sat through; they do not count as retries
 	for attempt, retries := 1, 0; ; attempt++ {
-		body, err := c.attempt(ctx, endpoint, full)
+		body, err := c.attempt(ctx, endpoint, full, bo)
 		if err == nil {
 			if derr := decode(body); derr != nil {
 				err = &Error{Endpoint: endpoint, Class: ClassRetry, Status: 200, Message: "malformed body: " + derr.Error(), Err: derr}
@@ -107,11 +111,7 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 			if waits++; waits > c.cfg.MaxRateLimitWaits {
 				return e
 			}
-			wait = e.Retry
-			if wait <= 0 {
-				wait = bo.NextBackOff()
-			}
-			c.control.throttled(wait)
+			wait = e.Retry // the shared pause attempt has already set
 		case ClassRetry:
 			if retries++; retries > c.cfg.MaxRetries {
 				return e
@@ -132,13 +132,28 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 }
 
 // attempt sends one request after waiting for the shared pause and a token.
-func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, error) {
-	if err := c.control.wait(ctx); err != nil {
-		return nil, err
-	}
-	if c.cfg.BeforeSend != nil {
+// A 429 sets the shared pause as soon as its status line is read, before
+// anything else (the body, the AfterResponse hook's database round trip),
+// so that no other worker sends into the pause; bo supplies the back-off
+// when the answer carries no usable Retry-After.
+func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) ([]byte, error) {
+	for {
+		if err := c.control.wait(ctx); err != nil {
+			return nil, err
+		}
+		if c.cfg.BeforeSend == nil {
+			break
+		}
 		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
 			return nil, err
+		}
+		if !c.control.paused() {
+			break
+		}
+		// A 429 arrived while BeforeSend ran (a database round trip):
+		// withdraw and wait for the pause like every other worker.
+		if c.cfg.AfterResponse != nil {
+			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, Withdrawn: true})
 		}
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
@@ -165,6 +180,13 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, er
 		return nil, &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error()}
 	}
 	defer resp.Body.Close()
+	var retry time.Duration
+	if resp.StatusCode == http.StatusTooManyRequests {
+		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), c.cfg.RetryAfterCap); retry <= 0 {
+			retry = bo.NextBackOff()
+		}
+		c.control.throttled(retry)
+	}
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBodyBytes+1))
 	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
 	if readErr == nil {
@@ -191,9 +213,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string) ([]byte, er
 	}
 	if class := classify(resp.StatusCode); class != 0 {
 		e := &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: class, Message: upstreamMessage(body)}
-		if class == ClassRateLimited {
-			e.Retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), c.cfg.RetryAfterCap)
-		}
+		e.Retry = retry
 		return nil, e
 	}
 	return body, nil

@@ -391,6 +391,68 @@ func TestRateLimitWaitsDoNotUseRetries(t *testing.T) {
 	}
 }
 
+// A 429 pauses the key before anything else happens (the AfterResponse
+// hook is a database round trip in the pipeline), and a worker that had
+// already reserved its credit when the 429 came withdraws instead of
+// sending into the pause.
+func TestPauseBeatsHooksAndWithdraws(t *testing.T) {
+	t.Parallel()
+	var limitedAt atomic.Int64
+	var early atomic.Int64
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if n == 1 {
+			limitedAt.Store(time.Now().UnixNano())
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(429)
+			return
+		}
+		if time.Since(time.Unix(0, limitedAt.Load())) < 950*time.Millisecond {
+			early.Add(1)
+		}
+		fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
+	})
+	bEntered, limitedSeen := make(chan struct{}), make(chan struct{})
+	var reserves, withdrawn atomic.Int64
+	var pausedAtHook atomic.Bool
+	var c *Client
+	c = testClient(t, s.srv.URL, func(cfg *Config) {
+		cfg.BeforeSend = func(context.Context, string) error {
+			if reserves.Add(1) == 1 { // worker B: reserved before the 429 arrives
+				close(bEntered)
+				<-limitedSeen
+			}
+			return nil
+		}
+		cfg.AfterResponse = func(_ context.Context, o Outcome) {
+			switch {
+			case o.Withdrawn:
+				withdrawn.Add(1)
+			case o.Status == 429:
+				pausedAtHook.Store(c.control.paused())
+				close(limitedSeen)
+			}
+		}
+	})
+	ctx := context.Background()
+	var g sync.WaitGroup
+	g.Go(func() {
+		if _, err := c.SVProfile(ctx, "b"); err != nil {
+			t.Error(err)
+		}
+	})
+	<-bEntered
+	if _, err := c.SVProfile(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	g.Wait()
+	if !pausedAtHook.Load() {
+		t.Error("the pause was not in force when the 429's AfterResponse hook ran")
+	}
+	if withdrawn.Load() != 1 || early.Load() != 0 || s.calls.Load() != 3 {
+		t.Errorf("withdrawn %d, early %d, calls %d; want 1, 0, 3", withdrawn.Load(), early.Load(), s.calls.Load())
+	}
+}
+
 func TestUnsentRequestIsReported(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())

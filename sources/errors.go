@@ -61,7 +61,7 @@ type Error struct {
 	Class    Class         // what to do about it
 	Message  string        // the upstream's message, or a description
 	Attempts int           // how many attempts were made
-	Retry    time.Duration // Retry-After of a 429, 0 when absent
+	Retry    time.Duration // a 429's pause: its Retry-After, or a back-off without one
 	Err      error         // underlying transport or decode error
 }
 

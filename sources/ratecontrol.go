@@ -168,6 +168,13 @@ func (rc *rateControl) wait(ctx context.Context) error {
 	}
 }
 
+// paused reports whether a 429's pause is in force.
+func (rc *rateControl) paused() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return time.Now().Before(rc.until)
+}
+
 // throttled records a 429: every worker pauses for d; the rate is adjusted
 // when the pause ends.
 func (rc *rateControl) throttled(d time.Duration) {
