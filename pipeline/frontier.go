@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -97,9 +98,21 @@ FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::int[]) AS t(kind,
 ON CONFLICT (run_id, kind, key) DO UPDATE SET depth = EXCLUDED.depth
 WHERE x.state = 'pending' AND EXCLUDED.depth < x.depth`
 
+// addTasks inserts tasks inside tx.
 func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks []NewTask) error {
+	args, err := addTasksArgs(runID, parent, tasks)
+	if err != nil || args == nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, addTasksSQL, args...)
+	return err
+}
+
+// addTasksArgs are the arguments of addTasksSQL for tasks, nil when there
+// are none.
+func addTasksArgs(runID int64, parent *int64, tasks []NewTask) ([]any, error) {
 	if len(tasks) == 0 {
-		return nil
+		return nil, nil
 	}
 	// One row per key (the least depth), in key order: one statement may not
 	// touch a row twice, and a fixed order keeps concurrent inserts from
@@ -120,7 +133,7 @@ func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks 
 	for i, t := range tasks {
 		p, err := json.Marshal(t.Params)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if t.Params == nil {
 			p = []byte("{}")
@@ -128,8 +141,7 @@ func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks 
 		kinds[i], keys[i], params[i] = t.Kind, t.Key, string(p)
 		depths[i], maxPages[i] = int32(t.Depth), int32(t.MaxPages)
 	}
-	_, err := tx.Exec(ctx, addTasksSQL, runID, parent, kinds, keys, params, depths, maxPages)
-	return err
+	return []any{runID, parent, kinds, keys, params, depths, maxPages}, nil
 }
 
 // leaseSQL takes the next pending task and stamps it with a fresh fencing
@@ -235,10 +247,20 @@ const advancedSQL = `SELECT lease_token = $2 AND pages = $3 + 1 AND cursor = $4 
 // lost is retried, the row already shows this page and Advance succeeds
 // without counting it again.
 func (f *Frontier) Advance(ctx context.Context, tx pgx.Tx, t *Task, next string, items int, stop string) error {
-	tag, err := tx.Exec(ctx, advanceSQL, t.ID, t.Token, next, items, stop, f.ttl, t.Pages)
+	tag, err := tx.Exec(ctx, advanceSQL, f.advanceArgs(t, next, items, stop)...)
 	if err != nil {
 		return fmt.Errorf("advance task %d: %w", t.ID, err)
 	}
+	return f.advanced(ctx, tx, tag, t, next)
+}
+
+func (f *Frontier) advanceArgs(t *Task, next string, items int, stop string) []any {
+	return []any{t.ID, t.Token, next, items, stop, f.ttl, t.Pages}
+}
+
+// advanced interprets the result of advanceSQL, run in tx: nil when it
+// counted the page, errAlreadyApplied or ErrLeaseLost when it matched no row.
+func (f *Frontier) advanced(ctx context.Context, tx pgx.Tx, tag pgconn.CommandTag, t *Task, next string) error {
 	if tag.RowsAffected() == 1 {
 		return nil
 	}

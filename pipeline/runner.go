@@ -415,13 +415,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 		var err error
 		for attempt := range 5 {
 			err = pgx.BeginFunc(ctx, c.opts.Pool, func(tx pgx.Tx) error {
-				if err := sinks.Write(ctx, tx, c.runID, &res.Batch); err != nil {
-					return err
-				}
-				if err := addTasks(ctx, tx, c.runID, &t.ID, children); err != nil {
-					return fmt.Errorf("add tasks: %w", err)
-				}
-				return c.frontier.Advance(ctx, tx, t, res.Next, res.Items, res.Stop)
+				return c.writePage(ctx, tx, t, res, children)
 			})
 			if !isTransient(err) {
 				break
@@ -443,6 +437,41 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	c.pages.Add(1)
 	c.rows.Add(int64(res.Batch.Len()))
 	return nil
+}
+
+// writePage sends a page's rows, its children and the task's advance to tx
+// as one batch: one round trip instead of one per statement, which the
+// next request of the list waits for.
+func (c *crawl) writePage(ctx context.Context, tx pgx.Tx, t *Task, res *result, children []NewTask) error {
+	var batch pgx.Batch
+	labels, err := sinks.Queue(&batch, c.runID, &res.Batch)
+	if err != nil {
+		return err
+	}
+	args, err := addTasksArgs(c.runID, &t.ID, children)
+	if err != nil {
+		return fmt.Errorf("add tasks: %w", err)
+	}
+	if args != nil {
+		batch.Queue(addTasksSQL, args...)
+		labels = append(labels, "add tasks")
+	}
+	batch.Queue(advanceSQL, c.frontier.advanceArgs(t, res.Next, res.Items, res.Stop)...)
+	br := tx.SendBatch(ctx, &batch)
+	err = sinks.Results(br, labels)
+	var tag pgconn.CommandTag
+	if err == nil {
+		if tag, err = br.Exec(); err != nil {
+			err = fmt.Errorf("advance task %d: %w", t.ID, err)
+		}
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return c.frontier.advanced(ctx, tx, tag, t, res.Next)
 }
 
 // isDataError reports errors of the data itself (SQLSTATE classes 22 and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Batch is the set of rows one page produced. Rows that reference another row
@@ -42,18 +43,33 @@ type Batch struct {
 	PSHighlightItems    []PSHighlightItem
 }
 
+// execer is what a table's writer sends its statement to. Writers only
+// queue: queue below collects their statements into one pgx.Batch, so a
+// page costs one round trip however many tables it touches.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// queue is an execer that appends to a pgx.Batch.
+type queue struct{ b *pgx.Batch }
+
+func (q queue) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	q.b.Queue(sql, args...)
+	return pgconn.CommandTag{}, nil
+}
+
 // table writes one table's rows of a batch.
 type table struct {
 	name  string
 	len   func(b *Batch) int
-	write func(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error
+	write func(ctx context.Context, tx execer, runID int64, b *Batch) error
 }
 
-func tableOf[T any](name string, rows func(b *Batch) []T, write func(context.Context, pgx.Tx, int64, []T) error) table {
+func tableOf[T any](name string, rows func(b *Batch) []T, write func(context.Context, execer, int64, []T) error) table {
 	return table{
 		name: name,
 		len:  func(b *Batch) int { return len(rows(b)) },
-		write: func(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error {
+		write: func(ctx context.Context, tx execer, runID int64, b *Batch) error {
 			return write(ctx, tx, runID, rows(b))
 		},
 	}
@@ -100,16 +116,48 @@ func (b *Batch) Len() int {
 	return n
 }
 
-// Write applies b for run runID inside tx, parents before children. Writing
-// the same batch again changes nothing, not even the rows' xmin.
-func Write(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error {
+// Queue appends the statements that apply b for run runID to batch, parents
+// before children, and returns what each statement writes ("write
+// shortvideo.users"), in order, for Results. Only the rows' encoding can
+// fail here (a value pgx cannot encode shows up when the batch is sent).
+func Queue(batch *pgx.Batch, runID int64, b *Batch) ([]string, error) {
+	var labels []string
 	for _, t := range tables {
 		if t.len(b) == 0 {
 			continue
 		}
-		if err := t.write(ctx, tx, runID, b); err != nil {
-			return fmt.Errorf("write %s: %w", t.name, err)
+		if err := t.write(context.Background(), queue{batch}, runID, b); err != nil {
+			return nil, fmt.Errorf("write %s: %w", t.name, err)
+		}
+		labels = append(labels, "write "+t.name)
+	}
+	return labels, nil
+}
+
+// Results reads the results of the statements labels names from br, in
+// order, and returns the first error with its label.
+func Results(br pgx.BatchResults, labels []string) error {
+	for _, l := range labels {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("%s: %w", l, err)
 		}
 	}
 	return nil
+}
+
+// Write applies b for run runID inside tx, parents before children, in one
+// round trip. Writing the same batch again changes nothing, not even the
+// rows' xmin.
+func Write(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error {
+	var batch pgx.Batch
+	labels, err := Queue(&batch, runID, b)
+	if err != nil || len(labels) == 0 {
+		return err
+	}
+	br := tx.SendBatch(ctx, &batch)
+	if err := Results(br, labels); err != nil {
+		br.Close()
+		return err
+	}
+	return br.Close()
 }

@@ -174,3 +174,23 @@ func TestConcurrentOverlappingWritesDoNotDeadlock(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A batch goes to the server in one round trip; a statement that fails in
+// it is named by its table, and the transaction keeps none of the batch.
+func TestFailedStatementNamesTableAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	run := newRun(t, pool)
+	b := &sinks.Batch{
+		SVUsers:     []sinks.SVUser{{UniqueID: "kept_nowhere", Raw: []byte(`{}`)}},
+		SVSnapshots: []sinks.SVUserSnapshot{{UniqueID: "no_such_user"}}, // its user is not stored
+	}
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error { return sinks.Write(context.Background(), tx, run, b) })
+	if err == nil || !strings.Contains(err.Error(), "write shortvideo.user_snapshots: ") {
+		t.Fatalf("err = %v, want one naming shortvideo.user_snapshots", err)
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM shortvideo.users`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("users = %d (%v), want 0: the failed batch left rows behind", n, err)
+	}
+}

@@ -1,8 +1,10 @@
 // Package sinks writes normalized rows into PostgreSQL.
 //
 // A Batch holds the rows of one fetched page, one slice per table; Write
-// applies it inside the caller's transaction, so the pipeline can commit a
-// page's rows together with its cursor advance and the tasks it discovered.
+// applies it inside the caller's transaction, and Queue appends its
+// statements to a pgx.Batch, so the pipeline can send a page's rows, the
+// tasks it discovered and its cursor advance in one round trip and commit
+// them together.
 // Every write is an idempotent bulk upsert (unnest + ON CONFLICT ... WHERE
 // ... IS DISTINCT FROM): writing the same page twice leaves the same content
 // and touches no row the second time. Rows are sorted by key before writing,

@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // CommentKey identifies a comment, which the contract gives no id: the hex
@@ -93,7 +91,7 @@ type keyedComment struct {
 	PSComment
 }
 
-func writePSComments(ctx context.Context, tx pgx.Tx, runID int64, rows []PSComment) error {
+func writePSComments(ctx context.Context, tx execer, runID int64, rows []PSComment) error {
 	if len(rows) == 0 {
 		return nil
 	}

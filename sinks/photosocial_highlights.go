@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // HighlightID is the bare numeric id of a highlight: the detail endpoint takes
@@ -56,7 +54,7 @@ WHERE (h.title, h.media_count, h.owner_username, h.owner_verified, h.raw, h.firs
        COALESCE(EXCLUDED.owner_username, h.owner_username), COALESCE(EXCLUDED.owner_verified, h.owner_verified),
        EXCLUDED.raw, LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSHighlights(ctx context.Context, tx pgx.Tx, runID int64, rows []PSHighlight) error {
+func writePSHighlights(ctx context.Context, tx execer, runID int64, rows []PSHighlight) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -91,7 +89,7 @@ WHERE (i.item_id, i.media_type, i.video_url, i.raw, i.first_seen_run, i.last_see
       (EXCLUDED.item_id, EXCLUDED.media_type, EXCLUDED.video_url, EXCLUDED.raw,
        LEAST(i.first_seen_run, EXCLUDED.first_seen_run), GREATEST(i.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSHighlightItems(ctx context.Context, tx pgx.Tx, runID int64, rows []PSHighlightItem) error {
+func writePSHighlightItems(ctx context.Context, tx execer, runID int64, rows []PSHighlightItem) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // PSProfile is a photo-sharing account: from the profile endpoint (Profile
@@ -84,7 +82,7 @@ WHERE (p.user_id, p.full_name, p.biography, p.profile_pic_url, p.is_verified, p.
        CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END,
        LEAST(p.first_seen_run, EXCLUDED.first_seen_run), GREATEST(p.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSProfiles(ctx context.Context, tx pgx.Tx, runID int64, rows []PSProfile) error {
+func writePSProfiles(ctx context.Context, tx execer, runID int64, rows []PSProfile) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -124,7 +122,7 @@ WHERE (s.follower_count, s.following_count, s.post_count)
       (COALESCE(EXCLUDED.follower_count, s.follower_count), COALESCE(EXCLUDED.following_count, s.following_count),
        COALESCE(EXCLUDED.post_count, s.post_count))`
 
-func writePSProfileSnapshots(ctx context.Context, tx pgx.Tx, runID int64, rows []PSProfileSnapshot) error {
+func writePSProfileSnapshots(ctx context.Context, tx execer, runID int64, rows []PSProfileSnapshot) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -160,7 +158,7 @@ WHERE (e.html, e.raw, e.first_seen_run, e.last_seen_run)
       (COALESCE(EXCLUDED.html, e.html), EXCLUDED.raw,
        LEAST(e.first_seen_run, EXCLUDED.first_seen_run), GREATEST(e.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSEmbeds(ctx context.Context, tx pgx.Tx, runID int64, rows []PSEmbed) error {
+func writePSEmbeds(ctx context.Context, tx execer, runID int64, rows []PSEmbed) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -3,8 +3,6 @@ package sinks
 import (
 	"context"
 	"strconv"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // PSReel is a reel from a reels search. Nil fields never erase stored values.
@@ -55,7 +53,7 @@ WHERE (l.owner_username, l.caption, l.taken_at, l.raw, l.first_seen_run, l.last_
        COALESCE(EXCLUDED.taken_at, l.taken_at), EXCLUDED.raw,
        LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSReels(ctx context.Context, tx pgx.Tx, runID int64, rows []PSReel) error {
+func writePSReels(ctx context.Context, tx execer, runID int64, rows []PSReel) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -79,7 +77,7 @@ ON CONFLICT (reel_id, run_id) DO UPDATE SET
 WHERE (s.play_count, s.like_count)
   IS DISTINCT FROM (COALESCE(EXCLUDED.play_count, s.play_count), COALESCE(EXCLUDED.like_count, s.like_count))`
 
-func writePSReelSnapshots(ctx context.Context, tx pgx.Tx, runID int64, rows []PSReelSnapshot) error {
+func writePSReelSnapshots(ctx context.Context, tx execer, runID int64, rows []PSReelSnapshot) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -105,7 +103,7 @@ ON CONFLICT (run_id, query_key, rank) DO UPDATE SET
     reel_id = EXCLUDED.reel_id
 WHERE s.reel_id IS DISTINCT FROM EXCLUDED.reel_id`
 
-func writePSReelSearchResults(ctx context.Context, tx pgx.Tx, runID int64, rows []PSReelSearchResult) error {
+func writePSReelSearchResults(ctx context.Context, tx execer, runID int64, rows []PSReelSearchResult) error {
 	if len(rows) == 0 {
 		return nil
 	}

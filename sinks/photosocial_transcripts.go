@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // PSTranscript is an entry of a media transcript.
@@ -41,7 +39,7 @@ WHERE (t.text, t.media_url, t.raw, t.first_seen_run, t.last_seen_run)
       (COALESCE(EXCLUDED.text, t.text), EXCLUDED.media_url, EXCLUDED.raw,
        LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSTranscripts(ctx context.Context, tx pgx.Tx, runID int64, rows []PSTranscript) error {
+func writePSTranscripts(ctx context.Context, tx execer, runID int64, rows []PSTranscript) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -72,7 +70,7 @@ WHERE (c.media_url, c.has_speech, c.entry_count, c.first_checked_run, c.last_che
       (EXCLUDED.media_url, EXCLUDED.has_speech, EXCLUDED.entry_count,
        LEAST(c.first_checked_run, EXCLUDED.first_checked_run), GREATEST(c.last_checked_run, EXCLUDED.last_checked_run))`
 
-func writePSTranscriptChecks(ctx context.Context, tx pgx.Tx, runID int64, rows []PSTranscriptCheck) error {
+func writePSTranscriptChecks(ctx context.Context, tx execer, runID int64, rows []PSTranscriptCheck) error {
 	if len(rows) == 0 {
 		return nil
 	}

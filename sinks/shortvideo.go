@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // SVUser is a short-video user, from a profile (Profile true: every field
@@ -69,7 +67,7 @@ WHERE (u.user_id, u.sec_uid, u.nickname, u.avatar_url, u.signature, u.verified, 
        CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
        LEAST(u.first_seen_run, EXCLUDED.first_seen_run), GREATEST(u.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVUsers(ctx context.Context, tx pgx.Tx, runID int64, rows []SVUser) error {
+func writeSVUsers(ctx context.Context, tx execer, runID int64, rows []SVUser) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -109,7 +107,7 @@ WHERE (s.follower_count, s.following_count, s.heart_count, s.video_count, s.digg
   IS DISTINCT FROM
       (EXCLUDED.follower_count, EXCLUDED.following_count, EXCLUDED.heart_count, EXCLUDED.video_count, EXCLUDED.digg_count)`
 
-func writeSVSnapshots(ctx context.Context, tx pgx.Tx, runID int64, rows []SVUserSnapshot) error {
+func writeSVSnapshots(ctx context.Context, tx execer, runID int64, rows []SVUserSnapshot) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -137,7 +135,7 @@ WHERE (f.raw, f.first_seen_run, f.last_seen_run)
   IS DISTINCT FROM
       (EXCLUDED.raw, LEAST(f.first_seen_run, EXCLUDED.first_seen_run), GREATEST(f.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVFollows(ctx context.Context, tx pgx.Tx, runID int64, rows []SVFollow) error {
+func writeSVFollows(ctx context.Context, tx execer, runID int64, rows []SVFollow) error {
 	if len(rows) == 0 {
 		return nil
 	}

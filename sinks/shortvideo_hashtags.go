@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // SVHashtag is a hashtag from a hashtag search, or from a top search (Partial:
@@ -39,7 +37,7 @@ WHERE (h.raw_partial, h.raw, h.first_seen_run, h.last_seen_run)
        CASE WHEN h.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE h.raw END,
        LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVHashtags(ctx context.Context, tx pgx.Tx, runID int64, rows []SVHashtag) error {
+func writeSVHashtags(ctx context.Context, tx execer, runID int64, rows []SVHashtag) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -71,7 +69,7 @@ WHERE (s.view_count, s.video_count, s.growth)
       (COALESCE(EXCLUDED.view_count, s.view_count), COALESCE(EXCLUDED.video_count, s.video_count),
        COALESCE(EXCLUDED.growth, s.growth))`
 
-func writeSVHashtagSnapshots(ctx context.Context, tx pgx.Tx, runID int64, rows []SVHashtagSnapshot) error {
+func writeSVHashtagSnapshots(ctx context.Context, tx execer, runID int64, rows []SVHashtagSnapshot) error {
 	if len(rows) == 0 {
 		return nil
 	}

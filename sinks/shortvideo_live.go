@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // SVLiveStatus is the live status of a handle as one run asked for it. Asking
@@ -31,7 +29,7 @@ ON CONFLICT (unique_id, run_id) DO UPDATE SET
 WHERE (l.is_live, l.title, l.viewer_count, l.start_time, l.raw)
   IS DISTINCT FROM (EXCLUDED.is_live, EXCLUDED.title, EXCLUDED.viewer_count, EXCLUDED.start_time, EXCLUDED.raw)`
 
-func writeSVLiveStatuses(ctx context.Context, tx pgx.Tx, runID int64, rows []SVLiveStatus) error {
+func writeSVLiveStatuses(ctx context.Context, tx execer, runID int64, rows []SVLiveStatus) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Search kinds of SVSearchResult.Kind.
@@ -91,7 +89,7 @@ WHERE (s.result_type, s.video_id, s.unique_id, s.hashtag_name, s.song_id, s.raw)
       (EXCLUDED.result_type, EXCLUDED.video_id, EXCLUDED.unique_id, EXCLUDED.hashtag_name, EXCLUDED.song_id,
        EXCLUDED.raw)`
 
-func writeSVSearchResults(ctx context.Context, tx pgx.Tx, runID int64, rows []SVSearchResult) error {
+func writeSVSearchResults(ctx context.Context, tx execer, runID int64, rows []SVSearchResult) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -129,7 +127,7 @@ ON CONFLICT (run_id, feed, rank) DO UPDATE SET
     raw      = EXCLUDED.raw
 WHERE (f.video_id, f.raw) IS DISTINCT FROM (EXCLUDED.video_id, EXCLUDED.raw)`
 
-func writeSVFeedEntries(ctx context.Context, tx pgx.Tx, runID int64, rows []SVFeedEntry) error {
+func writeSVFeedEntries(ctx context.Context, tx execer, runID int64, rows []SVFeedEntry) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -167,7 +165,7 @@ ON CONFLICT (run_id, rank) DO UPDATE SET
 WHERE (c.unique_id, c.follower_count, c.verified, c.raw)
   IS DISTINCT FROM (EXCLUDED.unique_id, EXCLUDED.follower_count, EXCLUDED.verified, EXCLUDED.raw)`
 
-func writeSVPopularCreators(ctx context.Context, tx pgx.Tx, runID int64, rows []SVPopularCreator) error {
+func writeSVPopularCreators(ctx context.Context, tx execer, runID int64, rows []SVPopularCreator) error {
 	if len(rows) == 0 {
 		return nil
 	}

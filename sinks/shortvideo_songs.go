@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // SVSong is a song (sound): from the song endpoint, or a sound entry of a top
@@ -67,7 +65,7 @@ WHERE (s.title, s.author_name, s.duration_seconds, s.cover_large_url, s.cover_me
        CASE WHEN s.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE s.raw END,
        LEAST(s.first_seen_run, EXCLUDED.first_seen_run), GREATEST(s.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVSongs(ctx context.Context, tx pgx.Tx, runID int64, rows []SVSong) error {
+func writeSVSongs(ctx context.Context, tx execer, runID int64, rows []SVSong) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -98,7 +96,7 @@ ON CONFLICT (song_id, run_id) DO UPDATE SET
     usage_count = COALESCE(EXCLUDED.usage_count, s.usage_count)
 WHERE s.usage_count IS DISTINCT FROM COALESCE(EXCLUDED.usage_count, s.usage_count)`
 
-func writeSVSongSnapshots(ctx context.Context, tx pgx.Tx, runID int64, rows []SVSongSnapshot) error {
+func writeSVSongSnapshots(ctx context.Context, tx execer, runID int64, rows []SVSongSnapshot) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -126,7 +124,7 @@ WHERE (l.first_seen_run, l.last_seen_run)
   IS DISTINCT FROM
       (LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVSongVideos(ctx context.Context, tx pgx.Tx, runID int64, rows []SVSongVideo) error {
+func writeSVSongVideos(ctx context.Context, tx execer, runID int64, rows []SVSongVideo) error {
 	if len(rows) == 0 {
 		return nil
 	}

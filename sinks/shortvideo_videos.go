@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // SVVideo is a short-video video from any list that carries videos: keyword
@@ -57,7 +55,7 @@ WHERE (v.author_unique_id, v.description, v.create_time, v.song_id, v.raw_partia
        CASE WHEN v.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE v.raw END,
        LEAST(v.first_seen_run, EXCLUDED.first_seen_run), GREATEST(v.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVVideos(ctx context.Context, tx pgx.Tx, runID int64, rows []SVVideo) error {
+func writeSVVideos(ctx context.Context, tx execer, runID int64, rows []SVVideo) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -94,7 +92,7 @@ WHERE (s.play_count, s.digg_count, s.comment_count, s.share_count)
       (COALESCE(EXCLUDED.play_count, s.play_count), COALESCE(EXCLUDED.digg_count, s.digg_count),
        COALESCE(EXCLUDED.comment_count, s.comment_count), COALESCE(EXCLUDED.share_count, s.share_count))`
 
-func writeSVVideoSnapshots(ctx context.Context, tx pgx.Tx, runID int64, rows []SVVideoSnapshot) error {
+func writeSVVideoSnapshots(ctx context.Context, tx execer, runID int64, rows []SVVideoSnapshot) error {
 	if len(rows) == 0 {
 		return nil
 	}
