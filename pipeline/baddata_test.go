@@ -9,12 +9,16 @@ import (
 )
 
 // An upstream answer the schema refuses fails that task with the reason;
-// the run goes on. A NUL character in upstream text is stored as U+FFFD.
+// the run goes on. Text PostgreSQL cannot hold (a NUL, a lone surrogate) is
+// stored as U+FFFD rather than losing the page.
 func TestUnstorablePageFailsOnlyItsTask(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("id") {
+		case "":
+			// A create time far past timestamptz's range (year 294276).
+			fmt.Fprint(w, `{"videos":[{"id":"v1","desc":"x","createTime":99999999999999,"stats":{"playCount":1},"author":{"uniqueId":"a"}}]}`)
 		case "12": // a lone surrogate: Go decodes it, jsonb refuses it
 			fmt.Fprint(w, `{"success":true,"id":"highlight:12","title":"bad \ud800 text","media_count":0,"items":[],"user":{"username":"a","is_verified":false}}`)
 		default:
@@ -24,23 +28,29 @@ func TestUnstorablePageFailsOnlyItsTask(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	b.baseURL = srv.URL + "/api"
-	job := b.job(t, "seeds: {photosocial: {highlights: [\"12\", \"13\"]}}\n")
+	job := b.job(t, "seeds: {shortvideo: {trending_feed: true}, photosocial: {highlights: [\"12\", \"13\"]}}\n")
 	sum := b.run(t, job)
 	if sum.State != "done" {
 		t.Fatalf("run %s: %s", sum.State, sum.Reason)
 	}
 	got := b.tasks(t, sum.RunID)
 	want := map[string]bool{
-		"photosocial.highlight 12 failed cannot store page 0": true,
-		"photosocial.highlight 13 done done 1":                true,
+		"shortvideo.trending_feed trending failed cannot store page 0": true,
+		"photosocial.highlight 12 done done 1":                         true,
+		"photosocial.highlight 13 done done 1":                         true,
+	}
+	if len(got) != len(want) {
+		t.Errorf("tasks %q, want %d", got, len(want))
 	}
 	for _, g := range got {
 		if !want[g] {
 			t.Errorf("unexpected task %q (all: %q)", g, got)
 		}
 	}
-	var title string
-	if err := b.pool.QueryRow(context.Background(), `SELECT title FROM photosocial.highlights WHERE highlight_id = '13'`).Scan(&title); err != nil || title != "nul\ufffdhere" {
-		t.Errorf("title = %q, %v", title, err)
+	for id, want := range map[string]string{"12": "bad \ufffd text", "13": "nul\ufffdhere"} {
+		var title string
+		if err := b.pool.QueryRow(context.Background(), `SELECT title FROM photosocial.highlights WHERE highlight_id = $1`, id).Scan(&title); err != nil || title != want {
+			t.Errorf("highlight %s title = %q, %v; want %q", id, title, err, want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
 )
@@ -207,7 +208,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		}
 		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassRetry, Message: "truncated body: " + scrubURL(readErr).Error()}
 	}
-	body = replaceNULEscapes(body)
+	body = storable(body)
 	if int64(len(body)) > c.cfg.MaxBodyBytes {
 		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: fmt.Sprintf("body larger than %d bytes", c.cfg.MaxBodyBytes)}
 	}
@@ -219,24 +220,73 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	return body, nil
 }
 
-// replaceNULEscapes replaces the JSON escape \u0000 with \ufffd: PostgreSQL
-// text and jsonb cannot hold NUL, and one such character would make every
-// write of the page fail. Escaped backslashes (\\u0000) are left alone.
-func replaceNULEscapes(body []byte) []byte {
-	if !bytes.Contains(body, []byte(`\u0000`)) {
+// storable makes a body storable in PostgreSQL, whose text and jsonb refuse
+// what JSON and Go accept: the escape \u0000 (NUL) and lone UTF-16
+// surrogate escapes (\ud800 without its pair) become \ufffd, and invalid
+// UTF-8 bytes become U+FFFD, which is what Go's decoder makes of all three
+// anyway. One such character would otherwise make every write of the page
+// fail. Escaped backslashes (\\u0000) are text and stay.
+func storable(body []byte) []byte {
+	if !utf8.Valid(body) {
+		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+	}
+	if !bytes.Contains(body, []byte(`\u`)) {
 		return body
 	}
-	out := bytes.Clone(body)
-	for i := 0; i+5 < len(out); i++ {
-		if out[i] != '\\' {
+	var out []byte // a copy, made on the first change
+	for i := 0; i+5 < len(body); i++ {
+		if body[i] != '\\' {
 			continue
 		}
-		if string(out[i+1:i+6]) == "u0000" {
-			copy(out[i+1:i+6], "ufffd")
+		if body[i+1] != 'u' {
+			i++ // an escaped character: \\u0000 stays text
+			continue
 		}
-		i++ // skip the escaped character, so \\u0000 stays text
+		r, ok := hex4(body[i+2 : i+6])
+		bad := false
+		switch {
+		case !ok:
+		case r == 0 || (r >= 0xDC00 && r <= 0xDFFF): // NUL, or a low surrogate without its high one
+			bad = true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+11 < len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
+				if lo, ok := hex4(body[i+8 : i+12]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 11 // a valid pair
+					continue
+				}
+			}
+			bad = true
+		}
+		if bad {
+			if out == nil {
+				out = bytes.Clone(body)
+			}
+			copy(out[i+2:i+6], "fffd")
+		}
+		i += 5
+	}
+	if out == nil {
+		return body
 	}
 	return out
+}
+
+// hex4 decodes the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // isEmptyBody reports an empty response: no bytes, null, or {}.
