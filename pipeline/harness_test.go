@@ -22,6 +22,7 @@ const testKey = "sk-pipeline-test-91b2"
 type bundle struct {
 	pool    *pgxpool.Pool
 	sandbox *sandbox.Server
+	srv     *httptest.Server
 	baseURL string
 }
 
@@ -41,7 +42,7 @@ func setupWith(t *testing.T, cfg sandbox.Config) *bundle {
 	}
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(srv.Close)
-	return &bundle{pool: pool, sandbox: sb, baseURL: srv.URL + "/api"}
+	return &bundle{pool: pool, sandbox: sb, srv: srv, baseURL: srv.URL + "/api"}
 }
 
 // job parses a job file whose api section points at the sandbox; body holds

@@ -75,7 +75,7 @@ func TestPostgresOutageMidRun(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	b := &bundle{pool: pool, sandbox: sb, baseURL: srv.URL + "/api"}
-	job := b.job(t, "limits: {workers: 3, lease_timeout: 10s}\nseeds: {shortvideo: {profiles: [out_f300_g40, age_f60_g60]}}\n")
+	job := b.job(t, "limits: {workers: 3}\nseeds: {shortvideo: {profiles: [out_f300_g40, age_f60_g60]}}\n")
 	runID, err := pipeline.Start(ctx, pool, job)
 	if err != nil {
 		t.Fatal(err)

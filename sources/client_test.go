@@ -192,15 +192,28 @@ func TestRetryAfterPausesAllWorkers(t *testing.T) {
 				}
 				fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
 			})
-			c := testClient(t, s.srv.URL, nil)
+			limited := make(chan struct{})
+			c := testClient(t, s.srv.URL, func(cfg *Config) {
+				cfg.AfterResponse = func(_ context.Context, o Outcome) {
+					if o.Status == 429 {
+						close(limited)
+					}
+				}
+			})
 			ctx := context.Background()
-			if _, err := c.SVProfile(ctx, "a"); err != nil {
-				t.Fatal(err)
-			}
-			// A second worker after the 429 must also respect the pause.
+			var g sync.WaitGroup
+			g.Go(func() {
+				if _, err := c.SVProfile(ctx, "a"); err != nil {
+					t.Error(err)
+				}
+			})
+			// A second worker, starting while the first sits out its 429,
+			// must also respect the pause.
+			<-limited
 			if _, err := c.SVProfile(ctx, "b"); err != nil {
 				t.Fatal(err)
 			}
+			g.Wait()
 			if early.Load() != 0 {
 				t.Errorf("%d requests arrived before Retry-After elapsed", early.Load())
 			}
@@ -455,9 +468,7 @@ func TestPauseBeatsHooksAndWithdraws(t *testing.T) {
 
 func TestUnsentRequestIsReported(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.NotFoundHandler())
-	base := srv.URL
-	srv.Close() // connection refused from now on
+	base := "http://127.0.0.1:1" // a privileged port nobody listens on: refused
 	var notSent atomic.Int64
 	c := testClient(t, base, func(c *Config) {
 		c.MaxRetries = 2
@@ -514,5 +525,30 @@ func TestNULEscapesReplaced(t *testing.T) {
 	}
 	if strings.Contains(string(p.Raw), `x\u0000`) {
 		t.Errorf("raw still holds a NUL escape: %s", p.Raw)
+	}
+}
+
+// A BeforeSend hook that answers Held (a 429 read by another process)
+// pauses the client for the wait, then the attempt goes out: one request.
+func TestHeldByHookPauses(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
+	})
+	var calls atomic.Int64
+	c := testClient(t, s.srv.URL, func(cfg *Config) {
+		cfg.BeforeSend = func(context.Context, string) error {
+			if calls.Add(1) == 1 {
+				return &Held{Wait: 300 * time.Millisecond}
+			}
+			return nil
+		}
+	})
+	start := time.Now()
+	if _, err := c.SVProfile(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond || calls.Load() != 2 || s.calls.Load() != 1 {
+		t.Errorf("took %v with %d hook calls and %d requests; want >= 300ms, 2 and 1", d, calls.Load(), s.calls.Load())
 	}
 }

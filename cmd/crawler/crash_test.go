@@ -117,13 +117,21 @@ const crashWorkers = 4
 
 // crashJob needs 1+8+3 + 1+2+1 + 1+1+1 = 19 pages from the sandbox.
 func crashJob(t *testing.T, base string) string {
+	return crashJobLease(t, base, "2m")
+}
+
+// crashJobLease is crashJob with a lease timeout: short only where a dead
+// process's leases must expire, since a stall of a loaded machine longer
+// than a short lease hands a live worker's task to another and re-buys a
+// page.
+func crashJobLease(t *testing.T, base, lease string) string {
 	return writeJob(t, fmt.Sprintf(`name: crash-test
 api: {base_url: %s, max_retries: 2}
-limits: {workers: %d, lease_timeout: 1s}
+limits: {workers: %d, lease_timeout: %s}
 seeds:
   shortvideo:
     profiles: [big_f400_g120, mid_f100_g50, small_f3_g3]
-`, base, crashWorkers))
+`, base, crashWorkers, lease))
 }
 
 const cleanPages = 19
@@ -254,7 +262,7 @@ func TestKill9ThenResume(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t)
 			db := pgtest.DB(t)
-			job := crashJob(t, up.url)
+			job := crashJobLease(t, up.url, "3s")
 			var victim atomic.Pointer[os.Process]
 			up.setTrigger(func(n int64) {
 				if n == at {

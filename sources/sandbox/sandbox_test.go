@@ -824,7 +824,9 @@ func TestHugeAccountIsCheap(t *testing.T) {
 	start := time.Now()
 	deep := b.getOK(t, "/shortvideo/user/followers", "secUid="+sec+"&cursor=987654321")
 	last := b.getOK(t, "/shortvideo/user/followers", "secUid="+sec+"&cursor=999999500")
-	if d := time.Since(start); d > 2*time.Second {
+	// Pages costing O(cursor) would take minutes here; O(page) takes
+	// milliseconds, so the bound is loose enough for any loaded machine.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("two deep pages took %v", d)
 	}
 	if len(list(t, deep, "followers")) != 1000 || deep["cursor"] != "987655321" || deep["hasMore"] != true {
