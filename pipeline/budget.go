@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,49 +29,25 @@ type budget struct {
 
 const reserveSQL = `
 UPDATE crawl.runs SET credits_committed = credits_committed + 1
-WHERE id = $1 AND (max_credits IS NULL OR credits_committed < max_credits)
-  AND (paused_until IS NULL OR paused_until <= now())`
+WHERE id = $1 AND (max_credits IS NULL OR credits_committed < max_credits)`
 
-// whyNotReservedSQL tells a spent budget from a pause (the seconds left).
-const whyNotReservedSQL = `
-SELECT max_credits IS NOT NULL AND credits_committed >= max_credits,
-       COALESCE(EXTRACT(EPOCH FROM paused_until - now())::float8, 0)
-FROM crawl.runs WHERE id = $1`
-
-// reserve is the client's BeforeSend hook. It also carries the run's shared
-// 429 pause: while a process of the run sits out a 429, it holds the
-// request back (sources.Held) for the rest of that pause.
+// reserve is the client's BeforeSend hook.
 func (b *budget) reserve(ctx context.Context, _ string) error {
 	return b.retry(ctx, func(ctx context.Context) error {
-		for {
-			tag, err := b.pool.Exec(ctx, reserveSQL, b.runID)
-			if err != nil {
-				return fmt.Errorf("reserve credit: %w", err)
-			}
-			if tag.RowsAffected() == 1 {
-				return nil
-			}
-			var spent bool
-			var left float64
-			if err := b.pool.QueryRow(ctx, whyNotReservedSQL, b.runID).Scan(&spent, &left); err != nil {
-				return fmt.Errorf("reserve credit: %w", err)
-			}
-			switch {
-			case spent:
-				return ErrBudgetExhausted
-			case left > 0:
-				return &sources.Held{Wait: time.Duration(left * float64(time.Second))}
-			}
-			// The pause ended between the two statements: reserve again.
+		tag, err := b.pool.Exec(ctx, reserveSQL, b.runID)
+		if err != nil {
+			return fmt.Errorf("reserve credit: %w", err)
 		}
+		if tag.RowsAffected() == 0 {
+			return ErrBudgetExhausted
+		}
+		return nil
 	})
 }
 
 const settleSQL = `
 WITH run AS (
-    UPDATE crawl.runs SET credits_committed = credits_committed - $3, credits_billed = credits_billed + $4,
-        paused_until = CASE WHEN $10::float8 > 0
-            THEN GREATEST(paused_until, now() + make_interval(secs => $10::float8)) ELSE paused_until END
+    UPDATE crawl.runs SET credits_committed = credits_committed - $3, credits_billed = credits_billed + $4
     WHERE id = $1
 )
 INSERT INTO crawl.credit_usage AS u (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
@@ -111,7 +86,7 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 		remaining = &o.Credits.Remaining.V
 	}
 	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		_, err := b.pool.Exec(ctx, settleSQL, b.runID, o.Endpoint, refund, billed, free, limited, errs, o.Credits.Charged.V, remaining, o.Pause.Seconds())
+		_, err := b.pool.Exec(ctx, settleSQL, b.runID, o.Endpoint, refund, billed, free, limited, errs, o.Credits.Charged.V, remaining)
 		if err != nil && refund > 0 && !pgconn.SafeToRetry(err) {
 			// It may have been applied: applying a refund twice could let
 			// the run overspend, so keep the reservation instead.

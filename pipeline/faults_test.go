@@ -160,51 +160,6 @@ func TestRateLimitStorms(t *testing.T) {
 	}
 }
 
-// Two processes on one run share a 429's pause: the one that reads it
-// records it with its credit settle, and the other's next reservation holds
-// its workers for the rest of it. Both runs of the test have their own
-// client and rate control, as two processes would; they share the wire log.
-func TestRateLimitPauseSharedAcrossProcesses(t *testing.T) {
-	t.Parallel()
-	b := setupWith(t, sandbox.Config{RetryAfterMode: sandbox.RetryAfterSeconds,
-		Faults: sandbox.Faults{Script: map[string][]int{"/shortvideo/user/followers": {0, 0, 0, 429}}}})
-	// Six lists of 20 pages (the default max_pages) keep both processes
-	// busy when the 429 comes.
-	job := b.job(t, "limits: {workers: 2}\nseeds: {shortvideo: {profiles: [p1_f2000_g2000, p2_f2000_g2000, p3_f2000_g2000]}}\n")
-	runID := b.start(t, job)
-	rec := &wireLog{next: http.DefaultTransport}
-	var g sync.WaitGroup
-	for range 2 {
-		opts := b.options(job, testKey)
-		opts.Client.HTTPClient = &http.Client{Transport: rec}
-		g.Go(func() {
-			if sum, err := pipeline.Run(context.Background(), opts, job, runID); err != nil || sum.State != "done" {
-				t.Errorf("run: %v %+v", err, sum)
-			}
-		})
-	}
-	g.Wait()
-	if len(rec.limited) != 1 || rec.limited[0].header != "1" {
-		t.Fatalf("429s read: %+v, want one with Retry-After 1", rec.limited)
-	}
-	read := rec.limited[0].read
-	early := 0
-	for _, sent := range rec.sent {
-		// 200 ms for the settle that publishes the pause to reach the
-		// database on a loaded machine; the pause is 1 s.
-		if sent.After(read.Add(200*time.Millisecond)) && sent.Before(read.Add(time.Second)) {
-			early++
-		}
-	}
-	if early > 0 {
-		t.Errorf("%d requests of the two processes were sent during the other's pause", early)
-	}
-	pages := b.count(t, `SELECT sum(pages) FROM crawl.tasks WHERE run_id = $1`, runID)
-	if u := b.sandbox.Usage(testKey); u.Billable != pages || u.Billable != 123 || u.RateLimited != 1 {
-		t.Errorf("usage %+v, frontier pages %d; want 123 billable (20-page lists), each page once", u, pages)
-	}
-}
-
 // wireLog is a transport that records when each request left and when each
 // 429 came back, with its Retry-After header.
 type wireLog struct {

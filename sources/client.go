@@ -44,17 +44,7 @@ type Outcome struct {
 	// paused the key meanwhile: nothing was sent, so there is nothing to
 	// record beyond giving the reservation back.
 	Withdrawn bool
-	// Pause is, for a 429, the pause the client takes: what other
-	// processes on the key should sit out too.
-	Pause time.Duration
 }
-
-// Held is what a BeforeSend hook returns to hold an attempt back because the
-// key is paused elsewhere (another process got a 429): the client pauses
-// all its workers for Wait, then tries again. Nothing was reserved.
-type Held struct{ Wait time.Duration }
-
-func (h *Held) Error() string { return fmt.Sprintf("paused by a 429 elsewhere for %s", h.Wait) }
 
 // Client calls the upstream with one API key. It is safe for concurrent use
 // and meant to be shared by all workers of a run.
@@ -156,11 +146,6 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 			break
 		}
 		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
-			var held *Held
-			if errors.As(err, &held) {
-				c.control.pauseFor(held.Wait)
-				continue
-			}
 			return nil, err
 		}
 		if !c.control.paused() {
@@ -204,7 +189,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		c.control.throttled(retry)
 	}
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBodyBytes+1))
-	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode, Pause: retry}
+	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
 	if readErr == nil {
 		if env, err := parseEnvelope(body); err == nil {
 			out.Credits = env.credits()

@@ -527,28 +527,3 @@ func TestNULEscapesReplaced(t *testing.T) {
 		t.Errorf("raw still holds a NUL escape: %s", p.Raw)
 	}
 }
-
-// A BeforeSend hook that answers Held (a 429 read by another process)
-// pauses the client for the wait, then the attempt goes out: one request.
-func TestHeldByHookPauses(t *testing.T) {
-	t.Parallel()
-	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
-		fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
-	})
-	var calls atomic.Int64
-	c := testClient(t, s.srv.URL, func(cfg *Config) {
-		cfg.BeforeSend = func(context.Context, string) error {
-			if calls.Add(1) == 1 {
-				return &Held{Wait: 300 * time.Millisecond}
-			}
-			return nil
-		}
-	})
-	start := time.Now()
-	if _, err := c.SVProfile(context.Background(), "a"); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 300*time.Millisecond || calls.Load() != 2 || s.calls.Load() != 1 {
-		t.Errorf("took %v with %d hook calls and %d requests; want >= 300ms, 2 and 1", d, calls.Load(), s.calls.Load())
-	}
-}

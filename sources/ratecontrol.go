@@ -175,16 +175,6 @@ func (rc *rateControl) paused() bool {
 	return time.Now().Before(rc.until)
 }
 
-// pauseFor pauses every worker for d without a rate event: the 429 behind it
-// was another process's, which adjusts its own rate.
-func (rc *rateControl) pauseFor(d time.Duration) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if until := time.Now().Add(d); until.After(rc.until) {
-		rc.until = until
-	}
-}
-
 // throttled records a 429: every worker pauses for d; the rate is adjusted
 // when the pause ends.
 func (rc *rateControl) throttled(d time.Duration) {
