@@ -145,7 +145,7 @@ func (p *inProcess) close() { p.pool.Close() }
 
 // runFor works the run from its first request at the upstream (t0) until
 // t0+d. at, when set, is called with t0 first (in its own goroutine, which
-// runFor waits for). It returns t0.
+// runFor waits for); with d = 0 the run ends when at returns. It returns t0.
 func (p *inProcess) runFor(ctx context.Context, up *upstream, d time.Duration, at func(ctx context.Context, t0 time.Time)) (time.Time, *pipeline.Summary, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -158,6 +158,11 @@ func (p *inProcess) runFor(ctx context.Context, up *upstream, d time.Duration, a
 			return
 		}
 		t0c <- t0
+		if d == 0 {
+			at(rctx, t0) // at decides when the run ends
+			cancel()
+			return
+		}
 		if at != nil {
 			wg.Go(func() { at(rctx, t0) })
 		}

@@ -35,7 +35,10 @@ func runRateChange(ctx context.Context, e *env) (*outcome, error) {
 	}
 	defer p.close()
 	changes := make(chan time.Time, len(rates))
-	_, _, err = p.runFor(ctx, up, time.Duration(len(rates))*phase, func(ctx context.Context, t0 time.Time) {
+	// The run ends a whole phase after the last change, however late a
+	// loaded machine made it.
+	_, _, err = p.runFor(ctx, up, 0, func(ctx context.Context, t0 time.Time) {
+		last := t0
 		for i, r := range rates[1:] {
 			if !sleepUntil(ctx, t0.Add(time.Duration(i+1)*phase)) {
 				return
@@ -44,8 +47,10 @@ func runRateChange(ctx context.Context, e *env) (*outcome, error) {
 				e.log.Error("set rate", "err", err)
 				return
 			}
-			changes <- time.Now()
+			last = time.Now()
+			changes <- last
 		}
+		sleepUntil(ctx, last.Add(phase))
 	})
 	if err != nil {
 		return out, err
