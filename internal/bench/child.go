@@ -79,15 +79,6 @@ func (c *child) waitTimeout(d time.Duration) int {
 
 func (c *child) signal(sig os.Signal) { _ = c.cmd.Process.Signal(sig) }
 
-// maxRSS is the peak resident set of the exited process, in bytes.
-func (c *child) maxRSS() int64 {
-	<-c.done
-	if ru, ok := c.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss * 1024 // kilobytes on Linux
-	}
-	return 0
-}
-
 // cpu is the user+system CPU time of the exited process.
 func (c *child) cpu() time.Duration {
 	<-c.done
