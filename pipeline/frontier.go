@@ -238,6 +238,18 @@ UPDATE crawl.tasks SET
     updated_at = now()
 WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND pages = $7`
 
+// advanceCheckedSQL is advanceSQL for a commit batch: it fails with
+// SQLSTATE CR001 (errNotAdvanced) when it matched no row, which rolls back
+// the batch's implicit transaction.
+const advanceCheckedSQL = `
+WITH a AS (` + advanceSQL + `
+    RETURNING 1
+)
+SELECT crawl.expect_advanced((SELECT count(*) FROM a))`
+
+// notAdvancedCode is the SQLSTATE crawl.expect_advanced raises.
+const notAdvancedCode = "CR001"
+
 const advancedSQL = `SELECT lease_token = $2 AND pages = $3 + 1 AND cursor = $4 FROM crawl.tasks WHERE id = $1`
 
 // Advance records a fetched page inside tx: the cursor to continue from,
@@ -264,8 +276,17 @@ func (f *Frontier) advanced(ctx context.Context, tx pgx.Tx, tag pgconn.CommandTa
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
+	return notAdvanced(ctx, tx, t, next)
+}
+
+// notAdvanced tells why advancing t matched no row: errAlreadyApplied when
+// the row already shows this page (a retried commit whose first attempt went
+// through), ErrLeaseLost otherwise.
+func notAdvanced(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, t *Task, next string) error {
 	var applied bool
-	if err := tx.QueryRow(ctx, advancedSQL, t.ID, t.Token, t.Pages, next).Scan(&applied); err != nil {
+	if err := q.QueryRow(ctx, advancedSQL, t.ID, t.Token, t.Pages, next).Scan(&applied); err != nil {
 		return fmt.Errorf("advance task %d: %w", t.ID, err)
 	}
 	if applied {

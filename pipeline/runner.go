@@ -414,9 +414,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		for attempt := range 5 {
-			err = pgx.BeginFunc(ctx, c.opts.Pool, func(tx pgx.Tx) error {
-				return c.writePage(ctx, tx, t, res, children)
-			})
+			err = c.writePage(ctx, t, res, children)
 			if !isTransient(err) {
 				break
 			}
@@ -439,15 +437,19 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	return nil
 }
 
-// writePage sends a page's rows, its children and the task's advance to tx
-// as one batch: one round trip instead of one per statement, which the
-// next request of the list waits for.
-func (c *crawl) writePage(ctx context.Context, tx pgx.Tx, t *Task, res *result, children []NewTask) error {
+// writePage commits a page: the task's fenced advance, the page's rows and
+// the tasks it discovered, sent as one pgx batch. A batch runs in one
+// implicit transaction, so this is a single round trip (no BEGIN, no
+// COMMIT), which the next request of the list waits for. The advance goes
+// first and aborts the batch when it matches no row.
+func (c *crawl) writePage(ctx context.Context, t *Task, res *result, children []NewTask) error {
 	var batch pgx.Batch
+	batch.Queue(advanceCheckedSQL, c.frontier.advanceArgs(t, res.Next, res.Items, res.Stop)...)
 	labels, err := sinks.Queue(&batch, c.runID, &res.Batch)
 	if err != nil {
 		return err
 	}
+	labels = append([]string{fmt.Sprintf("advance task %d", t.ID)}, labels...)
 	args, err := addTasksArgs(c.runID, &t.ID, children)
 	if err != nil {
 		return fmt.Errorf("add tasks: %w", err)
@@ -456,22 +458,15 @@ func (c *crawl) writePage(ctx context.Context, tx pgx.Tx, t *Task, res *result, 
 		batch.Queue(addTasksSQL, args...)
 		labels = append(labels, "add tasks")
 	}
-	batch.Queue(advanceSQL, c.frontier.advanceArgs(t, res.Next, res.Items, res.Stop)...)
-	br := tx.SendBatch(ctx, &batch)
+	br := c.opts.Pool.SendBatch(ctx, &batch)
 	err = sinks.Results(br, labels)
-	var tag pgconn.CommandTag
-	if err == nil {
-		if tag, err = br.Exec(); err != nil {
-			err = fmt.Errorf("advance task %d: %w", t.ID, err)
-		}
-	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
+		return notAdvanced(ctx, c.opts.Pool, t, res.Next)
 	}
-	return c.frontier.advanced(ctx, tx, tag, t, res.Next)
+	return err
 }
 
 // isDataError reports errors of the data itself (SQLSTATE classes 22 and
