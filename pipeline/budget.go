@@ -64,13 +64,9 @@ ON CONFLICT (run_id, endpoint) DO UPDATE SET
 // settle is the client's AfterResponse hook: it gives back the reservation
 // of an answer that was not billed and records the outcome.
 func (b *budget) settle(ctx context.Context, o sources.Outcome) {
-	if o.Withdrawn {
-		b.withdraw(ctx, o.Endpoint)
-		return
-	}
 	refund, billed, free, limited, errs := 0, 0, 0, 0, 0
 	switch {
-	case o.NotSent:
+	case o.Withdrawn, o.NotSent:
 		refund, errs = 1, 1
 	case o.Billed:
 		billed = 1
@@ -85,8 +81,13 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 	if o.Credits.Remaining.Valid {
 		remaining = &o.Credits.Remaining.V
 	}
+	sql, args := settleSQL, []any{b.runID, o.Endpoint, refund, billed, free, limited, errs, o.Credits.Charged.V, remaining}
+	if o.Withdrawn {
+		// Never sent: give the reservation back, with nothing to record.
+		sql, args = withdrawSQL, []any{b.runID}
+	}
 	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		_, err := b.pool.Exec(ctx, settleSQL, b.runID, o.Endpoint, refund, billed, free, limited, errs, o.Credits.Charged.V, remaining)
+		_, err := b.pool.Exec(ctx, sql, args...)
 		if err != nil && refund > 0 && !pgconn.SafeToRetry(err) {
 			// It may have been applied: applying a refund twice could let
 			// the run overspend, so keep the reservation instead.
@@ -100,20 +101,6 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 }
 
 const withdrawSQL = `UPDATE crawl.runs SET credits_committed = credits_committed - 1 WHERE id = $1`
-
-// withdraw gives back the reservation of a request that was never sent.
-func (b *budget) withdraw(ctx context.Context, endpoint string) {
-	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		_, err := b.pool.Exec(ctx, withdrawSQL, b.runID)
-		if err != nil && !pgconn.SafeToRetry(err) {
-			return backoffPermanent(err) // applying it twice could let the run overspend
-		}
-		return err
-	})
-	if err != nil {
-		b.log.Error("credit reservation kept for a withdrawn request", "endpoint", endpoint, "err", err)
-	}
-}
 
 const setBudgetSQL = `UPDATE crawl.runs SET max_credits = $2 WHERE id = $1`
 

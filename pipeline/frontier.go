@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/sinks"
 )
 
 // Task states.
@@ -239,7 +241,7 @@ UPDATE crawl.tasks SET
 WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND pages = $7`
 
 // advanceCheckedSQL is advanceSQL for a commit batch: it fails with
-// SQLSTATE CR001 (errNotAdvanced) when it matched no row, which rolls back
+// SQLSTATE CR001 (notAdvancedCode) when it matched no row, which rolls back
 // the batch's implicit transaction.
 const advanceCheckedSQL = `
 WITH a AS (` + advanceSQL + `
@@ -252,41 +254,46 @@ const notAdvancedCode = "CR001"
 
 const advancedSQL = `SELECT lease_token = $2 AND pages = $3 + 1 AND cursor = $4 FROM crawl.tasks WHERE id = $1`
 
-// Advance records a fetched page inside tx: the cursor to continue from,
-// and, when stop is not empty, the end of the task with stop as its reason.
-// The fencing token makes it fail with ErrLeaseLost for a stale worker. The
-// expected page count makes it idempotent: when a commit whose answer was
-// lost is retried, the row already shows this page and Advance succeeds
-// without counting it again.
-func (f *Frontier) Advance(ctx context.Context, tx pgx.Tx, t *Task, next string, items int, stop string) error {
-	tag, err := tx.Exec(ctx, advanceSQL, f.advanceArgs(t, next, items, stop)...)
+// Commit records a fetched page: the task's advance (the cursor to
+// continue from and, when stop is not empty, the end of the task with stop
+// as its reason), the page's rows and the tasks it discovered. They go as
+// one pgx batch, which runs in one implicit transaction: a single round trip
+// (no BEGIN, no COMMIT), which the next request of the list waits for.
+//
+// The advance goes first, under the fencing token: for a stale worker it
+// matches no row, crawl.expect_advanced aborts the batch and Commit returns
+// ErrLeaseLost. The expected page count makes it idempotent: when a commit
+// whose answer was lost is retried, the row already shows this page, and
+// Commit returns errAlreadyApplied without counting it again.
+func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, rows *sinks.Batch, children []NewTask, next string, items int, stop string) error {
+	var batch pgx.Batch
+	batch.Queue(advanceCheckedSQL, t.ID, t.Token, next, items, stop, f.ttl, t.Pages)
+	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
+	args, err := addTasksArgs(runID, &t.ID, children)
 	if err != nil {
-		return fmt.Errorf("advance task %d: %w", t.ID, err)
+		return fmt.Errorf("add tasks: %w", err)
 	}
-	return f.advanced(ctx, tx, tag, t, next)
-}
-
-func (f *Frontier) advanceArgs(t *Task, next string, items int, stop string) []any {
-	return []any{t.ID, t.Token, next, items, stop, f.ttl, t.Pages}
-}
-
-// advanced interprets the result of advanceSQL, run in tx: nil when it
-// counted the page, errAlreadyApplied or ErrLeaseLost when it matched no row.
-func (f *Frontier) advanced(ctx context.Context, tx pgx.Tx, tag pgconn.CommandTag, t *Task, next string) error {
-	if tag.RowsAffected() == 1 {
-		return nil
+	if args != nil {
+		batch.Queue(addTasksSQL, args...)
+		labels = append(labels, "add tasks")
 	}
-	return notAdvanced(ctx, tx, t, next)
+	br := f.pool.SendBatch(ctx, &batch)
+	err = sinks.Results(br, labels)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
+		return f.notAdvanced(ctx, t, next)
+	}
+	return err
 }
 
 // notAdvanced tells why advancing t matched no row: errAlreadyApplied when
 // the row already shows this page (a retried commit whose first attempt went
 // through), ErrLeaseLost otherwise.
-func notAdvanced(ctx context.Context, q interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}, t *Task, next string) error {
+func (f *Frontier) notAdvanced(ctx context.Context, t *Task, next string) error {
 	var applied bool
-	if err := q.QueryRow(ctx, advancedSQL, t.ID, t.Token, t.Pages, next).Scan(&applied); err != nil {
+	if err := f.pool.QueryRow(ctx, advancedSQL, t.ID, t.Token, t.Pages, next).Scan(&applied); err != nil {
 		return fmt.Errorf("advance task %d: %w", t.ID, err)
 	}
 	if applied {

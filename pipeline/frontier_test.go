@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/sinks"
 )
 
 // A worker whose lease expired and was taken over cannot commit its page.
@@ -41,18 +40,14 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	if err != nil || t2 == nil || t2.ID != t1.ID || t2.Token <= t1.Token {
 		t.Fatalf("takeover lease = %+v, %v (stale %+v)", t2, err, t1)
 	}
-	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		return stale.Advance(ctx, tx, t1, "", 1, "done")
-	})
+	err = stale.Commit(ctx, runID, t1, &sinks.Batch{}, nil, "", 1, "done")
 	if !errors.Is(err, pipeline.ErrLeaseLost) {
 		t.Fatalf("stale commit err = %v, want ErrLeaseLost", err)
 	}
 	if err := stale.Finish(ctx, t1, pipeline.StateFailed, "stale"); !errors.Is(err, pipeline.ErrLeaseLost) {
 		t.Fatalf("stale finish err = %v, want ErrLeaseLost", err)
 	}
-	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		return fresh.Advance(ctx, tx, t2, "", 1, "done")
-	})
+	err = fresh.Commit(ctx, runID, t2, &sinks.Batch{}, nil, "", 1, "done")
 	if err != nil {
 		t.Fatalf("fresh commit: %v", err)
 	}

@@ -14,12 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -414,7 +412,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		for attempt := range 5 {
-			err = c.writePage(ctx, t, res, children)
+			err = c.frontier.Commit(ctx, c.runID, t, &res.Batch, children, res.Next, res.Items, res.Stop)
 			if !isTransient(err) {
 				break
 			}
@@ -435,38 +433,6 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	c.pages.Add(1)
 	c.rows.Add(int64(res.Batch.Len()))
 	return nil
-}
-
-// writePage commits a page: the task's fenced advance, the page's rows and
-// the tasks it discovered, sent as one pgx batch. A batch runs in one
-// implicit transaction, so this is a single round trip (no BEGIN, no
-// COMMIT), which the next request of the list waits for. The advance goes
-// first and aborts the batch when it matches no row.
-func (c *crawl) writePage(ctx context.Context, t *Task, res *result, children []NewTask) error {
-	var batch pgx.Batch
-	batch.Queue(advanceCheckedSQL, c.frontier.advanceArgs(t, res.Next, res.Items, res.Stop)...)
-	labels, err := sinks.Queue(&batch, c.runID, &res.Batch)
-	if err != nil {
-		return err
-	}
-	labels = append([]string{fmt.Sprintf("advance task %d", t.ID)}, labels...)
-	args, err := addTasksArgs(c.runID, &t.ID, children)
-	if err != nil {
-		return fmt.Errorf("add tasks: %w", err)
-	}
-	if args != nil {
-		batch.Queue(addTasksSQL, args...)
-		labels = append(labels, "add tasks")
-	}
-	br := c.opts.Pool.SendBatch(ctx, &batch)
-	err = sinks.Results(br, labels)
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
-		return notAdvanced(ctx, c.opts.Pool, t, res.Next)
-	}
-	return err
 }
 
 // isDataError reports errors of the data itself (SQLSTATE classes 22 and

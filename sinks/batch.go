@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Batch is the set of rows one page produced. Rows that reference another row
@@ -43,35 +42,20 @@ type Batch struct {
 	PSHighlightItems    []PSHighlightItem
 }
 
-// execer is what a table's writer sends its statement to. Writers only
-// queue: queue below collects their statements into one pgx.Batch, so a
-// page costs one round trip however many tables it touches.
-type execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
-
-// queue is an execer that appends to a pgx.Batch.
-type queue struct{ b *pgx.Batch }
-
-func (q queue) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	q.b.Queue(sql, args...)
-	return pgconn.CommandTag{}, nil
-}
-
-// table writes one table's rows of a batch.
+// table queues the statement writing one table's rows of a batch. Writers
+// only queue: Queue collects their statements into one pgx.Batch, so a page
+// costs one round trip however many tables it touches.
 type table struct {
 	name  string
 	len   func(b *Batch) int
-	write func(ctx context.Context, tx execer, runID int64, b *Batch) error
+	write func(batch *pgx.Batch, runID int64, b *Batch)
 }
 
-func tableOf[T any](name string, rows func(b *Batch) []T, write func(context.Context, execer, int64, []T) error) table {
+func tableOf[T any](name string, rows func(b *Batch) []T, write func(*pgx.Batch, int64, []T)) table {
 	return table{
-		name: name,
-		len:  func(b *Batch) int { return len(rows(b)) },
-		write: func(ctx context.Context, tx execer, runID int64, b *Batch) error {
-			return write(ctx, tx, runID, rows(b))
-		},
+		name:  name,
+		len:   func(b *Batch) int { return len(rows(b)) },
+		write: func(batch *pgx.Batch, runID int64, b *Batch) { write(batch, runID, rows(b)) },
 	}
 }
 
@@ -118,20 +102,17 @@ func (b *Batch) Len() int {
 
 // Queue appends the statements that apply b for run runID to batch, parents
 // before children, and returns what each statement writes ("write
-// shortvideo.users"), in order, for Results. Only the rows' encoding can
-// fail here (a value pgx cannot encode shows up when the batch is sent).
-func Queue(batch *pgx.Batch, runID int64, b *Batch) ([]string, error) {
+// shortvideo.users"), in order, for Results.
+func Queue(batch *pgx.Batch, runID int64, b *Batch) []string {
 	var labels []string
 	for _, t := range tables {
 		if t.len(b) == 0 {
 			continue
 		}
-		if err := t.write(context.Background(), queue{batch}, runID, b); err != nil {
-			return nil, fmt.Errorf("write %s: %w", t.name, err)
-		}
+		t.write(batch, runID, b)
 		labels = append(labels, "write "+t.name)
 	}
-	return labels, nil
+	return labels
 }
 
 // Results reads the results of the statements labels names from br, in
@@ -150,9 +131,9 @@ func Results(br pgx.BatchResults, labels []string) error {
 // rows' xmin.
 func Write(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error {
 	var batch pgx.Batch
-	labels, err := Queue(&batch, runID, b)
-	if err != nil || len(labels) == 0 {
-		return err
+	labels := Queue(&batch, runID, b)
+	if len(labels) == 0 {
+		return nil
 	}
 	br := tx.SendBatch(ctx, &batch)
 	if err := Results(br, labels); err != nil {

@@ -1,13 +1,14 @@
 package sinks
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // CommentKey identifies a comment, which the contract gives no id: the hex
@@ -91,9 +92,9 @@ type keyedComment struct {
 	PSComment
 }
 
-func writePSComments(ctx context.Context, tx execer, runID int64, rows []PSComment) error {
+func writePSComments(batch *pgx.Batch, runID int64, rows []PSComment) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	keyed := make([]keyedComment, len(rows))
 	for i, r := range rows {
@@ -107,6 +108,5 @@ func writePSComments(ctx context.Context, tx execer, runID int64, rows []PSComme
 		keys[i], ids[i], codes[i], urls[i], users[i], texts[i] = r.key, r.CommentID, r.PostCode, r.PostURL, r.Username, r.Text
 		created[i], likes[i], children[i], raws[i] = r.CreatedAt, r.LikeCount, r.ChildCommentCount, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertPSComments, runID, keys, ids, codes, urls, users, texts, created, likes, children, raws)
-	return err
+	batch.Queue(upsertPSComments, runID, keys, ids, codes, urls, users, texts, created, likes, children, raws)
 }

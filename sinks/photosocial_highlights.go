@@ -1,9 +1,10 @@
 package sinks
 
 import (
-	"context"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // HighlightID is the bare numeric id of a highlight: the detail endpoint takes
@@ -54,9 +55,9 @@ WHERE (h.title, h.media_count, h.owner_username, h.owner_verified, h.raw, h.firs
        COALESCE(EXCLUDED.owner_username, h.owner_username), COALESCE(EXCLUDED.owner_verified, h.owner_verified),
        EXCLUDED.raw, LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSHighlights(ctx context.Context, tx execer, runID int64, rows []PSHighlight) error {
+func writePSHighlights(batch *pgx.Batch, runID int64, rows []PSHighlight) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSHighlight) string { return HighlightID(r.HighlightID) }, nil)
 	n := len(rows)
@@ -65,8 +66,7 @@ func writePSHighlights(ctx context.Context, tx execer, runID int64, rows []PSHig
 		ids[i], titles[i], counts[i] = HighlightID(r.HighlightID), r.Title, r.MediaCount
 		owners[i], verified[i], raws[i] = r.OwnerUsername, r.OwnerVerified, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertPSHighlights, runID, ids, titles, counts, owners, verified, raws)
-	return err
+	batch.Queue(upsertPSHighlights, runID, ids, titles, counts, owners, verified, raws)
 }
 
 // An item is whatever the highlight holds at that position now: its columns
@@ -89,9 +89,9 @@ WHERE (i.item_id, i.media_type, i.video_url, i.raw, i.first_seen_run, i.last_see
       (EXCLUDED.item_id, EXCLUDED.media_type, EXCLUDED.video_url, EXCLUDED.raw,
        LEAST(i.first_seen_run, EXCLUDED.first_seen_run), GREATEST(i.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSHighlightItems(ctx context.Context, tx execer, runID int64, rows []PSHighlightItem) error {
+func writePSHighlightItems(batch *pgx.Batch, runID int64, rows []PSHighlightItem) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSHighlightItem) string {
 		return HighlightID(r.HighlightID) + "\x00" + strconv.Itoa(r.Position)
@@ -102,6 +102,5 @@ func writePSHighlightItems(ctx context.Context, tx execer, runID int64, rows []P
 		ids[i], positions[i], items[i] = HighlightID(r.HighlightID), r.Position, r.ItemID
 		types[i], urls[i], raws[i] = r.MediaType, r.VideoURL, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertPSHighlightItems, runID, ids, positions, items, types, urls, raws)
-	return err
+	batch.Queue(upsertPSHighlightItems, runID, ids, positions, items, types, urls, raws)
 }

@@ -1,8 +1,6 @@
 package sinks
 
-import (
-	"context"
-)
+import "github.com/jackc/pgx/v5"
 
 // PSProfile is a photo-sharing account: from the profile endpoint (Profile
 // true) or a user object seen elsewhere, e.g. a comment's author (Profile
@@ -82,9 +80,9 @@ WHERE (p.user_id, p.full_name, p.biography, p.profile_pic_url, p.is_verified, p.
        CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END,
        LEAST(p.first_seen_run, EXCLUDED.first_seen_run), GREATEST(p.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSProfiles(ctx context.Context, tx execer, runID int64, rows []PSProfile) error {
+func writePSProfiles(batch *pgx.Batch, runID int64, rows []PSProfile) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	// A profile row beats a user object of the same account in one batch.
 	rows = dedupe(rows, func(r PSProfile) string { return r.Username }, func(prev, next PSProfile) PSProfile {
@@ -104,9 +102,8 @@ func writePSProfiles(ctx context.Context, tx execer, runID int64, rows []PSProfi
 		categories[i], emails[i], phones[i], addresses[i] = r.Category, r.ContactEmail, r.ContactPhone, r.ContactAddress
 		profile[i], raws[i] = r.Profile, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertPSProfiles, runID, names, ids, fullNames, bios, pics, verified, private, business,
+	batch.Queue(upsertPSProfiles, runID, names, ids, fullNames, bios, pics, verified, private, business,
 		categories, emails, phones, addresses, profile, raws)
-	return err
 }
 
 const upsertPSProfileSnapshots = `
@@ -122,9 +119,9 @@ WHERE (s.follower_count, s.following_count, s.post_count)
       (COALESCE(EXCLUDED.follower_count, s.follower_count), COALESCE(EXCLUDED.following_count, s.following_count),
        COALESCE(EXCLUDED.post_count, s.post_count))`
 
-func writePSProfileSnapshots(ctx context.Context, tx execer, runID int64, rows []PSProfileSnapshot) error {
+func writePSProfileSnapshots(batch *pgx.Batch, runID int64, rows []PSProfileSnapshot) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSProfileSnapshot) string { return r.Username }, nil)
 	n := len(rows)
@@ -132,8 +129,7 @@ func writePSProfileSnapshots(ctx context.Context, tx execer, runID int64, rows [
 	for i, r := range rows {
 		names[i], followers[i], following[i], posts[i] = r.Username, r.FollowerCount, r.FollowingCount, r.PostCount
 	}
-	_, err := tx.Exec(ctx, upsertPSProfileSnapshots, runID, names, followers, following, posts)
-	return err
+	batch.Queue(upsertPSProfileSnapshots, runID, names, followers, following, posts)
 }
 
 // PSEmbed is the embed markup of a profile, by the handle asked for.
@@ -158,9 +154,9 @@ WHERE (e.html, e.raw, e.first_seen_run, e.last_seen_run)
       (COALESCE(EXCLUDED.html, e.html), EXCLUDED.raw,
        LEAST(e.first_seen_run, EXCLUDED.first_seen_run), GREATEST(e.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSEmbeds(ctx context.Context, tx execer, runID int64, rows []PSEmbed) error {
+func writePSEmbeds(batch *pgx.Batch, runID int64, rows []PSEmbed) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSEmbed) string { return r.Username }, nil)
 	n := len(rows)
@@ -168,6 +164,5 @@ func writePSEmbeds(ctx context.Context, tx execer, runID int64, rows []PSEmbed) 
 	for i, r := range rows {
 		names[i], html[i], raws[i] = r.Username, r.HTML, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertPSEmbeds, runID, names, html, raws)
-	return err
+	batch.Queue(upsertPSEmbeds, runID, names, html, raws)
 }

@@ -1,8 +1,9 @@
 package sinks
 
 import (
-	"context"
 	"strconv"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // PSReel is a reel from a reels search. Nil fields never erase stored values.
@@ -53,9 +54,9 @@ WHERE (l.owner_username, l.caption, l.taken_at, l.raw, l.first_seen_run, l.last_
        COALESCE(EXCLUDED.taken_at, l.taken_at), EXCLUDED.raw,
        LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSReels(ctx context.Context, tx execer, runID int64, rows []PSReel) error {
+func writePSReels(batch *pgx.Batch, runID int64, rows []PSReel) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSReel) string { return r.ReelID }, nil)
 	n := len(rows)
@@ -63,8 +64,7 @@ func writePSReels(ctx context.Context, tx execer, runID int64, rows []PSReel) er
 	for i, r := range rows {
 		ids[i], codes[i], owners[i], captions[i], taken[i], raws[i] = r.ReelID, r.Code, r.OwnerUsername, r.Caption, r.TakenAt, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertPSReels, runID, ids, codes, owners, captions, taken, raws)
-	return err
+	batch.Queue(upsertPSReels, runID, ids, codes, owners, captions, taken, raws)
 }
 
 const upsertPSReelSnapshots = `
@@ -77,9 +77,9 @@ ON CONFLICT (reel_id, run_id) DO UPDATE SET
 WHERE (s.play_count, s.like_count)
   IS DISTINCT FROM (COALESCE(EXCLUDED.play_count, s.play_count), COALESCE(EXCLUDED.like_count, s.like_count))`
 
-func writePSReelSnapshots(ctx context.Context, tx execer, runID int64, rows []PSReelSnapshot) error {
+func writePSReelSnapshots(batch *pgx.Batch, runID int64, rows []PSReelSnapshot) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSReelSnapshot) string { return r.ReelID }, func(prev, next PSReelSnapshot) PSReelSnapshot {
 		next.PlayCount = coalesce(next.PlayCount, prev.PlayCount)
@@ -91,8 +91,7 @@ func writePSReelSnapshots(ctx context.Context, tx execer, runID int64, rows []PS
 	for i, r := range rows {
 		ids[i], plays[i], likes[i] = r.ReelID, r.PlayCount, r.LikeCount
 	}
-	_, err := tx.Exec(ctx, upsertPSReelSnapshots, runID, ids, plays, likes)
-	return err
+	batch.Queue(upsertPSReelSnapshots, runID, ids, plays, likes)
 }
 
 const upsertPSReelSearchResults = `
@@ -103,9 +102,9 @@ ON CONFLICT (run_id, query_key, rank) DO UPDATE SET
     reel_id = EXCLUDED.reel_id
 WHERE s.reel_id IS DISTINCT FROM EXCLUDED.reel_id`
 
-func writePSReelSearchResults(ctx context.Context, tx execer, runID int64, rows []PSReelSearchResult) error {
+func writePSReelSearchResults(batch *pgx.Batch, runID int64, rows []PSReelSearchResult) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSReelSearchResult) string { return r.QueryKey + "\x00" + strconv.Itoa(r.Rank) }, nil)
 	n := len(rows)
@@ -113,6 +112,5 @@ func writePSReelSearchResults(ctx context.Context, tx execer, runID int64, rows 
 	for i, r := range rows {
 		queries[i], ranks[i], reels[i] = r.QueryKey, r.Rank, r.ReelID
 	}
-	_, err := tx.Exec(ctx, upsertPSReelSearchResults, runID, queries, ranks, reels)
-	return err
+	batch.Queue(upsertPSReelSearchResults, runID, queries, ranks, reels)
 }

@@ -1,8 +1,6 @@
 package sinks
 
-import (
-	"context"
-)
+import "github.com/jackc/pgx/v5"
 
 // PSTranscript is an entry of a media transcript.
 type PSTranscript struct {
@@ -39,9 +37,9 @@ WHERE (t.text, t.media_url, t.raw, t.first_seen_run, t.last_seen_run)
       (COALESCE(EXCLUDED.text, t.text), EXCLUDED.media_url, EXCLUDED.raw,
        LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writePSTranscripts(ctx context.Context, tx execer, runID int64, rows []PSTranscript) error {
+func writePSTranscripts(batch *pgx.Batch, runID int64, rows []PSTranscript) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSTranscript) string { return r.Shortcode + "\x00" + r.EntryID }, nil)
 	n := len(rows)
@@ -49,8 +47,7 @@ func writePSTranscripts(ctx context.Context, tx execer, runID int64, rows []PSTr
 	for i, r := range rows {
 		codes[i], ids[i], texts[i], urls[i], raws[i] = r.Shortcode, r.EntryID, r.Text, r.MediaURL, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertPSTranscripts, runID, codes, ids, texts, urls, raws)
-	return err
+	batch.Queue(upsertPSTranscripts, runID, codes, ids, texts, urls, raws)
 }
 
 const upsertPSTranscriptChecks = `
@@ -70,9 +67,9 @@ WHERE (c.media_url, c.has_speech, c.entry_count, c.first_checked_run, c.last_che
       (EXCLUDED.media_url, EXCLUDED.has_speech, EXCLUDED.entry_count,
        LEAST(c.first_checked_run, EXCLUDED.first_checked_run), GREATEST(c.last_checked_run, EXCLUDED.last_checked_run))`
 
-func writePSTranscriptChecks(ctx context.Context, tx execer, runID int64, rows []PSTranscriptCheck) error {
+func writePSTranscriptChecks(batch *pgx.Batch, runID int64, rows []PSTranscriptCheck) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r PSTranscriptCheck) string { return r.Shortcode }, nil)
 	n := len(rows)
@@ -80,6 +77,5 @@ func writePSTranscriptChecks(ctx context.Context, tx execer, runID int64, rows [
 	for i, r := range rows {
 		codes[i], urls[i], speech[i], counts[i] = r.Shortcode, r.MediaURL, r.HasSpeech, r.EntryCount
 	}
-	_, err := tx.Exec(ctx, upsertPSTranscriptChecks, runID, codes, urls, speech, counts)
-	return err
+	batch.Queue(upsertPSTranscriptChecks, runID, codes, urls, speech, counts)
 }

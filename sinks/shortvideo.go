@@ -1,8 +1,6 @@
 package sinks
 
-import (
-	"context"
-)
+import "github.com/jackc/pgx/v5"
 
 // SVUser is a short-video user, from a profile (Profile true: every field
 // known) or from a follower/following entry (only handle, nickname, verified).
@@ -67,9 +65,9 @@ WHERE (u.user_id, u.sec_uid, u.nickname, u.avatar_url, u.signature, u.verified, 
        CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
        LEAST(u.first_seen_run, EXCLUDED.first_seen_run), GREATEST(u.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVUsers(ctx context.Context, tx execer, runID int64, rows []SVUser) error {
+func writeSVUsers(batch *pgx.Batch, runID int64, rows []SVUser) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	// A profile row beats an entry row of the same user in one batch.
 	rows = dedupe(rows, func(r SVUser) string { return r.UniqueID }, func(prev, next SVUser) SVUser {
@@ -87,8 +85,7 @@ func writeSVUsers(ctx context.Context, tx execer, runID int64, rows []SVUser) er
 		nicks[i], avatars[i], sigs[i] = r.Nickname, r.AvatarURL, r.Signature
 		verified[i], private[i], profile[i], raws[i] = r.Verified, r.Private, r.Profile, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVUsers, runID, ids, userIDs, secUIDs, nicks, avatars, sigs, verified, private, profile, raws)
-	return err
+	batch.Queue(upsertSVUsers, runID, ids, userIDs, secUIDs, nicks, avatars, sigs, verified, private, profile, raws)
 }
 
 const upsertSVSnapshots = `
@@ -107,9 +104,9 @@ WHERE (s.follower_count, s.following_count, s.heart_count, s.video_count, s.digg
   IS DISTINCT FROM
       (EXCLUDED.follower_count, EXCLUDED.following_count, EXCLUDED.heart_count, EXCLUDED.video_count, EXCLUDED.digg_count)`
 
-func writeSVSnapshots(ctx context.Context, tx execer, runID int64, rows []SVUserSnapshot) error {
+func writeSVSnapshots(batch *pgx.Batch, runID int64, rows []SVUserSnapshot) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVUserSnapshot) string { return r.UniqueID }, nil)
 	n := len(rows)
@@ -119,8 +116,7 @@ func writeSVSnapshots(ctx context.Context, tx execer, runID int64, rows []SVUser
 		ids[i] = r.UniqueID
 		fol[i], fing[i], heart[i], vid[i], digg[i] = r.FollowerCount, r.FollowingCount, r.HeartCount, r.VideoCount, r.DiggCount
 	}
-	_, err := tx.Exec(ctx, upsertSVSnapshots, runID, ids, fol, fing, heart, vid, digg)
-	return err
+	batch.Queue(upsertSVSnapshots, runID, ids, fol, fing, heart, vid, digg)
 }
 
 const upsertSVFollows = `
@@ -135,9 +131,9 @@ WHERE (f.raw, f.first_seen_run, f.last_seen_run)
   IS DISTINCT FROM
       (EXCLUDED.raw, LEAST(f.first_seen_run, EXCLUDED.first_seen_run), GREATEST(f.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVFollows(ctx context.Context, tx execer, runID int64, rows []SVFollow) error {
+func writeSVFollows(batch *pgx.Batch, runID int64, rows []SVFollow) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVFollow) string { return r.Follower + "\x00" + r.Followee }, nil)
 	n := len(rows)
@@ -145,6 +141,5 @@ func writeSVFollows(ctx context.Context, tx execer, runID int64, rows []SVFollow
 	for i, r := range rows {
 		from[i], to[i], raws[i] = r.Follower, r.Followee, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVFollows, runID, from, to, raws)
-	return err
+	batch.Queue(upsertSVFollows, runID, from, to, raws)
 }

@@ -1,8 +1,6 @@
 package sinks
 
-import (
-	"context"
-)
+import "github.com/jackc/pgx/v5"
 
 // SVHashtag is a hashtag from a hashtag search, or from a top search (Partial:
 // such an entry carries only name and viewCount).
@@ -37,9 +35,9 @@ WHERE (h.raw_partial, h.raw, h.first_seen_run, h.last_seen_run)
        CASE WHEN h.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE h.raw END,
        LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVHashtags(ctx context.Context, tx execer, runID int64, rows []SVHashtag) error {
+func writeSVHashtags(batch *pgx.Batch, runID int64, rows []SVHashtag) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVHashtag) string { return r.Name }, func(prev, next SVHashtag) SVHashtag {
 		if !prev.Partial && next.Partial {
@@ -52,8 +50,7 @@ func writeSVHashtags(ctx context.Context, tx execer, runID int64, rows []SVHasht
 	for i, r := range rows {
 		names[i], partial[i], raws[i] = r.Name, r.Partial, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVHashtags, runID, names, partial, raws)
-	return err
+	batch.Queue(upsertSVHashtags, runID, names, partial, raws)
 }
 
 const upsertSVHashtagSnapshots = `
@@ -69,9 +66,9 @@ WHERE (s.view_count, s.video_count, s.growth)
       (COALESCE(EXCLUDED.view_count, s.view_count), COALESCE(EXCLUDED.video_count, s.video_count),
        COALESCE(EXCLUDED.growth, s.growth))`
 
-func writeSVHashtagSnapshots(ctx context.Context, tx execer, runID int64, rows []SVHashtagSnapshot) error {
+func writeSVHashtagSnapshots(batch *pgx.Batch, runID int64, rows []SVHashtagSnapshot) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVHashtagSnapshot) string { return r.Name }, func(prev, next SVHashtagSnapshot) SVHashtagSnapshot {
 		if optJSON(next.Growth) == nil {
@@ -86,6 +83,5 @@ func writeSVHashtagSnapshots(ctx context.Context, tx execer, runID int64, rows [
 	for i, r := range rows {
 		names[i], views[i], videos[i], growth[i] = r.Name, r.ViewCount, r.VideoCount, optJSON(r.Growth)
 	}
-	_, err := tx.Exec(ctx, upsertSVHashtagSnapshots, runID, names, views, videos, growth)
-	return err
+	batch.Queue(upsertSVHashtagSnapshots, runID, names, views, videos, growth)
 }

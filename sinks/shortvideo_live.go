@@ -1,8 +1,6 @@
 package sinks
 
-import (
-	"context"
-)
+import "github.com/jackc/pgx/v5"
 
 // SVLiveStatus is the live status of a handle as one run asked for it. Asking
 // again in the same run replaces the run's row: the latest answer wins.
@@ -29,9 +27,9 @@ ON CONFLICT (unique_id, run_id) DO UPDATE SET
 WHERE (l.is_live, l.title, l.viewer_count, l.start_time, l.raw)
   IS DISTINCT FROM (EXCLUDED.is_live, EXCLUDED.title, EXCLUDED.viewer_count, EXCLUDED.start_time, EXCLUDED.raw)`
 
-func writeSVLiveStatuses(ctx context.Context, tx execer, runID int64, rows []SVLiveStatus) error {
+func writeSVLiveStatuses(batch *pgx.Batch, runID int64, rows []SVLiveStatus) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVLiveStatus) string { return r.UniqueID }, nil)
 	n := len(rows)
@@ -39,6 +37,5 @@ func writeSVLiveStatuses(ctx context.Context, tx execer, runID int64, rows []SVL
 	for i, r := range rows {
 		ids[i], live[i], titles[i], viewers[i], starts[i], raws[i] = r.UniqueID, r.IsLive, r.Title, r.ViewerCount, r.StartTime, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVLiveStatuses, runID, ids, live, titles, viewers, starts, raws)
-	return err
+	batch.Queue(upsertSVLiveStatuses, runID, ids, live, titles, viewers, starts, raws)
 }

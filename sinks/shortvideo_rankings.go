@@ -1,11 +1,12 @@
 package sinks
 
 import (
-	"context"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Search kinds of SVSearchResult.Kind.
@@ -89,9 +90,9 @@ WHERE (s.result_type, s.video_id, s.unique_id, s.hashtag_name, s.song_id, s.raw)
       (EXCLUDED.result_type, EXCLUDED.video_id, EXCLUDED.unique_id, EXCLUDED.hashtag_name, EXCLUDED.song_id,
        EXCLUDED.raw)`
 
-func writeSVSearchResults(ctx context.Context, tx execer, runID int64, rows []SVSearchResult) error {
+func writeSVSearchResults(batch *pgx.Batch, runID int64, rows []SVSearchResult) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVSearchResult) string {
 		return r.Kind + "\x00" + r.QueryKey + "\x00" + strconv.Itoa(r.Rank)
@@ -105,8 +106,7 @@ func writeSVSearchResults(ctx context.Context, tx execer, runID int64, rows []SV
 		videos[i], users[i], hashtags[i], songs[i] = r.VideoID, r.UniqueID, r.HashtagName, r.SongID
 		raws[i] = string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVSearchResults, runID, kinds, queries, ranks, types, videos, users, hashtags, songs, raws)
-	return err
+	batch.Queue(upsertSVSearchResults, runID, kinds, queries, ranks, types, videos, users, hashtags, songs, raws)
 }
 
 // SVFeedEntry is a video of the trending feed or of the popular videos at its
@@ -127,9 +127,9 @@ ON CONFLICT (run_id, feed, rank) DO UPDATE SET
     raw      = EXCLUDED.raw
 WHERE (f.video_id, f.raw) IS DISTINCT FROM (EXCLUDED.video_id, EXCLUDED.raw)`
 
-func writeSVFeedEntries(ctx context.Context, tx execer, runID int64, rows []SVFeedEntry) error {
+func writeSVFeedEntries(batch *pgx.Batch, runID int64, rows []SVFeedEntry) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVFeedEntry) string { return r.Feed + "\x00" + strconv.Itoa(r.Rank) }, nil)
 	n := len(rows)
@@ -137,8 +137,7 @@ func writeSVFeedEntries(ctx context.Context, tx execer, runID int64, rows []SVFe
 	for i, r := range rows {
 		feeds[i], ranks[i], videos[i], raws[i] = r.Feed, r.Rank, r.VideoID, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVFeedEntries, runID, feeds, ranks, videos, raws)
-	return err
+	batch.Queue(upsertSVFeedEntries, runID, feeds, ranks, videos, raws)
 }
 
 // SVPopularCreator is an entry of the popular creators list at its rank
@@ -165,9 +164,9 @@ ON CONFLICT (run_id, rank) DO UPDATE SET
 WHERE (c.unique_id, c.follower_count, c.verified, c.raw)
   IS DISTINCT FROM (EXCLUDED.unique_id, EXCLUDED.follower_count, EXCLUDED.verified, EXCLUDED.raw)`
 
-func writeSVPopularCreators(ctx context.Context, tx execer, runID int64, rows []SVPopularCreator) error {
+func writeSVPopularCreators(batch *pgx.Batch, runID int64, rows []SVPopularCreator) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVPopularCreator) string { return strconv.Itoa(r.Rank) }, nil)
 	n := len(rows)
@@ -175,6 +174,5 @@ func writeSVPopularCreators(ctx context.Context, tx execer, runID int64, rows []
 	for i, r := range rows {
 		ranks[i], users[i], followers[i], verified[i], raws[i] = r.Rank, r.UniqueID, r.FollowerCount, r.Verified, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVPopularCreators, runID, ranks, users, followers, verified, raws)
-	return err
+	batch.Queue(upsertSVPopularCreators, runID, ranks, users, followers, verified, raws)
 }

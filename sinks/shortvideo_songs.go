@@ -1,8 +1,6 @@
 package sinks
 
-import (
-	"context"
-)
+import "github.com/jackc/pgx/v5"
 
 // SVSong is a song (sound): from the song endpoint, or a sound entry of a top
 // search (Partial: only id and title). Nil fields never erase stored values.
@@ -65,9 +63,9 @@ WHERE (s.title, s.author_name, s.duration_seconds, s.cover_large_url, s.cover_me
        CASE WHEN s.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE s.raw END,
        LEAST(s.first_seen_run, EXCLUDED.first_seen_run), GREATEST(s.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVSongs(ctx context.Context, tx execer, runID int64, rows []SVSong) error {
+func writeSVSongs(batch *pgx.Batch, runID int64, rows []SVSong) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVSong) string { return r.SongID }, func(prev, next SVSong) SVSong {
 		if !prev.Partial && next.Partial {
@@ -84,8 +82,7 @@ func writeSVSongs(ctx context.Context, tx execer, runID int64, rows []SVSong) er
 		large[i], medium[i], thumb[i], play[i] = r.CoverLargeURL, r.CoverMediumURL, r.CoverThumbURL, r.PlayURL
 		partial[i], raws[i] = r.Partial, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVSongs, runID, ids, titles, authors, durations, large, medium, thumb, play, partial, raws)
-	return err
+	batch.Queue(upsertSVSongs, runID, ids, titles, authors, durations, large, medium, thumb, play, partial, raws)
 }
 
 const upsertSVSongSnapshots = `
@@ -96,9 +93,9 @@ ON CONFLICT (song_id, run_id) DO UPDATE SET
     usage_count = COALESCE(EXCLUDED.usage_count, s.usage_count)
 WHERE s.usage_count IS DISTINCT FROM COALESCE(EXCLUDED.usage_count, s.usage_count)`
 
-func writeSVSongSnapshots(ctx context.Context, tx execer, runID int64, rows []SVSongSnapshot) error {
+func writeSVSongSnapshots(batch *pgx.Batch, runID int64, rows []SVSongSnapshot) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVSongSnapshot) string { return r.SongID }, func(prev, next SVSongSnapshot) SVSongSnapshot {
 		next.UsageCount = coalesce(next.UsageCount, prev.UsageCount)
@@ -109,8 +106,7 @@ func writeSVSongSnapshots(ctx context.Context, tx execer, runID int64, rows []SV
 	for i, r := range rows {
 		ids[i], usage[i] = r.SongID, r.UsageCount
 	}
-	_, err := tx.Exec(ctx, upsertSVSongSnapshots, runID, ids, usage)
-	return err
+	batch.Queue(upsertSVSongSnapshots, runID, ids, usage)
 }
 
 const upsertSVSongVideos = `
@@ -124,9 +120,9 @@ WHERE (l.first_seen_run, l.last_seen_run)
   IS DISTINCT FROM
       (LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVSongVideos(ctx context.Context, tx execer, runID int64, rows []SVSongVideo) error {
+func writeSVSongVideos(batch *pgx.Batch, runID int64, rows []SVSongVideo) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVSongVideo) string { return r.SongID + "\x00" + r.VideoID }, nil)
 	n := len(rows)
@@ -134,6 +130,5 @@ func writeSVSongVideos(ctx context.Context, tx execer, runID int64, rows []SVSon
 	for i, r := range rows {
 		songs[i], videos[i] = r.SongID, r.VideoID
 	}
-	_, err := tx.Exec(ctx, upsertSVSongVideos, runID, songs, videos)
-	return err
+	batch.Queue(upsertSVSongVideos, runID, songs, videos)
 }

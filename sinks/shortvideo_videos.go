@@ -1,8 +1,6 @@
 package sinks
 
-import (
-	"context"
-)
+import "github.com/jackc/pgx/v5"
 
 // SVVideo is a short-video video from any list that carries videos: keyword
 // search, song videos, trending and popular feeds, a profile's item list, a
@@ -55,9 +53,9 @@ WHERE (v.author_unique_id, v.description, v.create_time, v.song_id, v.raw_partia
        CASE WHEN v.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE v.raw END,
        LEAST(v.first_seen_run, EXCLUDED.first_seen_run), GREATEST(v.last_seen_run, EXCLUDED.last_seen_run))`
 
-func writeSVVideos(ctx context.Context, tx execer, runID int64, rows []SVVideo) error {
+func writeSVVideos(batch *pgx.Batch, runID int64, rows []SVVideo) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	// Within a batch, a full object beats a partial one; otherwise the last wins.
 	rows = dedupe(rows, func(r SVVideo) string { return r.VideoID }, func(prev, next SVVideo) SVVideo {
@@ -73,8 +71,7 @@ func writeSVVideos(ctx context.Context, tx execer, runID int64, rows []SVVideo) 
 		ids[i], authors[i], descs[i], songs[i] = r.VideoID, r.AuthorUniqueID, r.Description, r.SongID
 		created[i], partial[i], raws[i] = r.CreateTime, r.Partial, string(r.Raw)
 	}
-	_, err := tx.Exec(ctx, upsertSVVideos, runID, ids, authors, descs, created, songs, partial, raws)
-	return err
+	batch.Queue(upsertSVVideos, runID, ids, authors, descs, created, songs, partial, raws)
 }
 
 const upsertSVVideoSnapshots = `
@@ -92,9 +89,9 @@ WHERE (s.play_count, s.digg_count, s.comment_count, s.share_count)
       (COALESCE(EXCLUDED.play_count, s.play_count), COALESCE(EXCLUDED.digg_count, s.digg_count),
        COALESCE(EXCLUDED.comment_count, s.comment_count), COALESCE(EXCLUDED.share_count, s.share_count))`
 
-func writeSVVideoSnapshots(ctx context.Context, tx execer, runID int64, rows []SVVideoSnapshot) error {
+func writeSVVideoSnapshots(batch *pgx.Batch, runID int64, rows []SVVideoSnapshot) {
 	if len(rows) == 0 {
-		return nil
+		return
 	}
 	rows = dedupe(rows, func(r SVVideoSnapshot) string { return r.VideoID }, func(prev, next SVVideoSnapshot) SVVideoSnapshot {
 		return SVVideoSnapshot{
@@ -112,6 +109,5 @@ func writeSVVideoSnapshots(ctx context.Context, tx execer, runID int64, rows []S
 		ids[i] = r.VideoID
 		plays[i], diggs[i], comments[i], shares[i] = r.PlayCount, r.DiggCount, r.CommentCount, r.ShareCount
 	}
-	_, err := tx.Exec(ctx, upsertSVVideoSnapshots, runID, ids, plays, diggs, comments, shares)
-	return err
+	batch.Queue(upsertSVVideoSnapshots, runID, ids, plays, diggs, comments, shares)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -273,20 +274,8 @@ func storable(body []byte) []byte {
 
 // hex4 decodes the four hex digits of a \u escape.
 func hex4(b []byte) (rune, bool) {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	v, err := strconv.ParseUint(string(b), 16, 16)
+	return rune(v), err == nil
 }
 
 // isEmptyBody reports an empty response: no bytes, null, or {}.

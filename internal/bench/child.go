@@ -79,12 +79,6 @@ func (c *child) waitTimeout(d time.Duration) int {
 
 func (c *child) signal(sig os.Signal) { _ = c.cmd.Process.Signal(sig) }
 
-// cpu is the user+system CPU time of the exited process.
-func (c *child) cpu() time.Duration {
-	<-c.done
-	return c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
-}
-
 // output is what the process wrote, for error messages.
 func (c *child) output() string {
 	s := strings.TrimSpace(c.out.String())

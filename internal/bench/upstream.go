@@ -28,7 +28,6 @@ type upstream struct {
 	mu      sync.Mutex
 	trigger func(n int64)
 	seen    map[string]int // path?query -> 200 answers, when tracked
-	byPath  map[string]int64
 }
 
 // newUpstream serves a sandbox with cfg (APIKeys set here) on a free port.
@@ -43,7 +42,7 @@ func newUpstream(cfg sandbox.Config, track bool) (*upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &upstream{sb: sb, url: fmt.Sprintf("http://%s/api", ln.Addr()), byPath: map[string]int64{}}
+	u := &upstream{sb: sb, url: fmt.Sprintf("http://%s/api", ln.Addr())}
 	if track {
 		u.seen = map[string]int{}
 	}
@@ -58,12 +57,9 @@ func newUpstream(cfg sandbox.Config, track bool) (*upstream, error) {
 		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rec, r)
-		if rec.status == http.StatusOK {
+		if rec.status == http.StatusOK && u.seen != nil {
 			u.mu.Lock()
-			u.byPath[r.URL.Path]++
-			if u.seen != nil {
-				u.seen[r.URL.Path+"?"+r.URL.RawQuery]++
-			}
+			u.seen[r.URL.Path+"?"+r.URL.RawQuery]++
 			u.mu.Unlock()
 		}
 	})}
@@ -83,13 +79,6 @@ func (u *upstream) setTrigger(f func(n int64)) {
 	u.mu.Lock()
 	u.trigger = f
 	u.mu.Unlock()
-}
-
-// ok200 is the number of 200 answers to path (e.g. /api/shortvideo/user/followers).
-func (u *upstream) ok200(path string) int64 {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.byPath[path]
 }
 
 // duplicates lists the requests answered 200 more than once, and how many
