@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
-	"github.com/socialcrawl/crawler/sources/sandbox"
 )
 
 // Each error class through the whole pipeline: what the task became and

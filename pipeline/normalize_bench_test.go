@@ -9,8 +9,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/sources"
-	"github.com/socialcrawl/crawler/sources/sandbox"
 )
 
 // memoryTransport answers every request with one body, without a network.

@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // sandboxBody is the body the sandbox answers to a GET of pathQuery.

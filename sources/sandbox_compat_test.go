@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/sources"
-	"github.com/socialcrawl/crawler/sources/sandbox"
 )
 
 // These tests run the client against the sandbox over HTTP: the sandbox was

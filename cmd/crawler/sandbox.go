@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 const sandboxSummary = `Serve the deterministic local stand-in for the upstream API at http://ADDR/api.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // Workload 3: every answer takes 200 ms and there is no quota. W workers

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // Workload 1: a large follower crawl against a quota of R requests/s per

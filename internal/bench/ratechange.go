@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // Workload 2: the quota moves under a running crawl, R = 50 -> 20 -> 50

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // Workload 7: 1, 2 and 3 crawler processes on one run, sharing one key's

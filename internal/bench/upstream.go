@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // apiKey is the key every workload's sandbox accepts.

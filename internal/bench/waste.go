@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/socialcrawl/crawler/sources/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // Workload 6: requests bought for nothing. A clean run of a job whose page

@@ -6,44 +6,34 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	xrate "golang.org/x/time/rate"
 )
 
 // bucketBook is the token bucket of every key: rate tokens a second, at
 // most burst (>= 1 whenever rate > 0: see burstOrDefault), full at a key's
-// first request. rate 0 turns it off.
+// first request. rate 0 turns it off. Each bucket is an x/time/rate
+// Limiter driven with the sandbox's own clock (the *At methods), so tests
+// with a fake clock stay deterministic.
 type bucketBook struct {
 	mu    sync.Mutex
 	rate  float64
-	burst float64
-	byKey map[string]*bucket
+	burst int
+	byKey map[string]*xrate.Limiter
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-func newBucketBook(rate float64, burst int) *bucketBook {
-	return &bucketBook{rate: rate, burst: float64(burst), byKey: map[string]*bucket{}}
-}
-
-// refill brings bk up to now at the current rate; b.mu is held.
-func (b *bucketBook) refill(bk *bucket, now time.Time) {
-	if dt := now.Sub(bk.last).Seconds(); dt > 0 {
-		bk.tokens = min(b.burst, bk.tokens+dt*b.rate)
-	}
-	bk.last = now
+func newBucketBook(r float64, burst int) *bucketBook {
+	return &bucketBook{rate: r, burst: burst, byKey: map[string]*xrate.Limiter{}}
 }
 
 // bucketOf returns key's bucket, full when new; b.mu is held.
-func (b *bucketBook) bucketOf(key string, now time.Time) *bucket {
-	bk := b.byKey[key]
-	if bk == nil {
-		bk = &bucket{tokens: b.burst, last: now}
-		b.byKey[key] = bk
+func (b *bucketBook) bucketOf(key string) *xrate.Limiter {
+	l := b.byKey[key]
+	if l == nil {
+		l = xrate.NewLimiter(xrate.Limit(b.rate), b.burst)
+		b.byKey[key] = l
 	}
-	b.refill(bk, now)
-	return bk
+	return l
 }
 
 // take spends one of key's tokens. Without one it spends nothing and
@@ -54,12 +44,11 @@ func (b *bucketBook) take(key string, now time.Time) (ok bool, wait time.Duratio
 	if b.rate <= 0 {
 		return true, 0
 	}
-	bk := b.bucketOf(key, now)
-	if bk.tokens >= 1 {
-		bk.tokens--
+	l := b.bucketOf(key)
+	if l.AllowN(now, 1) {
 		return true, 0
 	}
-	return false, b.waitFor(bk)
+	return false, waitFor(l, now)
 }
 
 // wait is how long until key has a token, spending nothing; 0 when the
@@ -70,43 +59,48 @@ func (b *bucketBook) wait(key string, now time.Time) time.Duration {
 	if b.rate <= 0 {
 		return 0
 	}
-	return b.waitFor(b.bucketOf(key, now))
+	return waitFor(b.bucketOf(key), now)
 }
 
 // maxWait caps a bucket's delay (about 146 years) so a tiny rate cannot
 // overflow a time.Duration.
 const maxWait = time.Duration(1 << 62)
 
-// waitFor is the time until bk holds one token, rounded up to the
-// nanosecond; b.mu is held.
-func (b *bucketBook) waitFor(bk *bucket) time.Duration {
-	if bk.tokens >= 1 {
+// waitFor is the time until l holds one token, spending nothing: the delay
+// of a reservation that is cancelled at once.
+func waitFor(l *xrate.Limiter, now time.Time) time.Duration {
+	if math.Floor(l.TokensAt(now)) >= 1 {
 		return 0
 	}
-	ns := math.Ceil((1 - bk.tokens) / b.rate * 1e9)
-	if ns >= float64(maxWait) {
+	r := l.ReserveN(now, 1)
+	if !r.OK() {
 		return maxWait
 	}
-	return time.Duration(ns)
+	d := r.DelayFrom(now)
+	r.CancelAt(now)
+	if d == xrate.InfDuration || d < 0 || d > maxWait {
+		return maxWait
+	}
+	return d
 }
 
-// set changes the rate and burst: every bucket is first refilled at the old
-// rate, then keeps its tokens (at most the new burst). rate 0 turns the
-// limit off and forgets the buckets; turning it back on starts them full.
-func (b *bucketBook) set(rate float64, burst int, now time.Time) {
+// set changes the rate and burst: every bucket keeps its tokens earned at
+// the old rate (at most the new burst). rate 0 turns the limit off and
+// forgets the buckets; turning it back on starts them full.
+func (b *bucketBook) set(r float64, burst int, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if rate <= 0 {
-		b.rate, b.burst, b.byKey = 0, float64(burst), map[string]*bucket{}
+	if r <= 0 {
+		b.rate, b.burst, b.byKey = 0, burst, map[string]*xrate.Limiter{}
 		return
 	}
 	if b.rate > 0 {
-		for _, bk := range b.byKey {
-			b.refill(bk, now)
-			bk.tokens = min(bk.tokens, float64(burst))
+		for _, l := range b.byKey {
+			l.SetLimitAt(now, xrate.Limit(r))
+			l.SetBurstAt(now, burst)
 		}
 	}
-	b.rate, b.burst = rate, float64(burst)
+	b.rate, b.burst = r, burst
 }
 
 // retryAfterGarbage is the RetryAfterGarbage header value: neither
