@@ -317,6 +317,10 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if !ok {
 		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
 	}
+	if err := sinks.CheckKey("task key", t.Key); err != nil {
+		// Its rows could not be keyed: fail before buying anything.
+		return c.finish(t, StateFailed, t.Kind+": "+err.Error())
+	}
 	for {
 		res, err := c.page(h, t)
 		var fe fetchError
