@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/socialcrawl/crawler/pipeline"
 )
 
-// An upstream answer the schema refuses fails that task with the reason;
-// the run goes on. Text PostgreSQL cannot hold (a NUL, a lone surrogate) is
-// stored as U+FFFD rather than losing the page.
+// A list entry the schema would refuse (a time past timestamptz's range) is
+// dropped and counted, the rest of the page stored; the run goes on. Text
+// PostgreSQL cannot hold (a NUL, a lone surrogate) is stored as U+FFFD
+// rather than losing the page.
 func TestUnstorablePageFailsOnlyItsTask(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -18,7 +21,8 @@ func TestUnstorablePageFailsOnlyItsTask(t *testing.T) {
 		switch r.URL.Query().Get("id") {
 		case "":
 			// A create time far past timestamptz's range (year 294276).
-			fmt.Fprint(w, `{"videos":[{"id":"v1","desc":"x","createTime":99999999999999,"stats":{"playCount":1},"author":{"uniqueId":"a"}}]}`)
+			fmt.Fprint(w, `{"videos":[{"id":"v1","desc":"x","createTime":99999999999999,"stats":{"playCount":1},"author":{"uniqueId":"a"}},
+				{"id":"v2","desc":"y","createTime":1700000000,"stats":{"playCount":2},"author":{"uniqueId":"a"}}]}`)
 		case "12": // a lone surrogate: Go decodes it, jsonb refuses it
 			fmt.Fprint(w, `{"success":true,"id":"highlight:12","title":"bad \ud800 text","media_count":0,"items":[],"user":{"username":"a","is_verified":false}}`)
 		default:
@@ -35,9 +39,9 @@ func TestUnstorablePageFailsOnlyItsTask(t *testing.T) {
 	}
 	got := b.tasks(t, sum.RunID)
 	want := map[string]bool{
-		"shortvideo.trending_feed trending failed cannot store page 0": true,
-		"photosocial.highlight 12 done done 1":                         true,
-		"photosocial.highlight 13 done done 1":                         true,
+		"shortvideo.trending_feed trending done done 1": true,
+		"photosocial.highlight 12 done done 1":          true,
+		"photosocial.highlight 13 done done 1":          true,
 	}
 	if len(got) != len(want) {
 		t.Errorf("tasks %q, want %d", got, len(want))
@@ -46,6 +50,16 @@ func TestUnstorablePageFailsOnlyItsTask(t *testing.T) {
 		if !want[g] {
 			t.Errorf("unexpected task %q (all: %q)", g, got)
 		}
+	}
+	if got := b.task(t, sum.RunID, pipeline.KindSVTrending, "trending"); got.Dropped != 1 || got.Items != 2 ||
+		got.DropReason != "videos[0]: createTime 99999999999999 is out of the timestamp range" {
+		t.Errorf("trending task = %+v", got)
+	}
+	if n := b.count(t, `SELECT count(*) FROM shortvideo.feed_entries WHERE video_id = 'v2' AND rank = 2`); n != 1 {
+		t.Errorf("feed entry v2 at rank 2: %d rows, want 1", n)
+	}
+	if n := b.count(t, `SELECT count(*) FROM shortvideo.videos`); n != 1 {
+		t.Errorf("videos = %d, want 1", n)
 	}
 	for id, want := range map[string]string{"12": "bad \ufffd text", "13": "nul\ufffdhere"} {
 		var title string

@@ -233,6 +233,7 @@ func (f *Frontier) scanTask(ctx context.Context, runID int64, sql string, args .
 const advanceSQL = `
 UPDATE crawl.tasks SET
     cursor = $3, pages = pages + 1, items = items + $4,
+    dropped = dropped + $8, drop_reason = COALESCE(NULLIF($9::text, ''), drop_reason),
     state = CASE WHEN $5::text = '' THEN 'leased' ELSE 'done' END,
     reason = NULLIF($5::text, ''),
     lease_expires_at = CASE WHEN $5::text = '' THEN now() + $6::interval END,
@@ -254,9 +255,17 @@ const notAdvancedCode = "CR001"
 
 const advancedSQL = `SELECT lease_token = $2 AND pages = $3 + 1 AND cursor = $4 FROM crawl.tasks WHERE id = $1`
 
+// Drops are a page's entries that were received but not stored, and why
+// the last one was (see crawl.tasks.dropped).
+type Drops struct {
+	N      int
+	Reason string
+}
+
 // Commit records a fetched page: the task's advance (the cursor to
 // continue from and, when stop is not empty, the end of the task with stop
-// as its reason), the page's rows and the tasks it discovered. They go as
+// as its reason, and the entries the page dropped), the page's rows and the
+// tasks it discovered. They go as
 // one pgx batch, which runs in one implicit transaction: a single round trip
 // (no BEGIN, no COMMIT), which the next request of the list waits for.
 //
@@ -265,9 +274,9 @@ const advancedSQL = `SELECT lease_token = $2 AND pages = $3 + 1 AND cursor = $4 
 // ErrLeaseLost. The expected page count makes it idempotent: when a commit
 // whose answer was lost is retried, the row already shows this page, and
 // Commit returns errAlreadyApplied without counting it again.
-func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, rows *sinks.Batch, children []NewTask, next string, items int, stop string) error {
+func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, rows *sinks.Batch, children []NewTask, next string, items int, stop string, drops Drops) error {
 	var batch pgx.Batch
-	batch.Queue(advanceCheckedSQL, t.ID, t.Token, next, items, stop, f.ttl, t.Pages)
+	batch.Queue(advanceCheckedSQL, t.ID, t.Token, next, items, CleanReason(stop), f.ttl, t.Pages, drops.N, CleanReason(drops.Reason))
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
 	args, err := addTasksArgs(runID, &t.ID, children)
 	if err != nil {
@@ -328,7 +337,7 @@ WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
 
 // Finish ends a task as failed or skipped with a reason.
 func (f *Frontier) Finish(ctx context.Context, t *Task, state, reason string) error {
-	tag, err := f.pool.Exec(ctx, finishSQL, t.ID, t.Token, state, reason)
+	tag, err := f.pool.Exec(ctx, finishSQL, t.ID, t.Token, state, CleanReason(reason))
 	if err != nil {
 		return fmt.Errorf("finish task %d: %w", t.ID, err)
 	}
@@ -399,7 +408,7 @@ RETURNING state`
 // "running" when other processes still work on it.
 func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string) (string, error) {
 	var got string
-	err := pool.QueryRow(ctx, finishRunSQL, runID, state, reason, owner+"#").Scan(&got)
+	err := pool.QueryRow(ctx, finishRunSQL, runID, state, CleanReason(reason), owner+"#").Scan(&got)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if err := pool.QueryRow(ctx, `SELECT state FROM crawl.runs WHERE id = $1`, runID).Scan(&got); err != nil {
 			return "", fmt.Errorf("run %d state: %w", runID, err)

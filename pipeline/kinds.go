@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
@@ -38,6 +39,54 @@ type result struct {
 	Items    int
 	Next     string
 	Stop     string
+	Drops    Drops // entries received but not stored
+}
+
+// drop counts an entry of the page that is not stored, and why.
+func (r *result) drop(reason string) {
+	r.Drops.N++
+	r.Drops.Reason = reason
+}
+
+// unstorableError is a single-object answer whose key the database cannot
+// hold: the task fails with it as the reason (the object is not a page that
+// could be split).
+type unstorableError struct {
+	endpoint string // e.g. shortvideo/profile
+	err      error
+}
+
+func (e *unstorableError) Error() string { return e.endpoint + ": " + e.err.Error() }
+
+// checkObjectKeys returns an *unstorableError for the first of keys (field
+// name, value pairs) that is too long to be a key.
+func checkObjectKeys(endpoint string, keys ...string) error {
+	for i := 0; i+1 < len(keys); i += 2 {
+		if err := sinks.CheckKey(keys[i], keys[i+1]); err != nil {
+			return &unstorableError{endpoint: endpoint, err: err}
+		}
+	}
+	return nil
+}
+
+// entryProblem returns why a list entry cannot be stored, "" when it can:
+// keys are (field name, value) pairs; the first must be the entry's
+// identifier, which must not be empty.
+func entryProblem(list string, pos int, keys ...string) string {
+	if len(keys) >= 2 && keys[1] == "" {
+		return fmt.Sprintf("%s[%d]: no %s", list, pos, keys[0])
+	}
+	return keyProblem(list, pos, keys...)
+}
+
+// keyProblem is entryProblem without a required identifier: only the caps.
+func keyProblem(list string, pos int, keys ...string) string {
+	for i := 0; i+1 < len(keys); i += 2 {
+		if err := sinks.CheckKey(keys[i], keys[i+1]); err != nil {
+			return fmt.Sprintf("%s[%d]: %v", list, pos, err)
+		}
+	}
+	return ""
 }
 
 // handler fetches the next page (or the object) of a task.
@@ -71,9 +120,10 @@ const stopDone = "done"
 // loop protections, whether the list goes on.
 func listResult[T any](t *Task, p *sources.Page[T]) *result {
 	return &result{
-		Items: len(p.Items),
+		Items: p.Info().Items,
 		Next:  p.Cursor,
 		Stop:  string(sources.NextStep(t.Cursor, p.Info(), t.Pages+1, t.MaxPages)),
+		Drops: Drops{N: p.Dropped, Reason: p.DropReason},
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/socialcrawl/crawler/sinks"
@@ -21,10 +22,13 @@ func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	if name == "" {
 		name = t.Key
 	}
+	if err := checkObjectKeys("photosocial/profile", "user.username", name, "user.id", string(p.ID)); err != nil {
+		return nil, err
+	}
 	res := &result{Stop: stopDone, Items: 1}
 	res.Batch.PSProfiles = append(res.Batch.PSProfiles, sinks.PSProfile{
 		Username: name, UserID: textPtr(p.ID), FullName: textPtr(p.FullName), Biography: textPtr(p.Biography),
-		Verified: flagPtr(p.IsVerified), BusinessAccount: flagPtr(p.IsBusiness), Category: nullTextPtr(p.CategoryName),
+		ProfilePicURL: textPtr(p.PicURL), Private: flagPtr(p.IsPrivate), Verified: flagPtr(p.IsVerified), BusinessAccount: flagPtr(p.IsBusiness), Category: nullTextPtr(p.CategoryName),
 		ContactEmail: nullTextPtr(p.Contact.Email), ContactPhone: nullTextPtr(p.Contact.Phone), ContactAddress: nullTextPtr(p.Contact.Address),
 		Profile: true, Raw: p.Raw,
 	})
@@ -43,6 +47,14 @@ func fetchPSComments(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	code := sinks.PostCode(t.Key)
 	for _, it := range page.Items {
 		v := it.V
+		why := keyProblem("comments", it.Pos, "user.username", string(v.Username))
+		if err := sinks.CheckUnixTime("created_at", v.CreatedAt.V); why == "" && err != nil {
+			why = fmt.Sprintf("comments[%d]: %v", it.Pos, err)
+		}
+		if why != "" {
+			res.drop(why)
+			continue
+		}
 		res.Batch.PSComments = append(res.Batch.PSComments, sinks.PSComment{
 			PostCode: code, PostURL: t.Key, CommentID: textPtr(v.ID), Username: string(v.Username), Text: string(v.Text),
 			CreatedAt: v.CreatedAt.V, LikeCount: intPtr(v.LikeCount), ChildCommentCount: intPtr(v.ChildCommentCount), Raw: it.Raw,
@@ -66,17 +78,18 @@ func fetchPSReelsSearch(ctx context.Context, c *crawl, t *Task) (*result, error)
 	}
 	res := listResult(t, page)
 	ex := c.job.Expand
-	for i, it := range page.Items {
+	for _, it := range page.Items {
 		r := it.V
 		id := string(r.ID)
-		if id == "" {
+		if why := entryProblem("reels", it.Pos, "id", id, "code", string(r.Code), "owner.username", string(r.OwnerUsername)); why != "" {
+			res.drop(why)
 			continue
 		}
 		res.Batch.PSReels = append(res.Batch.PSReels, sinks.PSReel{
 			ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), Raw: it.Raw,
 		})
 		res.Batch.PSReelSnapshots = append(res.Batch.PSReelSnapshots, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
-		res.Batch.PSReelSearchResults = append(res.Batch.PSReelSearchResults, sinks.PSReelSearchResult{QueryKey: sinks.QueryKey(t.Key, nil), Rank: t.Items + i + 1, ReelID: id})
+		res.Batch.PSReelSearchResults = append(res.Batch.PSReelSearchResults, sinks.PSReelSearchResult{QueryKey: sinks.QueryKey(t.Key, nil), Rank: t.Items + it.Pos + 1, ReelID: id})
 		if r.Code == "" {
 			continue
 		}
@@ -96,26 +109,35 @@ func fetchPSTranscript(ctx context.Context, c *crawl, t *Task) (*result, error) 
 	if err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: len(tr.Entries)}
+	res := &result{Stop: stopDone, Items: len(tr.Entries) + tr.Dropped, Drops: Drops{N: tr.Dropped, Reason: tr.DropReason}}
 	code := sinks.PostCode(t.Key)
+	if err := checkObjectKeys("photosocial/transcript", "shortcode", code); err != nil {
+		return nil, err
+	}
 	speech := false
-	for i, it := range tr.Entries {
+	stored := 0
+	for _, it := range tr.Entries {
 		e := it.V
 		entryID := string(e.ID)
 		if entryID == "" {
-			entryID = strconv.Itoa(i + 1)
+			entryID = strconv.Itoa(it.Pos + 1)
 		}
 		sc := string(e.Shortcode)
 		if sc == "" {
 			sc = code
 		}
+		if why := entryProblem("transcripts", it.Pos, "id", entryID, "shortcode", sc); why != "" {
+			res.drop(why)
+			continue
+		}
+		stored++
 		speech = speech || (e.Text.Valid && e.Text.V != "")
 		res.Batch.PSTranscripts = append(res.Batch.PSTranscripts, sinks.PSTranscript{
 			Shortcode: sc, EntryID: entryID, Text: nullTextPtr(e.Text), MediaURL: t.Key, Raw: it.Raw,
 		})
 	}
 	res.Batch.PSTranscriptChecks = append(res.Batch.PSTranscriptChecks, sinks.PSTranscriptCheck{
-		Shortcode: code, MediaURL: t.Key, HasSpeech: speech, EntryCount: len(tr.Entries),
+		Shortcode: code, MediaURL: t.Key, HasSpeech: speech, EntryCount: stored,
 	})
 	if !speech {
 		res.Stop = "done: no speech"
@@ -142,13 +164,16 @@ func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	if id == "" {
 		id = t.Key
 	}
+	if err := checkObjectKeys("photosocial/highlight", "id", id, "user.username", string(h.Username)); err != nil {
+		return nil, err
+	}
 	res := &result{Stop: stopDone, Items: len(h.Items)}
 	res.Batch.PSHighlights = append(res.Batch.PSHighlights, sinks.PSHighlight{
 		HighlightID: id, Title: textPtr(h.Title), MediaCount: intPtr(h.MediaCount),
 		OwnerUsername: textPtr(h.Username), OwnerVerified: flagPtr(h.UserVerified), Raw: h.Raw,
 	})
-	for i, it := range h.Items {
-		item := sinks.PSHighlightItem{HighlightID: id, Position: i + 1, MediaType: intPtr(it.V.MediaType), Raw: it.Raw}
+	for _, it := range h.Items {
+		item := sinks.PSHighlightItem{HighlightID: id, Position: it.Pos + 1, MediaType: intPtr(it.V.MediaType), Raw: it.Raw}
 		if len(it.V.VideoURLs) > 0 {
 			item.VideoURL = &it.V.VideoURLs[0]
 		}

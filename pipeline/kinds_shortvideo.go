@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,9 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	handle := string(p.User.UniqueID)
 	if handle == "" {
 		handle = t.Key
+	}
+	if err := checkObjectKeys("shortvideo/profile", "user.uniqueId", handle, "user.secUid", string(p.User.SecUID), "user.id", string(p.User.ID)); err != nil {
+		return nil, err
 	}
 	res := &result{Stop: stopDone, Items: 1}
 	res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{
@@ -42,12 +46,12 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		DiggCount:      intPtr(p.Stats.DiggCount),
 	})
 	// The profile's recent videos are videos like any other.
-	if videos, err := recentVideos(p.Raw); err == nil {
+	if videos, err := recentVideos(p.Raw, res); err == nil {
 		for _, v := range videos {
 			if v.V.Author.UniqueID == "" {
 				v.V.Author.UniqueID = sources.Text(handle)
 			}
-			c.addVideo(t, res, v, "")
+			c.addVideo(t, res, v, "", "itemList")
 		}
 	}
 	secUID := string(p.User.SecUID)
@@ -68,8 +72,9 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	return res, nil
 }
 
-// recentVideos reads the videos a profile body carries (itemList).
-func recentVideos(raw json.RawMessage) ([]sources.Item[sources.SVVideo], error) {
+// recentVideos reads the videos a profile body carries (itemList); entries
+// that are not video objects are counted as dropped in res.
+func recentVideos(raw json.RawMessage, res *result) ([]sources.Item[sources.SVVideo], error) {
 	var body struct {
 		ItemList []json.RawMessage `json:"itemList"`
 	}
@@ -77,12 +82,17 @@ func recentVideos(raw json.RawMessage) ([]sources.Item[sources.SVVideo], error) 
 		return nil, err
 	}
 	out := make([]sources.Item[sources.SVVideo], 0, len(body.ItemList))
-	for _, r := range body.ItemList {
+	for i, r := range body.ItemList {
 		var v sources.SVVideo
-		if err := json.Unmarshal(r, &v); err != nil || v.ID == "" {
+		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
+			res.drop(fmt.Sprintf("itemList[%d]: not an object", i))
 			continue
 		}
-		out = append(out, sources.Item[sources.SVVideo]{V: v, Raw: r})
+		if err := json.Unmarshal(r, &v); err != nil {
+			res.drop(fmt.Sprintf("itemList[%d]: %v", i, err))
+			continue
+		}
+		out = append(out, sources.Item[sources.SVVideo]{V: v, Raw: r, Pos: i})
 	}
 	return out, nil
 }
@@ -105,16 +115,21 @@ func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) 
 		// An account known only by its secUid gets a row of its own.
 		res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: owner, SecUID: &t.Key, Raw: stubJSON("secUid", t.Key)})
 	}
+	list := "followers"
+	if t.Kind == KindSVFollowing {
+		list = "following"
+	}
 	for _, it := range page.Items {
 		e := it.V
-		if e.UniqueID == "" {
+		if why := entryProblem(list, it.Pos, "uniqueId", e.UniqueID, "secUid", e.SecUID); why != "" {
+			res.drop(why)
 			continue
 		}
 		res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{
 			UniqueID: e.UniqueID,
 			SecUID:   strPtr(e.SecUID),
 			Nickname: strPtr(e.Nickname),
-			Verified: &e.Verified,
+			Verified: flagPtr(e.Verified),
 			Raw:      it.Raw,
 		})
 		edge := sinks.SVFollow{Follower: e.UniqueID, Followee: owner, Raw: it.Raw}
@@ -133,13 +148,23 @@ func isSecUIDUser(handle string) bool { return len(handle) > 7 && handle[:7] == 
 
 // addVideo adds a video, its stats snapshot and, when the edge is on, its
 // author's profile task. songID links it to a song when known from context.
-func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo], songID string) {
+// A video that cannot be stored (no id, a key over the cap, a time out of
+// range) is counted as dropped, as an entry of list, and addVideo returns
+// false.
+func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo], songID, list string) bool {
 	v := it.V
-	if v.ID == "" {
-		return
-	}
 	if songID == "" {
 		songID = string(v.MusicID)
+	}
+	why := entryProblem(list, it.Pos, "id", string(v.ID), "author.uniqueId", string(v.Author.UniqueID), "music.id", songID)
+	if why == "" {
+		if err := sinks.CheckUnixTime("createTime", v.CreateTime.V); err != nil {
+			why = fmt.Sprintf("%s[%d]: %v", list, it.Pos, err)
+		}
+	}
+	if why != "" {
+		res.drop(why)
+		return false
 	}
 	res.Batch.SVVideos = append(res.Batch.SVVideos, sinks.SVVideo{
 		VideoID:        string(v.ID),
@@ -160,6 +185,7 @@ func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo],
 	if c.job.Expand.VideoAuthors != nil && v.Author.UniqueID != "" {
 		res.Children = append(res.Children, hop(t, KindSVProfile, string(v.Author.UniqueID), nil, 0))
 	}
+	return true
 }
 
 func fetchSVKeywordSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
@@ -170,14 +196,13 @@ func fetchSVKeywordSearch(ctx context.Context, c *crawl, t *Task) (*result, erro
 	}
 	res := listResult(t, page)
 	qk := searchKey(q)
-	for i, it := range page.Items {
-		if it.V.ID == "" {
+	for _, it := range page.Items {
+		if !c.addVideo(t, res, it, "", "videos") {
 			continue
 		}
-		c.addVideo(t, res, it, "")
 		id := string(it.V.ID)
 		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, sinks.SVSearchResult{
-			Kind: sinks.SearchKeyword, QueryKey: qk, Rank: t.Items + i + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
+			Kind: sinks.SearchKeyword, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
 		})
 		if c.job.Expand.SearchResults != nil && it.V.Author.UniqueID != "" {
 			res.Children = append(res.Children, hop(t, KindSVProfile, string(it.V.Author.UniqueID), nil, 0))
@@ -211,9 +236,10 @@ func fetchSVHashtagSearch(ctx context.Context, c *crawl, t *Task) (*result, erro
 	}
 	res := listResult(t, page)
 	qk := sinks.QueryKey(t.Key, nil)
-	for i, it := range page.Items {
+	for _, it := range page.Items {
 		name := string(it.V.Name)
-		if name == "" {
+		if why := entryProblem("hashtags", it.Pos, "name", name); why != "" {
+			res.drop(why)
 			continue
 		}
 		res.Batch.SVHashtags = append(res.Batch.SVHashtags, sinks.SVHashtag{Name: name, Raw: it.Raw})
@@ -221,7 +247,7 @@ func fetchSVHashtagSearch(ctx context.Context, c *crawl, t *Task) (*result, erro
 			Name: name, ViewCount: intPtr(it.V.ViewCount), VideoCount: intPtr(it.V.VideoCount), Growth: growth(it.Raw),
 		})
 		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, sinks.SVSearchResult{
-			Kind: sinks.SearchHashtag, QueryKey: qk, Rank: t.Items + i + 1, Type: sinks.ResultHashtag, HashtagName: &name, Raw: it.Raw,
+			Kind: sinks.SearchHashtag, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultHashtag, HashtagName: &name, Raw: it.Raw,
 		})
 	}
 	return res, nil
@@ -249,8 +275,21 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	res := listResult(t, page)
 	follow := c.job.Expand.SearchResults != nil
 	qk := sinks.QueryKey(t.Key, nil)
-	for i, it := range page.Items {
-		r := sinks.SVSearchResult{Kind: sinks.SearchTop, QueryKey: qk, Rank: t.Items + i + 1, Type: string(it.V.Type), Raw: it.Raw}
+	for _, it := range page.Items {
+		r := sinks.SVSearchResult{Kind: sinks.SearchTop, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: string(it.V.Type), Raw: it.Raw}
+		why := ""
+		switch r.Type {
+		case sinks.ResultUser:
+			why = entryProblem("results", it.Pos, "uniqueId", string(it.V.UniqueID))
+		case sinks.ResultHashtag:
+			why = entryProblem("results", it.Pos, "name", string(it.V.Name))
+		case sinks.ResultSound:
+			why = entryProblem("results", it.Pos, "id", string(it.V.ID))
+		}
+		if why != "" {
+			res.drop(why)
+			continue
+		}
 		switch r.Type {
 		case sinks.ResultVideo:
 			var v sources.SVVideo
@@ -258,33 +297,30 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 			if v.ID == "" {
 				v.ID = it.V.ID
 			}
-			if v.ID != "" {
-				c.addVideo(t, res, sources.Item[sources.SVVideo]{V: v, Raw: it.Raw}, "")
-				r.VideoID = strPtr(string(v.ID))
-				if follow && v.Author.UniqueID != "" && c.job.Expand.VideoAuthors == nil {
-					res.Children = append(res.Children, hop(t, KindSVProfile, string(v.Author.UniqueID), nil, 0))
-				}
+			if !c.addVideo(t, res, sources.Item[sources.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
+				continue
+			}
+			r.VideoID = strPtr(string(v.ID))
+			if follow && v.Author.UniqueID != "" && c.job.Expand.VideoAuthors == nil {
+				res.Children = append(res.Children, hop(t, KindSVProfile, string(v.Author.UniqueID), nil, 0))
 			}
 		case sinks.ResultUser:
-			if h := string(it.V.UniqueID); h != "" {
-				res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
-				r.UniqueID = &h
-				if follow {
-					res.Children = append(res.Children, hop(t, KindSVProfile, h, nil, 0))
-				}
+			h := string(it.V.UniqueID)
+			res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
+			r.UniqueID = &h
+			if follow {
+				res.Children = append(res.Children, hop(t, KindSVProfile, h, nil, 0))
 			}
 		case sinks.ResultHashtag:
-			if n := string(it.V.Name); n != "" {
-				res.Batch.SVHashtags = append(res.Batch.SVHashtags, sinks.SVHashtag{Name: n, Partial: true, Raw: it.Raw})
-				r.HashtagName = &n
-			}
+			n := string(it.V.Name)
+			res.Batch.SVHashtags = append(res.Batch.SVHashtags, sinks.SVHashtag{Name: n, Partial: true, Raw: it.Raw})
+			r.HashtagName = &n
 		case sinks.ResultSound:
-			if id := string(it.V.ID); id != "" {
-				res.Batch.SVSongs = append(res.Batch.SVSongs, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
-				r.SongID = &id
-				if follow {
-					res.Children = append(res.Children, hop(t, KindSVSong, id, nil, 0))
-				}
+			id := string(it.V.ID)
+			res.Batch.SVSongs = append(res.Batch.SVSongs, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
+			r.SongID = &id
+			if follow {
+				res.Children = append(res.Children, hop(t, KindSVSong, id, nil, 0))
 			}
 		}
 		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, r)
@@ -300,6 +336,9 @@ func fetchSVSong(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	id := string(s.ID)
 	if id == "" {
 		id = t.Key
+	}
+	if err := checkObjectKeys("shortvideo/song", "id", id); err != nil {
+		return nil, err
 	}
 	res := &result{Stop: stopDone, Items: 1}
 	res.Batch.SVSongs = append(res.Batch.SVSongs, sinks.SVSong{
@@ -320,10 +359,9 @@ func fetchSVSongVideos(ctx context.Context, c *crawl, t *Task) (*result, error) 
 	}
 	res := listResult(t, page)
 	for _, it := range page.Items {
-		if it.V.ID == "" {
+		if !c.addVideo(t, res, it, t.Key, "videos") {
 			continue
 		}
-		c.addVideo(t, res, it, t.Key)
 		res.Batch.SVSongVideos = append(res.Batch.SVSongVideos, sinks.SVSongVideo{SongID: t.Key, VideoID: string(it.V.ID)})
 	}
 	return res, nil
@@ -354,13 +392,12 @@ func fetchSVFeed(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: len(page.Items)}
-	for i, it := range page.Items {
-		if it.V.ID == "" {
+	res := &result{Stop: stopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
+	for _, it := range page.Items {
+		if !c.addVideo(t, res, it, "", "videos") {
 			continue
 		}
-		c.addVideo(t, res, it, "")
-		res.Batch.SVFeedEntries = append(res.Batch.SVFeedEntries, sinks.SVFeedEntry{Feed: feed, Rank: i + 1, VideoID: string(it.V.ID), Raw: it.Raw})
+		res.Batch.SVFeedEntries = append(res.Batch.SVFeedEntries, sinks.SVFeedEntry{Feed: feed, Rank: it.Pos + 1, VideoID: string(it.V.ID), Raw: it.Raw})
 	}
 	return res, nil
 }
@@ -370,15 +407,16 @@ func fetchSVPopularCreators(ctx context.Context, c *crawl, t *Task) (*result, er
 	if err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: len(page.Items)}
-	for i, it := range page.Items {
+	res := &result{Stop: stopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
+	for _, it := range page.Items {
 		h := string(it.V.UniqueID)
-		if h == "" {
+		if why := entryProblem("creators", it.Pos, "uniqueId", h); why != "" {
+			res.drop(why)
 			continue
 		}
 		res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Verified: flagPtr(it.V.Verified), Raw: it.Raw})
 		res.Batch.SVPopularCreators = append(res.Batch.SVPopularCreators, sinks.SVPopularCreator{
-			Rank: i + 1, UniqueID: h, FollowerCount: intPtr(it.V.FollowerCount), Verified: flagPtr(it.V.Verified), Raw: it.Raw,
+			Rank: it.Pos + 1, UniqueID: h, FollowerCount: intPtr(it.V.FollowerCount), Verified: flagPtr(it.V.Verified), Raw: it.Raw,
 		})
 	}
 	return res, nil

@@ -10,7 +10,6 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -205,6 +205,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		sum.State = "running"
 		sum.Reason = "other processes are still working on the run"
 	}
+	sum.Reason = CleanReason(sum.Reason)
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows)
 	return sum, err
 }
@@ -316,14 +317,24 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if !ok {
 		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
 	}
+	if err := sinks.CheckKey("task key", t.Key); err != nil {
+		// Its rows could not be keyed: fail before buying anything.
+		return c.finish(t, StateFailed, t.Kind+": "+err.Error())
+	}
 	for {
 		res, err := c.page(h, t)
+		var fe fetchError
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
 			return nil
-		case errors.As(err, new(fetchError)):
-			return c.fail(log, t, err.(fetchError).err)
+		case errors.As(err, new(*unstorableError)):
+			// A single-object page whose key cannot be stored: only this
+			// task fails, and a resume does not buy the object again.
+			log.Warn("object cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
+			return c.finish(t, StateFailed, err.Error())
+		case errors.As(err, &fe):
+			return c.fail(log, t, fe.err)
 		case isDataError(err):
 			// This page cannot be stored (the upstream sent something the
 			// schema refuses): the task fails with the reason, the run goes on.
@@ -405,14 +416,21 @@ func (c *crawl) page(h handler, t *Task) (*result, error) {
 func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	children := make([]NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
-		if ch.Depth <= c.job.Limits.MaxDepth {
-			children = append(children, ch)
+		if ch.Depth > c.job.Limits.MaxDepth {
+			continue
 		}
+		if err := sinks.CheckKey(ch.Kind+" task key", ch.Key); err != nil {
+			// Entries are checked before they become tasks; this is the
+			// backstop for keys built from them (a reel's URL).
+			res.drop(err.Error())
+			continue
+		}
+		children = append(children, ch)
 	}
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		for attempt := range 5 {
-			err = c.frontier.Commit(ctx, c.runID, t, &res.Batch, children, res.Next, res.Items, res.Stop)
+			err = c.frontier.Commit(ctx, c.runID, t, &res.Batch, children, res.Next, res.Items, res.Stop, res.Drops)
 			if !isTransient(err) {
 				break
 			}
@@ -435,11 +453,22 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	return nil
 }
 
-// isDataError reports errors of the data itself (SQLSTATE classes 22 and
-// 23: invalid values, constraint violations): retrying cannot help.
+// isDataError reports a page the database refuses for what it holds:
+// invalid values (class 22), constraint violations (23), a value too large
+// for an index (54000), or any other refusal that is neither transient
+// (40001, 40P01), nor a lost connection, nor a resource or operator
+// condition of the server (classes 53, 57, 58, XX). Retrying cannot help:
+// the task fails, the run goes on.
 func isDataError(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23"))
+	if !errors.As(err, &pgErr) || isConnError(err) || isTransient(err) || pgErr.Code == notAdvancedCode {
+		return false
+	}
+	switch pgErr.Code[:min(2, len(pgErr.Code))] {
+	case "53", "57", "58", "XX":
+		return false
+	}
+	return true
 }
 
 func sleepJitter(ctx context.Context, d time.Duration) error {

@@ -22,6 +22,8 @@ type RunStatus struct {
 	Pages      int64
 	Items      int64
 	Reasons    []ReasonCount // why tasks failed or were skipped
+	Dropped    int64         // list entries received but not stored
+	Drops      []ReasonCount // by kind: N entries, Reason the latest one's
 }
 
 // ReasonCount is how many tasks ended with one reason.
@@ -72,7 +74,30 @@ func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatu
 	}); err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
+	if err := loadDrops(ctx, pool, s); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+const dropsSQL = `
+SELECT kind, sum(dropped)::bigint,
+       coalesce((array_agg(drop_reason ORDER BY updated_at DESC, id DESC) FILTER (WHERE drop_reason IS NOT NULL))[1], '')
+FROM crawl.tasks WHERE run_id = $1 AND dropped > 0
+GROUP BY kind ORDER BY 2 DESC, 1`
+
+// loadDrops fills s.Dropped and s.Drops: entries dropped, by kind.
+func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *RunStatus) error {
+	rows, _ := pool.Query(ctx, dropsSQL, s.ID)
+	rc := ReasonCount{State: "dropped"}
+	if _, err := pgx.ForEachRow(rows, []any{&rc.Kind, &rc.N, &rc.Reason}, func() error {
+		s.Drops = append(s.Drops, rc)
+		s.Dropped += rc.N
+		return nil
+	}); err != nil {
+		return fmt.Errorf("run status: %w", err)
+	}
+	return nil
 }
 
 // TableCount is the row count of one data table.

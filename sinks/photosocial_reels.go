@@ -9,7 +9,7 @@ import (
 // PSReel is a reel from a reels search. Nil fields never erase stored values.
 type PSReel struct {
 	ReelID        string
-	Code          string // shortcode; fixed once stored
+	Code          string // shortcode; "" is stored as NULL; fixed once stored
 	OwnerUsername *string
 	Caption       *string
 	TakenAt       *int64 // unix seconds
@@ -32,15 +32,16 @@ type PSReelSearchResult struct {
 	ReelID   string
 }
 
-// The code is not updated: a unique column in SET would make the upsert lock
-// the row FOR UPDATE, which conflicts with the FOR KEY SHARE locks of
-// concurrent inserts of snapshots and search results.
+// The code is set once (a stored NULL takes the first code sent). It is not
+// unique (migration 00008): a reel without a code, or one code under two
+// ids, must not fail the page.
 const upsertPSReels = `
 INSERT INTO photosocial.reels AS l (reel_id, code, owner_username, caption, taken_at, raw, first_seen_run, last_seen_run)
-SELECT r.reel_id, r.code, r.owner_username, r.caption, to_timestamp(NULLIF(r.taken_at, 0)), r.raw::jsonb, $1, $1
+SELECT r.reel_id, NULLIF(r.code, ''), r.owner_username, r.caption, to_timestamp(NULLIF(r.taken_at, 0)), r.raw::jsonb, $1, $1
 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
     AS r(reel_id, code, owner_username, caption, taken_at, raw)
 ON CONFLICT (reel_id) DO UPDATE SET
+    code           = COALESCE(l.code, EXCLUDED.code),
     owner_username = COALESCE(EXCLUDED.owner_username, l.owner_username),
     caption        = COALESCE(EXCLUDED.caption, l.caption),
     taken_at       = COALESCE(EXCLUDED.taken_at, l.taken_at),
@@ -48,9 +49,9 @@ ON CONFLICT (reel_id) DO UPDATE SET
     first_seen_run = LEAST(l.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(l.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (l.owner_username, l.caption, l.taken_at, l.raw, l.first_seen_run, l.last_seen_run)
+WHERE (l.code, l.owner_username, l.caption, l.taken_at, l.raw, l.first_seen_run, l.last_seen_run)
   IS DISTINCT FROM
-      (COALESCE(EXCLUDED.owner_username, l.owner_username), COALESCE(EXCLUDED.caption, l.caption),
+      (COALESCE(l.code, EXCLUDED.code), COALESCE(EXCLUDED.owner_username, l.owner_username), COALESCE(EXCLUDED.caption, l.caption),
        COALESCE(EXCLUDED.taken_at, l.taken_at), EXCLUDED.raw,
        LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run))`
 

@@ -95,7 +95,7 @@ func TestTolerantDecoding(t *testing.T) {
 	if !page.HasMore || !page.HasMoreKnown || page.Cursor != "1740000000123" {
 		t.Errorf("page meta = %v %v %q", page.HasMore, page.HasMoreKnown, page.Cursor)
 	}
-	if len(page.Items) != 2 || page.Items[0].V.UniqueID != "bob" || page.Items[0].V.SecUID != "S2" || page.Items[0].V.FollowerCount.V != 5 || page.Items[1].V.UniqueID != "carol" || !page.Items[1].V.Verified {
+	if len(page.Items) != 2 || page.Items[0].V.UniqueID != "bob" || page.Items[0].V.SecUID != "S2" || page.Items[0].V.FollowerCount.V != 5 || page.Items[1].V.UniqueID != "carol" || !page.Items[1].V.Verified.V {
 		t.Errorf("items = %+v", page.Items)
 	}
 	if !strings.Contains(string(page.Items[0].Raw), "unique_id") {

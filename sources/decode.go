@@ -189,6 +189,9 @@ func (e envelope) credits() Credits {
 type Item[T any] struct {
 	V   T
 	Raw json.RawMessage
+	// Pos is the entry's 0-based position in the page's list as sent,
+	// dropped entries included: ranks stay the platform's.
+	Pos int
 }
 
 // Page is one page of a list endpoint.
@@ -200,8 +203,14 @@ type Page[T any] struct {
 	// carried none (comments, some real-service lists).
 	HasMore      bool
 	HasMoreKnown bool
-	Credits      Credits
-	Raw          json.RawMessage
+	// Dropped counts the list's entries that are not objects (null, a
+	// string...) or do not decode; DropReason says why the last one was.
+	// They are not in Items, but pagination counts them: a page of only
+	// dropped entries is not an empty page.
+	Dropped    int
+	DropReason string
+	Credits    Credits
+	Raw        json.RawMessage
 }
 
 // decodePage decodes a list body whose items are under one of listKeys.
@@ -218,11 +227,20 @@ func decodePage[T any](body []byte, listKeys ...string) (*Page[T], error) {
 		}
 		p.Items = make([]Item[T], 0, len(raws))
 		for i, r := range raws {
+			// One bad entry costs only itself, never the page (whose retry
+			// would be billed and fail the same way).
+			if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
+				p.Dropped++
+				p.DropReason = fmt.Sprintf("%s[%d]: %s entry", listKeys[0], i, jsonKind(t))
+				continue
+			}
 			var v T
 			if err := json.Unmarshal(r, &v); err != nil {
-				return nil, fmt.Errorf("%s[%d]: %w", listKeys[0], i, err)
+				p.Dropped++
+				p.DropReason = fmt.Sprintf("%s[%d]: %s", listKeys[0], i, truncate(err.Error(), 200))
+				continue
 			}
-			p.Items = append(p.Items, Item[T]{V: v, Raw: r})
+			p.Items = append(p.Items, Item[T]{V: v, Raw: r, Pos: i})
 		}
 	}
 	if raw, ok := env.first("cursor", "next_cursor", "max_cursor"); ok {
@@ -240,4 +258,22 @@ func decodePage[T any](body []byte, listKeys ...string) (*Page[T], error) {
 		p.HasMore, p.HasMoreKnown = f.V, true
 	}
 	return p, nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "empty"
+	}
+	switch b[0] {
+	case 'n':
+		return "null"
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	}
+	return "number"
 }

@@ -21,9 +21,10 @@ type PageInfo struct {
 	HasMoreKnown bool
 }
 
-// Info returns the pagination view of a page.
+// Info returns the pagination view of a page. Items counts the entries the
+// upstream sent, dropped ones included.
 func (p *Page[T]) Info() PageInfo {
-	return PageInfo{Items: len(p.Items), Cursor: p.Cursor, HasMore: p.HasMore, HasMoreKnown: p.HasMoreKnown}
+	return PageInfo{Items: len(p.Items) + p.Dropped, Cursor: p.Cursor, HasMore: p.HasMore, HasMoreKnown: p.HasMoreKnown}
 }
 
 // NextStep decides whether a list goes on after a page fetched with cursor

@@ -28,6 +28,8 @@ type PSProfile struct {
 	Username     Text
 	FullName     Text
 	Biography    Text
+	PicURL       Text // profile_pic_url_hd, else profile_pic_url
+	IsPrivate    Flag
 	Followers    Int64
 	Following    Int64
 	Posts        Int64
@@ -57,6 +59,9 @@ type psUserWire struct {
 	Username            Text              `json:"username"`
 	FullName            Text              `json:"full_name"`
 	Biography           Text              `json:"biography"`
+	ProfilePicURL       Text              `json:"profile_pic_url"`
+	ProfilePicURLHD     Text              `json:"profile_pic_url_hd"`
+	IsPrivate           Flag              `json:"is_private"`
 	EdgeFollowedBy      object[countEdge] `json:"edge_followed_by"`
 	FollowerCount       Int64             `json:"follower_count"`
 	EdgeFollow          object[countEdge] `json:"edge_follow"`
@@ -114,6 +119,8 @@ func decodePSProfile(body []byte, p *PSProfile) error {
 	p.Followers = firstInt(w.EdgeFollowedBy.V.Count, w.FollowerCount)
 	p.Following = firstInt(w.EdgeFollow.V.Count, w.FollowingCount)
 	p.Posts = firstInt(w.EdgeMedia.V.Count, w.MediaCount)
+	p.PicURL = firstText(w.ProfilePicURLHD, w.ProfilePicURL)
+	p.IsPrivate = w.IsPrivate
 	p.IsVerified = w.IsVerified
 	p.IsBusiness = firstFlag(w.IsBusinessAccount, w.IsBusiness)
 	p.CategoryName = firstNull(w.CategoryName, w.BusinessCategory)

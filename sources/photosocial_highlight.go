@@ -103,7 +103,7 @@ func decodePSHighlight(body []byte, sent string, h *PSHighlight) error {
 		if err := it.UnmarshalJSON(r); err != nil {
 			return fmt.Errorf("items[%d]: %w", i, err)
 		}
-		h.Items = append(h.Items, Item[PSHighlightItem]{V: it, Raw: r})
+		h.Items = append(h.Items, Item[PSHighlightItem]{V: it, Raw: r, Pos: i})
 	}
 	return nil
 }

@@ -81,8 +81,11 @@ func checkMediaURL(endpoint, raw string) (string, error) {
 // without speech has no entries, or entries whose Text is null.
 type PSTranscript struct {
 	Entries []Item[PSTranscriptEntry]
-	Credits Credits
-	Raw     json.RawMessage
+	// Dropped and DropReason: entries that are not objects (see Page).
+	Dropped    int
+	DropReason string
+	Credits    Credits
+	Raw        json.RawMessage
 }
 
 // PSTranscriptEntry is one transcript of a media item.
@@ -120,7 +123,7 @@ func (c *Client) PSTranscript(ctx context.Context, mediaURL string) (*PSTranscri
 		if err != nil {
 			return err
 		}
-		t = PSTranscript{Entries: p.Items, Credits: p.Credits, Raw: p.Raw}
+		t = PSTranscript{Entries: p.Items, Dropped: p.Dropped, DropReason: p.DropReason, Credits: p.Credits, Raw: p.Raw}
 		return nil
 	})
 	if err != nil {

@@ -98,7 +98,7 @@ func (c *Client) PSReelsSearch(ctx context.Context, query string, page int) (*Pa
 		return nil, err
 	}
 	p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
-	if len(p.Items) > 0 {
+	if p.Info().Items > 0 {
 		p.Cursor = strconv.Itoa(page + 1)
 	}
 	return p, nil

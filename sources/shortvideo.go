@@ -39,12 +39,13 @@ type SVProfile struct {
 }
 
 // SVFollowEntry is an entry of the followers and following lists. It accepts
-// the platform's snake_case spelling too.
+// the platform's snake_case spelling too. Verified is not Valid when the
+// entry does not say: it must not overwrite what a profile said.
 type SVFollowEntry struct {
 	UniqueID      string
 	Nickname      string
 	SecUID        string
-	Verified      bool
+	Verified      Flag
 	FollowerCount Int64
 }
 
@@ -66,7 +67,7 @@ func (e *SVFollowEntry) UnmarshalJSON(b []byte) error {
 		UniqueID:      string(firstText(w.UniqueID, w.UniqueIDSnake)),
 		Nickname:      string(w.Nickname),
 		SecUID:        string(firstText(w.SecUID, w.SecUIDSnake)),
-		Verified:      w.Verified.V,
+		Verified:      w.Verified,
 		FollowerCount: w.FollowerCount,
 	}
 	if !e.FollowerCount.Valid {

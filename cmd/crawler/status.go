@@ -45,6 +45,10 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(w, "  took\t%s\n", st.FinishedAt.Sub(st.StartedAt).Round(1e6))
 	}
 	fmt.Fprintf(w, "  pages fetched\t%d\n  items seen\t%d\n", st.Pages, st.Items)
+	fmt.Fprintf(w, "  entries dropped\t%d\n", st.Dropped)
+	for _, d := range st.Drops {
+		fmt.Fprintf(w, "  dropped %s\t%d (latest: %s)\n", d.Kind, d.N, d.Reason)
+	}
 	if cr, err := pipeline.LoadCredits(ctx, pool, st.ID); err == nil {
 		budget := "no cap"
 		if cr.Max != nil {
