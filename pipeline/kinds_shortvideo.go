@@ -42,13 +42,11 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		DiggCount:      intPtr(p.Stats.DiggCount),
 	})
 	// The profile's recent videos are videos like any other.
-	if videos, err := recentVideos(p.Raw); err == nil {
-		for _, v := range videos {
-			if v.V.Author.UniqueID == "" {
-				v.V.Author.UniqueID = sources.Text(handle)
-			}
-			c.addVideo(t, res, v, "")
+	for _, v := range p.Videos {
+		if v.V.Author.UniqueID == "" {
+			v.V.Author.UniqueID = sources.Text(handle)
 		}
+		c.addVideo(t, res, v, "")
 	}
 	secUID := string(p.User.SecUID)
 	switch {
@@ -66,25 +64,6 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		}
 	}
 	return res, nil
-}
-
-// recentVideos reads the videos a profile body carries (itemList).
-func recentVideos(raw json.RawMessage) ([]sources.Item[sources.SVVideo], error) {
-	var body struct {
-		ItemList []json.RawMessage `json:"itemList"`
-	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, err
-	}
-	out := make([]sources.Item[sources.SVVideo], 0, len(body.ItemList))
-	for _, r := range body.ItemList {
-		var v sources.SVVideo
-		if err := json.Unmarshal(r, &v); err != nil || v.ID == "" {
-			continue
-		}
-		out = append(out, sources.Item[sources.SVVideo]{V: v, Raw: r})
-	}
-	return out, nil
 }
 
 func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) {

@@ -36,6 +36,10 @@ type SVProfile struct {
 	Stats   SVStats         `json:"stats"`
 	Credits Credits         `json:"-"`
 	Raw     json.RawMessage `json:"-"`
+	// Videos are the recent videos the body carries (itemList), each with
+	// its raw JSON (a slice of Raw); entries that are not videos are left
+	// out.
+	Videos []Item[SVVideo] `json:"-"`
 }
 
 // SVFollowEntry is an entry of the followers and following lists. It accepts
@@ -98,7 +102,11 @@ func (c *Client) SVProfile(ctx context.Context, handle string) (*SVProfile, erro
 	}
 	var p SVProfile
 	err := c.fetch(ctx, ShortVideo, "/profile", url.Values{"handle": {handle}}, func(body []byte) error {
-		return decodeObject(body, &p, &p.Raw, &p.Credits)
+		if err := decodeObject(body, &p, &p.Raw, &p.Credits); err != nil {
+			return err
+		}
+		p.Videos = recentVideos(body)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -156,4 +164,24 @@ func decodeObject(body []byte, v any, raw *json.RawMessage, credits *Credits) er
 	*raw = body
 	*credits = env.credits()
 	return nil
+}
+
+// recentVideos reads the videos of a profile body's itemList, leniently: a
+// malformed entry is skipped, not a reason to lose the profile.
+func recentVideos(body []byte) []Item[SVVideo] {
+	var w struct {
+		ItemList []rawRef `json:"itemList"`
+	}
+	if json.Unmarshal(body, &w) != nil {
+		return nil
+	}
+	out := make([]Item[SVVideo], 0, len(w.ItemList))
+	for _, r := range w.ItemList {
+		var v SVVideo
+		if err := json.Unmarshal(r, &v); err != nil || v.ID == "" {
+			continue
+		}
+		out = append(out, Item[SVVideo]{V: v, Raw: json.RawMessage(r)})
+	}
+	return out
 }
