@@ -67,9 +67,13 @@ func checkShape(body []byte) error {
 }
 
 // bodyBudget bounds the response-body bytes the process holds at once: a
-// reader acquires its body's size (the Content-Length, else the body cap)
-// before reading, keeps what it read until the page is committed, and gives
-// the rest back at once. See Config.MaxInflightBytes.
+// reader acquires its body's size before reading (the Content-Length; for a
+// body of unknown length first 1 MiB, then, should it grow past that, the
+// body cap), keeps what it read until the page is committed, and gives the
+// rest back at once. A reader that must grow gives back what it holds
+// before waiting for the cap, so readers never wait on each other in a
+// cycle; the price is that each waiting reader holds up to 1 MiB outside
+// the budget. See Config.MaxInflightBytes.
 type bodyBudget struct {
 	sem  *semaphore.Weighted
 	size int64
@@ -136,7 +140,7 @@ var errBodyTooLarge = errors.New("body too large")
 // of unknown length), with its size acquired from the budget first. It
 // returns the bytes of budget it holds (len(body) on success).
 func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit int64) ([]byte, int64, error) {
-	want := limit
+	want := min(limit, unknownLengthFirst)
 	if cl := resp.ContentLength; cl >= 0 {
 		if cl > limit {
 			return nil, 0, errBodyTooLarge
@@ -147,23 +151,36 @@ func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit in
 	if err := b.sem.Acquire(ctx, want); err != nil {
 		return nil, 0, err
 	}
-	body, err := readExact(resp.Body, resp.ContentLength, limit)
+	grow := func() error {
+		b.sem.Release(want)
+		want = 0
+		full := min(limit+1, b.size)
+		if err := b.sem.Acquire(ctx, full); err != nil {
+			return err
+		}
+		want = full
+		return nil
+	}
+	body, err := readExact(resp.Body, resp.ContentLength, limit, want, grow)
 	n := int64(len(body))
 	if err != nil {
 		n = 0
 	}
-	if n < want {
-		b.sem.Release(want - n)
-	} else if n > want { // cannot happen: the read is capped at want
-		n = want
-	}
+	n = min(n, want)
+	b.sem.Release(want - n)
 	return body, n, err
 }
+
+// unknownLengthFirst is what a body of unknown length reserves first.
+const unknownLengthFirst = 1 << 20
 
 // readExact reads r to its end: into one buffer of size cl when the length
 // is known, else chunk by chunk (each at most 1 MiB) then into one buffer of
 // the total size. More than limit bytes is errBodyTooLarge.
-func readExact(r io.Reader, cl, limit int64) ([]byte, error) {
+//
+// grow is called once, when a body of unknown length is about to pass
+// allowed bytes, to reserve the rest up to the cap.
+func readExact(r io.Reader, cl, limit, allowed int64, grow func() error) ([]byte, error) {
 	if cl >= 0 {
 		buf := make([]byte, cl)
 		if _, err := io.ReadFull(r, buf); err != nil {
@@ -175,7 +192,14 @@ func readExact(r io.Reader, cl, limit int64) ([]byte, error) {
 	var total int64
 	size := int64(16 << 10)
 	for {
-		c := make([]byte, min(size, limit+1-total))
+		next := min(size, limit+1-total)
+		if grow != nil && total+next > allowed {
+			if err := grow(); err != nil {
+				return nil, err
+			}
+			grow = nil
+		}
+		c := make([]byte, next)
 		n, err := io.ReadFull(r, c)
 		chunks = append(chunks, c[:n])
 		total += int64(n)

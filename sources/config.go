@@ -27,8 +27,9 @@ const (
 	// Real pages are tens to hundreds of KB.
 	MaxBodyBytesDefault = 8 << 20
 	// MaxInflightBytesDefault bounds the body bytes the process holds at
-	// once, from reading to commit: two bodies at the cap, or many small.
-	MaxInflightBytesDefault = 16 << 20
+	// once, from reading to commit: one body at the cap, or many small.
+	// Each byte costs up to ~9 in memory until its commit (see README).
+	MaxInflightBytesDefault = 8 << 20
 	// MaxRateLimitWaitsDefault: with pauses capped at RetryAfterCap, a call
 	// waits out up to about an hour of throttling.
 	MaxRateLimitWaitsDefault = 30
