@@ -112,18 +112,23 @@ var (
 	bomb     []byte
 )
 
+// gzipBomb is a multi-member gzip stream (Go's reader reads every member):
+// 1 MiB of zeros compressed once and repeated, cheap to build.
 func gzipBomb() []byte {
 	bombOnce.Do(func() {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = zw.Write([]byte(`{"user":{"uniqueId":"bomb","nickname":"`))
-		zeros := make([]byte, 1<<20)
-		for range 256 {
-			_, _ = zw.Write(zeros)
+		member := func(p []byte) []byte {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			_, _ = zw.Write(p)
+			_ = zw.Close()
+			return buf.Bytes()
 		}
-		_, _ = zw.Write([]byte(`"}}`))
-		_ = zw.Close()
-		bomb = buf.Bytes()
+		zeros := member(make([]byte, 1<<20))
+		b := member([]byte(`{"user":{"uniqueId":"bomb","nickname":"`))
+		for range 256 {
+			b = append(b, zeros...)
+		}
+		bomb = append(b, member([]byte(`"}}`))...)
 	})
 	return bomb
 }
