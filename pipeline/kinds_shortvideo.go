@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,13 +45,15 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		DiggCount:      intPtr(p.Stats.DiggCount),
 	})
 	// The profile's recent videos are videos like any other.
-	if videos, err := recentVideos(p.Raw, res); err == nil {
-		for _, v := range videos {
-			if v.V.Author.UniqueID == "" {
-				v.V.Author.UniqueID = sources.Text(handle)
-			}
-			c.addVideo(t, res, v, "", "itemList")
+	for _, v := range p.Videos {
+		if v.V.Author.UniqueID == "" {
+			v.V.Author.UniqueID = sources.Text(handle)
 		}
+		c.addVideo(t, res, v, "", "itemList")
+	}
+	if p.VideosDropped > 0 {
+		res.Drops.N += p.VideosDropped
+		res.Drops.Reason = p.VideosDropReason
 	}
 	secUID := string(p.User.SecUID)
 	switch {
@@ -70,31 +71,6 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		}
 	}
 	return res, nil
-}
-
-// recentVideos reads the videos a profile body carries (itemList); entries
-// that are not video objects are counted as dropped in res.
-func recentVideos(raw json.RawMessage, res *result) ([]sources.Item[sources.SVVideo], error) {
-	var body struct {
-		ItemList []json.RawMessage `json:"itemList"`
-	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, err
-	}
-	out := make([]sources.Item[sources.SVVideo], 0, len(body.ItemList))
-	for i, r := range body.ItemList {
-		var v sources.SVVideo
-		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
-			res.drop(fmt.Sprintf("itemList[%d]: not an object", i))
-			continue
-		}
-		if err := json.Unmarshal(r, &v); err != nil {
-			res.drop(fmt.Sprintf("itemList[%d]: %v", i, err))
-			continue
-		}
-		out = append(out, sources.Item[sources.SVVideo]{V: v, Raw: r, Pos: i})
-	}
-	return out, nil
 }
 
 func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) {

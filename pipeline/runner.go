@@ -373,6 +373,10 @@ func (e fetchError) Unwrap() error { return e.err }
 func (c *crawl) page(h handler, t *Task) (*result, error) {
 	fctx, cancel := context.WithCancelCause(c.work)
 	defer cancel(nil)
+	// The page's bodies stay counted against the client's in-flight budget
+	// until its rows are committed (or it is given up).
+	fctx, releaseBodies := sources.HoldBodies(fctx)
+	defer releaseBodies()
 	ttl := time.Duration(c.job.Limits.LeaseTimeout)
 	done := make(chan struct{})
 	defer close(done)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
@@ -17,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
+	"golang.org/x/sync/semaphore"
 )
 
 // Platform selects the path prefix of a call.
@@ -53,6 +53,7 @@ type Client struct {
 	cfg     Config
 	base    *url.URL
 	control *rateControl
+	bodies  *bodyBudget
 }
 
 // New validates cfg and returns a Client.
@@ -62,7 +63,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
-	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst)}, nil
+	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
+	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst), bodies: bodies}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
@@ -76,9 +78,20 @@ func (c *Client) endpointPath(p Platform, path string) string {
 }
 
 // fetch performs a GET with retries and hands the body of a 2xx response to
-// decode; a body that fails to decode is retried like a truncated one.
-// Errors name the endpoint in the spec's terms ("/shortvideo/...").
+// decode. A body received whole that fails checkShape or decode fails the
+// call at once (ClassBadRequest): it was billed and would not decode better
+// next time; a body cut short in transit is retried. Errors name the
+// endpoint in the spec's terms ("/shortvideo/...") and never carry the key.
 func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Values, decode func([]byte) error) error {
+	err := c.fetchRaw(ctx, p, path, q, decode)
+	var e *Error
+	if errors.As(err, &e) {
+		e.Message = redactString(e.Message, c.cfg.APIKey.Reveal())
+	}
+	return err
+}
+
+func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Values, decode func([]byte) error) error {
 	endpoint := specPrefix(p) + path
 	u := *c.base
 	u.Path = strings.TrimRight(c.base.Path, "/") + c.endpointPath(p, path)
@@ -93,14 +106,21 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 
 	waits := 0 // 429 pauses sat through; they do not count as retries
 	for attempt, retries := 1, 0; ; attempt++ {
-		body, err := c.attempt(ctx, endpoint, full, bo)
+		body, held, err := c.attempt(ctx, endpoint, full, bo)
 		if err == nil {
-			if derr := decode(body); derr != nil {
-				err = &Error{Endpoint: endpoint, Class: ClassRetry, Status: 200, Message: "malformed body: " + derr.Error(), Err: derr}
-			} else {
-				c.control.success()
-				return nil
+			derr := checkShape(body)
+			if derr == nil {
+				derr = decode(body)
 			}
+			// The decoded values alias the body: it stays counted until
+			// the caller's hold (HoldBodies) is released.
+			c.bodies.keep(ctx, held)
+			if derr != nil {
+				msg := strings.TrimPrefix(derr.Error(), "malformed body: ")
+				return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempt, Message: "malformed body: " + truncate(msg, 300), Err: derr}
+			}
+			c.control.success()
+			return nil
 		}
 		var e *Error
 		if !errors.As(err, &e) {
@@ -138,16 +158,25 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 // anything else (the body, the AfterResponse hook's database round trip),
 // so that no other worker sends into the pause; bo supplies the back-off
 // when the answer carries no usable Retry-After.
-func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) ([]byte, error) {
+//
+// A 2xx body is returned with the bytes of the in-flight budget it holds,
+// which the caller hands on (bodyBudget.keep).
+func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) (body []byte, held int64, err error) {
+	defer func() {
+		if err != nil && held > 0 {
+			c.bodies.sem.Release(held)
+			held = 0
+		}
+	}()
 	for {
 		if err := c.control.wait(ctx); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if c.cfg.BeforeSend == nil {
 			break
 		}
 		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if !c.control.paused() {
 			break
@@ -162,7 +191,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, full, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: build request: %w", endpoint, err)
+		return nil, 0, fmt.Errorf("%s: build request: %w", endpoint, err)
 	}
 	req.Header.Set("x-api-key", c.cfg.APIKey.Reveal())
 	req.Header.Set("Accept", "application/json")
@@ -177,9 +206,9 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, NotSent: true})
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
-		return nil, &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error()}
+		return nil, 0, &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error()}
 	}
 	defer resp.Body.Close()
 	var retry time.Duration
@@ -189,15 +218,29 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		}
 		c.control.throttled(retry)
 	}
-	body, readErr := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBodyBytes+1))
-	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
+	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
+	var readErr error
+	if ok2xx {
+		body, held, readErr = c.bodies.readBody(ctx, resp, c.cfg.MaxBodyBytes)
+	} else {
+		body, readErr = readErrorBody(resp.Body)
+	}
+	tooLarge := errors.Is(readErr, errBodyTooLarge)
+	if tooLarge {
+		readErr = nil // received, and billed, but never decoded
+	}
 	if readErr == nil {
+		// Before anything can log, store or print it.
+		body = storable(redactKey(body, c.cfg.APIKey.Reveal()))
+	}
+	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
+	if readErr == nil && !tooLarge {
 		if env, err := parseEnvelope(body); err == nil {
 			out.Credits = env.credits()
 		}
 	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		out.Free = readErr == nil && (isEmptyBody(body) || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
+	if ok2xx {
+		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
 		out.Billed = !out.Free
 	}
 	if c.cfg.AfterResponse != nil {
@@ -205,20 +248,19 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	}
 	if readErr != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, held, ctx.Err()
 		}
-		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassRetry, Message: "truncated body: " + scrubURL(readErr).Error()}
+		return nil, held, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassRetry, Message: "truncated body: " + scrubURL(readErr).Error()}
 	}
-	body = storable(body)
-	if int64(len(body)) > c.cfg.MaxBodyBytes {
-		return nil, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: fmt.Sprintf("body larger than %d bytes", c.cfg.MaxBodyBytes)}
+	if tooLarge {
+		return nil, held, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: fmt.Sprintf("body larger than %d bytes", c.cfg.MaxBodyBytes)}
 	}
 	if class := classify(resp.StatusCode); class != 0 {
 		e := &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: class, Message: upstreamMessage(body)}
 		e.Retry = retry
-		return nil, e
+		return nil, held, e
 	}
-	return body, nil
+	return body, held, nil
 }
 
 // storable makes a body storable in PostgreSQL, whose text and jsonb refuse
@@ -234,7 +276,7 @@ func storable(body []byte) []byte {
 	if !bytes.Contains(body, []byte(`\u`)) {
 		return body
 	}
-	var out []byte // a copy, made on the first change
+	// The body is the client's own buffer: escapes are fixed in place.
 	for i := 0; i+5 < len(body); i++ {
 		if body[i] != '\\' {
 			continue
@@ -259,17 +301,11 @@ func storable(body []byte) []byte {
 			bad = true
 		}
 		if bad {
-			if out == nil {
-				out = bytes.Clone(body)
-			}
-			copy(out[i+2:i+6], "fffd")
+			copy(body[i+2:i+6], "fffd")
 		}
 		i += 5
 	}
-	if out == nil {
-		return body
-	}
-	return out
+	return body
 }
 
 // hex4 decodes the four hex digits of a \u escape.

@@ -141,14 +141,12 @@ func TestErrorClasses(t *testing.T) {
 	}
 }
 
-func TestRetryThenSuccessAndMalformedBody(t *testing.T) {
+func TestRetryThenSuccess(t *testing.T) {
 	t.Parallel()
 	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
 		switch n {
 		case 1:
 			w.WriteHeader(502)
-		case 2:
-			fmt.Fprint(w, `{"followers":[{"uniqueId":"x"`) // cut short
 		default:
 			fmt.Fprint(w, `{"followers":[{"uniqueId":"x"}],"hasMore":false,"cursor":"9"}`)
 		}
@@ -158,9 +156,58 @@ func TestRetryThenSuccessAndMalformedBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Items) != 1 || s.calls.Load() != 3 {
+	if len(p.Items) != 1 || s.calls.Load() != 2 {
 		t.Errorf("items=%d calls=%d", len(p.Items), s.calls.Load())
 	}
+}
+
+// A 2xx body received whole that does not decode was billed and will not
+// decode better next time: the call fails at once (one billable request),
+// with the reason. A body cut short in transit stays retryable.
+func TestMalformedBodyFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	// (An entry that does not decode costs only itself: see
+	// TestDecodePageDropsBadEntries.)
+	for name, body := range map[string]string{
+		"cut short JSON": `{"followers":[{"uniqueId":"x"`,
+		"not a list":     `{"followers":{"uniqueId":"x"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var billed atomic.Int64
+			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) { fmt.Fprint(w, body) })
+			c := testClient(t, s.srv.URL, func(c *Config) {
+				c.AfterResponse = func(_ context.Context, o Outcome) {
+					if o.Billed {
+						billed.Add(1)
+					}
+				}
+			})
+			_, err := c.SVFollowers(context.Background(), "S", "")
+			var e *Error
+			if !errors.As(err, &e) || e.Class != ClassBadRequest || !strings.Contains(e.Message, "malformed body") {
+				t.Fatalf("err = %v, want a bad_request naming the malformed body", err)
+			}
+			if s.calls.Load() != 1 || billed.Load() != 1 {
+				t.Errorf("requests %d billed %d, want 1 and 1", s.calls.Load(), billed.Load())
+			}
+		})
+	}
+	t.Run("truncated in transit", func(t *testing.T) {
+		t.Parallel()
+		s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+			if n == 1 {
+				w.Header().Set("Content-Length", "100")
+				fmt.Fprint(w, `{"followers":[`)
+				return
+			}
+			fmt.Fprint(w, `{"followers":[{"uniqueId":"x"}]}`)
+		})
+		c := testClient(t, s.srv.URL, nil)
+		if p, err := c.SVFollowers(context.Background(), "S", ""); err != nil || len(p.Items) != 1 || s.calls.Load() != 2 {
+			t.Errorf("err %v calls %d", err, s.calls.Load())
+		}
+	})
 }
 
 func TestRetryAfterPausesAllWorkers(t *testing.T) {

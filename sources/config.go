@@ -23,7 +23,13 @@ const (
 	RetryInitialDefault  = 500 * time.Millisecond
 	RetryMaxDefault      = 30 * time.Second
 	RetryAfterCapDefault = 5 * time.Minute
-	MaxBodyBytesDefault  = 32 << 20
+	// MaxBodyBytesDefault bounds one response body (after decompression).
+	// Real pages are tens to hundreds of KB.
+	MaxBodyBytesDefault = 8 << 20
+	// MaxInflightBytesDefault bounds the body bytes the process holds at
+	// once, from reading to commit: one body at the cap, or many small.
+	// Each byte costs up to ~9 in memory until its commit (see README).
+	MaxInflightBytesDefault = 8 << 20
 	// MaxRateLimitWaitsDefault: with pauses capped at RetryAfterCap, a call
 	// waits out up to about an hour of throttling.
 	MaxRateLimitWaitsDefault = 30
@@ -60,8 +66,14 @@ type Config struct {
 	// workers; 0 means no ceiling. Burst defaults to 1 when Rate is set.
 	Rate  float64
 	Burst int
-	// MaxBodyBytes bounds a response body. Default MaxBodyBytesDefault.
+	// MaxBodyBytes bounds a response body: a larger one fails its task.
+	// Default MaxBodyBytesDefault.
 	MaxBodyBytes int64
+	// MaxInflightBytes bounds the response-body bytes held at once by all
+	// workers sharing this Client (a reader waits for room before reading;
+	// a body stays counted until its page is committed, see HoldBodies).
+	// Default MaxInflightBytesDefault; never less than MaxBodyBytes.
+	MaxInflightBytes int64
 	// BeforeSend, when set, is called before every attempt that may be
 	// billed; an error aborts the call. The pipeline reserves credits here.
 	BeforeSend func(ctx context.Context, endpoint string) error
@@ -86,6 +98,7 @@ func (c Config) withDefaults() Config {
 	c.RetryMax = cmp.Or(c.RetryMax, RetryMaxDefault)
 	c.RetryAfterCap = cmp.Or(c.RetryAfterCap, RetryAfterCapDefault)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
+	c.MaxInflightBytes = max(cmp.Or(c.MaxInflightBytes, MaxInflightBytesDefault), c.MaxBodyBytes)
 	if c.Rate > 0 {
 		c.Burst = cmp.Or(c.Burst, 1)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"strconv"
 	"strings"
 )
@@ -42,16 +41,57 @@ func (n *Int64) UnmarshalJSON(b []byte) error {
 }
 
 // parseInt accepts an integer, or a number with an integral value written
-// with a fraction or exponent ("12.0", "1.2e3"), exactly.
+// with a fraction or exponent ("12.0", "1.2e3"), exactly. It does no
+// big-number arithmetic: the input is at most MaxNumberLen characters and
+// the exponent is bounded before any digit is shifted, so "1e999999999" or
+// a string of thousands of digits costs no more than a short one.
 func parseInt(s string) (int64, error) {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return v, nil
 	}
-	f, ok := new(big.Rat).SetString(s)
-	if !ok || !f.IsInt() || !f.Num().IsInt64() {
-		return 0, fmt.Errorf("not an integer")
+	if len(s) > MaxNumberLen {
+		return 0, fmt.Errorf("longer than %d characters", MaxNumberLen)
 	}
-	return f.Num().Int64(), nil
+	notInt := fmt.Errorf("not an integer")
+	sign := ""
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		if s[0] == '-' {
+			sign = "-"
+		}
+		s = s[1:]
+	}
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return 0, notInt
+		}
+		exp = e // at most MaxNumberLen digits: cannot overflow int
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	if digits == "" || !isDigits(digits) {
+		return 0, notInt
+	}
+	exp -= len(frac)
+	digits = strings.TrimLeft(digits, "0")
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits, exp = digits[:len(digits)-1], exp+1
+	}
+	switch {
+	case digits == "":
+		return 0, nil
+	case exp < 0:
+		return 0, notInt
+	case len(digits)+exp > 19:
+		return 0, fmt.Errorf("out of range")
+	}
+	v, err := strconv.ParseInt(sign+digits+strings.Repeat("0", exp), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("out of range")
+	}
+	return v, nil
 }
 
 // Flag is a boolean that also accepts 0/1 and "true"/"false" strings; null
@@ -149,13 +189,22 @@ type Credits struct {
 	Charged   Int64 `json:"credits_charged"`
 }
 
+// rawRef is a JSON value left undecoded, like json.RawMessage, but aliasing
+// the bytes it was decoded from instead of copying them: a body is held
+// once, and what is cut from it (an item's raw JSON) points into it.
+type rawRef []byte
+
+func (r *rawRef) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
 // envelope holds the top-level members of a response body, undecoded.
-type envelope map[string]json.RawMessage
+type envelope map[string]rawRef
 
 func parseEnvelope(body []byte) (envelope, error) {
 	var env envelope
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&env); err != nil {
+	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, fmt.Errorf("malformed body: %w", err)
 	}
 	if env == nil {
@@ -168,7 +217,7 @@ func parseEnvelope(body []byte) (envelope, error) {
 func (e envelope) first(names ...string) (json.RawMessage, bool) {
 	for _, n := range names {
 		if raw, ok := e[n]; ok && string(raw) != "null" {
-			return raw, true
+			return json.RawMessage(raw), true
 		}
 	}
 	return nil, false
@@ -221,7 +270,7 @@ func decodePage[T any](body []byte, listKeys ...string) (*Page[T], error) {
 	}
 	p := &Page[T]{Raw: json.RawMessage(body), Credits: env.credits()}
 	if raw, ok := env.first(listKeys...); ok {
-		var raws []json.RawMessage
+		var raws []rawRef
 		if err := json.Unmarshal(raw, &raws); err != nil {
 			return nil, fmt.Errorf("%s: not a list: %w", listKeys[0], err)
 		}
@@ -240,7 +289,7 @@ func decodePage[T any](body []byte, listKeys ...string) (*Page[T], error) {
 				p.DropReason = fmt.Sprintf("%s[%d]: %s", listKeys[0], i, truncate(err.Error(), 200))
 				continue
 			}
-			p.Items = append(p.Items, Item[T]{V: v, Raw: r, Pos: i})
+			p.Items = append(p.Items, Item[T]{V: v, Raw: json.RawMessage(r), Pos: i})
 		}
 	}
 	if raw, ok := env.first("cursor", "next_cursor", "max_cursor"); ok {

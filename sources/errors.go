@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Class is what the caller should do about a failed call. Every failure is
@@ -138,9 +139,14 @@ func upstreamMessage(body []byte) string {
 	return truncate(strings.TrimSpace(string(body)), 200)
 }
 
+// truncate cuts s to at most n bytes, on a character boundary, and marks
+// the cut; the result is valid UTF-8 when s is.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "..."
 }

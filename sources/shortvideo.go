@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,6 +37,12 @@ type SVProfile struct {
 	Stats   SVStats         `json:"stats"`
 	Credits Credits         `json:"-"`
 	Raw     json.RawMessage `json:"-"`
+	// Videos are the recent videos the body carries (itemList), each with
+	// its raw JSON (a slice of Raw); entries that are not video objects
+	// are counted in VideosDropped, the last one's reason in VideosDropReason.
+	Videos           []Item[SVVideo] `json:"-"`
+	VideosDropped    int             `json:"-"`
+	VideosDropReason string          `json:"-"`
 }
 
 // SVFollowEntry is an entry of the followers and following lists. It accepts
@@ -99,7 +106,11 @@ func (c *Client) SVProfile(ctx context.Context, handle string) (*SVProfile, erro
 	}
 	var p SVProfile
 	err := c.fetch(ctx, ShortVideo, "/profile", url.Values{"handle": {handle}}, func(body []byte) error {
-		return decodeObject(body, &p, &p.Raw, &p.Credits)
+		if err := decodeObject(body, &p, &p.Raw, &p.Credits); err != nil {
+			return err
+		}
+		p.Videos, p.VideosDropped, p.VideosDropReason = recentVideos(body)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -157,4 +168,29 @@ func decodeObject(body []byte, v any, raw *json.RawMessage, credits *Credits) er
 	*raw = body
 	*credits = env.credits()
 	return nil
+}
+
+// recentVideos reads the videos of a profile body's itemList, leniently: a
+// malformed entry is counted as dropped, not a reason to lose the profile.
+func recentVideos(body []byte) (out []Item[SVVideo], dropped int, reason string) {
+	var w struct {
+		ItemList []rawRef `json:"itemList"`
+	}
+	if json.Unmarshal(body, &w) != nil {
+		return nil, 0, ""
+	}
+	out = make([]Item[SVVideo], 0, len(w.ItemList))
+	for i, r := range w.ItemList {
+		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
+			dropped, reason = dropped+1, fmt.Sprintf("itemList[%d]: %s entry", i, jsonKind(t))
+			continue
+		}
+		var v SVVideo
+		if err := json.Unmarshal(r, &v); err != nil {
+			dropped, reason = dropped+1, fmt.Sprintf("itemList[%d]: %s", i, truncate(err.Error(), 200))
+			continue
+		}
+		out = append(out, Item[SVVideo]{V: v, Raw: json.RawMessage(r), Pos: i})
+	}
+	return out, dropped, reason
 }

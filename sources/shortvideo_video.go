@@ -63,18 +63,22 @@ type svVideoWire struct {
 		ID    Text `json:"id"`
 		IDStr Text `json:"id_str"`
 	}] `json:"music"`
-	MusicID   Text            `json:"musicId"`
-	MusicIDS  Text            `json:"music_id"`
-	AwemeInfo json.RawMessage `json:"aweme_info"`
+	MusicID   Text   `json:"musicId"`
+	MusicIDS  Text   `json:"music_id"`
+	AwemeInfo rawRef `json:"aweme_info"`
 }
 
-func (v *SVVideo) UnmarshalJSON(b []byte) error {
+func (v *SVVideo) UnmarshalJSON(b []byte) error { return v.decode(b, true) }
+
+// decode reads a video; unwrap lets it look inside one aweme_info, and only
+// one: a video wrapped in thousands of them is not re-parsed per level.
+func (v *SVVideo) decode(b []byte, unwrap bool) error {
 	var w svVideoWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	if len(w.AwemeInfo) > 0 && w.AwemeInfo[0] == '{' && w.ID == "" && w.AwemeID == "" {
-		return v.UnmarshalJSON(w.AwemeInfo) // a search entry {type, aweme_info: {...}}
+	if unwrap && len(w.AwemeInfo) > 0 && w.AwemeInfo[0] == '{' && w.ID == "" && w.AwemeID == "" {
+		return v.decode(w.AwemeInfo, false) // a search entry {type, aweme_info: {...}}
 	}
 	s, st := w.Stats.V, w.Statistics.V
 	*v = SVVideo{

@@ -1,0 +1,363 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Limits on what a body may contain, checked by one linear scan before any
+// decoding (checkShape). Real bodies nest a dozen levels and carry numbers
+// of at most ~20 characters; past these limits a body is hostile or broken,
+// and the task fails with the reason (a billed answer that will not decode
+// better next time).
+const (
+	// MaxNesting is the deepest nesting of objects and arrays accepted.
+	MaxNesting = 64
+	// MaxNumberLen is the longest number literal accepted, in characters.
+	MaxNumberLen = 40
+	// maxErrorBody is how much of a non-2xx body is read: enough for its
+	// message and credit fields, and no more, whatever it claims.
+	maxErrorBody = 64 << 10
+)
+
+// checkShape rejects a body nested deeper than MaxNesting or carrying a
+// number literal longer than MaxNumberLen, in one pass over its bytes, so
+// that neither the decoder's work nor big-number arithmetic can grow faster
+// than the body.
+func checkShape(body []byte) error {
+	depth, num := 0, 0
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if num > 0 {
+			if c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+				if num++; num > MaxNumberLen {
+					return fmt.Errorf("number literal longer than %d characters at byte %d", MaxNumberLen, i)
+				}
+				continue
+			}
+			num = 0
+		}
+		switch {
+		case c == '"':
+			// Skip the string: its escapes cannot open anything.
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' {
+					i++
+				}
+			}
+		case c == '{' || c == '[':
+			if depth++; depth > MaxNesting {
+				return fmt.Errorf("nested deeper than %d levels at byte %d", MaxNesting, i)
+			}
+		case c == '}' || c == ']':
+			depth--
+		case c == '-' || c >= '0' && c <= '9':
+			num = 1
+		}
+	}
+	return nil
+}
+
+// bodyBudget bounds the response-body bytes the process holds at once: a
+// reader acquires its body's size before reading (the Content-Length; for a
+// body of unknown length first 1 MiB, then, should it grow past that, the
+// body cap), keeps what it read until the page is committed, and gives the
+// rest back at once. A reader that must grow gives back what it holds
+// before waiting for the cap, so readers never wait on each other in a
+// cycle; the price is that each waiting reader holds up to 1 MiB outside
+// the budget. See Config.MaxInflightBytes.
+type bodyBudget struct {
+	sem  *semaphore.Weighted
+	size int64
+}
+
+// bodyHold collects the budget held by the bodies fetched under one context
+// (one page of one task) until the caller releases them, after its commit.
+type bodyHold struct {
+	mu    sync.Mutex
+	held  []heldBytes
+	freed bool
+}
+
+type heldBytes struct {
+	b *bodyBudget
+	n int64
+}
+
+type holdKey struct{}
+
+// HoldBodies returns a context under which the bodies a Client reads stay
+// counted against its in-flight budget until release is called (after the
+// page built from them is committed), so that the budget bounds the bodies
+// and what is decoded from them up to the database. Without a hold, a body
+// is released as soon as it is decoded. release is idempotent.
+func HoldBodies(ctx context.Context) (context.Context, func()) {
+	h := &bodyHold{}
+	return context.WithValue(ctx, holdKey{}, h), h.release
+}
+
+func (h *bodyHold) release() {
+	h.mu.Lock()
+	held := h.held
+	h.held, h.freed = nil, true
+	h.mu.Unlock()
+	for _, x := range held {
+		x.b.sem.Release(x.n)
+	}
+}
+
+// keep hands n bytes of b's budget to the hold of ctx, or releases them when
+// there is none (or it was released already).
+func (b *bodyBudget) keep(ctx context.Context, n int64) {
+	if n <= 0 {
+		return
+	}
+	if h, ok := ctx.Value(holdKey{}).(*bodyHold); ok {
+		h.mu.Lock()
+		if !h.freed {
+			h.held = append(h.held, heldBytes{b, n})
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+	}
+	b.sem.Release(n)
+}
+
+// errBodyTooLarge marks a body over the cap: it was read up to the cap only.
+var errBodyTooLarge = errors.New("body too large")
+
+// readBody reads a 2xx body of at most limit bytes into one buffer of its
+// exact size (no doubling growth, no copy but the final assembly of a body
+// of unknown length), with its size acquired from the budget first. It
+// returns the bytes of budget it holds (len(body) on success).
+func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit int64) ([]byte, int64, error) {
+	want := min(limit, unknownLengthFirst)
+	if cl := resp.ContentLength; cl >= 0 {
+		if cl > limit {
+			return nil, 0, errBodyTooLarge
+		}
+		want = cl
+	}
+	want = min(max(want, 1), b.size)
+	if err := b.sem.Acquire(ctx, want); err != nil {
+		return nil, 0, err
+	}
+	grow := func() error {
+		b.sem.Release(want)
+		want = 0
+		full := min(limit+1, b.size)
+		if err := b.sem.Acquire(ctx, full); err != nil {
+			return err
+		}
+		want = full
+		return nil
+	}
+	body, err := readExact(resp.Body, resp.ContentLength, limit, want, grow)
+	n := int64(len(body))
+	if err != nil {
+		n = 0
+	}
+	n = min(n, want)
+	b.sem.Release(want - n)
+	return body, n, err
+}
+
+// unknownLengthFirst is what a body of unknown length reserves first.
+const unknownLengthFirst = 1 << 20
+
+// readExact reads r to its end: into one buffer of size cl when the length
+// is known, else chunk by chunk (each at most 1 MiB) then into one buffer of
+// the total size. More than limit bytes is errBodyTooLarge.
+//
+// grow is called once, when a body of unknown length is about to pass
+// allowed bytes, to reserve the rest up to the cap.
+func readExact(r io.Reader, cl, limit, allowed int64, grow func() error) ([]byte, error) {
+	if cl >= 0 {
+		buf := make([]byte, cl)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	var chunks [][]byte
+	var total int64
+	size := int64(16 << 10)
+	for {
+		next := min(size, limit+1-total)
+		if grow != nil && total+next > allowed {
+			if err := grow(); err != nil {
+				return nil, err
+			}
+			grow = nil
+		}
+		c := make([]byte, next)
+		n, err := io.ReadFull(r, c)
+		chunks = append(chunks, c[:n])
+		total += int64(n)
+		if total > limit {
+			return nil, errBodyTooLarge
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(size*2, 1<<20)
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	buf := make([]byte, 0, total)
+	for _, c := range chunks {
+		buf = append(buf, c...)
+	}
+	return buf, nil
+}
+
+// readErrorBody reads the start of a non-2xx body: its message and credit
+// fields are all the client uses.
+func readErrorBody(r io.Reader) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	if err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// RedactedMarker replaces the API key wherever an upstream body or message
+// carries it. It holds no quote or backslash, so a JSON string stays valid.
+const RedactedMarker = "[REDACTED]"
+
+// redactKey replaces every occurrence of key in body, raw or in any JSON
+// escaped spelling of its characters (\u0041, \u00e9, \/, a surrogate
+// pair), with RedactedMarker. It returns body itself when the key is
+// absent (the common case: no copy).
+func redactKey(body []byte, key string) []byte {
+	if key == "" || len(body) == 0 {
+		return body
+	}
+	first := key[0]
+	var out []byte
+	last := 0
+	for i := 0; i < len(body); i++ {
+		if c := body[i]; c != first && c != '\\' {
+			continue
+		}
+		n := matchKey(body[i:], key)
+		if n == 0 {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(body))
+		}
+		out = append(out, body[last:i]...)
+		out = append(out, RedactedMarker...)
+		i += n - 1
+		last = i + 1
+	}
+	if out == nil {
+		return body
+	}
+	return append(out, body[last:]...)
+}
+
+// redactString is redactKey for messages.
+func redactString(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return string(redactKey([]byte(s), key))
+}
+
+// matchKey returns the length of the spelling of key that b starts with, or
+// 0. Each character of the key matches itself or a JSON escape of it.
+func matchKey(b []byte, key string) int {
+	pos := 0
+	for _, r := range key {
+		if pos >= len(b) {
+			return 0
+		}
+		if r < utf8.RuneSelf && b[pos] == byte(r) {
+			pos++
+			continue
+		}
+		if r >= utf8.RuneSelf {
+			var enc [utf8.UTFMax]byte
+			n := utf8.EncodeRune(enc[:], r)
+			if bytes.HasPrefix(b[pos:], enc[:n]) {
+				pos += n
+				continue
+			}
+		}
+		if b[pos] != '\\' || pos+1 >= len(b) {
+			return 0
+		}
+		switch e := b[pos+1]; {
+		case e == 'u':
+			v, ok := hexAt(b, pos+2)
+			if !ok {
+				return 0
+			}
+			if v == r {
+				pos += 6
+				continue
+			}
+			// A character beyond the BMP spelled as a surrogate pair.
+			if r > 0xFFFF && v >= 0xD800 && v <= 0xDBFF && pos+11 < len(b) && b[pos+6] == '\\' && b[pos+7] == 'u' {
+				if lo, ok := hexAt(b, pos+8); ok && utf16Pair(v, lo) == r {
+					pos += 12
+					continue
+				}
+			}
+			return 0
+		case shortEscape(e) == r:
+			pos += 2
+		default:
+			return 0
+		}
+	}
+	return pos
+}
+
+func hexAt(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	return hex4(b[i : i+4])
+}
+
+func utf16Pair(hi, lo rune) rune {
+	if lo < 0xDC00 || lo > 0xDFFF {
+		return -1
+	}
+	return (hi-0xD800)<<10 + (lo - 0xDC00) + 0x10000
+}
+
+// shortEscape is the character a two-character JSON escape stands for.
+func shortEscape(e byte) rune {
+	switch e {
+	case '"', '\\', '/':
+		return rune(e)
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return -1
+}
