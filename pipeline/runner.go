@@ -94,6 +94,7 @@ type crawl struct {
 	job      *Job
 	runID    int64
 	client   *sources.Client
+	budget   *budget
 	frontier *Frontier
 	log      *slog.Logger
 	wake     chan struct{}
@@ -137,7 +138,12 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
 	}
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log}
+	// A reservation held by a live lease settles within its request's
+	// retries, or comes back when the lease expires: the wait for one is
+	// bounded well beyond both.
+	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log,
+		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
+	c.budget = b
 	cfg := opts.Client
 	cfg.BeforeSend, cfg.AfterResponse = b.reserve, b.settle
 	client, err := sources.New(cfg)
@@ -165,6 +171,10 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	c.stop = stopRun
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
+	b.stopping = gctx.Done()
+	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
+		c.log.Warn("could not give back credits of ended leases", "err", err)
+	}
 	for w := range job.Limits.Workers {
 		g.Go(func() error { return c.worker(gctx, w) })
 	}
@@ -322,6 +332,8 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		case errors.Is(err, ErrLeaseLost):
 			log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
 			return nil
+		case errors.Is(err, errRunStopping):
+			return c.release(t) // it was waiting for the budget: nothing sent
 		case errors.As(err, new(fetchError)):
 			return c.fail(log, t, err.(fetchError).err)
 		case isDataError(err):
@@ -362,6 +374,7 @@ func (e fetchError) Unwrap() error { return e.err }
 func (c *crawl) page(h handler, t *Task) (*result, error) {
 	fctx, cancel := context.WithCancelCause(c.work)
 	defer cancel(nil)
+	fctx, lc := withLease(fctx, t)
 	ttl := time.Duration(c.job.Limits.LeaseTimeout)
 	done := make(chan struct{})
 	defer close(done)
@@ -387,6 +400,7 @@ func (c *crawl) page(h handler, t *Task) (*result, error) {
 		}
 		return nil, fetchError{err}
 	}
+	c.budget.release(fctx, lc)
 	c.committing.Add(1)
 	defer c.committing.Add(-1)
 	if err := c.commit(fctx, t, res); err != nil {
