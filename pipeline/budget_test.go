@@ -42,3 +42,38 @@ func TestBudgetFreeAnswersInFlightDoNotStopTheRun(t *testing.T) {
 		t.Errorf("done tasks = %d, want 2", got)
 	}
 }
+
+// Two processes (two owners, each with its own budget waiters) share one
+// budget exactly, with free answers in flight in both.
+func TestBudgetSharedByTwoProcessesWithFreeAnswers(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, sandbox.Config{Faults: sandbox.Faults{Latency: 20 * time.Millisecond}})
+	job := b.job(t, "limits: {workers: 3, max_credits: 5}\nexpand: {}\nseeds: {shortvideo: {profiles: "+
+		"[missing_a, missing_b, missing_c, missing_d, missing_e, missing_f, p_one, p_two, p_three, p_four, p_five, p_six, p_seven, p_eight]}}\n")
+	ctx := context.Background()
+	runID := b.start(t, job)
+	errs := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			opts := b.options(job, testKey)
+			opts.Owner = "proc" + string(rune('a'+i))
+			_, err := pipeline.Run(ctx, opts, job, runID)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil && !errors.Is(err, pipeline.ErrBudgetExhausted) {
+			t.Errorf("run: %v", err)
+		}
+	}
+	if u := b.sandbox.Usage(testKey); u.Billable != 5 {
+		t.Errorf("billable = %d, want exactly the shared budget 5", u.Billable)
+	}
+	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state = 'done'`, runID); got != 5 {
+		t.Errorf("done tasks = %d, want 5", got)
+	}
+	cr, err := pipeline.LoadCredits(ctx, b.pool, runID)
+	if err != nil || cr.Billed != 5 || cr.Committed != 5 {
+		t.Errorf("credits = %+v, %v; want 5 billed and committed", cr, err)
+	}
+}

@@ -60,7 +60,14 @@ type upstream struct {
 
 func newUpstream(t *testing.T) *upstream {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{cliKey}})
+	return newUpstreamWith(t, sandbox.Config{})
+}
+
+// newUpstreamWith is newUpstream over a sandbox configured by cfg.
+func newUpstreamWith(t *testing.T, cfg sandbox.Config) *upstream {
+	t.Helper()
+	cfg.APIKeys = []string{cliKey}
+	sb, err := sandbox.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
