@@ -472,3 +472,28 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 	}
 	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
 }
+
+// CountFailed counts the failed tasks of a run.
+func CountFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state = 'failed'`, runID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count failed tasks of run %d: %w", runID, err)
+	}
+	return n, nil
+}
+
+// retryFailedSQL puts failed tasks back to pending. A list keeps its cursor
+// and page count, so it resumes at the page that failed.
+const retryFailedSQL = `
+UPDATE crawl.tasks SET state = 'pending', reason = NULL, finished_at = NULL, updated_at = now()
+WHERE run_id = $1 AND state = 'failed'`
+
+// RetryFailed re-queues the failed tasks of a run (crawler run --resume ID
+// --retry-failed) and says how many.
+func RetryFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
+	tag, err := pool.Exec(ctx, retryFailedSQL, runID)
+	if err != nil {
+		return 0, fmt.Errorf("re-queue failed tasks of run %d: %w", runID, err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -74,6 +74,9 @@ type Summary struct {
 	Reason string
 	Pages  int64 // pages (or objects) committed by this process
 	Rows   int64 // rows written by this process
+	// Failed counts the run's failed tasks when it is done (all processes
+	// together); skipped tasks (404, free private profiles) are not failures.
+	Failed int64
 }
 
 // StopError is a failure that stops the whole run; the run can be resumed.
@@ -214,8 +217,12 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	case final == "running" && sum.State == "done":
 		sum.State = "running"
 		sum.Reason = "other processes are still working on the run"
+	case sum.State == "done":
+		if sum.Failed, serr = CountFailed(fctx, opts.Pool, runID); serr != nil {
+			c.log.Warn("could not count failed tasks", "err", serr)
+		}
 	}
-	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows)
+	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows, "failed_tasks", sum.Failed)
 	return sum, err
 }
 
