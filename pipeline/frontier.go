@@ -168,16 +168,25 @@ RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages
 // its database) to the pending state. The next lease bumps the fencing
 // token, so the old worker can no longer commit.
 const rescueSQL = `
-UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now()`
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now()
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+)` + giveBackSQL + `
+SELECT count(*) FROM ended`
 
-// Rescue returns the run's expired leases to the frontier and says how many.
+// Rescue returns the run's expired leases to the frontier, and the credits
+// they still held to the budget, and says how many tasks it rescued.
 func (f *Frontier) Rescue(ctx context.Context, runID int64) (int64, error) {
-	tag, err := f.pool.Exec(ctx, rescueSQL, runID)
-	if err != nil {
+	var n int64
+	if err := f.pool.QueryRow(ctx, rescueSQL, runID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // Lease takes one task for this owner, or returns nil when none is ready.
@@ -331,31 +340,43 @@ func (f *Frontier) Extend(ctx context.Context, t *Task) error {
 	return nil
 }
 
-const finishSQL = `
-UPDATE crawl.tasks SET state = $3, reason = $4, lease_expires_at = NULL, finished_at = now(), updated_at = now()
-WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
+// endLeaseSQL ends the lease of task $1 under token $2 with the assignments
+// given, giving back the credits the lease still holds.
+func endLeaseSQL(set string) string {
+	return `
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE id = $1 AND lease_token = $2 AND state = 'leased'
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET ` + set + `, credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+)` + giveBackSQL + `
+SELECT count(*) FROM ended`
+}
+
+var finishSQL = endLeaseSQL(`state = $3, reason = $4, lease_expires_at = NULL, finished_at = now(), updated_at = now()`)
 
 // Finish ends a task as failed or skipped with a reason.
 func (f *Frontier) Finish(ctx context.Context, t *Task, state, reason string) error {
-	tag, err := f.pool.Exec(ctx, finishSQL, t.ID, t.Token, state, CleanReason(reason))
-	if err != nil {
+	var n int64
+	if err := f.pool.QueryRow(ctx, finishSQL, t.ID, t.Token, state, CleanReason(reason)).Scan(&n); err != nil {
 		return fmt.Errorf("finish task %d: %w", t.ID, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return ErrLeaseLost
 	}
 	return nil
 }
 
-const releaseSQL = `
-UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
+var releaseSQL = endLeaseSQL(`state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()`)
 
 // Release hands a leased task back to the frontier unfinished (shutdown, or
 // a stop of the run); its cursor keeps the progress made.
 func (f *Frontier) Release(ctx context.Context, t *Task) error {
-	_, err := f.pool.Exec(ctx, releaseSQL, t.ID, t.Token)
-	if err != nil {
+	var n int64
+	if err := f.pool.QueryRow(ctx, releaseSQL, t.ID, t.Token).Scan(&n); err != nil {
 		return fmt.Errorf("release task %d: %w", t.ID, err)
 	}
 	return nil
@@ -376,18 +397,26 @@ func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int
 }
 
 const releaseOwnedSQL = `
-UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE run_id = $1 AND state = 'leased' AND starts_with(lease_owner, $2)`
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE run_id = $1 AND state = 'leased' AND starts_with(lease_owner, $2)
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+)` + giveBackSQL + `
+SELECT count(*) FROM ended`
 
 // ReleaseOwned hands back every task this process still holds in the run:
 // the catch-all at the end of a run, for leases whose worker was stopped
 // between statements.
 func (f *Frontier) ReleaseOwned(ctx context.Context, runID int64) (int64, error) {
-	tag, err := f.pool.Exec(ctx, releaseOwnedSQL, runID, f.owner+"#")
-	if err != nil {
+	var n int64
+	if err := f.pool.QueryRow(ctx, releaseOwnedSQL, runID, f.owner+"#").Scan(&n); err != nil {
 		return 0, fmt.Errorf("release leases of %s: %w", f.owner, err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // finishRunSQL records how a run ended, unless that would misstate it:
@@ -451,4 +480,29 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 		return fmt.Errorf("resume run %d: %w", runID, err)
 	}
 	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
+}
+
+// CountFailed counts the failed tasks of a run.
+func CountFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state = 'failed'`, runID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count failed tasks of run %d: %w", runID, err)
+	}
+	return n, nil
+}
+
+// retryFailedSQL puts failed tasks back to pending. A list keeps its cursor
+// and page count, so it resumes at the page that failed.
+const retryFailedSQL = `
+UPDATE crawl.tasks SET state = 'pending', reason = NULL, finished_at = NULL, updated_at = now()
+WHERE run_id = $1 AND state = 'failed'`
+
+// RetryFailed re-queues the failed tasks of a run (crawler run --resume ID
+// --retry-failed) and says how many.
+func RetryFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
+	tag, err := pool.Exec(ctx, retryFailedSQL, runID)
+	if err != nil {
+		return 0, fmt.Errorf("re-queue failed tasks of run %d: %w", runID, err)
+	}
+	return tag.RowsAffected(), nil
 }

@@ -74,6 +74,9 @@ type Summary struct {
 	Reason string
 	Pages  int64 // pages (or objects) committed by this process
 	Rows   int64 // rows written by this process
+	// Failed counts the run's failed tasks when it is done (all processes
+	// together); skipped tasks (404, free private profiles) are not failures.
+	Failed int64
 }
 
 // StopError is a failure that stops the whole run; the run can be resumed.
@@ -94,6 +97,7 @@ type crawl struct {
 	job      *Job
 	runID    int64
 	client   *sources.Client
+	budget   *budget
 	frontier *Frontier
 	log      *slog.Logger
 	wake     chan struct{}
@@ -137,7 +141,12 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
 	}
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log}
+	// A reservation held by a live lease settles within its request's
+	// retries, or comes back when the lease expires: the wait for one is
+	// bounded well beyond both.
+	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log,
+		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
+	c.budget = b
 	cfg := opts.Client
 	cfg.BeforeSend, cfg.AfterResponse = b.reserve, b.settle
 	client, err := sources.New(cfg)
@@ -165,6 +174,10 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	c.stop = stopRun
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
+	b.stopping = gctx.Done()
+	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
+		c.log.Warn("could not give back credits of ended leases", "err", err)
+	}
 	for w := range job.Limits.Workers {
 		g.Go(func() error { return c.worker(gctx, w) })
 	}
@@ -204,9 +217,13 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	case final == "running" && sum.State == "done":
 		sum.State = "running"
 		sum.Reason = "other processes are still working on the run"
+	case sum.State == "done":
+		if sum.Failed, serr = CountFailed(fctx, opts.Pool, runID); serr != nil {
+			c.log.Warn("could not count failed tasks", "err", serr)
+		}
 	}
 	sum.Reason = CleanReason(sum.Reason)
-	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows)
+	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows, "failed_tasks", sum.Failed)
 	return sum, err
 }
 
@@ -328,6 +345,8 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		case errors.Is(err, ErrLeaseLost):
 			log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
 			return nil
+		case errors.Is(err, errRunStopping):
+			return c.release(t) // it was waiting for the budget: nothing sent
 		case errors.As(err, new(*unstorableError)):
 			// A single-object page whose key cannot be stored: only this
 			// task fails, and a resume does not buy the object again.
@@ -377,6 +396,7 @@ func (c *crawl) page(h handler, t *Task) (*result, error) {
 	// until its rows are committed (or it is given up).
 	fctx, releaseBodies := sources.HoldBodies(fctx)
 	defer releaseBodies()
+	fctx, lc := withLease(fctx, t)
 	ttl := time.Duration(c.job.Limits.LeaseTimeout)
 	done := make(chan struct{})
 	defer close(done)
@@ -402,6 +422,7 @@ func (c *crawl) page(h handler, t *Task) (*result, error) {
 		}
 		return nil, fetchError{err}
 	}
+	c.budget.release(fctx, lc)
 	c.committing.Add(1)
 	defer c.committing.Add(-1)
 	if err := c.commit(fctx, t, res); err != nil {

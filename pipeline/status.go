@@ -26,10 +26,14 @@ type RunStatus struct {
 	Drops      []ReasonCount // by kind: N entries, Reason the latest one's
 }
 
-// ReasonCount is how many tasks ended with one reason.
+// ReasonCount is how many tasks of a kind ended with one kind of reason
+// (its first two colon-separated parts, e.g. the endpoint and the error
+// class), with a few of their keys and one full reason as examples.
 type ReasonCount struct {
 	State, Kind, Reason string
 	N                   int64
+	Keys                []string // up to 3 example task keys
+	Example             string   // the full reason of the first of them
 }
 
 const runStatusSQL = `
@@ -42,9 +46,13 @@ GROUP BY r.id`
 const taskStatesSQL = `SELECT state, count(*) FROM crawl.tasks WHERE run_id = $1 GROUP BY state`
 
 const reasonsSQL = `
-SELECT state, kind, split_part(reason, ':', 1), count(*) FROM crawl.tasks
-WHERE run_id = $1 AND state IN ('failed', 'skipped')
-GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 20`
+SELECT state, kind, reason_class, count(*),
+       (array_agg(key ORDER BY id))[1:3], (array_agg(coalesce(reason, '') ORDER BY id))[1]
+FROM (SELECT state, kind, key, id, reason,
+             split_part(coalesce(reason, ''), ':', 1) ||
+             CASE WHEN strpos(coalesce(reason, ''), ':') > 0 THEN ':' || split_part(reason, ':', 2) ELSE '' END AS reason_class
+      FROM crawl.tasks WHERE run_id = $1 AND state IN ('failed', 'skipped')) t
+GROUP BY 1, 2, 3 ORDER BY state, 4 DESC, 3 LIMIT 20`
 
 // LoadRunStatus reads run id, or the latest run when id is 0.
 func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatus, error) {
@@ -68,8 +76,9 @@ func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatu
 	}
 	rows, _ = pool.Query(ctx, reasonsSQL, s.ID)
 	var rc ReasonCount
-	if _, err := pgx.ForEachRow(rows, []any{&rc.State, &rc.Kind, &rc.Reason, &rc.N}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&rc.State, &rc.Kind, &rc.Reason, &rc.N, &rc.Keys, &rc.Example}, func() error {
 		s.Reasons = append(s.Reasons, rc)
+		rc = ReasonCount{}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("run status: %w", err)

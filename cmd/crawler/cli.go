@@ -17,6 +17,7 @@ const (
 	exitFailure = 1 // the run failed, or a dependency (database) was unusable
 	exitUsage   = 2 // bad input: flags, job file, environment
 	exitStopped = 3 // the run stopped before its end and can be resumed
+	exitFailed  = 4 // the run finished, but some of its tasks failed
 )
 
 // usageError is bad input from the user: exit code 2.
@@ -97,12 +98,16 @@ func exitCode(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "crawler: %v\n", err)
 	var ue usageError
 	var se interface{ Resumable() string }
+	var fe interface{ Retryable() string }
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
 	case errors.As(err, &se):
 		fmt.Fprintln(stderr, se.Resumable())
 		return exitStopped
+	case errors.As(err, &fe):
+		fmt.Fprintln(stderr, fe.Retryable())
+		return exitFailed
 	}
 	return exitFailure
 }

@@ -23,9 +23,32 @@ func (e *stoppedError) Resumable() string {
 	return fmt.Sprintf("crawler: run %d can be resumed: crawler run --resume %d %s", e.runID, e.runID, e.jobPath)
 }
 
+// failedTasksError is a run that finished with failed tasks (exit 4).
+type failedTasksError struct {
+	runID, failed int64
+	jobPath       string
+}
+
+func (e *failedTasksError) Error() string {
+	return fmt.Sprintf("run %d finished with %d failed tasks", e.runID, e.failed)
+}
+
+func (e *failedTasksError) Retryable() string {
+	return fmt.Sprintf("crawler: why: crawler status --run %d; to re-queue them: crawler run --resume %d --retry-failed %s", e.runID, e.runID, e.jobPath)
+}
+
+const runSummary = `Harvest the seeds of JOBFILE into the database in DATABASE_URL.
+The API key is read from the environment variable named by api.key_env.
+
+Exit codes: 0 the run finished (skipped tasks, such as a 404, are not
+failures); 1 it failed; 2 bad input; 3 it stopped before its end and can be
+resumed; 4 it finished but some tasks failed (crawler status says why;
+--resume ID --retry-failed works them again).`
+
 func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "run", "JOBFILE", "Harvest the seeds of JOBFILE into the database in DATABASE_URL.\nThe API key is read from the environment variable named by api.key_env.")
+	fs := newFlags(env, "run", "JOBFILE", runSummary)
 	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
+	retryFailed := fs.Bool("retry-failed", false, "with --resume: put the run's failed tasks back in the queue (a list resumes at the page that failed) and work them")
 	baseURL := fs.String("base-url", "", "override api.base_url of the job file")
 	maxCredits := fs.Int64("max-credits", -1, "override limits.max_credits (on --resume: the run's new budget)")
 	progress := fs.Duration("progress", pipeline.ProgressIntervalDefault, "how often to log progress (0: never)")
@@ -36,6 +59,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		return usagef("run takes exactly one job file, got %d arguments (see crawler run --help)", fs.NArg())
+	}
+	if *retryFailed && *resume == 0 {
+		return usagef("--retry-failed needs --resume ID: it re-queues the failed tasks of that run")
 	}
 	log, err := newLogger(env.stderr)
 	if err != nil {
@@ -82,6 +108,13 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 				return err
 			}
 		}
+		if *retryFailed {
+			n, err := pipeline.RetryFailed(ctx, pool, runID)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.stdout, "run %d: %d failed tasks re-queued\n", runID, n)
+		}
 	}
 	fmt.Fprintf(env.stdout, "run %d: job %q started\n", runID, job.Name)
 	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: pool, Client: clientCfg, Logger: log, Grace: *grace, ProgressInterval: progressInterval(*progress)}, job, runID)
@@ -91,6 +124,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	var stop *pipeline.StopError
 	if errors.As(err, &stop) {
 		return &stoppedError{err: err, runID: runID, jobPath: path}
+	}
+	if err == nil && sum != nil && sum.State == "done" && sum.Failed > 0 {
+		return &failedTasksError{runID: runID, failed: sum.Failed, jobPath: path}
 	}
 	return err
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/socialcrawl/crawler/pipeline"
 )
@@ -54,13 +56,18 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		if cr.Max != nil {
 			budget = fmt.Sprintf("max %d", *cr.Max)
 		}
-		fmt.Fprintf(w, "  credits billed\t%d (%s; %d reserved)\n", cr.Billed, budget, cr.Committed)
+		held := ""
+		if n := cr.Committed - cr.Billed; n != 0 {
+			held = fmt.Sprintf("; %d reserved by requests in flight", n)
+		}
+		fmt.Fprintf(w, "  credits billed\t%d (%s%s)\n", cr.Billed, budget, held)
 	}
 	for _, state := range slices.Sorted(maps.Keys(st.Tasks)) {
 		fmt.Fprintf(w, "  tasks %s\t%d\n", state, st.Tasks[state])
 	}
 	for _, r := range st.Reasons {
 		fmt.Fprintf(w, "  %s %s\t%d (%s)\n", r.State, r.Kind, r.N, r.Reason)
+		fmt.Fprintf(w, "    e.g.\t%s: %s\n", strings.Join(r.Keys, ", "), clip(r.Example, 200))
 	}
 	counts, err := pipeline.TableCounts(ctx, pool)
 	if err != nil {
@@ -71,4 +78,15 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(w, "%s\t%d\n", c.Table, c.Rows)
 	}
 	return w.Flush()
+}
+
+// clip cuts s to at most n bytes without splitting a character.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
