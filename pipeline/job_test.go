@@ -37,7 +37,7 @@ func TestEverySeedKindBecomesATask(t *testing.T) {
 	t.Parallel()
 	job, err := ParseJob("j.yaml", []byte(`
 name: all
-api: {base_url: http://h/api}
+api: {base_url: https://h/api}
 expand: {comments: {max_pages: 4}}
 seeds:
   shortvideo:
@@ -85,31 +85,31 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 		name, text string
 		want       []string // substrings of the error
 	}{
-		{"unknown key", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workerz: 3\nseeds: {shortvideo: {profiles: [a]}}\n",
+		{"unknown key", "name: x\napi:\n  base_url: https://h/api\nlimits:\n  workerz: 3\nseeds: {shortvideo: {profiles: [a]}}\n",
 			[]string{"j.yaml:5", "workerz", "unknown key"}},
-		{"missing name", "api:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    profiles: [a]\n",
+		{"missing name", "api:\n  base_url: https://h/api\nseeds:\n  shortvideo:\n    profiles: [a]\n",
 			[]string{"j.yaml:1", "name: is required"}},
-		{"wrong type", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workers: many\nseeds: {shortvideo: {profiles: [a]}}\n",
+		{"wrong type", "name: x\napi:\n  base_url: https://h/api\nlimits:\n  workers: many\nseeds: {shortvideo: {profiles: [a]}}\n",
 			[]string{"j.yaml:5", `"many"`, "an integer"}},
-		{"no seeds", "name: x\napi:\n  base_url: http://h/api\nseeds: {}\n",
+		{"no seeds", "name: x\napi:\n  base_url: https://h/api\nseeds: {}\n",
 			[]string{"j.yaml:4", "seeds: no seeds"}},
-		{"bad handle", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    profiles:\n      - ok\n      - \"bad handle!\"\n",
+		{"bad handle", "name: x\napi:\n  base_url: https://h/api\nseeds:\n  shortvideo:\n    profiles:\n      - ok\n      - \"bad handle!\"\n",
 			[]string{"j.yaml:8", "seeds.shortvideo.profiles[1]", "not a handle"}},
-		{"bad duration", "name: x\napi:\n  base_url: http://h/api\n  timeout: soon\nseeds: {shortvideo: {profiles: [a]}}\n",
+		{"bad duration", "name: x\napi:\n  base_url: https://h/api\n  timeout: soon\nseeds: {shortvideo: {profiles: [a]}}\n",
 			[]string{"j.yaml:4", "duration"}},
 		{"not yaml", "name: [x\n", []string{"j.yaml:"}},
 		{"empty", "", []string{"j.yaml:1", "empty"}},
-		{"bad keyword enum", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, sort_by: newest}\n",
+		{"bad keyword enum", "name: x\napi:\n  base_url: https://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, sort_by: newest}\n",
 			[]string{"j.yaml:7", "seeds.shortvideo.keyword_searches[0]", "sort_by"}},
-		{"unknown keyword option", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, color: red}\n",
+		{"unknown keyword option", "name: x\napi:\n  base_url: https://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, color: red}\n",
 			[]string{"j.yaml:7", "color", "unknown key"}},
-		{"bad highlight", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  photosocial:\n    highlights: [\"highlight:12a\"]\n",
+		{"bad highlight", "name: x\napi:\n  base_url: https://h/api\nseeds:\n  photosocial:\n    highlights: [\"highlight:12a\"]\n",
 			[]string{"j.yaml:6", "seeds.photosocial.highlights[0]", "not a highlight id"}},
-		{"bad post url", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  photosocial:\n    posts: [\"/p/abc\"]\n",
+		{"bad post url", "name: x\napi:\n  base_url: https://h/api\nseeds:\n  photosocial:\n    posts: [\"/p/abc\"]\n",
 			[]string{"j.yaml:6", "seeds.photosocial.posts[0]", "URL"}},
-		{"unknown edge", "name: x\napi:\n  base_url: http://h/api\nexpand:\n  friends: {}\nseeds: {shortvideo: {profiles: [a]}}\n",
+		{"unknown edge", "name: x\napi:\n  base_url: https://h/api\nexpand:\n  friends: {}\nseeds: {shortvideo: {profiles: [a]}}\n",
 			[]string{"j.yaml:5", "friends", "unknown key"}},
-		{"workers out of range", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workers: 0\n  max_pages: -1\nseeds: {shortvideo: {profiles: [a]}}\n",
+		{"workers out of range", "name: x\napi:\n  base_url: https://h/api\nlimits:\n  workers: 0\n  max_pages: -1\nseeds: {shortvideo: {profiles: [a]}}\n",
 			[]string{"limits.max_pages: must not be negative", "j.yaml:6"}},
 	}
 	for _, tc := range cases {
