@@ -130,7 +130,7 @@ type keywordSeedYAML struct {
 func (k *KeywordSeed) decodeNode(d *jobDecoder, n *yaml.Node, path string, depth int) {
 	switch {
 	case n.Kind == yaml.ScalarNode && !isNull(n):
-		d.decode(n, reflect.ValueOf(&k.Keyword).Elem(), path, depth)
+		d.decodeValue(n, reflect.ValueOf(&k.Keyword).Elem(), path, depth)
 	case n.Kind == yaml.MappingNode:
 		var v keywordSeedYAML
 		d.decodeStruct(n, reflect.ValueOf(&v).Elem(), path, depth)

@@ -113,6 +113,11 @@ func (d *jobDecoder) decode(n *yaml.Node, v reflect.Value, path string, depth in
 		d.expanding[n] = true
 		defer delete(d.expanding, n)
 	}
+	d.decodeValue(n, v, path, depth)
+}
+
+// decodeValue sets v from n, a node already visited.
+func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, depth int) {
 	if v.CanAddr() {
 		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
 			nd.decodeNode(d, n, path, depth)
@@ -124,7 +129,7 @@ func (d *jobDecoder) decode(n *yaml.Node, v reflect.Value, path string, depth in
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
-		d.decode(n, v.Elem(), path, depth)
+		d.decodeValue(n, v.Elem(), path, depth)
 	case reflect.Struct:
 		d.decodeStruct(n, v, path, depth)
 	case reflect.Slice:
@@ -382,20 +387,20 @@ func yamlFields(t reflect.Type) map[string][]int {
 	return fields
 }
 
-// closestKey is the known key nearest to name (edit distance at most 2),
-// for a "did you mean" hint.
+// closestKey is the known key nearest to name (a typo: an edit distance of
+// at most a quarter of the key, and at least 1), for a "did you mean" hint.
 func closestKey(name string, fields map[string][]int) string {
 	if len(name) > 64 {
 		return ""
 	}
-	best, bestDist := "", 3
+	best, bestDist := "", math.MaxInt
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if dist := editDistance(name, k); dist < bestDist {
+		if dist := editDistance(name, k); dist <= max(1, len(k)/4) && dist < bestDist {
 			best, bestDist = k, dist
 		}
 	}
