@@ -293,6 +293,9 @@ func ParseJobWith(path string, data []byte, o LoadOptions) (*Job, error) {
 	if len(data) > MaxJobFileBytes {
 		return nil, JobErrors{tooLarge(path, int64(len(data)))}
 	}
+	if n := roughValues(data); n > 2*MaxJobValues {
+		return nil, JobErrors{{File: path, Msg: fmt.Sprintf("the file holds more than %d values; job files are capped there", MaxJobValues)}}
+	}
 	data, bad := cleanRawText(data)
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {

@@ -25,10 +25,29 @@ import (
 // some keys have smaller caps (see validate).
 const (
 	MaxJobFileBytes = 1 << 20
-	MaxJobValues    = 200_000
+	MaxJobValues    = 100_000
 	MaxStringBytes  = 2048
 	maxJobNesting   = 64
 )
+
+// roughValues bounds from above the nodes yaml builds from data: every node
+// but the root follows one of these bytes (a mapping pair follows its
+// ':'; a collection's first item its bracket). Strings and comments holding
+// them only raise the bound, so a file is refused on it only well past any
+// real job (see ParseJobWith): parsing costs ~300 bytes of memory a node,
+// and this bounds that before yaml builds the tree.
+func roughValues(data []byte) int {
+	n := 1
+	for _, c := range data {
+		switch c {
+		case ',', '-', '?', '*', '&':
+			n++
+		case ':', '[', '{':
+			n += 2
+		}
+	}
+	return n
+}
 
 // nodeDecoder is a type that decodes itself from a node (a duration, a
 // keyword search in either form).
