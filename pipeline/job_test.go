@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -399,6 +401,81 @@ func TestJobFileSizeCap(t *testing.T) {
 	if _, err := ParseJob("j.yaml", []byte(text+"\n")); err == nil || err.Error() != "j.yaml: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
 		t.Errorf("a byte past the cap: %v", err)
 	}
+}
+
+// Refusing a job file costs memory bounded by the caps, measured as the
+// growth of VmHWM in a child process that does nothing else: a 50 MB file
+// is refused from its size (nothing read), an endless stream after 1 MiB,
+// and the worst file under the cap (a value every two bytes) after
+// MaxJobValues values.
+func TestJobFileMemory(t *testing.T) {
+	if path := os.Getenv("JOBMEM_FILE"); path != "" {
+		before := vmHWMKiB(t)
+		_, err := LoadJob(path)
+		fmt.Printf("growth-kib %d\nerror %v\n", vmHWMKiB(t)-before, err)
+		return
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if f, err := os.Create(big); err != nil {
+		t.Fatal(err)
+	} else if err := errors.Join(f.Truncate(50<<20), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	values := filepath.Join(dir, "values.yaml")
+	if err := os.WriteFile(values, []byte(jobHead+"seeds: {shortvideo: {profiles: ["+strings.Repeat("a,", 199_000)+"]}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, err string
+		maxKiB    int64
+	}{
+		{big, big + ": the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)", 4 << 10 * raceFactor},
+		{"/dev/zero", "/dev/zero: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)", 8 << 10 * raceFactor},
+		{values, values + ":4: seeds.shortvideo.profiles[99993]: the file holds more than 100000 values (aliases expanded); job files are capped there", 80 << 10 * raceFactor},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestJobFileMemory$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "JOBMEM_FILE="+tc.path)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tc.path, err, out)
+		}
+		var growth int64
+		var msg string
+		for _, line := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(line, "growth-kib "); ok {
+				growth, _ = strconv.ParseInt(v, 10, 64)
+			} else if v, ok := strings.CutPrefix(line, "error "); ok {
+				msg = v
+			}
+		}
+		if msg != tc.err {
+			t.Errorf("%s: error %q, want %q", tc.path, msg, tc.err)
+		}
+		if growth > tc.maxKiB {
+			t.Errorf("%s: peak RSS grew by %d KiB, want at most %d", tc.path, growth, tc.maxKiB)
+		}
+		t.Logf("%s: peak RSS grew by %d KiB", filepath.Base(tc.path), growth)
+	}
+}
+
+func vmHWMKiB(t *testing.T) int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }
 
 // YAML aliases are followed (a job may reuse a value) but cannot blow up:
