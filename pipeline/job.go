@@ -49,6 +49,10 @@ type API struct {
 	RetryInitial  Duration `yaml:"retry_initial" json:"retry_initial"`
 	RetryMax      Duration `yaml:"retry_max" json:"retry_max"`
 	RetryAfterCap Duration `yaml:"retry_after_cap" json:"retry_after_cap"`
+	// OutageWindow is how long an upstream that gives no HTTP answer at all
+	// is waited out (workers paused, one probe on back-off) before the run
+	// stops resumable (default sources.OutageWindowDefault).
+	OutageWindow Duration `yaml:"outage_window" json:"outage_window"`
 	// Rate is the request ceiling per second for the key (0: none).
 	Rate  float64 `yaml:"rate" json:"rate"`
 	Burst int     `yaml:"burst" json:"burst"`
@@ -368,6 +372,9 @@ func (j *Job) applyDefaults() {
 	}
 	if j.API.Prefixes.PhotoSocial == "" {
 		j.API.Prefixes.PhotoSocial = sources.PhotoSocialPrefixDefault
+	}
+	if j.API.OutageWindow == 0 {
+		j.API.OutageWindow = Duration(sources.OutageWindowDefault)
 	}
 	if j.Limits.Workers == 0 {
 		j.Limits.Workers = WorkersDefault

@@ -61,6 +61,7 @@ func ClientConfig(job *Job, key sources.Secret, log *slog.Logger) sources.Config
 		RetryInitial:      time.Duration(job.API.RetryInitial),
 		RetryMax:          time.Duration(job.API.RetryMax),
 		RetryAfterCap:     time.Duration(job.API.RetryAfterCap),
+		OutageWindow:      time.Duration(job.API.OutageWindow),
 		Rate:              job.API.Rate,
 		Burst:             job.API.Burst,
 		Logger:            log,

@@ -53,6 +53,7 @@ type Client struct {
 	cfg     Config
 	base    *url.URL
 	control *rateControl
+	gate    *outageGate
 }
 
 // New validates cfg and returns a Client.
@@ -62,7 +63,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
-	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst)}, nil
+	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst),
+		gate: newOutageGate(cfg.OutageWindow, cfg.RetryInitial, cfg.RetryMax, cfg.Logger)}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
@@ -92,8 +94,18 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 	bo.Reset()
 
 	waits := 0 // 429 pauses sat through; they do not count as retries
+	// doubt is a connection-level failure not yet known to be this
+	// request's own (it costs a retry) or part of an outage (it is free).
+	var doubt *streak
 	for attempt, retries := 1, 0; ; attempt++ {
 		body, err := c.attempt(ctx, endpoint, full, bo)
+		if doubt != nil {
+			// Decided now: this attempt either got an answer or failed too.
+			if _, own := c.gate.ownFault(doubt); own {
+				retries++
+			}
+			doubt = nil
+		}
 		if err == nil {
 			if derr := decode(body); derr != nil {
 				err = &Error{Endpoint: endpoint, Class: ClassRetry, Status: 200, Message: "malformed body: " + derr.Error(), Err: derr}
@@ -115,7 +127,15 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 			}
 			wait = e.Retry // the shared pause attempt has already set
 		case ClassRetry:
-			if retries++; retries > c.cfg.MaxRetries {
+			if e.outage {
+				continue // the gate holds every worker until the upstream answers
+			}
+			if e.doubt != nil {
+				doubt = e.doubt
+			} else {
+				retries++
+			}
+			if retries > c.cfg.MaxRetries {
 				return e
 			}
 			wait = bo.NextBackOff()
@@ -129,6 +149,17 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 			if err := sleepCtx(ctx, wait); err != nil {
 				return err
 			}
+			if doubt != nil {
+				// Other workers' answers meanwhile may have shown the
+				// upstream up: then the failure was this request's own.
+				if decided, own := c.gate.ownFault(doubt); decided {
+					if doubt = nil; own {
+						if retries++; retries > c.cfg.MaxRetries {
+							return e
+						}
+					}
+				}
+			}
 		}
 	}
 }
@@ -139,7 +170,22 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 // so that no other worker sends into the pause; bo supplies the back-off
 // when the answer carries no usable Retry-After.
 func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) ([]byte, error) {
+	// probe: this attempt is the one request an outage lets through; it
+	// must end in answered or failure, or be abandoned.
+	probe := false
+	defer func() {
+		if probe {
+			c.gate.abandon()
+		}
+	}()
 	for {
+		if !probe {
+			p, err := c.gate.wait(ctx, endpoint)
+			if err != nil {
+				return nil, err
+			}
+			probe = p
+		}
 		if err := c.control.wait(ctx); err != nil {
 			return nil, err
 		}
@@ -149,11 +195,12 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
 			return nil, err
 		}
-		if !c.control.paused() {
+		if !c.control.paused() && (probe || !c.gate.isClosed()) {
 			break
 		}
-		// A 429 arrived while BeforeSend ran (a database round trip):
-		// withdraw and wait for the pause like every other worker.
+		// A 429 arrived, or an outage closed the gate, while BeforeSend
+		// ran (a database round trip): withdraw and wait like every
+		// other worker.
 		if c.cfg.AfterResponse != nil {
 			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, Withdrawn: true})
 		}
@@ -179,8 +226,17 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error()}
+		// No HTTP answer at all: the upstream may be down as a whole.
+		s, free := c.gate.failure(probe, endpoint, scrubURL(err))
+		probe = false
+		e := &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error(), outage: free}
+		if !free {
+			e.doubt = s
+		}
+		return nil, e
 	}
+	c.gate.answered()
+	probe = false
 	defer resp.Body.Close()
 	var retry time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests {
