@@ -169,11 +169,16 @@ RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages
 // token, so the old worker can no longer commit.
 const rescueSQL = `
 UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now()`
+WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now() AND id <> ALL($2::bigint[])`
 
-// Rescue returns the run's expired leases to the frontier and says how many.
-func (f *Frontier) Rescue(ctx context.Context, runID int64) (int64, error) {
-	tag, err := f.pool.Exec(ctx, rescueSQL, runID)
+// Rescue returns the run's expired leases to the frontier and says how
+// many, except the tasks in keep: those this process is still working on
+// (their lease may have expired while the database was away).
+func (f *Frontier) Rescue(ctx context.Context, runID int64, keep ...int64) (int64, error) {
+	if keep == nil {
+		keep = []int64{}
+	}
+	tag, err := f.pool.Exec(ctx, rescueSQL, runID, keep)
 	if err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)
 	}
