@@ -215,6 +215,10 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	req.Header.Set("Accept", "application/json")
 	var wrote atomic.Bool
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		// The transport replays a GET on a new connection when a pooled
+		// one turns out closed by the server before answering: the
+		// replay's fate is the request's, so each connection starts unsent.
+		GetConn:      func(string) { wrote.Store(false) },
 		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
 	}))
 	resp, err := c.cfg.HTTPClient.Do(req)
