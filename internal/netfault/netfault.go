@@ -4,6 +4,7 @@
 package netfault
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -41,11 +42,9 @@ func Start(h http.Handler) (*Server, error) {
 
 func (s *Server) startLocked(ln net.Listener) {
 	s.ln, s.down = ln, false
-	s.serve.Go(func() { _ = s.srv.Serve(ln) })
+	s.serve.Go(func() { _ = s.srv.Serve(listener{ln, s}) })
 }
 
-// track closes connections that fall idle while the server is down, so a
-// client's pooled connection cannot reach it either.
 func (s *Server) track(c net.Conn, st http.ConnState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -55,13 +54,52 @@ func (s *Server) track(c net.Conn, st http.ConnState) {
 		return
 	}
 	s.conns[c] = st
-	if st == http.StateIdle && s.down {
-		_ = c.Close()
-	}
 }
 
-// Down refuses new connections and closes idle ones; requests being served
-// finish, and their connections close after the response.
+// refuses reports whether bytes read on c start a request the server must
+// not see: it is down and c is between requests.
+func (s *Server) refuses(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.conns[c]
+	return s.down && (!ok || st == http.StateNew || st == http.StateIdle)
+}
+
+// listener hands out conns that drop requests arriving while down.
+type listener struct {
+	net.Listener
+	s *Server
+}
+
+func (l listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Conn: c, s: l.s}, nil
+}
+
+// conn closes itself, unread, when a request arrives on it (a client's
+// pooled connection) while the server is down: the handler never runs, so
+// a request is either refused unseen or served and answered, never served
+// and then cut. (Closing idle connections from Down instead would race with
+// the server reading a request that just arrived.)
+type conn struct {
+	net.Conn
+	s *Server
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.s.refuses(c) {
+		_ = c.Conn.Close()
+		return 0, io.EOF
+	}
+	return n, err
+}
+
+// Down refuses new connections, and requests arriving on open ones;
+// requests being served finish and are answered.
 func (s *Server) Down() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,13 +107,7 @@ func (s *Server) Down() {
 		return
 	}
 	s.down = true
-	s.srv.SetKeepAlivesEnabled(false)
 	_ = s.ln.Close()
-	for c, st := range s.conns {
-		if st == http.StateIdle || st == http.StateNew {
-			_ = c.Close()
-		}
-	}
 }
 
 // Up listens on the same address again.
@@ -89,7 +121,6 @@ func (s *Server) Up() error {
 	if err != nil {
 		return err
 	}
-	s.srv.SetKeepAlivesEnabled(true)
 	s.startLocked(ln)
 	return nil
 }
