@@ -242,3 +242,34 @@ func (h *countingHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (h *countingHandler) WithGroup(g string) slog.Handler {
 	return &countingHandler{h.Handler.WithGroup(g), h.count, h.after}
 }
+
+// A stop (SIGTERM) during an outage: the workers waiting at the closed gate
+// give up within the grace period, their tasks are released, not failed.
+func TestUpstreamOutageInterrupted(t *testing.T) {
+	t.Parallel()
+	b, _ := flakyBundle(t, outageAt) // never back
+	job := b.job(t, outageJob)
+	runID := b.start(t, job)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stopped atomic.Int64 // unix nanoseconds of the cancel
+	log := onMessage{slog.NewTextHandler(testWriter{t}, nil), "all requests paused", func() {
+		if stopped.CompareAndSwap(0, time.Now().UnixNano()) {
+			cancel()
+		}
+	}}
+	opts := outageOptions(b, job, log)
+	opts.Grace = 300 * time.Millisecond
+	sum, err := pipeline.Run(ctx, opts, job, runID)
+	took := time.Since(time.Unix(0, stopped.Load()))
+	var stop *pipeline.StopError
+	if !errors.As(err, &stop) || sum.State != "stopped" || stopped.Load() == 0 {
+		t.Fatalf("err = %v, summary %+v; want an interrupted stop during the outage", err, sum)
+	}
+	if took > opts.Grace+3*time.Second {
+		t.Errorf("the run took %s to stop, grace %s", took, opts.Grace)
+	}
+	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE state IN ('failed', 'leased')`); got != 0 {
+		t.Errorf("%d tasks failed or still leased", got)
+	}
+}

@@ -172,14 +172,14 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) ([]byte, error) {
 	// probe: this attempt is the one request an outage lets through; it
 	// must end in answered or failure, or be abandoned.
-	probe := false
+	var probe uint64
 	defer func() {
-		if probe {
-			c.gate.abandon()
+		if probe != 0 {
+			c.gate.abandon(probe)
 		}
 	}()
 	for {
-		if !probe {
+		if probe == 0 {
 			p, err := c.gate.wait(ctx, endpoint)
 			if err != nil {
 				return nil, err
@@ -195,7 +195,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
 			return nil, err
 		}
-		if !c.control.paused() && (probe || !c.gate.isClosed()) {
+		if !c.control.paused() && (probe != 0 || !c.gate.isClosed()) {
 			break
 		}
 		// A 429 arrived, or an outage closed the gate, while BeforeSend
@@ -232,7 +232,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		}
 		// No HTTP answer at all: the upstream may be down as a whole.
 		s, free := c.gate.failure(probe, endpoint, scrubURL(err))
-		probe = false
+		probe = 0
 		e := &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error(), outage: free}
 		if !free {
 			e.doubt = s
@@ -240,7 +240,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		return nil, e
 	}
 	c.gate.answered()
-	probe = false
+	probe = 0
 	defer resp.Body.Close()
 	var retry time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests {

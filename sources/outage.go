@@ -40,6 +40,7 @@ type outageGate struct {
 	since   time.Time // the first failure of the outage
 	cause   string
 	probing bool      // a probe is in flight
+	epoch   uint64    // counts the closings: a probe is valid in its own
 	next    time.Time // no probe leaves before this
 	probes  int
 	bo      *backoff.ExponentialBackOff
@@ -80,15 +81,15 @@ func (g *outageGate) isClosed() bool {
 
 // wait returns at once while the gate is open. While it is closed it blocks
 // until the gate opens, or until this caller may send the probe (probe
-// true: the caller must report the attempt with answered or failure, or
-// give the probe up with abandon), or until the outage outlasts the window
-// (an *Error of ClassUnreachable), or ctx ends.
-func (g *outageGate) wait(ctx context.Context, endpoint string) (probe bool, err error) {
+// non-zero: the caller must report the attempt with answered or failure,
+// or give the probe up with abandon), or until the outage outlasts the
+// window (an *Error of ClassUnreachable), or ctx ends.
+func (g *outageGate) wait(ctx context.Context, endpoint string) (probe uint64, err error) {
 	for {
 		g.mu.Lock()
 		if !g.closed {
 			g.mu.Unlock()
-			return false, nil
+			return 0, nil
 		}
 		now := time.Now()
 		due := !g.probing && !now.Before(g.next)
@@ -97,13 +98,13 @@ func (g *outageGate) wait(ctx context.Context, endpoint string) (probe bool, err
 			// goes, so a Client can find the upstream again later.
 			g.probing = true
 			g.mu.Unlock()
-			return true, nil
+			return g.epoch, nil
 		}
 		left := g.since.Add(g.window).Sub(now)
 		if left <= 0 {
 			err := g.unreachable(endpoint, now)
 			g.mu.Unlock()
-			return false, err
+			return 0, err
 		}
 		d := left
 		if !g.probing {
@@ -115,7 +116,7 @@ func (g *outageGate) wait(ctx context.Context, endpoint string) (probe bool, err
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false, ctx.Err()
+			return 0, ctx.Err()
 		case <-ch:
 		case <-t.C:
 		}
@@ -148,10 +149,10 @@ func (g *outageGate) answered() {
 	g.broadcast()
 }
 
-// failure records a connection-level failure of an attempt (probe: it was
-// the probe) and returns its streak; free is true when the failure is part
-// of an outage (it closed the gate, or the gate was closed).
-func (g *outageGate) failure(probe bool, endpoint string, cause error) (s *streak, free bool) {
+// failure records a connection-level failure of an attempt (probe: the
+// probe it was, or 0) and returns its streak; free is true when the failure
+// is part of an outage (it closed the gate, or the gate was closed).
+func (g *outageGate) failure(probe uint64, endpoint string, cause error) (s *streak, free bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := time.Now()
@@ -161,7 +162,7 @@ func (g *outageGate) failure(probe bool, endpoint string, cause error) (s *strea
 	s = g.streak
 	s.failures++
 	if g.closed {
-		if probe {
+		if probe == g.epoch && g.probing {
 			g.probing = false
 			g.probes++
 			wait := g.bo.NextBackOff()
@@ -178,6 +179,7 @@ func (g *outageGate) failure(probe bool, endpoint string, cause error) (s *strea
 	}
 	s.outage = true
 	g.closed, g.probing, g.probes = true, false, 0
+	g.epoch++
 	g.since, g.cause = s.first, cause.Error()
 	g.bo.Reset()
 	g.next = now.Add(g.bo.NextBackOff())
@@ -188,10 +190,10 @@ func (g *outageGate) failure(probe bool, endpoint string, cause error) (s *strea
 
 // abandon gives up a probe that was not sent (the caller's context ended,
 // or its BeforeSend hook refused), so another waiter can probe.
-func (g *outageGate) abandon() {
+func (g *outageGate) abandon(probe uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed && g.probing {
+	if g.closed && g.probing && probe == g.epoch {
 		g.probing = false
 		g.broadcast()
 	}
