@@ -59,6 +59,10 @@ type API struct {
 	RetryInitial  Duration `yaml:"retry_initial" json:"retry_initial"`
 	RetryMax      Duration `yaml:"retry_max" json:"retry_max"`
 	RetryAfterCap Duration `yaml:"retry_after_cap" json:"retry_after_cap"`
+	// OutageWindow is how long an upstream that gives no HTTP answer at all
+	// is waited out (workers paused, one probe on back-off) before the run
+	// stops resumable (default sources.OutageWindowDefault).
+	OutageWindow Duration `yaml:"outage_window" json:"outage_window"`
 	// Rate is the request ceiling per second for the key (0: none).
 	Rate  float64 `yaml:"rate" json:"rate"`
 	Burst int     `yaml:"burst" json:"burst"`
@@ -463,6 +467,9 @@ func (j *Job) applyDefaults() {
 	if !j.has("api.retry_after_cap") {
 		j.API.RetryAfterCap = Duration(sources.RetryAfterCapDefault)
 	}
+	if !j.has("api.outage_window") {
+		j.API.OutageWindow = Duration(sources.OutageWindowDefault)
+	}
 	if !j.has("limits.workers") {
 		j.Limits.Workers = WorkersDefault
 	}
@@ -565,6 +572,7 @@ func (j *Job) validate() JobErrors {
 		add("api.retry_max", "%s is shorter than api.retry_initial (%s)", time.Duration(j.API.RetryMax), time.Duration(j.API.RetryInitial))
 	}
 	minDur("api.retry_after_cap", j.API.RetryAfterCap, MinTimeout)
+	minDur("api.outage_window", j.API.OutageWindow, MinTimeout)
 	if minLease := max(time.Duration(j.API.Timeout), MinLeaseTimeout); time.Duration(j.Limits.LeaseTimeout) < minLease {
 		if j.has("limits.lease_timeout") {
 			add("limits.lease_timeout", "%s is shorter than api.timeout (%s): a lease must outlast a request; set at least %s",

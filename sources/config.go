@@ -35,6 +35,9 @@ const (
 	// MaxRateLimitWaitsDefault: with pauses capped at RetryAfterCap, a call
 	// waits out up to about an hour of throttling.
 	MaxRateLimitWaitsDefault = 30
+	// OutageWindowDefault matches the patience with an unreachable
+	// database (pipeline.OutageTimeoutDefault).
+	OutageWindowDefault = 10 * time.Minute
 )
 
 // Config configures a Client. Zero values take the documented defaults.
@@ -65,6 +68,10 @@ type Config struct {
 	RetryMax     time.Duration
 	// RetryAfterCap caps the pause a Retry-After header can impose.
 	RetryAfterCap time.Duration
+	// OutageWindow is how long the Client waits out an upstream that gives
+	// no HTTP answer at all (every worker paused, one probe on back-off)
+	// before calls fail with ClassUnreachable. Default OutageWindowDefault.
+	OutageWindow time.Duration
 	// Rate is the ceiling in requests per second for this key, shared by all
 	// workers; 0 means no ceiling. Burst defaults to 1 when Rate is set.
 	Rate  float64
@@ -104,6 +111,7 @@ func (c Config) withDefaults() Config {
 	c.RetryInitial = cmp.Or(c.RetryInitial, RetryInitialDefault)
 	c.RetryMax = cmp.Or(c.RetryMax, RetryMaxDefault)
 	c.RetryAfterCap = cmp.Or(c.RetryAfterCap, RetryAfterCapDefault)
+	c.OutageWindow = cmp.Or(c.OutageWindow, OutageWindowDefault)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
 	c.MaxInflightBytes = max(cmp.Or(c.MaxInflightBytes, MaxInflightBytesDefault), c.MaxBodyBytes)
 	if c.Rate > 0 {
@@ -136,6 +144,9 @@ func (c Config) validate() error {
 		if !strings.HasPrefix(p, "/") {
 			return fmt.Errorf("sources: %s %q must start with /", name, p)
 		}
+	}
+	if c.OutageWindow < 0 {
+		return fmt.Errorf("sources: outage window %v must not be negative", c.OutageWindow)
 	}
 	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
 		return fmt.Errorf("sources: rate %v must be a finite number, not negative", c.Rate)
