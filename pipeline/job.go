@@ -85,65 +85,6 @@ type Limits struct {
 	MaxCredits *int64 `yaml:"max_credits" json:"max_credits,omitempty"`
 }
 
-// Seeds are where a run starts.
-type Seeds struct {
-	ShortVideo  ShortVideoSeeds  `yaml:"shortvideo" json:"shortvideo"`
-	PhotoSocial PhotoSocialSeeds `yaml:"photosocial" json:"photosocial"`
-}
-
-// ShortVideoSeeds are the seeds on the short-video platform.
-type ShortVideoSeeds struct {
-	Profiles        []string      `yaml:"profiles" json:"profiles,omitempty"`
-	SecUIDs         []string      `yaml:"sec_uids" json:"sec_uids,omitempty"`
-	KeywordSearches []KeywordSeed `yaml:"keyword_searches" json:"keyword_searches,omitempty"`
-	HashtagSearches []string      `yaml:"hashtag_searches" json:"hashtag_searches,omitempty"`
-	TopSearches     []string      `yaml:"top_searches" json:"top_searches,omitempty"`
-	Songs           []string      `yaml:"songs" json:"songs,omitempty"`
-	Live            []string      `yaml:"live" json:"live,omitempty"`
-	TrendingFeed    bool          `yaml:"trending_feed" json:"trending_feed,omitempty"`
-	PopularVideos   bool          `yaml:"popular_videos" json:"popular_videos,omitempty"`
-	PopularCreators bool          `yaml:"popular_creators" json:"popular_creators,omitempty"`
-}
-
-// PhotoSocialSeeds are the seeds on the photo-sharing platform.
-type PhotoSocialSeeds struct {
-	Profiles      []string `yaml:"profiles" json:"profiles,omitempty"`
-	Posts         []string `yaml:"posts" json:"posts,omitempty"`
-	ReelsSearches []string `yaml:"reels_searches" json:"reels_searches,omitempty"`
-	Transcripts   []string `yaml:"transcripts" json:"transcripts,omitempty"`
-	Embeds        []string `yaml:"embeds" json:"embeds,omitempty"`
-	Highlights    []string `yaml:"highlights" json:"highlights,omitempty"`
-}
-
-// KeywordSeed is a keyword search in either published form: a plain string
-// is form A (keyword); a mapping with query and options is form B.
-type KeywordSeed struct {
-	sources.KeywordQuery
-}
-
-// keywordSeedYAML is form B as written in a job file.
-type keywordSeedYAML struct {
-	Keyword    string `yaml:"keyword"`
-	Query      string `yaml:"query"`
-	DatePosted string `yaml:"date_posted"`
-	SortBy     string `yaml:"sort_by"`
-	Region     string `yaml:"region"`
-	Trim       bool   `yaml:"trim"`
-}
-
-func (k *KeywordSeed) decodeNode(d *jobDecoder, n *yaml.Node, path string, depth int) {
-	switch {
-	case n.Kind == yaml.ScalarNode && !isNull(n):
-		d.decodeValue(n, reflect.ValueOf(&k.Keyword).Elem(), path, depth)
-	case n.Kind == yaml.MappingNode:
-		var v keywordSeedYAML
-		d.decodeStruct(n, reflect.ValueOf(&v).Elem(), path, depth)
-		k.KeywordQuery = sources.KeywordQuery{Keyword: v.Keyword, Query: v.Query, DatePosted: v.DatePosted, SortBy: v.SortBy, Region: v.Region, Trim: v.Trim}
-	default:
-		d.wrongType(n, path, "a keyword, or a mapping with query and options")
-	}
-}
-
 // Expand holds the expansion edges; a nil edge is not followed.
 type Expand struct {
 	// Followers and Following: a profile -> its followers / following lists.

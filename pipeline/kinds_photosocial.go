@@ -9,6 +9,32 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
+// The photo-sharing platform's kinds, each declared once: its name (the
+// constant), the seed list that starts it (a field of PhotoSocialSeeds
+// named by its entry), its fetch and how a page maps to rows and child
+// tasks.
+
+// PhotoSocialSeeds are the seeds on the photo-sharing platform; the kind
+// whose entry names a field's key validates its values and makes their
+// tasks.
+type PhotoSocialSeeds struct {
+	Profiles      []string `yaml:"profiles" json:"profiles,omitempty"`
+	Posts         []string `yaml:"posts" json:"posts,omitempty"`
+	ReelsSearches []string `yaml:"reels_searches" json:"reels_searches,omitempty"`
+	Transcripts   []string `yaml:"transcripts" json:"transcripts,omitempty"`
+	Embeds        []string `yaml:"embeds" json:"embeds,omitempty"`
+	Highlights    []string `yaml:"highlights" json:"highlights,omitempty"`
+}
+
+// KindPSProfile: a deep profile; key: handle.
+const KindPSProfile = "photosocial.profile"
+
+var _ = register(&Kind{
+	Name:  KindPSProfile,
+	Seeds: seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
+	Fetch: fetchPSProfile,
+})
+
 func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	p, err := c.client.PSProfile(ctx, t.Key)
 	if err != nil {
@@ -38,6 +64,18 @@ func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	return res, nil
 }
 
+// KindPSComments: a post's or reel's comments; key: its URL. A post seed
+// is its comments.
+const KindPSComments = "photosocial.comments"
+
+var _ = register(&Kind{
+	Name:  KindPSComments,
+	List:  true,
+	Pages: func(e *Expand) *Edge { return e.Comments },
+	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, asIsTasks),
+	Fetch: fetchPSComments,
+})
+
 func fetchPSComments(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	page, err := c.client.PSComments(ctx, t.Key, t.Cursor)
 	if err != nil {
@@ -62,6 +100,17 @@ func fetchPSComments(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	}
 	return res, nil
 }
+
+// KindPSReelsSearch: a reels search; key: the query; cursor: the next
+// page number.
+const KindPSReelsSearch = "photosocial.reels_search"
+
+var _ = register(&Kind{
+	Name:  KindPSReelsSearch,
+	List:  true,
+	Seeds: seedsOf("seeds.photosocial.reels_searches", checkSearch, searchTasks),
+	Fetch: fetchPSReelsSearch,
+})
 
 func fetchPSReelsSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	pageNo := 1
@@ -95,14 +144,23 @@ func fetchPSReelsSearch(ctx context.Context, c *crawl, t *Task) (*result, error)
 		}
 		reelURL := sources.ReelURL(string(r.Code))
 		if ex.ReelComments != nil {
-			res.Children = append(res.Children, hop(t, KindPSComments, reelURL, nil, c.job.listPages(ex.Comments)))
+			res.Children = append(res.Children, c.hop(t, KindPSComments, reelURL, nil))
 		}
 		if ex.ReelTranscripts != nil {
-			res.Children = append(res.Children, hop(t, KindPSTranscript, reelURL, nil, 0))
+			res.Children = append(res.Children, c.hop(t, KindPSTranscript, reelURL, nil))
 		}
 	}
 	return res, nil
 }
+
+// KindPSTranscript: a post's or reel's transcript; key: its URL.
+const KindPSTranscript = "photosocial.transcript"
+
+var _ = register(&Kind{
+	Name:  KindPSTranscript,
+	Seeds: seedsOf("seeds.photosocial.transcripts", checkPostURL, asIsTasks),
+	Fetch: fetchPSTranscript,
+})
 
 func fetchPSTranscript(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	tr, err := c.client.PSTranscript(ctx, t.Key)
@@ -145,6 +203,15 @@ func fetchPSTranscript(ctx context.Context, c *crawl, t *Task) (*result, error) 
 	return res, nil
 }
 
+// KindPSEmbed: a profile's embed markup; key: handle.
+const KindPSEmbed = "photosocial.embed"
+
+var _ = register(&Kind{
+	Name:  KindPSEmbed,
+	Seeds: seedsOf("seeds.photosocial.embeds", checkHandle, handleTasks),
+	Fetch: fetchPSEmbed,
+})
+
 func fetchPSEmbed(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	e, err := c.client.PSEmbed(ctx, t.Key)
 	if err != nil {
@@ -154,6 +221,26 @@ func fetchPSEmbed(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	res.Batch.PSEmbeds = append(res.Batch.PSEmbeds, sinks.PSEmbed{Username: t.Key, HTML: textPtr(e.HTML), Raw: e.Raw})
 	return res, nil
 }
+
+// KindPSHighlight: a highlight and its items; key: the id's digits.
+const KindPSHighlight = "photosocial.highlight"
+
+var _ = register(&Kind{
+	Name: KindPSHighlight,
+	Seeds: seedsOf("seeds.photosocial.highlights", quoted(func(v string) string {
+		if len(v) > MaxNameBytes {
+			return fmt.Sprintf("is %d bytes long; an id is at most %d", len(v), MaxNameBytes)
+		}
+		if _, err := sources.HighlightDigits(v); err != nil {
+			return "is not a highlight id (digits, optionally after highlight:)"
+		}
+		return ""
+	}), seedKey(func(v string) string {
+		digits, _ := sources.HighlightDigits(v)
+		return digits
+	})),
+	Fetch: fetchPSHighlight,
+})
 
 func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	h, err := c.client.PSHighlight(ctx, t.Key)

@@ -5,11 +5,42 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"strings"
+	"reflect"
+	"regexp"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
+
+// The short-video platform's kinds, each declared once: its name (the
+// constant), the seed list that starts it (a field of ShortVideoSeeds named
+// by its entry), its fetch and how a page maps to rows and child tasks.
+
+// ShortVideoSeeds are the seeds on the short-video platform; the kind whose
+// entry names a field's key validates its values and makes their tasks.
+type ShortVideoSeeds struct {
+	Profiles        []string      `yaml:"profiles" json:"profiles,omitempty"`
+	SecUIDs         []string      `yaml:"sec_uids" json:"sec_uids,omitempty"`
+	KeywordSearches []KeywordSeed `yaml:"keyword_searches" json:"keyword_searches,omitempty"`
+	HashtagSearches []string      `yaml:"hashtag_searches" json:"hashtag_searches,omitempty"`
+	TopSearches     []string      `yaml:"top_searches" json:"top_searches,omitempty"`
+	Songs           []string      `yaml:"songs" json:"songs,omitempty"`
+	Live            []string      `yaml:"live" json:"live,omitempty"`
+	TrendingFeed    bool          `yaml:"trending_feed" json:"trending_feed,omitempty"`
+	PopularVideos   bool          `yaml:"popular_videos" json:"popular_videos,omitempty"`
+	PopularCreators bool          `yaml:"popular_creators" json:"popular_creators,omitempty"`
+}
+
+// KindSVProfile: a profile, with its recent videos; key: handle.
+const KindSVProfile = "shortvideo.profile"
+
+var _ = register(&Kind{
+	Name:  KindSVProfile,
+	Seeds: seedsOf("seeds.shortvideo.profiles", checkHandle, handleTasks),
+	Fetch: fetchSVProfile,
+})
 
 func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	p, err := c.client.SVProfile(ctx, t.Key)
@@ -63,15 +94,61 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		res.Stop = "done: profile carries no secUid, lists not fetched"
 	default:
 		params := map[string]string{"handle": handle}
-		if e := c.job.Expand.Followers; e != nil {
-			res.Children = append(res.Children, same(t, KindSVFollowers, secUID, params, e.MaxPages))
+		if c.job.Expand.Followers != nil {
+			res.Children = append(res.Children, c.same(t, KindSVFollowers, secUID, params))
 		}
-		if e := c.job.Expand.Following; e != nil {
-			res.Children = append(res.Children, same(t, KindSVFollowing, secUID, params, e.MaxPages))
+		if c.job.Expand.Following != nil {
+			res.Children = append(res.Children, c.same(t, KindSVFollowing, secUID, params))
 		}
 	}
 	return res, nil
 }
+
+// KindSVFollowers and KindSVFollowing: a user's followers / following
+// lists; key: secUid; params: handle (the owner's users key).
+const (
+	KindSVFollowers = "shortvideo.followers"
+	KindSVFollowing = "shortvideo.following"
+)
+
+var secUIDRe = regexp.MustCompile(`^[A-Za-z0-9_\-.]{8,200}$`)
+
+var _ = register(&Kind{
+	Name:  KindSVFollowers,
+	List:  true,
+	Pages: func(e *Expand) *Edge { return e.Followers },
+	// A secUid seed is both lists of its account, or those the expand
+	// section turns on.
+	Seeds: seedsOf("seeds.shortvideo.sec_uids", quoted(func(v string) string {
+		if !secUIDRe.MatchString(v) {
+			return "is not a secUid (8 to 200 letters, digits, _ - .)"
+		}
+		return ""
+	}), func(j *Job, k *Kind, s string) []NewTask {
+		// The owner's handle is unknown: edges name it by its secUid.
+		owner := map[string]string{"handle": secUIDUser(s)}
+		ex := j.Expand
+		var out []NewTask
+		if ex.Followers != nil || ex.Following == nil {
+			out = append(out, k.task(j, s, owner, 0))
+		}
+		if ex.Following != nil || ex.Followers == nil {
+			out = append(out, kindNamed(KindSVFollowing).task(j, s, owner, 0))
+		}
+		return out
+	}),
+	Fetch: fetchSVFollowList,
+})
+
+var _ = register(&Kind{
+	Name:  KindSVFollowing,
+	List:  true,
+	Pages: func(e *Expand) *Edge { return e.Following },
+	Fetch: fetchSVFollowList,
+})
+
+// secUIDUser is the users key of an account known only by its secUid.
+func secUIDUser(secUID string) string { return "secuid:" + secUID }
 
 func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	owner := t.Params["handle"]
@@ -114,7 +191,7 @@ func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) 
 		}
 		res.Batch.SVFollows = append(res.Batch.SVFollows, edge)
 		if c.job.Expand.FollowerProfiles != nil {
-			res.Children = append(res.Children, hop(t, KindSVProfile, e.UniqueID, nil, 0))
+			res.Children = append(res.Children, c.hop(t, KindSVProfile, e.UniqueID, nil))
 		}
 	}
 	return res, nil
@@ -159,19 +236,56 @@ func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo],
 		ShareCount:   intPtr(v.Stats.ShareCount),
 	})
 	if c.job.Expand.VideoAuthors != nil && v.Author.UniqueID != "" {
-		res.Children = append(res.Children, hop(t, KindSVProfile, string(v.Author.UniqueID), nil, 0))
+		res.Children = append(res.Children, c.hop(t, KindSVProfile, string(v.Author.UniqueID), nil))
 	}
 	return true
 }
 
+// KindSVKeywordSearch: a keyword search's videos; key: its query's Key();
+// params: the query's Params.
+const KindSVKeywordSearch = "shortvideo.keyword_search"
+
+var _ = register(&Kind{
+	Name: KindSVKeywordSearch,
+	List: true,
+	Seeds: seedsOf("seeds.shortvideo.keyword_searches", func(k KeywordSeed) string {
+		if len(k.Keyword) > MaxKeywordBytes || len(k.Query) > MaxKeywordBytes {
+			return fmt.Sprintf("is %d bytes long; a search is at most %d", max(len(k.Keyword), len(k.Query)), MaxKeywordBytes)
+		} else if err := k.Validate(); err != nil {
+			return err.Error()
+		}
+		return ""
+	}, func(j *Job, k *Kind, q KeywordSeed) []NewTask {
+		return []NewTask{k.task(j, q.Key(), flatParams(q.Params()), 0)}
+	}),
+	Fetch: fetchSVKeywordSearch,
+})
+
+// KeywordSeed is a keyword search in either published form: a plain string
+// is form A (keyword); a mapping with query and options is form B.
+type KeywordSeed struct {
+	sources.KeywordQuery
+}
+
+func (k *KeywordSeed) decodeNode(d *jobDecoder, n *yaml.Node, path string, depth int) {
+	switch {
+	case n.Kind == yaml.ScalarNode && !isNull(n):
+		d.decodeValue(n, reflect.ValueOf(&k.Keyword).Elem(), path, depth)
+	case n.Kind == yaml.MappingNode:
+		d.decodeStruct(n, reflect.ValueOf(&k.KeywordQuery).Elem(), path, depth)
+	default:
+		d.wrongType(n, path, "a keyword, or a mapping with query and options")
+	}
+}
+
 func fetchSVKeywordSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	q := keywordQuery(t.Params)
+	q := sources.ParseKeywordQuery(paramValues(t.Params))
 	page, err := c.client.SVKeywordSearch(ctx, q, t.Cursor)
 	if err != nil {
 		return nil, err
 	}
 	res := listResult(t, page)
-	qk := searchKey(q)
+	qk := sinks.QueryKey(q.Term(), q.Filters())
 	for _, it := range page.Items {
 		if !c.addVideo(t, res, it, "", "videos") {
 			continue
@@ -181,29 +295,39 @@ func fetchSVKeywordSearch(ctx context.Context, c *crawl, t *Task) (*result, erro
 			Kind: sinks.SearchKeyword, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
 		})
 		if c.job.Expand.SearchResults != nil && it.V.Author.UniqueID != "" {
-			res.Children = append(res.Children, hop(t, KindSVProfile, string(it.V.Author.UniqueID), nil, 0))
+			res.Children = append(res.Children, c.hop(t, KindSVProfile, string(it.V.Author.UniqueID), nil))
 		}
 	}
 	return res, nil
 }
 
-// searchKey is how search_results name a keyword search: the term, then
-// the form-B filters that change the ranking.
-func searchKey(q sources.KeywordQuery) string {
-	if q.Query == "" {
-		return sinks.QueryKey(q.Keyword, nil)
+// flatParams are request parameters as a task's params; paramValues
+// reads them back.
+func flatParams(v url.Values) map[string]string {
+	p := make(map[string]string, len(v))
+	for k := range v {
+		p[k] = v.Get(k)
 	}
-	f := url.Values{}
-	for k, v := range map[string]string{"date_posted": q.DatePosted, "sort_by": q.SortBy, "region": strings.ToLower(q.Region)} {
-		if v != "" {
-			f.Set(k, v)
-		}
-	}
-	if q.Trim {
-		f.Set("trim", "true")
-	}
-	return sinks.QueryKey(q.Query, f)
+	return p
 }
+
+func paramValues(p map[string]string) url.Values {
+	v := make(url.Values, len(p))
+	for k, s := range p {
+		v.Set(k, s)
+	}
+	return v
+}
+
+// KindSVHashtagSearch: a hashtag search; key: the keyword.
+const KindSVHashtagSearch = "shortvideo.hashtag_search"
+
+var _ = register(&Kind{
+	Name:  KindSVHashtagSearch,
+	List:  true,
+	Seeds: seedsOf("seeds.shortvideo.hashtag_searches", checkSearch, searchTasks),
+	Fetch: fetchSVHashtagSearch,
+})
 
 func fetchSVHashtagSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	page, err := c.client.SVHashtagSearch(ctx, t.Key, t.Cursor)
@@ -243,6 +367,16 @@ func growth(raw json.RawMessage) []byte {
 	return nil
 }
 
+// KindSVTopSearch: a top search, in the platform's ranking; key: the keyword.
+const KindSVTopSearch = "shortvideo.top_search"
+
+var _ = register(&Kind{
+	Name:  KindSVTopSearch,
+	List:  true,
+	Seeds: seedsOf("seeds.shortvideo.top_searches", checkSearch, searchTasks),
+	Fetch: fetchSVTopSearch,
+})
+
 func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	page, err := c.client.SVTopSearch(ctx, t.Key, t.Cursor)
 	if err != nil {
@@ -278,14 +412,14 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 			}
 			r.VideoID = strPtr(string(v.ID))
 			if follow && v.Author.UniqueID != "" && c.job.Expand.VideoAuthors == nil {
-				res.Children = append(res.Children, hop(t, KindSVProfile, string(v.Author.UniqueID), nil, 0))
+				res.Children = append(res.Children, c.hop(t, KindSVProfile, string(v.Author.UniqueID), nil))
 			}
 		case sinks.ResultUser:
 			h := string(it.V.UniqueID)
 			res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
 			r.UniqueID = &h
 			if follow {
-				res.Children = append(res.Children, hop(t, KindSVProfile, h, nil, 0))
+				res.Children = append(res.Children, c.hop(t, KindSVProfile, h, nil))
 			}
 		case sinks.ResultHashtag:
 			n := string(it.V.Name)
@@ -296,13 +430,29 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 			res.Batch.SVSongs = append(res.Batch.SVSongs, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
 			r.SongID = &id
 			if follow {
-				res.Children = append(res.Children, hop(t, KindSVSong, id, nil, 0))
+				res.Children = append(res.Children, c.hop(t, KindSVSong, id, nil))
 			}
 		}
 		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, r)
 	}
 	return res, nil
 }
+
+// KindSVSong: a song; key: song id.
+const KindSVSong = "shortvideo.song"
+
+var songRe = regexp.MustCompile(`^[A-Za-z0-9_\-]{1,64}$`)
+
+var _ = register(&Kind{
+	Name: KindSVSong,
+	Seeds: seedsOf("seeds.shortvideo.songs", quoted(func(v string) string {
+		if !songRe.MatchString(v) {
+			return "is not a song id (1 to 64 letters, digits, _ and -)"
+		}
+		return ""
+	}), asIsTasks),
+	Fetch: fetchSVSong,
+})
 
 func fetchSVSong(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	s, err := c.client.SVSong(ctx, t.Key)
@@ -322,11 +472,21 @@ func fetchSVSong(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		CoverLargeURL: textPtr(s.CoverLarge), CoverThumbURL: textPtr(s.CoverThumb), Raw: s.Raw,
 	})
 	res.Batch.SVSongSnapshots = append(res.Batch.SVSongSnapshots, sinks.SVSongSnapshot{SongID: id, UsageCount: intPtr(s.UsageCount)})
-	if e := c.job.Expand.SongVideos; e != nil {
-		res.Children = append(res.Children, same(t, KindSVSongVideos, t.Key, nil, e.MaxPages))
+	if c.job.Expand.SongVideos != nil {
+		res.Children = append(res.Children, c.same(t, KindSVSongVideos, t.Key, nil))
 	}
 	return res, nil
 }
+
+// KindSVSongVideos: the videos using a song; key: song id.
+const KindSVSongVideos = "shortvideo.song_videos"
+
+var _ = register(&Kind{
+	Name:  KindSVSongVideos,
+	List:  true,
+	Pages: func(e *Expand) *Edge { return e.SongVideos },
+	Fetch: fetchSVSongVideos,
+})
 
 func fetchSVSongVideos(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	page, err := c.client.SVSongVideos(ctx, t.Key, t.Cursor)
@@ -343,6 +503,15 @@ func fetchSVSongVideos(ctx context.Context, c *crawl, t *Task) (*result, error) 
 	return res, nil
 }
 
+// KindSVLive: a user's live status; key: handle.
+const KindSVLive = "shortvideo.live"
+
+var _ = register(&Kind{
+	Name:  KindSVLive,
+	Seeds: seedsOf("seeds.shortvideo.live", checkHandle, handleTasks),
+	Fetch: fetchSVLive,
+})
+
 func fetchSVLive(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	l, err := c.client.SVLive(ctx, t.Key)
 	if err != nil {
@@ -358,6 +527,25 @@ func fetchSVLive(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	})
 	return res, nil
 }
+
+// KindSVTrending and KindSVPopularVideos: the trending feed and popular
+// videos, one page each; key: "trending", "popular_videos".
+const (
+	KindSVTrending      = "shortvideo.trending_feed"
+	KindSVPopularVideos = "shortvideo.popular_videos"
+)
+
+var _ = register(&Kind{
+	Name:  KindSVTrending,
+	Seeds: seedFlag("seeds.shortvideo.trending_feed", "trending"),
+	Fetch: fetchSVFeed,
+})
+
+var _ = register(&Kind{
+	Name:  KindSVPopularVideos,
+	Seeds: seedFlag("seeds.shortvideo.popular_videos", "popular_videos"),
+	Fetch: fetchSVFeed,
+})
 
 func fetchSVFeed(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	fetch, feed := c.client.SVTrendingFeed, sinks.FeedTrending
@@ -377,6 +565,15 @@ func fetchSVFeed(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	}
 	return res, nil
 }
+
+// KindSVPopularCreators: popular creators, one page; key: "popular_creators".
+const KindSVPopularCreators = "shortvideo.popular_creators"
+
+var _ = register(&Kind{
+	Name:  KindSVPopularCreators,
+	Seeds: seedFlag("seeds.shortvideo.popular_creators", "popular_creators"),
+	Fetch: fetchSVPopularCreators,
+})
 
 func fetchSVPopularCreators(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	page, err := c.client.SVPopularCreators(ctx)

@@ -354,8 +354,8 @@ func (c *crawl) wakeOthers() {
 // commits run under c.work, which outlives ctx by the grace period. A
 // heartbeat keeps the lease alive while a page is fetched and committed.
 func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
-	h, ok := handlers[t.Kind]
-	if !ok {
+	k := kindOf(t.Kind)
+	if k == nil {
 		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
 	}
 	if err := sinks.CheckKey("task key", t.Key); err != nil {
@@ -363,7 +363,7 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		return c.finish(t, StateFailed, t.Kind+": "+err.Error())
 	}
 	for {
-		res, err := c.page(h, t)
+		res, err := c.page(k, t)
 		var fe fetchError
 		switch {
 		case errors.Is(err, ErrLeaseLost):
@@ -413,7 +413,7 @@ func (e fetchError) Unwrap() error { return e.err }
 
 // page fetches and commits one page while a heartbeat keeps the task's lease
 // alive; if the lease is lost meanwhile, the request is cancelled.
-func (c *crawl) page(h handler, t *Task) (*result, error) {
+func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 	fctx, cancel := context.WithCancelCause(c.work)
 	defer cancel(nil)
 	// The page's bodies stay counted against the client's in-flight budget
@@ -439,7 +439,7 @@ func (c *crawl) page(h handler, t *Task) (*result, error) {
 			}
 		}
 	}()
-	res, err := h(fctx, c, t)
+	res, err := k.Fetch(fctx, c, t)
 	if err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
 			return nil, ErrLeaseLost

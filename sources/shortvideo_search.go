@@ -22,15 +22,17 @@ var (
 // (sent as query) and may set the filters, with an integer cursor. Exactly
 // one of Keyword and Query is set.
 type KeywordQuery struct {
-	Keyword string // form A
-	Query   string // form B
+	Keyword string `yaml:"keyword"` // form A
+	Query   string `yaml:"query"`   // form B
 	// Form B only. DatePosted is yesterday, this-week, this-month,
 	// last-3-months, last-6-months or all-time; SortBy is relevance,
 	// most-liked or date-posted; Region is a two-letter country code (either
 	// case, sent upper-case). Trim asks for trimmed videos and is sent only
 	// when true.
-	DatePosted, SortBy, Region string
-	Trim                       bool
+	DatePosted string `yaml:"date_posted"`
+	SortBy     string `yaml:"sort_by"`
+	Region     string `yaml:"region"`
+	Trim       bool   `yaml:"trim"`
 }
 
 // Validate checks the query as the upstream would, so a bad one is refused
@@ -73,6 +75,32 @@ func isRegion(s string) bool {
 
 func isASCIILetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 
+// Term is the search term of either form, trimmed.
+func (q KeywordQuery) Term() string {
+	if kw := strings.TrimSpace(q.Keyword); kw != "" || strings.TrimSpace(q.Query) == "" {
+		return kw
+	}
+	return strings.TrimSpace(q.Query)
+}
+
+// Filters are the form-B options set, the region lower-cased: what, beside
+// the term, changes the results (nil for form A).
+func (q KeywordQuery) Filters() url.Values {
+	if kw := strings.TrimSpace(q.Keyword); kw != "" || strings.TrimSpace(q.Query) == "" {
+		return nil
+	}
+	f := url.Values{}
+	for k, v := range map[string]string{"date_posted": q.DatePosted, "sort_by": q.SortBy, "region": strings.ToLower(q.Region)} {
+		if v != "" {
+			f.Set(k, v)
+		}
+	}
+	if q.Trim {
+		f.Set("trim", "true")
+	}
+	return f
+}
+
 // Key is a stable canonical string identifying the search, for
 // deduplicating tasks: the form's term first, then the options set, sorted,
 // e.g. "keyword=cats" or
@@ -80,42 +108,36 @@ func isASCIILetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && 
 // The term is trimmed and the region lower-cased; two queries that send the
 // same request have the same Key. It is meaningful for a valid query.
 func (q KeywordQuery) Key() string {
-	if kw := strings.TrimSpace(q.Keyword); kw != "" || strings.TrimSpace(q.Query) == "" {
-		return "keyword=" + url.QueryEscape(kw)
+	f := q.Filters()
+	if f == nil {
+		return "keyword=" + url.QueryEscape(q.Term())
 	}
-	var b strings.Builder
-	b.WriteString("query=" + url.QueryEscape(strings.TrimSpace(q.Query)))
-	// In sorted order of the parameter names.
-	for _, kv := range [][2]string{{"date_posted", q.DatePosted}, {"region", strings.ToLower(q.Region)}, {"sort_by", q.SortBy}} {
-		if kv[1] != "" {
-			b.WriteString("&" + kv[0] + "=" + url.QueryEscape(kv[1]))
-		}
+	k := "query=" + url.QueryEscape(q.Term())
+	if len(f) > 0 {
+		k += "&" + f.Encode()
 	}
-	if q.Trim {
-		b.WriteString("&trim=true")
-	}
-	return b.String()
+	return k
 }
 
-// values returns the query string of a valid query, without the cursor.
-func (q KeywordQuery) values() url.Values {
-	if kw := strings.TrimSpace(q.Keyword); kw != "" {
-		return url.Values{"keyword": {kw}}
+// Params is the query as request parameters, without the cursor: the term
+// as keyword (form A) or query (form B) and the options set, the region
+// upper-cased. ParseKeywordQuery reads them back.
+func (q KeywordQuery) Params() url.Values {
+	f := q.Filters()
+	if f == nil {
+		return url.Values{"keyword": {q.Term()}}
 	}
-	v := url.Values{"query": {strings.TrimSpace(q.Query)}}
-	if q.DatePosted != "" {
-		v.Set("date_posted", q.DatePosted)
+	f.Set("query", q.Term())
+	if f.Has("region") {
+		f.Set("region", strings.ToUpper(q.Region))
 	}
-	if q.SortBy != "" {
-		v.Set("sort_by", q.SortBy)
-	}
-	if q.Region != "" {
-		v.Set("region", strings.ToUpper(q.Region))
-	}
-	if q.Trim {
-		v.Set("trim", "true")
-	}
-	return v
+	return f
+}
+
+// ParseKeywordQuery is the query whose Params are p.
+func ParseKeywordQuery(p url.Values) KeywordQuery {
+	return KeywordQuery{Keyword: p.Get("keyword"), Query: p.Get("query"), DatePosted: p.Get("date_posted"),
+		SortBy: p.Get("sort_by"), Region: p.Get("region"), Trim: p.Get("trim") == "true"}
 }
 
 // SVKeywordSearch fetches one page of /shortvideo/search/keyword. Form A
@@ -126,7 +148,7 @@ func (c *Client) SVKeywordSearch(ctx context.Context, q KeywordQuery, cursor str
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	v := q.values()
+	v := q.Params()
 	if cursor != "" {
 		if v.Has("query") && !isDigits(cursor) {
 			n, err := parseInt(strings.TrimSpace(cursor))

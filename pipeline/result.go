@@ -1,34 +1,11 @@
 package pipeline
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
-)
-
-// Task kinds. A kind names the endpoint; the comment says what its key is.
-const (
-	KindSVProfile         = "shortvideo.profile"          // handle
-	KindSVFollowers       = "shortvideo.followers"        // secUid; params: handle
-	KindSVFollowing       = "shortvideo.following"        // secUid; params: handle
-	KindSVKeywordSearch   = "shortvideo.keyword_search"   // KeywordQuery.Key(); params: the query
-	KindSVHashtagSearch   = "shortvideo.hashtag_search"   // keyword
-	KindSVTopSearch       = "shortvideo.top_search"       // keyword
-	KindSVSong            = "shortvideo.song"             // song id
-	KindSVSongVideos      = "shortvideo.song_videos"      // song id
-	KindSVLive            = "shortvideo.live"             // handle
-	KindSVTrending        = "shortvideo.trending_feed"    // "trending"
-	KindSVPopularVideos   = "shortvideo.popular_videos"   // "popular_videos"
-	KindSVPopularCreators = "shortvideo.popular_creators" // "popular_creators"
-	KindPSProfile         = "photosocial.profile"         // handle
-	KindPSComments        = "photosocial.comments"        // post or reel URL
-	KindPSReelsSearch     = "photosocial.reels_search"    // query; cursor: next page number
-	KindPSTranscript      = "photosocial.transcript"      // post or reel URL
-	KindPSEmbed           = "photosocial.embed"           // handle
-	KindPSHighlight       = "photosocial.highlight"       // highlight id digits
 )
 
 // result is what one fetch produced: rows, discovered tasks, and how the
@@ -89,30 +66,6 @@ func keyProblem(list string, pos int, keys ...string) string {
 	return ""
 }
 
-// handler fetches the next page (or the object) of a task.
-type handler func(ctx context.Context, c *crawl, t *Task) (*result, error)
-
-var handlers = map[string]handler{
-	KindSVProfile:         fetchSVProfile,
-	KindSVFollowers:       fetchSVFollowList,
-	KindSVFollowing:       fetchSVFollowList,
-	KindSVKeywordSearch:   fetchSVKeywordSearch,
-	KindSVHashtagSearch:   fetchSVHashtagSearch,
-	KindSVTopSearch:       fetchSVTopSearch,
-	KindSVSong:            fetchSVSong,
-	KindSVSongVideos:      fetchSVSongVideos,
-	KindSVLive:            fetchSVLive,
-	KindSVTrending:        fetchSVFeed,
-	KindSVPopularVideos:   fetchSVFeed,
-	KindSVPopularCreators: fetchSVPopularCreators,
-	KindPSProfile:         fetchPSProfile,
-	KindPSComments:        fetchPSComments,
-	KindPSReelsSearch:     fetchPSReelsSearch,
-	KindPSTranscript:      fetchPSTranscript,
-	KindPSEmbed:           fetchPSEmbed,
-	KindPSHighlight:       fetchPSHighlight,
-}
-
 // stopDone ends an object task (not a list).
 const stopDone = "done"
 
@@ -127,14 +80,14 @@ func listResult[T any](t *Task, p *sources.Page[T]) *result {
 	}
 }
 
-// hop is a child task one hop deeper than t: another entity.
-func hop(t *Task, kind, key string, params map[string]string, maxPages int) NewTask {
-	return NewTask{Kind: kind, Key: key, Params: params, Depth: t.Depth + 1, MaxPages: maxPages}
+// hop is a child task of kind one hop deeper than t: another entity.
+func (c *crawl) hop(t *Task, kind, key string, params map[string]string) NewTask {
+	return kindNamed(kind).task(c.job, key, params, t.Depth+1)
 }
 
-// same is a child task at t's depth: a list of the same entity.
-func same(t *Task, kind, key string, params map[string]string, maxPages int) NewTask {
-	return NewTask{Kind: kind, Key: key, Params: params, Depth: t.Depth, MaxPages: maxPages}
+// same is a child task of kind at t's depth: a list of the same entity.
+func (c *crawl) same(t *Task, kind, key string, params map[string]string) NewTask {
+	return kindNamed(kind).task(c.job, key, params, t.Depth)
 }
 
 func strPtr(s string) *string {
