@@ -47,7 +47,7 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same page again, as a retry whose first attempt went through.
-	if err := stale.Commit(ctx, runID, t1, &page("u2").Batch, nil, "c1", 1, "", Drops{}); !errors.Is(err, errAlreadyApplied) {
+	if err := stale.Commit(ctx, runID, t1, PageCommit{Rows: &page("u2").Batch, Next: "c1", Items: 1}); !errors.Is(err, errAlreadyApplied) {
 		t.Fatalf("retried commit: %v, want errAlreadyApplied", err)
 	}
 	if err := c.commit(ctx, t1, page("u2")); err != nil {
@@ -71,7 +71,7 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 	t1.Pages, t1.Cursor = 1, "c1"
 	next := page("u3")
 	next.Next = "c2"
-	if err := stale.Commit(ctx, runID, t1, &next.Batch, []NewTask{{Kind: "shortvideo.profile", Key: "child"}}, next.Next, next.Items, next.Stop, Drops{}); !errors.Is(err, ErrLeaseLost) {
+	if err := stale.Commit(ctx, runID, t1, PageCommit{Rows: &next.Batch, Children: []NewTask{{Kind: "shortvideo.profile", Key: "child"}}, Next: next.Next, Items: next.Items, Stop: next.Stop}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("stale commit: %v, want ErrLeaseLost", err)
 	}
 	if got := users(); got != "u1" {

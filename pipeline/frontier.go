@@ -269,6 +269,17 @@ const notAdvancedCode = "CR001"
 
 const advancedSQL = `SELECT lease_token = $2 AND pages = $3 + 1 AND cursor = $4 FROM crawl.tasks WHERE id = $1`
 
+// PageCommit is what one page of a task commits: its rows, the tasks it
+// discovered, and how the task goes on.
+type PageCommit struct {
+	Rows     *sinks.Batch // nil: none
+	Children []NewTask
+	Next     string // the cursor to continue from
+	Items    int    // entries the page held, dropped ones included
+	Stop     string // when not empty, the task ends with this reason
+	Drops    Drops  // entries received but not stored
+}
+
 // Drops are a page's entries that were received but not stored, and why
 // the last one was (see crawl.tasks.dropped).
 type Drops struct {
@@ -288,7 +299,11 @@ type Drops struct {
 // ErrLeaseLost. The expected page count makes it idempotent: when a commit
 // whose answer was lost is retried, the row already shows this page, and
 // Commit returns errAlreadyApplied without counting it again.
-func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, rows *sinks.Batch, children []NewTask, next string, items int, stop string, drops Drops) error {
+func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommit) error {
+	rows, children, next, items, stop, drops := p.Rows, p.Children, p.Next, p.Items, p.Stop, p.Drops
+	if rows == nil {
+		rows = &sinks.Batch{}
+	}
 	var batch pgx.Batch
 	batch.Queue(advanceCheckedSQL, t.ID, t.Token, next, items, CleanReason(stop), f.ttl, t.Pages, drops.N, CleanReason(drops.Reason))
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)

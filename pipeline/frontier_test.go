@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/pipeline"
-	"github.com/socialcrawl/crawler/sinks"
 )
 
 // A worker whose lease expired and was taken over cannot commit its page.
@@ -40,14 +39,14 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	if err != nil || t2 == nil || t2.ID != t1.ID || t2.Token <= t1.Token {
 		t.Fatalf("takeover lease = %+v, %v (stale %+v)", t2, err, t1)
 	}
-	err = stale.Commit(ctx, runID, t1, &sinks.Batch{}, nil, "", 1, "done", pipeline.Drops{})
+	err = stale.Commit(ctx, runID, t1, pipeline.PageCommit{Items: 1, Stop: "done"})
 	if !errors.Is(err, pipeline.ErrLeaseLost) {
 		t.Fatalf("stale commit err = %v, want ErrLeaseLost", err)
 	}
 	if err := stale.Finish(ctx, t1, pipeline.StateFailed, "stale"); !errors.Is(err, pipeline.ErrLeaseLost) {
 		t.Fatalf("stale finish err = %v, want ErrLeaseLost", err)
 	}
-	err = fresh.Commit(ctx, runID, t2, &sinks.Batch{}, nil, "", 1, "done", pipeline.Drops{})
+	err = fresh.Commit(ctx, runID, t2, pipeline.PageCommit{Items: 1, Stop: "done"})
 	if err != nil {
 		t.Fatalf("fresh commit: %v", err)
 	}

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -344,27 +343,13 @@ func fetchSVHashtagSearch(ctx context.Context, c *crawl, t *Task) (*result, erro
 		}
 		res.Batch.SVHashtags = append(res.Batch.SVHashtags, sinks.SVHashtag{Name: name, Raw: it.Raw})
 		res.Batch.SVHashtagSnapshots = append(res.Batch.SVHashtagSnapshots, sinks.SVHashtagSnapshot{
-			Name: name, ViewCount: intPtr(it.V.ViewCount), VideoCount: intPtr(it.V.VideoCount), Growth: growth(it.Raw),
+			Name: name, ViewCount: intPtr(it.V.ViewCount), VideoCount: intPtr(it.V.VideoCount), Growth: it.V.Growth,
 		})
 		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, sinks.SVSearchResult{
 			Kind: sinks.SearchHashtag, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultHashtag, HashtagName: &name, Raw: it.Raw,
 		})
 	}
 	return res, nil
-}
-
-// growth extracts a hashtag's growth signals object, when it has one.
-func growth(raw json.RawMessage) []byte {
-	var v map[string]json.RawMessage
-	if json.Unmarshal(raw, &v) != nil {
-		return nil
-	}
-	for _, k := range []string{"growth", "growthSignals", "trend"} {
-		if g, ok := v[k]; ok && string(g) != "null" {
-			return g
-		}
-	}
-	return nil
 }
 
 // KindSVTopSearch: a top search, in the platform's ranking; key: the keyword.
@@ -402,11 +387,7 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		}
 		switch r.Type {
 		case sinks.ResultVideo:
-			var v sources.SVVideo
-			_ = json.Unmarshal(it.Raw, &v)
-			if v.ID == "" {
-				v.ID = it.V.ID
-			}
+			v := it.V.Video
 			if !c.addVideo(t, res, sources.Item[sources.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
 				continue
 			}

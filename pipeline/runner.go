@@ -459,7 +459,8 @@ func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 // commit writes a page's rows, its children and the task's progress in one
 // transaction, retried with back-off on deadlock or serialization failure,
 // and while the database is unreachable. A retried commit that had in fact
-// gone through is recognised by Advance, so a page is never counted twice.
+// gone through is recognised (Frontier.Commit answers errAlreadyApplied),
+// so a page is never counted twice.
 func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	children := make([]NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
@@ -477,7 +478,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		for attempt := range 5 {
-			err = c.frontier.Commit(ctx, c.runID, t, &res.Batch, children, res.Next, res.Items, res.Stop, res.Drops)
+			err = c.frontier.Commit(ctx, c.runID, t, PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops})
 			if !isTransient(err) {
 				break
 			}

@@ -84,7 +84,7 @@ func (c *Client) endpointPath(p Platform, path string) string {
 // call at once (ClassBadRequest): it was billed and would not decode better
 // next time; a body cut short in transit is retried. Errors name the
 // endpoint in the spec's terms ("/shortvideo/...") and never carry the key.
-func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Values, decode func([]byte) error) error {
+func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Values, decode func(*answer) error) error {
 	err := c.fetchRaw(ctx, p, path, q, decode)
 	var e *Error
 	if errors.As(err, &e) {
@@ -93,7 +93,7 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 	return err
 }
 
-func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Values, decode func([]byte) error) error {
+func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Values, decode func(*answer) error) error {
 	endpoint := specPrefix(p) + path
 	u := *c.base
 	u.Path = strings.TrimRight(c.base.Path, "/") + c.endpointPath(p, path)
@@ -111,7 +111,7 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 	// request's own (it costs a retry) or part of an outage (it is free).
 	var doubt *streak
 	for attempt, retries := 1, 0; ; attempt++ {
-		body, held, err := c.attempt(ctx, endpoint, full, bo)
+		ans, held, err := c.attempt(ctx, endpoint, full, bo)
 		if doubt != nil {
 			// Decided now: this attempt either got an answer or failed too.
 			if _, own := c.gate.ownFault(doubt); own {
@@ -120,9 +120,9 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 			doubt = nil
 		}
 		if err == nil {
-			derr := checkShape(body)
+			derr := checkShape(ans.body)
 			if derr == nil {
-				derr = decode(body)
+				derr = decode(ans)
 			}
 			// The decoded values alias the body: it stays counted until
 			// the caller's hold (HoldBodies) is released.
@@ -190,9 +190,9 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 // so that no other worker sends into the pause; bo supplies the back-off
 // when the answer carries no usable Retry-After.
 //
-// A 2xx body is returned with the bytes of the in-flight budget it holds,
-// which the caller hands on (bodyBudget.keep).
-func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) (body []byte, held int64, err error) {
+// A 2xx body is returned, its envelope parsed, with the bytes of the
+// in-flight budget it holds, which the caller hands on (bodyBudget.keep).
+func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) (ans *answer, held int64, err error) {
 	// probe: this attempt is the one request an outage lets through; it
 	// must end in answered or failure, or be abandoned.
 	var probe uint64
@@ -277,6 +277,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		c.control.throttled(retry)
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
+	var body []byte
 	var readErr error
 	if ok2xx {
 		body, held, readErr = c.bodies.readBody(ctx, resp, c.cfg.MaxBodyBytes)
@@ -293,8 +294,10 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	}
 	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
 	if readErr == nil && !tooLarge {
-		if env, err := parseEnvelope(body); err == nil {
-			out.Credits = env.credits()
+		// The one parse of the envelope: for the credits, and for decoding.
+		ans = newAnswer(body)
+		if ans.err == nil {
+			out.Credits = ans.env.credits()
 		}
 	}
 	if ok2xx {
@@ -318,7 +321,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		e.Retry = retry
 		return nil, held, e
 	}
-	return body, held, nil
+	return ans, held, nil
 }
 
 // storable makes a body storable in PostgreSQL, whose text and jsonb refuse

@@ -133,6 +133,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Validate reports what New would refuse in cfg, without building a
+// client.
+func (c Config) Validate() error { return c.withDefaults().validate() }
+
 func (c Config) validate() error {
 	if err := CheckBaseURL(c.BaseURL, c.AllowInsecureHTTP); err != nil {
 		return fmt.Errorf("sources: base_url: %w", err)

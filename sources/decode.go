@@ -202,6 +202,20 @@ func (r *rawRef) UnmarshalJSON(b []byte) error {
 // envelope holds the top-level members of a response body, undecoded.
 type envelope map[string]rawRef
 
+// answer is a 2xx body with its envelope parsed once, by the client, for
+// the credits it reports; decoders read the members from it rather than
+// parsing the body again.
+type answer struct {
+	body []byte
+	env  envelope
+	err  error // why the body is not a JSON object (env is nil)
+}
+
+func newAnswer(body []byte) *answer {
+	env, err := parseEnvelope(body)
+	return &answer{body: body, env: env, err: err}
+}
+
 func parseEnvelope(body []byte) (envelope, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
@@ -263,34 +277,18 @@ type Page[T any] struct {
 }
 
 // decodePage decodes a list body whose items are under one of listKeys.
-func decodePage[T any](body []byte, listKeys ...string) (*Page[T], error) {
-	env, err := parseEnvelope(body)
-	if err != nil {
-		return nil, err
+func decodePage[T any](a *answer, listKeys ...string) (*Page[T], error) {
+	if a.err != nil {
+		return nil, a.err
 	}
-	p := &Page[T]{Raw: json.RawMessage(body), Credits: env.credits()}
+	env := a.env
+	p := &Page[T]{Raw: json.RawMessage(a.body), Credits: env.credits()}
 	if raw, ok := env.first(listKeys...); ok {
 		var raws []rawRef
 		if err := json.Unmarshal(raw, &raws); err != nil {
 			return nil, fmt.Errorf("%s: not a list: %w", listKeys[0], err)
 		}
-		p.Items = make([]Item[T], 0, len(raws))
-		for i, r := range raws {
-			// One bad entry costs only itself, never the page (whose retry
-			// would be billed and fail the same way).
-			if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
-				p.Dropped++
-				p.DropReason = fmt.Sprintf("%s[%d]: %s entry", listKeys[0], i, jsonKind(t))
-				continue
-			}
-			var v T
-			if err := json.Unmarshal(r, &v); err != nil {
-				p.Dropped++
-				p.DropReason = fmt.Sprintf("%s[%d]: %s", listKeys[0], i, truncate(err.Error(), 200))
-				continue
-			}
-			p.Items = append(p.Items, Item[T]{V: v, Raw: json.RawMessage(r), Pos: i})
-		}
+		p.Items, p.Dropped, p.DropReason = decodeItems[T](raws, listKeys[0])
 	}
 	if raw, ok := env.first("cursor", "next_cursor", "max_cursor"); ok {
 		var c Cursor
@@ -307,6 +305,26 @@ func decodePage[T any](body []byte, listKeys ...string) (*Page[T], error) {
 		p.HasMore, p.HasMoreKnown = f.V, true
 	}
 	return p, nil
+}
+
+// decodeItems decodes the entries of a list, leniently: one bad entry costs
+// only itself, never the page (whose retry would be billed and fail the
+// same way); dropped counts them, reason says why the last one was.
+func decodeItems[T any](raws []rawRef, list string) (items []Item[T], dropped int, reason string) {
+	items = make([]Item[T], 0, len(raws))
+	for i, r := range raws {
+		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
+			dropped, reason = dropped+1, fmt.Sprintf("%s[%d]: %s entry", list, i, jsonKind(t))
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(r, &v); err != nil {
+			dropped, reason = dropped+1, fmt.Sprintf("%s[%d]: %s", list, i, truncate(err.Error(), 200))
+			continue
+		}
+		items = append(items, Item[T]{V: v, Raw: json.RawMessage(r), Pos: i})
+	}
+	return items, dropped, reason
 }
 
 // jsonKind names the kind of a JSON value by its first byte.

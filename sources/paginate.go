@@ -1,7 +1,5 @@
 package sources
 
-import "context"
-
 // StopReason says why a list ended; "" means it goes on.
 type StopReason string
 
@@ -30,7 +28,7 @@ func (p *Page[T]) Info() PageInfo {
 // NextStep decides whether a list goes on after a page fetched with cursor
 // sent, when pagesDone pages (this one included) have been fetched and
 // maxPages is the limit (0 = none). It is the single place where the loop
-// protections live, shared by Walk and the pipeline.
+// protections live, shared by the pipeline and the tests' walks.
 func NextStep(sent string, got PageInfo, pagesDone, maxPages int) StopReason {
 	switch {
 	case got.HasMoreKnown && !got.HasMore:
@@ -47,23 +45,4 @@ func NextStep(sent string, got PageInfo, pagesDone, maxPages int) StopReason {
 		return StopPageLimit
 	}
 	return ""
-}
-
-// Walk fetches pages from the first one until NextStep stops, handing each to
-// each. It returns the pages fetched and why the walk stopped.
-func Walk[T any](ctx context.Context, maxPages int, fetch func(ctx context.Context, cursor string) (*Page[T], error), each func(*Page[T]) error) (int, StopReason, error) {
-	cursor := ""
-	for pages := 1; ; pages++ {
-		p, err := fetch(ctx, cursor)
-		if err != nil {
-			return pages - 1, "", err
-		}
-		if err := each(p); err != nil {
-			return pages, "", err
-		}
-		if reason := NextStep(cursor, p.Info(), pages, maxPages); reason != "" {
-			return pages, reason, nil
-		}
-		cursor = p.Cursor
-	}
 }

@@ -82,16 +82,16 @@ type psUserWire struct {
 	AddressStreet       NullText          `json:"address_street"`
 }
 
-func decodePSProfile(body []byte, p *PSProfile) error {
-	*p = PSProfile{Raw: body}
-	if t := bytes.TrimSpace(body); len(t) == 0 || string(t) == "null" {
+func decodePSProfile(a *answer, p *PSProfile) error {
+	*p = PSProfile{Raw: a.body}
+	if t := bytes.TrimSpace(a.body); len(t) == 0 || string(t) == "null" {
 		p.Empty = true
 		return nil
 	}
-	env, err := parseEnvelope(body)
-	if err != nil {
-		return err
+	if a.err != nil {
+		return a.err
 	}
+	env := a.env
 	p.Credits = env.credits()
 	var userRaw json.RawMessage
 	if raw, ok := env.first("data"); ok {
@@ -148,8 +148,8 @@ func (c *Client) PSProfile(ctx context.Context, handle string) (*PSProfile, erro
 		return nil, paramError("/photosocial/profile", "handle", "is empty")
 	}
 	var p PSProfile
-	err := c.fetch(ctx, PhotoSocial, "/profile", url.Values{"handle": {handle}}, func(body []byte) error {
-		return decodePSProfile(body, &p)
+	err := c.fetch(ctx, PhotoSocial, "/profile", url.Values{"handle": {handle}}, func(a *answer) error {
+		return decodePSProfile(a, &p)
 	})
 	if err != nil {
 		return nil, err
@@ -172,8 +172,8 @@ func (c *Client) PSEmbed(ctx context.Context, handle string) (*PSEmbed, error) {
 		return nil, paramError("/photosocial/user/embed", "handle", "is empty")
 	}
 	var e PSEmbed
-	err := c.fetch(ctx, PhotoSocial, "/user/embed", url.Values{"handle": {handle}}, func(body []byte) error {
-		return decodeObject(body, &e, &e.Raw, &e.Credits)
+	err := c.fetch(ctx, PhotoSocial, "/user/embed", url.Values{"handle": {handle}}, func(a *answer) error {
+		return decodeObject(a, &e, &e.Raw, &e.Credits)
 	})
 	if err != nil {
 		return nil, err

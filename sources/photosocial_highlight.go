@@ -65,11 +65,11 @@ func (it *PSHighlightItem) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func decodePSHighlight(body []byte, sent string, h *PSHighlight) error {
-	env, err := parseEnvelope(body)
-	if err != nil {
-		return err
+func decodePSHighlight(a *answer, sent string, h *PSHighlight) error {
+	if a.err != nil {
+		return a.err
 	}
+	body := a.body
 	type user struct {
 		Username   Text `json:"username"`
 		IsVerified Flag `json:"is_verified"`
@@ -92,7 +92,7 @@ func decodePSHighlight(body []byte, sent string, h *PSHighlight) error {
 	*h = PSHighlight{
 		ID: w.ID, Digits: Text(sent), Title: w.Title, MediaCount: w.MediaCount,
 		Username: u.Username, UserVerified: u.IsVerified,
-		Credits: env.credits(), Raw: body,
+		Credits: a.env.credits(), Raw: body,
 	}
 	if d, err := HighlightDigits(string(w.ID)); err == nil {
 		h.Digits = Text(d)
@@ -116,8 +116,8 @@ func (c *Client) PSHighlight(ctx context.Context, id string) (*PSHighlight, erro
 		return nil, err
 	}
 	var h PSHighlight
-	err = c.fetch(ctx, PhotoSocial, "/user/highlight/detail", url.Values{"id": {digits}}, func(body []byte) error {
-		return decodePSHighlight(body, digits, &h)
+	err = c.fetch(ctx, PhotoSocial, "/user/highlight/detail", url.Values{"id": {digits}}, func(a *answer) error {
+		return decodePSHighlight(a, digits, &h)
 	})
 	if err != nil {
 		return nil, err

@@ -118,8 +118,8 @@ func (c *Client) PSTranscript(ctx context.Context, mediaURL string) (*PSTranscri
 		return nil, err
 	}
 	var t PSTranscript
-	err = c.fetch(ctx, PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(body []byte) error {
-		p, err := decodePage[PSTranscriptEntry](body, "transcripts")
+	err = c.fetch(ctx, PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *answer) error {
+		p, err := decodePage[PSTranscriptEntry](a, "transcripts")
 		if err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ type throttleEvent struct {
 
 // Tuning of rateControl; see its doc comment.
 const (
-	aimdFloor       = 0.5                 // requests per second
+	rateFloor       = 0.5                 // requests per second: the lowest rate the control sets
 	settleFraction  = 0.995               // of the estimate
 	dropCap         = 0.85                // of the rate an unexpected 429 came at
 	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
@@ -239,7 +239,7 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 	if !e.probing {
 		est = min(est, e.rate*dropCap)
 	}
-	est = max(est, aimdFloor)
+	est = max(est, rateFloor)
 	prev := rc.known
 	switch {
 	case !ok:
@@ -250,7 +250,7 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 		rc.hold = holdMin
 	}
 	rc.known = est
-	rc.base = max(min(rc.ceiling, est*settleFraction), aimdFloor)
+	rc.base = max(min(rc.ceiling, est*settleFraction), rateFloor)
 	rc.holdEnd = now.Add(rc.hold)
 	if !ok || !e.probing {
 		// The new rate may still be above R. The upstream bucket refilled

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,11 +104,11 @@ func (c *Client) SVProfile(ctx context.Context, handle string) (*SVProfile, erro
 		return nil, paramError("/shortvideo/profile", "handle", "is empty")
 	}
 	var p SVProfile
-	err := c.fetch(ctx, ShortVideo, "/profile", url.Values{"handle": {handle}}, func(body []byte) error {
-		if err := decodeObject(body, &p, &p.Raw, &p.Credits); err != nil {
+	err := c.fetch(ctx, ShortVideo, "/profile", url.Values{"handle": {handle}}, func(a *answer) error {
+		if err := decodeObject(a, &p, &p.Raw, &p.Credits); err != nil {
 			return err
 		}
-		p.Videos, p.VideosDropped, p.VideosDropReason = recentVideos(body)
+		p.Videos, p.VideosDropped, p.VideosDropReason = recentVideos(a.env)
 		return nil
 	})
 	if err != nil {
@@ -148,8 +147,8 @@ func paramError(endpoint, param, what string) error {
 // fetchPage fetches and decodes one page of a list endpoint.
 func fetchPage[T any](ctx context.Context, c *Client, p Platform, path string, q url.Values, listKeys ...string) (*Page[T], error) {
 	var page *Page[T]
-	err := c.fetch(ctx, p, path, q, func(body []byte) (err error) {
-		page, err = decodePage[T](body, listKeys...)
+	err := c.fetch(ctx, p, path, q, func(a *answer) (err error) {
+		page, err = decodePage[T](a, listKeys...)
 		return err
 	})
 	return page, err
@@ -157,40 +156,24 @@ func fetchPage[T any](ctx context.Context, c *Client, p Platform, path string, q
 
 // decodeObject decodes a single-object body into v, keeping the raw body and
 // the credit fields.
-func decodeObject(body []byte, v any, raw *json.RawMessage, credits *Credits) error {
-	env, err := parseEnvelope(body)
-	if err != nil {
+func decodeObject(a *answer, v any, raw *json.RawMessage, credits *Credits) error {
+	if a.err != nil {
+		return a.err
+	}
+	if err := json.Unmarshal(a.body, v); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return err
-	}
-	*raw = body
-	*credits = env.credits()
+	*raw = a.body
+	*credits = a.env.credits()
 	return nil
 }
 
 // recentVideos reads the videos of a profile body's itemList, leniently: a
 // malformed entry is counted as dropped, not a reason to lose the profile.
-func recentVideos(body []byte) (out []Item[SVVideo], dropped int, reason string) {
-	var w struct {
-		ItemList []rawRef `json:"itemList"`
-	}
-	if json.Unmarshal(body, &w) != nil {
+func recentVideos(env envelope) (out []Item[SVVideo], dropped int, reason string) {
+	var raws []rawRef
+	if raw, ok := env.first("itemList"); !ok || json.Unmarshal(raw, &raws) != nil {
 		return nil, 0, ""
 	}
-	out = make([]Item[SVVideo], 0, len(w.ItemList))
-	for i, r := range w.ItemList {
-		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
-			dropped, reason = dropped+1, fmt.Sprintf("itemList[%d]: %s entry", i, jsonKind(t))
-			continue
-		}
-		var v SVVideo
-		if err := json.Unmarshal(r, &v); err != nil {
-			dropped, reason = dropped+1, fmt.Sprintf("itemList[%d]: %s", i, truncate(err.Error(), 200))
-			continue
-		}
-		out = append(out, Item[SVVideo]{V: v, Raw: json.RawMessage(r), Pos: i})
-	}
-	return out, dropped, reason
+	return decodeItems[SVVideo](raws, "itemList")
 }

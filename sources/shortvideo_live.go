@@ -46,8 +46,8 @@ func (c *Client) SVLive(ctx context.Context, handle string) (*SVLive, error) {
 		return nil, paramError("/shortvideo/user/live", "handle", "is empty")
 	}
 	var l SVLive
-	err := c.fetch(ctx, ShortVideo, "/user/live", url.Values{"handle": {handle}}, func(body []byte) error {
-		return decodeObject(body, &l, &l.Raw, &l.Credits)
+	err := c.fetch(ctx, ShortVideo, "/user/live", url.Values{"handle": {handle}}, func(a *answer) error {
+		return decodeObject(a, &l, &l.Raw, &l.Credits)
 	})
 	if err != nil {
 		return nil, err

@@ -162,23 +162,28 @@ func (c *Client) SVKeywordSearch(ctx context.Context, q KeywordQuery, cursor str
 	return fetchPage[SVVideo](ctx, c, ShortVideo, "/search/keyword", v, svVideoListKeys...)
 }
 
-// SVHashtag is an entry of the hashtag search. The growth signals the
-// upstream adds stay in the item's Raw.
+// SVHashtag is an entry of the hashtag search. Growth is the growth
+// signals object the upstream may add (growth, growthSignals or trend), as
+// raw JSON, nil when none.
 type SVHashtag struct {
 	Name       Text
 	ViewCount  Int64
 	VideoCount Int64
+	Growth     json.RawMessage
 }
 
 func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Name        Text  `json:"name"`
-		NameS       Text  `json:"hashtag_name"`
-		ChaName     Text  `json:"cha_name"`
-		ViewCount   Int64 `json:"viewCount"`
-		ViewCountS  Int64 `json:"view_count"`
-		VideoCount  Int64 `json:"videoCount"`
-		VideoCountS Int64 `json:"video_count"`
+		Name        Text   `json:"name"`
+		NameS       Text   `json:"hashtag_name"`
+		ChaName     Text   `json:"cha_name"`
+		ViewCount   Int64  `json:"viewCount"`
+		ViewCountS  Int64  `json:"view_count"`
+		VideoCount  Int64  `json:"videoCount"`
+		VideoCountS Int64  `json:"video_count"`
+		Growth      rawRef `json:"growth"`
+		GrowthS     rawRef `json:"growthSignals"`
+		Trend       rawRef `json:"trend"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -187,6 +192,12 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 		Name:       firstText(w.Name, w.NameS, w.ChaName),
 		ViewCount:  firstInt(w.ViewCount, w.ViewCountS),
 		VideoCount: firstInt(w.VideoCount, w.VideoCountS),
+	}
+	for _, g := range []rawRef{w.Growth, w.GrowthS, w.Trend} {
+		if len(g) > 0 && string(g) != "null" {
+			h.Growth = json.RawMessage(g)
+			break
+		}
 	}
 	return nil
 }
@@ -201,9 +212,9 @@ func (c *Client) SVHashtagSearch(ctx context.Context, keyword, cursor string) (*
 }
 
 // SVTopResult is an entry of the top search, in the platform's rank order.
-// Type says which fields are set: video (ID, Desc), user (UniqueID,
-// Nickname), hashtag (Name), sound (ID, Title); the rest of an entry stays in
-// the item's Raw.
+// Type says which fields are set: video (ID, Desc, and Video, the entry
+// read as a video), user (UniqueID, Nickname), hashtag (Name), sound (ID,
+// Title); the rest of an entry stays in the item's Raw.
 type SVTopResult struct {
 	Type     Text
 	ID       Text
@@ -212,13 +223,15 @@ type SVTopResult struct {
 	Nickname Text
 	Name     Text
 	Title    Text
+	Video    SVVideo
 }
 
 func (r *SVTopResult) UnmarshalJSON(b []byte) error {
+	// One pass reads the entry both as a result and, for a video, as the
+	// video it is.
 	var w struct {
+		svVideoWire
 		Type      Text `json:"type"`
-		ID        Text `json:"id"`
-		Desc      Text `json:"desc"`
 		UniqueID  Text `json:"uniqueId"`
 		UniqueIDS Text `json:"unique_id"`
 		Nickname  Text `json:"nickname"`
@@ -226,14 +239,49 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 		Title     Text `json:"title"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
-		return err
+		// A member only the video reads is malformed: the result stands
+		// and the video keeps what decodes, as a video of this list always
+		// has.
+		var t topResultWire
+		if err := json.Unmarshal(b, &t); err != nil {
+			return err
+		}
+		r.set(&t)
+		if r.Type == "video" {
+			_ = r.Video.decode(b, true)
+			r.Video.ID = firstText(r.Video.ID, r.ID)
+		}
+		return nil
 	}
+	r.set(&topResultWire{Type: w.Type, ID: w.ID, Desc: w.Desc, UniqueID: w.UniqueID, UniqueIDS: w.UniqueIDS,
+		Nickname: w.Nickname, Name: w.Name, Title: w.Title})
+	if r.Type == "video" {
+		if err := r.Video.fromWire(&w.svVideoWire, true); err != nil {
+			return err
+		}
+		r.Video.ID = firstText(r.Video.ID, r.ID)
+	}
+	return nil
+}
+
+// topResultWire is a top search entry as a result.
+type topResultWire struct {
+	Type      Text `json:"type"`
+	ID        Text `json:"id"`
+	Desc      Text `json:"desc"`
+	UniqueID  Text `json:"uniqueId"`
+	UniqueIDS Text `json:"unique_id"`
+	Nickname  Text `json:"nickname"`
+	Name      Text `json:"name"`
+	Title     Text `json:"title"`
+}
+
+func (r *SVTopResult) set(w *topResultWire) {
 	*r = SVTopResult{
 		Type: w.Type, ID: w.ID, Desc: w.Desc,
 		UniqueID: firstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
 		Name: w.Name, Title: w.Title,
 	}
-	return nil
 }
 
 // SVTopSearch fetches one page of /shortvideo/search/top. The order of the

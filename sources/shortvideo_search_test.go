@@ -2,8 +2,10 @@ package sources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -218,8 +220,8 @@ func TestHashtagAndTopSearch(t *testing.T) {
 				return c.SVHashtagSearch(ctx, "cats", "1")
 			})
 		wantQuery(t, sent, "/api/shortvideo/search/hashtag", url.Values{"keyword": {"cats"}, "cursor": {"1"}})
-		want := []SVHashtag{{"cats", Int64{12, true}, Int64{3, true}}, {"dogs", Int64{1, true}, Int64{2, true}}}
-		if len(p.Items) != 2 || p.Items[0].V != want[0] || p.Items[1].V != want[1] || !strings.Contains(string(p.Items[0].Raw), "views7d") {
+		want := []SVHashtag{{"cats", Int64{12, true}, Int64{3, true}, json.RawMessage(`{"views7d":70}`)}, {"dogs", Int64{1, true}, Int64{2, true}, nil}}
+		if len(p.Items) != 2 || !reflect.DeepEqual(p.Items[0].V, want[0]) || !reflect.DeepEqual(p.Items[1].V, want[1]) || !strings.Contains(string(p.Items[0].Raw), "views7d") {
 			t.Errorf("items = %+v", p.Items)
 		}
 	})
@@ -231,15 +233,65 @@ func TestHashtagAndTopSearch(t *testing.T) {
 				return c.SVTopSearch(ctx, "cats", "")
 			})
 		wantQuery(t, sent, "/api/shortvideo/search/top", url.Values{"keyword": {"cats"}})
-		want := []SVTopResult{{Type: "video", ID: "73", Desc: "d"}, {Type: "user", UniqueID: "u1", Nickname: "N"},
+		video := SVVideo{ID: "73", Desc: "d"}
+		want := []SVTopResult{{Type: "video", ID: "73", Desc: "d", Video: video}, {Type: "user", UniqueID: "u1", Nickname: "N"},
 			{Type: "hashtag", Name: "h"}, {Type: "sound", ID: "69", Title: "t"}, {Type: "user", UniqueID: "u2"}}
 		if len(p.Items) != len(want) {
 			t.Fatalf("items = %+v", p.Items)
 		}
 		for i := range want {
-			if p.Items[i].V != want[i] {
+			if !reflect.DeepEqual(p.Items[i].V, want[i]) {
 				t.Errorf("rank %d = %+v, want %+v", i+1, p.Items[i].V, want[i])
 			}
 		}
 	})
+}
+
+// TestTopResultVideoDecodedOnce: a video entry of the top search carries the
+// video read from the same pass (author, stats, aweme_info), and a member
+// only the video reads being malformed keeps the result and what decodes.
+func TestTopResultVideoDecodedOnce(t *testing.T) {
+	t.Parallel()
+	var r SVTopResult
+	if err := json.Unmarshal([]byte(`{"type":"video","id":"7","author":{"uniqueId":"a"},"stats":{"diggCount":"5"},"createTime":9}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Video; v.ID != "7" || v.Author.UniqueID != "a" || v.Stats.DiggCount != (Int64{5, true}) || v.CreateTime.V != 9 {
+		t.Errorf("video = %+v", v)
+	}
+	if err := json.Unmarshal([]byte(`{"type":"video","aweme_info":{"aweme_id":"9","desc":"w"}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Video.ID != "9" || r.Video.Desc != "w" {
+		t.Errorf("wrapped: %+v", r)
+	}
+	if err := json.Unmarshal([]byte(`{"type":"video","id":"10","createTime":"soon","author":{"uniqueId":"b"}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Type != "video" || r.ID != "10" || r.Video.ID != "10" {
+		t.Errorf("malformed video member: %+v", r)
+	}
+}
+
+// TestKeywordQueryParamsRoundTrip: the request parameters are the task's
+// params, and read back to the same request and key.
+func TestKeywordQueryParamsRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, q := range []KeywordQuery{
+		{Keyword: " cats "},
+		{Query: "cats", DatePosted: "this-week", SortBy: "most-liked", Region: "us", Trim: true},
+		{Query: "dogs"},
+	} {
+		back := ParseKeywordQuery(q.Params())
+		if !reflect.DeepEqual(back.Params(), q.Params()) || back.Key() != q.Key() {
+			t.Errorf("%+v: params %v, back %+v (key %q, want %q)", q, q.Params(), back, back.Key(), q.Key())
+		}
+	}
+	q := KeywordQuery{Query: "cats", DatePosted: "this-week", SortBy: "most-liked", Region: "us", Trim: true}
+	if got, want := q.Key(), "query=cats&date_posted=this-week&region=us&sort_by=most-liked&trim=true"; got != want {
+		t.Errorf("Key = %q, want %q", got, want)
+	}
+	if got := q.Params().Get("region"); got != "US" {
+		t.Errorf("region sent as %q", got)
+	}
 }

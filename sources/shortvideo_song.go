@@ -58,8 +58,8 @@ func (c *Client) SVSong(ctx context.Context, songID string) (*SVSong, error) {
 		return nil, paramError("/shortvideo/song", "id", "is empty")
 	}
 	var s SVSong
-	err := c.fetch(ctx, ShortVideo, "/song", url.Values{"id": {songID}}, func(body []byte) error {
-		return decodeObject(body, &s, &s.Raw, &s.Credits)
+	err := c.fetch(ctx, ShortVideo, "/song", url.Values{"id": {songID}}, func(a *answer) error {
+		return decodeObject(a, &s, &s.Raw, &s.Credits)
 	})
 	if err != nil {
 		return nil, err

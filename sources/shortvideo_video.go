@@ -77,6 +77,11 @@ func (v *SVVideo) decode(b []byte, unwrap bool) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return v.fromWire(&w, unwrap)
+}
+
+// fromWire sets v from a decoded entry.
+func (v *SVVideo) fromWire(w *svVideoWire, unwrap bool) error {
 	if unwrap && len(w.AwemeInfo) > 0 && w.AwemeInfo[0] == '{' && w.ID == "" && w.AwemeID == "" {
 		return v.decode(w.AwemeInfo, false) // a search entry {type, aweme_info: {...}}
 	}

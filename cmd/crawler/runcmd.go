@@ -81,7 +81,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		job.Limits.MaxCredits = maxCredits
 	}
 	clientCfg := pipeline.ClientConfig(job, sources.Secret(key), log)
-	if _, err := sources.New(clientCfg); err != nil {
+	if err := clientCfg.Validate(); err != nil {
 		return usageError{fmt.Errorf("%s: api: %w", path, err)}
 	}
 	pool, err := connect(ctx, env, job.Limits.Workers+4)

@@ -6,7 +6,7 @@
 //
 //	func TestMain(m *testing.M) {
 //		pgtest.SetTemplate(func(ctx context.Context, url string) error {
-//			return migrations.Up(ctx, url) // once per package, not per test
+//			return migrations.UpURL(ctx, url) // once per package, not per test
 //		})
 //		os.Exit(pgtest.Main(m))
 //	}
