@@ -1,0 +1,201 @@
+package db
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Stmt is a query bound to its parameter struct P: each field of P tagged
+// `db:"name"` is the query's @name. Prepare checks, once, that the fields
+// and the query's parameters match one to one.
+type Stmt[P any] struct {
+	q      *Query
+	fields [][]int // fields[i] is the index in P of the value of $(i+1)
+}
+
+// Prepare returns the query called name bound to P. It panics when the
+// query does not exist or P's tagged fields are not exactly its parameters:
+// call it in a package-level variable, so a mismatch fails at init.
+func Prepare[P any](name string) Stmt[P] {
+	q := Lookup(name)
+	fields := taggedFields(reflect.TypeFor[P]())
+	s := Stmt[P]{q: q}
+	for _, p := range q.Params {
+		f, ok := fields[p]
+		if !ok {
+			panic(fmt.Sprintf("db: query %s: parameter @%s has no field tagged db:%q in %v", name, p, p, reflect.TypeFor[P]()))
+		}
+		s.fields = append(s.fields, f.Index)
+		delete(fields, p)
+	}
+	if len(fields) > 0 {
+		panic(fmt.Sprintf("db: query %s does not use the fields %s of %v", name, fieldNames(fields), reflect.TypeFor[P]()))
+	}
+	return s
+}
+
+// SQL is the text to send.
+func (s Stmt[P]) SQL() string { return s.q.SQL }
+
+// Args are the positional arguments of the query for p.
+func (s Stmt[P]) Args(p P) []any {
+	v := reflect.ValueOf(&p).Elem()
+	args := make([]any, len(s.fields))
+	for i, idx := range s.fields {
+		args[i] = v.FieldByIndex(idx).Interface()
+	}
+	return args
+}
+
+// Bulk is a bulk statement: the query's parameters are fields of P
+// (scalars, such as the run id) or columns of the rows R, each a field of R
+// tagged `db:"column"` and sent as one array, to unnest in SQL:
+//
+//	FROM unnest(@unique_id::text[], @nickname::text[]) AS r(unique_id, nickname)
+//
+// A []byte field is sent as text (cast it in SQL: r.raw::jsonb). The arrays
+// are built by reflection over field indexes computed once, in Prepare.
+type Bulk[P, R any] struct {
+	q    *Query
+	args []bulkArg
+}
+
+type bulkArg struct {
+	scalar []int                        // a field of P, or
+	column func(rows reflect.Value) any // an array built from the rows
+}
+
+// PrepareBulk returns the query called name bound to P and R. Like Prepare,
+// it panics when the query does not exist or a parameter has no field, or a
+// tagged field of P or R is not a parameter, or a column's type is not one
+// pgx sends as an array.
+func PrepareBulk[P, R any](name string) Bulk[P, R] {
+	q := Lookup(name)
+	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
+	scalars, cols := taggedFields(pt), taggedFields(rt)
+	b := Bulk[P, R]{q: q}
+	for _, p := range q.Params {
+		if f, ok := scalars[p]; ok {
+			if _, dup := cols[p]; dup {
+				panic(fmt.Sprintf("db: query %s: @%s is tagged in both %v and %v", name, p, pt, rt))
+			}
+			b.args = append(b.args, bulkArg{scalar: f.Index})
+			delete(scalars, p)
+			continue
+		}
+		f, ok := cols[p]
+		if !ok {
+			panic(fmt.Sprintf("db: query %s: parameter @%s has no field tagged db:%q in %v or %v", name, p, p, pt, rt))
+		}
+		b.args = append(b.args, bulkArg{column: columnOf(f)})
+		delete(cols, p)
+	}
+	if len(scalars)+len(cols) > 0 {
+		panic(fmt.Sprintf("db: query %s does not use the fields %s of %v and %s of %v", name, fieldNames(scalars), pt, fieldNames(cols), rt))
+	}
+	return b
+}
+
+// SQL is the text to send.
+func (b Bulk[P, R]) SQL() string { return b.q.SQL }
+
+// Args are the positional arguments of the query for p and rows.
+func (b Bulk[P, R]) Args(p P, rows []R) []any {
+	pv, rv := reflect.ValueOf(&p).Elem(), reflect.ValueOf(rows)
+	args := make([]any, len(b.args))
+	for i, a := range b.args {
+		if a.column != nil {
+			args[i] = a.column(rv)
+		} else {
+			args[i] = pv.FieldByIndex(a.scalar).Interface()
+		}
+	}
+	return args
+}
+
+var bytesType = reflect.TypeFor[[]byte]()
+
+// columnOf returns the function building field f's array from a slice of
+// rows: a []string for string and []byte fields (the common cases, without
+// reflect.Value.Set), else a slice of the field's type.
+func columnOf(f reflect.StructField) func(rows reflect.Value) any {
+	idx := f.Index
+	field := func(rows reflect.Value, i int) reflect.Value {
+		if len(idx) == 1 {
+			return rows.Index(i).Field(idx[0])
+		}
+		return rows.Index(i).FieldByIndex(idx)
+	}
+	switch {
+	case f.Type.Kind() == reflect.String:
+		return func(rows reflect.Value) any {
+			col := make([]string, rows.Len())
+			for i := range col {
+				col[i] = field(rows, i).String()
+			}
+			return col
+		}
+	case f.Type == bytesType:
+		return func(rows reflect.Value) any {
+			col := make([]string, rows.Len())
+			for i := range col {
+				col[i] = string(field(rows, i).Bytes())
+			}
+			return col
+		}
+	case f.Type.Kind() == reflect.Bool:
+		return func(rows reflect.Value) any {
+			col := make([]bool, rows.Len())
+			for i := range col {
+				col[i] = field(rows, i).Bool()
+			}
+			return col
+		}
+	}
+	switch k := f.Type.Kind(); {
+	case k >= reflect.Int && k <= reflect.Float64,
+		k == reflect.Pointer && f.Type.Elem().Kind() != reflect.Struct:
+	default:
+		panic(fmt.Sprintf("db: column %s: type %v cannot be sent as an array", f.Name, f.Type))
+	}
+	st := reflect.SliceOf(f.Type)
+	return func(rows reflect.Value) any {
+		n := rows.Len()
+		col := reflect.MakeSlice(st, n, n)
+		for i := range n {
+			col.Index(i).Set(field(rows, i))
+		}
+		return col.Interface()
+	}
+}
+
+// taggedFields maps each db tag of t's fields (promoted fields of embedded
+// structs included) to its field.
+func taggedFields(t reflect.Type) map[string]reflect.StructField {
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("db: %v is not a struct", t))
+	}
+	fields := map[string]reflect.StructField{}
+	for _, f := range reflect.VisibleFields(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("db"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		if _, dup := fields[name]; dup {
+			panic(fmt.Sprintf("db: %v has two fields tagged db:%q", t, name))
+		}
+		fields[name] = f
+	}
+	return fields
+}
+
+func fieldNames(fields map[string]reflect.StructField) string {
+	var names []string
+	for name := range fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return "[" + strings.Join(names, " ") + "]"
+}
