@@ -104,7 +104,7 @@ func queue[R any](batch *pgx.Batch, stmt db.Bulk[runParams, R], runID int64, row
 	if len(rows) == 0 {
 		return
 	}
-	batch.Queue(stmt.SQL(), stmt.Args(runParams{RunID: runID}, rows)...)
+	stmt.Queue(batch, runParams{RunID: runID}, rows)
 }
 
 // Len is the number of rows in the batch.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 )
 
 //go:embed queries/*.sql
@@ -65,6 +67,33 @@ func Lookup(name string) *Query {
 		panic(fmt.Sprintf("db: no query %q in internal/db/queries", name))
 	}
 	return q
+}
+
+var (
+	preparedMu sync.Mutex
+	prepared   = map[string]bool{}
+)
+
+func markPrepared(name string) {
+	preparedMu.Lock()
+	prepared[name] = true
+	preparedMu.Unlock()
+}
+
+// Unprepared lists the queries no Prepare or PrepareBulk of the program has
+// bound, sorted: a test of a package that imports every caller asserts it is
+// empty, so no query is dead text.
+func Unprepared() []string {
+	preparedMu.Lock()
+	defer preparedMu.Unlock()
+	var names []string
+	for name := range queries {
+		if !prepared[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // parseFile splits a .sql file into its queries: each starts at a line

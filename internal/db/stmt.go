@@ -1,10 +1,14 @@
 package db
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Stmt is a query bound to its parameter struct P: each field of P tagged
@@ -20,6 +24,7 @@ type Stmt[P any] struct {
 // call it in a package-level variable, so a mismatch fails at init.
 func Prepare[P any](name string) Stmt[P] {
 	q := Lookup(name)
+	markPrepared(name)
 	fields := taggedFields(reflect.TypeFor[P]())
 	s := Stmt[P]{q: q}
 	for _, p := range q.Params {
@@ -73,6 +78,7 @@ type bulkArg struct {
 // pgx sends as an array.
 func PrepareBulk[P, R any](name string) Bulk[P, R] {
 	q := Lookup(name)
+	markPrepared(name)
 	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
 	scalars, cols := taggedFields(pt), taggedFields(rt)
 	b := Bulk[P, R]{q: q}
@@ -198,4 +204,42 @@ func fieldNames(fields map[string]reflect.StructField) string {
 	}
 	slices.Sort(names)
 	return "[" + strings.Join(names, " ") + "]"
+}
+
+// Querier is what runs a statement: a *pgxpool.Pool, a *pgx.Conn or a
+// pgx.Tx.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Exec runs the statement for p.
+func (s Stmt[P]) Exec(ctx context.Context, q Querier, p P) (pgconn.CommandTag, error) {
+	return q.Exec(ctx, s.q.SQL, s.Args(p)...)
+}
+
+// Query runs the statement for p and returns its rows.
+func (s Stmt[P]) Query(ctx context.Context, q Querier, p P) (pgx.Rows, error) {
+	return q.Query(ctx, s.q.SQL, s.Args(p)...)
+}
+
+// QueryRow runs the statement for p and returns its one row.
+func (s Stmt[P]) QueryRow(ctx context.Context, q Querier, p P) pgx.Row {
+	return q.QueryRow(ctx, s.q.SQL, s.Args(p)...)
+}
+
+// Queue appends the statement for p to batch.
+func (s Stmt[P]) Queue(batch *pgx.Batch, p P) {
+	batch.Queue(s.q.SQL, s.Args(p)...)
+}
+
+// Queue appends the statement for p and rows to batch.
+func (b Bulk[P, R]) Queue(batch *pgx.Batch, p P, rows []R) {
+	batch.Queue(b.q.SQL, b.Args(p, rows)...)
+}
+
+// Exec runs the statement for p and rows.
+func (b Bulk[P, R]) Exec(ctx context.Context, q Querier, p P, rows []R) (pgconn.CommandTag, error) {
+	return q.Exec(ctx, b.q.SQL, b.Args(p, rows)...)
 }
