@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -61,15 +62,15 @@ func (s Stmt[P]) Args(p P) []any {
 //	FROM unnest(@unique_id::text[], @nickname::text[]) AS r(unique_id, nickname)
 //
 // A []byte field is sent as text (cast it in SQL: r.raw::jsonb). The arrays
-// are built by reflection over field indexes computed once, in Prepare.
+// are built from field offsets computed once, in PrepareBulk.
 type Bulk[P, R any] struct {
 	q    *Query
 	args []bulkArg
 }
 
 type bulkArg struct {
-	scalar []int                        // a field of P, or
-	column func(rows reflect.Value) any // an array built from the rows
+	scalar []int                                // a field of P, or
+	column func(rows unsafe.Pointer, n int) any // an array built from the rows
 }
 
 // PrepareBulk returns the query called name bound to P and R. Like Prepare,
@@ -95,7 +96,7 @@ func PrepareBulk[P, R any](name string) Bulk[P, R] {
 		if !ok {
 			panic(fmt.Sprintf("db: query %s: parameter @%s has no field tagged db:%q in %v or %v", name, p, p, pt, rt))
 		}
-		b.args = append(b.args, bulkArg{column: columnOf(f)})
+		b.args = append(b.args, bulkArg{column: columnOf(rt, f)})
 		delete(cols, p)
 	}
 	if len(scalars)+len(cols) > 0 {
@@ -109,11 +110,11 @@ func (b Bulk[P, R]) SQL() string { return b.q.SQL }
 
 // Args are the positional arguments of the query for p and rows.
 func (b Bulk[P, R]) Args(p P, rows []R) []any {
-	pv, rv := reflect.ValueOf(&p).Elem(), reflect.ValueOf(rows)
+	pv, base := reflect.ValueOf(&p).Elem(), unsafe.Pointer(unsafe.SliceData(rows))
 	args := make([]any, len(b.args))
 	for i, a := range b.args {
 		if a.column != nil {
-			args[i] = a.column(rv)
+			args[i] = a.column(base, len(rows))
 		} else {
 			args[i] = pv.FieldByIndex(a.scalar).Interface()
 		}
@@ -121,59 +122,66 @@ func (b Bulk[P, R]) Args(p P, rows []R) []any {
 	return args
 }
 
-var bytesType = reflect.TypeFor[[]byte]()
-
 // columnOf returns the function building field f's array from a slice of
-// rows: a []string for string and []byte fields (the common cases, without
-// reflect.Value.Set), else a slice of the field's type.
-func columnOf(f reflect.StructField) func(rows reflect.Value) any {
-	idx := f.Index
-	field := func(rows reflect.Value, i int) reflect.Value {
-		if len(idx) == 1 {
-			return rows.Index(i).Field(idx[0])
+// rows of type rt. Reflection runs once, here: it checks the field's type
+// and computes its offset; the returned function then reads the field of
+// each row at that offset, as fast as hand-written parallel slices (see
+// BenchmarkBulkArgs). A []byte field is sent as a []string (text).
+func columnOf(rt reflect.Type, f reflect.StructField) func(rows unsafe.Pointer, n int) any {
+	off, t := uintptr(0), rt
+	for _, i := range f.Index {
+		if t.Kind() != reflect.Struct {
+			panic(fmt.Sprintf("db: column %s of %v is promoted through a pointer", f.Name, rt))
 		}
-		return rows.Index(i).FieldByIndex(idx)
+		sf := t.Field(i)
+		off += sf.Offset
+		t = sf.Type
 	}
-	switch {
-	case f.Type.Kind() == reflect.String:
-		return func(rows reflect.Value) any {
-			col := make([]string, rows.Len())
+	size := rt.Size()
+	switch f.Type {
+	case reflect.TypeFor[[]byte]():
+		return func(rows unsafe.Pointer, n int) any {
+			col := make([]string, n)
 			for i := range col {
-				col[i] = field(rows, i).String()
+				col[i] = string(*(*[]byte)(unsafe.Add(rows, uintptr(i)*size+off)))
 			}
 			return col
 		}
-	case f.Type == bytesType:
-		return func(rows reflect.Value) any {
-			col := make([]string, rows.Len())
-			for i := range col {
-				col[i] = string(field(rows, i).Bytes())
-			}
-			return col
-		}
-	case f.Type.Kind() == reflect.Bool:
-		return func(rows reflect.Value) any {
-			col := make([]bool, rows.Len())
-			for i := range col {
-				col[i] = field(rows, i).Bool()
-			}
-			return col
-		}
+	case reflect.TypeFor[string]():
+		return column[string](size, off)
+	case reflect.TypeFor[*string]():
+		return column[*string](size, off)
+	case reflect.TypeFor[bool]():
+		return column[bool](size, off)
+	case reflect.TypeFor[*bool]():
+		return column[*bool](size, off)
+	case reflect.TypeFor[int]():
+		return column[int](size, off)
+	case reflect.TypeFor[int32]():
+		return column[int32](size, off)
+	case reflect.TypeFor[*int32]():
+		return column[*int32](size, off)
+	case reflect.TypeFor[int64]():
+		return column[int64](size, off)
+	case reflect.TypeFor[*int64]():
+		return column[*int64](size, off)
+	case reflect.TypeFor[float64]():
+		return column[float64](size, off)
+	case reflect.TypeFor[*float64]():
+		return column[*float64](size, off)
 	}
-	switch k := f.Type.Kind(); {
-	case k >= reflect.Int && k <= reflect.Float64,
-		k == reflect.Pointer && f.Type.Elem().Kind() != reflect.Struct:
-	default:
-		panic(fmt.Sprintf("db: column %s: type %v cannot be sent as an array", f.Name, f.Type))
-	}
-	st := reflect.SliceOf(f.Type)
-	return func(rows reflect.Value) any {
-		n := rows.Len()
-		col := reflect.MakeSlice(st, n, n)
-		for i := range n {
-			col.Index(i).Set(field(rows, i))
+	panic(fmt.Sprintf("db: column %s: type %v cannot be sent as an array", f.Name, f.Type))
+}
+
+// column reads the T at offset off of each of n rows of size bytes; columnOf
+// has checked that the field there is a T.
+func column[T any](size, off uintptr) func(rows unsafe.Pointer, n int) any {
+	return func(rows unsafe.Pointer, n int) any {
+		col := make([]T, n)
+		for i := range col {
+			col[i] = *(*T)(unsafe.Add(rows, uintptr(i)*size+off))
 		}
-		return col.Interface()
+		return col
 	}
 }
 
