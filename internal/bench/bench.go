@@ -99,6 +99,7 @@ var workloads = []workload{
 	{"waste", "6. Waste", runWaste},
 	{"scaleout", "7. Scale-out", runScaleOut},
 	{"gobench", "8. Hot paths (testing.B)", runGoBench},
+	{"hostile", "9. Hostile upstream", runHostile},
 }
 
 // Workloads names the workloads, in the order Run runs them.
