@@ -170,7 +170,7 @@ RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages
 const rescueSQL = `
 WITH o AS (
     SELECT id, run_id, credits_held FROM crawl.tasks
-    WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now()
+    WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now() AND id <> ALL($2::bigint[])
     FOR UPDATE
 ), ended AS (
     UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
@@ -180,10 +180,15 @@ WITH o AS (
 SELECT count(*) FROM ended`
 
 // Rescue returns the run's expired leases to the frontier, and the credits
-// they still held to the budget, and says how many tasks it rescued.
-func (f *Frontier) Rescue(ctx context.Context, runID int64) (int64, error) {
+// they still held to the budget, and says how many tasks it rescued; it
+// skips the tasks in keep: those this process is still working on (their
+// lease may have expired while the database was away).
+func (f *Frontier) Rescue(ctx context.Context, runID int64, keep ...int64) (int64, error) {
+	if keep == nil {
+		keep = []int64{}
+	}
 	var n int64
-	if err := f.pool.QueryRow(ctx, rescueSQL, runID).Scan(&n); err != nil {
+	if err := f.pool.QueryRow(ctx, rescueSQL, runID, keep).Scan(&n); err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)
 	}
 	return n, nil

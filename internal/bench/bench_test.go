@@ -31,7 +31,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4, "hostile": 10}
+	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4, "outage": 3, "hostile": 10}
 	for _, w := range rep.Workloads {
 		t.Logf("%s: %d figures in %s", w.Name, len(w.Figures), w.Took.Round(time.Millisecond))
 		if w.Err != "" {
@@ -154,9 +154,9 @@ func TestSettleTime(t *testing.T) {
 func TestJobYAML(t *testing.T) {
 	t.Parallel()
 	for _, s := range []jobSpec{
-		{name: "a", baseURL: "http://x/api", rate: 75, burst: 10, workers: 8, maxRetries: 20, profiles: bigAccounts("s", 2, 1000), followersOnly: true},
-		{name: "b", baseURL: "http://x/api", workers: 1, maxPages: allPages, secUIDs: []string{secUIDOf("mem_f100_g0")}, expand: "{follower_profiles: {}}"},
-		{name: "c", baseURL: "http://x/api", workers: 4, maxRetries: 2, leaseTimeout: time.Second, profiles: []string{"w6_f3_g3"}},
+		{name: "a", baseURL: "http://127.0.0.1:1/api", rate: 75, burst: 10, workers: 8, maxRetries: 20, profiles: bigAccounts("s", 2, 1000), followersOnly: true},
+		{name: "b", baseURL: "http://127.0.0.1:1/api", workers: 1, maxPages: allPages, secUIDs: []string{secUIDOf("mem_f100_g0")}, expand: "{follower_profiles: {}}"},
+		{name: "c", baseURL: "http://127.0.0.1:1/api", workers: 4, maxRetries: 2, leaseTimeout: time.Second, profiles: []string{"w6_f3_g3"}},
 	} {
 		job, err := s.parse()
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Workload 9: the crawler binary at its default settings (4 workers here)
+// Workload 10: the crawler binary at its default settings (4 workers here)
 // against an upstream that sends hostile answers (HostileHandler), one class
 // at a time, four tasks of it at once: the process's peak RSS (VmHWM polled
 // until it exits), the wall time of the whole run, and how its tasks ended.
