@@ -19,7 +19,7 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	ctx := context.Background()
-	job, err := ParseJob("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: K}\nseeds: {shortvideo: {profiles: [a]}}\n"))
+	job, err := ParseJob("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: CRAWLER_K}\nseeds: {shortvideo: {profiles: [a]}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

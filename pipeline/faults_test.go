@@ -50,7 +50,7 @@ func TestErrorClassesExactRequests(t *testing.T) {
 			// loaded machine must not turn a slow answer into a retry.
 			timeout := "10s"
 			if slices.Contains(tc.script, sandbox.ScriptHang) {
-				timeout = "300ms"
+				timeout = "1s" // api.timeout's minimum
 			}
 			job := b.job(t, "  timeout: "+timeout+"\nexpand: {}\nseeds: {shortvideo: {profiles: ["+tc.handle+"]}}\n")
 			ctx := context.Background()

@@ -126,6 +126,10 @@ type (
 		State  string `db:"state"`
 		Reason string `db:"reason"`
 	}
+	rescueParams struct {
+		RunID int64   `db:"run_id"`
+		Keep  []int64 `db:"keep"` // tasks this process still works on
+	}
 	ownerParams struct {
 		RunID int64  `db:"run_id"`
 		Owner string `db:"owner"` // lease owner prefix
@@ -136,7 +140,7 @@ var (
 	insertTasks       = db.PrepareBulk[addTasksParams, taskRow]("AddTasks")
 	leaseTask         = db.Prepare[leaseParams]("LeaseTask")
 	heldTask          = db.Prepare[heldParams]("HeldTask")
-	rescueTasks       = db.Prepare[runArg]("RescueTasks")
+	rescueTasks       = db.Prepare[rescueParams]("RescueTasks")
 	advanceTask       = db.Prepare[advanceParams]("AdvanceTask")
 	taskAdvanced      = db.Prepare[advancedParams]("TaskAdvanced")
 	extendLease       = db.Prepare[extendParams]("ExtendLease")
@@ -192,10 +196,15 @@ func taskRows(tasks []NewTask) ([]taskRow, error) {
 }
 
 // Rescue returns the run's expired leases to the frontier, and the credits
-// they still held to the budget, and says how many tasks it rescued.
-func (f *Frontier) Rescue(ctx context.Context, runID int64) (int64, error) {
+// they still held to the budget, and says how many tasks it rescued; it
+// skips the tasks in keep: those this process is still working on (their
+// lease may have expired while the database was away).
+func (f *Frontier) Rescue(ctx context.Context, runID int64, keep ...int64) (int64, error) {
+	if keep == nil {
+		keep = []int64{}
+	}
 	var n int64
-	if err := rescueTasks.QueryRow(ctx, f.pool, runArg{runID}).Scan(&n); err != nil {
+	if err := rescueTasks.QueryRow(ctx, f.pool, rescueParams{RunID: runID, Keep: keep}).Scan(&n); err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)
 	}
 	return n, nil

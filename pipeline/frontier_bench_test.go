@@ -18,7 +18,7 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
 			pool, _ := pgtest.Pool(b)
 			ctx := context.Background()
-			job, err := pipeline.ParseJob("bench.yaml", []byte("name: bench\napi: {base_url: http://upstream.invalid/api}\nseeds: {shortvideo: {profiles: [bench]}}\n"))
+			job, err := pipeline.ParseJob("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\nseeds: {shortvideo: {profiles: [bench]}}\n"))
 			if err != nil {
 				b.Fatal(err)
 			}

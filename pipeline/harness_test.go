@@ -49,7 +49,7 @@ func setupWith(t *testing.T, cfg sandbox.Config) *bundle {
 // the other sections.
 func (b *bundle) job(t *testing.T, body string) *pipeline.Job {
 	t.Helper()
-	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: TEST_KEY\n  max_retries: 1\n%s", b.baseURL, body)
+	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: CRAWLER_TEST_KEY\n  max_retries: 1\n%s", b.baseURL, body)
 	job, err := pipeline.ParseJob("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("job: %v\n%s", err, text)

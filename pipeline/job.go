@@ -1,14 +1,18 @@
 package pipeline
 
 import (
-	"bytes"
-	"errors"
+	"cmp"
 	"fmt"
+	"io"
+	"math"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -33,6 +37,12 @@ type Job struct {
 	// Expand lists the expansion edges to follow. When the key is absent,
 	// profiles fan out to followers and following.
 	Expand *Expand `yaml:"expand" json:"expand"`
+	// AllowInsecureHTTP is the operator's --allow-insecure-http: a job file
+	// cannot set it.
+	AllowInsecureHTTP bool `yaml:"-" json:"-"`
+
+	present     map[string]bool // keys written in the file (see has)
+	baseURLFlag bool            // api.base_url came from --base-url
 }
 
 // API says where the upstream is and which environment variable holds the
@@ -49,6 +59,10 @@ type API struct {
 	RetryInitial  Duration `yaml:"retry_initial" json:"retry_initial"`
 	RetryMax      Duration `yaml:"retry_max" json:"retry_max"`
 	RetryAfterCap Duration `yaml:"retry_after_cap" json:"retry_after_cap"`
+	// OutageWindow is how long an upstream that gives no HTTP answer at all
+	// is waited out (workers paused, one probe on back-off) before the run
+	// stops resumable (default sources.OutageWindowDefault).
+	OutageWindow Duration `yaml:"outage_window" json:"outage_window"`
 	// Rate is the request ceiling per second for the key (0: none).
 	Rate  float64 `yaml:"rate" json:"rate"`
 	Burst int     `yaml:"burst" json:"burst"`
@@ -105,38 +119,29 @@ type PhotoSocialSeeds struct {
 // is form A (keyword); a mapping with query and options is form B.
 type KeywordSeed struct {
 	sources.KeywordQuery
-	line int
 }
 
-var keywordSeedKeys = map[string]bool{"keyword": true, "query": true, "date_posted": true, "sort_by": true, "region": true, "trim": true}
+// keywordSeedYAML is form B as written in a job file.
+type keywordSeedYAML struct {
+	Keyword    string `yaml:"keyword"`
+	Query      string `yaml:"query"`
+	DatePosted string `yaml:"date_posted"`
+	SortBy     string `yaml:"sort_by"`
+	Region     string `yaml:"region"`
+	Trim       bool   `yaml:"trim"`
+}
 
-func (k *KeywordSeed) UnmarshalYAML(n *yaml.Node) error {
-	k.line = n.Line
-	switch n.Kind {
-	case yaml.ScalarNode:
-		k.Keyword = n.Value
-		return nil
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if key := n.Content[i]; !keywordSeedKeys[key.Value] {
-				return fmt.Errorf("line %d: field %s not found in type KeywordSeed", key.Line, key.Value)
-			}
-		}
-		var v struct {
-			Keyword    string `yaml:"keyword"`
-			Query      string `yaml:"query"`
-			DatePosted string `yaml:"date_posted"`
-			SortBy     string `yaml:"sort_by"`
-			Region     string `yaml:"region"`
-			Trim       bool   `yaml:"trim"`
-		}
-		if err := n.Decode(&v); err != nil {
-			return err
-		}
+func (k *KeywordSeed) decodeNode(d *jobDecoder, n *yaml.Node, path string, depth int) {
+	switch {
+	case n.Kind == yaml.ScalarNode && !isNull(n):
+		d.decodeValue(n, reflect.ValueOf(&k.Keyword).Elem(), path, depth)
+	case n.Kind == yaml.MappingNode:
+		var v keywordSeedYAML
+		d.decodeStruct(n, reflect.ValueOf(&v).Elem(), path, depth)
 		k.KeywordQuery = sources.KeywordQuery{Keyword: v.Keyword, Query: v.Query, DatePosted: v.DatePosted, SortBy: v.SortBy, Region: v.Region, Trim: v.Trim}
-		return nil
+	default:
+		d.wrongType(n, path, "a keyword, or a mapping with query and options")
 	}
-	return fmt.Errorf("line %d: a keyword search is a string or a mapping with query and options", n.Line)
 }
 
 // Expand holds the expansion edges; a nil edge is not followed.
@@ -182,13 +187,21 @@ type Edge struct {
 // Duration is a time.Duration written as "90s" or "2m" in YAML.
 type Duration time.Duration
 
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil || v < 0 {
-		return fmt.Errorf("line %d: %q is not a duration like 30s or 2m", n.Line, n.Value)
+func (v *Duration) decodeNode(d *jobDecoder, n *yaml.Node, path string, _ int) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		d.wrongType(n, path, "a duration like 30s or 2m")
+		return
 	}
-	*d = Duration(v)
-	return nil
+	p, err := time.ParseDuration(n.Value)
+	if err != nil {
+		d.errorf(n, path, "%s is not a duration like 30s or 2m", describeNode(n))
+		return
+	}
+	if p < 0 {
+		d.errorf(n, path, "must not be negative, got %s", n.Value)
+		return
+	}
+	*v = Duration(p)
 }
 
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
@@ -206,13 +219,16 @@ func (e *JobError) Error() string {
 	if e.Line > 0 {
 		loc += ":" + strconv.Itoa(e.Line)
 	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+	var b strings.Builder
+	for _, part := range []string{loc, e.Key} {
+		if part != "" {
+			b.WriteString(part + ": ")
+		}
 	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
+	return b.String() + e.Msg
 }
 
-// JobErrors is every problem found in a job file.
+// JobErrors is every problem found in a job file, in the order of lines.
 type JobErrors []*JobError
 
 func (es JobErrors) Error() string {
@@ -223,169 +239,254 @@ func (es JobErrors) Error() string {
 	return strings.Join(msgs, "\n")
 }
 
+func (es JobErrors) sort() {
+	slices.SortStableFunc(es, func(a, b *JobError) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Key, b.Key))
+	})
+}
+
+// LoadOptions are the operator's command-line choices that validation
+// must see.
+type LoadOptions struct {
+	// BaseURL, when set, overrides api.base_url (crawler run --base-url).
+	BaseURL string
+	// AllowInsecureHTTP lets the key go over plain http to a host that is
+	// not loopback (crawler run --allow-insecure-http); a job file cannot.
+	AllowInsecureHTTP bool
+}
+
 // LoadJob reads, decodes strictly, defaults and validates a job file.
-func LoadJob(path string) (*Job, error) {
-	data, err := os.ReadFile(path)
+func LoadJob(path string) (*Job, error) { return LoadJobWith(path, LoadOptions{}) }
+
+// LoadJobWith is LoadJob with the operator's options. A file larger than
+// MaxJobFileBytes is refused before it is read.
+func LoadJobWith(path string, o LoadOptions) (*Job, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("job file: %w", err)
 	}
-	return ParseJob(path, data)
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxJobFileBytes {
+		return nil, JobErrors{tooLarge(path, fi.Size())}
+	}
+	// A file that grows, or is not a regular file, is read only up to the cap.
+	data, err := io.ReadAll(io.LimitReader(f, MaxJobFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("job file: %w", err)
+	}
+	return ParseJobWith(path, data, o)
+}
+
+func tooLarge(path string, size int64) *JobError {
+	return &JobError{File: path, Msg: fmt.Sprintf("the job file is %s bytes; job files are at most %d bytes (1 MiB)", sizeText(size), MaxJobFileBytes)}
+}
+
+func sizeText(n int64) string {
+	if n > MaxJobFileBytes {
+		return "more than " + strconv.Itoa(MaxJobFileBytes)
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // ParseJob decodes data (named path in errors), rejecting unknown keys and
 // wrong types, then applies defaults and validates.
-func ParseJob(path string, data []byte) (*Job, error) {
+func ParseJob(path string, data []byte) (*Job, error) { return ParseJobWith(path, data, LoadOptions{}) }
+
+// ParseJobWith is ParseJob with the operator's options.
+func ParseJobWith(path string, data []byte, o LoadOptions) (*Job, error) {
+	if len(data) > MaxJobFileBytes {
+		return nil, JobErrors{tooLarge(path, int64(len(data)))}
+	}
+	if n := roughValues(data); n > 2*MaxJobValues {
+		return nil, JobErrors{{File: path, Msg: fmt.Sprintf("the file holds more than %d values; job files are capped there", MaxJobValues)}}
+	}
+	data, bad := cleanRawText(data)
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, JobErrors{yamlError(path, err)}
+		if bad != nil {
+			return nil, JobErrors{{File: path, Line: bad.line, Msg: bad.msg}}
+		}
+		return nil, JobErrors{syntaxError(path, err)}
+	}
+	if bad != nil {
+		var key string
+		if len(root.Content) > 0 {
+			key = nodeAt(root.Content[0], bad.line, bad.col)
+		}
+		return nil, JobErrors{{File: path, Line: bad.line, Key: key, Msg: bad.msg}}
 	}
 	if len(root.Content) == 0 {
 		return nil, JobErrors{{File: path, Line: 1, Msg: "the job file is empty"}}
 	}
-	lines := map[string]int{}
-	indexLines(root.Content[0], "", lines)
-
+	doc := root.Content[0]
+	d := newJobDecoder(path)
 	var job Job
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&job); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			errs := make(JobErrors, 0, len(te.Errors))
-			for _, m := range te.Errors {
-				errs = append(errs, yamlError(path, errors.New(m)))
-			}
-			return nil, errs
+	d.decode(doc, reflect.ValueOf(&job).Elem(), "", 0)
+	if len(d.errs) > 0 {
+		d.errs.sort()
+		if d.overflow {
+			d.errs = append(d.errs, &JobError{File: path, Msg: fmt.Sprintf("more errors follow; these are the first %d", maxJobErrors)})
 		}
-		return nil, JobErrors{yamlError(path, err)}
+		return nil, d.errs
 	}
+	job.present = d.present
 	job.applyDefaults()
+	if o.BaseURL != "" {
+		job.API.BaseURL = o.BaseURL
+		job.baseURLFlag = true
+	}
+	job.AllowInsecureHTTP = o.AllowInsecureHTTP
 	if errs := job.validate(); len(errs) > 0 {
 		for _, e := range errs {
+			if strings.HasPrefix(e.Key, "--") {
+				continue // a flag, not a line of the file
+			}
 			e.File = path
-			e.Line = lookupLine(lines, e.Key)
+			e.Line = lineOf(doc, e.Key)
 		}
+		errs.sort()
 		return nil, errs
 	}
 	return &job, nil
 }
 
-var (
-	lineRe       = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	unknownKeyRe = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
-	wrongTypeRe  = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
-)
+// rawTextError is a byte that yaml refuses without saying where (invalid
+// UTF-8, a control character written raw), at a 1-based line and column.
+type rawTextError struct {
+	line, col int
+	msg       string
+}
 
-// yamlError turns a yaml.v3 message into a JobError in the job's words.
-func yamlError(path string, err error) *JobError {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	je := &JobError{File: path, Msg: msg}
-	if m := lineRe.FindStringSubmatch(msg); m != nil {
-		je.Line, _ = strconv.Atoi(m[1])
-		je.Msg = m[2]
-		if k := unknownKeyRe.FindStringSubmatch(m[2]); k != nil {
-			je.Key = k[1]
-			je.Msg = "unknown key"
-		} else if t := wrongTypeRe.FindStringSubmatch(m[2]); t != nil {
-			je.Msg = fmt.Sprintf("wrong type: %s %q where %s is expected", yamlKind(t[1]), t[2], goKind(t[3]))
+// cleanRawText replaces each byte yaml would refuse with '?' (offsets, lines
+// and columns stay put), so the file can still be parsed and the key that
+// holds the first such byte named; it reports the first.
+func cleanRawText(data []byte) ([]byte, *rawTextError) {
+	var first *rawTextError
+	var clean []byte
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		var msg string
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			msg = fmt.Sprintf("is not valid UTF-8 (byte 0x%02x)", data[i])
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7f, r >= 0x80 && r < 0xa0 && r != 0x85:
+			msg = fmt.Sprintf("contains the control character %U", r)
 		}
+		if msg != "" {
+			if first == nil {
+				first = &rawTextError{line: line, col: col, msg: msg}
+				clean = slices.Clone(data)
+			}
+			for k := range size {
+				clean[i+k] = '?'
+			}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	if first == nil {
+		return data, nil
+	}
+	return clean, first
+}
+
+// nodeAt is the dotted path of the last node that starts at or before
+// line:col (so the one holding that position), or "".
+func nodeAt(root *yaml.Node, line, col int) string {
+	best, bestLine, bestCol := "", 0, 0
+	consider := func(n *yaml.Node, path string) {
+		if (n.Line < line || n.Line == line && n.Column <= col) && (n.Line > bestLine || n.Line == bestLine && n.Column >= bestCol) {
+			best, bestLine, bestCol = path, n.Line, n.Column
+		}
+	}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		consider(n, path)
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				kp := joinKey(path, n.Content[i].Value)
+				consider(n.Content[i], kp)
+				walk(n.Content[i+1], kp)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(root, "")
+	return best
+}
+
+var syntaxLineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// syntaxError locates a YAML syntax error, the one problem found before
+// there is a node tree to take positions from.
+func syntaxError(path string, err error) *JobError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	je := &JobError{File: path, Msg: "not valid YAML: " + msg}
+	if m := syntaxLineRe.FindStringSubmatch(msg); m != nil {
+		je.Line, _ = strconv.Atoi(m[1])
+		je.Msg = "not valid YAML: " + m[2]
 	}
 	return je
 }
 
-func yamlKind(tag string) string {
-	switch tag {
-	case "str":
-		return "string"
-	case "int":
-		return "integer"
-	case "seq":
-		return "list"
-	case "map":
-		return "mapping"
-	}
-	return tag
-}
-
-func goKind(t string) string {
-	switch {
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.HasPrefix(t, "int"):
-		return "an integer"
-	case strings.HasPrefix(t, "float"):
-		return "a number"
-	case t == "string":
-		return "a string"
-	case t == "bool":
-		return "true or false"
-	}
-	return "a mapping"
-}
-
-// indexLines records the line of every key path ("a.b", "a.list[2]").
-func indexLines(n *yaml.Node, prefix string, lines map[string]int) {
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i].Value
-			if prefix != "" {
-				k = prefix + "." + k
-			}
-			lines[k] = n.Content[i].Line
-			indexLines(n.Content[i+1], k, lines)
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			k := fmt.Sprintf("%s[%d]", prefix, i)
-			lines[k] = c.Line
-			indexLines(c, k, lines)
-		}
-	}
-}
-
-// lookupLine finds the line of key, or of its nearest present ancestor.
-func lookupLine(lines map[string]int, key string) int {
-	for key != "" {
-		if l, ok := lines[key]; ok {
-			return l
-		}
-		if i := strings.LastIndexAny(key, ".["); i >= 0 {
-			key = key[:i]
-		} else {
-			break
-		}
-	}
-	return 1
-}
+// has reports whether key (a dotted path outside lists) was written in the
+// job file, so that an explicit zero is not mistaken for an absent key.
+func (j *Job) has(key string) bool { return j.present[key] }
 
 func (j *Job) applyDefaults() {
-	if j.API.KeyEnv == "" {
+	if !j.has("api.key_env") {
 		j.API.KeyEnv = KeyEnvDefault
 	}
-	if j.API.Prefixes.ShortVideo == "" {
+	if !j.has("api.prefixes.shortvideo") {
 		j.API.Prefixes.ShortVideo = sources.ShortVideoPrefixDefault
 	}
-	if j.API.Prefixes.PhotoSocial == "" {
+	if !j.has("api.prefixes.photosocial") {
 		j.API.Prefixes.PhotoSocial = sources.PhotoSocialPrefixDefault
 	}
-	if j.Limits.Workers == 0 {
+	if !j.has("api.timeout") {
+		j.API.Timeout = Duration(sources.TimeoutDefault)
+	}
+	if !j.has("api.max_retries") {
+		j.API.MaxRetries = sources.MaxRetriesDefault
+	}
+	if !j.has("api.retry_initial") {
+		j.API.RetryInitial = Duration(sources.RetryInitialDefault)
+	}
+	if !j.has("api.retry_max") {
+		j.API.RetryMax = Duration(sources.RetryMaxDefault)
+	}
+	if !j.has("api.retry_after_cap") {
+		j.API.RetryAfterCap = Duration(sources.RetryAfterCapDefault)
+	}
+	if !j.has("api.outage_window") {
+		j.API.OutageWindow = Duration(sources.OutageWindowDefault)
+	}
+	if !j.has("limits.workers") {
 		j.Limits.Workers = WorkersDefault
 	}
-	if j.Limits.MaxPages == 0 {
+	if !j.has("limits.max_pages") {
 		j.Limits.MaxPages = MaxPagesDefault
 	}
-	if j.Limits.MaxDepth == 0 {
+	if !j.has("limits.max_depth") {
 		j.Limits.MaxDepth = MaxDepthDefault
 	}
-	if j.Limits.LeaseTimeout == 0 {
+	if !j.has("limits.lease_timeout") {
 		j.Limits.LeaseTimeout = Duration(LeaseTimeoutDefault)
 	}
 	if j.Expand == nil {
 		j.Expand = &Expand{Followers: &Edge{}, Following: &Edge{}}
 	}
-	for _, e := range j.Expand.edges() {
-		if *e != nil && (*e).MaxPages == 0 {
+	for name, e := range j.Expand.edges() {
+		if *e != nil && !j.has("expand."+name+".max_pages") {
 			(*e).MaxPages = j.Limits.MaxPages
 		}
 	}
@@ -400,7 +501,24 @@ func (j *Job) listPages(e *Edge) int {
 	return j.Limits.MaxPages
 }
 
-var envRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// Caps and minimums of job-file values (README "Job file"). Integers that
+// reach a database integer column are capped at MaxInt32 so none wraps.
+const (
+	MaxNameBytes    = 1000 // name, key_env, prefixes, ids
+	MaxKeywordBytes = 500  // keyword, hashtag, top and reels searches
+	MaxWorkers      = 256
+	MaxRetriesCap   = 1000
+	MaxRate         = 1e6
+	MaxBurst        = 1_000_000
+	// MinTimeout bounds api.timeout and api.retry_after_cap from below;
+	// MinRetryBackoff bounds api.retry_initial and api.retry_max; a lease
+	// lasts at least max(api.timeout, MinLeaseTimeout).
+	MinTimeout      = time.Second
+	MinRetryBackoff = time.Millisecond
+	MinLeaseTimeout = time.Second
+)
+
+var keyEnvRe = regexp.MustCompile(`^CRAWLER_[A-Z0-9_]+$`)
 
 func (j *Job) validate() JobErrors {
 	var errs JobErrors
@@ -409,41 +527,70 @@ func (j *Job) validate() JobErrors {
 	}
 	if strings.TrimSpace(j.Name) == "" {
 		add("name", "is required: a name for the job")
+	} else if len(j.Name) > MaxNameBytes {
+		add("name", "is %d bytes long; at most %d", len(j.Name), MaxNameBytes)
 	}
-	if j.API.BaseURL == "" {
-		add("api.base_url", "is required: the service address including /api")
-	} else if !strings.HasPrefix(j.API.BaseURL, "http://") && !strings.HasPrefix(j.API.BaseURL, "https://") {
-		add("api.base_url", "%q must start with http:// or https://", j.API.BaseURL)
+	urlKey := "api.base_url"
+	if j.baseURLFlag {
+		urlKey = "--base-url"
 	}
-	if !envRe.MatchString(j.API.KeyEnv) {
-		add("api.key_env", "%q is not an environment variable name", j.API.KeyEnv)
+	if err := sources.CheckBaseURL(j.API.BaseURL, j.AllowInsecureHTTP); err != nil {
+		add(urlKey, "%v", err)
+	}
+	if !keyEnvRe.MatchString(j.API.KeyEnv) || len(j.API.KeyEnv) > MaxNameBytes {
+		add("api.key_env", "%s is not a variable of the CRAWLER_ namespace (CRAWLER_ then A-Z, 0-9, _; e.g. CRAWLER_API_KEY): a job file may not name another variable",
+			quoteShort(j.API.KeyEnv))
 	}
 	for key, p := range map[string]string{"api.prefixes.shortvideo": j.API.Prefixes.ShortVideo, "api.prefixes.photosocial": j.API.Prefixes.PhotoSocial} {
 		if !strings.HasPrefix(p, "/") {
-			add(key, "%q must start with /", p)
+			add(key, "%s must start with /", quoteShort(p))
+		} else if len(p) > MaxNameBytes {
+			add(key, "is %d bytes long; at most %d", len(p), MaxNameBytes)
 		}
 	}
-	if j.API.Rate < 0 {
-		add("api.rate", "must not be negative")
+	intRange := func(key string, v, lo, hi int64, hint string) {
+		if v < lo || v > hi {
+			add(key, "must be between %d and %d, got %d%s", lo, hi, v, hint)
+		}
 	}
-	if j.API.Burst < 0 {
-		add("api.burst", "must not be negative")
+	intRange("api.max_retries", int64(j.API.MaxRetries), 0, MaxRetriesCap, " (0: no retries)")
+	if j.API.Rate < 0 || j.API.Rate > MaxRate {
+		add("api.rate", "must be between 0 and %g requests per second, got %g (0: no ceiling)", MaxRate, j.API.Rate)
 	}
-	if j.Limits.Workers < 1 || j.Limits.Workers > 256 {
-		add("limits.workers", "must be between 1 and 256, got %d", j.Limits.Workers)
+	if j.has("api.burst") {
+		intRange("api.burst", int64(j.API.Burst), 1, MaxBurst, "")
 	}
-	if j.Limits.MaxPages < 0 {
-		add("limits.max_pages", "must not be negative")
+	minDur := func(key string, d Duration, lo time.Duration) {
+		if time.Duration(d) < lo {
+			add(key, "%s is shorter than the minimum %s", time.Duration(d), lo)
+		}
 	}
+	minDur("api.timeout", j.API.Timeout, MinTimeout)
+	minDur("api.retry_initial", j.API.RetryInitial, MinRetryBackoff)
+	minDur("api.retry_max", j.API.RetryMax, MinRetryBackoff)
+	if j.API.RetryMax < j.API.RetryInitial && j.API.RetryInitial >= Duration(MinRetryBackoff) {
+		add("api.retry_max", "%s is shorter than api.retry_initial (%s)", time.Duration(j.API.RetryMax), time.Duration(j.API.RetryInitial))
+	}
+	minDur("api.retry_after_cap", j.API.RetryAfterCap, MinTimeout)
+	minDur("api.outage_window", j.API.OutageWindow, MinTimeout)
+	if minLease := max(time.Duration(j.API.Timeout), MinLeaseTimeout); time.Duration(j.Limits.LeaseTimeout) < minLease {
+		if j.has("limits.lease_timeout") {
+			add("limits.lease_timeout", "%s is shorter than api.timeout (%s): a lease must outlast a request; set at least %s",
+				time.Duration(j.Limits.LeaseTimeout), time.Duration(j.API.Timeout), minLease)
+		} else {
+			add("api.timeout", "%s is longer than limits.lease_timeout (default %s): a lease must outlast a request; set limits.lease_timeout to at least %s",
+				time.Duration(j.API.Timeout), time.Duration(j.Limits.LeaseTimeout), minLease)
+		}
+	}
+	intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, "")
+	intRange("limits.max_pages", int64(j.Limits.MaxPages), 1, math.MaxInt32, " (a list's page limit; omit the key for the default)")
+	intRange("limits.max_depth", int64(j.Limits.MaxDepth), 0, math.MaxInt32, " (0: the seeds and their own lists only)")
 	if j.Limits.MaxCredits != nil && *j.Limits.MaxCredits < 0 {
-		add("limits.max_credits", "must not be negative")
-	}
-	if j.Limits.MaxDepth < 0 {
-		add("limits.max_depth", "must not be negative")
+		add("limits.max_credits", "must not be negative, got %d", *j.Limits.MaxCredits)
 	}
 	for name, e := range j.Expand.edges() {
-		if *e != nil && (*e).MaxPages < 0 {
-			add("expand."+name+".max_pages", "must not be negative")
+		if *e != nil && j.has("expand."+name+".max_pages") { // else limits.max_pages, checked above
+			intRange("expand."+name+".max_pages", int64((*e).MaxPages), 1, math.MaxInt32, " (omit the key for limits.max_pages)")
 		}
 	}
 	errs = append(errs, j.Seeds.validate()...)

@@ -1,10 +1,25 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 func TestParseJobDefaults(t *testing.T) {
@@ -37,7 +52,7 @@ func TestEverySeedKindBecomesATask(t *testing.T) {
 	t.Parallel()
 	job, err := ParseJob("j.yaml", []byte(`
 name: all
-api: {base_url: http://h/api}
+api: {base_url: https://h/api}
 expand: {comments: {max_pages: 4}}
 seeds:
   shortvideo:
@@ -79,55 +94,474 @@ seeds:
 	}
 }
 
+// jobHead is lines 1-3 of the job files of the error tests.
+const jobHead = "name: x\napi:\n  base_url: http://127.0.0.1:9/api\n"
+
+const oneSeed = "seeds: {shortvideo: {profiles: [a]}}\n"
+
+// Every rejection names file, line and full dotted key, and says why in the
+// job's words; several come out sorted by line.
 func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 	t.Parallel()
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
 	cases := []struct {
-		name, text string
-		want       []string // substrings of the error
+		name, text, want string
 	}{
-		{"unknown key", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workerz: 3\nseeds: {shortvideo: {profiles: [a]}}\n",
-			[]string{"j.yaml:5", "workerz", "unknown key"}},
-		{"missing name", "api:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    profiles: [a]\n",
-			[]string{"j.yaml:1", "name: is required"}},
-		{"wrong type", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workers: many\nseeds: {shortvideo: {profiles: [a]}}\n",
-			[]string{"j.yaml:5", `"many"`, "an integer"}},
-		{"no seeds", "name: x\napi:\n  base_url: http://h/api\nseeds: {}\n",
-			[]string{"j.yaml:4", "seeds: no seeds"}},
-		{"bad handle", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    profiles:\n      - ok\n      - \"bad handle!\"\n",
-			[]string{"j.yaml:8", "seeds.shortvideo.profiles[1]", "not a handle"}},
-		{"bad duration", "name: x\napi:\n  base_url: http://h/api\n  timeout: soon\nseeds: {shortvideo: {profiles: [a]}}\n",
-			[]string{"j.yaml:4", "duration"}},
-		{"not yaml", "name: [x\n", []string{"j.yaml:"}},
-		{"empty", "", []string{"j.yaml:1", "empty"}},
-		{"bad keyword enum", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, sort_by: newest}\n",
-			[]string{"j.yaml:7", "seeds.shortvideo.keyword_searches[0]", "sort_by"}},
-		{"unknown keyword option", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, color: red}\n",
-			[]string{"j.yaml:7", "color", "unknown key"}},
-		{"bad highlight", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  photosocial:\n    highlights: [\"highlight:12a\"]\n",
-			[]string{"j.yaml:6", "seeds.photosocial.highlights[0]", "not a highlight id"}},
-		{"bad post url", "name: x\napi:\n  base_url: http://h/api\nseeds:\n  photosocial:\n    posts: [\"/p/abc\"]\n",
-			[]string{"j.yaml:6", "seeds.photosocial.posts[0]", "URL"}},
-		{"unknown edge", "name: x\napi:\n  base_url: http://h/api\nexpand:\n  friends: {}\nseeds: {shortvideo: {profiles: [a]}}\n",
-			[]string{"j.yaml:5", "friends", "unknown key"}},
-		{"workers out of range", "name: x\napi:\n  base_url: http://h/api\nlimits:\n  workers: 0\n  max_pages: -1\nseeds: {shortvideo: {profiles: [a]}}\n",
-			[]string{"limits.max_pages: must not be negative", "j.yaml:6"}},
+		// Unknown keys at any depth, with a hint.
+		{"unknown key", jobHead + "limits:\n  workerz: 3\n" + oneSeed,
+			"j.yaml:5: limits.workerz: unknown key (did you mean workers?)"},
+		{"unknown top key", jobHead + oneSeed + "speed: 3\n", "j.yaml:5: speed: unknown key"},
+		{"unknown deep key", jobHead + "seeds:\n  shortvideo:\n    profilez: [a]\n",
+			"j.yaml:6: seeds.shortvideo.profilez: unknown key (did you mean profiles?)"},
+		{"unknown edge", jobHead + "expand:\n  friends: {}\n" + oneSeed, "j.yaml:5: expand.friends: unknown key"},
+		{"unknown edge option", jobHead + "expand:\n  followers: {max_page: 3}\n" + oneSeed,
+			"j.yaml:5: expand.followers.max_page: unknown key (did you mean max_pages?)"},
+		{"unknown keyword option", jobHead + "seeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, color: red}\n",
+			"j.yaml:7: seeds.shortvideo.keyword_searches[0].color: unknown key"},
+		{"duplicate key", jobHead + "limits:\n  workers: 2\n  workers: 3\n" + oneSeed,
+			"j.yaml:6: limits.workers: duplicate key (first at line 5)"},
+		// Wrong types anywhere, lists and keyword forms included.
+		{"wrong type", jobHead + "limits:\n  workers: four\n" + oneSeed, `j.yaml:5: limits.workers: expected an integer, got "four"`},
+		{"wrong type in list", jobHead + "seeds:\n  shortvideo:\n    profiles: [a, b, {x: 1}]\n",
+			"j.yaml:6: seeds.shortvideo.profiles[2]: expected a string, got a mapping"},
+		{"mapping for list", jobHead + "seeds:\n  photosocial:\n    posts: {a: 1}\n",
+			"j.yaml:6: seeds.photosocial.posts: expected a list, got a mapping"},
+		{"scalar for mapping", jobHead + "limits: 3\n" + oneSeed, "j.yaml:4: limits: expected a mapping, got 3"},
+		{"no value", jobHead + "limits:\n  workers:\n" + oneSeed, "j.yaml:5: limits.workers: expected an integer, got no value"},
+		{"float for integer", jobHead + "limits:\n  max_pages: 2.5\n" + oneSeed, "j.yaml:5: limits.max_pages: expected an integer, got 2.5"},
+		{"bool", jobHead + "seeds:\n  shortvideo:\n    trending_feed: 1\n", "j.yaml:6: seeds.shortvideo.trending_feed: expected true or false, got 1"},
+		{"keyword form", jobHead + "seeds:\n  shortvideo:\n    keyword_searches: [[a]]\n",
+			"j.yaml:6: seeds.shortvideo.keyword_searches[0]: expected a keyword, or a mapping with query and options, got a list"},
+		{"keyword option type", jobHead + "seeds:\n  shortvideo:\n    keyword_searches:\n      - {query: c, trim: maybe}\n",
+			`j.yaml:7: seeds.shortvideo.keyword_searches[0].trim: expected true or false, got "maybe"`},
+		{"bad keyword enum", jobHead + "seeds:\n  shortvideo:\n    keyword_searches:\n      - {query: cats, sort_by: newest}\n",
+			"j.yaml:7: seeds.shortvideo.keyword_searches[0]: /shortvideo/search/keyword: bad_request: parameter sort_by must be one of relevance|most-liked|date-posted"},
+		{"keyword both forms", jobHead + "seeds:\n  shortvideo:\n    keyword_searches:\n      - {keyword: a, query: b}\n",
+			"j.yaml:7: seeds.shortvideo.keyword_searches[0]: /shortvideo/search/keyword: bad_request: parameter keyword and query are both set; use one form"},
+		{"bad duration", jobHead + "  timeout: soon\n" + oneSeed, `j.yaml:4: api.timeout: "soon" is not a duration like 30s or 2m`},
+		{"duration without unit", jobHead + "  timeout: 30\n" + oneSeed, "j.yaml:4: api.timeout: 30 is not a duration like 30s or 2m"},
+		{"sorted by line", jobHead + "  rate: many\nlimits:\n  workerz: 1\nseeds:\n  shortvideo:\n    profiles: [[a]]\n  photosocial: []\n",
+			"j.yaml:4: api.rate: expected a number, got \"many\"\n" +
+				"j.yaml:6: limits.workerz: unknown key (did you mean workers?)\n" +
+				"j.yaml:9: seeds.shortvideo.profiles[0]: expected a string, got a list\n" +
+				"j.yaml:10: seeds.photosocial: expected a mapping, got a list"},
+		// Semantic checks, located the same way.
+		{"missing name", "api:\n  base_url: http://127.0.0.1:9/api\n" + oneSeed, "j.yaml:1: name: is required: a name for the job"},
+		{"no seeds", jobHead + "seeds: {}\n", "j.yaml:4: seeds: no seeds: list at least one, e.g. seeds.shortvideo.profiles"},
+		{"bad handle", jobHead + "seeds:\n  shortvideo:\n    profiles:\n      - ok\n      - \"bad handle!\"\n",
+			`j.yaml:8: seeds.shortvideo.profiles[1]: "bad handle!" is not a handle (letters, digits, . and _, optionally after @)`},
+		{"bad highlight", jobHead + "seeds:\n  photosocial:\n    highlights: [\"highlight:12a\"]\n",
+			`j.yaml:6: seeds.photosocial.highlights[0]: "highlight:12a" is not a highlight id (digits, optionally after highlight:)`},
+		{"bad post url", jobHead + "seeds:\n  photosocial:\n    posts: [\"/p/abc\"]\n",
+			`j.yaml:6: seeds.photosocial.posts[0]: "/p/abc" is not an absolute http(s) post or reel URL`},
+		{"not yaml", "name: [x\n", "j.yaml:1: not valid YAML: did not find expected ',' or ']'"},
+		{"empty", "", "j.yaml:1: the job file is empty"},
+		{"not a mapping", "- a\n", "j.yaml:1: a job file is a mapping of keys (name, api, limits, seeds, expand), got a list"},
+		// What the database or the upstream would refuse.
+		{"NUL in keyword", jobHead + "seeds:\n  shortvideo:\n    hashtag_searches: [\"a\\0b\"]\n",
+			`j.yaml:6: seeds.shortvideo.hashtag_searches[0]: "a\x00b" contains the control character U+0000 at byte 1`},
+		{"raw control character", jobHead + "seeds:\n  photosocial:\n    reels_searches: [\"surf\x01\"]\n",
+			"j.yaml:6: seeds.photosocial.reels_searches[0]: contains the control character U+0001"},
+		{"invalid UTF-8", jobHead + "seeds:\n  shortvideo:\n    top_searches:\n      - caf\xe9\n",
+			"j.yaml:7: seeds.shortvideo.top_searches[0]: is not valid UTF-8 (byte 0xe9)"},
+		{"long keyword", jobHead + "seeds:\n  shortvideo:\n    keyword_searches: [" + long("k", 501) + "]\n",
+			"j.yaml:6: seeds.shortvideo.keyword_searches[0]: is 501 bytes long; a search is at most 500"},
+		{"long hashtag", jobHead + "seeds:\n  shortvideo:\n    hashtag_searches: [" + long("é", 300) + "]\n",
+			`j.yaml:6: seeds.shortvideo.hashtag_searches[0]: "` + long("é", 30) + `…" is 600 bytes long; a search is at most 500`},
+		{"long handle", jobHead + "seeds:\n  photosocial:\n    profiles: [\"@" + long("h", 65) + "\"]\n",
+			`j.yaml:6: seeds.photosocial.profiles[0]: "@` + long("h", 59) + `…" is 65 bytes long; a handle is at most 64`},
+		{"long name", "name: " + long("n", 1001) + "\napi: {base_url: http://127.0.0.1:9/api}\n" + oneSeed, "j.yaml:1: name: is 1001 bytes long; at most 1000"},
+		{"long url", jobHead + "seeds:\n  photosocial:\n    posts: [\"https://x.example/p/" + long("c", 2100) + "/\"]\n",
+			"j.yaml:6: seeds.photosocial.posts[0]: is 2121 bytes long; strings are at most 2048 bytes"},
+		{"NaN rate", jobHead + "  rate: .nan\n" + oneSeed, "j.yaml:4: api.rate: must be a finite number, got .nan"},
+		{"Inf rate", jobHead + "  rate: -.inf\n" + oneSeed, "j.yaml:4: api.rate: must be a finite number, got -.inf"},
+		{"wrapping max_pages", jobHead + "limits:\n  max_pages: 4294967296\n" + oneSeed,
+			"j.yaml:5: limits.max_pages: must be between 1 and 2147483647, got 4294967296 (a list's page limit; omit the key for the default)"},
+		{"beyond 64 bits", jobHead + "limits:\n  max_depth: 99999999999999999999\n" + oneSeed,
+			"j.yaml:5: limits.max_depth: 99999999999999999999 is out of range (at most 9223372036854775807)"},
+		{"negative api", jobHead + "  rate: -1\n  max_retries: -1\n" + oneSeed,
+			"j.yaml:4: api.rate: must be between 0 and 1e+06 requests per second, got -1 (0: no ceiling)\n" +
+				"j.yaml:5: api.max_retries: must be between 0 and 1000, got -1 (0: no retries)"},
+		{"negative duration", jobHead + "limits:\n  lease_timeout: -1s\n" + oneSeed, "j.yaml:5: limits.lease_timeout: must not be negative, got -1s"},
+		{"negative limits", jobHead + "limits:\n  max_depth: -1\n  max_credits: -5\n" + oneSeed,
+			"j.yaml:5: limits.max_depth: must be between 0 and 2147483647, got -1 (0: the seeds and their own lists only)\n" +
+				"j.yaml:6: limits.max_credits: must not be negative, got -5"},
+		// Zero means what it says or is rejected.
+		{"zero workers and pages", jobHead + "limits:\n  workers: 0\n  max_pages: 0\n" + oneSeed,
+			"j.yaml:5: limits.workers: must be between 1 and 256, got 0\n" +
+				"j.yaml:6: limits.max_pages: must be between 1 and 2147483647, got 0 (a list's page limit; omit the key for the default)"},
+		{"zero edge pages", jobHead + "expand:\n  followers: {max_pages: 0}\n" + oneSeed,
+			"j.yaml:5: expand.followers.max_pages: must be between 1 and 2147483647, got 0 (omit the key for limits.max_pages)"},
+		{"zero burst", jobHead + "  rate: 5\n  burst: 0\n" + oneSeed, "j.yaml:5: api.burst: must be between 1 and 1000000, got 0"},
+		// Durations have minimums; a lease outlasts a request.
+		{"lease shorter than a request", jobHead + "limits:\n  lease_timeout: 1ms\n" + oneSeed,
+			"j.yaml:5: limits.lease_timeout: 1ms is shorter than api.timeout (1m0s): a lease must outlast a request; set at least 1m0s"},
+		{"timeout past the default lease", jobHead + "  timeout: 5m\n" + oneSeed,
+			"j.yaml:4: api.timeout: 5m0s is longer than limits.lease_timeout (default 2m0s): a lease must outlast a request; set limits.lease_timeout to at least 5m0s"},
+		{"duration minimums", jobHead + "  timeout: 500ms\n  retry_initial: 0s\n  retry_after_cap: 10ms\n" + oneSeed,
+			"j.yaml:4: api.timeout: 500ms is shorter than the minimum 1s\n" +
+				"j.yaml:5: api.retry_initial: 0s is shorter than the minimum 1ms\n" +
+				"j.yaml:6: api.retry_after_cap: 10ms is shorter than the minimum 1s"},
+		{"retry_max below retry_initial", jobHead + "  retry_initial: 2s\n  retry_max: 1s\n" + oneSeed,
+			"j.yaml:5: api.retry_max: 1s is shorter than api.retry_initial (2s)"},
+		// Secrets: the key's variable and where it may go.
+		{"key_env outside the namespace", "name: x\napi:\n  base_url: https://elsewhere.example/api\n  key_env: PGPASSWORD\n" + oneSeed,
+			`j.yaml:4: api.key_env: "PGPASSWORD" is not a variable of the CRAWLER_ namespace (CRAWLER_ then A-Z, 0-9, _; e.g. CRAWLER_API_KEY): a job file may not name another variable`},
+		{"empty key_env", jobHead + "  key_env: \"\"\n" + oneSeed,
+			`j.yaml:4: api.key_env: "" is not a variable of the CRAWLER_ namespace (CRAWLER_ then A-Z, 0-9, _; e.g. CRAWLER_API_KEY): a job file may not name another variable`},
+		{"plain http elsewhere", "name: x\napi:\n  base_url: http://api.example.com/api\n" + oneSeed,
+			`j.yaml:3: api.base_url: "http://api.example.com/api" would send the API key over plain http to a host that is not loopback: use https (plain http goes only to 127.0.0.0/8, ::1 and localhost, unless the operator passes crawler run --allow-insecure-http)`},
+		{"not http", "name: x\napi:\n  base_url: ftp://host/x?token=hunter2\n" + oneSeed,
+			`j.yaml:3: api.base_url: "ftp://host/x" must be an absolute http(s) URL with a host, e.g. https://api.example.com/api`},
+		{"no base_url", "name: x\n" + oneSeed, "j.yaml:1: api.base_url: is required: the service address including /api"},
+		{"empty prefix", jobHead + "  prefixes: {shortvideo: \"\"}\n" + oneSeed, `j.yaml:4: api.prefixes.shortvideo: "" must start with /`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := ParseJob("j.yaml", []byte(tc.text))
-			if err == nil {
-				t.Fatal("no error")
-			}
 			var errs JobErrors
 			if !errors.As(err, &errs) {
-				t.Fatalf("error %T is not JobErrors", err)
+				t.Fatalf("error %T %v is not JobErrors", err, err)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
+			if err.Error() != tc.want {
+				t.Errorf("error\n%s\nwant\n%s", err, tc.want)
 			}
 		})
+	}
+}
+
+// Credentials in base_url never appear in a message, whatever the URL's
+// shape, from the job's validation or the client's.
+func TestBaseURLCredentialsNeverEchoed(t *testing.T) {
+	t.Parallel()
+	const cred = "must not carry credentials (user:password@): the key is read from api.key_env and sent in x-api-key"
+	for _, u := range []string{
+		"user:hunter2@host/api", "//user:hunter2@/x", "http://user:hunter2@", "http://user:hunter2@host:port/",
+		"https://user:hunter2@api.example.com/api", "https://hunter2@api.example.com/api", "hunter2@host", "http://[::1:hunter2@/",
+	} {
+		_, err := ParseJob("j.yaml", []byte("name: x\napi:\n  base_url: \""+u+"\"\n"+oneSeed))
+		if err == nil || err.Error() != "j.yaml:3: api.base_url: "+cred {
+			t.Errorf("%s: %v", u, err)
+		}
+		_, err = sources.New(sources.Config{BaseURL: u, APIKey: "k"})
+		if err == nil || err.Error() != "sources: base_url: "+cred {
+			t.Errorf("client %s: %v", u, err)
+		}
+	}
+	// Shapes without an @: whatever is shown is redacted to scheme, host and path.
+	for u, want := range map[string]string{
+		"api.example.com/api?key=hunter2":   "(a value that is not an absolute URL, not shown) must be an absolute http(s) URL with a host, e.g. https://api.example.com/api",
+		"https://:hunter2/x":                "(a value that is not an absolute URL, not shown) must be an absolute http(s) URL with a host, e.g. https://api.example.com/api",
+		"http://example.com/api#k=hunter2":  `"http://example.com/api" would send the API key over plain http to a host that is not loopback: use https (plain http goes only to 127.0.0.0/8, ::1 and localhost, unless the operator passes crawler run --allow-insecure-http)`,
+		"gopher://example.com/?tok=hunter2": `"gopher://example.com/" must be an absolute http(s) URL with a host, e.g. https://api.example.com/api`,
+	} {
+		_, err := ParseJob("j.yaml", []byte("name: x\napi:\n  base_url: \""+u+"\"\n"+oneSeed))
+		if err == nil || err.Error() != "j.yaml:3: api.base_url: "+want {
+			t.Errorf("%s: %v", u, err)
+		}
+		if _, err := sources.New(sources.Config{BaseURL: u, APIKey: "k"}); err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("client %s: %v", u, err)
+		}
+	}
+}
+
+// Plain http carries the key only to loopback hosts, unless the operator
+// allows it; --base-url is checked the same way, as a flag.
+func TestPlainHTTPOnlyToLoopback(t *testing.T) {
+	t.Parallel()
+	job := func(base string) []byte { return []byte("name: x\napi:\n  base_url: " + base + "\n" + oneSeed) }
+	for _, base := range []string{"http://127.0.0.1:9/api", "http://127.9.9.9/api", "http://localhost:8/api", "http://[::1]:8/api", "https://api.example.com/api"} {
+		j, err := ParseJob("j.yaml", job(base))
+		if err != nil {
+			t.Errorf("%s: %v", base, err)
+			continue
+		}
+		if _, err := sources.New(ClientConfig(j, "k", nil)); err != nil {
+			t.Errorf("client %s: %v", base, err)
+		}
+	}
+	insecure := "http://10.0.0.8/api"
+	if _, err := ParseJob("j.yaml", job(insecure)); err == nil {
+		t.Error("plain http to 10.0.0.8 accepted")
+	}
+	if _, err := sources.New(sources.Config{BaseURL: insecure, APIKey: "k"}); err == nil {
+		t.Error("client: plain http to 10.0.0.8 accepted")
+	}
+	j, err := ParseJobWith("j.yaml", job(insecure), LoadOptions{AllowInsecureHTTP: true})
+	if err != nil {
+		t.Fatalf("allowed by the operator: %v", err)
+	}
+	if _, err := sources.New(ClientConfig(j, "k", nil)); err != nil {
+		t.Errorf("client, allowed by the operator: %v", err)
+	}
+	// The override is what is checked, named as the flag.
+	_, err = ParseJobWith("j.yaml", job("https://api.example.com/api"), LoadOptions{BaseURL: "http://example.com/api"})
+	want := `--base-url: "http://example.com/api" would send the API key over plain http to a host that is not loopback: use https (plain http goes only to 127.0.0.0/8, ::1 and localhost, unless the operator passes crawler run --allow-insecure-http)`
+	if err == nil || err.Error() != want {
+		t.Errorf("override: %v", err)
+	}
+	if j, err := ParseJobWith("j.yaml", job("https://api.example.com/api"), LoadOptions{BaseURL: "http://127.0.0.1:7/api"}); err != nil || j.API.BaseURL != "http://127.0.0.1:7/api" {
+		t.Errorf("loopback override: %v", err)
+	}
+	// A job file cannot allow it.
+	if _, err := ParseJob("j.yaml", []byte(jobHead+"  allowinsecurehttp: true\n"+oneSeed)); err == nil ||
+		err.Error() != "j.yaml:4: api.allowinsecurehttp: unknown key" {
+		t.Errorf("job file setting the flag: %v", err)
+	}
+	if _, err := ParseJob("j.yaml", []byte(jobHead+"allowinsecurehttp: true\n"+oneSeed)); err == nil ||
+		err.Error() != "j.yaml:4: allowinsecurehttp: unknown key" {
+		t.Errorf("job file setting the flag: %v", err)
+	}
+}
+
+// Zero means what it says: no retries, seeds only; absent keys take the
+// defaults.
+func TestJobZeroMeansZero(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	job, err := ParseJob("j.yaml", []byte("name: x\napi:\n  base_url: "+srv.URL+"/api\n  max_retries: 0\n  retry_initial: 1ms\n  retry_max: 1ms\nlimits:\n  max_depth: 0\n"+oneSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Limits.MaxDepth != 0 || job.API.MaxRetries != 0 {
+		t.Errorf("explicit zeros became max_depth %d, max_retries %d", job.Limits.MaxDepth, job.API.MaxRetries)
+	}
+	cfg := ClientConfig(job, "k", nil)
+	if cfg.MaxRetries != -1 {
+		t.Errorf("ClientConfig.MaxRetries = %d, want -1 (none)", cfg.MaxRetries)
+	}
+	c, err := sources.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SVProfile(context.Background(), "a"); err == nil {
+		t.Fatal("a 503 succeeded")
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("max_retries: 0 made %d requests, want 1", n)
+	}
+
+	job, err = ParseJob("j.yaml", []byte(jobHead+oneSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Limits.MaxDepth != MaxDepthDefault || job.API.MaxRetries != sources.MaxRetriesDefault || ClientConfig(job, "k", nil).MaxRetries != sources.MaxRetriesDefault ||
+		time.Duration(job.API.Timeout) != sources.TimeoutDefault || time.Duration(job.Limits.LeaseTimeout) != LeaseTimeoutDefault {
+		t.Errorf("absent keys: max_depth %d, max_retries %d, timeout %v, lease %v", job.Limits.MaxDepth, job.API.MaxRetries, job.API.Timeout, job.Limits.LeaseTimeout)
+	}
+}
+
+// A job file above the cap is refused from its size, before it is read:
+// a 50 MB file costs no memory, and a stream (a device, a pipe) is read
+// only up to the cap.
+func TestJobFileSizeCap(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(50 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = LoadJob(big)
+	runtime.ReadMemStats(&after)
+	if err == nil || err.Error() != big+": the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
+		t.Errorf("50 MB file: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("refusing a 50 MB file allocated %d bytes", alloc)
+	}
+	runtime.ReadMemStats(&before)
+	_, err = LoadJob("/dev/zero")
+	runtime.ReadMemStats(&after)
+	if err == nil || err.Error() != "/dev/zero: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
+		t.Errorf("endless stream: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("refusing an endless stream allocated %d bytes", alloc)
+	}
+	// At the cap, the file is parsed.
+	seeds := "name: x\napi: {base_url: http://127.0.0.1:9/api}\nseeds:\n  shortvideo:\n    profiles:\n"
+	text := seeds + strings.Repeat("      - abc\n", (MaxJobFileBytes-len(seeds))/12)
+	text += strings.Repeat("#", MaxJobFileBytes-len(text))
+	job, err := ParseJob("j.yaml", []byte(text))
+	if err != nil || len(job.Seeds.ShortVideo.Profiles) != (MaxJobFileBytes-len(seeds))/12 {
+		t.Errorf("file at the cap: %v", err)
+	}
+	if _, err := ParseJob("j.yaml", []byte(text+"\n")); err == nil || err.Error() != "j.yaml: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
+		t.Errorf("a byte past the cap: %v", err)
+	}
+}
+
+// Refusing a job file costs memory bounded by the caps, measured as the
+// growth of VmHWM in a child process that does nothing else: a 50 MB file
+// is refused from its size (nothing read), an endless stream after 1 MiB,
+// and the worst file under the cap (a value every two bytes) after
+// MaxJobValues values.
+func TestJobFileMemory(t *testing.T) {
+	if path := os.Getenv("JOBMEM_FILE"); path != "" {
+		before := vmHWMKiB(t)
+		_, err := LoadJob(path)
+		fmt.Printf("growth-kib %d\nerror %v\n", vmHWMKiB(t)-before, err)
+		return
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if f, err := os.Create(big); err != nil {
+		t.Fatal(err)
+	} else if err := errors.Join(f.Truncate(50<<20), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	values := filepath.Join(dir, "values.yaml")
+	if err := os.WriteFile(values, []byte(jobHead+"seeds: {shortvideo: {profiles: ["+strings.Repeat("a,", 199_000)+"]}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, err string
+		maxKiB    int64
+	}{
+		{big, big + ": the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)", 4 << 10 * raceFactor},
+		{"/dev/zero", "/dev/zero: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)", 8 << 10 * raceFactor},
+		{values, values + ":4: seeds.shortvideo.profiles[99993]: the file holds more than 100000 values (aliases expanded); job files are capped there", 80 << 10 * raceFactor},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestJobFileMemory$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "JOBMEM_FILE="+tc.path)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tc.path, err, out)
+		}
+		var growth int64
+		var msg string
+		for _, line := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(line, "growth-kib "); ok {
+				growth, _ = strconv.ParseInt(v, 10, 64)
+			} else if v, ok := strings.CutPrefix(line, "error "); ok {
+				msg = v
+			}
+		}
+		if msg != tc.err {
+			t.Errorf("%s: error %q, want %q", tc.path, msg, tc.err)
+		}
+		if growth > tc.maxKiB {
+			t.Errorf("%s: peak RSS grew by %d KiB, want at most %d", tc.path, growth, tc.maxKiB)
+		}
+		t.Logf("%s: peak RSS grew by %d KiB", filepath.Base(tc.path), growth)
+	}
+}
+
+func vmHWMKiB(t *testing.T) int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// YAML aliases are followed (a job may reuse a value) but cannot blow up:
+// nested merges that expand to a billion values are refused after
+// MaxJobValues, fast; an alias inside its own anchor is named.
+func TestJobAliasesAreBounded(t *testing.T) {
+	t.Parallel()
+	job, err := ParseJob("j.yaml", []byte(jobHead+"expand:\n  followers: &edge {max_pages: 3}\n  following: {<<: *edge}\nseeds:\n  shortvideo:\n    profiles: &p [a, b]\n    live: *p\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Expand.Following == nil || job.Expand.Following.MaxPages != 3 || len(job.Seeds.ShortVideo.Live) != 2 {
+		t.Errorf("aliases: following %+v, live %v", job.Expand.Following, job.Seeds.ShortVideo.Live)
+	}
+
+	var b strings.Builder
+	b.WriteString(jobHead + "x0: &m0 {workers: 1}\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "x%d: &m%d {<<: [*m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d, *m%d]}\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	b.WriteString("limits: {<<: [*m9, *m9, *m9, *m9, *m9, *m9, *m9, *m9, *m9, *m9]}\n" + oneSeed)
+	start := time.Now()
+	_, err = ParseJob("j.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), ": limits: the file holds more than 100000 values (aliases expanded); job files are capped there") {
+		t.Errorf("billion laughs: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("billion laughs took %v", d)
+	}
+
+	// Values are bounded before yaml builds its tree, too.
+	_, err = ParseJob("j.yaml", []byte(jobHead+"seeds: {shortvideo: {profiles: ["+strings.Repeat("a,", 250_000)+"]}}\n"))
+	if err == nil || err.Error() != "j.yaml: the file holds more than 100000 values; job files are capped there" {
+		t.Errorf("250k values: %v", err)
+	}
+
+	_, err = ParseJob("j.yaml", []byte(jobHead+"seeds:\n  shortvideo:\n    profiles: &p [a, *p]\n"))
+	if err == nil || err.Error() != "j.yaml:6: seeds.shortvideo.profiles[1]: alias *p refers to a value that contains it" {
+		t.Errorf("self-reference: %v", err)
+	}
+}
+
+// A field added to a job struct is decoded and checked (unknown keys, wrong
+// types, presence) without code of its own.
+func TestJobDecoderIsGeneric(t *testing.T) {
+	t.Parallel()
+	type extra struct {
+		Window  Duration          `yaml:"outage_window"`
+		MaxBody *int64            `yaml:"max_body_bytes"`
+		Tags    map[string]string `yaml:"tags"`
+		Inner   struct {
+			Depth int32 `yaml:"depth"`
+		} `yaml:"inner"`
+	}
+	decode := func(text string) (extra, *jobDecoder) {
+		var root yaml.Node
+		if err := yaml.Unmarshal([]byte(text), &root); err != nil {
+			t.Fatal(err)
+		}
+		var v extra
+		d := newJobDecoder("e.yaml")
+		d.decode(root.Content[0], reflect.ValueOf(&v).Elem(), "api", 0)
+		d.errs.sort()
+		return v, d
+	}
+	v, d := decode("outage_window: 2m\nmax_body_bytes: 0\ntags: {a: b}\ninner: {depth: 7}\n")
+	if len(d.errs) != 0 || time.Duration(v.Window) != 2*time.Minute || v.MaxBody == nil || *v.MaxBody != 0 || v.Tags["a"] != "b" || v.Inner.Depth != 7 ||
+		!d.present["api.max_body_bytes"] || d.present["api.nothing"] {
+		t.Errorf("decoded %+v, errors %v, present %v", v, d.errs, d.present)
+	}
+	_, d = decode("outage_window: [1]\nmax_body_bytes: x\ntags: {a: [b]}\ninner: {depth: 2147483648, deep: 1}\noutage_windows: 1s\n")
+	want := "e.yaml:1: api.outage_window: expected a duration like 30s or 2m, got a list\n" +
+		"e.yaml:2: api.max_body_bytes: expected an integer, got \"x\"\n" +
+		"e.yaml:3: api.tags.a: expected a string, got a list\n" +
+		"e.yaml:4: api.inner.deep: unknown key\n" +
+		"e.yaml:4: api.inner.depth: 2147483648 is out of range (at most 2147483647)\n" +
+		"e.yaml:5: api.outage_windows: unknown key (did you mean outage_window?)"
+	if d.errs.Error() != want {
+		t.Errorf("errors\n%v\nwant\n%s", d.errs, want)
+	}
+}
+
+// The example job in the repository parses.
+func TestExampleJobParses(t *testing.T) {
+	t.Parallel()
+	if _, err := LoadJob("../jobs.example.yaml"); err != nil {
+		t.Fatal(err)
 	}
 }

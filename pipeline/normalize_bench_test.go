@@ -40,7 +40,7 @@ func BenchmarkNormalizeFollowersPage(b *testing.B) {
 	if rec.Code != http.StatusOK {
 		b.Fatalf("sandbox: %d", rec.Code)
 	}
-	job, err := ParseJob("bench.yaml", []byte("name: bench\napi: {base_url: http://upstream.invalid/api}\n"+
+	job, err := ParseJob("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\n"+
 		"seeds: {shortvideo: {profiles: [bench]}}\nexpand: {followers: {}, follower_profiles: {}}\n"))
 	if err != nil {
 		b.Fatal(err)

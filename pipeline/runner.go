@@ -10,6 +10,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,20 +50,28 @@ type Options struct {
 	ProgressInterval time.Duration
 }
 
-// ClientConfig is the client configuration a job asks for, with key.
+// ClientConfig is the client configuration a job asks for, with key. A
+// parsed job's max_retries is its default or what the file says, so its 0
+// means no retries: sources.Config says that with -1.
 func ClientConfig(job *Job, key sources.Secret, log *slog.Logger) sources.Config {
+	retries := job.API.MaxRetries
+	if retries == 0 {
+		retries = -1
+	}
 	return sources.Config{
 		BaseURL:           job.API.BaseURL,
 		ShortVideoPrefix:  job.API.Prefixes.ShortVideo,
 		PhotoSocialPrefix: job.API.Prefixes.PhotoSocial,
 		APIKey:            key,
 		Timeout:           time.Duration(job.API.Timeout),
-		MaxRetries:        job.API.MaxRetries,
+		MaxRetries:        retries,
 		RetryInitial:      time.Duration(job.API.RetryInitial),
 		RetryMax:          time.Duration(job.API.RetryMax),
 		RetryAfterCap:     time.Duration(job.API.RetryAfterCap),
+		OutageWindow:      time.Duration(job.API.OutageWindow),
 		Rate:              job.API.Rate,
 		Burst:             job.API.Burst,
+		AllowInsecureHTTP: job.AllowInsecureHTTP,
 		Logger:            log,
 	}
 }
@@ -110,10 +119,11 @@ type crawl struct {
 	// run, before the failing task is released, so no other worker can
 	// lease it in between.
 	stop context.CancelCauseFunc
-	// committing counts pages being committed (retried through an outage):
-	// while there are any, this process does not rescue expired leases,
-	// which may be its own.
-	committing atomic.Int64
+	// inflight holds the ids of the tasks this process's workers are
+	// working on. Rescue leaves them alone even when their lease expired:
+	// during a database outage longer than lease_timeout the heartbeat
+	// cannot renew it, and taking the task over would buy its page again.
+	inflight sync.Map // int64 -> struct{}
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -258,11 +268,11 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 			if pending == 0 && leased == 0 {
 				return nil
 			}
-			if pending == 0 && c.committing.Load() == 0 {
+			if pending == 0 {
 				// Every task is leased: some may belong to a dead process.
 				var n int64
 				err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-					n, err = c.frontier.Rescue(ctx, c.runID)
+					n, err = c.frontier.Rescue(ctx, c.runID, c.inflightIDs()...)
 					return err
 				})
 				if err != nil && ctx.Err() == nil {
@@ -276,14 +286,28 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 			c.idle(ctx)
 			continue
 		}
+		c.inflight.Store(t.ID, struct{}{})
 		if ctx.Err() != nil {
-			return c.release(t)
+			err = c.release(t)
+		} else {
+			err = c.process(ctx, log, t)
 		}
-		if err := c.process(ctx, log, t); err != nil {
+		c.inflight.Delete(t.ID)
+		if err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inflightIDs lists the tasks this process is working on.
+func (c *crawl) inflightIDs() []int64 {
+	var ids []int64
+	c.inflight.Range(func(k, _ any) bool {
+		ids = append(ids, k.(int64))
+		return true
+	})
+	return ids
 }
 
 // lease takes a task. The statement itself is not interrupted by a stop (a
@@ -423,8 +447,6 @@ func (c *crawl) page(h handler, t *Task) (*result, error) {
 		return nil, fetchError{err}
 	}
 	c.budget.release(fctx, lc)
-	c.committing.Add(1)
-	defer c.committing.Add(-1)
 	if err := c.commit(fctx, t, res); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
 			return nil, ErrLeaseLost

@@ -12,13 +12,20 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
+// maxHandleBytes caps a handle (after its @).
+const maxHandleBytes = 64
+
 var (
 	handleRe = regexp.MustCompile(`^[A-Za-z0-9._]{1,64}$`)
 	secUIDRe = regexp.MustCompile(`^[A-Za-z0-9_\-.]{8,200}$`)
 	songRe   = regexp.MustCompile(`^[A-Za-z0-9_\-]{1,64}$`)
 )
 
-// validate checks every seed and that there is at least one.
+// validate checks every seed and that there is at least one. Every string
+// in the file already passed checkText (valid UTF-8, no control
+// characters, at most MaxStringBytes); here each kind gets its own shape
+// and cap, so nothing the upstream or the database would refuse reaches
+// them.
 func (s *Seeds) validate() JobErrors {
 	var errs JobErrors
 	n := 0
@@ -29,12 +36,14 @@ func (s *Seeds) validate() JobErrors {
 		for i, v := range list {
 			n++
 			if msg := check(v); msg != "" {
-				add(fmt.Sprintf("%s[%d]", key, i), "%q %s", v, msg)
+				add(fmt.Sprintf("%s[%d]", key, i), "%s %s", quoteShort(v), msg)
 			}
 		}
 	}
 	handle := func(v string) string {
-		if !handleRe.MatchString(sources.NormalizeHandle(v)) {
+		if h := sources.NormalizeHandle(v); len(h) > maxHandleBytes {
+			return fmt.Sprintf("is %d bytes long; a handle is at most %d", len(h), maxHandleBytes)
+		} else if !handleRe.MatchString(h) {
 			return "is not a handle (letters, digits, . and _, optionally after @)"
 		}
 		return ""
@@ -43,9 +52,15 @@ func (s *Seeds) validate() JobErrors {
 		if strings.TrimSpace(v) == "" {
 			return "is empty"
 		}
+		if len(v) > MaxKeywordBytes {
+			return fmt.Sprintf("is %d bytes long; a search is at most %d", len(v), MaxKeywordBytes)
+		}
 		return ""
 	}
 	postURL := func(v string) string {
+		if len(v) > sources.MaxURLBytes {
+			return fmt.Sprintf("is %d bytes long; a URL is at most %d", len(v), sources.MaxURLBytes)
+		}
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return "is not an absolute http(s) post or reel URL"
@@ -56,21 +71,24 @@ func (s *Seeds) validate() JobErrors {
 	each("seeds.shortvideo.profiles", sv.Profiles, handle)
 	each("seeds.shortvideo.sec_uids", sv.SecUIDs, func(v string) string {
 		if !secUIDRe.MatchString(v) {
-			return "is not a secUid"
+			return "is not a secUid (8 to 200 letters, digits, _ - .)"
 		}
 		return ""
 	})
 	for i, k := range sv.KeywordSearches {
 		n++
-		if err := k.Validate(); err != nil {
-			add(fmt.Sprintf("seeds.shortvideo.keyword_searches[%d]", i), "%v", err)
+		key := fmt.Sprintf("seeds.shortvideo.keyword_searches[%d]", i)
+		if len(k.Keyword) > MaxKeywordBytes || len(k.Query) > MaxKeywordBytes {
+			add(key, "is %d bytes long; a search is at most %d", max(len(k.Keyword), len(k.Query)), MaxKeywordBytes)
+		} else if err := k.Validate(); err != nil {
+			add(key, "%v", err)
 		}
 	}
 	each("seeds.shortvideo.hashtag_searches", sv.HashtagSearches, text)
 	each("seeds.shortvideo.top_searches", sv.TopSearches, text)
 	each("seeds.shortvideo.songs", sv.Songs, func(v string) string {
 		if !songRe.MatchString(v) {
-			return "is not a song id"
+			return "is not a song id (1 to 64 letters, digits, _ and -)"
 		}
 		return ""
 	})
@@ -86,6 +104,9 @@ func (s *Seeds) validate() JobErrors {
 	each("seeds.photosocial.transcripts", ps.Transcripts, postURL)
 	each("seeds.photosocial.embeds", ps.Embeds, handle)
 	each("seeds.photosocial.highlights", ps.Highlights, func(v string) string {
+		if len(v) > MaxNameBytes {
+			return fmt.Sprintf("is %d bytes long; an id is at most %d", len(v), MaxNameBytes)
+		}
 		if _, err := sources.HighlightDigits(v); err != nil {
 			return "is not a highlight id (digits, optionally after highlight:)"
 		}

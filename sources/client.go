@@ -54,6 +54,7 @@ type Client struct {
 	base    *url.URL
 	control *rateControl
 	bodies  *bodyBudget
+	gate    *outageGate
 }
 
 // New validates cfg and returns a Client.
@@ -64,7 +65,8 @@ func New(cfg Config) (*Client, error) {
 	}
 	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
 	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
-	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst), bodies: bodies}, nil
+	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst), bodies: bodies,
+		gate: newOutageGate(cfg.OutageWindow, cfg.RetryInitial, cfg.RetryMax, cfg.Logger)}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
@@ -105,8 +107,18 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 	bo.Reset()
 
 	waits := 0 // 429 pauses sat through; they do not count as retries
+	// doubt is a connection-level failure not yet known to be this
+	// request's own (it costs a retry) or part of an outage (it is free).
+	var doubt *streak
 	for attempt, retries := 1, 0; ; attempt++ {
 		body, held, err := c.attempt(ctx, endpoint, full, bo)
+		if doubt != nil {
+			// Decided now: this attempt either got an answer or failed too.
+			if _, own := c.gate.ownFault(doubt); own {
+				retries++
+			}
+			doubt = nil
+		}
 		if err == nil {
 			derr := checkShape(body)
 			if derr == nil {
@@ -135,7 +147,15 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 			}
 			wait = e.Retry // the shared pause attempt has already set
 		case ClassRetry:
-			if retries++; retries > c.cfg.MaxRetries {
+			if e.outage {
+				continue // the gate holds every worker until the upstream answers
+			}
+			if e.doubt != nil {
+				doubt = e.doubt
+			} else {
+				retries++
+			}
+			if retries > c.cfg.MaxRetries {
 				return e
 			}
 			wait = bo.NextBackOff()
@@ -148,6 +168,17 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 		if e.Class == ClassRetry {
 			if err := sleepCtx(ctx, wait); err != nil {
 				return err
+			}
+			if doubt != nil {
+				// Other workers' answers meanwhile may have shown the
+				// upstream up: then the failure was this request's own.
+				if decided, own := c.gate.ownFault(doubt); decided {
+					if doubt = nil; own {
+						if retries++; retries > c.cfg.MaxRetries {
+							return e
+						}
+					}
+				}
 			}
 		}
 	}
@@ -162,13 +193,26 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 // A 2xx body is returned with the bytes of the in-flight budget it holds,
 // which the caller hands on (bodyBudget.keep).
 func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) (body []byte, held int64, err error) {
+	// probe: this attempt is the one request an outage lets through; it
+	// must end in answered or failure, or be abandoned.
+	var probe uint64
 	defer func() {
+		if probe != 0 {
+			c.gate.abandon(probe)
+		}
 		if err != nil && held > 0 {
 			c.bodies.sem.Release(held)
 			held = 0
 		}
 	}()
 	for {
+		if probe == 0 {
+			p, err := c.gate.wait(ctx, endpoint)
+			if err != nil {
+				return nil, 0, err
+			}
+			probe = p
+		}
 		if err := c.control.wait(ctx); err != nil {
 			return nil, 0, err
 		}
@@ -178,11 +222,12 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
 			return nil, 0, err
 		}
-		if !c.control.paused() {
+		if !c.control.paused() && (probe != 0 || !c.gate.isClosed()) {
 			break
 		}
-		// A 429 arrived while BeforeSend ran (a database round trip):
-		// withdraw and wait for the pause like every other worker.
+		// A 429 arrived, or an outage closed the gate, while BeforeSend
+		// ran (a database round trip): withdraw and wait like every
+		// other worker.
 		if c.cfg.AfterResponse != nil {
 			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, Withdrawn: true})
 		}
@@ -197,6 +242,10 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	req.Header.Set("Accept", "application/json")
 	var wrote atomic.Bool
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		// The transport replays a GET on a new connection when a pooled
+		// one turns out closed by the server before answering: the
+		// replay's fate is the request's, so each connection starts unsent.
+		GetConn:      func(string) { wrote.Store(false) },
 		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
 	}))
 	resp, err := c.cfg.HTTPClient.Do(req)
@@ -208,8 +257,17 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		if ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}
-		return nil, 0, &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error()}
+		// No HTTP answer at all: the upstream may be down as a whole.
+		s, free := c.gate.failure(probe, endpoint, scrubURL(err))
+		probe = 0
+		e := &Error{Endpoint: endpoint, Class: ClassRetry, Err: scrubURL(err), Message: "transport: " + scrubURL(err).Error(), outage: free}
+		if !free {
+			e.doubt = s
+		}
+		return nil, 0, e
 	}
+	c.gate.answered()
+	probe = 0
 	defer resp.Body.Close()
 	var retry time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,6 +35,9 @@ const (
 	// MaxRateLimitWaitsDefault: with pauses capped at RetryAfterCap, a call
 	// waits out up to about an hour of throttling.
 	MaxRateLimitWaitsDefault = 30
+	// OutageWindowDefault matches the patience with an unreachable
+	// database (pipeline.OutageTimeoutDefault).
+	OutageWindowDefault = 10 * time.Minute
 )
 
 // Config configures a Client. Zero values take the documented defaults.
@@ -50,7 +55,8 @@ type Config struct {
 	// Timeout bounds one attempt. Default TimeoutDefault.
 	Timeout time.Duration
 	// MaxRetries bounds the retries of a retryable failure (5xx, network,
-	// truncated body, 429). Default MaxRetriesDefault; negative means none.
+	// truncated body, 429). Default MaxRetriesDefault; negative means none
+	// (so a job's explicit `max_retries: 0` arrives here as -1).
 	MaxRetries int
 	// MaxRateLimitWaits bounds the 429 pauses one call sits through before
 	// it gives up with ClassRateLimited (which stops the run, resumable:
@@ -62,6 +68,10 @@ type Config struct {
 	RetryMax     time.Duration
 	// RetryAfterCap caps the pause a Retry-After header can impose.
 	RetryAfterCap time.Duration
+	// OutageWindow is how long the Client waits out an upstream that gives
+	// no HTTP answer at all (every worker paused, one probe on back-off)
+	// before calls fail with ClassUnreachable. Default OutageWindowDefault.
+	OutageWindow time.Duration
 	// Rate is the ceiling in requests per second for this key, shared by all
 	// workers; 0 means no ceiling. Burst defaults to 1 when Rate is set.
 	Rate  float64
@@ -74,6 +84,10 @@ type Config struct {
 	// a body stays counted until its page is committed, see HoldBodies).
 	// Default MaxInflightBytesDefault; never less than MaxBodyBytes.
 	MaxInflightBytes int64
+	// AllowInsecureHTTP lets the key go over plain http to a host that is not
+	// loopback (127.0.0.0/8, ::1, localhost). Only the operator sets it
+	// (crawler run --allow-insecure-http); a job file cannot.
+	AllowInsecureHTTP bool
 	// BeforeSend, when set, is called before every attempt that may be
 	// billed; an error aborts the call. The pipeline reserves credits here.
 	BeforeSend func(ctx context.Context, endpoint string) error
@@ -97,6 +111,7 @@ func (c Config) withDefaults() Config {
 	c.RetryInitial = cmp.Or(c.RetryInitial, RetryInitialDefault)
 	c.RetryMax = cmp.Or(c.RetryMax, RetryMaxDefault)
 	c.RetryAfterCap = cmp.Or(c.RetryAfterCap, RetryAfterCapDefault)
+	c.OutageWindow = cmp.Or(c.OutageWindow, OutageWindowDefault)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
 	c.MaxInflightBytes = max(cmp.Or(c.MaxInflightBytes, MaxInflightBytesDefault), c.MaxBodyBytes)
 	if c.Rate > 0 {
@@ -119,15 +134,8 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if c.BaseURL == "" {
-		return errors.New("sources: base_url is required")
-	}
-	u, err := url.Parse(c.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("sources: base_url %q must be an absolute http(s) URL", c.BaseURL)
-	}
-	if u.User != nil {
-		return errors.New("sources: base_url must not carry credentials; the key goes in x-api-key")
+	if err := CheckBaseURL(c.BaseURL, c.AllowInsecureHTTP); err != nil {
+		return fmt.Errorf("sources: base_url: %w", err)
 	}
 	if c.APIKey == "" {
 		return errors.New("sources: api key is empty")
@@ -137,10 +145,68 @@ func (c Config) validate() error {
 			return fmt.Errorf("sources: %s %q must start with /", name, p)
 		}
 	}
-	if c.Rate < 0 {
-		return fmt.Errorf("sources: rate %v must not be negative", c.Rate)
+	if c.OutageWindow < 0 {
+		return fmt.Errorf("sources: outage window %v must not be negative", c.OutageWindow)
+	}
+	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+		return fmt.Errorf("sources: rate %v must be a finite number, not negative", c.Rate)
 	}
 	return nil
+}
+
+// MaxURLBytes caps base_url and URL seeds.
+const MaxURLBytes = 2048
+
+// CheckBaseURL reports whether raw can be the service address: an absolute
+// http(s) URL with a host and without credentials, at most MaxURLBytes, and
+// plain http only to a loopback host unless allowInsecureHTTP. The key goes
+// to this host, so its error never quotes raw (which may carry a password,
+// whatever its shape): at most RedactURL(raw).
+func CheckBaseURL(raw string, allowInsecureHTTP bool) error {
+	if raw == "" {
+		return errors.New("is required: the service address including /api")
+	}
+	if len(raw) > MaxURLBytes {
+		return fmt.Errorf("is %d bytes long; at most %d", len(raw), MaxURLBytes)
+	}
+	u, err := url.Parse(raw)
+	if err == nil && u.User != nil || strings.Contains(raw, "@") && (err != nil || u.Opaque != "" || u.Host == "") {
+		return errors.New("must not carry credentials (user:password@): the key is read from api.key_env and sent in x-api-key")
+	}
+	if err != nil || u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s must be an absolute http(s) URL with a host, e.g. https://api.example.com/api", RedactURL(raw))
+	}
+	if u.Scheme == "http" && !allowInsecureHTTP && !IsLoopbackHost(u.Hostname()) {
+		return fmt.Errorf("%s would send the API key over plain http to a host that is not loopback: use https "+
+			"(plain http goes only to 127.0.0.0/8, ::1 and localhost, unless the operator passes crawler run --allow-insecure-http)", RedactURL(raw))
+	}
+	return nil
+}
+
+// IsLoopbackHost reports whether host (without port) is localhost or a
+// loopback address.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// RedactURL is raw as messages may show it: scheme://host/path, without user
+// info, query or fragment (any may hold a secret); a fixed description when
+// raw is not an absolute URL with a host, since then it cannot be told
+// which part is a password.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Opaque != "" || u.Scheme == "" || u.Host == "" {
+		return "(a value that is not an absolute URL, not shown)"
+	}
+	r := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	if u.User != nil {
+		r.User = url.User("redacted")
+	}
+	return fmt.Sprintf("%q", r.String())
 }
 
 // keepKeyOnHost follows redirects but drops the API key when one leaves the

@@ -31,6 +31,10 @@ const (
 	// ClassNoCredits: 402. The account is out of credits: the run stops and
 	// can be resumed later.
 	ClassNoCredits
+	// ClassUnreachable: the upstream gave no HTTP answer at all (refused,
+	// reset, DNS, TLS, timeouts) for longer than Config.OutageWindow: the
+	// run stops and can be resumed once it is back. No task fails for it.
+	ClassUnreachable
 )
 
 func (c Class) String() string {
@@ -47,12 +51,16 @@ func (c Class) String() string {
 		return "key_refused"
 	case ClassNoCredits:
 		return "out_of_credits"
+	case ClassUnreachable:
+		return "unreachable"
 	}
 	return "unknown"
 }
 
 // StopsRun reports whether the class ends the whole run rather than one task.
-func (c Class) StopsRun() bool { return c == ClassAuth || c == ClassNoCredits }
+func (c Class) StopsRun() bool {
+	return c == ClassAuth || c == ClassNoCredits || c == ClassUnreachable
+}
 
 // Error is a classified failure of one endpoint call. It never contains the
 // API key.
@@ -64,6 +72,11 @@ type Error struct {
 	Attempts int           // how many attempts were made
 	Retry    time.Duration // a 429's pause: its Retry-After, or a back-off without one
 	Err      error         // underlying transport or decode error
+
+	// A connection-level failure (no HTTP answer): outage when it is part
+	// of an outage (free), else doubt, its streak (see outageGate).
+	outage bool
+	doubt  *streak
 }
 
 func (e *Error) Error() string {
@@ -86,6 +99,8 @@ func (e *Error) Error() string {
 		b.WriteString(" (the API key was refused; check the key variable)")
 	case ClassNoCredits:
 		b.WriteString(" (out of credits; add credits and resume the run)")
+	case ClassUnreachable:
+		b.WriteString(" (resume the run once the upstream is back)")
 	}
 	return b.String()
 }

@@ -33,7 +33,7 @@ func TestKill9BudgetThenResumeSpendsExactlyMax(t *testing.T) {
 	up := newUpstreamWith(t, sandbox.Config{Faults: sandbox.Faults{Latency: 150 * time.Millisecond}})
 	db := pgtest.DB(t)
 	job := writeJob(t, fmt.Sprintf(`name: crash-budget
-api: {base_url: %s, max_retries: 2}
+api: {base_url: %s, max_retries: 2, timeout: 2s}
 limits: {workers: 3, lease_timeout: 2s, max_credits: %d}
 seeds:
   shortvideo:

@@ -98,9 +98,9 @@ func TestBadJobFileWritesNothing(t *testing.T) {
 func TestKeyVariableUnsetFailsBeforeAnyRequest(t *testing.T) {
 	t.Parallel()
 	sb, base := newSandbox(t)
-	job := writeJob(t, fmt.Sprintf("name: x\napi: {base_url: %s, key_env: MY_KEY}\nseeds: {shortvideo: {profiles: [a]}}\n", base))
+	job := writeJob(t, fmt.Sprintf("name: x\napi: {base_url: %s, key_env: CRAWLER_MY_KEY}\nseeds: {shortvideo: {profiles: [a]}}\n", base))
 	r := invoke(t, map[string]string{"DATABASE_URL": pgtest.DB(t)}, "run", job)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "MY_KEY is not set") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "CRAWLER_MY_KEY is not set") {
 		t.Errorf("code %d stderr %q", r.code, r.stderr)
 	}
 	if u := sb.Usage(""); u.Requests != 0 {

@@ -130,15 +130,15 @@ func crashJob(t *testing.T, base string) string {
 // crashJobLease is crashJob with a lease timeout: short only where a dead
 // process's leases must expire, since a stall of a loaded machine longer
 // than a short lease hands a live worker's task to another and re-buys a
-// page.
+// page. A lease must outlast a request: api.timeout is the lease too.
 func crashJobLease(t *testing.T, base, lease string) string {
 	return writeJob(t, fmt.Sprintf(`name: crash-test
-api: {base_url: %s, max_retries: 2}
+api: {base_url: %s, max_retries: 2, timeout: %s}
 limits: {workers: %d, lease_timeout: %s}
 seeds:
   shortvideo:
     profiles: [big_f400_g120, mid_f100_g50, small_f3_g3]
-`, base, crashWorkers, lease))
+`, base, lease, crashWorkers, lease))
 }
 
 const cleanPages = 19

@@ -50,6 +50,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: put the run's failed tasks back in the queue (a list resumes at the page that failed) and work them")
 	baseURL := fs.String("base-url", "", "override api.base_url of the job file")
+	insecure := fs.Bool("allow-insecure-http", false, "allow sending the API key over plain http to a host that is not loopback (a job file cannot allow it)")
 	maxCredits := fs.Int64("max-credits", -1, "override limits.max_credits (on --resume: the run's new budget)")
 	progress := fs.Duration("progress", pipeline.ProgressIntervalDefault, "how often to log progress (0: never)")
 	grace := fs.Duration("grace", pipeline.GraceDefault, "on SIGINT/SIGTERM, how long in-flight requests may finish before they are released")
@@ -68,12 +69,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	path := fs.Arg(0)
-	job, err := pipeline.LoadJob(path)
+	job, err := pipeline.LoadJobWith(path, pipeline.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure})
 	if err != nil {
 		return usageError{err}
-	}
-	if *baseURL != "" {
-		job.API.BaseURL = *baseURL
 	}
 	key := env.getenv(job.API.KeyEnv)
 	if key == "" {

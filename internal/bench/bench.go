@@ -45,7 +45,8 @@ type sizes struct {
 	memFollowers        []int         // workload 5 checkpoints; the last is the account's size
 	wasteKills          int           // workload 6
 	wasteSeeds          []string
-	scaleT              time.Duration // workload 7, per process count
+	scaleT              time.Duration   // workload 7, per process count
+	outages             []time.Duration // workload 9
 }
 
 var fullSizes = sizes{
@@ -60,6 +61,7 @@ var fullSizes = sizes{
 	wasteKills:     10,
 	wasteSeeds:     []string{"w1_f2000_g400", "w2_f1500_g300", "w3_f1000_g200", "w4_f500_g100", "w5_f240_g35", "w6_f3_g3"},
 	scaleT:         20 * time.Second,
+	outages:        []time.Duration{15 * time.Second, 2 * time.Minute},
 }
 
 var smokeSizes = sizes{
@@ -74,6 +76,7 @@ var smokeSizes = sizes{
 	wasteKills:     2,
 	wasteSeeds:     []string{"w1_f400_g120", "w2_f100_g50", "w3_f3_g3"},
 	scaleT:         time.Second,
+	outages:        []time.Duration{time.Second},
 }
 
 // workload is one benchmark of the harness.
@@ -99,6 +102,8 @@ var workloads = []workload{
 	{"waste", "6. Waste", runWaste},
 	{"scaleout", "7. Scale-out", runScaleOut},
 	{"gobench", "8. Hot paths (testing.B)", runGoBench},
+	{"outage", "9. Upstream outage", runOutage},
+	{"hostile", "10. Hostile upstream", runHostile},
 }
 
 // Workloads names the workloads, in the order Run runs them.

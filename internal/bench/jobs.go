@@ -52,6 +52,10 @@ func (s jobSpec) yaml() string {
 	if s.rate > 0 {
 		fmt.Fprintf(&b, "  rate: %g\n  burst: %d\n", s.rate, s.burst)
 	}
+	if s.leaseTimeout > 0 && s.leaseTimeout < sources.TimeoutDefault {
+		// A lease must outlast a request (limits.lease_timeout >= api.timeout).
+		fmt.Fprintf(&b, "  timeout: %s\n", s.leaseTimeout)
+	}
 	fmt.Fprintf(&b, "limits:\n  workers: %d\n  max_pages: %d\n", s.workers, cmp.Or(s.maxPages, 1000))
 	if s.leaseTimeout > 0 {
 		fmt.Fprintf(&b, "  lease_timeout: %s\n", s.leaseTimeout)

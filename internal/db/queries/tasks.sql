@@ -41,11 +41,12 @@ FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'le
 
 -- name: RescueTasks
 -- Returns tasks whose lease expired (their worker died or lost its
--- database) to the pending state. The next lease bumps the fencing token, so
--- the old worker can no longer commit.
+-- database) to the pending state, except the tasks in @keep (this process
+-- still works on them). The next lease bumps the fencing token, so the old
+-- worker can no longer commit.
 WITH o AS (
     SELECT id, run_id, credits_held FROM crawl.tasks
-    WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at < now()
+    WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at < now() AND id <> ALL(@keep::bigint[])
     FOR UPDATE
 ), ended AS (
     UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0

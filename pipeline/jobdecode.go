@@ -1,0 +1,577 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The job file is parsed once into a yaml.Node tree and decoded by walking
+// that tree against the Go types (reflection over their yaml tags), so every
+// rejection carries the node's line and the full dotted key path
+// ("seeds.shortvideo.profiles[2]"), and a field added to a job struct is
+// checked for unknown keys and wrong types without code of its own.
+
+// Caps of a job file: its size, and the values it may hold with YAML aliases
+// expanded (so a "billion laughs" file is refused after MaxJobValues nodes,
+// in bounded time and memory). MaxStringBytes caps any string in the file;
+// some keys have smaller caps (see validate).
+const (
+	MaxJobFileBytes = 1 << 20
+	MaxJobValues    = 100_000
+	MaxStringBytes  = 2048
+	maxJobNesting   = 64
+)
+
+// roughValues bounds from above the nodes yaml builds from data: every node
+// but the root follows one of these bytes (a mapping pair follows its
+// ':'; a collection's first item its bracket). Strings and comments holding
+// them only raise the bound, so a file is refused on it only well past any
+// real job (see ParseJobWith): parsing costs ~300 bytes of memory a node,
+// and this bounds that before yaml builds the tree.
+func roughValues(data []byte) int {
+	n := 1
+	for _, c := range data {
+		switch c {
+		case ',', '-', '?', '*', '&':
+			n++
+		case ':', '[', '{':
+			n += 2
+		}
+	}
+	return n
+}
+
+// nodeDecoder is a type that decodes itself from a node (a duration, a
+// keyword search in either form).
+type nodeDecoder interface {
+	decodeNode(d *jobDecoder, n *yaml.Node, path string, depth int)
+}
+
+// jobDecoder decodes a node tree into a value, collecting every error.
+type jobDecoder struct {
+	file      string
+	errs      JobErrors
+	values    int
+	exhausted bool // stop decoding: too many values or errors
+	overflow  bool // errors past maxJobErrors were dropped
+	// present holds the dotted paths of the keys written outside lists, so
+	// an explicit zero is told apart from an absent key.
+	present   map[string]bool
+	expanding map[*yaml.Node]bool
+}
+
+func newJobDecoder(file string) *jobDecoder {
+	return &jobDecoder{file: file, present: map[string]bool{}, expanding: map[*yaml.Node]bool{}}
+}
+
+// maxJobErrors bounds the errors reported for one file.
+const maxJobErrors = 50
+
+func (d *jobDecoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	if d.exhausted {
+		return
+	}
+	if len(d.errs) == maxJobErrors {
+		d.exhausted, d.overflow = true, true
+		return
+	}
+	d.errs = append(d.errs, &JobError{File: d.file, Line: n.Line, Key: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (d *jobDecoder) wrongType(n *yaml.Node, path, want string) {
+	d.errorf(n, path, "expected %s, got %s", want, describeNode(n))
+}
+
+// visit counts n against the value budget and follows aliases; it returns
+// nil when n must not be decoded.
+func (d *jobDecoder) visit(n *yaml.Node, path string, depth int) *yaml.Node {
+	for hops := 0; ; hops++ {
+		if d.exhausted {
+			return nil
+		}
+		if d.values++; d.values > MaxJobValues {
+			d.errorf(n, path, "the file holds more than %d values (aliases expanded); job files are capped there", MaxJobValues)
+			d.exhausted = true
+			return nil
+		}
+		if depth > maxJobNesting {
+			d.errorf(n, path, "nested deeper than %d levels", maxJobNesting)
+			return nil
+		}
+		if n.Kind != yaml.AliasNode {
+			return n
+		}
+		if n.Alias == nil || hops > maxJobNesting {
+			d.errorf(n, path, "alias *%s cannot be resolved", shortText(n.Value))
+			return nil
+		}
+		n = n.Alias
+	}
+}
+
+// decode sets v from n.
+func (d *jobDecoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n = d.visit(n, path, depth); n == nil {
+		return
+	}
+	// An anchor whose value contains an alias to itself would recurse
+	// until the budget runs out; say what it is instead.
+	if n.Anchor != "" {
+		if d.expanding[n] {
+			d.errorf(n, path, "alias *%s refers to a value that contains it", shortText(n.Anchor))
+			return
+		}
+		d.expanding[n] = true
+		defer delete(d.expanding, n)
+	}
+	d.decodeValue(n, v, path, depth)
+}
+
+// decodeValue sets v from n, a node already visited.
+func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if v.CanAddr() {
+		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
+			nd.decodeNode(d, n, path, depth)
+			return
+		}
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decodeValue(n, v.Elem(), path, depth)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path, depth)
+	case reflect.Slice:
+		if isNull(n) {
+			return // a key without a value is an empty list
+		}
+		if n.Kind != yaml.SequenceNode {
+			d.wrongType(n, path, "a list")
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
+		}
+		v.Set(s)
+	case reflect.Map:
+		if isNull(n) {
+			return
+		}
+		if n.Kind != yaml.MappingNode || v.Type().Key().Kind() != reflect.String {
+			d.wrongType(n, path, "a mapping")
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		seen := map[string]int{}
+		for _, kv := range d.pairs(n, path, depth) {
+			name, kp, ok := d.key(kv[0], path, seen)
+			if !ok {
+				continue
+			}
+			e := reflect.New(v.Type().Elem()).Elem()
+			d.decode(kv[1], e, kp, depth+1)
+			m.SetMapIndex(reflect.ValueOf(name).Convert(v.Type().Key()), e)
+		}
+		v.Set(m)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || isNull(n) {
+			d.wrongType(n, path, "a string")
+			return
+		}
+		if msg := checkText(n.Value); msg != "" {
+			d.errorf(n, path, "%s", msg)
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || err != nil {
+			d.wrongType(n, path, "true or false")
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		d.decodeInt(n, v, path)
+	case reflect.Float32, reflect.Float64:
+		f, ok := scalarFloat(n)
+		if !ok {
+			d.wrongType(n, path, "a number")
+			return
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) || v.OverflowFloat(f) {
+			d.errorf(n, path, "must be a finite number, got %s", describeNode(n))
+			return
+		}
+		v.SetFloat(f)
+	default:
+		d.errorf(n, path, "cannot be set in a job file")
+	}
+}
+
+var digitsRe = regexp.MustCompile(`^[-+]?[0-9_]+$`)
+
+func (d *jobDecoder) decodeInt(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		d.wrongType(n, path, "an integer")
+		return
+	}
+	bits := v.Type().Bits()
+	outOfRange := func() {
+		d.errorf(n, path, "%s is out of range (at most %d)", shortText(n.Value), int64(1)<<(bits-1)-1)
+	}
+	switch n.ShortTag() {
+	case "!!int":
+		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+		if err != nil || v.OverflowInt(i) {
+			outOfRange()
+			return
+		}
+		v.SetInt(i)
+	case "!!float":
+		// yaml resolves an integer too large for 64 bits as a float.
+		if digitsRe.MatchString(n.Value) {
+			outOfRange()
+			return
+		}
+		d.wrongType(n, path, "an integer")
+	default:
+		d.wrongType(n, path, "an integer")
+	}
+}
+
+// scalarFloat reads a YAML number (.nan and .inf included).
+func scalarFloat(n *yaml.Node) (float64, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, false
+	}
+	v := strings.ReplaceAll(n.Value, "_", "")
+	switch n.ShortTag() {
+	case "!!int":
+		if i, err := strconv.ParseInt(v, 0, 64); err == nil {
+			return float64(i), true
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		return f, err == nil
+	case "!!float":
+		switch strings.ToLower(strings.TrimLeft(v, "+-")) {
+		case ".nan":
+			return math.NaN(), true
+		case ".inf":
+			return math.Inf(1), true
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// decodeStruct decodes a mapping into a struct by its fields' yaml tags.
+func (d *jobDecoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if isNull(n) {
+		return // a key without a value is an empty mapping
+	}
+	if n.Kind != yaml.MappingNode {
+		if path == "" {
+			d.errorf(n, "", "a job file is a mapping of keys (name, api, limits, seeds, expand), got %s", describeNode(n))
+			return
+		}
+		d.wrongType(n, path, "a mapping")
+		return
+	}
+	fields := yamlFields(v.Type())
+	seen := map[string]int{}
+	for _, kv := range d.pairs(n, path, depth) {
+		name, kp, ok := d.key(kv[0], path, seen)
+		if !ok {
+			continue
+		}
+		idx, known := fields[name]
+		if !known {
+			msg := "unknown key"
+			if s := closestKey(name, fields); s != "" {
+				msg += " (did you mean " + s + "?)"
+			}
+			d.errorf(kv[0], kp, "%s", msg)
+			continue
+		}
+		if !strings.Contains(kp, "[") {
+			d.present[kp] = true
+		}
+		d.decode(kv[1], v.FieldByIndex(idx), kp, depth+1)
+	}
+}
+
+// key checks a mapping key: a scalar, not seen before in this mapping. It
+// returns the key's name and dotted path.
+func (d *jobDecoder) key(k *yaml.Node, path string, seen map[string]int) (string, string, bool) {
+	if k.Kind != yaml.ScalarNode {
+		d.errorf(k, path, "a key must be a name, got %s", describeNode(k))
+		return "", "", false
+	}
+	kp := joinKey(path, k.Value)
+	if line, dup := seen[k.Value]; dup {
+		d.errorf(k, kp, "duplicate key (first at line %d)", line)
+		return "", "", false
+	}
+	seen[k.Value] = k.Line
+	return k.Value, kp, true
+}
+
+// pairs lists a mapping's key/value pairs with YAML merge keys (<<: *base)
+// expanded: explicit keys win over merged ones, earlier merges over later.
+func (d *jobDecoder) pairs(n *yaml.Node, path string, depth int) [][2]*yaml.Node {
+	var explicit, merged [][2]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!merge" {
+			explicit = append(explicit, [2]*yaml.Node{k, val})
+			continue
+		}
+		m := d.visit(val, path, depth+1)
+		if m == nil {
+			continue
+		}
+		sources := []*yaml.Node{m}
+		if m.Kind == yaml.SequenceNode {
+			sources = nil
+			for _, c := range m.Content {
+				if c = d.visit(c, path, depth+1); c != nil {
+					sources = append(sources, c)
+				}
+			}
+		}
+		for _, src := range sources {
+			if src.Kind != yaml.MappingNode || d.expanding[src] {
+				d.errorf(k, joinKey(path, "<<"), "a merge key takes a mapping or a list of mappings, got %s", describeNode(src))
+				continue
+			}
+			d.expanding[src] = true
+			merged = append(merged, d.pairs(src, path, depth+1)...)
+			delete(d.expanding, src)
+		}
+	}
+	if len(merged) == 0 {
+		return explicit
+	}
+	have := map[string]bool{}
+	for _, kv := range explicit {
+		have[kv[0].Value] = true
+	}
+	for _, kv := range merged {
+		if !have[kv[0].Value] {
+			have[kv[0].Value] = true
+			explicit = append(explicit, kv)
+		}
+	}
+	return explicit
+}
+
+// yamlFields maps the yaml keys of a struct type to its field indexes, as
+// yaml.v3 names them: the tag's name, else the lowercased field name; "-"
+// skips a field, ",inline" flattens an embedded struct.
+func yamlFields(t reflect.Type) map[string][]int {
+	fields := map[string][]int{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct {
+			for k, idx := range yamlFields(f.Type) {
+				fields[k] = append([]int{i}, idx...)
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = []int{i}
+	}
+	return fields
+}
+
+// closestKey is the known key nearest to name (a typo: an edit distance of
+// at most a quarter of the key, and at least 1), for a "did you mean" hint.
+func closestKey(name string, fields map[string][]int) string {
+	if len(name) > 64 {
+		return ""
+	}
+	best, bestDist := "", math.MaxInt
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if dist := editDistance(name, k); dist <= max(1, len(k)/4) && dist < bestDist {
+			best, bestDist = k, dist
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+var plainKeyRe = regexp.MustCompile(`^[A-Za-z0-9_\-]{1,64}$`)
+
+// joinKey appends a key to a dotted path; a key that is not a plain name
+// is shown quoted and cut.
+func joinKey(path, key string) string {
+	if !plainKeyRe.MatchString(key) {
+		key = quoteShort(key)
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// describeNode says what a node is, for "expected X, got Y".
+func describeNode(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.AliasNode:
+		return "an alias"
+	case isNull(n):
+		return "no value"
+	case n.ShortTag() == "!!str":
+		return quoteShort(n.Value)
+	}
+	return shortText(n.Value)
+}
+
+// checkText is why a string cannot be stored or sent, or "".
+func checkText(s string) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	if len(s) > MaxStringBytes {
+		return fmt.Sprintf("is %d bytes long; strings are at most %d bytes", len(s), MaxStringBytes)
+	}
+	for i, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Sprintf("%s contains the control character %U at byte %d", quoteShort(s), r, i)
+		}
+	}
+	return ""
+}
+
+// shortText cuts s to 60 bytes at a rune boundary, for messages.
+func shortText(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// quoteShort is s cut and quoted, for messages.
+func quoteShort(s string) string { return strconv.Quote(shortText(s)) }
+
+// lineOf is the line of the key at a dotted path in the tree, or of its
+// nearest ancestor present, or 1.
+func lineOf(root *yaml.Node, path string) int {
+	line, n := 1, root
+	for _, seg := range splitPath(path) {
+		n = deref(n)
+		if n == nil {
+			break
+		}
+		var next *yaml.Node
+		if seg.index >= 0 {
+			if n.Kind == yaml.SequenceNode && seg.index < len(n.Content) {
+				next = n.Content[seg.index]
+				line = deref(next).Line
+			}
+		} else if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == seg.key {
+					next = n.Content[i+1]
+					line = n.Content[i].Line
+					break
+				}
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return line
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxJobNesting; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+type pathSeg struct {
+	key   string
+	index int // -1 for a key
+}
+
+// splitPath splits "a.b[2].c" into a, b, [2], c.
+func splitPath(path string) []pathSeg {
+	var segs []pathSeg
+	for _, part := range strings.Split(path, ".") {
+		key, rest, _ := strings.Cut(part, "[")
+		if key != "" {
+			segs = append(segs, pathSeg{key: key, index: -1})
+		}
+		for rest != "" {
+			num, after, _ := strings.Cut(rest, "]")
+			i, err := strconv.Atoi(num)
+			if err != nil {
+				return segs
+			}
+			segs = append(segs, pathSeg{index: i})
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return segs
+}
