@@ -191,7 +191,7 @@ type userRow struct {
 }
 
 // BenchmarkBulkArgs compares building the arrays of a 50-row users upsert
-// from field offsets (PrepareBulk) with the hand-written parallel slices it
+// through reflection (PrepareBulk) with the hand-written parallel slices it
 // replaced: the page commit's CPU cost of the change.
 func BenchmarkBulkArgs(b *testing.B) {
 	q := &Query{Name: "Users", SQL: "x", Params: []string{"run_id", "unique_id", "user_id", "sec_uid", "nickname",
