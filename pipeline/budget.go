@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -114,7 +115,7 @@ func (b *budget) reserve(ctx context.Context, _ string) error {
 		err := b.retry(ctx, func(ctx context.Context) error {
 			err := b.pool.QueryRow(ctx, reserveSQL, b.runID, lc.task.ID, lc.task.Token).Scan(&ok, &billed, &committed, &max)
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == leaseLostCode {
-				return backoffPermanent(ErrLeaseLost)
+				return backoff.Permanent(ErrLeaseLost)
 			}
 			if err != nil {
 				return fmt.Errorf("reserve credit: %w", err)
@@ -305,7 +306,7 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 			// It may have been applied: the lease's count makes a second
 			// refund a no-op, but the usage would be counted twice; the
 			// reservation comes back when the lease ends anyway.
-			return backoffPermanent(err)
+			return backoff.Permanent(err)
 		}
 		return err
 	})
@@ -373,10 +374,3 @@ func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits,
 	}
 	return c, nil
 }
-
-// permanentError makes retryDB give up at once.
-type permanentError struct{ error }
-
-func (e permanentError) Unwrap() error { return e.error }
-
-func backoffPermanent(err error) error { return permanentError{err} }
