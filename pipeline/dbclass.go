@@ -32,6 +32,10 @@ const (
 	dbData
 )
 
+func (c dbClass) String() string {
+	return [...]string{"none", "fatal", "unreachable", "conflict", "data"}[c]
+}
+
 // classifyDB sorts an error of pgx by type and SQLSTATE, never by message.
 func classifyDB(err error) dbClass {
 	if err == nil {
