@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -134,7 +135,7 @@ func (b *budget) reserve(ctx context.Context, _ string) error {
 		err := b.retry(ctx, func(ctx context.Context) error {
 			err := reserveCredit.QueryRow(ctx, b.pool, creditArg{RunID: b.runID, TaskID: lc.task.ID, Token: lc.task.Token}).Scan(&ok, &billed, &committed, &max)
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == leaseLostCode {
-				return backoffPermanent(ErrLeaseLost)
+				return backoff.Permanent(ErrLeaseLost)
 			}
 			if err != nil {
 				return fmt.Errorf("reserve credit: %w", err)
@@ -270,7 +271,7 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 			// It may have been applied: the lease's count makes a second
 			// refund a no-op, but the usage would be counted twice; the
 			// reservation comes back when the lease ends anyway.
-			return backoffPermanent(err)
+			return backoff.Permanent(err)
 		}
 		return err
 	})
@@ -326,10 +327,3 @@ func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits,
 	}
 	return c, nil
 }
-
-// permanentError makes retryDB give up at once.
-type permanentError struct{ error }
-
-func (e permanentError) Unwrap() error { return e.error }
-
-func backoffPermanent(err error) error { return permanentError{err} }
