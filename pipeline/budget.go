@@ -8,8 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/db"
 
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -74,26 +77,44 @@ func withLease(ctx context.Context, t *Task) (context.Context, *leaseCredits) {
 	return context.WithValue(ctx, leaseKey{}, lc), lc
 }
 
-// reserveSQL takes a credit for a lease in one statement: the run's counter
-// (the budget check, serialised on the run's row) and the lease's. When the
-// lease is gone but the budget was taken, crawl.expect_lease aborts the
-// statement, so neither write happens. On failure it says what the budget
-// holds, to tell a spent budget from one full of reservations in flight.
-const reserveSQL = `
-WITH r AS (
-    UPDATE crawl.runs SET credits_committed = credits_committed + 1
-    WHERE id = $1 AND (max_credits IS NULL OR credits_committed < max_credits)
-    RETURNING 1
-), t AS (
-    UPDATE crawl.tasks SET credits_held = credits_held + 1
-    WHERE id = $2 AND lease_token = $3 AND state = 'leased' AND EXISTS (SELECT 1 FROM r)
-    RETURNING 1
+// Parameters of the budget's statements (internal/db/queries/budget.sql).
+type (
+	// creditArg names the lease a credit is reserved for.
+	creditArg struct {
+		RunID  int64 `db:"run_id"`
+		TaskID int64 `db:"task_id"`
+		Token  int64 `db:"token"`
+	}
+	settleParams struct {
+		RunID            int64  `db:"run_id"`
+		TaskID           int64  `db:"task_id"`
+		Token            int64  `db:"token"`
+		Endpoint         string `db:"endpoint"`
+		Billed           int    `db:"billed"`
+		Free             int    `db:"free"`
+		RateLimited      int    `db:"rate_limited"`
+		Errors           int    `db:"errors"`
+		CreditsCharged   int64  `db:"credits_charged"`
+		CreditsRemaining *int64 `db:"credits_remaining"`
+	}
+	maxCreditsParams struct {
+		RunID      int64  `db:"run_id"`
+		MaxCredits *int64 `db:"max_credits"`
+	}
 )
-SELECT CASE WHEN (SELECT count(*) FROM r) = 0 THEN 0 ELSE crawl.expect_lease((SELECT count(*) FROM t)) END,
-       x.credits_billed, x.credits_committed, x.max_credits
-FROM crawl.runs x WHERE x.id = $1`
 
-// leaseLostCode is the SQLSTATE crawl.expect_lease raises.
+var (
+	reserveCredit         = db.Prepare[creditArg]("ReserveCredit")
+	reclaimExpiredCredits = db.Prepare[runArg]("ReclaimExpiredCredits")
+	reclaimStaleCredits   = db.Prepare[runArg]("ReclaimStaleCredits")
+	settleCredit          = db.Prepare[settleParams]("SettleCredit")
+	withdrawCredit        = db.Prepare[creditArg]("WithdrawCredit")
+	setMaxCredits         = db.Prepare[maxCreditsParams]("SetMaxCredits")
+	loadCredits           = db.Prepare[runArg]("LoadCredits")
+)
+
+// leaseLostCode is the SQLSTATE crawl.expect_lease raises when
+// ReserveCredit took the budget for a lease that is gone.
 const leaseLostCode = "CR002"
 
 // reserve is the client's BeforeSend hook.
@@ -112,9 +133,9 @@ func (b *budget) reserve(ctx context.Context, _ string) error {
 		var billed, committed int64
 		var max *int64
 		err := b.retry(ctx, func(ctx context.Context) error {
-			err := b.pool.QueryRow(ctx, reserveSQL, b.runID, lc.task.ID, lc.task.Token).Scan(&ok, &billed, &committed, &max)
+			err := reserveCredit.QueryRow(ctx, b.pool, creditArg{RunID: b.runID, TaskID: lc.task.ID, Token: lc.task.Token}).Scan(&ok, &billed, &committed, &max)
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == leaseLostCode {
-				return backoffPermanent(ErrLeaseLost)
+				return backoff.Permanent(ErrLeaseLost)
 			}
 			if err != nil {
 				return fmt.Errorf("reserve credit: %w", err)
@@ -183,32 +204,11 @@ func (b *budget) gaveBack() {
 	b.mu.Unlock()
 }
 
-// reclaimExpiredSQL gives back the reservations of the run's expired leases
-// (their process died or lost the database). The task stays leased until it
-// is rescued; if its owner was alive after all and its answer is billed,
-// settleSQL still counts it.
-const reclaimExpiredSQL = `
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
-    WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now() AND credits_held > 0
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET credits_held = 0 FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-)` + giveBackSQL + `
-SELECT coalesce(sum(held), 0) FROM ended`
-
-// giveBackSQL is the CTE that returns the credits held by the leases in
-// CTE ended (run_id, held) to their runs' budgets.
-const giveBackSQL = `, given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
-)`
-
+// reclaimExpired gives back the reservations of the run's expired leases
+// (ReclaimExpiredCredits) and wakes the workers waiting for the budget.
 func (b *budget) reclaimExpired(ctx context.Context) error {
 	var n int64
-	if err := b.pool.QueryRow(ctx, reclaimExpiredSQL, b.runID).Scan(&n); err != nil {
+	if err := reclaimExpiredCredits.QueryRow(ctx, b.pool, runArg{b.runID}).Scan(&n); err != nil {
 		return fmt.Errorf("reclaim credits of expired leases: %w", err)
 	}
 	if n > 0 {
@@ -218,23 +218,11 @@ func (b *budget) reclaimExpired(ctx context.Context) error {
 	return nil
 }
 
-// reclaimStaleSQL gives back credits held by tasks that no lease holds any
+// reclaimStale gives back credits held by tasks that no lease holds any
 // more (a settle lost past the outage timeout), once per process and run.
-const reclaimStaleSQL = `
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
-    WHERE run_id = $1 AND credits_held > 0 AND state <> 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET credits_held = 0 FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-)` + giveBackSQL + `
-SELECT coalesce(sum(held), 0) FROM ended`
-
-// reclaimStale runs reclaimStaleSQL.
 func (b *budget) reclaimStale(ctx context.Context) error {
 	var n int64
-	if err := b.pool.QueryRow(ctx, reclaimStaleSQL, b.runID).Scan(&n); err != nil {
+	if err := reclaimStaleCredits.QueryRow(ctx, b.pool, runArg{b.runID}).Scan(&n); err != nil {
 		return fmt.Errorf("reclaim credits of ended leases: %w", err)
 	}
 	if n > 0 {
@@ -242,30 +230,6 @@ func (b *budget) reclaimStale(ctx context.Context) error {
 	}
 	return nil
 }
-
-// settleSQL settles a lease's reservation: billed, it becomes a billed
-// credit; otherwise it is given back. When the lease no longer holds it
-// (given back when the lease expired), a billed answer still counts.
-const settleSQL = `
-WITH t AS (
-    UPDATE crawl.tasks SET credits_held = credits_held - 1
-    WHERE id = $9 AND lease_token = $10 AND credits_held > 0
-    RETURNING 1
-), run AS (
-    UPDATE crawl.runs SET credits_committed = credits_committed + $3 - (SELECT count(*) FROM t),
-                          credits_billed = credits_billed + $3
-    WHERE id = $1
-)
-INSERT INTO crawl.credit_usage AS u (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
-VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (run_id, endpoint) DO UPDATE SET
-    requests          = u.requests + 1,
-    billed            = u.billed + EXCLUDED.billed,
-    free              = u.free + EXCLUDED.free,
-    rate_limited      = u.rate_limited + EXCLUDED.rate_limited,
-    errors            = u.errors + EXCLUDED.errors,
-    credits_charged   = u.credits_charged + EXCLUDED.credits_charged,
-    credits_remaining = COALESCE(EXCLUDED.credits_remaining, u.credits_remaining)`
 
 // settle is the client's AfterResponse hook: it gives back the reservation
 // of an answer that was not billed and records the outcome.
@@ -294,10 +258,12 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 		remaining = &o.Credits.Remaining.V
 	}
 	t := lc.task
-	sql, args := settleSQL, []any{b.runID, o.Endpoint, billed, free, limited, errs, o.Credits.Charged.V, remaining, t.ID, t.Token}
+	sql, args := settleCredit.SQL(), settleCredit.Args(settleParams{RunID: b.runID, TaskID: t.ID, Token: t.Token,
+		Endpoint: o.Endpoint, Billed: billed, Free: free, RateLimited: limited, Errors: errs,
+		CreditsCharged: o.Credits.Charged.V, CreditsRemaining: remaining})
 	if o.Withdrawn {
 		// Never sent: give the reservation back, with nothing to record.
-		sql, args = withdrawSQL, []any{b.runID, t.ID, t.Token}
+		sql, args = withdrawCredit.SQL(), withdrawCredit.Args(creditArg{RunID: b.runID, TaskID: t.ID, Token: t.Token})
 	}
 	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
 		_, err := b.pool.Exec(ctx, sql, args...)
@@ -305,7 +271,7 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 			// It may have been applied: the lease's count makes a second
 			// refund a no-op, but the usage would be counted twice; the
 			// reservation comes back when the lease ends anyway.
-			return backoffPermanent(err)
+			return backoff.Permanent(err)
 		}
 		return err
 	})
@@ -318,15 +284,6 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 	}
 }
 
-// withdrawSQL gives back a reservation whose request was never sent.
-const withdrawSQL = `
-WITH t AS (
-    UPDATE crawl.tasks SET credits_held = credits_held - 1
-    WHERE id = $2 AND lease_token = $3 AND credits_held > 0
-    RETURNING 1
-)
-UPDATE crawl.runs SET credits_committed = credits_committed - (SELECT count(*) FROM t) WHERE id = $1`
-
 // release gives back a reservation left unsettled when the lease goes on
 // (a handler that finished without the answer of its last request).
 func (b *budget) release(ctx context.Context, lc *leaseCredits) {
@@ -336,7 +293,7 @@ func (b *budget) release(ctx context.Context, lc *leaseCredits) {
 	lc.unsettled = false
 	t := lc.task
 	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		_, err := b.pool.Exec(ctx, withdrawSQL, b.runID, t.ID, t.Token)
+		_, err := withdrawCredit.Exec(ctx, b.pool, creditArg{RunID: b.runID, TaskID: t.ID, Token: t.Token})
 		return err
 	})
 	if err != nil {
@@ -346,11 +303,9 @@ func (b *budget) release(ctx context.Context, lc *leaseCredits) {
 	b.gaveBack()
 }
 
-const setBudgetSQL = `UPDATE crawl.runs SET max_credits = $2 WHERE id = $1`
-
 // SetMaxCredits sets (or with nil lifts) the credit budget of a run.
 func SetMaxCredits(ctx context.Context, pool *pgxpool.Pool, runID int64, max *int64) error {
-	if _, err := pool.Exec(ctx, setBudgetSQL, runID, max); err != nil {
+	if _, err := setMaxCredits.Exec(ctx, pool, maxCreditsParams{RunID: runID, MaxCredits: max}); err != nil {
 		return fmt.Errorf("set max_credits of run %d: %w", runID, err)
 	}
 	return nil
@@ -366,17 +321,9 @@ type Credits struct {
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {
 	var c Credits
-	err := pool.QueryRow(ctx, `SELECT max_credits, credits_committed, credits_billed FROM crawl.runs WHERE id = $1`, runID).
-		Scan(&c.Max, &c.Committed, &c.Billed)
+	err := loadCredits.QueryRow(ctx, pool, runArg{runID}).Scan(&c.Max, &c.Committed, &c.Billed)
 	if err != nil {
 		return c, fmt.Errorf("credits of run %d: %w", runID, err)
 	}
 	return c, nil
 }
-
-// permanentError makes retryDB give up at once.
-type permanentError struct{ error }
-
-func (e permanentError) Unwrap() error { return e.error }
-
-func backoffPermanent(err error) error { return permanentError{err} }

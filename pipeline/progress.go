@@ -8,12 +8,6 @@ import (
 // ProgressIntervalDefault is how often a run logs its progress.
 const ProgressIntervalDefault = 30 * time.Second
 
-const progressSQL = `
-SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'leased'),
-       count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state IN ('failed', 'skipped')),
-       (SELECT credits_billed FROM crawl.runs WHERE id = $1)
-FROM crawl.tasks WHERE run_id = $1`
-
 // reportProgress logs one line per interval until ctx ends: what this
 // process did, and the state of the whole run's frontier.
 func (c *crawl) reportProgress(ctx context.Context, every time.Duration) {
@@ -27,7 +21,7 @@ func (c *crawl) reportProgress(ctx context.Context, every time.Duration) {
 		case <-t.C:
 		}
 		var pending, leased, done, ended, billed int64
-		if err := c.opts.Pool.QueryRow(ctx, progressSQL, c.runID).Scan(&pending, &leased, &done, &ended, &billed); err != nil {
+		if err := progress.QueryRow(ctx, c.opts.Pool, runArg{c.runID}).Scan(&pending, &leased, &done, &ended, &billed); err != nil {
 			continue // the database may be away; the workers say so
 		}
 		pages := c.pages.Load()

@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/cenkalti/backoff/v4"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
@@ -477,17 +476,13 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	}
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
-		for attempt := range 5 {
+		_ = backoff.Retry(func() error {
 			err = c.frontier.Commit(ctx, c.runID, t, PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops})
-			if !isTransient(err) {
-				break
-			}
-			// Deadlock or serialization failure: back off with jitter so
-			// the same transactions don't collide again.
-			if serr := sleepJitter(ctx, time.Duration(attempt+1)*20*time.Millisecond); serr != nil {
+			if classifyDB(err) == dbConflict {
 				return err
 			}
-		}
+			return backoff.Permanent(err)
+		}, conflictBackOff(ctx))
 		if errors.Is(err, errAlreadyApplied) {
 			return nil
 		}
@@ -499,40 +494,6 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	c.pages.Add(1)
 	c.rows.Add(int64(res.Batch.Len()))
 	return nil
-}
-
-// isDataError reports a page the database refuses for what it holds:
-// invalid values (class 22), constraint violations (23), a value too large
-// for an index (54000), or any other refusal that is neither transient
-// (40001, 40P01), nor a lost connection, nor a resource or operator
-// condition of the server (classes 53, 57, 58, XX). Retrying cannot help:
-// the task fails, the run goes on.
-func isDataError(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || isConnError(err) || isTransient(err) || pgErr.Code == notAdvancedCode {
-		return false
-	}
-	switch pgErr.Code[:min(2, len(pgErr.Code))] {
-	case "53", "57", "58", "XX":
-		return false
-	}
-	return true
-}
-
-func sleepJitter(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d/2 + mrand.N(d))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-func isTransient(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // fail ends a task according to the class of its error. Errors that stop

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // RunStatus describes a run for people: its state and what its tasks did.
@@ -36,23 +38,20 @@ type ReasonCount struct {
 	Example             string   // the full reason of the first of them
 }
 
-const runStatusSQL = `
-SELECT r.id, r.job_name, r.state, coalesce(r.stop_reason, ''), r.started_at, r.finished_at,
-       coalesce(sum(t.pages), 0), coalesce(sum(t.items), 0)
-FROM crawl.runs r LEFT JOIN crawl.tasks t ON t.run_id = r.id
-WHERE r.id = COALESCE($1, (SELECT max(id) FROM crawl.runs))
-GROUP BY r.id`
+// The statements of the reports (internal/db/queries/status.sql).
+var (
+	runStatus      = db.Prepare[runStatusParams]("RunStatus")
+	taskStates     = db.Prepare[runArg]("TaskStates")
+	failureReasons = db.Prepare[runArg]("FailureReasons")
+	droppedEntries = db.Prepare[runArg]("DroppedEntries")
+	dataTables     = db.Prepare[struct{}]("DataTables")
+	progress       = db.Prepare[runArg]("Progress")
+)
 
-const taskStatesSQL = `SELECT state, count(*) FROM crawl.tasks WHERE run_id = $1 GROUP BY state`
-
-const reasonsSQL = `
-SELECT state, kind, reason_class, count(*),
-       (array_agg(key ORDER BY id))[1:3], (array_agg(coalesce(reason, '') ORDER BY id))[1]
-FROM (SELECT state, kind, key, id, reason,
-             split_part(coalesce(reason, ''), ':', 1) ||
-             CASE WHEN strpos(coalesce(reason, ''), ':') > 0 THEN ':' || split_part(reason, ':', 2) ELSE '' END AS reason_class
-      FROM crawl.tasks WHERE run_id = $1 AND state IN ('failed', 'skipped')) t
-GROUP BY 1, 2, 3 ORDER BY state, 4 DESC, 3 LIMIT 20`
+// runStatusParams selects run RunID, or the latest run when it is nil.
+type runStatusParams struct {
+	RunID *int64 `db:"run_id"`
+}
 
 // LoadRunStatus reads run id, or the latest run when id is 0.
 func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatus, error) {
@@ -61,20 +60,20 @@ func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatu
 		arg = &id
 	}
 	s := &RunStatus{Tasks: map[string]int64{}}
-	err := pool.QueryRow(ctx, runStatusSQL, arg).Scan(&s.ID, &s.Job, &s.State, &s.StopReason, &s.StartedAt, &s.FinishedAt, &s.Pages, &s.Items)
+	err := runStatus.QueryRow(ctx, pool, runStatusParams{arg}).Scan(&s.ID, &s.Job, &s.State, &s.StopReason, &s.StartedAt, &s.FinishedAt, &s.Pages, &s.Items)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRun
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
-	rows, _ := pool.Query(ctx, taskStatesSQL, s.ID)
+	rows, _ := taskStates.Query(ctx, pool, runArg{s.ID})
 	var state string
 	var n int64
 	if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error { s.Tasks[state] = n; return nil }); err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
-	rows, _ = pool.Query(ctx, reasonsSQL, s.ID)
+	rows, _ = failureReasons.Query(ctx, pool, runArg{s.ID})
 	var rc ReasonCount
 	if _, err := pgx.ForEachRow(rows, []any{&rc.State, &rc.Kind, &rc.Reason, &rc.N, &rc.Keys, &rc.Example}, func() error {
 		s.Reasons = append(s.Reasons, rc)
@@ -89,15 +88,9 @@ func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatu
 	return s, nil
 }
 
-const dropsSQL = `
-SELECT kind, sum(dropped)::bigint,
-       coalesce((array_agg(drop_reason ORDER BY updated_at DESC, id DESC) FILTER (WHERE drop_reason IS NOT NULL))[1], '')
-FROM crawl.tasks WHERE run_id = $1 AND dropped > 0
-GROUP BY kind ORDER BY 2 DESC, 1`
-
 // loadDrops fills s.Dropped and s.Drops: entries dropped, by kind.
 func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *RunStatus) error {
-	rows, _ := pool.Query(ctx, dropsSQL, s.ID)
+	rows, _ := droppedEntries.Query(ctx, pool, runArg{s.ID})
 	rc := ReasonCount{State: "dropped"}
 	if _, err := pgx.ForEachRow(rows, []any{&rc.Kind, &rc.N, &rc.Reason}, func() error {
 		s.Drops = append(s.Drops, rc)
@@ -117,10 +110,7 @@ type TableCount struct {
 
 // TableCounts counts the rows of every table in the platform schemas.
 func TableCounts(ctx context.Context, pool *pgxpool.Pool) ([]TableCount, error) {
-	rows, err := pool.Query(ctx, `
-		SELECT table_schema || '.' || table_name FROM information_schema.tables
-		WHERE table_schema IN ('shortvideo', 'photosocial') AND table_type = 'BASE TABLE'
-		ORDER BY 1`)
+	rows, err := dataTables.Query(ctx, pool, struct{}{})
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}

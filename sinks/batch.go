@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // Batch is the set of rows one page produced. Rows that reference another row
@@ -89,6 +91,20 @@ var tables = []table{
 	tableOf("photosocial.transcript_checks", func(b *Batch) []PSTranscriptCheck { return b.PSTranscriptChecks }, writePSTranscriptChecks),
 	tableOf("photosocial.embeds", func(b *Batch) []PSEmbed { return b.PSEmbeds }, writePSEmbeds),
 	tableOf("photosocial.highlight_items", func(b *Batch) []PSHighlightItem { return b.PSHighlightItems }, writePSHighlightItems),
+}
+
+// runParams are the scalar parameters of every upsert: the run writing.
+type runParams struct {
+	RunID int64 `db:"run_id"`
+}
+
+// queue appends the upsert of rows by run runID to batch; the statement's
+// arrays are built from the rows' db-tagged fields.
+func queue[R any](batch *pgx.Batch, stmt db.Bulk[runParams, R], runID int64, rows []R) {
+	if len(rows) == 0 {
+		return
+	}
+	stmt.Queue(batch, runParams{RunID: runID}, rows)
 }
 
 // Len is the number of rows in the batch.

@@ -14,7 +14,11 @@
 //
 // # Rows
 //
-// A row type has one field per column; pointer fields are nullable, and a
+// A row type has one field per column, tagged with its name (`db:"column"`);
+// its upsert is the query of the same name in
+// internal/db/queries/sinks_*.sql, whose unnest(@column::type[]) arrays are
+// built from the tagged fields (package db checks both match at init).
+// Pointer fields are nullable, and a
 // nil value never erases what a fuller row said (COALESCE): a video seen in a
 // list carrying only its play count keeps its description. Entity rows whose
 // source may be trimmed have a flag (SVUser.Profile, PSProfile.Profile,

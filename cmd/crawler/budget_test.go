@@ -99,8 +99,12 @@ seeds:
 	if code := r.wait(); code != exitStopped {
 		t.Fatalf("resume exit %d, want %d (budget spent): %s", code, exitStopped, r.stderr.String())
 	}
-	if b := up.sb.Usage(cliKey).Billable; b != budget {
-		t.Errorf("billable in all = %d, want exactly max_credits %d", b, budget)
+	// The run's own ledger is exact (below). The upstream's count can be
+	// higher by the answers it billed while the process was being killed
+	// (after the settled check, before the signal landed): the crawler
+	// never learnt of them, and the README bounds them by one per worker.
+	if b := up.sb.Usage(cliKey).Billable; b < budget || b > budget+3 {
+		t.Errorf("billable in all = %d, want max_credits %d (+ at most one per worker billed during the kill)", b, budget)
 	}
 	connMu.Lock()
 	defer connMu.Unlock()

@@ -103,6 +103,7 @@ var workloads = []workload{
 	{"scaleout", "7. Scale-out", runScaleOut},
 	{"gobench", "8. Hot paths (testing.B)", runGoBench},
 	{"outage", "9. Upstream outage", runOutage},
+	{"hostile", "10. Hostile upstream", runHostile},
 }
 
 // Workloads names the workloads, in the order Run runs them.

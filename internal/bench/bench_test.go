@@ -2,8 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -28,7 +31,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4, "outage": 3}
+	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4, "outage": 3, "hostile": 10}
 	for _, w := range rep.Workloads {
 		t.Logf("%s: %d figures in %s", w.Name, len(w.Figures), w.Took.Round(time.Millisecond))
 		if w.Err != "" {
@@ -166,6 +169,25 @@ func TestJobYAML(t *testing.T) {
 	}
 	if !strings.HasPrefix(secUIDOf("a"), "MS4wLjABAAAA") {
 		t.Error("secUid prefix")
+	}
+}
+
+// The key-echoing answer does echo the key, in both spellings keyCount
+// looks for, so that the hostile workload's "0 copies" means redacted.
+func TestHostileEchoCarriesKey(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/api/shortvideo/profile?handle="+HostileEcho+"_a", nil)
+	req.Header.Set("x-api-key", apiKey)
+	HostileHandler(apiKey).ServeHTTP(rec, req)
+	if rec.Code != http.StatusBadRequest || !json.Valid(rec.Body.Bytes()) {
+		t.Fatalf("echo: HTTP %d, body %s", rec.Code, rec.Body)
+	}
+	if n := keyCount(rec.Body.String()); n != 2 {
+		t.Errorf("echo body holds %d copies of the key, want 2: %s", n, rec.Body)
+	}
+	if n := keyCount(strings.ReplaceAll(rec.Body.String(), apiKey, "[REDACTED]")); n != 1 {
+		t.Errorf("after redacting the raw key: %d copies, want 1 (the escaped one)", n)
 	}
 }
 

@@ -21,12 +21,14 @@ func VmHWM(pid int) (int64, error) { return vmHWM(pid) }
 const (
 	HostileStr     = "str"     // a 7.5 MiB string field, under the default body cap: stored
 	HostileStr30   = "strbig"  // a 30 MiB string field with its Content-Length: refused unread
+	HostileChunked = "chunked" // the same 30 MiB body without Content-Length: read to the cap, refused
 	HostileFlood   = "flood"   // a 1 GiB body without Content-Length: read to the cap, refused
 	HostileGzip    = "gzip"    // a gzip bomb: 256 KiB on the wire, 256 MiB inflated
 	HostileDeep    = "deep"    // 8 recent videos each wrapped in 9,000 nested objects
 	HostileDigits  = "digits"  // counters of 10,000 digits
 	HostileExp     = "exp"     // counters with huge exponents (1e999999999)
 	HostileTrickle = "trickle" // headers, then a byte every 50 ms, forever
+	HostileEcho    = "echo"    // a 400 whose body echoes the key, raw and \u-escaped
 )
 
 // HostileHandler serves the hostile profiles; key is the API key it
@@ -42,6 +44,9 @@ func HostileHandler(key string) http.Handler {
 		switch {
 		case strings.HasPrefix(h, HostileStr30):
 			serveSized(w, profileWithString(h, 30<<20))
+		case strings.HasPrefix(h, HostileChunked):
+			w.(http.Flusher).Flush() // no Content-Length: chunked
+			_, _ = w.Write(profileWithString(h, 30<<20))
 		case strings.HasPrefix(h, HostileStr):
 			serveSized(w, profileWithString(h, 15<<19))
 		case strings.HasPrefix(h, HostileFlood):
@@ -89,6 +94,13 @@ func HostileHandler(key string) http.Handler {
 				}
 				w.(http.Flusher).Flush()
 			}
+		case strings.HasPrefix(h, HostileEcho):
+			var esc strings.Builder
+			for _, c := range key {
+				fmt.Fprintf(&esc, `\u%04x`, c)
+			}
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprintf(w, `{"message":"unknown handle %s for key %s","key":"%s"}`, h, key, esc.String())
 		default:
 			serveSized(w, fmt.Appendf(nil, `{"user":{"uniqueId":%q}}`, h))
 		}

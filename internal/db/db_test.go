@@ -1,0 +1,228 @@
+package db
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestRewriteNamesParametersInOrderOfFirstUse(t *testing.T) {
+	t.Parallel()
+	sql, params, err := rewrite(`SELECT @b::int, '@x' AS "@y", @a, @b + 1, j @> '{}', x@a -- @c
+FROM t WHERE k = @a_2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `SELECT $1::int, '@x' AS "@y", $2, $1 + 1, j @> '{}', x@a -- @c
+FROM t WHERE k = $3`
+	if sql != want {
+		t.Errorf("sql:\n%s\nwant:\n%s", sql, want)
+	}
+	if !reflect.DeepEqual(params, []string{"b", "a", "a_2"}) {
+		t.Errorf("params = %v", params)
+	}
+}
+
+func TestRewriteRejectsPositionalParameters(t *testing.T) {
+	t.Parallel()
+	if _, _, err := rewrite(`SELECT $1`); err == nil || !strings.Contains(err.Error(), "@name") {
+		t.Errorf("err = %v, want one asking for @name", err)
+	}
+	if _, _, err := rewrite(`SELECT 'open`); err == nil {
+		t.Error("unterminated literal: no error")
+	}
+}
+
+func TestLoadSplitsFilesByNameLines(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"queries/a.sql": {Data: []byte("-- commentary\n\n-- name: One\n-- why\nSELECT @x;\n\n-- name: Two\nSELECT 2;\n")},
+		"queries/b.sql": {Data: []byte("-- name: Three\nSELECT @y, @x;\n")},
+	}
+	qs, err := load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for name, q := range qs {
+		got[name] = fmt.Sprintf("%s %q %v", q.File, q.SQL, q.Params)
+	}
+	want := map[string]string{
+		"One":   `a.sql "\nSELECT $1;" [x]`,
+		"Two":   `a.sql "\nSELECT 2;" []`,
+		"Three": `b.sql "\nSELECT $1, $2;" [y x]`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
+
+func TestLoadRejectsDuplicatesAndEmptyQueries(t *testing.T) {
+	t.Parallel()
+	for name, files := range map[string]fstest.MapFS{
+		"in both a.sql and b.sql": {"queries/a.sql": {Data: []byte("-- name: X\nSELECT 1;")}, "queries/b.sql": {Data: []byte("-- name: X\nSELECT 2;")}},
+		"X is empty":              {"queries/a.sql": {Data: []byte("-- name: X\n-- nothing\n-- name: Y\nSELECT 1;")}},
+		"malformed name line":     {"queries/a.sql": {Data: []byte("-- name: X :one\nSELECT 1;")}},
+	} {
+		if _, err := load(files); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("err = %v, want it to say %q", err, name)
+		}
+	}
+}
+
+// mustPanic runs f and returns its panic message, failing t if it did not
+// panic.
+func mustPanic(t *testing.T, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Fatal("no panic")
+		}
+		msg = fmt.Sprint(r)
+	}()
+	f()
+	return ""
+}
+
+func TestLookupPanicsOnAMissingName(t *testing.T) {
+	t.Parallel()
+	msg := mustPanic(t, func() { Lookup("NoSuchQuery") })
+	if !strings.Contains(msg, `no query "NoSuchQuery"`) {
+		t.Errorf("panic %q", msg)
+	}
+	mustPanic(t, func() { Prepare[struct{}]("NoSuchQuery") })
+}
+
+// TestEveryQueryParses loads the embedded files: a broken file would have
+// panicked at init already; this says which queries there are.
+func TestEveryQueryParses(t *testing.T) {
+	t.Parallel()
+	if len(queries) < 40 {
+		t.Errorf("%d queries loaded, want every query of queries/*.sql", len(queries))
+	}
+	for name, q := range queries {
+		if strings.Contains(q.SQL, "@") && !strings.Contains(q.SQL, "@>") {
+			t.Errorf("%s still holds an @: %s", name, q.SQL)
+		}
+	}
+}
+
+type runArg struct {
+	RunID int64 `db:"run_id"`
+}
+
+func TestPrepareChecksFieldsAgainstParameters(t *testing.T) {
+	t.Parallel()
+	type extra struct {
+		RunID int64 `db:"run_id"`
+		Other int   `db:"other"`
+	}
+	type missing struct {
+		Owner string `db:"owner"`
+	}
+	// RunState takes only @run_id.
+	s := Prepare[runArg]("RunState")
+	if got := s.Args(runArg{7}); !reflect.DeepEqual(got, []any{int64(7)}) {
+		t.Errorf("args = %v", got)
+	}
+	if msg := mustPanic(t, func() { Prepare[extra]("RunState") }); !strings.Contains(msg, "does not use the fields [other]") {
+		t.Errorf("panic %q", msg)
+	}
+	if msg := mustPanic(t, func() { Prepare[missing]("RunState") }); !strings.Contains(msg, "@run_id has no field") {
+		t.Errorf("panic %q", msg)
+	}
+}
+
+type taskRow struct {
+	Kind     string `db:"kind"`
+	Key      string `db:"key"`
+	Params   []byte `db:"params"`
+	Depth    int32  `db:"depth"`
+	MaxPages *int32 `db:"max_pages"`
+	Note     string // untagged: not a column
+}
+
+type addTasks struct {
+	RunID    int64  `db:"run_id"`
+	ParentID *int64 `db:"parent_id"`
+}
+
+func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
+	t.Parallel()
+	b := PrepareBulk[addTasks, taskRow]("AddTasks")
+	ten := int32(10)
+	got := b.Args(addTasks{RunID: 3}, []taskRow{
+		{Kind: "k1", Key: "a", Params: []byte(`{}`), Depth: 1, MaxPages: &ten},
+		{Kind: "k2", Key: "b", Depth: 2},
+	})
+	// AddTasks uses @run_id, @parent_id, then the columns in unnest order.
+	want := []any{int64(3), (*int64)(nil), []string{"k1", "k2"}, []string{"a", "b"}, []string{"{}", ""},
+		[]int32{1, 2}, []*int32{&ten, nil}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("args = %#v\nwant %#v", got, want)
+	}
+	type badColumn struct {
+		Kind     map[string]int `db:"kind"`
+		Key      string         `db:"key"`
+		Params   string         `db:"params"`
+		Depth    int32          `db:"depth"`
+		MaxPages int32          `db:"max_pages"`
+	}
+	if msg := mustPanic(t, func() { PrepareBulk[addTasks, badColumn]("AddTasks") }); !strings.Contains(msg, "cannot be sent as an array") {
+		t.Errorf("panic %q", msg)
+	}
+}
+
+// userRow is shaped like sinks.SVUser, for BenchmarkBulkArgs.
+type userRow struct {
+	UniqueID  string  `db:"unique_id"`
+	UserID    *string `db:"user_id"`
+	SecUID    *string `db:"sec_uid"`
+	Nickname  *string `db:"nickname"`
+	AvatarURL *string `db:"avatar_url"`
+	Signature *string `db:"signature"`
+	Verified  *bool   `db:"verified"`
+	Private   *bool   `db:"private_account"`
+	Profile   bool    `db:"profile_fetched"`
+	Raw       []byte  `db:"raw"`
+}
+
+// BenchmarkBulkArgs compares building the arrays of a 50-row users upsert
+// through reflection (PrepareBulk) with the hand-written parallel slices it
+// replaced: the page commit's CPU cost of the change.
+func BenchmarkBulkArgs(b *testing.B) {
+	q := &Query{Name: "Users", SQL: "x", Params: []string{"run_id", "unique_id", "user_id", "sec_uid", "nickname",
+		"avatar_url", "signature", "verified", "private_account", "profile_fetched", "raw"}}
+	queries[q.Name] = q // benchmarks run alone: no test reads queries concurrently
+	stmt := PrepareBulk[runArg, userRow](q.Name)
+	delete(queries, q.Name)
+	rows := make([]userRow, 50)
+	for i := range rows {
+		s, v := fmt.Sprint("user", i), true
+		rows[i] = userRow{UniqueID: s, SecUID: &s, Nickname: &s, Verified: &v, Raw: []byte(`{"uniqueId": "` + s + `"}`)}
+	}
+	b.Run("prepared", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = stmt.Args(runArg{1}, rows)
+		}
+	})
+	b.Run("by-hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n := len(rows)
+			ids, userIDs, secUIDs := make([]string, n), make([]*string, n), make([]*string, n)
+			nicks, avatars, sigs := make([]*string, n), make([]*string, n), make([]*string, n)
+			verified, private, profile, raws := make([]*bool, n), make([]*bool, n), make([]bool, n), make([]string, n)
+			for i, r := range rows {
+				ids[i], userIDs[i], secUIDs[i] = r.UniqueID, r.UserID, r.SecUID
+				nicks[i], avatars[i], sigs[i] = r.Nickname, r.AvatarURL, r.Signature
+				verified[i], private[i], profile[i], raws[i] = r.Verified, r.Private, r.Profile, string(r.Raw)
+			}
+			_ = []any{int64(1), ids, userIDs, secUIDs, nicks, avatars, sigs, verified, private, profile, raws}
+		}
+	})
+}

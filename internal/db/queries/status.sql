@@ -1,0 +1,44 @@
+-- Reports (package pipeline, status.go and progress.go): read only.
+
+-- name: RunStatus
+-- Run @run_id, or the latest run when it is NULL, with its pages and items.
+SELECT r.id, r.job_name, r.state, coalesce(r.stop_reason, ''), r.started_at, r.finished_at,
+       coalesce(sum(t.pages), 0), coalesce(sum(t.items), 0)
+FROM crawl.runs r LEFT JOIN crawl.tasks t ON t.run_id = r.id
+WHERE r.id = COALESCE(@run_id, (SELECT max(id) FROM crawl.runs))
+GROUP BY r.id;
+
+-- name: TaskStates
+SELECT state, count(*) FROM crawl.tasks WHERE run_id = @run_id GROUP BY state;
+
+-- name: FailureReasons
+-- Failed and skipped tasks grouped by kind and reason class (the first two
+-- colon-separated parts of the reason), with up to 3 example keys and the
+-- first full reason.
+SELECT state, kind, reason_class, count(*),
+       (array_agg(key ORDER BY id))[1:3], (array_agg(coalesce(reason, '') ORDER BY id))[1]
+FROM (SELECT state, kind, key, id, reason,
+             split_part(coalesce(reason, ''), ':', 1) ||
+             CASE WHEN strpos(coalesce(reason, ''), ':') > 0 THEN ':' || split_part(reason, ':', 2) ELSE '' END AS reason_class
+      FROM crawl.tasks WHERE run_id = @run_id AND state IN ('failed', 'skipped')) t
+GROUP BY 1, 2, 3 ORDER BY state, 4 DESC, 3 LIMIT 20;
+
+-- name: DroppedEntries
+-- Entries dropped, by kind, with the latest reason.
+SELECT kind, sum(dropped)::bigint,
+       coalesce((array_agg(drop_reason ORDER BY updated_at DESC, id DESC) FILTER (WHERE drop_reason IS NOT NULL))[1], '')
+FROM crawl.tasks WHERE run_id = @run_id AND dropped > 0
+GROUP BY kind ORDER BY 2 DESC, 1;
+
+-- name: DataTables
+-- The tables of the platform schemas (TableCounts counts each by name).
+SELECT table_schema || '.' || table_name FROM information_schema.tables
+WHERE table_schema IN ('shortvideo', 'photosocial') AND table_type = 'BASE TABLE'
+ORDER BY 1;
+
+-- name: Progress
+-- The run's frontier by state, and its billed credits.
+SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'leased'),
+       count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state IN ('failed', 'skipped')),
+       (SELECT credits_billed FROM crawl.runs WHERE id = @run_id)
+FROM crawl.tasks WHERE run_id = @run_id;

@@ -1,0 +1,153 @@
+-- The frontier (package pipeline, Frontier): crawl.tasks, leased with a
+-- fencing token (lease_token) that every write of a lease checks.
+--
+-- Ending a lease gives back the credits it still holds: the CTE "given"
+-- returns the credits of the leases in CTE ended (run_id, held) to their
+-- runs' budgets; it recurs in each statement that ends leases.
+
+-- name: AddTasks
+-- Adds tasks once per run. A task found again at a smaller depth while still
+-- pending takes that depth, so what a run reaches does not depend on which
+-- worker found it first.
+INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages)
+SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages
+FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[]) AS t(kind, key, params, depth, max_pages)
+ON CONFLICT (run_id, kind, key) DO UPDATE SET depth = EXCLUDED.depth
+WHERE x.state = 'pending' AND EXCLUDED.depth < x.depth;
+
+-- name: LeaseTask
+-- Takes the next pending task and stamps it with a fresh fencing token.
+-- Breadth first: lower depth first. It reads only the partial index of
+-- pending tasks, so its cost does not grow with the done ones; expired
+-- leases come back through RescueTasks.
+WITH next AS (
+    SELECT id FROM crawl.tasks
+    WHERE run_id = @run_id AND state = 'pending'
+    ORDER BY depth, id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE crawl.tasks t
+SET state = 'leased', lease_owner = @owner, lease_token = nextval('crawl.lease_tokens'),
+    lease_expires_at = now() + @ttl::interval, attempts = t.attempts + 1, updated_at = now()
+FROM next WHERE t.id = next.id
+RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token;
+
+-- name: HeldTask
+-- The task leased under owner tag @owner, if a lease whose answer was lost
+-- went through.
+SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token
+FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'leased';
+
+-- name: RescueTasks
+-- Returns tasks whose lease expired (their worker died or lost its
+-- database) to the pending state, except the tasks in @keep (this process
+-- still works on them). The next lease bumps the fencing token, so the old
+-- worker can no longer commit.
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at < now() AND id <> ALL(@keep::bigint[])
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+), given AS (
+    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
+    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
+    WHERE r.id = x.run_id AND x.held > 0
+)
+SELECT count(*) FROM ended;
+
+-- name: AdvanceTask
+-- Records a fetched page under the fencing token, for a commit batch: the
+-- cursor to continue from, the items and drops, and the end of the task when
+-- @stop is not empty. The expected page count makes a retried commit match
+-- no row. When it matches no row it fails with SQLSTATE CR001
+-- (crawl.expect_advanced), which rolls back the batch's implicit transaction.
+WITH a AS (
+    UPDATE crawl.tasks SET
+        cursor = @cursor, pages = pages + 1, items = items + @items,
+        dropped = dropped + @dropped, drop_reason = COALESCE(NULLIF(@drop_reason::text, ''), drop_reason),
+        state = CASE WHEN @stop::text = '' THEN 'leased' ELSE 'done' END,
+        reason = NULLIF(@stop::text, ''),
+        lease_expires_at = CASE WHEN @stop::text = '' THEN now() + @ttl::interval END,
+        finished_at = CASE WHEN @stop::text = '' THEN NULL ELSE now() END,
+        updated_at = now()
+    WHERE id = @id AND lease_token = @token AND state = 'leased' AND pages = @pages
+    RETURNING 1
+)
+SELECT crawl.expect_advanced((SELECT count(*) FROM a));
+
+-- name: TaskAdvanced
+-- Whether the task already shows the page a commit would have advanced to.
+SELECT lease_token = @token AND pages = @pages + 1 AND cursor = @cursor FROM crawl.tasks WHERE id = @id;
+
+-- name: ExtendLease
+UPDATE crawl.tasks SET lease_expires_at = now() + @ttl::interval
+WHERE id = @id AND lease_token = @token AND state = 'leased';
+
+-- name: FinishTask
+-- Ends a lease as failed or skipped with a reason.
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE id = @id AND lease_token = @token AND state = 'leased'
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = @state, reason = @reason, lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+), given AS (
+    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
+    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
+    WHERE r.id = x.run_id AND x.held > 0
+)
+SELECT count(*) FROM ended;
+
+-- name: ReleaseTask
+-- Hands a lease back unfinished; its cursor keeps the progress made.
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE id = @id AND lease_token = @token AND state = 'leased'
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+), given AS (
+    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
+    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
+    WHERE r.id = x.run_id AND x.held > 0
+)
+SELECT count(*) FROM ended;
+
+-- name: ReleaseOwnedTasks
+-- Hands back every lease of the run whose owner tag starts with @owner.
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE run_id = @run_id AND state = 'leased' AND starts_with(lease_owner, @owner)
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+), given AS (
+    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
+    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
+    WHERE r.id = x.run_id AND x.held > 0
+)
+SELECT count(*) FROM ended;
+
+-- name: CountActiveTasks
+-- Pending and leased tasks, each counted through its partial index.
+SELECT (SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'pending'),
+       (SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'leased');
+
+-- name: CountFailedTasks
+SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'failed';
+
+-- name: RetryFailedTasks
+-- Puts failed tasks back to pending. A list keeps its cursor and page count,
+-- so it resumes at the page that failed.
+UPDATE crawl.tasks SET state = 'pending', reason = NULL, finished_at = NULL, updated_at = now()
+WHERE run_id = @run_id AND state = 'failed';

@@ -1,0 +1,200 @@
+package db
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+)
+
+//go:embed queries/*.sql
+var files embed.FS
+
+// Query is one named query of a .sql file, its @name parameters rewritten to
+// PostgreSQL's positional $n.
+type Query struct {
+	Name   string   // as in its "-- name:" line
+	File   string   // the .sql file holding it
+	SQL    string   // the text sent to the server, with $1, $2...
+	Params []string // Params[i] is the name of $(i+1), in order of first use
+}
+
+// queries holds every query of queries/*.sql, loaded once at init.
+var queries = mustLoad(files)
+
+func mustLoad(fsys fs.FS) map[string]*Query {
+	qs, err := load(fsys)
+	if err != nil {
+		panic(err)
+	}
+	return qs
+}
+
+// load reads every queries/*.sql file of fsys.
+func load(fsys fs.FS) (map[string]*Query, error) {
+	names, err := fs.Glob(fsys, "queries/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	qs := make(map[string]*Query)
+	for _, name := range names {
+		text, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		parsed, err := parseFile(path.Base(name), string(text))
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range parsed {
+			if prev, ok := qs[q.Name]; ok {
+				return nil, fmt.Errorf("db: query %s is in both %s and %s", q.Name, prev.File, q.File)
+			}
+			qs[q.Name] = q
+		}
+	}
+	return qs, nil
+}
+
+// Lookup returns the query called name; it panics when there is none, so a
+// package-level variable holding it fails at init, not at the first call.
+func Lookup(name string) *Query {
+	q, ok := queries[name]
+	if !ok {
+		panic(fmt.Sprintf("db: no query %q in internal/db/queries", name))
+	}
+	return q
+}
+
+var (
+	preparedMu sync.Mutex
+	prepared   = map[string]bool{}
+)
+
+func markPrepared(name string) {
+	preparedMu.Lock()
+	prepared[name] = true
+	preparedMu.Unlock()
+}
+
+// Unprepared lists the queries no Prepare or PrepareBulk of the program has
+// bound, sorted: a test of a package that imports every caller asserts it is
+// empty, so no query is dead text.
+func Unprepared() []string {
+	preparedMu.Lock()
+	defer preparedMu.Unlock()
+	var names []string
+	for name := range queries {
+		if !prepared[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// parseFile splits a .sql file into its queries: each starts at a line
+// "-- name: Xxx" and runs to the next one. Lines that are only a comment are
+// left out of the text sent; text before the first name line is the file's
+// commentary.
+func parseFile(file, text string) ([]*Query, error) {
+	var qs []*Query
+	var cur *Query
+	var body strings.Builder
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		sql, params, err := rewrite(strings.TrimSpace(body.String()))
+		if err != nil {
+			return fmt.Errorf("db: %s: query %s: %w", file, cur.Name, err)
+		}
+		if sql == "" {
+			return fmt.Errorf("db: %s: query %s is empty", file, cur.Name)
+		}
+		cur.SQL, cur.Params = "\n"+sql, params
+		qs = append(qs, cur)
+		return nil
+	}
+	for line := range strings.Lines(text) {
+		trimmed := strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(trimmed, "-- name:"); ok {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			fields := strings.Fields(rest)
+			if len(fields) != 1 {
+				return nil, fmt.Errorf("db: %s: malformed name line %q", file, trimmed)
+			}
+			cur = &Query{Name: fields[0], File: file}
+			body.Reset()
+			continue
+		}
+		if cur == nil || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		body.WriteString(line)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return qs, nil
+}
+
+// rewrite replaces each @name parameter of sql by $n, numbering names in
+// order of first use, and returns the names. String literals, quoted
+// identifiers and comments are copied as they are; an @ not followed by a
+// letter (an operator such as @>) is not a parameter.
+func rewrite(sql string) (string, []string, error) {
+	var out strings.Builder
+	var params []string
+	index := map[string]int{}
+	isIdent := func(c byte, first bool) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
+	}
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(sql) && sql[j] != c {
+				j++
+			}
+			if j == len(sql) {
+				return "", nil, fmt.Errorf("unterminated %c at offset %d", c, i)
+			}
+			out.WriteString(sql[i : j+1])
+			i = j + 1
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			j := strings.IndexByte(sql[i:], '\n')
+			if j < 0 {
+				j = len(sql) - i
+			}
+			out.WriteString(sql[i : i+j])
+			i += j
+		case c == '$':
+			return "", nil, fmt.Errorf("positional parameter at offset %d: name it @name", i)
+		case c == '@' && i+1 < len(sql) && isIdent(sql[i+1], true) && (i == 0 || !isIdent(sql[i-1], false)):
+			j := i + 1
+			for j < len(sql) && isIdent(sql[j], false) {
+				j++
+			}
+			name := sql[i+1 : j]
+			n, ok := index[name]
+			if !ok {
+				params = append(params, name)
+				n = len(params)
+				index[name] = n
+			}
+			fmt.Fprintf(&out, "$%d", n)
+			i = j
+		default:
+			out.WriteByte(c)
+			i++
+		}
+	}
+	return out.String(), params, nil
+}

@@ -1,0 +1,17 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/socialcrawl/crawler/internal/db"
+)
+
+// TestEveryQueryIsBound: the pipeline and the sinks it imports bind every
+// query of internal/db/queries at init (a missing or mismatched one panics
+// there), and none is left over as dead text.
+func TestEveryQueryIsBound(t *testing.T) {
+	t.Parallel()
+	if left := db.Unprepared(); len(left) > 0 {
+		t.Errorf("queries no package binds: %v", left)
+	}
+}

@@ -1,0 +1,139 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/db"
+)
+
+// The run lifecycle: a run is created with its seed tasks, resumed or
+// joined by other processes, and finished by each of them (crawl.runs).
+// Leasing and committing tasks is the Frontier's (frontier.go).
+
+// runArg is the parameter of the statements that take only a run.
+type runArg struct {
+	RunID int64 `db:"run_id"`
+}
+
+type createRunParams struct {
+	JobName    string `db:"job_name"`
+	Job        []byte `db:"job"` // the job as JSON
+	MaxCredits *int64 `db:"max_credits"`
+}
+
+type finishRunParams struct {
+	RunID  int64  `db:"run_id"`
+	State  string `db:"state"`
+	Reason string `db:"reason"`
+	Owner  string `db:"owner"` // lease owner prefix of this process
+}
+
+type resumeRunParams struct {
+	RunID   int64  `db:"run_id"`
+	JobName string `db:"job_name"`
+}
+
+var (
+	createRun        = db.Prepare[createRunParams]("CreateRun")
+	finishRun        = db.Prepare[finishRunParams]("FinishRun")
+	runState         = db.Prepare[runArg]("RunState")
+	resumeRun        = db.Prepare[resumeRunParams]("ResumeRun")
+	runJobName       = db.Prepare[runArg]("RunJobName")
+	countFailedTasks = db.Prepare[runArg]("CountFailedTasks")
+	retryFailedTasks = db.Prepare[runArg]("RetryFailedTasks")
+)
+
+// CreateRun records a new run with its seed tasks in one transaction.
+func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTask) (int64, error) {
+	spec, err := json.Marshal(job)
+	if err != nil {
+		return 0, err
+	}
+	var runID int64
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		p := createRunParams{JobName: job.Name, Job: spec, MaxCredits: job.Limits.MaxCredits}
+		if err := createRun.QueryRow(ctx, tx, p).Scan(&runID); err != nil {
+			return err
+		}
+		return addTasks(ctx, tx, runID, nil, seeds)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create run: %w", err)
+	}
+	return runID, nil
+}
+
+// FinishRun records the end of this process's work on a run as state (done,
+// stopped, failed) and returns the state the run is in afterwards:
+// "running" when other processes still work on it. "done" needs an empty
+// frontier; a stop or failure is recorded only when no other process holds
+// a live lease on the run, and never replaces "done".
+func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string) (string, error) {
+	var got string
+	p := finishRunParams{RunID: runID, State: state, Reason: CleanReason(reason), Owner: owner + "#"}
+	err := finishRun.QueryRow(ctx, pool, p).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if err := runState.QueryRow(ctx, pool, runArg{runID}).Scan(&got); err != nil {
+			return "", fmt.Errorf("run %d state: %w", runID, err)
+		}
+		if got != "done" {
+			got = "running"
+		}
+		return got, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("set run %d state: %w", runID, err)
+	}
+	return got, nil
+}
+
+// ErrNoRun means the run to resume does not exist.
+var ErrNoRun = errors.New("no such run")
+
+// Resume marks run runID running again so this process can work on it; a
+// run can be resumed after a stop or joined while another process runs it.
+// The job must be the one the run was started with.
+func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string) error {
+	tag, err := resumeRun.Exec(ctx, pool, resumeRunParams{RunID: runID, JobName: jobName})
+	if err != nil {
+		return fmt.Errorf("resume run %d: %w", runID, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var name string
+	err = runJobName.QueryRow(ctx, pool, runArg{runID}).Scan(&name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("resume run %d: %w", runID, ErrNoRun)
+	}
+	if err != nil {
+		return fmt.Errorf("resume run %d: %w", runID, err)
+	}
+	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
+}
+
+// CountFailed counts the failed tasks of a run.
+func CountFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
+	var n int64
+	if err := countFailedTasks.QueryRow(ctx, pool, runArg{runID}).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count failed tasks of run %d: %w", runID, err)
+	}
+	return n, nil
+}
+
+// RetryFailed re-queues the failed tasks of a run (crawler run --resume ID
+// --retry-failed) and says how many. A list keeps its cursor and page
+// count, so it resumes at the page that failed.
+func RetryFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
+	tag, err := retryFailedTasks.Exec(ctx, pool, runArg{runID})
+	if err != nil {
+		return 0, fmt.Errorf("re-queue failed tasks of run %d: %w", runID, err)
+	}
+	return tag.RowsAffected(), nil
+}
