@@ -329,3 +329,33 @@ func TestLongMultibyteReasonIsStored(t *testing.T) {
 		t.Errorf("fine task = %+v", got)
 	}
 }
+
+// A highlight's items that are null, not objects or undecodable are counted
+// as dropped with the task, and the other items are stored at their places.
+func TestHighlightBadItemsAreCounted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	up := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"id":"highlight:17890","title":"T","media_count":5,"user":{"username":"owner"},`+
+			`"items":[null,{"media_type":2,"video_versions":[{"url":"https://v/1"}]},"x",{"media_type":"two"},{"media_type":1}]}`)
+	})
+	b.baseURL = up.srv.URL + "/api"
+	job := b.job(t, "seeds: {photosocial: {highlights: [\"17890\"]}}\nexpand: {}\n")
+	sum := b.run(t, job)
+	if sum.State != "done" {
+		t.Fatalf("run %s: %s", sum.State, sum.Reason)
+	}
+	got := b.task(t, sum.RunID, pipeline.KindPSHighlight, "17890")
+	if got.State != "done" || got.Dropped != 3 || got.Items != 5 || !strings.HasPrefix(got.DropReason, "items[3]: ") {
+		t.Errorf("highlight task = %+v, want done with 5 items, 3 dropped, the last for items[3]", got)
+	}
+	if n := b.count(t, `SELECT count(*) FROM photosocial.highlight_items WHERE position IN (2, 5)`); n != 2 {
+		t.Errorf("highlight items at positions 2 and 5 = %d, want 2", n)
+	}
+	if n := b.count(t, `SELECT count(*) FROM photosocial.highlight_items`); n != 2 {
+		t.Errorf("highlight items = %d, want 2", n)
+	}
+	if n := up.calls.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+}

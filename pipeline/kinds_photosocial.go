@@ -254,7 +254,10 @@ func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	if err := checkObjectKeys("photosocial/highlight", "id", id, "user.username", string(h.Username)); err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: len(h.Items)}
+	res := &result{Stop: stopDone, Items: len(h.Items) + h.Dropped}
+	if h.Dropped > 0 {
+		res.Drops.N, res.Drops.Reason = h.Dropped, h.DropReason
+	}
 	res.Batch.PSHighlights = append(res.Batch.PSHighlights, sinks.PSHighlight{
 		HighlightID: id, Title: textPtr(h.Title), MediaCount: intPtr(h.MediaCount),
 		OwnerUsername: textPtr(h.Username), OwnerVerified: flagPtr(h.UserVerified), Raw: h.Raw,

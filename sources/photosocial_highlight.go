@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,8 +36,12 @@ type PSHighlight struct {
 	Items        []Item[PSHighlightItem]
 	Username     Text
 	UserVerified Flag
-	Credits      Credits
-	Raw          json.RawMessage
+	// Dropped counts the items that are not media objects (null, a
+	// string...) or do not decode; DropReason says why the last one was.
+	Dropped    int
+	DropReason string
+	Credits    Credits
+	Raw        json.RawMessage
 }
 
 // PSHighlightItem is a media item of a highlight: MediaType 1 is an image, 2
@@ -99,9 +104,14 @@ func decodePSHighlight(a *answer, sent string, h *PSHighlight) error {
 	}
 	h.Items = make([]Item[PSHighlightItem], 0, len(w.Items))
 	for i, r := range w.Items {
+		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
+			h.Dropped, h.DropReason = h.Dropped+1, fmt.Sprintf("items[%d]: %s entry", i, jsonKind(t))
+			continue
+		}
 		var it PSHighlightItem
 		if err := it.UnmarshalJSON(r); err != nil {
-			return fmt.Errorf("items[%d]: %w", i, err)
+			h.Dropped, h.DropReason = h.Dropped+1, fmt.Sprintf("items[%d]: %s", i, truncate(err.Error(), 200))
+			continue
 		}
 		h.Items = append(h.Items, Item[PSHighlightItem]{V: it, Raw: r, Pos: i})
 	}
