@@ -5,7 +5,7 @@ BIN := bin
 BENCHTIME ?= 2s
 
 .DEFAULT_GOAL := help
-.PHONY: help test vet fmt-check ensure-postgres build demo bench
+.PHONY: help test vet fmt-check ensure-postgres build demo bench schema-doc
 
 help: ## List targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,6 +25,9 @@ ensure-postgres: ## Install the PostgreSQL server binaries if missing (apt-get, 
 
 build: ## Build bin/crawler from ./cmd/crawler
 	$(GO) build -o $(BIN)/crawler ./cmd/crawler
+
+schema-doc: ensure-postgres ## Regenerate docs/schema.md (the data dictionary) from a freshly migrated throwaway database
+	$(GO) run ./internal/tools/withpg -- $(GO) run ./internal/tools/schemadoc -out docs/schema.md
 
 demo: ## Run the demo (scripts/demo.sh)
 	@scripts/demo.sh

@@ -81,8 +81,8 @@ func TestSecondRunAddsSnapshotsAndKeepsFirstSeen(t *testing.T) {
 
 	rows, err := pool.Query(ctx, `
 		SELECT format('%I.%I', table_schema, table_name), string_agg(column_name, ',')
-		FROM information_schema.columns
-		WHERE table_schema IN ('shortvideo', 'photosocial')
+		FROM information_schema.columns JOIN information_schema.tables USING (table_schema, table_name)
+		WHERE table_schema IN ('shortvideo', 'photosocial') AND table_type = 'BASE TABLE'
 		  AND column_name IN ('first_seen_run', 'first_checked_run', 'run_id')
 		GROUP BY 1 ORDER BY 1`)
 	if err != nil {
