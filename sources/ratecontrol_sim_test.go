@@ -1,0 +1,172 @@
+package sources
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// simUpstream is an upstream quota in virtual time: a token bucket of rate
+// R and burst B per key that answers 429 with a Retry-After in whole
+// seconds (at least 1), or a fixed pause for the header's other forms (a
+// date, none or garbage, which the client turns into a back-off).
+type simUpstream struct {
+	lim   *rate.Limiter
+	pause time.Duration // 0: Retry-After in whole seconds
+}
+
+func (u *simUpstream) arrive(t time.Time) (ok bool, retry time.Duration) {
+	if u.lim.TokensAt(t) >= 1 {
+		u.lim.AllowN(t, 1)
+		return true, 0
+	}
+	if u.pause > 0 {
+		return false, u.pause
+	}
+	wait := (1 - u.lim.TokensAt(t)) / float64(u.lim.Limit())
+	return false, time.Duration(max(1, math.Ceil(wait))) * time.Second
+}
+
+// simRun is what a simulated crawl saw at the upstream.
+type simRun struct {
+	oks, limited []time.Time
+}
+
+func (r *simRun) count(ts []time.Time, from, to time.Time) int {
+	n := 0
+	for _, t := range ts {
+		if !t.Before(from) && t.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// simWorker is one worker of the simulation: asking the control for
+// leave, or waiting for an answer.
+type simWorker struct {
+	at       time.Time
+	inflight bool
+	ok       bool
+	retry    time.Duration
+}
+
+// simulate runs workers against up through rc from t0 for d, in virtual
+// time, with no sleeps: each request reaches the upstream 1 ms after it
+// leaves and is answered latency after it leaves; a worker spends 2 ms on
+// an answer before asking again. at(t) is called before each event, for
+// scripted changes.
+func simulate(rc *rateControl, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) *simRun {
+	rc.now = func() time.Time { panic("the simulation passes its own clock") }
+	ws := make([]simWorker, workers)
+	for i := range ws {
+		ws[i].at = t0
+	}
+	run := &simRun{}
+	end := t0.Add(d)
+	for {
+		w := &ws[0]
+		for i := range ws {
+			if ws[i].at.Before(w.at) {
+				w = &ws[i]
+			}
+		}
+		now := w.at
+		if !now.Before(end) {
+			return run
+		}
+		if at != nil {
+			at(now)
+		}
+		if w.inflight {
+			w.inflight = false
+			if w.ok {
+				rc.mu.Lock()
+				rc.hist.add(now)
+				rc.mu.Unlock()
+			} else {
+				rc.mu.Lock()
+				rc.throttledAt(now, w.retry)
+				rc.mu.Unlock()
+			}
+			w.at = now.Add(2 * time.Millisecond)
+			continue
+		}
+		if wait := rc.step(now); wait > 0 {
+			w.at = now.Add(wait)
+			continue
+		}
+		arrival := now.Add(time.Millisecond)
+		w.ok, w.retry = up.arrive(arrival)
+		if w.ok {
+			run.oks = append(run.oks, arrival)
+		} else {
+			run.limited = append(run.limited, arrival)
+		}
+		w.inflight = true
+		w.at = now.Add(latency)
+	}
+}
+
+// Without a ceiling the first 429s install a bucket just under the quota,
+// with the upstream's burst estimated, and the run then spends the whole
+// quota with few 429s, whatever form the pause takes.
+func TestRateControlFindsTheQuotaWithoutCeiling(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		pause time.Duration
+	}{{"retry-after seconds", 0}, {"back-off 500ms", 500 * time.Millisecond}, {"back-off 250ms", 250 * time.Millisecond}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			const R, B, T = 50.0, 10, 180 * time.Second
+			t0 := time.Unix(1_000_000, 0)
+			up := &simUpstream{lim: rate.NewLimiter(R, B), pause: c.pause}
+			up.lim.AllowN(t0, 0)
+			rc := newRateControl(0, 1)
+			var installed time.Time
+			run := simulate(rc, up, t0, 16, 5*time.Millisecond, T, func(now time.Time) {
+				if installed.IsZero() && rc.limiter != nil {
+					installed = now
+					if len(run0(rc)) == 0 {
+						t.Error("bucket installed before any 429")
+					}
+				}
+			})
+			if installed.IsZero() {
+				t.Fatal("no bucket installed")
+			}
+			if len(run.limited) == 0 || installed.Before(run.limited[0]) {
+				t.Errorf("bucket installed at %v, first 429 at %v", installed.Sub(t0), run.limited[0].Sub(t0))
+			}
+			frac := float64(len(run.oks)) / (R*T.Seconds() + B)
+			late := run.count(run.limited, t0.Add(10*time.Second), t0.Add(T))
+			per1000 := 1000 * float64(late) / float64(run.count(run.oks, t0.Add(10*time.Second), t0.Add(T))+late)
+			t.Logf("achieved %.3f of the quota; bucket after %v; estimate %.2f/s, burst %.0f; 429s %d (%d after 10 s, %.2f per 1000)",
+				frac, installed.Sub(t0), rc.known, rc.burst, len(run.limited), late, per1000)
+			if frac < 0.95 {
+				t.Errorf("achieved %.3f of the allowed rate, want >= 0.95", frac)
+			}
+			if per1000 > 5 {
+				t.Errorf("%.2f 429s per 1000 after the first 10 s, want <= 5", per1000)
+			}
+			if math.Abs(rc.known-R)/R > 0.03 {
+				t.Errorf("estimate %.2f, want within 3%% of %v", rc.known, R)
+			}
+			if rc.burst < B-2 || rc.burst > B+2 {
+				t.Errorf("burst estimate %v, want %d +- 2", rc.burst, B)
+			}
+		})
+	}
+}
+
+// run0 is a hook for the installed check: the 429 events seen (lastPause
+// set, or pending).
+func run0(rc *rateControl) []time.Time {
+	if rc.lastPause.IsZero() {
+		return nil
+	}
+	return []time.Time{rc.lastPause}
+}
