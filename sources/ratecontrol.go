@@ -167,6 +167,8 @@ const (
 	// R in: [(n - B)/w, (n - B + 1)/w) for the window since the upstream
 	// bucket was last full (it was empty at the 429, with less than a token).
 	estimateLift = 0.5
+	// burstSpan is the longest window the burst is measured over.
+	burstSpan = 250 * time.Millisecond
 	// minExcess is the fewest successes beyond the burst a window needs
 	// for its bound (n - B)/w to be within 1/minExcess of R.
 	minExcess = 10
@@ -323,7 +325,7 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 		since = rc.lastPause
 	}
 	rc.lastPause = now
-	est, burst, ok := rc.measure(e.at, now, since)
+	est, burst, ok := rc.measure(e.at, now, since, e.probing)
 	if ok {
 		rc.measured = true
 		if burst > rc.burst {
@@ -377,9 +379,11 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 // [since, upto], with the 429 at at: the rate for the burst estimate
 // (successRing.estimate), then the burst for that rate (successRing.burst),
 // until the burst stops growing. It starts from the burst estimated so far,
-// so the estimate of B only grows; ok is false when no window holds enough
-// successes to measure.
-func (rc *rateControl) measure(at, upto, since time.Time) (est, burst float64, ok bool) {
+// so the estimate of B only grows, and only on a probe: after a drop of the
+// quota, the rate is capped (react) and what the successes say of the
+// burst is unsure. ok is false when no window holds enough successes to
+// measure.
+func (rc *rateControl) measure(at, upto, since time.Time, probing bool) (est, burst float64, ok bool) {
 	burst = rc.burst
 	for range 8 {
 		r, rok := rc.hist.estimate(at, upto, since, burst)
@@ -387,6 +391,9 @@ func (rc *rateControl) measure(at, upto, since time.Time) (est, burst float64, o
 			return est, burst, ok
 		}
 		est, ok = r, true
+		if !probing {
+			return est, burst, ok
+		}
 		b := rc.hist.burstAt(r, since, upto)
 		if b < burst+0.5 {
 			return est, burst, ok
@@ -487,24 +494,34 @@ func (r *successRing) count(from, to time.Time) int {
 }
 
 // burstAt is the largest lower bound n - rate*(t_j - t_i) of the upstream's
-// burst over the windows [t_i, t_j] of successes in [since, upto] (n of
-// them in the window): in any window a bucket of that rate admits at most
-// its burst plus rate times the window. Computed in one pass, oldest
-// first: n - rate*(t_j - t_i) = (j + 1 - rate*t_j) + (rate*t_i - i).
+// burst over the windows [t_i, t_j] of successes in [since, upto] no longer
+// than burstSpan (n of them in the window): in any window a bucket of that
+// rate admits at most its burst plus rate times the window. Only short
+// windows count, where the burst is seen (a full bucket emptied at once):
+// over a long one, a rate a little under the true one would add the
+// difference times the window, and successes from before a drop of the
+// quota would count at the new, lower rate.
 func (r *successRing) burstAt(rate float64, since, upto time.Time) float64 {
 	from, uptoNs := since.UnixNano(), upto.UnixNano()
 	kept := min(r.n, len(r.t))
-	best, bestStart := 0.0, math.Inf(-1)
-	k := 0
-	for i := kept; i >= 1; i-- {
-		s := r.t[(r.n-i)%len(r.t)]
-		if s < from || s > uptoNs {
+	best := 0.0
+	for j := 1; j <= kept; j++ {
+		tj := r.t[(r.n-j)%len(r.t)]
+		if tj > uptoNs {
 			continue
 		}
-		x := float64(s-from) / 1e9
-		bestStart = max(bestStart, rate*x-float64(k))
-		best = max(best, float64(k+1)-rate*x+bestStart)
-		k++
+		if tj < from {
+			break
+		}
+		// Windows ending at t_j, from older successes back to burstSpan.
+		for i := j; i <= kept; i++ {
+			ti := r.t[(r.n-i)%len(r.t)]
+			w := time.Duration(tj - ti)
+			if ti < from || w > burstSpan {
+				break
+			}
+			best = max(best, float64(i-j+1)-rate*w.Seconds())
+		}
 	}
 	return best
 }

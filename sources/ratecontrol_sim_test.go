@@ -170,3 +170,93 @@ func run0(rc *rateControl) []time.Time {
 	}
 	return []time.Time{rc.lastPause}
 }
+
+// The quota drops mid-run, then rises again, with no ceiling: the drop is
+// followed within a few 429s and the rise is found by the next probe.
+func TestRateControlFollowsAQuotaThatMoves(t *testing.T) {
+	t.Parallel()
+	const B = 10
+	t0 := time.Unix(2_000_000, 0)
+	up := &simUpstream{lim: rate.NewLimiter(50, B)}
+	up.lim.AllowN(t0, 0)
+	rc := newRateControl(0, 1)
+	phase := 60 * time.Second
+	var known [3]float64 // the estimate at the end of each phase
+	run := simulate(rc, up, t0, 16, 5*time.Millisecond, 3*phase, func(now time.Time) {
+		switch i := int(now.Sub(t0) / phase); {
+		case i == 1 && up.lim.Limit() == 50:
+			known[0] = rc.known
+			up.lim.SetLimitAt(now, 20)
+		case i == 2 && up.lim.Limit() == 20:
+			known[1] = rc.known
+			up.lim.SetLimitAt(now, 50)
+		}
+	})
+	known[2] = rc.known
+	for i, want := range []float64{50, 20, 50} {
+		from, to := t0.Add(time.Duration(i)*phase), t0.Add(time.Duration(i+1)*phase)
+		got := float64(run.count(run.oks, from.Add(20*time.Second), to)) / 40
+		t.Logf("phase %d (R = %v): estimate %.2f, %.2f/s in its last 40 s, %d 429s", i, want, known[i], got, run.count(run.limited, from, to))
+		if math.Abs(known[i]-want)/want > 0.04 {
+			t.Errorf("phase %d: estimate %.2f, want within 4%% of %v", i, known[i], want)
+		}
+		// A rise is found only by the probe after the hold (15 s).
+		if got < 0.92*want {
+			t.Errorf("phase %d: %.2f/s in its last 40 s, want >= 92%% of %v", i, got, want)
+		}
+		if n := run.count(run.limited, from.Add(20*time.Second), to); n > 3*16 {
+			t.Errorf("phase %d: %d 429s in its last 40 s", i, n)
+		}
+	}
+}
+
+// With a ceiling under the quota the rate stays at the ceiling and no 429
+// comes; with one above it, the quota is found and the ceiling is never
+// exceeded.
+func TestRateControlRespectsTheCeiling(t *testing.T) {
+	t.Parallel()
+	for _, ceiling := range []float64{30, 75} {
+		t0 := time.Unix(3_000_000, 0)
+		up := &simUpstream{lim: rate.NewLimiter(50, 10)}
+		up.lim.AllowN(t0, 0)
+		rc := newRateControl(ceiling, 10)
+		above := 0.0
+		run := simulate(rc, up, t0, 16, 5*time.Millisecond, 120*time.Second, func(time.Time) {
+			above = max(above, rc.currentLocked()-ceiling)
+		})
+		if above > 0 {
+			t.Errorf("ceiling %v: the bucket's rate went %v above it", ceiling, above)
+		}
+		sent := float64(len(run.oks)+len(run.limited)) / 120
+		t.Logf("ceiling %v: %.2f requests/s, %d 429s, estimate %.2f", ceiling, sent, len(run.limited), rc.known)
+		if sent > ceiling*1.01+0.1 {
+			t.Errorf("ceiling %v: sent %.2f/s", ceiling, sent)
+		}
+		if ceiling < 50 && len(run.limited) > 0 {
+			t.Errorf("ceiling %v under the quota: %d 429s", ceiling, len(run.limited))
+		}
+		if ceiling > 50 && math.Abs(rc.known-50)/50 > 0.03 {
+			t.Errorf("ceiling %v: estimate %.2f, want within 3%% of 50", ceiling, rc.known)
+		}
+	}
+}
+
+// A RateShare has the last word: a process given a share of the quota
+// sends at it, before any 429 as after.
+func TestRateControlShare(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(4_000_000, 0)
+	up := &simUpstream{lim: rate.NewLimiter(50, 10)}
+	up.lim.AllowN(t0, 0)
+	rc := newRateControl(0, 1)
+	rc.share = halfShare{}
+	run := simulate(rc, up, t0, 16, 5*time.Millisecond, 60*time.Second, nil)
+	sent := float64(len(run.oks)+len(run.limited)) / 60
+	if len(run.limited) != 0 || sent < 24 || sent > 25.5 {
+		t.Errorf("with a share of 25/s: %.2f requests/s, %d 429s", sent, len(run.limited))
+	}
+}
+
+type halfShare struct{}
+
+func (halfShare) Allowed(_ time.Time, want float64, _ QuotaEstimate) float64 { return min(want, 25) }
