@@ -100,11 +100,13 @@ type rateControl struct {
 	// measured is whether any 429 has been measured (not only guessed
 	// from, as after a burst).
 	measured bool
-	// burst is the estimate of the upstream's burst B (at least 1).
-	burst   float64
-	base    float64       // the rate settled at after the last 429
-	hold    time.Duration // how long base is held before probing
-	holdEnd time.Time
+	// burst is the estimate of the upstream's burst B (at least 1);
+	// configBurst is api.burst when there is a ceiling (0: none).
+	burst       float64
+	configBurst int
+	base        float64       // the rate settled at after the last 429
+	hold        time.Duration // how long base is held before probing
+	holdEnd     time.Time
 	// lastPause is when the last reacted-to pause ended: the upstream
 	// bucket was full again then.
 	lastPause time.Time
@@ -162,7 +164,9 @@ const (
 	holdMax         = 120 * time.Second
 	sameQuota       = 0.05 // relative change of the estimate still "the same quota"
 	estimateHorizon = 10 * time.Second
-	minWindow       = 20 * time.Millisecond
+	// minWindow is the shortest window the rate is measured over: shorter,
+	// answers read together and an uncertain burst weigh too much.
+	minWindow = 250 * time.Millisecond
 	// estimateLift places the estimate inside the interval the 429 leaves
 	// R in: [(n - B)/w, (n - B + 1)/w) for the window since the upstream
 	// bucket was last full (it was empty at the 429, with less than a token).
@@ -177,7 +181,8 @@ const (
 func newRateControl(ceiling float64, burst int) *rateControl {
 	rc := &rateControl{now: time.Now, ceiling: ceiling, burst: 1, hold: holdMin}
 	if ceiling > 0 {
-		rc.burst = float64(max(burst, 1))
+		rc.configBurst = max(burst, 1)
+		rc.burst = float64(rc.configBurst)
 		rc.limiter = rate.NewLimiter(rate.Limit(ceiling), rc.bucketBurst())
 	}
 	return rc
@@ -191,10 +196,17 @@ func newRateControl(ceiling float64, burst int) *rateControl {
 // above empty, which absorbs a delay of margin/R (40 ms at 50/s, B = 10).
 func jitterMargin(burst int) int { return max(1, burst/5) }
 
-// bucketBurst is our bucket's burst for the estimate of the upstream's.
+// bucketBurst is our bucket's burst for the estimate of the upstream's:
+// api.burst less jitterMargin, or half a measured burst. A measured burst
+// may be too large (answers read together look like a burst), and a
+// bucket of ours larger than the upstream's would meet a 429 at the end of
+// every pause; a smaller one costs nothing once the rate is settled.
 func (rc *rateControl) bucketBurst() int {
 	b := int(rc.burst + 1e-9)
-	return max(1, b-jitterMargin(b))
+	if rc.ceiling > 0 && b == rc.configBurst {
+		return max(1, b-jitterMargin(b))
+	}
+	return max(1, b/2)
 }
 
 // current is our bucket's rate (0: no bucket).
