@@ -34,12 +34,8 @@ func rateChange(ctx context.Context, e *env, out *outcome, label string, ceiling
 		return nil, err
 	}
 	defer up.close()
-	burst := quotaB
-	if ceiling == 0 {
-		burst = 0
-	}
 	p, err := e.startInProcess(ctx, label, jobSpec{
-		name: "bench-" + label, baseURL: up.url, rate: ceiling, burst: burst, workers: workers,
+		name: "bench-" + label, baseURL: up.url, rate: ceiling, burst: quotaB, workers: workers,
 		maxRetries: 20, profiles: bigAccounts("chg", quotaSeeds, 1_000_000), followersOnly: true,
 	})
 	if err != nil {

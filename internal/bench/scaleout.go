@@ -73,11 +73,7 @@ func (e *env) scaleRun(ctx context.Context, dir string, n int, d time.Duration, 
 	if err != nil {
 		return nil, err
 	}
-	burst := quotaB
-	if rate == 0 {
-		burst = 0
-	}
-	job, err := jobSpec{name: "bench-scaleout", baseURL: up.url, rate: rate, burst: burst, workers: quotaWorkers,
+	job, err := jobSpec{name: "bench-scaleout", baseURL: up.url, rate: rate, burst: quotaB, workers: quotaWorkers,
 		maxRetries: 20, profiles: bigAccounts("sco", quotaSeeds, 1_000_000), followersOnly: true}.write(dir)
 	if err != nil {
 		return nil, err
