@@ -131,7 +131,6 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 				msg := strings.TrimPrefix(derr.Error(), "malformed body: ")
 				return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempt, Message: "malformed body: " + truncate(msg, 300), Err: derr}
 			}
-			c.control.success()
 			return nil
 		}
 		var e *Error
@@ -275,6 +274,10 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 			retry = bo.NextBackOff()
 		}
 		c.control.throttled(retry)
+	} else if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// Admitted by the upstream's quota: stamped when the status line
+		// is read, like a 429, not after the body and its bookkeeping.
+		c.control.success()
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body []byte
