@@ -104,6 +104,7 @@ var workloads = []workload{
 	{"gobench", "8. Hot paths (testing.B)", runGoBench},
 	{"outage", "9. Upstream outage", runOutage},
 	{"hostile", "10. Hostile upstream", runHostile},
+	{"dbcost", "11. Latency hiding at 50 ms, database cost per page", runDBCost},
 }
 
 // Workloads names the workloads, in the order Run runs them.
