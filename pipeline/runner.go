@@ -153,7 +153,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
 	// bounded well beyond both.
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log,
+	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log, workers: job.Limits.Workers,
 		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
 	c.budget = b
 	cfg := opts.Client
@@ -367,6 +367,7 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
+			c.budget.flush(c.work, t.credits) // a billed answer still counts
 			return nil
 		case errors.Is(err, errRunStopping):
 			return c.release(t) // it was waiting for the budget: nothing sent
@@ -527,6 +528,7 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 }
 
 func (c *crawl) finish(t *Task, state, reason string) error {
+	c.budget.flush(c.work, t.credits) // what the lease's answers cost, before it ends
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 		return c.frontier.Finish(ctx, t, state, reason)
 	})
@@ -539,6 +541,7 @@ func (c *crawl) finish(t *Task, state, reason string) error {
 // release hands the task back; failure is only logged, since the lease
 // expires by itself.
 func (c *crawl) release(t *Task) error {
+	c.budget.flush(c.work, t.credits)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {

@@ -134,11 +134,6 @@ func runRateChangeAuto(ctx context.Context, e *env) (*outcome, error) {
 	return out, nil
 }
 
-// Workload 12: latency hiding at 50 ms with 16 workers over 100 lists.
-func runLatency50(ctx context.Context, e *env) (*outcome, error) {
-	return latencyRun(ctx, e, "latency50", 50*time.Millisecond, autoWorkers, e.size.latency50Seeds)
-}
-
 // Workload 13: workload 7 without api.rate.
 func runScaleOutAuto(ctx context.Context, e *env) (*outcome, error) {
 	d := e.size.scaleT

@@ -48,7 +48,6 @@ type sizes struct {
 	scaleT              time.Duration   // workload 7, per process count
 	outages             []time.Duration // workload 9
 	autoQuotaT          time.Duration   // workload 11, each form of Retry-After
-	latency50Seeds      int             // workload 13
 }
 
 var fullSizes = sizes{
@@ -65,7 +64,6 @@ var fullSizes = sizes{
 	scaleT:         20 * time.Second,
 	outages:        []time.Duration{15 * time.Second, 2 * time.Minute},
 	autoQuotaT:     120 * time.Second,
-	latency50Seeds: 100,
 }
 
 var smokeSizes = sizes{
@@ -82,7 +80,6 @@ var smokeSizes = sizes{
 	scaleT:         time.Second,
 	outages:        []time.Duration{time.Second},
 	autoQuotaT:     time.Second,
-	latency50Seeds: 20,
 }
 
 // workload is one benchmark of the harness.
@@ -112,7 +109,7 @@ var workloads = []workload{
 	{"hostile", "10. Hostile upstream", runHostile},
 	{"quotaauto", "11. Quota saturation, api.rate unset", runQuotaAuto},
 	{"ratechangeauto", "12. Rate change mid-run, api.rate unset", runRateChangeAuto},
-	{"latency50", "13. Latency hiding at 50 ms", runLatency50},
+	{"dbcost", "13. Latency hiding at 50 ms, database cost per page", runDBCost},
 	{"scaleoutauto", "14. Scale-out, api.rate unset", runScaleOutAuto},
 }
 
