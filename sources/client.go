@@ -66,7 +66,7 @@ func New(cfg Config) (*Client, error) {
 	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
 	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
 	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst), bodies: bodies,
-		gate: newOutageGate(cfg.OutageWindow, cfg.RetryInitial, cfg.RetryMax, cfg.Logger)}, nil
+		gate: newOutageGate(time.Duration(cfg.OutageWindow), time.Duration(cfg.RetryInitial), time.Duration(cfg.RetryMax), cfg.Logger)}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
@@ -74,9 +74,9 @@ func (c *Client) RateLimit() float64 { return c.control.current() }
 
 func (c *Client) endpointPath(p Platform, path string) string {
 	if p == PhotoSocial {
-		return c.cfg.PhotoSocialPrefix + path
+		return c.cfg.Prefixes.PhotoSocial + path
 	}
-	return c.cfg.ShortVideoPrefix + path
+	return c.cfg.Prefixes.ShortVideo + path
 }
 
 // fetch performs a GET with retries and hands the body of a 2xx response to
@@ -101,8 +101,8 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 	full := u.String()
 
 	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval = c.cfg.RetryInitial
-	bo.MaxInterval = c.cfg.RetryMax
+	bo.InitialInterval = time.Duration(c.cfg.RetryInitial)
+	bo.MaxInterval = time.Duration(c.cfg.RetryMax)
 	bo.MaxElapsedTime = 0
 	bo.Reset()
 
@@ -232,7 +232,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, Withdrawn: true})
 		}
 	}
-	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	actx, cancel := context.WithTimeout(ctx, time.Duration(c.cfg.Timeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, full, nil)
 	if err != nil {
@@ -271,7 +271,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	defer resp.Body.Close()
 	var retry time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests {
-		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), c.cfg.RetryAfterCap); retry <= 0 {
+		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), time.Duration(c.cfg.RetryAfterCap)); retry <= 0 {
 			retry = bo.NextBackOff()
 		}
 		c.control.throttled(retry)
