@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -84,7 +86,16 @@ func (c *Client) endpointPath(p Platform, path string) string {
 // call at once (ClassBadRequest): it was billed and would not decode better
 // next time; a body cut short in transit is retried. Errors name the
 // endpoint in the spec's terms ("/shortvideo/...") and never carry the key.
+//
+// Every parameter a method sends is required (an optional one is left
+// out), so an empty one is refused here, before any credit is reserved:
+// the endpoint's path is written once, in its method's call.
 func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Values, decode func(*answer) error) error {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if v := q[name]; len(v) == 0 || v[0] == "" {
+			return paramError(specPrefix(p)+path, name, "is empty")
+		}
+	}
 	err := c.fetchRaw(ctx, p, path, q, decode)
 	var e *Error
 	if errors.As(err, &e) {

@@ -597,3 +597,28 @@ func TestNULEscapesReplaced(t *testing.T) {
 		t.Errorf("raw still holds a NUL escape: %s", p.Raw)
 	}
 }
+
+// An empty required parameter is refused before any request, naming the
+// endpoint in the spec's terms; the secUid of a follower list included.
+func TestEmptyParameterRefusedUnsent(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, `{}`) })
+	c := testClient(t, s.srv.URL, nil)
+	ctx := context.Background()
+	for want, call := range map[string]func() error{
+		"/photosocial/profile: bad_request: parameter handle is empty":        func() error { _, err := c.PSProfile(ctx, " @ "); return err },
+		"/photosocial/user/embed: bad_request: parameter handle is empty":     func() error { _, err := c.PSEmbed(ctx, ""); return err },
+		"/shortvideo/profile: bad_request: parameter handle is empty":         func() error { _, err := c.SVProfile(ctx, "@"); return err },
+		"/shortvideo/user/live: bad_request: parameter handle is empty":       func() error { _, err := c.SVLive(ctx, ""); return err },
+		"/shortvideo/search/hashtag: bad_request: parameter keyword is empty": func() error { _, err := c.SVHashtagSearch(ctx, " ", ""); return err },
+		"/shortvideo/song: bad_request: parameter id is empty":                func() error { _, err := c.SVSong(ctx, ""); return err },
+		"/shortvideo/user/followers: bad_request: parameter secUid is empty":  func() error { _, err := c.SVFollowers(ctx, "", ""); return err },
+	} {
+		if err := call(); err == nil || err.Error() != want || ClassOf(err) != ClassBadRequest {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	}
+	if n := s.calls.Load(); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
