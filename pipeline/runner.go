@@ -49,30 +49,10 @@ type Options struct {
 	ProgressInterval time.Duration
 }
 
-// ClientConfig is the client configuration a job asks for, with key. A
-// parsed job's max_retries is its default or what the file says, so its 0
-// means no retries: sources.Config says that with -1.
+// ClientConfig is the client configuration a job asks for, with key: the
+// job's api section is the client's Options.
 func ClientConfig(job *Job, key sources.Secret, log *slog.Logger) sources.Config {
-	retries := job.API.MaxRetries
-	if retries == 0 {
-		retries = -1
-	}
-	return sources.Config{
-		BaseURL:           job.API.BaseURL,
-		ShortVideoPrefix:  job.API.Prefixes.ShortVideo,
-		PhotoSocialPrefix: job.API.Prefixes.PhotoSocial,
-		APIKey:            key,
-		Timeout:           time.Duration(job.API.Timeout),
-		MaxRetries:        retries,
-		RetryInitial:      time.Duration(job.API.RetryInitial),
-		RetryMax:          time.Duration(job.API.RetryMax),
-		RetryAfterCap:     time.Duration(job.API.RetryAfterCap),
-		OutageWindow:      time.Duration(job.API.OutageWindow),
-		Rate:              job.API.Rate,
-		Burst:             job.API.Burst,
-		AllowInsecureHTTP: job.AllowInsecureHTTP,
-		Logger:            log,
-	}
+	return sources.Config{Options: job.API.Options, APIKey: key, Logger: log}
 }
 
 // Summary is how a run ended, as seen by this process.
