@@ -55,6 +55,7 @@ type Client struct {
 	control *rateControl
 	bodies  *bodyBudget
 	gate    *outageGate
+	pauses  pauseClock // the 429 pauses, for Pauses
 }
 
 // New validates cfg and returns a Client.
@@ -275,6 +276,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 			retry = bo.NextBackOff()
 		}
 		c.control.throttled(retry)
+		c.pauses.pause(time.Now(), retry)
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body []byte

@@ -37,8 +37,12 @@ WHERE table_schema IN ('shortvideo', 'photosocial') AND table_type = 'BASE TABLE
 ORDER BY 1;
 
 -- name: Progress
--- The run's frontier by state, and its billed credits.
-SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'leased'),
-       count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state IN ('failed', 'skipped')),
-       (SELECT credits_billed FROM crawl.runs WHERE id = @run_id)
-FROM crawl.tasks WHERE run_id = @run_id;
+-- The run's credits and frontier by state, for the progress line when no
+-- sample is recorded (the columns of RecordSample's RETURNING).
+SELECT r.credits_billed, r.credits_committed, r.max_credits,
+       count(t.*) FILTER (WHERE t.state = 'pending'), count(t.*) FILTER (WHERE t.state = 'leased'),
+       count(t.*) FILTER (WHERE t.state = 'done'), count(t.*) FILTER (WHERE t.state = 'failed'),
+       count(t.*) FILTER (WHERE t.state = 'skipped')
+FROM crawl.runs r LEFT JOIN crawl.tasks t ON t.run_id = r.id
+WHERE r.id = @run_id
+GROUP BY r.id;
