@@ -39,15 +39,15 @@ type Progress struct {
 	RunID   int64
 	Elapsed time.Duration // since this process started on the run
 	// This process's counters.
-	Pages, Rows   int64
-	Requests      int64 // attempts that got an answer
-	Billed        int64 // answers billed
-	RateLimited   int64 // 429 answers
-	Pauses        sources.Pauses
-	Rate          float64 // the rate control's current ceiling, requests/s (0: none)
-	Run           RunFigures
-	Final         bool   // this process is done with the run
-	State         string // with Final: how it ended (done, stopped, failed, running)
+	Pages, Rows int64
+	Requests    int64 // attempts that got an answer
+	Billed      int64 // answers billed
+	RateLimited int64 // 429 answers
+	Pauses      sources.Pauses
+	Rate        float64 // the rate control's current ceiling, requests/s (0: none)
+	Run         RunFigures
+	Final       bool   // this process is done with the run
+	State       string // with Final: how it ended (done, stopped, failed, running)
 }
 
 // RunFigures are the whole run's figures (all processes), read from the

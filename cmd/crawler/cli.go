@@ -38,6 +38,12 @@ type command struct {
 type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// terminal reports whether w is a terminal and its width (default
+	// live.Terminal); tests stand in a fake terminal.
+	terminal func(w io.Writer) (bool, func() int)
+	// afterRun, when set, is called by run once the run has ended, before
+	// its metrics server closes (tests scrape the final figures there).
+	afterRun func(metricsURL string)
 }
 
 func commands() []command {
