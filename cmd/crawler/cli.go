@@ -49,7 +49,9 @@ type cliEnv struct {
 func commands() []command {
 	return []command{
 		{"run", "harvest a job file into PostgreSQL (or resume a run)", cmdRun},
-		{"status", "show a run and the row counts of the data tables", cmdStatus},
+		{"status", "show a run's figures (read-only; --json for machines)", cmdStatus},
+		{"runs", "list the latest runs (read-only; --json for machines)", cmdRuns},
+		{"version", "print the crawler's version (also: crawler --version)", cmdVersion},
 		{"migrate", "apply the database migrations", cmdMigrate},
 		{"sandbox", "serve the local stand-in for the upstream API", cmdSandbox},
 	}
@@ -63,7 +65,7 @@ Usage:
 Commands:
 %s
 Environment:
-  DATABASE_URL   PostgreSQL connection URL (required by run and migrate)
+  DATABASE_URL   PostgreSQL connection URL (required by run, status, runs and migrate)
   the variable named by api.key_env in the job file (default CRAWLER_API_KEY) holds the API key
 
 Run "crawler <command> --help" for a command's flags.
@@ -87,6 +89,8 @@ func runEnv(ctx context.Context, args []string, env *cliEnv) int {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, topUsage, list.String())
 		return exitOK
+	case "-version", "--version":
+		return exitCode(stderr, cmdVersion(ctx, env, args[1:]))
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
