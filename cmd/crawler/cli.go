@@ -44,6 +44,8 @@ type cliEnv struct {
 	// afterRun, when set, is called by run once the run has ended, before
 	// its metrics server closes (tests scrape the final figures there).
 	afterRun func(metricsURL string)
+	// metricsServing, when set, is called once the metrics server listens.
+	metricsServing func(metricsURL string)
 }
 
 func commands() []command {

@@ -166,13 +166,18 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		defer stopServer()
 		metricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
 		log.Info("serving metrics", "url", metricsURL)
+		if env.metricsServing != nil {
+			env.metricsServing(metricsURL)
+		}
 	}
 	sum, err := pipeline.Run(ctx, opts, job, runID)
 	if sum != nil {
 		credits := ""
-		if cr, cerr := pipeline.LoadCredits(context.WithoutCancel(ctx), pool, runID); cerr == nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if cr, cerr := pipeline.LoadCredits(cctx, pool, runID); cerr == nil {
 			credits = fmt.Sprintf(", %d credits billed to the run", cr.Billed)
 		}
+		cancel()
 		fmt.Fprintf(env.stdout, "run %d: %s: %d pages, %d rows written%s\n", runID, sum.State, sum.Pages, sum.Rows, credits)
 	}
 	if *metricsFile != "" {

@@ -88,6 +88,9 @@ func New(runID int64, job, version string) *Metrics {
 	m.pauses = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "crawler_pause_seconds_total",
 		Help: "Seconds every worker was held back, by reason: rate_limit (429 pauses) or outage (upstream unreachable)."}, []string{"reason"})
 	f(m.pauses)
+	for _, reason := range []string{"rate_limit", "outage"} {
+		m.pauses.WithLabelValues(reason) // present at 0 from the start
+	}
 	m.paused = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_paused", Help: "1 while a pause of the reason (rate_limit, outage) is in force."}, []string{"reason"})
 	f(m.paused)
 	m.pages = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawler_pages_committed_total", Help: "Pages (or objects) committed to the database."})
