@@ -182,7 +182,11 @@ func (c *crawl) monitor(ctx context.Context) {
 	if sampleEvery <= 0 {
 		sampleEvery = SampleIntervalDefault // the figures still refresh, unrecorded
 	}
-	t := time.NewTicker(min(observeTick, sampleEvery))
+	tick := min(observeTick, sampleEvery)
+	if c.opts.ProgressInterval > 0 {
+		tick = min(tick, c.opts.ProgressInterval)
+	}
+	t := time.NewTicker(tick)
 	defer t.Stop()
 	var lastSample, lastLog time.Time
 	lastLog = c.mon.started

@@ -289,3 +289,35 @@ func TestVersionCommand(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal, run draws the live line (redrawn in place, ending with
+// the run's final figures and a newline) instead of progress log lines.
+func TestRunDrawsLiveLineOnTerminal(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t)
+	db := pgtest.DB(t)
+	var out, errb bytes.Buffer
+	env := &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string {
+		return map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}[k]
+	}, terminal: func(io.Writer) (bool, func() int) { return true, func() int { return 300 } }}
+	if code := runEnv(context.Background(), []string{"run", crashJob(t, up.url)}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := errb.String()
+	final := fmt.Sprintf("\r\x1b[Krun 1 done | credits %d (no cap) |", cleanPages)
+	if !strings.Contains(s, final) || !strings.HasSuffix(s, "\n") || strings.Count(s, "\r\x1b[K") < 2 {
+		t.Errorf("stderr lacks the live line %q:\n%q", final, s)
+	}
+	if strings.Contains(s, "msg=progress") {
+		t.Errorf("progress log lines on a terminal:\n%s", s)
+	}
+	// Off a terminal (the other tests), the progress lines stay.
+	errb.Reset()
+	env.terminal = nil
+	if code := runEnv(context.Background(), []string{"run", "--progress", "10ms", crashJob(t, up.url)}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if s := errb.String(); strings.Contains(s, "\x1b[K") || !strings.Contains(s, "msg=progress") || !strings.Contains(s, "credits_billed=") {
+		t.Errorf("off a terminal:\n%s", s)
+	}
+}
