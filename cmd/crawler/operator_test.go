@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // families parses the text exposition format.
@@ -319,5 +320,52 @@ func TestRunDrawsLiveLineOnTerminal(t *testing.T) {
 	}
 	if s := errb.String(); strings.Contains(s, "\x1b[K") || !strings.Contains(s, "msg=progress") || !strings.Contains(s, "credits_billed=") {
 		t.Errorf("off a terminal:\n%s", s)
+	}
+}
+
+// 429s reach the metrics: as many as the sandbox answered, with the time
+// paused, and the pages committed still equal the billable answers.
+func TestMetricsCount429sAndPauses(t *testing.T) {
+	t.Parallel()
+	up := newUpstreamWith(t, sandbox.Config{Rate: 15, Burst: 2, RetryAfterMode: sandbox.RetryAfterNone})
+	db := pgtest.DB(t)
+	textfile := filepath.Join(t.TempDir(), "crawler.prom")
+	job := writeJob(t, fmt.Sprintf(`name: limited
+api: {base_url: %s, max_retries: 2, timeout: 1m, retry_initial: 100ms, retry_max: 200ms}
+limits: {workers: 4}
+seeds:
+  shortvideo:
+    profiles: [big_f400_g120, mid_f100_g50, small_f3_g3]
+`, up.url))
+	r := invoke(t, map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}, "run", "--metrics-textfile", textfile, job)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	u := up.sb.Usage(cliKey)
+	if u.RateLimited == 0 {
+		t.Fatal("the sandbox answered no 429: the test proves nothing")
+	}
+	f, err := os.Open(textfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mfs := families(t, f)
+	for _, w := range []struct {
+		name   string
+		labels map[string]string
+		v      float64
+	}{
+		{"crawler_rate_limited_total", nil, float64(u.RateLimited)},
+		{"crawler_requests_total", map[string]string{"outcome": "rate_limited"}, float64(u.RateLimited)},
+		{"crawler_pages_committed_total", nil, float64(u.Billable)},
+		{"crawler_run_credits_billed", nil, float64(u.Billable)},
+	} {
+		if got, _ := value(mfs, w.name, w.labels); got != w.v {
+			t.Errorf("%s%v = %v, want %v", w.name, w.labels, got, w.v)
+		}
+	}
+	if got, _ := value(mfs, "crawler_pause_seconds_total", map[string]string{"reason": "rate_limit"}); got <= 0 {
+		t.Errorf("pause seconds = %v, want > 0", got)
 	}
 }
