@@ -33,6 +33,7 @@ COMMENT ON COLUMN crawl.run_processes.requests IS 'Requests this process sent th
 COMMENT ON COLUMN crawl.run_processes.rate_limited IS '429 answers this process got, as of its latest sample.';
 
 CREATE TABLE crawl.run_samples (
+    id                bigserial        PRIMARY KEY,
     run_id            bigint           NOT NULL,
     owner             text             NOT NULL,
     at                timestamptz      NOT NULL DEFAULT now(),
@@ -53,6 +54,7 @@ CREATE TABLE crawl.run_samples (
 );
 CREATE INDEX run_samples_run_idx ON crawl.run_samples (run_id, at);
 COMMENT ON TABLE crawl.run_samples IS 'A progress sample of a run, one per process every few seconds (crawler run --sample-interval) and one when the process ends. Per-process counters are cumulative since the process started; run-wide figures are the whole run''s at that moment.';
+COMMENT ON COLUMN crawl.run_samples.id IS 'Insertion order.';
 COMMENT ON COLUMN crawl.run_samples.run_id IS 'The run (crawl.runs.id).';
 COMMENT ON COLUMN crawl.run_samples.owner IS 'The process that took the sample (crawl.run_processes.owner).';
 COMMENT ON COLUMN crawl.run_samples.at IS 'When the sample was taken.';
