@@ -47,6 +47,14 @@ type Options struct {
 	OutageTimeout time.Duration
 	// ProgressInterval: see ProgressIntervalDefault; negative: never.
 	ProgressInterval time.Duration
+	// SampleInterval: see SampleIntervalDefault; negative: no samples are
+	// recorded (the run-wide figures of the progress are still read).
+	SampleInterval time.Duration
+	// Observers watch the run (live line, metrics); see Observer.
+	Observers []Observer
+	// Version is recorded as the crawler version of this process on the
+	// run (crawl.run_processes). Default: from the build info.
+	Version string
 }
 
 // ClientConfig is the client configuration a job asks for, with key: the
@@ -91,6 +99,7 @@ type crawl struct {
 	wake     chan struct{}
 	pages    atomic.Int64
 	rows     atomic.Int64
+	mon      monitorState
 	// work is the context of in-flight requests and commits: it outlives
 	// the stop signal by opts.Grace.
 	work context.Context
@@ -122,6 +131,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	opts.Grace = cmp.Or(opts.Grace, GraceDefault)
 	opts.OutageTimeout = cmp.Or(opts.OutageTimeout, OutageTimeoutDefault)
 	opts.ProgressInterval = cmp.Or(opts.ProgressInterval, ProgressIntervalDefault)
+	opts.SampleInterval = cmp.Or(opts.SampleInterval, SampleIntervalDefault)
 	c := &crawl{
 		opts:     opts,
 		job:      job,
@@ -129,6 +139,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
+		mon:      monitorState{started: time.Now()},
 	}
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
@@ -137,7 +148,8 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
 	c.budget = b
 	cfg := opts.Client
-	cfg.BeforeSend, cfg.AfterResponse = b.reserve, b.settle
+	cfg.BeforeSend = b.reserve
+	cfg.AfterResponse = func(ctx context.Context, o sources.Outcome) { b.settle(ctx, o); c.observeRequest(o) }
 	client, err := sources.New(cfg)
 	if err != nil {
 		return nil, err
@@ -164,18 +176,19 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
 	b.stopping = gctx.Done()
+	c.join(ctx)
 	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
 		c.log.Warn("could not give back credits of ended leases", "err", err)
 	}
 	for w := range job.Limits.Workers {
 		g.Go(func() error { return c.worker(gctx, w) })
 	}
-	if opts.ProgressInterval > 0 {
-		pctx, stopProgress := context.WithCancel(gctx)
-		defer stopProgress()
-		go c.reportProgress(pctx, opts.ProgressInterval)
-	}
+	mctx, stopMonitor := context.WithCancel(gctx)
+	monitorDone := make(chan struct{})
+	go func() { defer close(monitorDone); c.monitor(mctx) }()
 	err = g.Wait()
+	stopMonitor()
+	<-monitorDone
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
 	var stop *StopError
 	switch {
@@ -212,6 +225,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		}
 	}
 	sum.Reason = CleanReason(sum.Reason)
+	c.finalProgress(fctx, sum.State)
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows, "failed_tasks", sum.Failed)
 	return sum, err
 }
@@ -427,12 +441,14 @@ func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 		return nil, fetchError{err}
 	}
 	c.budget.release(fctx, lc)
+	start := time.Now()
 	if err := c.commit(fctx, t, res); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
 			return nil, ErrLeaseLost
 		}
 		return nil, err
 	}
+	c.observeCommit(res.Batch.Len(), time.Since(start))
 	return res, nil
 }
 

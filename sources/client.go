@@ -57,6 +57,7 @@ type Client struct {
 	control *rateControl
 	bodies  *bodyBudget
 	gate    *outageGate
+	pauses  pauseClock // the 429 pauses, for Pauses
 }
 
 // New validates cfg and returns a Client.
@@ -285,6 +286,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 			retry = bo.NextBackOff()
 		}
 		c.control.throttled(retry)
+		c.pauses.pause(time.Now(), retry)
 	} else if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		// Admitted by the upstream's quota: stamped when the status line
 		// is read, like a 429, not after the body and its bookkeeping.
