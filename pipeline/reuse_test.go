@@ -31,17 +31,18 @@ func billable(b *bundle, endpoint string) int64 {
 }
 
 // Follower-heavy job of TestStopAtSeen: followerAccounts accounts of
-// followersAt0 followers each at day 0; account i gains 25*i followers a
-// world day (token r<N>), at the head of its list.
+// followersAt0 followers each at day 0; account i gains growthStep*i
+// followers a world day (token r<N>), at the head of its list.
 const (
 	followerAccounts = 20
-	followersAt0     = 5000
+	followersAt0     = 2000
+	growthStep       = 10
 )
 
 func followerJob(stopAtSeen bool) string {
 	var handles []string
 	for i := range followerAccounts {
-		handles = append(handles, fmt.Sprintf("heavy%02d_f%d_r%d", i, followersAt0, 25*i))
+		handles = append(handles, fmt.Sprintf("heavy%02d_f%d_r%d", i, followersAt0, growthStep*i))
 	}
 	return fmt.Sprintf(`
 limits: {workers: 4, max_pages: 1000}
@@ -52,7 +53,7 @@ seeds: {shortvideo: {profiles: [%s]}}
 
 // TestStopAtSeen harvests the follower-heavy job at world day 0, then again
 // at day 1 with stop_at_seen: the second run buys exactly the pages the
-// sandbox's growth law predicts, ceil(25*i/50) + 1 for account i (the pages
+// sandbox's growth law predicts, ceil(growthStep*i/50) + 1 for account i (the pages
 // holding new followers, then the first page of known ones), and its
 // shortvideo.follows equals that of a full crawl at day 1 in a database of
 // its own.
@@ -65,7 +66,7 @@ func TestStopAtSeen(t *testing.T) {
 		t.Fatalf("first run: %s %s", sum.State, sum.Reason)
 	}
 	firstPages := billable(first, "/shortvideo/user/followers")
-	if want := int64(followerAccounts * followersAt0 / 50); firstPages != want {
+	if want := int64(followerAccounts * followersAt0 / 50); firstPages != want { // 800
 		t.Fatalf("first run bought %d follower pages, want %d", firstPages, want)
 	}
 
@@ -76,12 +77,15 @@ func TestStopAtSeen(t *testing.T) {
 	}
 	var want, fullPages int64
 	for i := range int64(followerAccounts) {
-		want += (25*i+49)/50 + 1
-		fullPages += (followersAt0 + 25*i + 49) / 50
+		want += (growthStep*i+49)/50 + 1
+		fullPages += (followersAt0 + growthStep*i + 49) / 50
 	}
 	got := billable(second, "/shortvideo/user/followers")
 	if got != want {
 		t.Errorf("second run bought %d follower pages, the growth law says %d", got, want)
+	}
+	if want != 66 || got*10 > firstPages {
+		t.Errorf("the repeat bought %d of the first run's %d pages; want 66, under a tenth", got, firstPages)
 	}
 	t.Logf("follower pages: first run %d, repeat with stop_at_seen %d (a full repeat: %d); profiles %d each run",
 		firstPages, got, fullPages, billable(second, "/shortvideo/profile"))
@@ -93,9 +97,21 @@ func TestStopAtSeen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Estimate: the last full walk's 100 pages minus the pages walked now.
+	// Estimate: the last full walk's pages minus the pages walked now.
 	if wantSaved := int64(followerAccounts*followersAt0/50) - want; sv.PagesNotWalked != wantSaved || sv.Saved != wantSaved || sv.ListsStopped != followerAccounts {
 		t.Errorf("savings %+v, want %d pages not walked by %d lists", sv, wantSaved, followerAccounts)
+	}
+
+	// The same day again, with refresh_after too: the profiles are fresh
+	// (their secUids come from the database), each list stops at its first
+	// page.
+	third := atDay(t, pool, 1)
+	body := "reuse: {refresh_after: 20h}\n" + followerJob(true)
+	if sum := third.run(t, third.job(t, body)); sum.State != "done" {
+		t.Fatalf("third run: %s %s", sum.State, sum.Reason)
+	}
+	if p, f := billable(third, "/shortvideo/profile"), billable(third, "/shortvideo/user/followers"); p != 0 || f != followerAccounts {
+		t.Errorf("repeat with refresh_after and stop_at_seen bought %d profiles and %d follower pages, want 0 and %d", p, f, followerAccounts)
 	}
 
 	// A full crawl at day 1 into a database of its own finds the same follows.
@@ -109,7 +125,7 @@ func TestStopAtSeen(t *testing.T) {
 	}
 	const follows = `SELECT follower, followee, raw::text FROM shortvideo.follows ORDER BY 1, 2`
 	a, b := dump(t, pool, follows), dump(t, fullPool, follows)
-	wantRows := followerAccounts*followersAt0 + 25*followerAccounts*(followerAccounts-1)/2
+	wantRows := followerAccounts*followersAt0 + growthStep*followerAccounts*(followerAccounts-1)/2
 	if len(a) != wantRows || len(b) != wantRows {
 		t.Fatalf("follows: %d incremental, %d full; want %d", len(a), len(b), wantRows)
 	}
