@@ -48,6 +48,8 @@ type Task struct {
 	Token    int64 // fencing token of the lease
 
 	credits *leaseCredits // the lease's credits in this process (budget.go)
+	// RefreshAfter is the task's refresh_after window (0: always fetch).
+	RefreshAfter time.Duration
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -57,6 +59,9 @@ type NewTask struct {
 	Params   map[string]string
 	Depth    int
 	MaxPages int
+	// RefreshAfter: see Task.RefreshAfter; set where the task is created
+	// (refreshWindow), from its seed list or edge.
+	RefreshAfter time.Duration
 }
 
 // Frontier is the durable queue of a run's tasks in Postgres.
@@ -85,6 +90,7 @@ type (
 		Params   string `db:"params"` // JSON
 		Depth    int32  `db:"depth"`
 		MaxPages int32  `db:"max_pages"`
+		Refresh  int64  `db:"refresh_us"` // refresh_after in microseconds, 0: none
 	}
 	leaseParams struct {
 		RunID int64         `db:"run_id"`
@@ -110,6 +116,7 @@ type (
 		TTL        time.Duration `db:"ttl"`
 		Dropped    int           `db:"dropped"`
 		DropReason string        `db:"drop_reason"`
+		Saved      int           `db:"saved"` // credits saved (stop_at_seen)
 	}
 	advancedParams struct {
 		ID     int64  `db:"id"`
@@ -192,7 +199,7 @@ func taskRows(tasks []NewTask) ([]taskRow, error) {
 		if t.Params == nil {
 			p = []byte("{}")
 		}
-		rows[i] = taskRow{Kind: t.Kind, Key: t.Key, Params: string(p), Depth: int32(t.Depth), MaxPages: int32(t.MaxPages)}
+		rows[i] = taskRow{Kind: t.Kind, Key: t.Key, Params: string(p), Depth: int32(t.Depth), MaxPages: int32(t.MaxPages), Refresh: t.RefreshAfter.Microseconds()}
 	}
 	return rows, nil
 }
@@ -246,8 +253,9 @@ func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Co
 func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Task, error) {
 	t := &Task{RunID: runID}
 	var params []byte
+	var refreshUS int64
 	err := row.Scan(
-		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token)
+		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -257,6 +265,7 @@ func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Tas
 	if err := json.Unmarshal(params, &t.Params); err != nil {
 		return nil, fmt.Errorf("task %d params: %w", t.ID, err)
 	}
+	t.RefreshAfter = time.Duration(refreshUS) * time.Microsecond
 	return t, nil
 }
 
@@ -273,6 +282,7 @@ type PageCommit struct {
 	Items    int    // entries the page held, dropped ones included
 	Stop     string // when not empty, the task ends with this reason
 	Drops    Drops  // entries received but not stored
+	Saved    int    // credits saved by reuse (stop_at_seen), added to crawl.tasks.credits_saved
 }
 
 // Drops are a page's entries that were received but not stored, and why
@@ -303,7 +313,7 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 	}
 	var batch pgx.Batch
 	advanceTask.Queue(&batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next, Items: items,
-		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason)})
+		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved})
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
 	tasks, err := taskRows(children)
 	if err != nil {

@@ -37,6 +37,9 @@ type Job struct {
 	// Expand lists the expansion edges to follow. When the key is absent,
 	// profiles fan out to followers and following.
 	Expand *Expand `yaml:"expand" json:"expand"`
+	// Reuse makes repeat harvests cheap: refresh_after and the full walks
+	// of stop_at_seen lists (reuse.go). The zero value reuses nothing.
+	Reuse Reuse `yaml:"reuse" json:"reuse"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
@@ -103,6 +106,14 @@ type Edge struct {
 	// MaxPages bounds each list walked along the edge (default:
 	// limits.max_pages). Edges to single objects ignore it.
 	MaxPages int `yaml:"max_pages" json:"max_pages"`
+	// StopAtSeen ends a newest-first list along the edge at its first page
+	// holding only entries stored by earlier runs (followers, following,
+	// comments, song_videos; see Reuse.FullWalkEvery).
+	StopAtSeen bool `yaml:"stop_at_seen" json:"stop_at_seen,omitempty"`
+	// RefreshAfter is the refresh_after window of the entities fetched
+	// along the edge (edges to an entity fetched whole), overriding
+	// reuse.refresh_after.
+	RefreshAfter Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
 }
 
 // Duration is a time.Duration written as "90s" or "2m" in YAML and JSON.
@@ -366,6 +377,7 @@ func (j *Job) applyDefaults() {
 			(*e).MaxPages = j.Limits.MaxPages
 		}
 	}
+	j.Reuse.applyDefaults(j)
 }
 
 // listPages is the page limit of lists along edge e, or of seed lists when
@@ -442,5 +454,6 @@ func (j *Job) validate() JobErrors {
 		}
 	}
 	errs = append(errs, j.Seeds.validate()...)
+	errs = append(errs, j.validateReuse()...)
 	return errs
 }

@@ -30,6 +30,13 @@ type Kind struct {
 	// Fetch fetches the next page (or the object) of t and maps it to
 	// rows, child tasks and how the task goes on.
 	Fetch func(ctx context.Context, c *crawl, t *Task) (*result, error)
+	// Fresh, when set, lets refresh_after skip a task of the kind whose
+	// entity another run fetched within the task's window, and says how
+	// the skipped task expands from stored data (reuse.go).
+	Fresh *FreshRule
+	// Seen, when set, marks a list returned newest first: stop_at_seen
+	// ends it at a page of entries earlier runs stored (reuse.go).
+	Seen SeenFunc
 }
 
 // registry holds every kind by name; seedLists holds their seed lists in
@@ -200,7 +207,10 @@ func SeedTasks(job *Job) []NewTask {
 	v := reflect.ValueOf(&job.Seeds).Elem()
 	for _, l := range seedLists {
 		l.each(v.FieldByIndex(l.index), func(_ int, val any) {
-			out = append(out, l.tasks(job, l.kind, val)...)
+			for _, t := range l.tasks(job, l.kind, val) {
+				t.RefreshAfter = job.seedWindow(l.Key)
+				out = append(out, t)
+			}
 		})
 	}
 	return out

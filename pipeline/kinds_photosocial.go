@@ -33,6 +33,7 @@ var _ = register(&Kind{
 	Name:  KindPSProfile,
 	Seeds: seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
 	Fetch: fetchPSProfile,
+	Fresh: &FreshRule{}, // nothing to expand
 })
 
 func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
@@ -74,6 +75,13 @@ var _ = register(&Kind{
 	Pages: func(e *Expand) *Edge { return e.Comments },
 	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, asIsTasks),
 	Fetch: fetchPSComments,
+	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *result) []string {
+		keys := make([]string, len(r.Batch.PSComments))
+		for i, c := range r.Batch.PSComments {
+			keys[i] = sinks.CommentKey(c.PostCode, c.Username, c.CreatedAt, c.Text)
+		}
+		return keys
+	}),
 })
 
 func fetchPSComments(ctx context.Context, c *crawl, t *Task) (*result, error) {
@@ -160,6 +168,7 @@ var _ = register(&Kind{
 	Name:  KindPSTranscript,
 	Seeds: seedsOf("seeds.photosocial.transcripts", checkPostURL, asIsTasks),
 	Fetch: fetchPSTranscript,
+	Fresh: &FreshRule{}, // nothing to expand
 })
 
 func fetchPSTranscript(ctx context.Context, c *crawl, t *Task) (*result, error) {
@@ -210,6 +219,7 @@ var _ = register(&Kind{
 	Name:  KindPSEmbed,
 	Seeds: seedsOf("seeds.photosocial.embeds", checkHandle, handleTasks),
 	Fetch: fetchPSEmbed,
+	Fresh: &FreshRule{}, // nothing to expand
 })
 
 func fetchPSEmbed(ctx context.Context, c *crawl, t *Task) (*result, error) {
@@ -240,6 +250,7 @@ var _ = register(&Kind{
 		return digits
 	})),
 	Fetch: fetchPSHighlight,
+	Fresh: &FreshRule{}, // nothing to expand
 })
 
 func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {

@@ -2,13 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
 	"regexp"
 
+	"github.com/jackc/pgx/v5"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -39,7 +42,31 @@ var _ = register(&Kind{
 	Name:  KindSVProfile,
 	Seeds: seedsOf("seeds.shortvideo.profiles", checkHandle, handleTasks),
 	Fetch: fetchSVProfile,
+	Fresh: &FreshRule{Expand: storedSVProfile},
 })
+
+// storedSVProfile expands a fresh profile as fetchSVProfile would, from
+// the stored secUid and private flag.
+func storedSVProfile(ctx context.Context, q db.Querier, j *Job, t *Task) ([]NewTask, bool, error) {
+	var secUID string
+	var private bool
+	err := storedProfile.QueryRow(ctx, q, storedProfileParams{UniqueID: t.Key}).Scan(&secUID, &private)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil // not stored under this key: fetch it
+	}
+	if err != nil || private || secUID == "" {
+		return nil, err == nil, err
+	}
+	params := map[string]string{"handle": t.Key}
+	var out []NewTask
+	if j.Expand.Followers != nil {
+		out = append(out, kindNamed(KindSVFollowers).task(j, secUID, params, t.Depth))
+	}
+	if j.Expand.Following != nil {
+		out = append(out, kindNamed(KindSVFollowing).task(j, secUID, params, t.Depth))
+	}
+	return out, true, nil
+}
 
 func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	p, err := c.client.SVProfile(ctx, t.Key)
@@ -137,6 +164,9 @@ var _ = register(&Kind{
 		return out
 	}),
 	Fetch: fetchSVFollowList,
+	Seen: seenBy(seenFollowers, followOwner, func(r *result) []string {
+		return followKeys(r, func(f sinks.SVFollow) string { return f.Follower })
+	}),
 })
 
 var _ = register(&Kind{
@@ -144,7 +174,20 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: func(e *Expand) *Edge { return e.Following },
 	Fetch: fetchSVFollowList,
+	Seen: seenBy(seenFollowing, followOwner, func(r *result) []string {
+		return followKeys(r, func(f sinks.SVFollow) string { return f.Followee })
+	}),
 })
+
+func followOwner(t *Task) string { return t.Params["handle"] }
+
+func followKeys(r *result, entry func(sinks.SVFollow) string) []string {
+	keys := make([]string, len(r.Batch.SVFollows))
+	for i, f := range r.Batch.SVFollows {
+		keys[i] = entry(f)
+	}
+	return keys
+}
 
 // secUIDUser is the users key of an account known only by its secUid.
 func secUIDUser(secUID string) string { return "secuid:" + secUID }
@@ -433,6 +476,12 @@ var _ = register(&Kind{
 		return ""
 	}), asIsTasks),
 	Fetch: fetchSVSong,
+	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j *Job, t *Task) ([]NewTask, bool, error) {
+		if j.Expand.SongVideos == nil {
+			return nil, true, nil
+		}
+		return []NewTask{kindNamed(KindSVSongVideos).task(j, t.Key, nil, t.Depth)}, true, nil
+	}},
 })
 
 func fetchSVSong(ctx context.Context, c *crawl, t *Task) (*result, error) {
@@ -467,6 +516,13 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: func(e *Expand) *Edge { return e.SongVideos },
 	Fetch: fetchSVSongVideos,
+	Seen: seenBy(seenSongVideos, func(t *Task) string { return t.Key }, func(r *result) []string {
+		keys := make([]string, len(r.Batch.SVSongVideos))
+		for i, v := range r.Batch.SVSongVideos {
+			keys[i] = v.VideoID
+		}
+		return keys
+	}),
 })
 
 func fetchSVSongVideos(ctx context.Context, c *crawl, t *Task) (*result, error) {

@@ -17,6 +17,7 @@ type result struct {
 	Next     string
 	Stop     string
 	Drops    Drops // entries received but not stored
+	Saved    int   // credits saved by reuse (stop_at_seen's pages not walked)
 }
 
 // drop counts an entry of the page that is not stored, and why.
@@ -82,7 +83,9 @@ func listResult[T any](t *Task, p *sources.Page[T]) *result {
 
 // hop is a child task of kind one hop deeper than t: another entity.
 func (c *crawl) hop(t *Task, kind, key string, params map[string]string) NewTask {
-	return kindNamed(kind).task(c.job, key, params, t.Depth+1)
+	nt := kindNamed(kind).task(c.job, key, params, t.Depth+1)
+	nt.RefreshAfter = c.job.hopWindow(t.Kind, kind)
+	return nt
 }
 
 // same is a child task of kind at t's depth: a list of the same entity.

@@ -355,6 +355,9 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		// Its rows could not be keyed: fail before buying anything.
 		return c.finish(t, StateFailed, t.Kind+": "+err.Error())
 	}
+	if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
+		return err // refresh_after: an earlier run's fetch is fresh
+	}
 	for {
 		res, err := c.page(k, t)
 		var fe fetchError
@@ -441,6 +444,12 @@ func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 		return nil, fetchError{err}
 	}
 	c.budget.release(fctx, lc)
+	if err := c.stopAtSeen(fctx, k, t, res); err != nil {
+		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
+			return nil, ErrLeaseLost
+		}
+		return nil, err
+	}
 	start := time.Now()
 	if err := c.commit(fctx, t, res); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
@@ -474,7 +483,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
-			err = c.frontier.Commit(ctx, c.runID, t, PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops})
+			err = c.frontier.Commit(ctx, c.runID, t, PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved})
 			if classifyDB(err) == dbConflict {
 				return err
 			}

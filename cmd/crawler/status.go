@@ -122,6 +122,10 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		held = fmt.Sprintf("; %d reserved by requests in flight", n)
 	}
 	fmt.Fprintf(w, "  credits billed\t%d (%s%s)\n", cr.Billed, budget, held)
+	if sv, err := pipeline.LoadSavings(ctx, pool, st.ID); err == nil && (sv.FetchesSkipped > 0 || sv.ListsStopped > 0) {
+		fmt.Fprintf(w, "  credits saved\t%d (%d fetches skipped as fresh; ~%d pages not walked by %d lists stopped at seen)\n",
+			sv.Saved, sv.FetchesSkipped, sv.PagesNotWalked, sv.ListsStopped)
+	}
 	for _, state := range slices.Sorted(maps.Keys(st.Tasks)) {
 		fmt.Fprintf(w, "  tasks %s\t%d\n", state, st.Tasks[state])
 	}

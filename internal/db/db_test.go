@@ -142,6 +142,7 @@ type taskRow struct {
 	Params   []byte `db:"params"`
 	Depth    int32  `db:"depth"`
 	MaxPages *int32 `db:"max_pages"`
+	Refresh  int64  `db:"refresh_us"`
 	Note     string // untagged: not a column
 }
 
@@ -155,12 +156,12 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 	b := PrepareBulk[addTasks, taskRow]("AddTasks")
 	ten := int32(10)
 	got := b.Args(addTasks{RunID: 3}, []taskRow{
-		{Kind: "k1", Key: "a", Params: []byte(`{}`), Depth: 1, MaxPages: &ten},
+		{Kind: "k1", Key: "a", Params: []byte(`{}`), Depth: 1, MaxPages: &ten, Refresh: 7},
 		{Kind: "k2", Key: "b", Depth: 2},
 	})
 	// AddTasks uses @run_id, @parent_id, then the columns in unnest order.
 	want := []any{int64(3), (*int64)(nil), []string{"k1", "k2"}, []string{"a", "b"}, []string{"{}", ""},
-		[]int32{1, 2}, []*int32{&ten, nil}}
+		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("args = %#v\nwant %#v", got, want)
 	}
@@ -170,6 +171,7 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 		Params   string         `db:"params"`
 		Depth    int32          `db:"depth"`
 		MaxPages int32          `db:"max_pages"`
+		Refresh  int64          `db:"refresh_us"`
 	}
 	if msg := mustPanic(t, func() { PrepareBulk[addTasks, badColumn]("AddTasks") }); !strings.Contains(msg, "cannot be sent as an array") {
 		t.Errorf("panic %q", msg)

@@ -238,18 +238,25 @@ func (w *world) psComments(q query) (reply, error) {
 	if !ok {
 		total = pick("post", code, "comments", 100)
 	}
-	win := paginate(off, total, w.pageSize)
+	growth, _ := growthToken(toks)
+	win := paginate(off, total+growth*w.day, w.pageSize)
 	seed := hashOf("post", code, "comments")
 	posted := takenAt("post", code)
 	out := make([]commentJSON, 0, win.end-win.start)
-	for i := win.start; i < win.end; i++ {
+	for p := win.start; p < win.end; p++ {
+		i := w.headIndex(p, growth)
 		id := digitsAt('1', seed, i)
 		user := handleAt(seed, i)
+		created := posted + 600*i + pick("comment", id, "createdAt", 600)
+		if i < 0 { // the k-th comment added after day 0 (k = -1-i), on day k/growth
+			k := -1 - i
+			created = WorldEpoch + k*86400/growth + pick("comment", id, "createdAt", uint64(max(1, 86400/growth)))
+		}
 		out = append(out, commentJSON{
 			ID:                id,
 			Text:              sentence(hashOf("comment", id, "text"), 1, 12),
 			User:              commentUserJSON{Username: user, IsVerified: verified(user)},
-			CreatedAt:         posted + 600*i + pick("comment", id, "createdAt", 600),
+			CreatedAt:         created,
 			LikeCount:         w.grow("comment", id, "likeCount", 1_000, 5),
 			ChildCommentCount: pick("comment", id, "childCommentCount", 20),
 		})

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -799,8 +800,9 @@ func TestDocumentedFormulas(t *testing.T) {
 		if int64(len(ids)) != base+rate*day {
 			t.Errorf("%s has %d followers listed, count %d", h, len(ids), base+rate*day)
 		}
+		// position i shows entry i - rate*day: the list grew at its head.
 		for i, id := range ids[:min(3, len(ids))] {
-			if want := fmt.Sprintf("u%016x", splitmix(fnvParts("followers", h)+uint64(i))); id != want {
+			if want := fmt.Sprintf("u%016x", splitmix(fnvParts("followers", h)+uint64(int64(i)-rate*day))); id != want {
 				t.Errorf("%s follower %d = %s, want %s", h, i, id, want)
 			}
 		}
@@ -900,5 +902,69 @@ func TestEveryEndpointRouted(t *testing.T) {
 	t.Parallel()
 	if n := len((&world{}).endpoints()); n != 18 {
 		t.Errorf("%d endpoints routed, want the 18 of upstream-api.md", n)
+	}
+}
+
+// TestListGrowthAtHead checks the growth law of docs/sandbox.md: a list
+// that gains g entries a world day shows, d days later, g*d new entries
+// first and then exactly the list of day 0, so a harvest one day later can
+// tell which entries are new.
+func TestListGrowthAtHead(t *testing.T) {
+	t.Parallel()
+	const day = 3
+	t0, td := setup(t, Config{PageSize: 7}), setup(t, Config{PageSize: 7, WorldTime: day})
+	alice := 1 + int64(fnvParts("account", "alice", "followers.rate")%5)
+	for _, tc := range []struct {
+		name       string
+		spec       walkSpec
+		n0, perDay int64
+		count      [2]string // path, field of the counter that must equal the length
+	}{
+		{"followers r7", walkSpec{path: "/shortvideo/user/followers", params: "secUid=" + secUIDFor("grow_f40_g10_r7"), list: "followers", idOf: "uniqueId"}, 40, 7,
+			[2]string{"/shortvideo/profile?handle=grow_f40_g10_r7", "stats.followerCount"}},
+		{"following r7", walkSpec{path: "/shortvideo/user/following", params: "secUid=" + secUIDFor("grow_f40_g10_r7"), list: "following", idOf: "uniqueId"}, 10, 7,
+			[2]string{"/shortvideo/profile?handle=grow_f40_g10_r7", "stats.followingCount"}},
+		{"followers hash-derived", walkSpec{path: "/shortvideo/user/followers", params: "secUid=" + secUIDFor("alice"), list: "followers", idOf: "uniqueId"},
+			int64(fnvParts("account", "alice", "followers") % 300), alice, [2]string{"/shortvideo/profile?handle=alice", "stats.followerCount"}},
+		{"following fixed f<N>", walkSpec{path: "/shortvideo/user/followers", params: "secUid=" + secUIDFor("still_f12"), list: "followers", idOf: "uniqueId"}, 12, 0,
+			[2]string{"/shortvideo/profile?handle=still_f12", "stats.followerCount"}},
+		{"song videos r4", walkSpec{path: "/shortvideo/song/videos", params: "id=tune_v30_r4", list: "videos", idOf: "id"}, 30, 4,
+			[2]string{}},
+		{"comments r5", walkSpec{path: "/photosocial/post/comments", params: "url=" + url.QueryEscape("https://www.photosocial.example/p/talk_c20_r5/"), list: "comments", idOf: "id", commentsStyle: true}, 20, 5, [2]string{}},
+	} {
+		before, _ := t0.walk(t, tc.spec)
+		after, requests := td.walk(t, tc.spec)
+		added := tc.perDay * day
+		if int64(len(before)) != tc.n0 || int64(len(after)) != tc.n0+added {
+			t.Errorf("%s: %d entries at day 0, %d at day %d; want %d and %d", tc.name, len(before), len(after), day, tc.n0, tc.n0+added)
+			continue
+		}
+		if want := max(1, (tc.n0+added+6)/7); int64(requests) != want {
+			t.Errorf("%s: %d requests at day %d, want %d", tc.name, requests, day, want)
+		}
+		if !slices.Equal(after[added:], before) {
+			t.Errorf("%s: the list of day 0 is not the tail of day %d's", tc.name, day)
+		}
+		seen := map[string]bool{}
+		for _, id := range after {
+			if seen[id] {
+				t.Errorf("%s: %s listed twice", tc.name, id)
+			}
+			seen[id] = true
+		}
+		if tc.count[0] != "" {
+			path, q, _ := strings.Cut(tc.count[0], "?")
+			if got := num(t, field(td.getOK(t, path, q), tc.count[1])); got != tc.n0+added {
+				t.Errorf("%s: %s = %d, want the list's length %d", tc.name, tc.count[1], got, tc.n0+added)
+			}
+		}
+	}
+	// New comments are newer than every comment of day 0, and dated before now.
+	m := td.getOK(t, "/photosocial/post/comments", "url="+url.QueryEscape("https://www.photosocial.example/p/talk_c20_r5/"))
+	cs := list(t, m, "comments")
+	m = td.getOK(t, "/photosocial/post/comments", "cursor=14&url="+url.QueryEscape("https://www.photosocial.example/p/talk_c20_r5/"))
+	newest, oldest := num(t, field(cs[0], "created_at")), num(t, field(list(t, m, "comments")[0], "created_at"))
+	if newest >= WorldEpoch+day*86400 || newest < WorldEpoch+(day-1)*86400 || oldest < WorldEpoch || oldest > newest {
+		t.Errorf("new comments dated %d .. %d, want within world days 0..%d", oldest, newest, day)
 	}
 }

@@ -483,9 +483,9 @@ func (w *world) followList(q query, kind string) (entries []followEntryJSON, cur
 	if err != nil {
 		return nil, "", false, err
 	}
-	total := a.followers
+	total, growth := a.followers, a.followersGrowth
 	if kind == "following" {
-		total = a.following
+		total, growth = a.following, a.followingGrowth
 	}
 	var win window
 	switch {
@@ -507,19 +507,22 @@ func (w *world) followList(q query, kind string) (entries []followEntryJSON, cur
 	seed := hashOf(kind, handle)
 	entries = make([]followEntryJSON, 0, win.end-win.start)
 	for i := win.start; i < win.end; i++ {
-		h := handleAt(seed, i)
+		h := handleAt(seed, w.headIndex(i, growth))
 		entries = append(entries, followEntryJSON{UniqueID: h, Nickname: nickname(h), Verified: verified(h), SecUID: secUIDOf(h)})
 	}
 	return entries, cursor, win.more, nil
 }
 
-// songLength is the number of videos of a song: v<N>, else
-// H("song", id, "videos") % 200; tokenized says which.
-func songLength(id string) (n int64, tokenized bool) {
-	if n, ok := countToken(splitTokens(id, ""), 'v'); ok {
-		return n, true
+// songLength is the number of videos of a song at day 0: v<N>, else
+// H("song", id, "videos") % 200; tokenized says which. growth is r<N>: N
+// videos added per world day at the head of its list (0 without).
+func songLength(id string) (n, growth int64, tokenized bool) {
+	toks := splitTokens(id, "")
+	growth, _ = growthToken(toks)
+	if n, ok := countToken(toks, 'v'); ok {
+		return n, growth, true
 	}
-	return pick("song", id, "videos", 200), false
+	return pick("song", id, "videos", 200), growth, false
 }
 
 func songID(q query) (string, error) {
@@ -545,10 +548,15 @@ func (w *world) songVideos(q query) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	n, _ := songLength(id)
-	win := paginate(off, n, w.pageSize)
+	n, growth, _ := songLength(id)
+	win := paginate(off, n+growth*w.day, w.pageSize)
+	seed := hashOf("song", id, "items")
+	videos := make([]videoJSON, 0, win.end-win.start)
+	for i := win.start; i < win.end; i++ {
+		videos = append(videos, w.video(digitsAt('7', seed, w.headIndex(i, growth)), ""))
+	}
 	return billable(videoPageJSON{
-		Videos:  w.videosAt(hashOf("song", id, "items"), win, permutation{}),
+		Videos:  videos,
 		Cursor:  itoa(win.next),
 		HasMore: win.more,
 	})
@@ -566,7 +574,8 @@ func (w *world) song(q query) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	n, tokenized := songLength(id)
+	n, growth, tokenized := songLength(id)
+	n += growth * w.day
 	usage := n + rate("song", id, "usageCount", 100)*w.day
 	if !tokenized {
 		usage += pick("song", id, "usageCount", 5_000)

@@ -101,10 +101,21 @@ func perm18(x uint64) uint64 {
 
 // digitsAt is the i-th 19-digit id of a list: lead digit then 18 digits of
 // perm18((seed+i) mod 10^18). Distinct within a list and no leading zero.
+// i may be negative: entries added at the head after day 0 (see headIndex).
 func digitsAt(lead byte, seed uint64, i int64) string {
-	v := perm18((seed%e18 + uint64(i)%e18) % e18)
+	m := uint64((i%e18 + e18) % e18)
+	v := perm18((seed%e18 + m) % e18)
 	return string(lead) + fmt.Sprintf("%018d", v)
 }
+
+// headIndex is the growth law of lists: a list that gains g entries per
+// world day at its head shows, at position p (0 = first, the newest), the
+// entry of index p - g*day. Indexes >= 0 are the entries of day 0 (so
+// position p at day 0 is entry p, as before growth existed); index -1 is
+// the first entry added after day 0, -g*d the last one added by day d.
+// Generators take the index modulo 2^64 (handleAt) or 10^18 (digitsAt), so
+// an entry keeps its identity while the list grows in front of it.
+func (w *world) headIndex(p, g int64) int64 { return p - g*w.day }
 
 // splitTokens splits s on '_' and on any rune of extra.
 func splitTokens(s, extra string) []string {
@@ -128,6 +139,11 @@ func countToken(toks []string, letter byte) (int64, bool) {
 	return 0, false
 }
 
+// growthToken is N of a token r<N>: N entries added per world day at the
+// head of each growing list of the entity (followers and following of an
+// account, comments of a post, videos of a song).
+func growthToken(toks []string) (int64, bool) { return countToken(toks, 'r') }
+
 func hasToken(toks []string, word string) bool {
 	for _, t := range toks {
 		if t == word {
@@ -146,8 +162,11 @@ type account struct {
 	endless   bool
 	loop      bool
 	emptyMore bool
-	followers int64
+	followers int64 // list lengths at the world's day
 	following int64
+	// Growth of the lists, entries per world day, added at the head.
+	followersGrowth int64
+	followingGrowth int64
 }
 
 // lookupAccount applies the handle grammar: prefix "missing" -> not found,
@@ -167,16 +186,25 @@ func (w *world) lookupAccount(handle string) (account, error) {
 		loop:      hasToken(toks, "loop"),
 		emptyMore: hasToken(toks, "emptymore"),
 	}
+	// Day 0 lengths: f<N> / g<N>, else hash-derived. Growth: r<N> on both
+	// lists; else the hash-derived followers grow by their counter's rate
+	// and everything else does not grow.
 	if n, ok := countToken(toks, 'f'); ok {
 		a.followers = n
 	} else {
-		a.followers = w.grow("account", handle, "followers", 300, 5)
+		a.followers = pick("account", handle, "followers", 300)
+		a.followersGrowth = rate("account", handle, "followers", 5)
 	}
 	if n, ok := countToken(toks, 'g'); ok {
 		a.following = n
 	} else {
 		a.following = pick("account", handle, "following", 150)
 	}
+	if r, ok := growthToken(toks); ok {
+		a.followersGrowth, a.followingGrowth = r, r
+	}
+	a.followers += a.followersGrowth * w.day
+	a.following += a.followingGrowth * w.day
 	return a, nil
 }
 

@@ -9,9 +9,9 @@
 -- Adds tasks once per run. A task found again at a smaller depth while still
 -- pending takes that depth, so what a run reaches does not depend on which
 -- worker found it first.
-INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages)
-SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages
-FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[]) AS t(kind, key, params, depth, max_pages)
+INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after)
+SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond'
+FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[]) AS t(kind, key, params, depth, max_pages, refresh_us)
 ON CONFLICT (run_id, kind, key) DO UPDATE SET depth = EXCLUDED.depth
 WHERE x.state = 'pending' AND EXCLUDED.depth < x.depth;
 
@@ -31,12 +31,14 @@ UPDATE crawl.tasks t
 SET state = 'leased', lease_owner = @owner, lease_token = nextval('crawl.lease_tokens'),
     lease_expires_at = now() + @ttl::interval, attempts = t.attempts + 1, updated_at = now()
 FROM next WHERE t.id = next.id
-RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token;
+RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token,
+    coalesce(extract(epoch FROM t.refresh_after) * 1000000, 0)::bigint;
 
 -- name: HeldTask
 -- The task leased under owner tag @owner, if a lease whose answer was lost
 -- went through.
-SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token
+SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token,
+    coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint
 FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'leased';
 
 -- name: RescueTasks
@@ -69,6 +71,7 @@ WITH a AS (
     UPDATE crawl.tasks SET
         cursor = @cursor, pages = pages + 1, items = items + @items,
         dropped = dropped + @dropped, drop_reason = COALESCE(NULLIF(@drop_reason::text, ''), drop_reason),
+        credits_saved = credits_saved + @saved,
         state = CASE WHEN @stop::text = '' THEN 'leased' ELSE 'done' END,
         reason = NULLIF(@stop::text, ''),
         lease_expires_at = CASE WHEN @stop::text = '' THEN now() + @ttl::interval END,

@@ -1,0 +1,77 @@
+-- Reuse across runs (package pipeline, reuse.go): refresh_after and
+-- stop_at_seen. A fetch counts as successful when its task ended done; a
+-- task skipped as fresh is not a fetch, so freshness never chains.
+
+-- name: LastFetch
+-- The latest successful fetch of (@kind, @key) by another run within the
+-- window (microseconds).
+SELECT run_id, finished_at FROM crawl.tasks
+WHERE kind = @kind AND key = @key AND state = 'done' AND run_id <> @run_id
+  AND finished_at >= now() - @window_us::bigint * interval '1 microsecond'
+ORDER BY finished_at DESC LIMIT 1;
+
+-- name: EndFresh
+-- Ends a leased task as skipped because its entity is fresh, recording the
+-- credits it saved; for a commit batch (with the tasks expanded from stored
+-- data), aborted by crawl.expect_advanced when the lease is gone.
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE id = @id AND lease_token = @token AND state = 'leased'
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = 'skipped', reason = @reason, credits_saved = @saved, lease_expires_at = NULL,
+        finished_at = now(), updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+), given AS (
+    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
+    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
+    WHERE r.id = x.run_id AND x.held > 0
+)
+SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
+
+-- name: LastFullWalk
+-- The latest walk of list (@kind, @key) by an earlier run that stop_at_seen
+-- did not cut short, its pages and age (microseconds), and how many walks
+-- of the list stop_at_seen cut short since.
+SELECT f.run_id, f.pages, (extract(epoch FROM now() - f.finished_at) * 1000000)::bigint,
+       (SELECT count(*) FROM crawl.tasks s
+        WHERE s.kind = @kind AND s.key = @key AND s.state = 'done' AND s.run_id < @run_id
+          AND s.reason LIKE 'stop_at_seen:%' AND s.finished_at > f.finished_at)
+FROM crawl.tasks f
+WHERE f.kind = @kind AND f.key = @key AND f.state = 'done' AND f.run_id < @run_id
+  AND f.reason NOT LIKE 'stop_at_seen:%'
+ORDER BY f.finished_at DESC LIMIT 1;
+
+-- name: StoredProfile
+-- What a short-video profile fetch stored: its secUid and whether it is
+-- private (refresh_after expands a fresh profile from it).
+SELECT coalesce(sec_uid, ''), coalesce(private_account, false) FROM shortvideo.users
+WHERE unique_id = @unique_id AND profile_fetched;
+
+-- name: SeenFollowers
+-- How many of @keys (followers of @owner) earlier runs stored.
+SELECT count(*) FROM shortvideo.follows
+WHERE followee = @owner AND follower = ANY(@keys::text[]) AND first_seen_run < @run_id;
+
+-- name: SeenFollowing
+-- How many of @keys (accounts @owner follows) earlier runs stored.
+SELECT count(*) FROM shortvideo.follows
+WHERE follower = @owner AND followee = ANY(@keys::text[]) AND first_seen_run < @run_id;
+
+-- name: SeenComments
+-- How many of the comments @keys (comment_key) of post @owner (post_code)
+-- earlier runs stored.
+SELECT count(*) FROM photosocial.comments
+WHERE post_code = @owner AND comment_key = ANY(@keys::text[]) AND first_seen_run < @run_id;
+
+-- name: SeenSongVideos
+-- How many of the videos @keys of song @owner earlier runs stored as its
+-- videos.
+SELECT count(*) FROM shortvideo.song_videos
+WHERE song_id = @owner AND video_id = ANY(@keys::text[]) AND first_seen_run < @run_id;
+
+-- name: RunSavings
+-- The credits reuse saved a run (crawl.run_ledger).
+SELECT credits_saved, fetches_skipped, credits_saved_fresh, lists_stopped_at_seen, pages_not_walked
+FROM crawl.run_ledger WHERE run_id = @run_id;

@@ -1,0 +1,498 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/sinks"
+)
+
+// Reuse across runs (README "Repeat harvests"). Two opt-in rules make a
+// nightly rerun of a job buy only what changed:
+//
+//   - refresh_after: a task whose entity another run fetched successfully
+//     (its task ended done) within the task's window ends skipped, reason
+//     "fresh: ...", without a request; its kind's FreshRule expands it from
+//     the stored data (a fresh profile still fans out to its lists).
+//   - stop_at_seen: a newest-first list (its kind has Seen) ends, reason
+//     "stop_at_seen: ...", at the first page whose entries earlier runs all
+//     stored, unless a full walk of it is due (reuse.full_walk_every,
+//     reuse.full_walk_after).
+//
+// Both record the credits they saved in crawl.tasks.credits_saved, summed
+// by the view crawl.run_ledger next to the credits billed.
+
+// FullWalkEveryDefault: a stop_at_seen list is walked whole when its last
+// full walk was followed by 6 incremental ones.
+const FullWalkEveryDefault = 7
+
+// Reuse is the job file's reuse section.
+type Reuse struct {
+	// RefreshAfter is the job-wide refresh_after window (0: always fetch).
+	RefreshAfter Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
+	// Seeds overrides the window per seed list, keyed like
+	// "shortvideo.profiles" (the key under seeds).
+	Seeds map[string]Duration `yaml:"seeds" json:"seeds,omitempty"`
+	// FullWalkEvery: a stop_at_seen list whose last full walk was followed
+	// by FullWalkEvery-1 walks cut short is walked whole (1: always).
+	FullWalkEvery int `yaml:"full_walk_every" json:"full_walk_every"`
+	// FullWalkAfter: a stop_at_seen list whose last full walk is older is
+	// walked whole (0: no age limit).
+	FullWalkAfter Duration `yaml:"full_walk_after" json:"full_walk_after,omitempty"`
+}
+
+func (r *Reuse) applyDefaults(j *Job) {
+	if !j.has("reuse.full_walk_every") {
+		r.FullWalkEvery = FullWalkEveryDefault
+	}
+}
+
+// stopAtSeenEdges are the edges of lists the upstream returns newest
+// first; refreshEdges those that lead to an entity fetched whole.
+var (
+	stopAtSeenEdges = []string{"comments", "followers", "following", "song_videos"}
+	refreshEdges    = []string{"follower_profiles", "reel_transcripts", "search_results", "video_authors"}
+)
+
+func (j *Job) validateReuse() JobErrors {
+	var errs JobErrors
+	add := func(key, format string, args ...any) {
+		errs = append(errs, &JobError{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if r := j.Reuse.FullWalkEvery; r < 1 || r > math.MaxInt32 {
+		add("reuse.full_walk_every", "must be between 1 and %d, got %d (1: every walk is full)", math.MaxInt32, r)
+	}
+	var names []string
+	for name := range j.Reuse.Seeds {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var l *SeedList
+		for _, s := range seedLists {
+			if s.Key == "seeds."+name {
+				l = s
+			}
+		}
+		switch {
+		case l == nil:
+			add("reuse.seeds."+name, "names no seed list (e.g. shortvideo.profiles)")
+		case l.kind.Fresh == nil:
+			add("reuse.seeds."+name, "%s seeds are lists or rankings, which refresh_after does not skip (use stop_at_seen on their edge)", name)
+		}
+	}
+	for name, e := range j.Expand.edges() {
+		if *e == nil {
+			continue
+		}
+		if (*e).StopAtSeen && !contains(stopAtSeenEdges, name) {
+			add("expand."+name+".stop_at_seen", "applies only to lists returned newest first: %s", strings.Join(stopAtSeenEdges, ", "))
+		}
+		if j.has("expand."+name+".refresh_after") && !contains(refreshEdges, name) {
+			add("expand."+name+".refresh_after", "applies only to edges to an entity fetched whole: %s (a list uses stop_at_seen)", strings.Join(refreshEdges, ", "))
+		}
+	}
+	return errs
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// seedWindow is the refresh_after window of the tasks of seed list key
+// ("seeds.shortvideo.profiles").
+func (j *Job) seedWindow(key string) time.Duration {
+	if d, ok := j.Reuse.Seeds[strings.TrimPrefix(key, "seeds.")]; ok {
+		return time.Duration(d)
+	}
+	return time.Duration(j.Reuse.RefreshAfter)
+}
+
+// hopWindow is the refresh_after window of a task of kind child found by
+// a task of kind parent: that of the edge it was found along, when the
+// file sets one, else the job's. A task found along several edges keeps
+// the window of the first that found it.
+func (j *Job) hopWindow(parent, child string) time.Duration {
+	var name string
+	switch {
+	case child == KindSVProfile && (parent == KindSVFollowers || parent == KindSVFollowing):
+		name = "follower_profiles"
+	case child == KindSVProfile && (parent == KindSVKeywordSearch || parent == KindSVTopSearch) && j.Expand.SearchResults != nil,
+		child == KindSVSong:
+		name = "search_results"
+	case child == KindSVProfile:
+		name = "video_authors"
+	case child == KindPSTranscript:
+		name = "reel_transcripts"
+	}
+	if name != "" && j.has("expand."+name+".refresh_after") {
+		if e := *j.Expand.edges()[name]; e != nil {
+			return time.Duration(e.RefreshAfter)
+		}
+	}
+	return time.Duration(j.Reuse.RefreshAfter)
+}
+
+// FreshRule declares how refresh_after reuses a kind's earlier fetches.
+type FreshRule struct {
+	// Last finds the latest successful fetch of t's entity by a run other
+	// than runID within window; nil: lastDone, the kind's tasks that
+	// ended done.
+	Last func(ctx context.Context, q db.Querier, t *Task, runID int64, window time.Duration) (Fetch, bool, error)
+	// Expand returns the tasks a fetch of t would have created, from the
+	// stored data; ok false when the stored data cannot say, and the task
+	// is fetched. nil: none.
+	Expand func(ctx context.Context, q db.Querier, j *Job, t *Task) (children []NewTask, ok bool, err error)
+}
+
+// Fetch is a successful fetch by an earlier run.
+type Fetch struct {
+	RunID int64
+	At    time.Time
+}
+
+// SeenFunc counts the entries of a fetched list page that earlier runs
+// stored (stop_at_seen), and the page's entries; declared by kinds of
+// lists returned newest first.
+type SeenFunc func(ctx context.Context, q db.Querier, runID int64, t *Task, res *result) (seen, total int, err error)
+
+type (
+	lastFetchParams struct {
+		Kind     string `db:"kind"`
+		Key      string `db:"key"`
+		RunID    int64  `db:"run_id"`
+		WindowUS int64  `db:"window_us"`
+	}
+	endFreshParams struct {
+		ID     int64  `db:"id"`
+		Token  int64  `db:"token"`
+		Reason string `db:"reason"`
+		Saved  int    `db:"saved"`
+	}
+	lastWalkParams struct {
+		Kind  string `db:"kind"`
+		Key   string `db:"key"`
+		RunID int64  `db:"run_id"`
+	}
+	storedProfileParams struct {
+		UniqueID string `db:"unique_id"`
+	}
+	seenParams struct {
+		Owner string   `db:"owner"`
+		Keys  []string `db:"keys"`
+		RunID int64    `db:"run_id"`
+	}
+)
+
+var (
+	lastFetch      = db.Prepare[lastFetchParams]("LastFetch")
+	endFresh       = db.Prepare[endFreshParams]("EndFresh")
+	lastFullWalk   = db.Prepare[lastWalkParams]("LastFullWalk")
+	storedProfile  = db.Prepare[storedProfileParams]("StoredProfile")
+	seenFollowers  = db.Prepare[seenParams]("SeenFollowers")
+	seenFollowing  = db.Prepare[seenParams]("SeenFollowing")
+	seenComments   = db.Prepare[seenParams]("SeenComments")
+	seenSongVideos = db.Prepare[seenParams]("SeenSongVideos")
+)
+
+// lastDone is FreshRule.Last's default: the kind's tasks of other runs
+// that ended done within window.
+func lastDone(ctx context.Context, q db.Querier, t *Task, runID int64, window time.Duration) (Fetch, bool, error) {
+	var f Fetch
+	err := lastFetch.QueryRow(ctx, q, lastFetchParams{Kind: t.Kind, Key: t.Key, RunID: runID, WindowUS: window.Microseconds()}).Scan(&f.RunID, &f.At)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Fetch{}, false, nil
+	}
+	if err != nil {
+		return Fetch{}, false, fmt.Errorf("last fetch of %s %s: %w", t.Kind, t.Key, err)
+	}
+	return f, true, nil
+}
+
+// freshOf says whether t is fresh (refresh_after), with the fetch that
+// makes it so and the tasks it expands to from stored data (those deeper
+// than limits.max_depth left out).
+func freshOf(ctx context.Context, q db.Querier, j *Job, k *Kind, t *Task, runID int64) (Fetch, []NewTask, bool, error) {
+	if k.Fresh == nil || t.RefreshAfter <= 0 || t.Pages > 0 {
+		return Fetch{}, nil, false, nil
+	}
+	last := k.Fresh.Last
+	if last == nil {
+		last = lastDone
+	}
+	f, ok, err := last(ctx, q, t, runID, t.RefreshAfter)
+	if err != nil || !ok {
+		return Fetch{}, nil, false, err
+	}
+	var children []NewTask
+	if k.Fresh.Expand != nil {
+		all, ok, err := k.Fresh.Expand(ctx, q, j, t)
+		if err != nil || !ok {
+			return Fetch{}, nil, false, err
+		}
+		for _, ch := range all {
+			if ch.Depth <= j.Limits.MaxDepth && sinks.CheckKey(ch.Kind+" task key", ch.Key) == nil {
+				children = append(children, ch)
+			}
+		}
+	}
+	return f, children, true, nil
+}
+
+// freshReason is the reason of a task skipped as fresh; its first two
+// colon-separated parts group such tasks in crawler status.
+func freshReason(t *Task, f Fetch) string {
+	return fmt.Sprintf("fresh: within refresh_after %s: fetched by run %d at %s", t.RefreshAfter, f.RunID, f.At.UTC().Format(time.RFC3339))
+}
+
+// skipFresh ends t as skipped when refresh_after finds it fresh, adding
+// the tasks it expands to from stored data in the same transaction; it
+// reports whether it did. Nothing is bought.
+func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *Kind, t *Task) (bool, error) {
+	if k.Fresh == nil || t.RefreshAfter <= 0 || t.Pages > 0 {
+		return false, nil
+	}
+	var (
+		f        Fetch
+		children []NewTask
+		fresh    bool
+	)
+	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+		f, children, fresh, err = freshOf(ctx, c.opts.Pool, c.job, k, t, c.runID)
+		return err
+	})
+	if err == nil && fresh {
+		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
+			return c.frontier.endFresh(ctx, c.runID, t, freshReason(t, f), 1, children)
+		})
+	}
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		return true, nil
+	case err != nil:
+		err = fmt.Errorf("task %d (%s %s): refresh_after: %w", t.ID, t.Kind, t.Key, err)
+		c.stop(err)
+		_ = c.release(t)
+		return true, err
+	case fresh:
+		log.Debug("fresh; not fetched", "task_id", t.ID, "kind", t.Kind, "key", t.Key, "fetched_by_run", f.RunID)
+		if len(children) > 0 {
+			c.wakeOthers()
+		}
+	}
+	return fresh, nil
+}
+
+// endFresh ends t's lease as skipped with reason and saved credits, and
+// adds children, in one transaction (one batch).
+func (f *Frontier) endFresh(ctx context.Context, runID int64, t *Task, reason string, saved int, children []NewTask) error {
+	var batch pgx.Batch
+	endFresh.Queue(&batch, endFreshParams{ID: t.ID, Token: t.Token, Reason: CleanReason(reason), Saved: saved})
+	labels := []string{fmt.Sprintf("end fresh task %d", t.ID)}
+	rows, err := taskRows(children)
+	if err != nil {
+		return fmt.Errorf("add tasks: %w", err)
+	}
+	if rows != nil {
+		insertTasks.Queue(&batch, addTasksParams{RunID: runID, ParentID: &t.ID}, rows)
+		labels = append(labels, "add tasks")
+	}
+	br := f.pool.SendBatch(ctx, &batch)
+	err = sinks.Results(br, labels)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
+		return ErrLeaseLost
+	}
+	return err
+}
+
+// ListWalk is what stop_at_seen knows of a list from earlier runs.
+type ListWalk struct {
+	Kind, Key string
+	// Found: an earlier run walked the list whole; then Run, Pages and Age
+	// are that walk's, and Cut counts the walks stop_at_seen cut short
+	// since.
+	Found bool
+	Run   int64
+	Pages int
+	Age   time.Duration
+	Cut   int
+	// FullDue: the next walk must be whole (no full walk yet, or
+	// reuse.full_walk_every / full_walk_after reached).
+	FullDue bool
+}
+
+// listWalk reads what earlier runs (before runID; 0: all) did of list t.
+func listWalk(ctx context.Context, q db.Querier, j *Job, kind, key string, runID int64) (ListWalk, error) {
+	if runID == 0 {
+		runID = math.MaxInt64
+	}
+	w := ListWalk{Kind: kind, Key: key}
+	var ageUS int64
+	err := lastFullWalk.QueryRow(ctx, q, lastWalkParams{Kind: kind, Key: key, RunID: runID}).Scan(&w.Run, &w.Pages, &ageUS, &w.Cut)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		w.FullDue = true
+		return w, nil
+	case err != nil:
+		return w, fmt.Errorf("last full walk of %s %s: %w", kind, key, err)
+	}
+	w.Found, w.Age = true, time.Duration(ageUS)*time.Microsecond
+	w.FullDue = w.Cut+1 >= j.Reuse.FullWalkEvery || (j.Reuse.FullWalkAfter > 0 && w.Age >= time.Duration(j.Reuse.FullWalkAfter))
+	return w, nil
+}
+
+// stopAtSeen ends a list page's task when its edge has stop_at_seen, the
+// page's entries were all stored by earlier runs, and no full walk is
+// due; the credits saved are estimated from the list's last full walk.
+func (c *crawl) stopAtSeen(ctx context.Context, k *Kind, t *Task, res *result) error {
+	if k.Seen == nil || k.Pages == nil || res.Stop != "" {
+		return nil
+	}
+	if e := k.Pages(c.job.Expand); e == nil || !e.StopAtSeen {
+		return nil
+	}
+	var seen, total int
+	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+		seen, total, err = k.Seen(ctx, c.opts.Pool, c.runID, t, res)
+		return err
+	})
+	if err != nil || total == 0 || seen < total {
+		return err
+	}
+	var w ListWalk
+	if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+		w, err = listWalk(ctx, c.opts.Pool, c.job, t.Kind, t.Key, c.runID)
+		return err
+	}); err != nil || w.FullDue {
+		return err
+	}
+	walked := t.Pages + 1
+	full := w.Pages
+	if t.MaxPages > 0 {
+		full = min(full, t.MaxPages)
+	}
+	res.Stop = fmt.Sprintf("stop_at_seen: page %d held only entries stored by earlier runs (last full walk: run %d, %d pages)", walked, w.Run, w.Pages)
+	res.Saved = max(0, full-walked)
+	return nil
+}
+
+// seenBy returns a SeenFunc counting the distinct keys of a page, read by
+// keys, with stmt, the owner of the list being owner(t).
+func seenBy(stmt db.Stmt[seenParams], owner func(*Task) string, keys func(*result) []string) SeenFunc {
+	return func(ctx context.Context, q db.Querier, runID int64, t *Task, res *result) (int, int, error) {
+		set := map[string]bool{}
+		var distinct []string
+		for _, k := range keys(res) {
+			if !set[k] {
+				set[k] = true
+				distinct = append(distinct, k)
+			}
+		}
+		if len(distinct) == 0 {
+			return 0, 0, nil
+		}
+		var n int
+		if err := stmt.QueryRow(ctx, q, seenParams{Owner: owner(t), Keys: distinct, RunID: runID}).Scan(&n); err != nil {
+			return 0, 0, fmt.Errorf("stop_at_seen: %w", err)
+		}
+		return n, len(distinct), nil
+	}
+}
+
+// ReusePlan is what refresh_after and stop_at_seen would do in a new run
+// of a job now, as far as the database can tell before it starts.
+type ReusePlan struct {
+	// Fresh are the tasks refresh_after would skip (1 credit saved each),
+	// with what they expand to from stored data.
+	Fresh []FreshTask
+	// Lists are the stop_at_seen lists among the tasks and the lists that
+	// fresh tasks expand to, with their history.
+	Lists []ListWalk
+}
+
+// FreshTask is a task refresh_after would skip.
+type FreshTask struct {
+	Task     NewTask
+	Fetch    Fetch
+	Children []NewTask
+}
+
+// PlanReuse says, for crawler plan, which of tasks (a job's SeedTasks)
+// refresh_after would skip in a new run of job now, following the tasks
+// fresh ones expand to from stored data, and the history of every
+// stop_at_seen list among them. It buys and writes nothing.
+func PlanReuse(ctx context.Context, pool *pgxpool.Pool, job *Job, tasks []NewTask) (*ReusePlan, error) {
+	plan := &ReusePlan{}
+	seen := map[[2]string]bool{}
+	for len(tasks) > 0 {
+		nt := tasks[0]
+		tasks = tasks[1:]
+		if seen[[2]string{nt.Kind, nt.Key}] {
+			continue
+		}
+		seen[[2]string{nt.Kind, nt.Key}] = true
+		k := kindOf(nt.Kind)
+		if k == nil {
+			continue
+		}
+		t := &Task{Kind: nt.Kind, Key: nt.Key, Params: nt.Params, Depth: nt.Depth, MaxPages: nt.MaxPages, RefreshAfter: nt.RefreshAfter}
+		f, children, fresh, err := freshOf(ctx, pool, job, k, t, 0)
+		if err != nil {
+			return nil, err
+		}
+		if fresh {
+			plan.Fresh = append(plan.Fresh, FreshTask{Task: nt, Fetch: f, Children: children})
+			tasks = append(tasks, children...)
+			continue
+		}
+		if k.Seen != nil && k.Pages != nil {
+			if e := k.Pages(job.Expand); e != nil && e.StopAtSeen {
+				w, err := listWalk(ctx, pool, job, nt.Kind, nt.Key, 0)
+				if err != nil {
+					return nil, err
+				}
+				plan.Lists = append(plan.Lists, w)
+			}
+		}
+	}
+	return plan, nil
+}
+
+// Savings are the credits reuse saved a run (crawl.run_ledger).
+type Savings struct {
+	Saved          int64 // FreshSaved + PagesNotWalked
+	FetchesSkipped int64 // tasks skipped as fresh
+	FreshSaved     int64 // their credits (1 per object)
+	ListsStopped   int64 // lists stop_at_seen ended
+	PagesNotWalked int64 // their pages not walked, estimated from each list's last full walk
+}
+
+var runSavings = db.Prepare[runArg]("RunSavings")
+
+// LoadSavings reads what reuse saved run runID.
+func LoadSavings(ctx context.Context, pool *pgxpool.Pool, runID int64) (Savings, error) {
+	var s Savings
+	if err := runSavings.QueryRow(ctx, pool, runArg{runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
+		return s, fmt.Errorf("savings of run %d: %w", runID, err)
+	}
+	return s, nil
+}
