@@ -37,6 +37,10 @@ type Job struct {
 	// Expand lists the expansion edges to follow. When the key is absent,
 	// profiles fan out to followers and following.
 	Expand *Expand `yaml:"expand" json:"expand"`
+	// ResumeWithin: `crawler run` continues the job's interrupted run when
+	// it was last active within this window (default ResumeWithinDefault;
+	// 0: never continue one, start a new run). See rerun.go.
+	ResumeWithin Duration `yaml:"resume_within" json:"resume_within"`
 	// AllowInsecureHTTP is the operator's --allow-insecure-http: a job file
 	// cannot set it.
 	AllowInsecureHTTP bool `yaml:"-" json:"-"`
@@ -423,6 +427,9 @@ func (j *Job) applyDefaults() {
 	if !j.has("limits.lease_timeout") {
 		j.Limits.LeaseTimeout = Duration(LeaseTimeoutDefault)
 	}
+	if !j.has("resume_within") {
+		j.ResumeWithin = Duration(ResumeWithinDefault)
+	}
 	if j.Expand == nil {
 		j.Expand = &Expand{Followers: &Edge{}, Following: &Edge{}}
 	}
@@ -522,6 +529,9 @@ func (j *Job) validate() JobErrors {
 			add("api.timeout", "%s is longer than limits.lease_timeout (default %s): a lease must outlast a request; set limits.lease_timeout to at least %s",
 				time.Duration(j.API.Timeout), time.Duration(j.Limits.LeaseTimeout), minLease)
 		}
+	}
+	if j.ResumeWithin < 0 {
+		add("resume_within", "must not be negative, got %s (0: never continue an interrupted run)", time.Duration(j.ResumeWithin))
 	}
 	intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, "")
 	intRange("limits.max_pages", int64(j.Limits.MaxPages), 1, math.MaxInt32, " (a list's page limit; omit the key for the default)")
