@@ -207,4 +207,3 @@ func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, forceNew
 	}
 	return ch, err
 }
-
