@@ -43,6 +43,7 @@ type cliEnv struct {
 func commands() []command {
 	return []command{
 		{"run", "harvest a job file into PostgreSQL (or resume a run)", cmdRun},
+		{"plan", "check a job can run and bound its credits, without spending any", cmdPlan},
 		{"status", "show a run and the row counts of the data tables", cmdStatus},
 		{"migrate", "apply the database migrations", cmdMigrate},
 		{"sandbox", "serve the local stand-in for the upstream API", cmdSandbox},
