@@ -24,7 +24,7 @@ ensure-postgres: ## Install the PostgreSQL server binaries if missing (apt-get, 
 	@scripts/ensure-postgres.sh
 
 build: ## Build bin/crawler from ./cmd/crawler
-	$(GO) build -o $(BIN)/crawler ./cmd/crawler
+	$(GO) build -buildvcs=true -o $(BIN)/crawler ./cmd/crawler
 
 schema-doc: ensure-postgres ## Regenerate docs/schema.md (the data dictionary) from a freshly migrated throwaway database
 	$(GO) run ./internal/tools/withpg -- $(GO) run ./internal/tools/schemadoc -out docs/schema.md

@@ -63,3 +63,30 @@ func UpURL(ctx context.Context, url string) error {
 	_, err = up(ctx, db)
 	return err
 }
+
+// Versions reads, without changing anything, the version the database's
+// schema is at (0 when the crawler's migrations were never applied) and the
+// latest version this binary knows. Read-only commands refuse a schema that
+// is behind instead of migrating it.
+func Versions(ctx context.Context, pool *pgxpool.Pool) (current, latest int64, err error) {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, FS())
+	if err != nil {
+		return 0, 0, fmt.Errorf("migrations: %w", err)
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('goose_db_version') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, 0, fmt.Errorf("migrations: %w", err)
+	}
+	srcs := p.ListSources()
+	latest = srcs[len(srcs)-1].Version
+	if !exists {
+		return 0, latest, nil
+	}
+	current, err = p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, latest, fmt.Errorf("migrations: %w", err)
+	}
+	return current, latest, nil
+}

@@ -26,8 +26,8 @@ SELECT v.version_id FROM (
     FROM goose_db_version ORDER BY version_id, id DESC
 ) v WHERE v.is_applied AND v.version_id > 0`
 
-// Versions are the versions of the embedded migrations, ascending.
-func Versions() []int64 {
+// Embedded are the versions of the embedded migrations, ascending.
+func Embedded() []int64 {
 	entries, err := fs.ReadDir(FS(), ".")
 	if err != nil {
 		panic(err) // embedded
@@ -71,7 +71,7 @@ func Pending(ctx context.Context, q Querier) ([]int64, error) {
 		}
 	}
 	var pending []int64
-	for _, v := range Versions() {
+	for _, v := range Embedded() {
 		if !applied[v] {
 			pending = append(pending, v)
 		}

@@ -15,7 +15,7 @@ func TestPending(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	ctx := t.Context()
-	all := migrations.Versions()
+	all := migrations.Embedded()
 	if !slices.Contains(all, 12) || all[0] != 1 {
 		t.Fatalf("versions %v", all)
 	}

@@ -26,10 +26,9 @@ var ErrBudgetExhausted = errors.New("credit budget exhausted (raise max_credits 
 // reason (a signal, another worker's error): nothing was sent.
 var errRunStopping = errors.New("run stopping while waiting for the credit budget")
 
-// budget reserves a credit in Postgres before every request that may be
-// billed, so max_credits holds across workers and processes, and gives it
-// back when the answer turns out free (errors, 404, the free private
-// profile). It also keeps the per-endpoint accounting.
+// budget reserves credits in Postgres before the requests that may be
+// billed, so max_credits holds across workers and processes, and keeps the
+// per-endpoint accounting.
 //
 // A reservation belongs to the lease of the task that made it
 // (crawl.tasks.credits_held): whatever a lease still holds when it ends
@@ -39,13 +38,26 @@ var errRunStopping = errors.New("run stopping while waiting for the credit budge
 // can end the run: a worker that finds the budget full of reservations that
 // may still come back waits for them to settle.
 //
+// To keep the database off a page's critical path, a lease reserves credits
+// in blocks (creditBlock, one round trip for that many requests) while the
+// run is far from its budget, and one at a time near it (ReserveCredits),
+// and spends them one request at a time without asking; an answer that
+// turns out free (errors, 404, 429, the free private profile) leaves its
+// credit to the lease's next request. What the answers cost is settled in
+// the page's commit batch (SettleCredits after the fenced advance: both or
+// neither), or by a statement of its own when the lease ends without a
+// commit (the task fails or is released, or the lease is lost); a commit
+// that ends the task gives the lease's spare credits back.
+//
 // A request whose answer never arrived (a timeout, a reset after sending,
 // the process killed) is taken as not billed: the sandbox charges only the
 // answers it delivers, and as far as is known so does the upstream. A retry
 // of the same request reuses its reservation; the reservation comes back
-// when the lease ends. Should the upstream have charged such a request
-// anyway, the run can overspend by the requests whose answers were lost,
-// at most one per worker at a crash.
+// when the lease ends. A billed answer is recorded by the page's commit: if
+// the process dies between the answer and the commit, the answer counts as
+// lost, its credit comes back with the lease, and the page is bought again
+// after the resume. Should the upstream have charged such requests, the run
+// can overspend by them: at most one per worker at a crash.
 type budget struct {
 	pool  *pgxpool.Pool
 	runID int64
@@ -53,6 +65,9 @@ type budget struct {
 	log   *slog.Logger
 	// waitMax bounds a wait for reservations to settle.
 	waitMax time.Duration
+	// workers is the number of workers of this process: a block is
+	// reserved only while the run has blockFar(workers) credits left.
+	workers int
 	// stopping is closed when the run stops: waits end.
 	stopping <-chan struct{}
 
@@ -60,36 +75,113 @@ type budget struct {
 	settled chan struct{} // closed (and replaced) when credits come back
 }
 
+// creditBlock is how many credits a lease reserves at once far from the
+// budget: the database round trip of a reservation is paid once per that
+// many requests.
+const creditBlock = 16
+
+// blockFar is how many credits must be left uncommitted for a block to be
+// granted: far enough that the blocks the workers of several processes may
+// hold at once cannot fill the budget with credits that wait for their
+// lease's next pages.
+func blockFar(workers int) int64 { return int64(creditBlock * max(workers, 1) * 4) }
+
 // leaseKey carries a *leaseCredits in the context of a task's requests.
 type leaseKey struct{}
 
-// leaseCredits is what the budget knows of one lease in this process.
-// A task's requests are sequential, so it needs no lock.
+// leaseCredits is what the budget knows of one lease in this process: the
+// credits it holds and what its answers cost since the last settle. A
+// task's requests and commits are sequential, so it needs no lock.
 type leaseCredits struct {
 	task *Task
-	// unsettled: the last reservation's answer never arrived; the next
-	// attempt reuses it.
-	unsettled bool
+	// held is what the lease holds in the database (crawl.tasks.credits_held)
+	// as of its last statement: its spare credits, the one in use, and those
+	// of billed answers not settled yet.
+	held int64
+	// validUntil: until then the lease cannot have expired, so its spare
+	// credits are still its own; after it, the next request asks the
+	// database (a lease that expired has its credits given back).
+	validUntil time.Time
+	// inFlight: a credit is in use by a request whose answer has not been
+	// settled; the retry of a request whose answer was lost reuses it.
+	inFlight bool
+	// billed counts the billed answers not settled yet; usage is what the
+	// answers not settled yet add to crawl.credit_usage.
+	billed int
+	usage  usageDelta
 }
 
+// usageDelta is what answers to one endpoint add to crawl.credit_usage.
+type usageDelta struct {
+	endpoint                            string
+	requests, free, rateLimited, errors int
+	charged                             int64
+	remaining                           *int64
+}
+
+// spare is what the lease holds beyond the credits in use or billed.
+func (lc *leaseCredits) spare() int64 {
+	n := lc.held - int64(lc.billed)
+	if lc.inFlight {
+		n--
+	}
+	return n
+}
+
+// pending reports answers not settled yet.
+func (lc *leaseCredits) pending() bool { return lc.billed > 0 || lc.usage.endpoint != "" }
+
+// settleArgs are the parameters of SettleCredits for what lc has pending;
+// end gives back the lease's other credits.
+func (lc *leaseCredits) settleArgs(runID int64, end bool) settleParams {
+	u := lc.usage
+	return settleParams{RunID: runID, TaskID: lc.task.ID, Token: lc.task.Token, End: end,
+		Endpoint: u.endpoint, Requests: u.requests, Billed: lc.billed, Free: u.free, RateLimited: u.rateLimited,
+		Errors: u.errors, CreditsCharged: u.charged, CreditsRemaining: u.remaining}
+}
+
+// settled records that SettleCredits went through: the lease holds held.
+// validUntil, when not zero, is how long the lease runs from then on.
+func (lc *leaseCredits) settled(held int64, validUntil time.Time) {
+	lc.billed, lc.usage = 0, usageDelta{}
+	lc.held = held
+	if !validUntil.IsZero() {
+		lc.validUntil = validUntil
+	}
+}
+
+// lost records that a settle went through but its answer was lost: what the
+// lease holds is unknown, so its next request asks the database.
+func (lc *leaseCredits) lost() {
+	lc.billed, lc.usage = 0, usageDelta{}
+	lc.validUntil = time.Time{}
+}
+
+// withLease puts t's credits in the context of its requests, creating them
+// at its first page.
 func withLease(ctx context.Context, t *Task) (context.Context, *leaseCredits) {
-	lc := &leaseCredits{task: t}
-	return context.WithValue(ctx, leaseKey{}, lc), lc
+	if t.credits == nil {
+		t.credits = &leaseCredits{task: t}
+	}
+	return context.WithValue(ctx, leaseKey{}, t.credits), t.credits
 }
 
 // Parameters of the budget's statements (internal/db/queries/budget.sql).
 type (
-	// creditArg names the lease a credit is reserved for.
-	creditArg struct {
+	reserveParams struct {
 		RunID  int64 `db:"run_id"`
 		TaskID int64 `db:"task_id"`
 		Token  int64 `db:"token"`
+		Block  int64 `db:"block"` // credits asked for far from the budget
+		Far    int64 `db:"far"`   // what must be left for a block
 	}
 	settleParams struct {
 		RunID            int64  `db:"run_id"`
 		TaskID           int64  `db:"task_id"`
 		Token            int64  `db:"token"`
+		End              bool   `db:"end"`
 		Endpoint         string `db:"endpoint"`
+		Requests         int    `db:"requests"`
 		Billed           int    `db:"billed"`
 		Free             int    `db:"free"`
 		RateLimited      int    `db:"rate_limited"`
@@ -104,36 +196,49 @@ type (
 )
 
 var (
-	reserveCredit         = db.Prepare[creditArg]("ReserveCredit")
+	reserveCredits        = db.Prepare[reserveParams]("ReserveCredits")
 	reclaimExpiredCredits = db.Prepare[runArg]("ReclaimExpiredCredits")
 	reclaimStaleCredits   = db.Prepare[runArg]("ReclaimStaleCredits")
-	settleCredit          = db.Prepare[settleParams]("SettleCredit")
-	withdrawCredit        = db.Prepare[creditArg]("WithdrawCredit")
+	settleCredits         = db.Prepare[settleParams]("SettleCredits")
 	setMaxCredits         = db.Prepare[maxCreditsParams]("SetMaxCredits")
 	loadCredits           = db.Prepare[runArg]("LoadCredits")
 )
 
 // leaseLostCode is the SQLSTATE crawl.expect_lease raises when
-// ReserveCredit took the budget for a lease that is gone.
+// ReserveCredits took the budget for a lease that is gone.
 const leaseLostCode = "CR002"
 
-// reserve is the client's BeforeSend hook.
+// reserve is the client's BeforeSend hook: the request spends one of its
+// lease's spare credits, or a reservation asks the database for more.
 func (b *budget) reserve(ctx context.Context, _ string) error {
 	lc, _ := ctx.Value(leaseKey{}).(*leaseCredits)
 	if lc == nil {
 		return errors.New("reserve credit: request outside a lease")
 	}
-	if lc.unsettled {
+	if lc.inFlight {
 		return nil // the retry of a request whose answer was lost reuses its credit
 	}
+	if lc.spare() > 0 && time.Now().Before(lc.validUntil) {
+		lc.inFlight = true
+		return nil
+	}
+	block := int64(creditBlock)
+	if t := lc.task; t.MaxPages > 0 {
+		// A list reserves no more than the pages it may still have.
+		block = max(1, min(block, int64(t.MaxPages-t.Pages)))
+	}
+	arg := reserveParams{RunID: b.runID, TaskID: lc.task.ID, Token: lc.task.Token, Block: block, Far: blockFar(b.workers)}
 	var deadline time.Time
 	poll := 5 * time.Millisecond
 	for {
 		var ok int
-		var billed, committed int64
+		var held, billed, committed int64
+		var validS float64
 		var max *int64
+		var sent time.Time
 		err := b.retry(ctx, func(ctx context.Context) error {
-			err := reserveCredit.QueryRow(ctx, b.pool, creditArg{RunID: b.runID, TaskID: lc.task.ID, Token: lc.task.Token}).Scan(&ok, &billed, &committed, &max)
+			sent = time.Now()
+			err := reserveCredits.QueryRow(ctx, b.pool, arg).Scan(&ok, &held, &validS, &billed, &committed, &max)
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == leaseLostCode {
 				return backoff.Permanent(ErrLeaseLost)
 			}
@@ -146,7 +251,14 @@ func (b *budget) reserve(ctx context.Context, _ string) error {
 		case err != nil:
 			return err
 		case ok == 1:
-			lc.unsettled = true
+			lc.held = held
+			lc.validUntil = sent.Add(time.Duration(validS * 0.9 * float64(time.Second)))
+			if lc.spare() <= 0 {
+				// The lease's credits were given back meanwhile (it
+				// expired), billed answers included: ask again.
+				continue
+			}
+			lc.inFlight = true
 			return nil
 		case max == nil || billed >= *max:
 			return ErrBudgetExhausted
@@ -231,76 +343,80 @@ func (b *budget) reclaimStale(ctx context.Context) error {
 	return nil
 }
 
-// settle is the client's AfterResponse hook: it gives back the reservation
-// of an answer that was not billed and records the outcome.
+// settle is the client's AfterResponse hook: it notes what the answer cost
+// in the lease's credits, for the page's commit (or the end of the lease)
+// to settle. An answer that was not billed leaves its credit to the
+// lease's next request.
 func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 	lc, _ := ctx.Value(leaseKey{}).(*leaseCredits)
 	if lc == nil {
 		b.log.Error("credit settled outside a lease", "endpoint", o.Endpoint)
 		return
 	}
-	lc.unsettled = false
-	refund, billed, free, limited, errs := 0, 0, 0, 0, 0
-	switch {
-	case o.Withdrawn, o.NotSent:
-		refund, errs = 1, 1
-	case o.Billed:
-		billed = 1
-	case o.Free:
-		refund, free = 1, 1
-	case o.Status == 429:
-		refund, limited = 1, 1
-	default:
-		refund, errs = 1, 1
-	}
-	var remaining *int64
-	if o.Credits.Remaining.Valid {
-		remaining = &o.Credits.Remaining.V
-	}
-	t := lc.task
-	sql, args := settleCredit.SQL(), settleCredit.Args(settleParams{RunID: b.runID, TaskID: t.ID, Token: t.Token,
-		Endpoint: o.Endpoint, Billed: billed, Free: free, RateLimited: limited, Errors: errs,
-		CreditsCharged: o.Credits.Charged.V, CreditsRemaining: remaining})
+	lc.inFlight = false
 	if o.Withdrawn {
-		// Never sent: give the reservation back, with nothing to record.
-		sql, args = withdrawCredit.SQL(), withdrawCredit.Args(creditArg{RunID: b.runID, TaskID: t.ID, Token: t.Token})
+		return // never sent: nothing to record
 	}
+	if lc.usage.endpoint != "" && lc.usage.endpoint != o.Endpoint {
+		// One usage row per settle: record the other endpoint's first.
+		b.flush(ctx, lc)
+	}
+	u := &lc.usage
+	u.endpoint = o.Endpoint
+	u.requests++
+	switch {
+	case o.NotSent:
+		u.errors++
+	case o.Billed:
+		lc.billed++
+	case o.Free:
+		u.free++
+	case o.Status == 429:
+		u.rateLimited++
+	default:
+		u.errors++
+	}
+	u.charged += o.Credits.Charged.V
+	if o.Credits.Remaining.Valid {
+		r := o.Credits.Remaining.V
+		u.remaining = &r
+	}
+}
+
+// flush settles what lc has pending by a statement of its own: the lease
+// ends without a commit (its task fails or is released, or it was lost),
+// or its answers went to two endpoints. A billed answer counts even when
+// the lease is gone. The credits the lease still holds go back when the
+// lease ends.
+func (b *budget) flush(ctx context.Context, lc *leaseCredits) {
+	if lc == nil || !lc.pending() {
+		return
+	}
+	arg := lc.settleArgs(b.runID, false)
+	var held int64
 	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		_, err := b.pool.Exec(ctx, sql, args...)
-		if err != nil && refund > 0 && !pgconn.SafeToRetry(err) {
-			// It may have been applied: the lease's count makes a second
-			// refund a no-op, but the usage would be counted twice; the
-			// reservation comes back when the lease ends anyway.
+		err := settleCredits.QueryRow(ctx, b.pool, arg).Scan(&held)
+		if err != nil && arg.Billed == 0 && !pgconn.SafeToRetry(err) {
+			// It may have been applied: counting the usage twice is worse
+			// than losing it. A billed answer is retried (counted twice
+			// rather than not at all, the budget's safe side).
 			return backoff.Permanent(err)
 		}
 		return err
 	})
 	if err != nil {
-		b.log.Error("credit accounting lost for one request", "endpoint", o.Endpoint, "status", o.Status, "err", err)
+		b.log.Error("credit accounting lost for a lease's answers", "task_id", lc.task.ID, "billed", arg.Billed, "err", err)
+		lc.lost()
 		return
 	}
-	if refund > 0 {
-		b.gaveBack()
-	}
+	lc.settled(held, time.Time{})
 }
 
-// release gives back a reservation left unsettled when the lease goes on
-// (a handler that finished without the answer of its last request).
-func (b *budget) release(ctx context.Context, lc *leaseCredits) {
-	if !lc.unsettled {
-		return
-	}
-	lc.unsettled = false
-	t := lc.task
-	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		_, err := withdrawCredit.Exec(ctx, b.pool, creditArg{RunID: b.runID, TaskID: t.ID, Token: t.Token})
-		return err
-	})
-	if err != nil {
-		b.log.Warn("could not give back a credit; it comes back when the lease ends", "task_id", t.ID, "err", err)
-		return
-	}
-	b.gaveBack()
+// release frees the credit of a request whose answer never came when the
+// handler finished without it: it is taken as not billed and stays the
+// lease's for its next request.
+func (b *budget) release(_ context.Context, lc *leaseCredits) {
+	lc.inFlight = false
 }
 
 // SetMaxCredits sets (or with nil lifts) the credit budget of a run.

@@ -101,7 +101,7 @@ func TestRateLimitStorms(t *testing.T) {
 			job := b.job(t, "limits: {workers: 4}\nseeds: {shortvideo: {profiles: [storm_f150_g10, calm_f10_g10]}}\n")
 			opts := b.options(job, testKey)
 			opts.Client.MaxRetries = 20
-			opts.Client.RetryInitial, opts.Client.RetryMax = 400*time.Millisecond, 800*time.Millisecond
+			opts.Client.RetryInitial, opts.Client.RetryMax = sources.Duration(400*time.Millisecond), sources.Duration(800*time.Millisecond)
 			rec := &wireLog{next: http.DefaultTransport}
 			opts.Client.HTTPClient = &http.Client{Transport: rec}
 			ctx := context.Background()
@@ -118,7 +118,7 @@ func TestRateLimitStorms(t *testing.T) {
 				limited++
 				// The least the client may wait: the header's pause, or the
 				// shortest jittered first back-off.
-				end := l.read.Add(opts.Client.RetryInitial / 2)
+				end := l.read.Add(time.Duration(opts.Client.RetryInitial) / 2)
 				switch mode {
 				case sandbox.RetryAfterSeconds:
 					secs, err := strconv.Atoi(l.header)

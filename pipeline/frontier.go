@@ -46,6 +46,8 @@ type Task struct {
 	Pages    int
 	Items    int   // items of the pages fetched so far (ranks continue from it)
 	Token    int64 // fencing token of the lease
+
+	credits *leaseCredits // the lease's credits in this process (budget.go)
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -283,9 +285,11 @@ type Drops struct {
 // Commit records a fetched page: the task's advance (the cursor to
 // continue from and, when stop is not empty, the end of the task with stop
 // as its reason, and the entries the page dropped), the page's rows and the
-// tasks it discovered. They go as
-// one pgx batch, which runs in one implicit transaction: a single round trip
-// (no BEGIN, no COMMIT), which the next request of the list waits for.
+// tasks it discovered, and the settle of what the page's requests cost
+// (SettleCredits: billed answers become billed credits; a page that ends the
+// task gives the lease's spare credits back). They go as one pgx batch,
+// which runs in one implicit transaction: a single round trip (no BEGIN, no
+// COMMIT), which the next request of the list waits for.
 //
 // The advance goes first, under the fencing token: for a stale worker it
 // matches no row, crawl.expect_advanced aborts the batch and Commit returns
@@ -309,13 +313,34 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 		insertTasks.Queue(&batch, addTasksParams{RunID: runID, ParentID: &t.ID}, tasks)
 		labels = append(labels, "add tasks")
 	}
+	// The settle goes last: the run's row and its usage rows, which every
+	// worker's commits update, stay locked only until the batch commits.
+	lc := t.credits
+	if lc != nil {
+		settleCredits.Queue(&batch, lc.settleArgs(runID, stop != ""))
+	}
+	sent := time.Now()
 	br := f.pool.SendBatch(ctx, &batch)
 	err = sinks.Results(br, labels)
+	var held int64
+	if err == nil && lc != nil {
+		if err = br.QueryRow().Scan(&held); err != nil {
+			err = fmt.Errorf("settle credits: %w", err)
+		}
+	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
-		return f.notAdvanced(ctx, t, next)
+		err = f.notAdvanced(ctx, t, next)
+		if errors.Is(err, errAlreadyApplied) && lc != nil {
+			lc.lost() // the first attempt settled; what it left is unknown
+		}
+		return err
+	}
+	if err == nil && lc != nil {
+		// The advance renewed the lease for f.ttl.
+		lc.settled(held, sent.Add(f.ttl*9/10))
 	}
 	return err
 }

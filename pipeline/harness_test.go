@@ -83,7 +83,7 @@ func (b *bundle) start(t *testing.T, job *pipeline.Job) int64 {
 // and tiny retry back-offs.
 func (b *bundle) options(job *pipeline.Job, key string) pipeline.Options {
 	cfg := pipeline.ClientConfig(job, sources.Secret(key), nil)
-	cfg.RetryInitial, cfg.RetryMax = time.Millisecond, 5*time.Millisecond
+	cfg.RetryInitial, cfg.RetryMax = sources.Duration(time.Millisecond), sources.Duration(5*time.Millisecond)
 	return pipeline.Options{Pool: b.pool, Client: cfg, PollInterval: 20 * time.Millisecond}
 }
 

@@ -41,42 +41,22 @@ type Job struct {
 	// it was last active within this window (default ResumeWithinDefault;
 	// 0: never continue one, start a new run). See rerun.go.
 	ResumeWithin Duration `yaml:"resume_within" json:"resume_within"`
-	// AllowInsecureHTTP is the operator's --allow-insecure-http: a job file
-	// cannot set it.
-	AllowInsecureHTTP bool `yaml:"-" json:"-"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
 }
 
-// API says where the upstream is and which environment variable holds the
-// key. The key itself never appears in a job file.
+// API is the job file's `api:` section: the client's options (decoded
+// over sources.DefaultOptions, validated by sources.Options.Validate) and
+// the environment variable that holds the key. The key itself never
+// appears in a job file.
 type API struct {
-	BaseURL    string   `yaml:"base_url" json:"base_url"`
-	KeyEnv     string   `yaml:"key_env" json:"key_env"`
-	Prefixes   Prefixes `yaml:"prefixes" json:"prefixes"`
-	Timeout    Duration `yaml:"timeout" json:"timeout"`
-	MaxRetries int      `yaml:"max_retries" json:"max_retries"`
-	// RetryInitial and RetryMax shape the exponential back-off of retries
-	// (defaults: sources.RetryInitialDefault, RetryMaxDefault);
-	// RetryAfterCap caps the pause a 429's Retry-After may impose.
-	RetryInitial  Duration `yaml:"retry_initial" json:"retry_initial"`
-	RetryMax      Duration `yaml:"retry_max" json:"retry_max"`
-	RetryAfterCap Duration `yaml:"retry_after_cap" json:"retry_after_cap"`
-	// OutageWindow is how long an upstream that gives no HTTP answer at all
-	// is waited out (workers paused, one probe on back-off) before the run
-	// stops resumable (default sources.OutageWindowDefault).
-	OutageWindow Duration `yaml:"outage_window" json:"outage_window"`
-	// Rate is the request ceiling per second for the key (0: none).
-	Rate  float64 `yaml:"rate" json:"rate"`
-	Burst int     `yaml:"burst" json:"burst"`
+	sources.Options `yaml:",inline"`
+	KeyEnv          string `yaml:"key_env" json:"key_env"`
 }
 
 // Prefixes are the platforms' path prefixes under base_url.
-type Prefixes struct {
-	ShortVideo  string `yaml:"shortvideo" json:"shortvideo"`
-	PhotoSocial string `yaml:"photosocial" json:"photosocial"`
-}
+type Prefixes = sources.Prefixes
 
 // Limits bound the work of a run.
 type Limits struct {
@@ -129,27 +109,8 @@ type Edge struct {
 	MaxPages int `yaml:"max_pages" json:"max_pages"`
 }
 
-// Duration is a time.Duration written as "90s" or "2m" in YAML.
-type Duration time.Duration
-
-func (v *Duration) decodeNode(d *jobDecoder, n *yaml.Node, path string, _ int) {
-	if n.Kind != yaml.ScalarNode || isNull(n) {
-		d.wrongType(n, path, "a duration like 30s or 2m")
-		return
-	}
-	p, err := time.ParseDuration(n.Value)
-	if err != nil {
-		d.errorf(n, path, "%s is not a duration like 30s or 2m", describeNode(n))
-		return
-	}
-	if p < 0 {
-		d.errorf(n, path, "must not be negative, got %s", n.Value)
-		return
-	}
-	*v = Duration(p)
-}
-
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+// Duration is a time.Duration written as "90s" or "2m" in YAML and JSON.
+type Duration = sources.Duration
 
 // JobError is a problem in a job file, located by key path and line.
 type JobError struct {
@@ -265,7 +226,8 @@ func ParseJobWith(path string, data []byte, o LoadOptions) (*Job, error) {
 	}
 	doc := root.Content[0]
 	d := newJobDecoder(path)
-	var job Job
+	// Keys left out keep their defaults; an explicit zero stays zero.
+	job := Job{API: API{Options: sources.DefaultOptions(), KeyEnv: KeyEnvDefault}}
 	d.decode(doc, reflect.ValueOf(&job).Elem(), "", 0)
 	if len(d.errs) > 0 {
 		d.errs.sort()
@@ -280,7 +242,7 @@ func ParseJobWith(path string, data []byte, o LoadOptions) (*Job, error) {
 		job.API.BaseURL = o.BaseURL
 		job.baseURLFlag = true
 	}
-	job.AllowInsecureHTTP = o.AllowInsecureHTTP
+	job.API.AllowInsecureHTTP = o.AllowInsecureHTTP
 	if errs := job.validate(); len(errs) > 0 {
 		for _, e := range errs {
 			if strings.HasPrefix(e.Key, "--") {
@@ -388,33 +350,6 @@ func syntaxError(path string, err error) *JobError {
 func (j *Job) has(key string) bool { return j.present[key] }
 
 func (j *Job) applyDefaults() {
-	if !j.has("api.key_env") {
-		j.API.KeyEnv = KeyEnvDefault
-	}
-	if !j.has("api.prefixes.shortvideo") {
-		j.API.Prefixes.ShortVideo = sources.ShortVideoPrefixDefault
-	}
-	if !j.has("api.prefixes.photosocial") {
-		j.API.Prefixes.PhotoSocial = sources.PhotoSocialPrefixDefault
-	}
-	if !j.has("api.timeout") {
-		j.API.Timeout = Duration(sources.TimeoutDefault)
-	}
-	if !j.has("api.max_retries") {
-		j.API.MaxRetries = sources.MaxRetriesDefault
-	}
-	if !j.has("api.retry_initial") {
-		j.API.RetryInitial = Duration(sources.RetryInitialDefault)
-	}
-	if !j.has("api.retry_max") {
-		j.API.RetryMax = Duration(sources.RetryMaxDefault)
-	}
-	if !j.has("api.retry_after_cap") {
-		j.API.RetryAfterCap = Duration(sources.RetryAfterCapDefault)
-	}
-	if !j.has("api.outage_window") {
-		j.API.OutageWindow = Duration(sources.OutageWindowDefault)
-	}
 	if !j.has("limits.workers") {
 		j.Limits.Workers = WorkersDefault
 	}
@@ -452,18 +387,17 @@ func (j *Job) listPages(e *Edge) int {
 // Caps and minimums of job-file values (README "Job file"). Integers that
 // reach a database integer column are capped at MaxInt32 so none wraps.
 const (
-	MaxNameBytes    = 1000 // name, key_env, prefixes, ids
+	MaxNameBytes    = 1000 // name, key_env, ids
 	MaxKeywordBytes = 500  // keyword, hashtag, top and reels searches
 	MaxWorkers      = 256
-	MaxRetriesCap   = 1000
-	MaxRate         = 1e6
-	MaxBurst        = 1_000_000
-	// MinTimeout bounds api.timeout and api.retry_after_cap from below;
-	// MinRetryBackoff bounds api.retry_initial and api.retry_max; a lease
-	// lasts at least max(api.timeout, MinLeaseTimeout).
-	MinTimeout      = time.Second
-	MinRetryBackoff = time.Millisecond
+	// A lease lasts at least max(api.timeout, MinLeaseTimeout).
 	MinLeaseTimeout = time.Second
+	// The api section's caps and minimums are sources'.
+	MaxRetriesCap   = sources.MaxRetriesCap
+	MaxRate         = sources.MaxRate
+	MaxBurst        = sources.MaxBurst
+	MinTimeout      = sources.MinTimeout
+	MinRetryBackoff = sources.MinRetryBackoff
 )
 
 var keyEnvRe = regexp.MustCompile(`^CRAWLER_[A-Z0-9_]+$`)
@@ -478,49 +412,22 @@ func (j *Job) validate() JobErrors {
 	} else if len(j.Name) > MaxNameBytes {
 		add("name", "is %d bytes long; at most %d", len(j.Name), MaxNameBytes)
 	}
-	urlKey := "api.base_url"
-	if j.baseURLFlag {
-		urlKey = "--base-url"
-	}
-	if err := sources.CheckBaseURL(j.API.BaseURL, j.AllowInsecureHTTP); err != nil {
-		add(urlKey, "%v", err)
+	for _, e := range j.API.Validate() {
+		key := "api." + e.Key
+		if key == "api.base_url" && j.baseURLFlag {
+			key = "--base-url"
+		}
+		add(key, "%s", e.Msg)
 	}
 	if !keyEnvRe.MatchString(j.API.KeyEnv) || len(j.API.KeyEnv) > MaxNameBytes {
 		add("api.key_env", "%s is not a variable of the CRAWLER_ namespace (CRAWLER_ then A-Z, 0-9, _; e.g. CRAWLER_API_KEY): a job file may not name another variable",
 			quoteShort(j.API.KeyEnv))
-	}
-	for key, p := range map[string]string{"api.prefixes.shortvideo": j.API.Prefixes.ShortVideo, "api.prefixes.photosocial": j.API.Prefixes.PhotoSocial} {
-		if !strings.HasPrefix(p, "/") {
-			add(key, "%s must start with /", quoteShort(p))
-		} else if len(p) > MaxNameBytes {
-			add(key, "is %d bytes long; at most %d", len(p), MaxNameBytes)
-		}
 	}
 	intRange := func(key string, v, lo, hi int64, hint string) {
 		if v < lo || v > hi {
 			add(key, "must be between %d and %d, got %d%s", lo, hi, v, hint)
 		}
 	}
-	intRange("api.max_retries", int64(j.API.MaxRetries), 0, MaxRetriesCap, " (0: no retries)")
-	if j.API.Rate < 0 || j.API.Rate > MaxRate {
-		add("api.rate", "must be between 0 and %g requests per second, got %g (0: no ceiling)", MaxRate, j.API.Rate)
-	}
-	if j.has("api.burst") {
-		intRange("api.burst", int64(j.API.Burst), 1, MaxBurst, "")
-	}
-	minDur := func(key string, d Duration, lo time.Duration) {
-		if time.Duration(d) < lo {
-			add(key, "%s is shorter than the minimum %s", time.Duration(d), lo)
-		}
-	}
-	minDur("api.timeout", j.API.Timeout, MinTimeout)
-	minDur("api.retry_initial", j.API.RetryInitial, MinRetryBackoff)
-	minDur("api.retry_max", j.API.RetryMax, MinRetryBackoff)
-	if j.API.RetryMax < j.API.RetryInitial && j.API.RetryInitial >= Duration(MinRetryBackoff) {
-		add("api.retry_max", "%s is shorter than api.retry_initial (%s)", time.Duration(j.API.RetryMax), time.Duration(j.API.RetryInitial))
-	}
-	minDur("api.retry_after_cap", j.API.RetryAfterCap, MinTimeout)
-	minDur("api.outage_window", j.API.OutageWindow, MinTimeout)
 	if minLease := max(time.Duration(j.API.Timeout), MinLeaseTimeout); time.Duration(j.Limits.LeaseTimeout) < minLease {
 		if j.has("limits.lease_timeout") {
 			add("limits.lease_timeout", "%s is shorter than api.timeout (%s): a lease must outlast a request; set at least %s",

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -203,7 +204,7 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 				"j.yaml:5: api.retry_initial: 0s is shorter than the minimum 1ms\n" +
 				"j.yaml:6: api.retry_after_cap: 10ms is shorter than the minimum 1s"},
 		{"retry_max below retry_initial", jobHead + "  retry_initial: 2s\n  retry_max: 1s\n" + oneSeed,
-			"j.yaml:5: api.retry_max: 1s is shorter than api.retry_initial (2s)"},
+			"j.yaml:5: api.retry_max: 1s is shorter than retry_initial (2s)"},
 		// Secrets: the key's variable and where it may go.
 		{"key_env outside the namespace", "name: x\napi:\n  base_url: https://elsewhere.example/api\n  key_env: PGPASSWORD\n" + oneSeed,
 			`j.yaml:4: api.key_env: "PGPASSWORD" is not a variable of the CRAWLER_ namespace (CRAWLER_ then A-Z, 0-9, _; e.g. CRAWLER_API_KEY): a job file may not name another variable`},
@@ -244,7 +245,7 @@ func TestBaseURLCredentialsNeverEchoed(t *testing.T) {
 		if err == nil || err.Error() != "j.yaml:3: api.base_url: "+cred {
 			t.Errorf("%s: %v", u, err)
 		}
-		_, err = sources.New(sources.Config{BaseURL: u, APIKey: "k"})
+		_, err = sources.New(clientAt(u))
 		if err == nil || err.Error() != "sources: base_url: "+cred {
 			t.Errorf("client %s: %v", u, err)
 		}
@@ -260,10 +261,17 @@ func TestBaseURLCredentialsNeverEchoed(t *testing.T) {
 		if err == nil || err.Error() != "j.yaml:3: api.base_url: "+want {
 			t.Errorf("%s: %v", u, err)
 		}
-		if _, err := sources.New(sources.Config{BaseURL: u, APIKey: "k"}); err == nil || strings.Contains(err.Error(), "hunter2") {
+		if _, err := sources.New(clientAt(u)); err == nil || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("client %s: %v", u, err)
 		}
 	}
+}
+
+// clientAt is a client configuration with the defaults, for base.
+func clientAt(base string) sources.Config {
+	c := sources.Config{Options: sources.DefaultOptions(), APIKey: "k"}
+	c.BaseURL = base
+	return c
 }
 
 // Plain http carries the key only to loopback hosts, unless the operator
@@ -285,7 +293,7 @@ func TestPlainHTTPOnlyToLoopback(t *testing.T) {
 	if _, err := ParseJob("j.yaml", job(insecure)); err == nil {
 		t.Error("plain http to 10.0.0.8 accepted")
 	}
-	if _, err := sources.New(sources.Config{BaseURL: insecure, APIKey: "k"}); err == nil {
+	if _, err := sources.New(clientAt(insecure)); err == nil {
 		t.Error("client: plain http to 10.0.0.8 accepted")
 	}
 	j, err := ParseJobWith("j.yaml", job(insecure), LoadOptions{AllowInsecureHTTP: true})
@@ -333,8 +341,8 @@ func TestJobZeroMeansZero(t *testing.T) {
 		t.Errorf("explicit zeros became max_depth %d, max_retries %d", job.Limits.MaxDepth, job.API.MaxRetries)
 	}
 	cfg := ClientConfig(job, "k", nil)
-	if cfg.MaxRetries != -1 {
-		t.Errorf("ClientConfig.MaxRetries = %d, want -1 (none)", cfg.MaxRetries)
+	if cfg.MaxRetries != 0 {
+		t.Errorf("ClientConfig.MaxRetries = %d, want 0 (none)", cfg.MaxRetries)
 	}
 	c, err := sources.New(cfg)
 	if err != nil {
@@ -563,5 +571,28 @@ func TestExampleJobParses(t *testing.T) {
 	t.Parallel()
 	if _, err := LoadJob("../jobs.example.yaml"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The run's stored spec keeps the api section flat, durations as text, and
+// never the operator's flag.
+func TestJobSpecJSON(t *testing.T) {
+	t.Parallel()
+	job, err := ParseJobWith("j.yaml", []byte(jobHead+"  max_retries: 0\n  outage_window: 90s\n"+oneSeed), LoadOptions{AllowInsecureHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(job.API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"base_url":"http://127.0.0.1:9/api","prefixes":{"shortvideo":"/shortvideo","photosocial":"/photosocial"},"timeout":"1m0s",` +
+		`"max_retries":0,"retry_initial":"500ms","retry_max":"30s","retry_after_cap":"5m0s","outage_window":"1m30s","rate":0,"burst":1,"key_env":"CRAWLER_API_KEY"}`
+	if string(b) != want {
+		t.Errorf("spec api\n%s\nwant\n%s", b, want)
+	}
+	var back API
+	if err := json.Unmarshal(b, &back); err != nil || back.Options != func() sources.Options { o := job.API.Options; o.AllowInsecureHTTP = false; return o }() {
+		t.Errorf("round trip: %+v, %v", back, err)
 	}
 }

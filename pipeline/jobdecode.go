@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -137,6 +138,10 @@ func (d *jobDecoder) decode(n *yaml.Node, v reflect.Value, path string, depth in
 
 // decodeValue sets v from n, a node already visited.
 func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if v.Type() == durationType {
+		d.decodeDuration(n, v, path)
+		return
+	}
 	if v.CanAddr() {
 		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
 			nd.decodeNode(d, n, path, depth)
@@ -217,6 +222,27 @@ func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, dep
 	default:
 		d.errorf(n, path, "cannot be set in a job file")
 	}
+}
+
+var durationType = reflect.TypeFor[Duration]()
+
+// decodeDuration reads "90s" or "2m" (sources.Duration, which cannot
+// implement nodeDecoder: it is sources').
+func (d *jobDecoder) decodeDuration(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		d.wrongType(n, path, "a duration like 30s or 2m")
+		return
+	}
+	p, err := time.ParseDuration(n.Value)
+	if err != nil {
+		d.errorf(n, path, "%s is not a duration like 30s or 2m", describeNode(n))
+		return
+	}
+	if p < 0 {
+		d.errorf(n, path, "must not be negative, got %s", n.Value)
+		return
+	}
+	v.SetInt(int64(p))
 }
 
 var digitsRe = regexp.MustCompile(`^[-+]?[0-9_]+$`)

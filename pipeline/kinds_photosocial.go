@@ -52,7 +52,7 @@ func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		return nil, err
 	}
 	res := &result{Stop: stopDone, Items: 1}
-	res.Batch.PSProfiles = append(res.Batch.PSProfiles, sinks.PSProfile{
+	res.Batch.PSUsers = append(res.Batch.PSUsers, sinks.PSUser{
 		Username: name, UserID: textPtr(p.ID), FullName: textPtr(p.FullName), Biography: textPtr(p.Biography),
 		ProfilePicURL: textPtr(p.PicURL), Private: flagPtr(p.IsPrivate), Verified: flagPtr(p.IsVerified), BusinessAccount: flagPtr(p.IsBusiness), Category: nullTextPtr(p.CategoryName),
 		ContactEmail: nullTextPtr(p.Contact.Email), ContactPhone: nullTextPtr(p.Contact.Phone), ContactAddress: nullTextPtr(p.Contact.Address),

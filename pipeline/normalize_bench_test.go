@@ -45,7 +45,7 @@ func BenchmarkNormalizeFollowersPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	client, err := sources.New(sources.Config{BaseURL: job.API.BaseURL, APIKey: key,
+	client, err := sources.New(sources.Config{Options: job.API.Options, APIKey: key,
 		HTTPClient: &http.Client{Transport: memoryTransport{body: rec.Body.Bytes()}}})
 	if err != nil {
 		b.Fatal(err)

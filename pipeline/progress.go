@@ -1,34 +1,27 @@
 package pipeline
 
 import (
-	"context"
 	"time"
 )
 
 // ProgressIntervalDefault is how often a run logs its progress.
 const ProgressIntervalDefault = 30 * time.Second
 
-// reportProgress logs one line per interval until ctx ends: what this
-// process did, and the state of the whole run's frontier.
-func (c *crawl) reportProgress(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	start := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		var pending, leased, done, ended, billed int64
-		if err := progress.QueryRow(ctx, c.opts.Pool, runArg{c.runID}).Scan(&pending, &leased, &done, &ended, &billed); err != nil {
-			continue // the database may be away; the workers say so
-		}
-		pages := c.pages.Load()
-		c.log.Info("progress",
-			"pages", pages, "rows", c.rows.Load(),
-			"pages_per_s", float64(int(float64(pages)/time.Since(start).Seconds()*10))/10,
-			"tasks_pending", pending, "tasks_leased", leased, "tasks_done", done, "tasks_failed_or_skipped", ended,
-			"credits_billed", billed, "rate_limit", c.client.RateLimit())
+// logProgress logs one progress line: what this process did, and the state
+// of the whole run's frontier and credits as of the latest sample.
+func (c *crawl) logProgress(p Progress) {
+	args := []any{
+		"pages", p.Pages, "rows", p.Rows,
+		"pages_per_s", float64(int(float64(p.Pages)/p.Elapsed.Seconds()*10)) / 10,
+		"tasks_pending", p.Run.Pending, "tasks_leased", p.Run.Leased, "tasks_done", p.Run.Done,
+		"tasks_failed", p.Run.Failed, "tasks_skipped", p.Run.Skipped,
+		"credits_billed", p.Run.CreditsBilled, "credits_reserved", p.Run.CreditsReserved(),
 	}
+	if p.Run.MaxCredits != nil {
+		args = append(args, "credits_max", *p.Run.MaxCredits)
+	}
+	args = append(args, "requests", p.Requests, "rate_limited", p.RateLimited,
+		"paused_429", p.Pauses.RateLimited.Round(time.Millisecond), "paused_outage", p.Pauses.Outage.Round(time.Millisecond),
+		"rate_limit", p.Rate)
+	c.log.Info("progress", args...)
 }

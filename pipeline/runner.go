@@ -47,32 +47,20 @@ type Options struct {
 	OutageTimeout time.Duration
 	// ProgressInterval: see ProgressIntervalDefault; negative: never.
 	ProgressInterval time.Duration
+	// SampleInterval: see SampleIntervalDefault; negative: no samples are
+	// recorded (the run-wide figures of the progress are still read).
+	SampleInterval time.Duration
+	// Observers watch the run (live line, metrics); see Observer.
+	Observers []Observer
+	// Version is recorded as the crawler version of this process on the
+	// run (crawl.run_processes). Default: from the build info.
+	Version string
 }
 
-// ClientConfig is the client configuration a job asks for, with key. A
-// parsed job's max_retries is its default or what the file says, so its 0
-// means no retries: sources.Config says that with -1.
+// ClientConfig is the client configuration a job asks for, with key: the
+// job's api section is the client's Options.
 func ClientConfig(job *Job, key sources.Secret, log *slog.Logger) sources.Config {
-	retries := job.API.MaxRetries
-	if retries == 0 {
-		retries = -1
-	}
-	return sources.Config{
-		BaseURL:           job.API.BaseURL,
-		ShortVideoPrefix:  job.API.Prefixes.ShortVideo,
-		PhotoSocialPrefix: job.API.Prefixes.PhotoSocial,
-		APIKey:            key,
-		Timeout:           time.Duration(job.API.Timeout),
-		MaxRetries:        retries,
-		RetryInitial:      time.Duration(job.API.RetryInitial),
-		RetryMax:          time.Duration(job.API.RetryMax),
-		RetryAfterCap:     time.Duration(job.API.RetryAfterCap),
-		OutageWindow:      time.Duration(job.API.OutageWindow),
-		Rate:              job.API.Rate,
-		Burst:             job.API.Burst,
-		AllowInsecureHTTP: job.AllowInsecureHTTP,
-		Logger:            log,
-	}
+	return sources.Config{Options: job.API.Options, APIKey: key, Logger: log}
 }
 
 // Summary is how a run ended, as seen by this process.
@@ -111,6 +99,7 @@ type crawl struct {
 	wake     chan struct{}
 	pages    atomic.Int64
 	rows     atomic.Int64
+	mon      monitorState
 	// work is the context of in-flight requests and commits: it outlives
 	// the stop signal by opts.Grace.
 	work context.Context
@@ -142,6 +131,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	opts.Grace = cmp.Or(opts.Grace, GraceDefault)
 	opts.OutageTimeout = cmp.Or(opts.OutageTimeout, OutageTimeoutDefault)
 	opts.ProgressInterval = cmp.Or(opts.ProgressInterval, ProgressIntervalDefault)
+	opts.SampleInterval = cmp.Or(opts.SampleInterval, SampleIntervalDefault)
 	c := &crawl{
 		opts:     opts,
 		job:      job,
@@ -149,15 +139,17 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
+		mon:      monitorState{started: time.Now()},
 	}
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
 	// bounded well beyond both.
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log,
+	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log, workers: job.Limits.Workers,
 		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
 	c.budget = b
 	cfg := opts.Client
-	cfg.BeforeSend, cfg.AfterResponse = b.reserve, b.settle
+	cfg.BeforeSend = b.reserve
+	cfg.AfterResponse = func(ctx context.Context, o sources.Outcome) { b.settle(ctx, o); c.observeRequest(o) }
 	client, err := sources.New(cfg)
 	if err != nil {
 		return nil, err
@@ -184,18 +176,19 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
 	b.stopping = gctx.Done()
+	c.join(ctx)
 	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
 		c.log.Warn("could not give back credits of ended leases", "err", err)
 	}
 	for w := range job.Limits.Workers {
 		g.Go(func() error { return c.worker(gctx, w) })
 	}
-	if opts.ProgressInterval > 0 {
-		pctx, stopProgress := context.WithCancel(gctx)
-		defer stopProgress()
-		go c.reportProgress(pctx, opts.ProgressInterval)
-	}
+	mctx, stopMonitor := context.WithCancel(gctx)
+	monitorDone := make(chan struct{})
+	go func() { defer close(monitorDone); c.monitor(mctx) }()
 	err = g.Wait()
+	stopMonitor()
+	<-monitorDone
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
 	var stop *StopError
 	switch {
@@ -232,6 +225,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		}
 	}
 	sum.Reason = CleanReason(sum.Reason)
+	c.finalProgress(fctx, sum.State)
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows, "failed_tasks", sum.Failed)
 	return sum, err
 }
@@ -367,6 +361,7 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
+			c.budget.flush(c.work, t.credits) // a billed answer still counts
 			return nil
 		case errors.Is(err, errRunStopping):
 			return c.release(t) // it was waiting for the budget: nothing sent
@@ -446,12 +441,14 @@ func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 		return nil, fetchError{err}
 	}
 	c.budget.release(fctx, lc)
+	start := time.Now()
 	if err := c.commit(fctx, t, res); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
 			return nil, ErrLeaseLost
 		}
 		return nil, err
 	}
+	c.observeCommit(res.Batch.Len(), time.Since(start))
 	return res, nil
 }
 
@@ -527,6 +524,7 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 }
 
 func (c *crawl) finish(t *Task, state, reason string) error {
+	c.budget.flush(c.work, t.credits) // what the lease's answers cost, before it ends
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 		return c.frontier.Finish(ctx, t, state, reason)
 	})
@@ -539,6 +537,7 @@ func (c *crawl) finish(t *Task, state, reason string) error {
 // release hands the task back; failure is only logged, since the lease
 // expires by itself.
 func (c *crawl) release(t *Task) error {
+	c.budget.flush(c.work, t.credits)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {

@@ -138,3 +138,72 @@ func splitTable(name string) []string {
 	}
 	return []string{name}
 }
+
+// RunProcess is one process that worked on a run (crawl.run_processes).
+type RunProcess struct {
+	Owner       string     `json:"owner"`
+	Version     string     `json:"crawler_version"`
+	State       string     `json:"state,omitempty"` // "" while it works, or if it died
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	Pages       int64      `json:"pages"`
+	Rows        int64      `json:"rows_written"`
+	Requests    int64      `json:"requests"`
+	RateLimited int64      `json:"rate_limited"`
+}
+
+// RunSummary is one line of the list of runs (crawler runs).
+type RunSummary struct {
+	ID            int64      `json:"id"`
+	Job           string     `json:"job"`
+	State         string     `json:"state"`
+	StartedAt     time.Time  `json:"started_at"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	CreditsBilled int64      `json:"credits_billed"`
+	// CreditsSaved are credits a run did not spend thanks to what earlier
+	// runs fetched; nothing saves any yet (0).
+	CreditsSaved int64    `json:"credits_saved"`
+	Pages        int64    `json:"pages"`
+	FailedTasks  int64    `json:"failed_tasks"`
+	Versions     []string `json:"crawler_versions"`
+}
+
+var (
+	runProcesses = db.Prepare[runArg]("RunProcesses")
+	listRuns     = db.Prepare[listRunsParams]("ListRuns")
+)
+
+type listRunsParams struct {
+	JobName string `db:"job_name"`
+	MaxRuns int64  `db:"max_runs"`
+}
+
+// LoadRunProcesses lists the processes that worked on run runID.
+func LoadRunProcesses(ctx context.Context, pool *pgxpool.Pool, runID int64) ([]RunProcess, error) {
+	rows, _ := runProcesses.Query(ctx, pool, runArg{runID})
+	var p RunProcess
+	var out []RunProcess
+	if _, err := pgx.ForEachRow(rows, []any{&p.Owner, &p.Version, &p.State, &p.StartedAt, &p.FinishedAt, &p.Pages, &p.Rows, &p.Requests, &p.RateLimited}, func() error {
+		out = append(out, p)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("processes of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// ListRuns lists the latest max runs, of job (all jobs when ""), newest
+// first.
+func ListRuns(ctx context.Context, pool *pgxpool.Pool, job string, max int64) ([]RunSummary, error) {
+	rows, _ := listRuns.Query(ctx, pool, listRunsParams{JobName: job, MaxRuns: max})
+	var r RunSummary
+	out := []RunSummary{}
+	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions}, func() error {
+		out = append(out, r)
+		r = RunSummary{}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}

@@ -57,7 +57,7 @@ func flakyBundle(t *testing.T, at int64) (*bundle, *netfault.Server) {
 // 400 ms, so an outage of a few probes lasts about a second.
 func outageOptions(b *bundle, job *pipeline.Job, log slog.Handler) pipeline.Options {
 	opts := b.options(job, testKey)
-	opts.Client.RetryInitial, opts.Client.RetryMax = 100*time.Millisecond, 400*time.Millisecond
+	opts.Client.RetryInitial, opts.Client.RetryMax = sources.Duration(100*time.Millisecond), sources.Duration(400*time.Millisecond)
 	opts.Logger = slog.New(log)
 	opts.Client.Logger = opts.Logger
 	return opts

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 start=$(date +%s%N)
-go build -o bin/crawler ./cmd/crawler
+go build -buildvcs=true -o bin/crawler ./cmd/crawler
 
 export CRAWLER_API_KEY=demo-key-not-secret
 sandbox_out=$(mktemp)

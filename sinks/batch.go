@@ -1,7 +1,6 @@
 package sinks
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -31,7 +30,7 @@ type Batch struct {
 	SVLiveStatuses     []SVLiveStatus
 
 	// Photo-sharing platform (schema photosocial).
-	PSProfiles          []PSProfile
+	PSUsers             []PSUser
 	PSProfileSnapshots  []PSProfileSnapshot
 	PSComments          []PSComment
 	PSReels             []PSReel
@@ -80,7 +79,7 @@ var tables = []table{
 	tableOf("shortvideo.popular_creators", func(b *Batch) []SVPopularCreator { return b.SVPopularCreators }, writeSVPopularCreators),
 	tableOf("shortvideo.live_status", func(b *Batch) []SVLiveStatus { return b.SVLiveStatuses }, writeSVLiveStatuses),
 
-	tableOf("photosocial.profiles", func(b *Batch) []PSProfile { return b.PSProfiles }, writePSProfiles),
+	tableOf("photosocial.profiles", func(b *Batch) []PSUser { return b.PSUsers }, writePSProfiles),
 	tableOf("photosocial.reels", func(b *Batch) []PSReel { return b.PSReels }, writePSReels),
 	tableOf("photosocial.highlights", func(b *Batch) []PSHighlight { return b.PSHighlights }, writePSHighlights),
 	tableOf("photosocial.profile_snapshots", func(b *Batch) []PSProfileSnapshot { return b.PSProfileSnapshots }, writePSProfileSnapshots),
@@ -140,21 +139,4 @@ func Results(br pgx.BatchResults, labels []string) error {
 		}
 	}
 	return nil
-}
-
-// Write applies b for run runID inside tx, parents before children, in one
-// round trip. Writing the same batch again changes nothing, not even the
-// rows' xmin.
-func Write(ctx context.Context, tx pgx.Tx, runID int64, b *Batch) error {
-	var batch pgx.Batch
-	labels := Queue(&batch, runID, b)
-	if len(labels) == 0 {
-		return nil
-	}
-	br := tx.SendBatch(ctx, &batch)
-	if err := Results(br, labels); err != nil {
-		br.Close()
-		return err
-	}
-	return br.Close()
 }

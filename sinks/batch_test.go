@@ -155,10 +155,10 @@ func TestConcurrentOverlappingWritesDoNotDeadlock(t *testing.T) {
 				b2 := fullBatch(w*rounds + i + 100)
 				shuffle(rng, b2)
 				err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-					if err := sinks.Write(ctx, tx, run, b); err != nil {
+					if err := writeIn(ctx, tx, run, b); err != nil {
 						return err
 					}
-					return sinks.Write(ctx, tx, run, b2)
+					return writeIn(ctx, tx, run, b2)
 				})
 				if err != nil {
 					errs <- fmt.Errorf("worker %d round %d: %w", w, i, err)
@@ -185,7 +185,7 @@ func TestFailedStatementNamesTableAndWritesNothing(t *testing.T) {
 		SVUsers:     []sinks.SVUser{{UniqueID: "kept_nowhere", Raw: []byte(`{}`)}},
 		SVSnapshots: []sinks.SVUserSnapshot{{UniqueID: "no_such_user"}}, // its user is not stored
 	}
-	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error { return sinks.Write(context.Background(), tx, run, b) })
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error { return writeIn(context.Background(), tx, run, b) })
 	if err == nil || !strings.Contains(err.Error(), "write shortvideo.user_snapshots: ") {
 		t.Fatalf("err = %v, want one naming shortvideo.user_snapshots", err)
 	}

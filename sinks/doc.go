@@ -1,10 +1,10 @@
 // Package sinks writes normalized rows into PostgreSQL.
 //
-// A Batch holds the rows of one fetched page, one slice per table; Write
-// applies it inside the caller's transaction, and Queue appends its
-// statements to a pgx.Batch, so the pipeline can send a page's rows, the
-// tasks it discovered and its cursor advance in one round trip and commit
-// them together.
+// A Batch holds the rows of one fetched page, one slice per table; Queue
+// appends its statements to a pgx.Batch and Results reads their outcomes,
+// so the pipeline sends a page's rows, the tasks it discovered and its
+// cursor advance in one round trip and commits them together (the tests and
+// the ceiling benchmark write through the same two calls).
 // Every write is an idempotent bulk upsert (unnest + ON CONFLICT ... WHERE
 // ... IS DISTINCT FROM): writing the same page twice leaves the same content
 // and touches no row the second time. Rows are sorted by key before writing,
@@ -21,7 +21,7 @@
 // Pointer fields are nullable, and a
 // nil value never erases what a fuller row said (COALESCE): a video seen in a
 // list carrying only its play count keeps its description. Entity rows whose
-// source may be trimmed have a flag (SVUser.Profile, PSProfile.Profile,
+// source may be trimmed have a flag (SVUser.Profile, PSUser.Profile,
 // Partial on videos, hashtags and songs) deciding whose raw JSON is kept.
 // Counters go to per-run snapshot rows (one per entity per run).
 // first_seen_run and last_seen_run span every run that wrote a row.

@@ -25,7 +25,23 @@ func newRun(t testing.TB, pool *pgxpool.Pool) int64 {
 }
 
 func writeTx(ctx context.Context, pool *pgxpool.Pool, runID int64, b *sinks.Batch) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return sinks.Write(ctx, tx, runID, b) })
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return writeIn(ctx, tx, runID, b) })
+}
+
+// writeIn applies b for run runID inside tx in one round trip, as the
+// frontier's commit sends a page's rows (sinks.Queue, sinks.Results).
+func writeIn(ctx context.Context, tx pgx.Tx, runID int64, b *sinks.Batch) error {
+	var batch pgx.Batch
+	labels := sinks.Queue(&batch, runID, b)
+	if len(labels) == 0 {
+		return nil
+	}
+	br := tx.SendBatch(ctx, &batch)
+	if err := sinks.Results(br, labels); err != nil {
+		br.Close()
+		return err
+	}
+	return br.Close()
 }
 
 func write(t testing.TB, pool *pgxpool.Pool, runID int64, b *sinks.Batch) {
@@ -184,7 +200,7 @@ func fullBatch(v int) *sinks.Batch {
 			{UniqueID: "owner", IsLive: ptr(true), Title: ptr("on air"), ViewerCount: n(12), StartTime: ptr(int64(1735689000)), Raw: raw("live")},
 			{UniqueID: "fan", IsLive: ptr(false), Title: ptr(""), ViewerCount: ptr(int64(0)), StartTime: ptr(int64(0)), Raw: raw("off")},
 		},
-		PSProfiles: []sinks.PSProfile{
+		PSUsers: []sinks.PSUser{
 			{Username: "shop_business", UserID: ptr("900"), FullName: ptr("Shop"), Biography: ptr("we sell"), Verified: ptr(false), Private: ptr(false), BusinessAccount: ptr(true),
 				Category: ptr("Retail"), ContactEmail: ptr("a@shop.example"), ContactPhone: ptr("+100"), ContactAddress: ptr("1 Main St"), Profile: true, Raw: raw("shop")},
 			{Username: "commenter", Verified: ptr(false), Raw: raw("commenter")},

@@ -6,7 +6,8 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 )
 
-// PSProfile is a photo-sharing account: from the profile endpoint (Profile
+// PSUser is a photo-sharing account, a row of photosocial.profiles
+// (sources.PSProfile is the profile endpoint's answer): from that endpoint (Profile
 // true) or a user object seen elsewhere, e.g. a comment's author (Profile
 // false: only username, maybe is_verified).
 //
@@ -14,7 +15,7 @@ import (
 // (Category, Contact*) are the exception for a Profile row: the contract sends
 // them as null when the account does not expose them, so a profile saying null
 // clears what an earlier profile said; a non-Profile row never touches them.
-type PSProfile struct {
+type PSUser struct {
 	Username        string  `db:"username"`
 	UserID          *string `db:"user_id"`
 	FullName        *string `db:"full_name"`
@@ -40,11 +41,11 @@ type PSProfileSnapshot struct {
 	PostCount      *int64 `db:"post_count"`      // edge_owner_to_timeline_media.count
 }
 
-var upsertPSProfiles = db.PrepareBulk[runParams, PSProfile]("UpsertPSProfiles")
+var upsertPSProfiles = db.PrepareBulk[runParams, PSUser]("UpsertPSProfiles")
 
-func writePSProfiles(batch *pgx.Batch, runID int64, rows []PSProfile) {
+func writePSProfiles(batch *pgx.Batch, runID int64, rows []PSUser) {
 	// A profile row beats a user object of the same account in one batch.
-	rows = dedupe(rows, func(r PSProfile) string { return r.Username }, func(prev, next PSProfile) PSProfile {
+	rows = dedupe(rows, func(r PSUser) string { return r.Username }, func(prev, next PSUser) PSUser {
 		if prev.Profile && !next.Profile {
 			return prev
 		}

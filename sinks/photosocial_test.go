@@ -83,13 +83,13 @@ func TestProfileExposureAndPartialRows(t *testing.T) {
 	run := newRun(t, pool)
 	const profile = `SELECT concat_ws('|', full_name, is_verified, is_business_account, coalesce(category_name, '-'), coalesce(contact_email, '-'),
 		coalesce(contact_phone, '-'), coalesce(contact_address, '-'), profile_fetched, raw->>'src') FROM photosocial.profiles`
-	write(t, pool, run, &sinks.Batch{PSProfiles: []sinks.PSProfile{{Username: "shop", FullName: ptr("Shop"), Verified: ptr(false), BusinessAccount: ptr(true),
+	write(t, pool, run, &sinks.Batch{PSUsers: []sinks.PSUser{{Username: "shop", FullName: ptr("Shop"), Verified: ptr(false), BusinessAccount: ptr(true),
 		Category: ptr("Retail"), ContactEmail: ptr("a@shop"), ContactPhone: ptr("+1"), ContactAddress: ptr("Main St"), Profile: true, Raw: []byte(`{"src": "profile"}`)}}})
-	write(t, pool, run, &sinks.Batch{PSProfiles: []sinks.PSProfile{{Username: "shop", Verified: ptr(true), Raw: []byte(`{"src": "comment"}`)}}})
+	write(t, pool, run, &sinks.Batch{PSUsers: []sinks.PSUser{{Username: "shop", Verified: ptr(true), Raw: []byte(`{"src": "comment"}`)}}})
 	if got, want := query(t, pool, profile), "Shop|t|t|Retail|a@shop|+1|Main St|t|profile"; got != want {
 		t.Errorf("after a comment's user object: %s, want %s", got, want)
 	}
-	write(t, pool, run, &sinks.Batch{PSProfiles: []sinks.PSProfile{{Username: "shop", BusinessAccount: ptr(false), Profile: true, Raw: []byte(`{"src": "profile2"}`)}}})
+	write(t, pool, run, &sinks.Batch{PSUsers: []sinks.PSUser{{Username: "shop", BusinessAccount: ptr(false), Profile: true, Raw: []byte(`{"src": "profile2"}`)}}})
 	if got, want := query(t, pool, profile), "Shop|t|f|-|-|-|-|t|profile2"; got != want {
 		t.Errorf("after a profile without contact info: %s, want %s", got, want)
 	}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -55,6 +57,7 @@ type Client struct {
 	control *rateControl
 	bodies  *bodyBudget
 	gate    *outageGate
+	pauses  pauseClock // the 429 pauses, for Pauses
 }
 
 // New validates cfg and returns a Client.
@@ -66,7 +69,7 @@ func New(cfg Config) (*Client, error) {
 	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
 	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
 	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst), bodies: bodies,
-		gate: newOutageGate(cfg.OutageWindow, cfg.RetryInitial, cfg.RetryMax, cfg.Logger)}, nil
+		gate: newOutageGate(time.Duration(cfg.OutageWindow), time.Duration(cfg.RetryInitial), time.Duration(cfg.RetryMax), cfg.Logger)}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
@@ -74,9 +77,9 @@ func (c *Client) RateLimit() float64 { return c.control.current() }
 
 func (c *Client) endpointPath(p Platform, path string) string {
 	if p == PhotoSocial {
-		return c.cfg.PhotoSocialPrefix + path
+		return c.cfg.Prefixes.PhotoSocial + path
 	}
-	return c.cfg.ShortVideoPrefix + path
+	return c.cfg.Prefixes.ShortVideo + path
 }
 
 // fetch performs a GET with retries and hands the body of a 2xx response to
@@ -84,7 +87,16 @@ func (c *Client) endpointPath(p Platform, path string) string {
 // call at once (ClassBadRequest): it was billed and would not decode better
 // next time; a body cut short in transit is retried. Errors name the
 // endpoint in the spec's terms ("/shortvideo/...") and never carry the key.
+//
+// Every parameter a method sends is required (an optional one is left
+// out), so an empty one is refused here, before any credit is reserved:
+// the endpoint's path is written once, in its method's call.
 func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Values, decode func(*answer) error) error {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if v := q[name]; len(v) == 0 || v[0] == "" {
+			return paramError(specPrefix(p)+path, name, "is empty")
+		}
+	}
 	err := c.fetchRaw(ctx, p, path, q, decode)
 	var e *Error
 	if errors.As(err, &e) {
@@ -101,8 +113,8 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 	full := u.String()
 
 	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval = c.cfg.RetryInitial
-	bo.MaxInterval = c.cfg.RetryMax
+	bo.InitialInterval = time.Duration(c.cfg.RetryInitial)
+	bo.MaxInterval = time.Duration(c.cfg.RetryMax)
 	bo.MaxElapsedTime = 0
 	bo.Reset()
 
@@ -131,7 +143,6 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 				msg := strings.TrimPrefix(derr.Error(), "malformed body: ")
 				return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempt, Message: "malformed body: " + truncate(msg, 300), Err: derr}
 			}
-			c.control.success()
 			return nil
 		}
 		var e *Error
@@ -232,7 +243,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, Withdrawn: true})
 		}
 	}
-	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	actx, cancel := context.WithTimeout(ctx, time.Duration(c.cfg.Timeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, full, nil)
 	if err != nil {
@@ -271,10 +282,15 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	defer resp.Body.Close()
 	var retry time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests {
-		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), c.cfg.RetryAfterCap); retry <= 0 {
+		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), time.Duration(c.cfg.RetryAfterCap)); retry <= 0 {
 			retry = bo.NextBackOff()
 		}
 		c.control.throttled(retry)
+		c.pauses.pause(time.Now(), retry)
+	} else if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// Admitted by the upstream's quota: stamped when the status line
+		// is read, like a 429, not after the body and its bookkeeping.
+		c.control.success()
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body []byte

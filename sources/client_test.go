@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -41,7 +42,9 @@ func newScripted(t *testing.T, fn func(w http.ResponseWriter, r *http.Request, n
 
 func testClient(t *testing.T, base string, mod func(*Config)) *Client {
 	t.Helper()
-	cfg := Config{BaseURL: base + "/api", APIKey: testKey, RetryInitial: time.Millisecond, RetryMax: 2 * time.Millisecond}
+	cfg := Config{Options: DefaultOptions(), APIKey: testKey}
+	cfg.BaseURL = base + "/api"
+	cfg.RetryInitial, cfg.RetryMax = Duration(time.Millisecond), Duration(2*time.Millisecond)
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -67,7 +70,7 @@ func TestTolerantDecoding(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	})
-	c := testClient(t, s.srv.URL, func(c *Config) { c.ShortVideoPrefix = "/v1/sv" })
+	c := testClient(t, s.srv.URL, func(c *Config) { c.Prefixes.ShortVideo = "/v1/sv" })
 	ctx := context.Background()
 	p, err := c.SVProfile(ctx, "@alice")
 	if err != nil {
@@ -348,15 +351,33 @@ func TestWalkStops(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []Config{
-		{APIKey: "k"},
-		{BaseURL: "ftp://x/api", APIKey: "k"},
-		{BaseURL: "http://user:pw@x/api", APIKey: "k"},
-		{BaseURL: "http://x/api"},
-		{BaseURL: "http://x/api", APIKey: "k", ShortVideoPrefix: "v1"},
+	valid := func() Config {
+		c := Config{Options: DefaultOptions(), APIKey: "k"}
+		c.BaseURL = "https://x/api"
+		return c
+	}
+	if _, err := New(valid()); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for want, mod := range map[string]func(*Config){
+		"sources: base_url: is required":             func(c *Config) { c.BaseURL = "" },
+		"sources: base_url: \"ftp://x/api\" must be": func(c *Config) { c.BaseURL = "ftp://x/api" },
+		"sources: base_url: must not carry":          func(c *Config) { c.BaseURL = "http://user:pw@x/api" },
+		"sources: api key is empty":                  func(c *Config) { c.APIKey = "" },
+		"sources: prefixes.shortvideo: \"v1\" must":  func(c *Config) { c.Prefixes.ShortVideo = "v1" },
+		"sources: timeout: 0s is shorter":            func(c *Config) { c.Timeout = 0 },
+		"sources: max_retries: must be between 0":    func(c *Config) { c.MaxRetries = -1 },
+		"sources: retry_max: 1ms is shorter than retry_initial (2ms)": func(c *Config) {
+			c.RetryInitial, c.RetryMax = Duration(2*time.Millisecond), Duration(time.Millisecond)
+		},
+		"sources: outage_window: 0s is shorter": func(c *Config) { c.OutageWindow = 0 },
+		"sources: rate: must be between 0 and":  func(c *Config) { c.Rate = math.NaN() },
+		"sources: burst: must be between 1 and": func(c *Config) { c.Burst = 0 },
 	} {
-		if _, err := New(cfg); err == nil {
-			t.Errorf("New(%+v) = nil error", cfg)
+		cfg := valid()
+		mod(&cfg)
+		if _, err := New(cfg); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: New = %v", want, err)
 		} else if strings.Contains(err.Error(), "pw") {
 			t.Errorf("error leaks password: %v", err)
 		}
@@ -519,7 +540,7 @@ func TestUnsentRequestIsReported(t *testing.T) {
 	var notSent, reserved atomic.Int64
 	c := testClient(t, base, func(c *Config) {
 		c.MaxRetries = 2
-		c.OutageWindow = 100 * time.Millisecond // refused throughout: an outage
+		c.OutageWindow = Duration(100 * time.Millisecond) // refused throughout: an outage
 		c.BeforeSend = func(context.Context, string) error { reserved.Add(1); return nil }
 		c.AfterResponse = func(_ context.Context, o Outcome) {
 			if o.NotSent && !o.Billed {
@@ -574,5 +595,30 @@ func TestNULEscapesReplaced(t *testing.T) {
 	}
 	if strings.Contains(string(p.Raw), `x\u0000`) {
 		t.Errorf("raw still holds a NUL escape: %s", p.Raw)
+	}
+}
+
+// An empty required parameter is refused before any request, naming the
+// endpoint in the spec's terms; the secUid of a follower list included.
+func TestEmptyParameterRefusedUnsent(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, `{}`) })
+	c := testClient(t, s.srv.URL, nil)
+	ctx := context.Background()
+	for want, call := range map[string]func() error{
+		"/photosocial/profile: bad_request: parameter handle is empty":        func() error { _, err := c.PSProfile(ctx, " @ "); return err },
+		"/photosocial/user/embed: bad_request: parameter handle is empty":     func() error { _, err := c.PSEmbed(ctx, ""); return err },
+		"/shortvideo/profile: bad_request: parameter handle is empty":         func() error { _, err := c.SVProfile(ctx, "@"); return err },
+		"/shortvideo/user/live: bad_request: parameter handle is empty":       func() error { _, err := c.SVLive(ctx, ""); return err },
+		"/shortvideo/search/hashtag: bad_request: parameter keyword is empty": func() error { _, err := c.SVHashtagSearch(ctx, " ", ""); return err },
+		"/shortvideo/song: bad_request: parameter id is empty":                func() error { _, err := c.SVSong(ctx, ""); return err },
+		"/shortvideo/user/followers: bad_request: parameter secUid is empty":  func() error { _, err := c.SVFollowers(ctx, "", ""); return err },
+	} {
+		if err := call(); err == nil || err.Error() != want || ClassOf(err) != ClassBadRequest {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	}
+	if n := s.calls.Load(); n != 0 {
+		t.Errorf("%d requests sent", n)
 	}
 }

@@ -6,15 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
-// Defaults of Config.
+// Defaults of Options (DefaultOptions) and Config.
 const (
 	ShortVideoPrefixDefault  = "/shortvideo"
 	PhotoSocialPrefixDefault = "/photosocial"
@@ -40,42 +41,184 @@ const (
 	OutageWindowDefault = 10 * time.Minute
 )
 
-// Config configures a Client. Zero values take the documented defaults.
-type Config struct {
+// Options are the client's settings a user writes: a job file's `api:`
+// section decodes into them by their yaml tags (pipeline.API embeds them),
+// and the run's spec stores them as JSON. Start from DefaultOptions: a zero
+// value means what it says (MaxRetries 0: no retries) or is refused by
+// Validate (a zero Timeout).
+type Options struct {
 	// BaseURL is the service address including its /api segment, e.g.
 	// "https://api.example.com/api". Required.
-	BaseURL string
-	// ShortVideoPrefix and PhotoSocialPrefix are the path prefixes of the two
-	// platforms; the real service uses others (e.g. "/v1/<platform>").
-	// Defaults: ShortVideoPrefixDefault, PhotoSocialPrefixDefault.
-	ShortVideoPrefix  string
-	PhotoSocialPrefix string
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// Prefixes are the platforms' path prefixes under BaseURL; the real
+	// service uses others (e.g. "/v1/<platform>").
+	Prefixes Prefixes `yaml:"prefixes" json:"prefixes"`
+	// Timeout bounds one attempt.
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+	// MaxRetries bounds the retries of a retryable failure (5xx, network,
+	// truncated body); 0: none. 429 pauses are bounded by
+	// Config.MaxRateLimitWaits instead.
+	MaxRetries int `yaml:"max_retries" json:"max_retries"`
+	// RetryInitial and RetryMax shape the exponential back-off (with
+	// jitter); RetryAfterCap caps the pause a 429's Retry-After may impose.
+	RetryInitial  Duration `yaml:"retry_initial" json:"retry_initial"`
+	RetryMax      Duration `yaml:"retry_max" json:"retry_max"`
+	RetryAfterCap Duration `yaml:"retry_after_cap" json:"retry_after_cap"`
+	// OutageWindow is how long the Client waits out an upstream that gives
+	// no HTTP answer at all (every worker paused, one probe on back-off)
+	// before calls fail with ClassUnreachable, which stops a run resumable.
+	OutageWindow Duration `yaml:"outage_window" json:"outage_window"`
+	// Rate is the ceiling in requests per second for this key, shared by
+	// all workers; 0 means no ceiling. Burst is the bucket's size.
+	Rate  float64 `yaml:"rate" json:"rate"`
+	Burst int     `yaml:"burst" json:"burst"`
+	// AllowInsecureHTTP lets the key go over plain http to a host that is
+	// not loopback (127.0.0.0/8, ::1, localhost). Only the operator sets it
+	// (crawler run --allow-insecure-http); a job file cannot.
+	AllowInsecureHTTP bool `yaml:"-" json:"-"`
+}
+
+// Prefixes are the platforms' path prefixes under the base URL.
+type Prefixes struct {
+	ShortVideo  string `yaml:"shortvideo" json:"shortvideo"`
+	PhotoSocial string `yaml:"photosocial" json:"photosocial"`
+}
+
+// DefaultOptions are the defaults of Options (the documented defaults of
+// the job file's `api:` keys).
+func DefaultOptions() Options {
+	return Options{
+		Prefixes:      Prefixes{ShortVideo: ShortVideoPrefixDefault, PhotoSocial: PhotoSocialPrefixDefault},
+		Timeout:       Duration(TimeoutDefault),
+		MaxRetries:    MaxRetriesDefault,
+		RetryInitial:  Duration(RetryInitialDefault),
+		RetryMax:      Duration(RetryMaxDefault),
+		RetryAfterCap: Duration(RetryAfterCapDefault),
+		OutageWindow:  Duration(OutageWindowDefault),
+		Burst:         1,
+	}
+}
+
+// Caps and minimums of Options (README "Job file").
+const (
+	MaxPrefixBytes = 1000
+	MaxRetriesCap  = 1000
+	MaxRate        = 1e6
+	MaxBurst       = 1_000_000
+	// MinTimeout bounds timeout, retry_after_cap and outage_window from
+	// below, MinRetryBackoff retry_initial and retry_max, when a user sets
+	// them (Validate): a typo like `timeout: 1ms` would fail every request,
+	// `retry_initial: 1ns` would hammer the upstream. A program calling New
+	// may go lower (tests wait out windows of milliseconds), never to 0.
+	MinTimeout      = time.Second
+	MinRetryBackoff = time.Millisecond
+)
+
+// FieldError is a problem of one value of Options, keyed by its yaml path
+// (e.g. "prefixes.shortvideo"), so a job file's error can name its key and
+// line.
+type FieldError struct {
+	Key string
+	Msg string
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Msg }
+
+// FieldErrors are the problems of Options, in the order of their fields.
+type FieldErrors []*FieldError
+
+func (es FieldErrors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Validate reports every problem of o as a user wrote it (with the
+// minimums MinTimeout and MinRetryBackoff), or nil.
+func (o Options) Validate() FieldErrors { return o.check(MinTimeout, MinRetryBackoff) }
+
+// check is the one list of rules of Options: Validate applies it with the
+// user's minimums, New with any positive duration.
+func (o Options) check(minTimeout, minBackoff time.Duration) FieldErrors {
+	var errs FieldErrors
+	add := func(key, format string, args ...any) {
+		errs = append(errs, &FieldError{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if err := CheckBaseURL(o.BaseURL, o.AllowInsecureHTTP); err != nil {
+		add("base_url", "%v", err)
+	}
+	for _, p := range []struct{ key, v string }{{"prefixes.shortvideo", o.Prefixes.ShortVideo}, {"prefixes.photosocial", o.Prefixes.PhotoSocial}} {
+		if !strings.HasPrefix(p.v, "/") {
+			add(p.key, "%s must start with /", quoteCut(p.v))
+		} else if len(p.v) > MaxPrefixBytes {
+			add(p.key, "is %d bytes long; at most %d", len(p.v), MaxPrefixBytes)
+		}
+	}
+	minDur := func(key string, d Duration, lo time.Duration) {
+		if time.Duration(d) < lo {
+			add(key, "%s is shorter than the minimum %s", time.Duration(d), lo)
+		}
+	}
+	minDur("timeout", o.Timeout, minTimeout)
+	if o.MaxRetries < 0 || o.MaxRetries > MaxRetriesCap {
+		add("max_retries", "must be between 0 and %d, got %d (0: no retries)", MaxRetriesCap, o.MaxRetries)
+	}
+	minDur("retry_initial", o.RetryInitial, minBackoff)
+	minDur("retry_max", o.RetryMax, minBackoff)
+	if o.RetryMax < o.RetryInitial && time.Duration(o.RetryInitial) >= minBackoff {
+		add("retry_max", "%s is shorter than retry_initial (%s)", time.Duration(o.RetryMax), time.Duration(o.RetryInitial))
+	}
+	minDur("retry_after_cap", o.RetryAfterCap, minTimeout)
+	minDur("outage_window", o.OutageWindow, minTimeout)
+	if !(o.Rate >= 0 && o.Rate <= MaxRate) { // NaN too
+		add("rate", "must be between 0 and %g requests per second, got %g (0: no ceiling)", float64(MaxRate), o.Rate)
+	}
+	if o.Burst < 1 || o.Burst > MaxBurst {
+		add("burst", "must be between 1 and %d, got %d", MaxBurst, o.Burst)
+	}
+	return errs
+}
+
+// quoteCut is s quoted, cut to 60 bytes at a rune boundary, for messages.
+func quoteCut(s string) string {
+	if len(s) > 60 {
+		cut := 60
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return strconv.Quote(s[:cut]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// Duration is a time.Duration written as "90s" or "2m" in a job file and
+// in JSON (the run's stored spec).
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// Config configures a Client: the user's Options and what only a program
+// sets. Zero values of the fields outside Options take the documented
+// defaults.
+type Config struct {
+	Options
 	// APIKey is sent in the x-api-key header and nowhere else. Required.
 	APIKey Secret
-	// Timeout bounds one attempt. Default TimeoutDefault.
-	Timeout time.Duration
-	// MaxRetries bounds the retries of a retryable failure (5xx, network,
-	// truncated body, 429). Default MaxRetriesDefault; negative means none
-	// (so a job's explicit `max_retries: 0` arrives here as -1).
-	MaxRetries int
 	// MaxRateLimitWaits bounds the 429 pauses one call sits through before
 	// it gives up with ClassRateLimited (which stops the run, resumable:
 	// throttling is never a reason to drop a task). Default
 	// MaxRateLimitWaitsDefault.
 	MaxRateLimitWaits int
-	// RetryInitial and RetryMax shape the exponential back-off (with jitter).
-	RetryInitial time.Duration
-	RetryMax     time.Duration
-	// RetryAfterCap caps the pause a Retry-After header can impose.
-	RetryAfterCap time.Duration
-	// OutageWindow is how long the Client waits out an upstream that gives
-	// no HTTP answer at all (every worker paused, one probe on back-off)
-	// before calls fail with ClassUnreachable. Default OutageWindowDefault.
-	OutageWindow time.Duration
-	// Rate is the ceiling in requests per second for this key, shared by all
-	// workers; 0 means no ceiling. Burst defaults to 1 when Rate is set.
-	Rate  float64
-	Burst int
 	// MaxBodyBytes bounds a response body: a larger one fails its task.
 	// Default MaxBodyBytesDefault.
 	MaxBodyBytes int64
@@ -84,10 +227,6 @@ type Config struct {
 	// a body stays counted until its page is committed, see HoldBodies).
 	// Default MaxInflightBytesDefault; never less than MaxBodyBytes.
 	MaxInflightBytes int64
-	// AllowInsecureHTTP lets the key go over plain http to a host that is not
-	// loopback (127.0.0.0/8, ::1, localhost). Only the operator sets it
-	// (crawler run --allow-insecure-http); a job file cannot.
-	AllowInsecureHTTP bool
 	// BeforeSend, when set, is called before every attempt that may be
 	// billed; an error aborts the call. The pipeline reserves credits here.
 	BeforeSend func(ctx context.Context, endpoint string) error
@@ -99,24 +238,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.ShortVideoPrefix = cmp.Or(c.ShortVideoPrefix, ShortVideoPrefixDefault)
-	c.PhotoSocialPrefix = cmp.Or(c.PhotoSocialPrefix, PhotoSocialPrefixDefault)
-	c.Timeout = cmp.Or(c.Timeout, TimeoutDefault)
-	if c.MaxRetries == 0 {
-		c.MaxRetries = MaxRetriesDefault
-	} else if c.MaxRetries < 0 {
-		c.MaxRetries = 0
-	}
 	c.MaxRateLimitWaits = cmp.Or(c.MaxRateLimitWaits, MaxRateLimitWaitsDefault)
-	c.RetryInitial = cmp.Or(c.RetryInitial, RetryInitialDefault)
-	c.RetryMax = cmp.Or(c.RetryMax, RetryMaxDefault)
-	c.RetryAfterCap = cmp.Or(c.RetryAfterCap, RetryAfterCapDefault)
-	c.OutageWindow = cmp.Or(c.OutageWindow, OutageWindowDefault)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
 	c.MaxInflightBytes = max(cmp.Or(c.MaxInflightBytes, MaxInflightBytesDefault), c.MaxBodyBytes)
-	if c.Rate > 0 {
-		c.Burst = cmp.Or(c.Burst, 1)
-	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{
 			Transport: &http.Transport{
@@ -138,22 +262,11 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error { return c.withDefaults().validate() }
 
 func (c Config) validate() error {
-	if err := CheckBaseURL(c.BaseURL, c.AllowInsecureHTTP); err != nil {
-		return fmt.Errorf("sources: base_url: %w", err)
+	if errs := c.Options.check(1, 1); len(errs) > 0 {
+		return fmt.Errorf("sources: %w", errs)
 	}
 	if c.APIKey == "" {
 		return errors.New("sources: api key is empty")
-	}
-	for name, p := range map[string]string{"shortvideo prefix": c.ShortVideoPrefix, "photosocial prefix": c.PhotoSocialPrefix} {
-		if !strings.HasPrefix(p, "/") {
-			return fmt.Errorf("sources: %s %q must start with /", name, p)
-		}
-	}
-	if c.OutageWindow < 0 {
-		return fmt.Errorf("sources: outage window %v must not be negative", c.OutageWindow)
-	}
-	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
-		return fmt.Errorf("sources: rate %v must be a finite number, not negative", c.Rate)
 	}
 	return nil
 }

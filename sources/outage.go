@@ -45,6 +45,7 @@ type outageGate struct {
 	probes  int
 	bo      *backoff.ExponentialBackOff
 	changed chan struct{} // closed (and replaced) when waiters should look again
+	down    time.Duration // the outages that ended, for Client.Pauses
 }
 
 // streak is a run of connection-level failures with no HTTP answer in
@@ -144,9 +145,21 @@ func (g *outageGate) answered() {
 		return
 	}
 	g.closed, g.probing = false, false
+	g.down += time.Since(g.since)
 	g.log.LogAttrs(context.Background(), slog.LevelInfo, "upstream reachable again; resuming",
 		slog.Duration("outage", time.Since(g.since).Round(time.Millisecond)), slog.Int("probes", g.probes))
 	g.broadcast()
+}
+
+// downtime is how long the gate has been closed in all, up to now, and
+// whether it is closed.
+func (g *outageGate) downtime(now time.Time) (time.Duration, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return g.down + now.Sub(g.since), true
+	}
+	return g.down, false
 }
 
 // failure records a connection-level failure of an attempt (probe: the

@@ -86,8 +86,8 @@ func TestOutageGateOneProbeRetriesUntouched(t *testing.T) {
 	rec := &gateLog{next: http.DefaultTransport, gate: func() *outageGate { return c.gate }}
 	var reserved, notSent atomic.Int64
 	c = testClient(t, srv.URL, func(cfg *Config) {
-		cfg.MaxRetries = -1 // none: a spent retry fails the call
-		cfg.RetryInitial, cfg.RetryMax = 5*time.Millisecond, 20*time.Millisecond
+		cfg.MaxRetries = 0 // none: a spent retry fails the call
+		cfg.RetryInitial, cfg.RetryMax = Duration(5*time.Millisecond), Duration(20*time.Millisecond)
 		cfg.HTTPClient = &http.Client{Transport: rec}
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		cfg.BeforeSend = func(context.Context, string) error { reserved.Add(1); return nil }
@@ -140,7 +140,9 @@ func TestOutageGateAnyAnswerReopens(t *testing.T) {
 	var calls atomic.Int64
 	srv := profileServer(t, &calls, func(w http.ResponseWriter) { http.NotFound(w, nil) })
 	srv.Down()
-	c := testClient(t, srv.URL, func(cfg *Config) { cfg.RetryInitial, cfg.RetryMax = 5*time.Millisecond, 20*time.Millisecond })
+	c := testClient(t, srv.URL, func(cfg *Config) {
+		cfg.RetryInitial, cfg.RetryMax = Duration(5*time.Millisecond), Duration(20*time.Millisecond)
+	})
 	errs := make(chan error, 2)
 	for range 2 {
 		go func() { _, err := c.SVProfile(context.Background(), "a"); errs <- err }()
@@ -168,8 +170,8 @@ func TestOutageWindowExceeded(t *testing.T) {
 	srv.Down()
 	window := 300 * time.Millisecond
 	c := testClient(t, srv.URL, func(cfg *Config) {
-		cfg.OutageWindow = window
-		cfg.RetryInitial, cfg.RetryMax = 10*time.Millisecond, 50*time.Millisecond
+		cfg.OutageWindow = Duration(window)
+		cfg.RetryInitial, cfg.RetryMax = Duration(10*time.Millisecond), Duration(50*time.Millisecond)
 	})
 	start := time.Now()
 	_, err := c.SVProfile(context.Background(), "a")
@@ -193,7 +195,7 @@ func TestOutageWaitHonoursContext(t *testing.T) {
 	srv := profileServer(t, &calls, okProfile)
 	srv.Down()
 	// Long probe back-off: the waiters sit in the gate, not in a request.
-	c := testClient(t, srv.URL, func(cfg *Config) { cfg.RetryInitial, cfg.RetryMax = time.Minute, time.Minute })
+	c := testClient(t, srv.URL, func(cfg *Config) { cfg.RetryInitial, cfg.RetryMax = Duration(time.Minute), Duration(time.Minute) })
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 3)
 	for range 3 {
@@ -234,7 +236,7 @@ func TestConnectionFaultOfOneRequestCostsRetries(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := testClient(t, srv.URL, func(cfg *Config) {
 		cfg.MaxRetries = 2
-		cfg.RetryInitial, cfg.RetryMax = 50*time.Millisecond, 50*time.Millisecond
+		cfg.RetryInitial, cfg.RetryMax = Duration(50*time.Millisecond), Duration(50*time.Millisecond)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

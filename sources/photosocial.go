@@ -144,9 +144,6 @@ func orNull(raw json.RawMessage) json.RawMessage {
 // account gives &PSProfile{Empty: true} and no error.
 func (c *Client) PSProfile(ctx context.Context, handle string) (*PSProfile, error) {
 	handle = NormalizeHandle(handle)
-	if handle == "" {
-		return nil, paramError("/photosocial/profile", "handle", "is empty")
-	}
 	var p PSProfile
 	err := c.fetch(ctx, PhotoSocial, "/profile", url.Values{"handle": {handle}}, func(a *answer) error {
 		return decodePSProfile(a, &p)
@@ -168,9 +165,6 @@ type PSEmbed struct {
 // PSEmbed fetches /photosocial/user/embed.
 func (c *Client) PSEmbed(ctx context.Context, handle string) (*PSEmbed, error) {
 	handle = NormalizeHandle(handle)
-	if handle == "" {
-		return nil, paramError("/photosocial/user/embed", "handle", "is empty")
-	}
 	var e PSEmbed
 	err := c.fetch(ctx, PhotoSocial, "/user/embed", url.Values{"handle": {handle}}, func(a *answer) error {
 		return decodeObject(a, &e, &e.Raw, &e.Credits)

@@ -10,8 +10,10 @@ import (
 )
 
 // rateControl is the per-key gate every attempt passes: a pause shared by all
-// workers after a 429, then a token bucket (api.rate, api.burst) whose rate
-// adapts to the upstream's quota.
+// workers after a 429, then a token bucket whose rate and burst adapt to the
+// upstream's quota. With api.rate set, the bucket starts at that ceiling
+// and never goes above it; without it, there is no bucket until the first
+// 429s have shown where the quota is.
 //
 // # Why not plain AIMD
 //
@@ -26,11 +28,12 @@ import (
 //
 // # The algorithm
 //
-//   - Start at the ceiling (api.rate). With the quota configured exactly
-//     (api.rate = R, api.burst = B) no 429 happens: our bucket never sends
-//     more than theirs admits, and it holds a fifth of B (at least 1) less
-//     than B, so that requests delayed on their way and arriving together
-//     still find tokens upstream (see jitterMargin).
+//   - Start at the ceiling (api.rate), or with no bucket at all when there is
+//     none. With the quota configured exactly (api.rate = R, api.burst = B)
+//     no 429 happens: our bucket never sends more than theirs admits, and it
+//     holds a fifth of B (at least 1) less than B, so that requests delayed
+//     on their way and arriving together still find tokens upstream (see
+//     jitterMargin).
 //   - On a 429 every worker pauses for Retry-After. All 429s answered while a
 //     pause is in effect are one event (requests that were already in
 //     flight), and the reaction is computed when the pause ends, once the
@@ -41,13 +44,24 @@ import (
 //     upstream bucket was last full and ends at the 429 (bucket empty) it is
 //     within 1/(t-s) of R. The estimate is the largest of these bounds over
 //     the windows ending at the 429, within the last 10 s, that hold at least
-//     10 successes beyond B (so it is within 10% of R, in practice 1-2%). B
-//     is taken to be api.burst: a smaller api.burst overestimates R, and the
-//     next 429 corrects it.
+//     10 successes beyond B (so it is within 10% of R, in practice 1-2%).
+//   - Measure the burst with it (see measure). Given R, every window of
+//     successes bounds B from below by n - R*(t-s); a window in which a full
+//     upstream bucket was emptied at once (the workers' first requests, or
+//     theirs after a pause) reaches it. The estimate of B starts at api.burst
+//     (1 without a ceiling) and only grows: the largest such bound at the
+//     estimated R, and R again at that B, until they agree. Too small a B
+//     overestimates R by (B - estimate)/(t-s), too large one underestimates
+//     it by as much; our bucket's burst follows the estimate.
 //   - Settle at 99.5% of the estimate (never above the ceiling) and hold.
 //   - Without enough successes to measure (the 429 came right after a
-//     burst, e.g. at the start with a ceiling far above R), halve the rate
-//     and probe at once, to measure on the way up.
+//     burst, e.g. at the start with a ceiling far above R, or with no
+//     ceiling at all), start from half the rate the 429 came at (without a
+//     bucket: the successes of the second before the 429, per second) and
+//     probe at once, to measure on the way up. Without a ceiling the first
+//     such probe doubles the rate every second rather than adding 25%, so
+//     that an unknown quota is found within a few seconds: at R = 50/s,
+//     B = 10 the first estimate comes about 3 s into the run, within 2-3%.
 //   - A 429 that comes while at or under the estimate (not probing) means the
 //     quota dropped: the estimate then only counts windows since the last
 //     pause and is capped at 85% of the rate the 429 came at; and since that
@@ -66,32 +80,75 @@ import (
 //     (one pause every 2 minutes) and a quota raised mid-run is found within
 //     the hold: that is the trade-off, since only a 429 says where R is.
 //
-// Without a ceiling (api.rate 0) there is no bucket: a 429 only pauses.
+// A RateShare, when set, has the last word on the rate: it is where a quota
+// shared by several processes will plug in.
 type rateControl struct {
 	mu      sync.Mutex
-	until   time.Time // no request leaves before this instant
-	ceiling float64   // 0: no bucket
-	burst   int
+	now     func() time.Time // time.Now; a test's clock
+	until   time.Time        // no request leaves before this instant
+	ceiling float64          // 0: none
+	// limiter is our bucket; nil until there is a rate to keep (a ceiling,
+	// a 429, or a share).
 	limiter *rate.Limiter
+	share   RateShare
 
 	// pending is the 429 event waiting for its pause to end.
 	pending *throttleEvent
 	// known is the latest estimate of the upstream's quota (0: no 429 seen
-	// yet, the rate stays at the ceiling).
-	known   float64
-	base    float64       // the rate settled at after the last 429
-	hold    time.Duration // how long base is held before probing
-	holdEnd time.Time
+	// yet, the rate stays at the ceiling, or unlimited).
+	known float64
+	// measured is whether any 429 has been measured (not only guessed
+	// from, as after a burst).
+	measured bool
+	// burst is the estimate of the upstream's burst B (at least 1);
+	// configBurst is api.burst when there is a ceiling (0: none).
+	burst       float64
+	configBurst int
+	base        float64       // the rate settled at after the last 429
+	hold        time.Duration // how long base is held before probing
+	holdEnd     time.Time
 	// lastPause is when the last reacted-to pause ended: the upstream
 	// bucket was full again then.
 	lastPause time.Time
 	hist      successRing
 }
 
+// RateShare decides the rate this process may send at, given what its own
+// rate control would use. Without one, a process takes all it measures.
+// Several processes on one key will share the quota through one (the
+// estimate of each, combined in the database, split by the live processes).
+type RateShare interface {
+	// Allowed returns the rate in requests/s this process may send at, at
+	// now: want is what the process's own control would use (+Inf: no
+	// bucket, no 429 seen and no ceiling), q its estimate of the key's
+	// quota. It is called with the control's lock held before every
+	// request, so it must not block: a shared implementation refreshes its
+	// view in the background.
+	Allowed(now time.Time, want float64, q QuotaEstimate) float64
+}
+
+// QuotaEstimate is what one process has measured of the key's quota.
+type QuotaEstimate struct {
+	Rate  float64 // requests/s; 0: not measured yet
+	Burst float64 // at least 1
+	// Measured is when Rate was last measured (at the end of a 429's
+	// pause); zero when never.
+	Measured time.Time
+}
+
+// SetRateShare makes s decide the rate this client sends at (see
+// RateShare); nil goes back to the client's own estimate. Set it before
+// the first request.
+func (c *Client) SetRateShare(s RateShare) {
+	c.control.mu.Lock()
+	defer c.control.mu.Unlock()
+	c.control.share = s
+}
+
 // throttleEvent is a 429 as the controller reacts to it.
 type throttleEvent struct {
 	at      time.Time
-	rate    float64 // the bucket's rate when it came
+	rate    float64 // the bucket's rate when it came (0: no bucket)
 	probing bool    // the rate was above the estimate (or there was none)
 }
 
@@ -101,20 +158,32 @@ const (
 	settleFraction  = 0.995               // of the estimate
 	dropCap         = 0.85                // of the rate an unexpected 429 came at
 	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
+	discoveryGrowth = 0.6931471805599453  // ln(2): x2 per second, before any estimate without a ceiling
+	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
 	holdMin         = 15 * time.Second
 	holdMax         = 120 * time.Second
 	sameQuota       = 0.05 // relative change of the estimate still "the same quota"
 	estimateHorizon = 10 * time.Second
-	minWindow       = 20 * time.Millisecond
+	// minWindow is the shortest window the rate is measured over: shorter,
+	// answers read together and an uncertain burst weigh too much.
+	minWindow = 250 * time.Millisecond
+	// estimateLift places the estimate inside the interval the 429 leaves
+	// R in: [(n - B)/w, (n - B + 1)/w) for the window since the upstream
+	// bucket was last full (it was empty at the 429, with less than a token).
+	estimateLift = 0.5
+	// burstSpan is the longest window the burst is measured over.
+	burstSpan = 250 * time.Millisecond
 	// minExcess is the fewest successes beyond the burst a window needs
 	// for its bound (n - B)/w to be within 1/minExcess of R.
 	minExcess = 10
 )
 
 func newRateControl(ceiling float64, burst int) *rateControl {
-	rc := &rateControl{ceiling: ceiling, burst: max(burst, 1), hold: holdMin}
+	rc := &rateControl{now: time.Now, ceiling: ceiling, burst: 1, hold: holdMin}
 	if ceiling > 0 {
-		rc.limiter = rate.NewLimiter(rate.Limit(ceiling), max(1, rc.burst-jitterMargin(rc.burst)))
+		rc.configBurst = max(burst, 1)
+		rc.burst = float64(rc.configBurst)
+		rc.limiter = rate.NewLimiter(rate.Limit(ceiling), rc.bucketBurst())
 	}
 	return rc
 }
@@ -127,7 +196,27 @@ func newRateControl(ceiling float64, burst int) *rateControl {
 // above empty, which absorbs a delay of margin/R (40 ms at 50/s, B = 10).
 func jitterMargin(burst int) int { return max(1, burst/5) }
 
+// bucketBurst is our bucket's burst for the estimate of the upstream's:
+// api.burst less jitterMargin, or half a measured burst. A measured burst
+// may be too large (answers read together look like a burst), and a
+// bucket of ours larger than the upstream's would meet a 429 at the end of
+// every pause; a smaller one costs nothing once the rate is settled.
+func (rc *rateControl) bucketBurst() int {
+	b := int(rc.burst + 1e-9)
+	if rc.ceiling > 0 && b == rc.configBurst {
+		return max(1, b-jitterMargin(b))
+	}
+	return max(1, b/2)
+}
+
+// current is our bucket's rate (0: no bucket).
 func (rc *rateControl) current() float64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.currentLocked()
+}
+
+func (rc *rateControl) currentLocked() float64 {
 	if rc.limiter == nil {
 		return 0
 	}
@@ -137,42 +226,43 @@ func (rc *rateControl) current() float64 {
 // wait blocks until the shared pause is over and a token is available.
 func (rc *rateControl) wait(ctx context.Context) error {
 	for {
-		rc.mu.Lock()
-		now := time.Now()
-		d := rc.until.Sub(now)
+		d := rc.step(rc.now())
 		if d <= 0 {
-			rc.adjust(now)
-		}
-		rc.mu.Unlock()
-		if d > 0 {
-			if err := sleepCtx(ctx, d); err != nil {
-				return err
-			}
-			continue
-		}
-		if rc.limiter == nil {
 			return nil
 		}
-		if err := rc.limiter.Wait(ctx); err != nil {
+		if err := sleepCtx(ctx, d); err != nil {
 			return err
 		}
-		rc.mu.Lock()
-		paused := time.Now().Before(rc.until)
-		rc.mu.Unlock()
-		if !paused {
-			return nil
-		}
-		// A 429 came while this worker waited for its token: the token is
-		// spent; wait for the pause and take a fresh one, so that the
-		// requests leaving when the pause ends stay within the burst.
 	}
+}
+
+// step is one turn of wait at now: 0 when the request may leave (its token
+// taken), else how long to wait before asking again. A token is taken only
+// at the moment a request leaves, never reserved ahead: with reservations,
+// workers queued at a low rate keep their places when the rate rises, and
+// those that come later are let through at once, together, in a burst that
+// empties the upstream's bucket; and a worker holding a reservation when a
+// 429 comes would have to give it up. Each waiting worker instead wakes
+// when the next token is due and takes it if no other worker did first.
+func (rc *rateControl) step(now time.Time) time.Duration {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if now.Before(rc.until) {
+		return rc.until.Sub(now)
+	}
+	rc.adjust(now)
+	if rc.limiter == nil || rc.limiter.AllowN(now, 1) {
+		return 0
+	}
+	tok := rc.limiter.TokensAt(now)
+	return max(time.Duration((1-tok)/float64(rc.limiter.Limit())*float64(time.Second)), time.Microsecond)
 }
 
 // paused reports whether a 429's pause is in force.
 func (rc *rateControl) paused() bool {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return time.Now().Before(rc.until)
+	return rc.now().Before(rc.until)
 }
 
 // throttled records a 429: every worker pauses for d; the rate is adjusted
@@ -180,7 +270,7 @@ func (rc *rateControl) paused() bool {
 func (rc *rateControl) throttled(d time.Duration) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.throttledAt(time.Now(), d)
+	rc.throttledAt(rc.now(), d)
 }
 
 func (rc *rateControl) throttledAt(now time.Time, d time.Duration) {
@@ -188,36 +278,53 @@ func (rc *rateControl) throttledAt(now time.Time, d time.Duration) {
 	if until := now.Add(d); until.After(rc.until) {
 		rc.until = until
 	}
-	if rc.limiter == nil || inPause {
-		return // no bucket, or a request in flight when the pause began
+	if inPause {
+		return // a request in flight when the pause began
 	}
-	cur := float64(rc.limiter.Limit())
+	cur := rc.currentLocked()
 	rc.pending = &throttleEvent{at: now, rate: cur, probing: rc.known == 0 || cur > rc.known}
 }
 
-// success records a successful attempt, for the quota estimate.
+// success records a successful attempt, for the estimates.
 func (rc *rateControl) success() {
-	if rc.limiter == nil {
-		return
-	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.hist.add(time.Now())
+	rc.hist.add(rc.now())
 }
 
 // adjust applies a 429 whose pause has ended, then sets the bucket's rate
 // for now (held or probing); rc.mu is held.
 func (rc *rateControl) adjust(now time.Time) {
-	if rc.limiter == nil {
-		return
-	}
 	if rc.pending != nil && !now.Before(rc.until) {
 		rc.react(now, *rc.pending)
 		rc.pending = nil
 	}
-	if r := rc.target(now); math.Abs(r-float64(rc.limiter.Limit())) > 1e-9 {
+	r := rc.target(now)
+	if rc.share != nil {
+		r = rc.share.Allowed(now, r, QuotaEstimate{Rate: rc.known, Burst: rc.burst, Measured: rc.measuredAt()})
+	}
+	if math.IsInf(r, 1) || math.IsNaN(r) {
+		if rc.limiter == nil {
+			return
+		}
+		r = maxRate
+	}
+	r = min(max(r, rateFloor), maxRate)
+	if rc.limiter == nil {
+		rc.limiter = rate.NewLimiter(rate.Limit(r), rc.bucketBurst())
+		return
+	}
+	if math.Abs(r-float64(rc.limiter.Limit())) > 1e-9 {
 		rc.limiter.SetLimitAt(now, rate.Limit(r))
 	}
+}
+
+// measuredAt is when the estimate was last measured (zero: never).
+func (rc *rateControl) measuredAt() time.Time {
+	if !rc.measured {
+		return time.Time{}
+	}
+	return rc.lastPause
 }
 
 // react re-estimates the quota after the 429 e, at now (its pause over),
@@ -230,11 +337,23 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 		since = rc.lastPause
 	}
 	rc.lastPause = now
-	est, ok := rc.hist.estimate(e.at, now, since, float64(rc.burst))
-	if !ok {
+	est, burst, ok := rc.measure(e.at, now, since, e.probing)
+	if ok {
+		rc.measured = true
+		if burst > rc.burst {
+			rc.burst = burst
+			if rc.limiter != nil {
+				rc.limiter.SetBurstAt(now, rc.bucketBurst())
+			}
+		}
+	} else if e.rate > 0 {
 		// Too few successes to measure (the 429 came right after a burst):
 		// halve, and probe at once to measure on the way up.
 		est = e.rate / 2
+	} else {
+		// No bucket yet: start from what the upstream admitted in the
+		// second before the 429.
+		est = float64(rc.hist.count(e.at.Add(-time.Second), now))
 	}
 	if !e.probing {
 		est = min(est, e.rate*dropCap)
@@ -250,8 +369,12 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 		rc.hold = holdMin
 	}
 	rc.known = est
-	rc.base = max(min(rc.ceiling, est*settleFraction), rateFloor)
+	rc.base = max(min(rc.ceilingOrMax(), est*settleFraction), rateFloor)
 	rc.holdEnd = now.Add(rc.hold)
+	if rc.limiter == nil {
+		// Our bucket starts now, empty (below).
+		rc.limiter = rate.NewLimiter(rate.Limit(rc.base), rc.bucketBurst())
+	}
 	if !ok || !e.probing {
 		// The new rate may still be above R. The upstream bucket refilled
 		// during the pause, and ours did too: sending our burst at once
@@ -264,17 +387,60 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 	}
 }
 
-// target is the bucket's rate at now: the ceiling until a 429 is seen, then
-// the settled rate during the hold, then a probe growing exponentially.
+// measure estimates the upstream's rate and burst from the successes in
+// [since, upto], with the 429 at at: the rate for the burst estimate
+// (successRing.estimate), then the burst for that rate (successRing.burst),
+// until the burst stops growing. It starts from the burst estimated so far,
+// so the estimate of B only grows, and only on a probe: after a drop of the
+// quota, the rate is capped (react) and what the successes say of the
+// burst is unsure. ok is false when no window holds enough successes to
+// measure.
+func (rc *rateControl) measure(at, upto, since time.Time, probing bool) (est, burst float64, ok bool) {
+	burst = rc.burst
+	for range 8 {
+		r, rok := rc.hist.estimate(at, upto, since, burst)
+		if !rok {
+			return est, burst, ok
+		}
+		est, ok = r, true
+		if !probing {
+			return est, burst, ok
+		}
+		b := rc.hist.burstAt(r, since, upto)
+		if b < burst+0.5 {
+			return est, burst, ok
+		}
+		burst = math.Floor(b + 1e-9)
+	}
+	return est, burst, ok
+}
+
+func (rc *rateControl) ceilingOrMax() float64 {
+	if rc.ceiling > 0 {
+		return rc.ceiling
+	}
+	return maxRate
+}
+
+// target is the bucket's rate at now: the ceiling (or none, +Inf) until a
+// 429 is seen, then the settled rate during the hold, then a probe growing
+// exponentially.
 func (rc *rateControl) target(now time.Time) float64 {
 	if rc.known == 0 {
+		if rc.ceiling == 0 {
+			return math.Inf(1)
+		}
 		return rc.ceiling
 	}
 	if now.Before(rc.holdEnd) {
 		return rc.base
 	}
+	g := probeGrowth
+	if rc.ceiling == 0 && !rc.measured {
+		g = discoveryGrowth
+	}
 	s := now.Sub(rc.holdEnd).Seconds()
-	return min(rc.ceiling, rc.base*math.Exp(probeGrowth*s))
+	return min(rc.ceilingOrMax(), rc.base*math.Exp(g*s))
 }
 
 // successRing holds the times of the latest successes.
@@ -315,9 +481,59 @@ func (r *successRing) estimate(at, upto, since time.Time, burst float64) (est fl
 		if float64(n)-burst < minExcess {
 			continue
 		}
-		if l := (float64(n) - burst) / w.Seconds(); l > est {
+		if l := (float64(n) - burst + estimateLift) / w.Seconds(); l > est {
 			est, ok = l, true
 		}
 	}
 	return est, ok
+}
+
+// count is the number of successes in [from, to].
+func (r *successRing) count(from, to time.Time) int {
+	fromNs, toNs := from.UnixNano(), to.UnixNano()
+	kept := min(r.n, len(r.t))
+	n := 0
+	for i := 1; i <= kept; i++ {
+		s := r.t[(r.n-i)%len(r.t)]
+		if s < fromNs {
+			break
+		}
+		if s <= toNs {
+			n++
+		}
+	}
+	return n
+}
+
+// burstAt is the largest lower bound n - rate*(t_j - t_i) of the upstream's
+// burst over the windows [t_i, t_j] of successes in [since, upto] no longer
+// than burstSpan (n of them in the window): in any window a bucket of that
+// rate admits at most its burst plus rate times the window. Only short
+// windows count, where the burst is seen (a full bucket emptied at once):
+// over a long one, a rate a little under the true one would add the
+// difference times the window, and successes from before a drop of the
+// quota would count at the new, lower rate.
+func (r *successRing) burstAt(rate float64, since, upto time.Time) float64 {
+	from, uptoNs := since.UnixNano(), upto.UnixNano()
+	kept := min(r.n, len(r.t))
+	best := 0.0
+	for j := 1; j <= kept; j++ {
+		tj := r.t[(r.n-j)%len(r.t)]
+		if tj > uptoNs {
+			continue
+		}
+		if tj < from {
+			break
+		}
+		// Windows ending at t_j, from older successes back to burstSpan.
+		for i := j; i <= kept; i++ {
+			ti := r.t[(r.n-i)%len(r.t)]
+			w := time.Duration(tj - ti)
+			if ti < from || w > burstSpan {
+				break
+			}
+			best = max(best, float64(i-j+1)-rate*w.Seconds())
+		}
+	}
+	return best
 }

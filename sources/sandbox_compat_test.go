@@ -36,9 +36,11 @@ func setup(t *testing.T, pageSize int) *bundle {
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	b := &bundle{srv: srv}
+	o := sources.DefaultOptions()
+	o.BaseURL, o.MaxRetries = hs.URL+"/api", 0
+	o.RetryInitial, o.RetryMax = sources.Duration(time.Millisecond), sources.Duration(time.Millisecond)
 	b.c, err = sources.New(sources.Config{
-		BaseURL: hs.URL + "/api", APIKey: sandboxKey,
-		RetryInitial: time.Millisecond, RetryMax: time.Millisecond, MaxRetries: -1,
+		Options: o, APIKey: sandboxKey,
 		AfterResponse: func(context.Context, sources.Outcome) { b.responses.Add(1) },
 	})
 	if err != nil {

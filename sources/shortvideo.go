@@ -100,9 +100,6 @@ func NormalizeHandle(h string) string {
 // SVProfile fetches /shortvideo/profile.
 func (c *Client) SVProfile(ctx context.Context, handle string) (*SVProfile, error) {
 	handle = NormalizeHandle(handle)
-	if handle == "" {
-		return nil, paramError("/shortvideo/profile", "handle", "is empty")
-	}
 	var p SVProfile
 	err := c.fetch(ctx, ShortVideo, "/profile", url.Values{"handle": {handle}}, func(a *answer) error {
 		if err := decodeObject(a, &p, &p.Raw, &p.Credits); err != nil {

@@ -42,9 +42,6 @@ func (l *SVLive) UnmarshalJSON(b []byte) error {
 // SVLive fetches /shortvideo/user/live.
 func (c *Client) SVLive(ctx context.Context, handle string) (*SVLive, error) {
 	handle = NormalizeHandle(handle)
-	if handle == "" {
-		return nil, paramError("/shortvideo/user/live", "handle", "is empty")
-	}
 	var l SVLive
 	err := c.fetch(ctx, ShortVideo, "/user/live", url.Values{"handle": {handle}}, func(a *answer) error {
 		return decodeObject(a, &l, &l.Raw, &l.Credits)

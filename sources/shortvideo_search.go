@@ -205,9 +205,6 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 // SVHashtagSearch fetches one page of /shortvideo/search/hashtag.
 func (c *Client) SVHashtagSearch(ctx context.Context, keyword, cursor string) (*Page[SVHashtag], error) {
 	keyword = strings.TrimSpace(keyword)
-	if keyword == "" {
-		return nil, paramError("/shortvideo/search/hashtag", "keyword", "is empty")
-	}
 	return fetchPage[SVHashtag](ctx, c, ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {keyword}}, cursor), "hashtags", "challenge_list")
 }
 
@@ -288,9 +285,6 @@ func (r *SVTopResult) set(w *topResultWire) {
 // items is the platform's ranking and is kept.
 func (c *Client) SVTopSearch(ctx context.Context, keyword, cursor string) (*Page[SVTopResult], error) {
 	keyword = strings.TrimSpace(keyword)
-	if keyword == "" {
-		return nil, paramError("/shortvideo/search/top", "keyword", "is empty")
-	}
 	return fetchPage[SVTopResult](ctx, c, ShortVideo, "/search/top", withCursor(url.Values{"keyword": {keyword}}, cursor), "results")
 }
 

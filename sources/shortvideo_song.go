@@ -54,9 +54,6 @@ func (s *SVSong) UnmarshalJSON(b []byte) error {
 // SVSong fetches /shortvideo/song.
 func (c *Client) SVSong(ctx context.Context, songID string) (*SVSong, error) {
 	songID = strings.TrimSpace(songID)
-	if songID == "" {
-		return nil, paramError("/shortvideo/song", "id", "is empty")
-	}
 	var s SVSong
 	err := c.fetch(ctx, ShortVideo, "/song", url.Values{"id": {songID}}, func(a *answer) error {
 		return decodeObject(a, &s, &s.Raw, &s.Credits)
@@ -70,8 +67,5 @@ func (c *Client) SVSong(ctx context.Context, songID string) (*SVSong, error) {
 // SVSongVideos fetches one page of /shortvideo/song/videos.
 func (c *Client) SVSongVideos(ctx context.Context, songID, cursor string) (*Page[SVVideo], error) {
 	songID = strings.TrimSpace(songID)
-	if songID == "" {
-		return nil, paramError("/shortvideo/song/videos", "id", "is empty")
-	}
 	return fetchPage[SVVideo](ctx, c, ShortVideo, "/song/videos", withCursor(url.Values{"id": {songID}}, cursor), svVideoListKeys...)
 }

@@ -38,13 +38,23 @@ type command struct {
 type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// terminal reports whether w is a terminal and its width (default
+	// live.Terminal); tests stand in a fake terminal.
+	terminal func(w io.Writer) (bool, func() int)
+	// afterRun, when set, is called by run once the run has ended, before
+	// its metrics server closes (tests scrape the final figures there).
+	afterRun func(metricsURL string)
+	// metricsServing, when set, is called once the metrics server listens.
+	metricsServing func(metricsURL string)
 }
 
 func commands() []command {
 	return []command{
 		{"run", "harvest a job file into PostgreSQL (or resume a run)", cmdRun},
 		{"plan", "check a job can run and bound its credits, without spending any", cmdPlan},
-		{"status", "show a run and the row counts of the data tables", cmdStatus},
+		{"status", "show a run's figures (read-only; --json for machines)", cmdStatus},
+		{"runs", "list the latest runs (read-only; --json for machines)", cmdRuns},
+		{"version", "print the crawler's version (also: crawler --version)", cmdVersion},
 		{"migrate", "apply the database migrations", cmdMigrate},
 		{"sandbox", "serve the local stand-in for the upstream API", cmdSandbox},
 	}
@@ -58,7 +68,7 @@ Usage:
 Commands:
 %s
 Environment:
-  DATABASE_URL   PostgreSQL connection URL (required by run and migrate)
+  DATABASE_URL   PostgreSQL connection URL (required by run, status, runs and migrate)
   the variable named by api.key_env in the job file (default CRAWLER_API_KEY) holds the API key
 
 Run "crawler <command> --help" for a command's flags.
@@ -82,6 +92,8 @@ func runEnv(ctx context.Context, args []string, env *cliEnv) int {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, topUsage, list.String())
 		return exitOK
+	case "-version", "--version":
+		return exitCode(stderr, cmdVersion(ctx, env, args[1:]))
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -56,6 +56,7 @@ type upstream struct {
 	mu      sync.Mutex
 	seen    map[string]int // path?query -> 200 answers
 	trigger func(n int64)  // called as request n arrives, before it is served
+	serving atomic.Int64   // requests past the trigger not yet answered
 }
 
 func newUpstream(t *testing.T) *upstream {
@@ -82,7 +83,9 @@ func newUpstreamWith(t *testing.T, cfg sandbox.Config) *upstream {
 			trig(n)
 		}
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		u.serving.Add(1)
 		h.ServeHTTP(rec, r)
+		u.serving.Add(-1)
 		if rec.status == 200 {
 			u.mu.Lock()
 			u.seen[r.URL.Path+"?"+r.URL.RawQuery]++

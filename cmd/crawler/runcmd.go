@@ -3,9 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"time"
 
+	"github.com/socialcrawl/crawler/internal/live"
+	"github.com/socialcrawl/crawler/internal/metrics"
+	"github.com/socialcrawl/crawler/internal/version"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -58,7 +66,11 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	baseURL := fs.String("base-url", "", "override api.base_url of the job file")
 	insecure := fs.Bool("allow-insecure-http", false, "allow sending the API key over plain http to a host that is not loopback (a job file cannot allow it)")
 	maxCredits := fs.Int64("max-credits", -1, "override limits.max_credits (on --resume: the run's new budget)")
-	progress := fs.Duration("progress", pipeline.ProgressIntervalDefault, "how often to log progress (0: never)")
+	progress := fs.Duration("progress", pipeline.ProgressIntervalDefault, "how often to log a progress line (0: never); on a terminal the live status line replaces them unless this flag is given")
+	liveMode := fs.String("live", "auto", "the live status line on stderr: auto (when stderr is a terminal) or off")
+	sample := fs.Duration("sample-interval", pipeline.SampleIntervalDefault, "how often to record a progress sample of the run in crawl.run_samples (0: never)")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics while the run works (e.g. 127.0.0.1:9464)")
+	metricsFile := fs.String("metrics-textfile", "", "at the end, write the run's final metrics to `PATH` (atomically) for node_exporter's textfile collector")
 	grace := fs.Duration("grace", pipeline.GraceDefault, "on SIGINT/SIGTERM, how long in-flight requests may finish before they are released")
 	newLogger := logFlags(fs)
 	if err := parseFlags(env, fs, args); err != nil {
@@ -73,9 +85,32 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if *retryFailed && *resume == 0 {
 		return usagef("--retry-failed needs --resume ID: it re-queues the failed tasks of that run")
 	}
-	log, err := newLogger(env.stderr)
+	if *liveMode != "auto" && *liveMode != "off" {
+		return usagef("--live: %q is not auto or off", *liveMode)
+	}
+	progressSet := false
+	fs.Visit(func(f *flag.Flag) { progressSet = progressSet || f.Name == "progress" })
+	var line *live.Line
+	logOut := env.stderr
+	if *liveMode == "auto" {
+		if ok, width := env.isTerminal(env.stderr); ok {
+			line = live.New(env.stderr, width)
+			logOut = line.Writer()
+			if !progressSet {
+				*progress = 0
+			}
+		}
+	}
+	log, err := newLogger(logOut)
 	if err != nil {
 		return err
+	}
+	var metricsLn net.Listener
+	if *metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
+			return usagef("--metrics-addr: %v", err)
+		}
+		defer metricsLn.Close()
 	}
 	path := fs.Arg(0)
 	job, err := pipeline.LoadJobWith(path, pipeline.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure})
@@ -137,10 +172,44 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stdout, "run %d: %d failed tasks re-queued\n", runID, n)
 		}
 	}
-	fmt.Fprintf(env.stdout, "run %d: job %q started\n", runID, job.Name) // also on continue and join: scripts read it
-	sum, err := pipeline.Run(ctx, pipeline.Options{Pool: pool, Client: clientCfg, Logger: log, Grace: *grace, ProgressInterval: progressInterval(*progress)}, job, runID)
+	fmt.Fprintf(env.stdout, "run %d: job %q started\n", runID, job.Name)
+	opts := pipeline.Options{Pool: pool, Client: clientCfg, Logger: log, Grace: *grace, ProgressInterval: progressInterval(*progress),
+		SampleInterval: progressInterval(*sample), Version: version.String()}
+	if line != nil {
+		opts.Observers = append(opts.Observers, line)
+	}
+	var m *metrics.Metrics
+	if metricsLn != nil || *metricsFile != "" {
+		m = metrics.New(runID, job.Name, opts.Version)
+		opts.Observers = append(opts.Observers, m)
+	}
+	metricsURL := ""
+	if metricsLn != nil {
+		stopServer := serveMetrics(metricsLn, m, log)
+		defer stopServer()
+		metricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
+		log.Info("serving metrics", "url", metricsURL)
+		if env.metricsServing != nil {
+			env.metricsServing(metricsURL)
+		}
+	}
+	sum, err := pipeline.Run(ctx, opts, job, runID)
 	if sum != nil {
-		fmt.Fprintf(env.stdout, "run %d: %s: %d pages, %d rows written\n", runID, sum.State, sum.Pages, sum.Rows)
+		credits := ""
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if cr, cerr := pipeline.LoadCredits(cctx, pool, runID); cerr == nil {
+			credits = fmt.Sprintf(", %d credits billed to the run", cr.Billed)
+		}
+		cancel()
+		fmt.Fprintf(env.stdout, "run %d: %s: %d pages, %d rows written%s\n", runID, sum.State, sum.Pages, sum.Rows, credits)
+	}
+	if *metricsFile != "" {
+		if werr := m.WriteTextfile(*metricsFile); werr != nil {
+			log.Error("could not write the metrics textfile", "path", *metricsFile, "err", werr)
+		}
+	}
+	if env.afterRun != nil {
+		env.afterRun(metricsURL)
 	}
 	var stop *pipeline.StopError
 	if errors.As(err, &stop) {
@@ -158,4 +227,29 @@ func progressInterval(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// isTerminal is env.terminal, or live.Terminal.
+func (env *cliEnv) isTerminal(w io.Writer) (bool, func() int) {
+	if env.terminal != nil {
+		return env.terminal(w)
+	}
+	return live.Terminal(w)
+}
+
+// serveMetrics serves m on ln's /metrics until the returned stop is called.
+func serveMetrics(ln net.Listener, m *metrics.Metrics, log *slog.Logger) (stop func()) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics server stopped", "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}
 }

@@ -2,20 +2,54 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
 )
 
+const statusSummary = `Show one run's figures (default: the latest run): its state, pages and
+rows it wrote, credits, tasks by state, why tasks failed or were skipped,
+entries dropped, and the processes (with their crawler versions) that
+worked on it. Read-only: it never migrates; when the database's schema is
+behind this binary it says so and exits 1 (run crawler migrate).`
+
+// statusJSON is the --json form of crawler status.
+type statusJSON struct {
+	ID            int64                  `json:"id"`
+	Job           string                 `json:"job"`
+	State         string                 `json:"state"`
+	StopReason    string                 `json:"stop_reason,omitempty"`
+	StartedAt     time.Time              `json:"started_at"`
+	FinishedAt    *time.Time             `json:"finished_at,omitempty"`
+	Seconds       float64                `json:"duration_seconds"`
+	Pages         int64                  `json:"pages"`
+	Items         int64                  `json:"items"`
+	Rows          int64                  `json:"rows_written"`
+	CreditsBilled int64                  `json:"credits_billed"`
+	CreditsHeld   int64                  `json:"credits_reserved"`
+	MaxCredits    *int64                 `json:"max_credits"`
+	Tasks         map[string]int64       `json:"tasks"`
+	Reasons       []pipeline.ReasonCount `json:"reasons"`
+	Dropped       int64                  `json:"entries_dropped"`
+	Drops         []pipeline.ReasonCount `json:"drops"`
+	Processes     []pipeline.RunProcess  `json:"processes"`
+}
+
 func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "status", "", "Show a run (default: the latest) and the row counts of the data tables.")
+	fs := newFlags(env, "status", "", statusSummary)
 	runID := fs.Int64("run", 0, "run `ID` to show (default: the latest)")
+	asJSON := fs.Bool("json", false, "print the figures as one JSON object")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -27,7 +61,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	if _, err := migrate(ctx, pool); err != nil {
+	if err := schemaCurrent(ctx, pool); err != nil {
 		return err
 	}
 	st, err := pipeline.LoadRunStatus(ctx, pool, *runID)
@@ -37,6 +71,31 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	cr, err := pipeline.LoadCredits(ctx, pool, st.ID)
+	if err != nil {
+		return err
+	}
+	procs, err := pipeline.LoadRunProcesses(ctx, pool, st.ID)
+	if err != nil {
+		return err
+	}
+	var rows int64
+	for _, p := range procs {
+		rows += p.Rows
+	}
+	end := time.Now()
+	if st.FinishedAt != nil {
+		end = *st.FinishedAt
+	}
+	if *asJSON {
+		out := statusJSON{ID: st.ID, Job: st.Job, State: st.State, StopReason: st.StopReason, StartedAt: st.StartedAt,
+			FinishedAt: st.FinishedAt, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
+			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, Tasks: st.Tasks,
+			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs)}
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "run %d\tjob %q\t%s\n", st.ID, st.Job, st.State)
 	if st.StopReason != "" {
@@ -45,23 +104,24 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintf(w, "  started\t%s\n", st.StartedAt.Format("2006-01-02 15:04:05 MST"))
 	if st.FinishedAt != nil {
 		fmt.Fprintf(w, "  took\t%s\n", st.FinishedAt.Sub(st.StartedAt).Round(1e6))
+	} else {
+		fmt.Fprintf(w, "  running for\t%s\n", end.Sub(st.StartedAt).Round(time.Second))
 	}
 	fmt.Fprintf(w, "  pages fetched\t%d\n  items seen\t%d\n", st.Pages, st.Items)
+	fmt.Fprintf(w, "  rows written\t%d\n", rows)
 	fmt.Fprintf(w, "  entries dropped\t%d\n", st.Dropped)
 	for _, d := range st.Drops {
 		fmt.Fprintf(w, "  dropped %s\t%d (latest: %s)\n", d.Kind, d.N, d.Reason)
 	}
-	if cr, err := pipeline.LoadCredits(ctx, pool, st.ID); err == nil {
-		budget := "no cap"
-		if cr.Max != nil {
-			budget = fmt.Sprintf("max %d", *cr.Max)
-		}
-		held := ""
-		if n := cr.Committed - cr.Billed; n != 0 {
-			held = fmt.Sprintf("; %d reserved by requests in flight", n)
-		}
-		fmt.Fprintf(w, "  credits billed\t%d (%s%s)\n", cr.Billed, budget, held)
+	budget := "no cap"
+	if cr.Max != nil {
+		budget = fmt.Sprintf("max %d", *cr.Max)
 	}
+	held := ""
+	if n := cr.Committed - cr.Billed; n != 0 {
+		held = fmt.Sprintf("; %d reserved by requests in flight", n)
+	}
+	fmt.Fprintf(w, "  credits billed\t%d (%s%s)\n", cr.Billed, budget, held)
 	for _, state := range slices.Sorted(maps.Keys(st.Tasks)) {
 		fmt.Fprintf(w, "  tasks %s\t%d\n", state, st.Tasks[state])
 	}
@@ -69,15 +129,40 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(w, "  %s %s\t%d (%s)\n", r.State, r.Kind, r.N, r.Reason)
 		fmt.Fprintf(w, "    e.g.\t%s: %s\n", strings.Join(r.Keys, ", "), clip(r.Example, 200))
 	}
-	counts, err := pipeline.TableCounts(ctx, pool)
+	for _, p := range procs {
+		state := p.State
+		if state == "" {
+			state = "working (or died)"
+		}
+		fmt.Fprintf(w, "  process %s\t%s: %d pages, %d rows, %d requests, %d 429s; crawler %s\n", p.Owner, state, p.Pages, p.Rows, p.Requests, p.RateLimited, p.Version)
+	}
+	return w.Flush()
+}
+
+// schemaCurrent fails, without changing anything, when the database's
+// schema is behind (or ahead of) this binary's migrations.
+func schemaCurrent(ctx context.Context, pool *pgxpool.Pool) error {
+	current, latest, err := migrations.Versions(ctx, pool)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ntable\trows\n")
-	for _, c := range counts {
-		fmt.Fprintf(w, "%s\t%d\n", c.Table, c.Rows)
+	switch {
+	case current == 0:
+		return fmt.Errorf("the database has no crawler schema yet (migrations never applied): run crawler migrate (or crawler run)")
+	case current < latest:
+		return fmt.Errorf("the database schema is at version %d, behind this crawler's %d; this command only reads and does not migrate: run crawler migrate", current, latest)
+	case current > latest:
+		return fmt.Errorf("the database schema is at version %d, ahead of this crawler's %d: use a newer crawler", current, latest)
 	}
-	return w.Flush()
+	return nil
+}
+
+// nonNil makes an empty list print as [] in JSON.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // clip cuts s to at most n bytes without splitting a character.

@@ -47,6 +47,7 @@ type sizes struct {
 	wasteSeeds          []string
 	scaleT              time.Duration   // workload 7, per process count
 	outages             []time.Duration // workload 9
+	autoQuotaT          time.Duration   // workload 11, each form of Retry-After
 }
 
 var fullSizes = sizes{
@@ -62,6 +63,7 @@ var fullSizes = sizes{
 	wasteSeeds:     []string{"w1_f2000_g400", "w2_f1500_g300", "w3_f1000_g200", "w4_f500_g100", "w5_f240_g35", "w6_f3_g3"},
 	scaleT:         20 * time.Second,
 	outages:        []time.Duration{15 * time.Second, 2 * time.Minute},
+	autoQuotaT:     120 * time.Second,
 }
 
 var smokeSizes = sizes{
@@ -77,6 +79,7 @@ var smokeSizes = sizes{
 	wasteSeeds:     []string{"w1_f400_g120", "w2_f100_g50", "w3_f3_g3"},
 	scaleT:         time.Second,
 	outages:        []time.Duration{time.Second},
+	autoQuotaT:     time.Second,
 }
 
 // workload is one benchmark of the harness.
@@ -104,6 +107,10 @@ var workloads = []workload{
 	{"gobench", "8. Hot paths (testing.B)", runGoBench},
 	{"outage", "9. Upstream outage", runOutage},
 	{"hostile", "10. Hostile upstream", runHostile},
+	{"quotaauto", "11. Quota saturation, api.rate unset", runQuotaAuto},
+	{"ratechangeauto", "12. Rate change mid-run, api.rate unset", runRateChangeAuto},
+	{"dbcost", "13. Latency hiding at 50 ms, database cost per page", runDBCost},
+	{"scaleoutauto", "14. Scale-out, api.rate unset", runScaleOutAuto},
 }
 
 // Workloads names the workloads, in the order Run runs them.

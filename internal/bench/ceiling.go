@@ -29,7 +29,7 @@ const ceilingWorkers = 8
 func runCeiling(ctx context.Context, e *env) (*outcome, error) {
 	d := e.size.ceilingT
 	out := &outcome{setup: fmt.Sprintf("sandbox without latency or quota in its own process (`crawler sandbox`), pages of 50; %d workers; %d seed accounts of 1,000,000 followers; pipeline in-process for %s. "+
-		"Then, in the same database (bookkeeping tables vacuumed), %d follower pages (50 users + 50 edges each) written by the writer (sinks.Write, a transaction per page, one connection), between two raw CopyFrom loads of as many rows (one COPY per table), into the same tables.",
+		"Then, in the same database (bookkeeping tables vacuumed), %d follower pages (50 users + 50 edges each) written by the writer (sinks.Queue, one round trip in a transaction per page as a commit sends it, one connection), between two raw CopyFrom loads of as many rows (one COPY per table), into the same tables.",
 		ceilingWorkers, quotaSeeds, d, e.size.copyPages)}
 	base, stop, err := e.startSandboxProcess(ctx)
 	if err != nil {
@@ -278,7 +278,17 @@ func measureWriter(ctx context.Context, pool *pgxpool.Pool, runID int64, pages i
 	}
 	begin := time.Now()
 	for _, b := range batches {
-		if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return sinks.Write(ctx, tx, runID, b) }); err != nil {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			var batch pgx.Batch
+			labels := sinks.Queue(&batch, runID, b)
+			br := tx.SendBatch(ctx, &batch)
+			if err := sinks.Results(br, labels); err != nil {
+				br.Close()
+				return err
+			}
+			return br.Close()
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -48,16 +48,37 @@ type quotaRun struct {
 	allowed  float64
 	pauses   int
 	lostIdle float64 // quota lost while nothing was sent (429 pauses)
+	arr      []sandbox.Arrival
+	t0       time.Time
+	dups     []string // pages answered 200 twice, when tracked
+	distinct int
 }
 
 func measureQuota(ctx context.Context, e *env, label string, ceiling float64, d time.Duration) (*quotaRun, error) {
-	up, err := newUpstream(sandbox.Config{Rate: quotaR, Burst: quotaB}, false)
+	return measureQuotaWith(ctx, e, quotaSpec{label: label, ceiling: ceiling, d: d, workers: quotaWorkers})
+}
+
+// quotaSpec is one saturation run: the client's ceiling (0: none), how the
+// sandbox's 429s announce their delay, and whether pages answered twice
+// are tracked.
+type quotaSpec struct {
+	label          string
+	ceiling        float64
+	d              time.Duration
+	workers        int
+	retryAfterMode string
+	track          bool
+}
+
+func measureQuotaWith(ctx context.Context, e *env, q quotaSpec) (*quotaRun, error) {
+	ceiling, d := q.ceiling, q.d
+	up, err := newUpstream(sandbox.Config{Rate: quotaR, Burst: quotaB, RetryAfterMode: q.retryAfterMode}, q.track)
 	if err != nil {
 		return nil, err
 	}
 	defer up.close()
-	p, err := e.startInProcess(ctx, label, jobSpec{
-		name: "bench-" + label, baseURL: up.url, rate: ceiling, burst: quotaB, workers: quotaWorkers,
+	p, err := e.startInProcess(ctx, q.label, jobSpec{
+		name: "bench-" + q.label, baseURL: up.url, rate: ceiling, burst: quotaB, workers: q.workers,
 		maxRetries: 20, profiles: bigAccounts("sat", quotaSeeds, 1_000_000), followersOnly: true,
 	})
 	if err != nil {
@@ -71,6 +92,10 @@ func measureQuota(ctx context.Context, e *env, label string, ceiling float64, d 
 	arr := up.sb.Arrivals(apiKey)
 	m := &quotaRun{ceiling: ceiling, w: countWindow(arr, t0, t0.Add(d)), allowed: quotaR*d.Seconds() + quotaB}
 	m.pauses, m.lostIdle = idleLoss(arr, t0, t0.Add(d), quotaR, quotaB)
+	m.arr, m.t0 = arr, t0
+	if q.track {
+		m.dups, m.distinct = up.duplicates()
+	}
 	return m, nil
 }
 

@@ -15,29 +15,37 @@ import (
 // caused, and how long until the billable rate is at 90% of the new R and
 // stays there.
 func runRateChange(ctx context.Context, e *env) (*outcome, error) {
-	rates := []float64{quotaR, 20, quotaR}
-	phase := e.size.changePhase
 	ceiling := 1.5 * quotaR
 	out := &outcome{setup: fmt.Sprintf("as workload 1 with ceiling 1.5 R = %g/s; R = 50 -> 20 -> 50 requests/s (SetRate, burst %d), %s each. "+
 		"\"Reach 90%%\" is the first instant from which the billable rate, in 1 s bins, stays at or above 90%% of the new R for 5 s (%s in smoke mode).",
-		ceiling, quotaB, phase, settleHold(phase))}
-	up, err := newUpstream(sandbox.Config{Rate: rates[0], Burst: quotaB}, false)
+		ceiling, quotaB, e.size.changePhase, settleHold(e.size.changePhase))}
+	_, err := rateChange(ctx, e, out, "ratechange", ceiling, quotaWorkers, false)
+	return out, err
+}
+
+// rateChange runs the crawl of workload 2 with the client's ceiling (0:
+// none) and adds its figures to out; it returns the sandbox's arrivals and
+// when the run started. track records the pages answered twice.
+func rateChange(ctx context.Context, e *env, out *outcome, label string, ceiling float64, workers int, track bool) (*changeRun, error) {
+	rates := []float64{quotaR, 20, quotaR}
+	phase := e.size.changePhase
+	up, err := newUpstream(sandbox.Config{Rate: rates[0], Burst: quotaB}, track)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	defer up.close()
-	p, err := e.startInProcess(ctx, "ratechange", jobSpec{
-		name: "bench-ratechange", baseURL: up.url, rate: ceiling, burst: quotaB, workers: quotaWorkers,
+	p, err := e.startInProcess(ctx, label, jobSpec{
+		name: "bench-" + label, baseURL: up.url, rate: ceiling, burst: quotaB, workers: workers,
 		maxRetries: 20, profiles: bigAccounts("chg", quotaSeeds, 1_000_000), followersOnly: true,
 	})
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	defer p.close()
 	changes := make(chan time.Time, len(rates))
 	// The run ends a whole phase after the last change, however late a
 	// loaded machine made it.
-	_, _, err = p.runFor(ctx, up, 0, func(ctx context.Context, t0 time.Time) {
+	t0, _, err := p.runFor(ctx, up, 0, func(ctx context.Context, t0 time.Time) {
 		last := t0
 		for i, r := range rates[1:] {
 			if !sleepUntil(ctx, t0.Add(time.Duration(i+1)*phase)) {
@@ -53,10 +61,14 @@ func runRateChange(ctx context.Context, e *env) (*outcome, error) {
 		sleepUntil(ctx, last.Add(phase))
 	})
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	close(changes)
 	arr := up.sb.Arrivals(apiKey)
+	cr := &changeRun{arr: arr, t0: t0, rates: rates, phase: phase}
+	if track {
+		cr.dups, cr.distinct = up.duplicates()
+	}
 	var oks []time.Time
 	for _, a := range arr {
 		if a.Status == http.StatusOK {
@@ -66,6 +78,7 @@ func runRateChange(ctx context.Context, e *env) (*outcome, error) {
 	slices.SortFunc(oks, func(x, y time.Time) int { return x.Compare(y) })
 	i := 0
 	for tc := range changes {
+		cr.changes = append(cr.changes, tc)
 		i++
 		from, to := rates[i-1], rates[i]
 		end := tc.Add(phase)
@@ -86,9 +99,20 @@ func runRateChange(ctx context.Context, e *env) (*outcome, error) {
 		out.figures = append(out.figures, f)
 	}
 	if i != len(rates)-1 {
-		return out, fmt.Errorf("the run ended after %d of %d rate changes", i, len(rates)-1)
+		return cr, fmt.Errorf("the run ended after %d of %d rate changes", i, len(rates)-1)
 	}
-	return out, nil
+	return cr, nil
+}
+
+// changeRun is what the crawl of workload 2 saw at the sandbox.
+type changeRun struct {
+	arr      []sandbox.Arrival
+	t0       time.Time
+	rates    []float64
+	phase    time.Duration
+	changes  []time.Time
+	dups     []string
+	distinct int
 }
 
 // settleHold is how long the rate must stay at its new level to count.

@@ -26,7 +26,7 @@ func runScaleOut(ctx context.Context, e *env) (*outcome, error) {
 	var dupDetail []string
 	dupTotal := 0
 	for n := 1; n <= 3; n++ {
-		r, err := e.scaleRun(ctx, dir, n, d)
+		r, err := e.scaleRun(ctx, dir, n, d, 1.5*quotaR)
 		if err != nil {
 			return out, fmt.Errorf("%d processes: %w", n, err)
 		}
@@ -62,7 +62,8 @@ type scaleResult struct {
 	distinct int
 }
 
-func (e *env) scaleRun(ctx context.Context, dir string, n int, d time.Duration) (*scaleResult, error) {
+// scaleRun runs n processes with the client ceiling rate (0: none).
+func (e *env) scaleRun(ctx context.Context, dir string, n int, d time.Duration, rate float64) (*scaleResult, error) {
 	up, err := newUpstream(sandbox.Config{Rate: quotaR, Burst: quotaB}, true)
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func (e *env) scaleRun(ctx context.Context, dir string, n int, d time.Duration) 
 	if err != nil {
 		return nil, err
 	}
-	job, err := jobSpec{name: "bench-scaleout", baseURL: up.url, rate: 1.5 * quotaR, burst: quotaB, workers: quotaWorkers,
+	job, err := jobSpec{name: "bench-scaleout", baseURL: up.url, rate: rate, burst: quotaB, workers: quotaWorkers,
 		maxRetries: 20, profiles: bigAccounts("sco", quotaSeeds, 1_000_000), followersOnly: true}.write(dir)
 	if err != nil {
 		return nil, err

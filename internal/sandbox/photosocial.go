@@ -129,6 +129,8 @@ const (
 
 func strPtr(s string) *string { return &s }
 
+var _ = route("/photosocial/profile", (*world).psProfile) // 13
+
 // psProfile is endpoint 13. A private account answers 200 with {} and costs
 // no credit; contact fields and category_name are null unless "business".
 func (w *world) psProfile(q query) (reply, error) {
@@ -215,6 +217,8 @@ func post(code string) ([]string, error) {
 // takenAt is when a post or reel was published: up to a year before day 0.
 func takenAt(kind, code string) int64 { return WorldEpoch - pick(kind, code, "takenAt", 365*86400) }
 
+var _ = route("/photosocial/post/comments", (*world).psComments) // 14
+
 // psComments is endpoint 14: cursor in, cursor out, no hasMore; the last
 // page answers cursor "".
 func (w *world) psComments(q query) (reply, error) {
@@ -270,6 +274,8 @@ func reelCode(seed uint64, i int64) string {
 	return string(b)
 }
 
+var _ = route("/photosocial/reels/search", (*world).psReelsSearch) // 15
+
 // psReelsSearch is endpoint 15: page numbers from 1, ReelsPageSize reels a
 // page; a page past the end is an empty list (200, billable).
 func (w *world) psReelsSearch(q query) (reply, error) {
@@ -317,6 +323,8 @@ func (w *world) psReelsSearch(q query) (reply, error) {
 // stay O(page) whatever the token says.
 const transcriptMax = 1000
 
+var _ = route("/photosocial/media/transcript", (*world).psTranscript) // 16
+
 // psTranscript is endpoint 16: token nospeech -> no entries (still a
 // billable 200), t<N> -> min(N, transcriptMax) entries (one per carousel
 // item), else one.
@@ -344,6 +352,8 @@ func (w *world) psTranscript(q query) (reply, error) {
 	return billable(transcriptsJSON{Success: true, Transcripts: out})
 }
 
+var _ = route("/photosocial/user/embed", (*world).psEmbed) // 17
+
 // psEmbed is endpoint 17.
 func (w *world) psEmbed(q query) (reply, error) {
 	h, err := q.handle("handle")
@@ -359,6 +369,8 @@ func (w *world) psEmbed(q query) (reply, error) {
 		` on photosocial</a></blockquote><script async src="` + psSite + `/embed.js"></script>`
 	return billable(embedJSON{Success: true, HTML: markup})
 }
+
+var _ = route("/photosocial/user/highlight/detail", (*world).psHighlight) // 18
 
 // psHighlight is endpoint 18: id is the bare digits; ids starting with 404
 // are not found; media_count is the value of the last two digits.

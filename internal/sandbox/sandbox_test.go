@@ -893,3 +893,12 @@ func TestConfig(t *testing.T) {
 		t.Errorf("default page size: %d", len(list(t, m, "followers")))
 	}
 }
+
+// Every endpoint of upstream-api.md is routed, each once (route panics on a
+// second registration when the package loads).
+func TestEveryEndpointRouted(t *testing.T) {
+	t.Parallel()
+	if n := len((&world{}).endpoints()); n != 18 {
+		t.Errorf("%d endpoints routed, want the 18 of upstream-api.md", n)
+	}
+}

@@ -233,6 +233,8 @@ func oneOf(v string, set []string) bool {
 	return false
 }
 
+var _ = route("/shortvideo/search/keyword", (*world).searchKeyword) // 1
+
 // searchKeyword is endpoint 1. A non-empty keyword selects form A (and form
 // B's parameters are then ignored); otherwise query selects form B.
 func (w *world) searchKeyword(q query) (reply, error) {
@@ -365,6 +367,8 @@ func (w *world) hashtag(name string) hashtagJSON {
 	}
 }
 
+var _ = route("/shortvideo/search/hashtag", (*world).searchHashtag) // 2
+
 // searchHashtag is endpoint 2.
 func (w *world) searchHashtag(q query) (reply, error) {
 	kw, off, err := searchParams(q)
@@ -407,6 +411,8 @@ func topType(kw string, mixed bool, i int64) string {
 	return "video"
 }
 
+var _ = route("/shortvideo/search/top", (*world).searchTop) // 3
+
 // searchTop is endpoint 3. The list order is the platform's rank (index 0 is
 // rank 1); the sandbox, like the service, never reorders it.
 func (w *world) searchTop(q query) (reply, error) {
@@ -436,6 +442,8 @@ func (w *world) searchTop(q query) (reply, error) {
 	return billable(topPageJSON{Results: out, Cursor: itoa(win.next), HasMore: win.more})
 }
 
+var _ = route("/shortvideo/user/followers", (*world).followers) // 4
+
 // followers is endpoint 4.
 func (w *world) followers(q query) (reply, error) {
 	entries, cursor, more, err := w.followList(q, "followers")
@@ -444,6 +452,8 @@ func (w *world) followers(q query) (reply, error) {
 	}
 	return billable(followersPageJSON{Followers: entries, Cursor: cursor, HasMore: more})
 }
+
+var _ = route("/shortvideo/user/following", (*world).following) // 5
 
 // following is endpoint 5.
 func (w *world) following(q query) (reply, error) {
@@ -523,6 +533,8 @@ func songID(q query) (string, error) {
 	return id, nil
 }
 
+var _ = route("/shortvideo/song/videos", (*world).songVideos) // 6
+
 // songVideos is endpoint 6.
 func (w *world) songVideos(q query) (reply, error) {
 	id, err := songID(q)
@@ -543,6 +555,8 @@ func (w *world) songVideos(q query) (reply, error) {
 }
 
 func songTitle(id string) string { return sentence(hashOf("song", id, "title"), 1, 4) }
+
+var _ = route("/shortvideo/song", (*world).song) // 7
 
 // song is endpoint 7. usageCount = list length + extra + rate*WorldTime,
 // extra 0 with v<N> (so usageCount == N at world time 0), else
@@ -576,15 +590,21 @@ func (w *world) feed(name string) []videoJSON {
 	return w.videosAt(hashOf("feed", name, itoa(w.day)), window{end: FeedSize}, permutation{})
 }
 
+var _ = route("/shortvideo/get-trending-feed", (*world).trendingFeed) // 8
+
 // trendingFeed is endpoint 8.
 func (w *world) trendingFeed(query) (reply, error) {
 	return billable(feedJSON{Videos: w.feed("trending")})
 }
 
+var _ = route("/shortvideo/videos/popular", (*world).popularVideos) // 9
+
 // popularVideos is endpoint 9.
 func (w *world) popularVideos(query) (reply, error) {
 	return billable(feedJSON{Videos: w.feed("popular")})
 }
+
+var _ = route("/shortvideo/creators/popular", (*world).popularCreators) // 10
 
 // popularCreators is endpoint 10. Creators are hashed handles, so their
 // followerCount is their profile's.
@@ -601,6 +621,8 @@ func (w *world) popularCreators(query) (reply, error) {
 
 // profileItems is how many recent videos a profile lists.
 const profileItems = 3
+
+var _ = route("/shortvideo/profile", (*world).profile) // 11
 
 // profile is endpoint 11.
 func (w *world) profile(q query) (reply, error) {
@@ -643,6 +665,8 @@ func (w *world) profile(q query) (reply, error) {
 		ItemList: items,
 	})
 }
+
+var _ = route("/shortvideo/user/live", (*world).live) // 12
 
 // live is endpoint 12.
 func (w *world) live(q query) (reply, error) {

@@ -2,24 +2,37 @@
 -- the credits each lease holds (crawl.tasks.credits_held) and the usage per
 -- endpoint (crawl.credit_usage).
 
--- name: ReserveCredit
--- Takes a credit for a lease in one statement: the run's counter (the budget
--- check, serialised on the run's row) and the lease's. When the lease is gone
--- but the budget was taken, crawl.expect_lease aborts the statement, so
--- neither write happens. On failure it says what the budget holds, to tell a
--- spent budget from one full of reservations in flight.
-WITH r AS (
-    UPDATE crawl.runs SET credits_committed = credits_committed + 1
-    WHERE id = @run_id AND (max_credits IS NULL OR credits_committed < max_credits)
-    RETURNING 1
+-- name: ReserveCredits
+-- Takes credits for a lease in one statement: the run's counter (the budget
+-- check, serialised on the run's row) and the lease's. It grants @block
+-- credits while the run has no budget or at least @far left uncommitted, one
+-- near the budget, none when the budget is all committed: the lease then
+-- spends them one request at a time without asking again. When the lease is
+-- gone but the budget was taken, crawl.expect_lease aborts the statement, so
+-- neither write happens. It returns whether it granted (ok), how many, what
+-- the lease now holds and for how many seconds its lease runs still; on
+-- failure what the budget holds, to tell a spent budget from one full of
+-- reservations in flight.
+WITH x AS (
+    SELECT id, CASE
+        WHEN max_credits IS NULL OR max_credits - credits_committed >= @far::bigint THEN @block::bigint
+        WHEN credits_committed < max_credits THEN 1
+        ELSE 0 END AS n
+    FROM crawl.runs WHERE id = @run_id
+    FOR UPDATE
+), r AS (
+    UPDATE crawl.runs r SET credits_committed = r.credits_committed + x.n
+    FROM x WHERE r.id = x.id AND x.n > 0
+    RETURNING x.n
 ), t AS (
-    UPDATE crawl.tasks SET credits_held = credits_held + 1
+    UPDATE crawl.tasks SET credits_held = credits_held + (SELECT n FROM r)
     WHERE id = @task_id AND lease_token = @token AND state = 'leased' AND EXISTS (SELECT 1 FROM r)
-    RETURNING 1
+    RETURNING credits_held, extract(epoch FROM lease_expires_at - now())::float8 AS valid_s
 )
 SELECT CASE WHEN (SELECT count(*) FROM r) = 0 THEN 0 ELSE crawl.expect_lease((SELECT count(*) FROM t)) END,
-       x.credits_billed, x.credits_committed, x.max_credits
-FROM crawl.runs x WHERE x.id = @run_id;
+       coalesce((SELECT credits_held FROM t), 0)::bigint, coalesce((SELECT valid_s FROM t), 0)::float8,
+       y.credits_billed, y.credits_committed, y.max_credits
+FROM crawl.runs y WHERE y.id = @run_id;
 
 -- name: ReclaimExpiredCredits
 -- Gives back the reservations of the run's expired leases (their process
@@ -57,38 +70,44 @@ WITH o AS (
 )
 SELECT coalesce(sum(held), 0) FROM ended;
 
--- name: SettleCredit
--- Settles a lease's reservation: billed, it becomes a billed credit;
--- otherwise it is given back. When the lease no longer holds it (given back
--- when the lease expired), a billed answer still counts.
-WITH t AS (
-    UPDATE crawl.tasks SET credits_held = credits_held - 1
-    WHERE id = @task_id AND lease_token = @token AND credits_held > 0
-    RETURNING 1
+-- name: SettleCredits
+-- Records what a lease's answers cost since its last settle, in the page's
+-- commit batch (after the fenced advance, so both or neither happen), or
+-- alone when the lease ends without a commit. @billed billed answers turn
+-- as many of the lease's credits into billed credits; a billed answer whose
+-- credit the lease no longer holds (given back when the lease expired, or
+-- the lease is lost) still counts, as billed and committed. With @end the
+-- lease's other credits go back to the run. The usage of @endpoint, when
+-- not empty, is added to crawl.credit_usage. Returns what the lease holds
+-- after it.
+WITH o AS (
+    SELECT id, credits_held FROM crawl.tasks
+    WHERE id = @task_id AND lease_token = @token
+    FOR UPDATE
+), t AS (
+    UPDATE crawl.tasks x
+    SET credits_held = CASE WHEN @end::boolean THEN 0 ELSE o.credits_held - least(o.credits_held, @billed::int) END
+    FROM o WHERE x.id = o.id
+    RETURNING x.credits_held AS held, o.credits_held AS before
 ), run AS (
-    UPDATE crawl.runs SET credits_committed = credits_committed + @billed - (SELECT count(*) FROM t),
-                          credits_billed = credits_billed + @billed
-    WHERE id = @run_id
+    UPDATE crawl.runs
+    SET credits_billed = credits_billed + @billed::int,
+        credits_committed = credits_committed + @billed::int - coalesce((SELECT before - held FROM t), 0)
+    WHERE id = @run_id AND (@billed::int > 0 OR EXISTS (SELECT 1 FROM t WHERE before <> held))
+), usage AS (
+    INSERT INTO crawl.credit_usage AS u (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
+    SELECT @run_id, @endpoint::text, @requests::int, @billed::int, @free::int, @rate_limited::int, @errors::int, @credits_charged::bigint, @credits_remaining::bigint
+    WHERE @endpoint::text <> ''
+    ON CONFLICT (run_id, endpoint) DO UPDATE SET
+        requests          = u.requests + EXCLUDED.requests,
+        billed            = u.billed + EXCLUDED.billed,
+        free              = u.free + EXCLUDED.free,
+        rate_limited      = u.rate_limited + EXCLUDED.rate_limited,
+        errors            = u.errors + EXCLUDED.errors,
+        credits_charged   = u.credits_charged + EXCLUDED.credits_charged,
+        credits_remaining = COALESCE(EXCLUDED.credits_remaining, u.credits_remaining)
 )
-INSERT INTO crawl.credit_usage AS u (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
-VALUES (@run_id, @endpoint, 1, @billed, @free, @rate_limited, @errors, @credits_charged, @credits_remaining)
-ON CONFLICT (run_id, endpoint) DO UPDATE SET
-    requests          = u.requests + 1,
-    billed            = u.billed + EXCLUDED.billed,
-    free              = u.free + EXCLUDED.free,
-    rate_limited      = u.rate_limited + EXCLUDED.rate_limited,
-    errors            = u.errors + EXCLUDED.errors,
-    credits_charged   = u.credits_charged + EXCLUDED.credits_charged,
-    credits_remaining = COALESCE(EXCLUDED.credits_remaining, u.credits_remaining);
-
--- name: WithdrawCredit
--- Gives back a reservation whose request was never sent.
-WITH t AS (
-    UPDATE crawl.tasks SET credits_held = credits_held - 1
-    WHERE id = @task_id AND lease_token = @token AND credits_held > 0
-    RETURNING 1
-)
-UPDATE crawl.runs SET credits_committed = credits_committed - (SELECT count(*) FROM t) WHERE id = @run_id;
+SELECT coalesce((SELECT held FROM t), 0)::bigint;
 
 -- name: SetMaxCredits
 UPDATE crawl.runs SET max_credits = @max_credits WHERE id = @run_id;

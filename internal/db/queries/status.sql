@@ -37,8 +37,35 @@ WHERE table_schema IN ('shortvideo', 'photosocial') AND table_type = 'BASE TABLE
 ORDER BY 1;
 
 -- name: Progress
--- The run's frontier by state, and its billed credits.
-SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'leased'),
-       count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state IN ('failed', 'skipped')),
-       (SELECT credits_billed FROM crawl.runs WHERE id = @run_id)
-FROM crawl.tasks WHERE run_id = @run_id;
+-- The run's credits and frontier by state, for the progress line when no
+-- sample is recorded (the columns of RecordSample's RETURNING).
+SELECT r.credits_billed, r.credits_committed, r.max_credits,
+       count(t.*) FILTER (WHERE t.state = 'pending'), count(t.*) FILTER (WHERE t.state = 'leased'),
+       count(t.*) FILTER (WHERE t.state = 'done'), count(t.*) FILTER (WHERE t.state = 'failed'),
+       count(t.*) FILTER (WHERE t.state = 'skipped')
+FROM crawl.runs r LEFT JOIN crawl.tasks t ON t.run_id = r.id
+WHERE r.id = @run_id
+GROUP BY r.id;
+
+-- name: RunProcesses
+-- The processes that worked on a run, with their version and counters as of
+-- their latest sample.
+SELECT owner, crawler_version, coalesce(state, ''), started_at, finished_at, pages, rows_written, requests, rate_limited
+FROM crawl.run_processes WHERE run_id = @run_id ORDER BY started_at, owner;
+
+-- name: ListRuns
+-- The latest @max_runs runs (of job @job_name, or all when it is ''), newest
+-- first. Cheap at millions of tasks: pages and failed tasks come from the
+-- processes' counters and the latest sample; only runs from before those
+-- were recorded (migration 00011) count their tasks.
+SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed,
+       CASE WHEN EXISTS (SELECT 1 FROM crawl.run_processes p WHERE p.run_id = r.id)
+            THEN (SELECT sum(pages) FROM crawl.run_processes p WHERE p.run_id = r.id)
+            ELSE (SELECT coalesce(sum(pages), 0) FROM crawl.tasks t WHERE t.run_id = r.id) END::bigint,
+       coalesce((SELECT s.tasks_failed FROM crawl.run_samples s WHERE s.run_id = r.id ORDER BY s.at DESC LIMIT 1),
+                (SELECT count(*) FROM crawl.tasks t WHERE t.run_id = r.id AND t.state = 'failed')),
+       coalesce((SELECT array_agg(DISTINCT crawler_version ORDER BY crawler_version) FROM crawl.run_processes p WHERE p.run_id = r.id), '{}')
+FROM crawl.runs r
+WHERE @job_name::text = '' OR r.job_name = @job_name
+ORDER BY r.id DESC
+LIMIT @max_runs;

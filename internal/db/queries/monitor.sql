@@ -1,0 +1,33 @@
+-- Watching a run (package pipeline, monitor.go): the processes working on
+-- it (crawl.run_processes) and its progress samples (crawl.run_samples).
+
+-- name: JoinRun
+-- Records that a process (lease owner tag @owner) works on the run, with
+-- its crawler version. A process that joins again (the same owner tag is
+-- not reused, but be safe) starts its row afresh.
+INSERT INTO crawl.run_processes (run_id, owner, crawler_version) VALUES (@run_id, @owner, @crawler_version)
+ON CONFLICT (run_id, owner) DO UPDATE SET crawler_version = EXCLUDED.crawler_version, finished_at = NULL, state = NULL;
+
+-- name: RecordSample
+-- One statement per process and interval: the process's counters go to its
+-- crawl.run_processes row, and a sample joins them with the run's credits
+-- and task states. Returns the run-wide figures for the live line.
+WITH p AS (
+    UPDATE crawl.run_processes SET pages = @pages, rows_written = @rows_written, requests = @requests,
+        rate_limited = @rate_limited, finished_at = CASE WHEN @final::boolean THEN now() END,
+        state = CASE WHEN @final::boolean THEN NULLIF(@state::text, '') END
+    WHERE run_id = @run_id AND owner = @owner
+), t AS (
+    SELECT count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'leased') AS leased,
+           count(*) FILTER (WHERE state = 'done') AS done, count(*) FILTER (WHERE state = 'failed') AS failed,
+           count(*) FILTER (WHERE state = 'skipped') AS skipped
+    FROM crawl.tasks WHERE run_id = @run_id
+)
+INSERT INTO crawl.run_samples (run_id, owner, pages, rows_written, requests, rate_limited, pause_seconds, outage_seconds, rate,
+                               credits_billed, credits_committed, tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped)
+SELECT @run_id::bigint, @owner::text, @pages::bigint, @rows_written::bigint, @requests::bigint, @rate_limited::bigint,
+       @pause_seconds::float8, @outage_seconds::float8, @rate::float8,
+       r.credits_billed, r.credits_committed, t.pending, t.leased, t.done, t.failed, t.skipped
+FROM crawl.runs r, t WHERE r.id = @run_id
+RETURNING credits_billed, credits_committed, (SELECT max_credits FROM crawl.runs WHERE id = @run_id),
+          tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped;
