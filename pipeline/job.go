@@ -40,6 +40,10 @@ type Job struct {
 	// Reuse makes repeat harvests cheap: refresh_after and the full walks
 	// of stop_at_seen lists (reuse.go). The zero value reuses nothing.
 	Reuse Reuse `yaml:"reuse" json:"reuse"`
+	// ResumeWithin: `crawler run` continues the job's interrupted run when
+	// it was last active within this window (default ResumeWithinDefault;
+	// 0: never continue one, start a new run). See rerun.go.
+	ResumeWithin Duration `yaml:"resume_within" json:"resume_within"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
@@ -369,6 +373,9 @@ func (j *Job) applyDefaults() {
 	if !j.has("limits.lease_timeout") {
 		j.Limits.LeaseTimeout = Duration(LeaseTimeoutDefault)
 	}
+	if !j.has("resume_within") {
+		j.ResumeWithin = Duration(ResumeWithinDefault)
+	}
 	if j.Expand == nil {
 		j.Expand = &Expand{Followers: &Edge{}, Following: &Edge{}}
 	}
@@ -441,6 +448,9 @@ func (j *Job) validate() JobErrors {
 			add("api.timeout", "%s is longer than limits.lease_timeout (default %s): a lease must outlast a request; set limits.lease_timeout to at least %s",
 				time.Duration(j.API.Timeout), time.Duration(j.Limits.LeaseTimeout), minLease)
 		}
+	}
+	if j.ResumeWithin < 0 {
+		add("resume_within", "must not be negative, got %s (0: never continue an interrupted run)", time.Duration(j.ResumeWithin))
 	}
 	intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, "")
 	intRange("limits.max_pages", int64(j.Limits.MaxPages), 1, math.MaxInt32, " (a list's page limit; omit the key for the default)")

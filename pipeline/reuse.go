@@ -440,7 +440,7 @@ type FreshTask struct {
 // refresh_after would skip in a new run of job now, following the tasks
 // fresh ones expand to from stored data, and the history of every
 // stop_at_seen list among them. It buys and writes nothing.
-func PlanReuse(ctx context.Context, pool *pgxpool.Pool, job *Job, tasks []NewTask) (*ReusePlan, error) {
+func PlanReuse(ctx context.Context, q db.Querier, job *Job, tasks []NewTask) (*ReusePlan, error) {
 	plan := &ReusePlan{}
 	seen := map[[2]string]bool{}
 	for len(tasks) > 0 {
@@ -455,7 +455,7 @@ func PlanReuse(ctx context.Context, pool *pgxpool.Pool, job *Job, tasks []NewTas
 			continue
 		}
 		t := &Task{Kind: nt.Kind, Key: nt.Key, Params: nt.Params, Depth: nt.Depth, MaxPages: nt.MaxPages, RefreshAfter: nt.RefreshAfter}
-		f, children, fresh, err := freshOf(ctx, pool, job, k, t, 0)
+		f, children, fresh, err := freshOf(ctx, q, job, k, t, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -466,7 +466,7 @@ func PlanReuse(ctx context.Context, pool *pgxpool.Pool, job *Job, tasks []NewTas
 		}
 		if k.Seen != nil && k.Pages != nil {
 			if e := k.Pages(job.Expand); e != nil && e.StopAtSeen {
-				w, err := listWalk(ctx, pool, job, nt.Kind, nt.Key, 0)
+				w, err := listWalk(ctx, q, job, nt.Kind, nt.Key, 0)
 				if err != nil {
 					return nil, err
 				}

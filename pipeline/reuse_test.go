@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -229,6 +230,25 @@ seeds: {shortvideo: {profiles: ` + profiles + `}}
 	}
 	if children != 3 { // the private account has no lists
 		t.Errorf("plan: fresh profiles expand to %d lists, want 3", children)
+	}
+	// crawler plan's view of the same: a line per fresh fetch.
+	tx, err := pool.BeginTx(context.Background(), pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := pipeline.MakePlan(context.Background(), tx, job, 0, false)
+	_ = tx.Rollback(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	skips := 0
+	for _, line := range mp.Reuse {
+		if strings.HasPrefix(line, "skip shortvideo.profile ") && strings.Contains(line, fmt.Sprintf("fetched by run %d", run1)) {
+			skips++
+		}
+	}
+	if skips != 4 {
+		t.Errorf("plan's reuse lines = %q, want 4 fresh profiles skipped", mp.Reuse)
 	}
 
 	sum := second.run(t, job)

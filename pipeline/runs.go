@@ -22,9 +22,10 @@ type runArg struct {
 }
 
 type createRunParams struct {
-	JobName    string `db:"job_name"`
-	Job        []byte `db:"job"` // the job as JSON
-	MaxCredits *int64 `db:"max_credits"`
+	JobName     string `db:"job_name"`
+	Job         []byte `db:"job"` // the job as JSON
+	MaxCredits  *int64 `db:"max_credits"`
+	Fingerprint string `db:"fingerprint"` // see Fingerprint
 }
 
 type finishRunParams struct {
@@ -51,19 +52,26 @@ var (
 
 // CreateRun records a new run with its seed tasks in one transaction.
 func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTask) (int64, error) {
+	var runID int64
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) (err error) {
+		runID, err = createRunTx(ctx, tx, job, Fingerprint(job), seeds)
+		return err
+	})
+	return runID, err
+}
+
+// createRunTx is CreateRun inside tx.
+func createRunTx(ctx context.Context, tx pgx.Tx, job *Job, fingerprint string, seeds []NewTask) (int64, error) {
 	spec, err := json.Marshal(job)
 	if err != nil {
 		return 0, err
 	}
 	var runID int64
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		p := createRunParams{JobName: job.Name, Job: spec, MaxCredits: job.Limits.MaxCredits}
-		if err := createRun.QueryRow(ctx, tx, p).Scan(&runID); err != nil {
-			return err
-		}
-		return addTasks(ctx, tx, runID, nil, seeds)
-	})
-	if err != nil {
+	p := createRunParams{JobName: job.Name, Job: spec, MaxCredits: job.Limits.MaxCredits, Fingerprint: fingerprint}
+	if err := createRun.QueryRow(ctx, tx, p).Scan(&runID); err != nil {
+		return 0, fmt.Errorf("create run: %w", err)
+	}
+	if err := addTasks(ctx, tx, runID, nil, seeds); err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
 	return runID, nil

@@ -51,6 +51,7 @@ type cliEnv struct {
 func commands() []command {
 	return []command{
 		{"run", "harvest a job file into PostgreSQL (or resume a run)", cmdRun},
+		{"plan", "check a job can run and bound its credits, without spending any", cmdPlan},
 		{"status", "show a run's figures (read-only; --json for machines)", cmdStatus},
 		{"runs", "list the latest runs (read-only; --json for machines)", cmdRuns},
 		{"version", "print the crawler's version (also: crawler --version)", cmdVersion},

@@ -55,6 +55,11 @@ func scrub(msg, dsn string) string {
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool) ([]int64, error) {
+	// Nothing pending (the usual start): skip goose, whose lock makes
+	// processes starting together wait on each other for seconds.
+	if pending, err := migrations.Pending(ctx, pool); err == nil && len(pending) == 0 {
+		return nil, nil
+	}
 	applied, err := migrations.Up(ctx, pool)
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "migrations: ") + " (applying migrations)")

@@ -48,6 +48,11 @@ func (e *failedTasksError) Retryable() string {
 const runSummary = `Harvest the seeds of JOBFILE into the database in DATABASE_URL.
 The API key is read from the environment variable named by api.key_env.
 
+Safe to rerun: the job's interrupted run (killed, stopped, exit 3) is
+continued when it was active within resume_within (default 12h), a run
+another process works on is joined, and a finished run is not continued
+(the next start is a new run). --new-run starts a fresh run regardless.
+
 Exit codes: 0 the run finished (skipped tasks, such as a 404, are not
 failures); 1 it failed; 2 bad input; 3 it stopped before its end and can be
 resumed; 4 it finished but some tasks failed (crawler status says why;
@@ -56,6 +61,7 @@ resumed; 4 it finished but some tasks failed (crawler status says why;
 func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "run", "JOBFILE", runSummary)
 	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
+	newRun := fs.Bool("new-run", false, "start a new run even when the job has an interrupted run to continue (an unfinished run no process works on is marked abandoned)")
 	retryFailed := fs.Bool("retry-failed", false, "with --resume: put the run's failed tasks back in the queue (a list resumes at the page that failed) and work them")
 	baseURL := fs.String("base-url", "", "override api.base_url of the job file")
 	insecure := fs.Bool("allow-insecure-http", false, "allow sending the API key over plain http to a host that is not loopback (a job file cannot allow it)")
@@ -72,6 +78,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		return usagef("run takes exactly one job file, got %d arguments (see crawler run --help)", fs.NArg())
+	}
+	if *newRun && *resume != 0 {
+		return usagef("--new-run and --resume ID exclude each other: --resume continues run ID, --new-run starts a new one")
 	}
 	if *retryFailed && *resume == 0 {
 		return usagef("--retry-failed needs --resume ID: it re-queues the failed tasks of that run")
@@ -129,8 +138,22 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	runID := *resume
 	if runID == 0 {
-		if runID, err = pipeline.Start(ctx, pool, job); err != nil {
+		ch, err := pipeline.FindOrCreateRun(ctx, pool, job, *newRun)
+		if errors.Is(err, pipeline.ErrJobChanged) {
+			return usageError{fmt.Errorf("%s: %w", path, err)}
+		}
+		if err != nil {
 			return err
+		}
+		runID = ch.RunID
+		if ch.Abandoned != 0 {
+			fmt.Fprintf(env.stdout, "run %d: abandoned: %s\n", ch.Abandoned, ch.AbandonReason)
+		}
+		switch ch.Action {
+		case pipeline.RunContinue:
+			fmt.Fprintf(env.stdout, "run %d: job %q continued (interrupted, last active %s ago)\n", runID, job.Name, ch.Idle)
+		case pipeline.RunJoin:
+			fmt.Fprintf(env.stdout, "run %d: job %q joined (another process is working on it)\n", runID, job.Name)
 		}
 	} else {
 		if err := pipeline.Resume(ctx, pool, runID, job.Name); err != nil {

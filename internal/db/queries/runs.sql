@@ -1,18 +1,20 @@
 -- The run lifecycle (package pipeline, runs.go): crawl.runs.
 
 -- name: CreateRun
-INSERT INTO crawl.runs (job_name, job, max_credits) VALUES (@job_name, @job, @max_credits) RETURNING id;
+INSERT INTO crawl.runs (job_name, job, max_credits, fingerprint)
+VALUES (@job_name, @job, @max_credits, NULLIF(@fingerprint, '')) RETURNING id;
 
 -- name: FinishRun
 -- Records how a run ended, unless that would misstate it: "done" needs an
 -- empty frontier; a stop or failure is recorded only when no other process
 -- (lease owner not starting with @owner) holds a live lease on the run, and
--- never replaces "done".
+-- never replaces "done" or "abandoned" (a run `crawler run` gave up on keeps
+-- saying so, whoever still finishes work on it).
 UPDATE crawl.runs r SET state = @state, stop_reason = NULLIF(@reason, ''), finished_at = now()
 WHERE r.id = @run_id AND (
     (@state = 'done' AND NOT EXISTS (
         SELECT 1 FROM crawl.tasks t WHERE t.run_id = @run_id AND t.state IN ('pending', 'leased')))
- OR (@state <> 'done' AND r.state <> 'done' AND NOT EXISTS (
+ OR (@state <> 'done' AND r.state NOT IN ('done', 'abandoned') AND NOT EXISTS (
         SELECT 1 FROM crawl.tasks t WHERE t.run_id = @run_id AND t.state = 'leased'
           AND t.lease_expires_at > now() AND NOT starts_with(t.lease_owner, @owner))))
 RETURNING state;
@@ -26,3 +28,34 @@ WHERE id = @run_id AND job_name = @job_name;
 
 -- name: RunJobName
 SELECT job_name FROM crawl.runs WHERE id = @run_id;
+
+-- name: LockJob
+-- Serializes the find-or-create of `crawler run JOB` among every process
+-- starting the same job: a transaction-level advisory lock keyed by the job
+-- name, released when the transaction that created or chose the run commits.
+SELECT pg_advisory_xact_lock(hashtextextended('crawler run: ' || @job_name, 0));
+
+-- name: LatestRun
+-- The job's latest run, how long since it last showed activity (its start,
+-- its end, or any change to one of its tasks, as the database's clock sees
+-- it) and whether a process is working on it: a live lease, or a run marked
+-- running that changed within the last lease timeout (just created, its
+-- workers not yet leasing).
+SELECT r.id, r.state, coalesce(r.fingerprint, '') AS fingerprint, r.credits_billed,
+       extract(epoch FROM now() - a.last_active)::float8 AS idle_seconds,
+       (EXISTS (SELECT 1 FROM crawl.tasks t
+                WHERE t.run_id = r.id AND t.state = 'leased' AND t.lease_expires_at > now())
+        OR (r.state = 'running' AND a.last_active > now() - @lease_timeout::interval)) AS in_progress
+FROM crawl.runs r
+CROSS JOIN LATERAL (
+    SELECT greatest(r.started_at, r.finished_at,
+                    (SELECT max(t.updated_at) FROM crawl.tasks t WHERE t.run_id = r.id)) AS last_active
+) a
+WHERE r.job_name = @job_name
+ORDER BY r.id DESC LIMIT 1;
+
+-- name: AbandonRun
+-- Marks an unfinished run that `crawler run` will not continue.
+UPDATE crawl.runs SET state = 'abandoned', stop_reason = @reason, finished_at = coalesce(finished_at, now())
+WHERE id = @run_id AND state NOT IN ('done', 'abandoned');
+

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/socialcrawl/crawler/internal/pgtest"
+)
+
+type planOut struct {
+	CanRun   bool   `json:"can_run"`
+	Reason   string `json:"reason"`
+	Next     string `json:"next"`
+	Bound    int64  `json:"bound"`
+	Estimate int64  `json:"estimate"`
+	Seeds    []struct {
+		Kind, Key string
+	} `json:"seeds"`
+}
+
+func planJSON(t *testing.T, env map[string]string, args ...string) (planOut, result) {
+	t.Helper()
+	res := invoke(t, env, append([]string{"plan", "--json"}, args...)...)
+	var p planOut
+	if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {
+		t.Fatalf("plan --json: %v\nstdout %q\nstderr %q", err, res.stdout, res.stderr)
+	}
+	return p, res
+}
+
+// crawler plan's upper bound is at least what the run then bills, on the
+// example job and on a deep snowball job; its estimate from the first
+// run is within 10% of what a repeat run at the same world time bills;
+// planning spends nothing and writes nothing.
+func TestPlanBoundAndEstimate(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args func(t *testing.T, base string) []string
+	}{
+		{"example", func(t *testing.T, base string) []string {
+			return []string{"--base-url", base, "../../jobs.example.yaml"}
+		}},
+		{"snowball_depth2", func(t *testing.T, base string) []string {
+			return []string{writeJob(t, fmt.Sprintf(`name: snowball
+api: {base_url: %s}
+limits: {max_depth: 2, workers: 4}
+seeds: {shortvideo: {profiles: [seed_f3_g0]}}
+expand: {followers: {max_pages: 1}, follower_profiles: {}}
+`, base))}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t)
+			db := pgtest.DB(t)
+			env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+			args := c.args(t, up.url)
+			if res := invoke(t, env, "migrate"); res.code != 0 {
+				t.Fatalf("migrate: %+v", res)
+			}
+			p, res := planJSON(t, env, args...)
+			if res.code != 0 || !p.CanRun || p.Next != "start a new run" || p.Estimate != -1 {
+				t.Fatalf("plan: exit %d %+v\n%s", res.code, p, res.stderr)
+			}
+			if b := up.sb.Usage(cliKey).Billable; b != 0 || countRuns(t, db) != 0 {
+				t.Fatalf("plan spent %d credits or wrote a run", b)
+			}
+			if res := invoke(t, env, append([]string{"run"}, args...)...); res.code != 0 {
+				t.Fatalf("run: exit %d\n%s", res.code, res.stderr)
+			}
+			first := up.sb.Usage(cliKey).Billable
+			t.Logf("%s: bound %d, first run billed %d", c.name, p.Bound, first)
+			if p.Bound < first || p.Bound == math.MaxInt64 {
+				t.Errorf("bound %d < billed %d (or no bound)", p.Bound, first)
+			}
+			again, res := planJSON(t, env, args...)
+			if res.code != 0 || again.Estimate < 0 {
+				t.Fatalf("plan after a run: exit %d %+v\n%s", res.code, again, res.stderr)
+			}
+			if res := invoke(t, env, append([]string{"run"}, args...)...); res.code != 0 {
+				t.Fatalf("repeat run: exit %d\n%s", res.code, res.stderr)
+			}
+			repeat := up.sb.Usage(cliKey).Billable - first
+			t.Logf("%s: estimate %d, repeat run billed %d", c.name, again.Estimate, repeat)
+			if diff := math.Abs(float64(again.Estimate - repeat)); diff > 0.1*float64(repeat) {
+				t.Errorf("estimate %d is more than 10%% off the repeat run's %d", again.Estimate, repeat)
+			}
+			if again.Bound < repeat {
+				t.Errorf("bound %d < repeat billed %d", again.Bound, repeat)
+			}
+		})
+	}
+}
+
+// crawler plan exits 2 with the reason when the job cannot run: the key
+// variable unset (and never printed when set), the database unreachable
+// or not migrated (plan never migrates it).
+func TestPlanCannotRun(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t)
+	db := pgtest.DB(t)
+	job := crashJob(t, up.url)
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"no key", map[string]string{"DATABASE_URL": db}, "CRAWLER_API_KEY is not set"},
+		{"no database", map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/none?connect_timeout=2", "CRAWLER_API_KEY": cliKey}, "cannot run: cannot reach PostgreSQL"},
+		{"not migrated", map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}, "lacks migrations [1 2"},
+	} {
+		res := invoke(t, c.env, "plan", job)
+		if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", c.name, res.code, res.stderr, exitUsage, c.want)
+		}
+		if strings.Contains(res.stdout+res.stderr, cliKey) {
+			t.Errorf("%s: the key was printed", c.name)
+		}
+	}
+	// Still not migrated: plan only read.
+	if p, res := planJSON(t, map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}, job); res.code != exitUsage || p.CanRun || !strings.Contains(p.Reason, "lacks migrations") {
+		t.Errorf("plan --json on an unmigrated database: exit %d %+v", res.code, p)
+	}
+}

@@ -1,0 +1,380 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/socialcrawl/crawler/internal/db"
+)
+
+// `crawler plan JOB`: what a run of the job would do and cost, read from
+// the job file, the kind registry and the job's earlier runs, without
+// spending a credit or writing anything (README "Planning a run").
+
+// EntriesPerPageDefault is the list page size the credit bound assumes:
+// the sandbox's, since the upstream documents none (crawler plan
+// --entries-per-page; a larger size seen in earlier runs is used instead).
+const EntriesPerPageDefault = 50
+
+// boundRule is one way a task of a kind makes child tasks, as its fetch in
+// kinds_<platform>.go does: on says whether the job turns the edge on,
+// perEntry makes one child per entry of each page (else one per task), hop
+// puts the child one level deeper (else at the task's depth: a list of the
+// same entity). Every registered kind must have its rules here (init
+// checks), and TestPlanRulesCoverRuns checks that every parent -> child
+// pair of real runs is one of them.
+type boundRule struct {
+	child    string
+	on       func(*Expand) bool
+	perEntry bool
+	hop      bool
+}
+
+func edgeOn(get func(*Expand) *Edge) func(*Expand) bool {
+	return func(e *Expand) bool { return get(e) != nil }
+}
+
+var (
+	followerProfilesOn = edgeOn(func(e *Expand) *Edge { return e.FollowerProfiles })
+	videoAuthorsOn     = edgeOn(func(e *Expand) *Edge { return e.VideoAuthors })
+	searchOrAuthorsOn  = func(e *Expand) bool { return e.SearchResults != nil || e.VideoAuthors != nil }
+)
+
+// boundRules: a profile's own videos are its own (video_authors from them
+// is the profile itself, already a task), so they add nothing; a top
+// search entry is a user, a video or a sound, counted as both a profile
+// and a song (an upper bound).
+var boundRules = map[string][]boundRule{
+	KindSVProfile: {
+		{KindSVFollowers, edgeOn(func(e *Expand) *Edge { return e.Followers }), false, false},
+		{KindSVFollowing, edgeOn(func(e *Expand) *Edge { return e.Following }), false, false},
+	},
+	KindSVFollowers:       {{KindSVProfile, followerProfilesOn, true, true}},
+	KindSVFollowing:       {{KindSVProfile, followerProfilesOn, true, true}},
+	KindSVKeywordSearch:   {{KindSVProfile, searchOrAuthorsOn, true, true}},
+	KindSVHashtagSearch:   nil,
+	KindSVTopSearch:       {{KindSVProfile, searchOrAuthorsOn, true, true}, {KindSVSong, edgeOn(func(e *Expand) *Edge { return e.SearchResults }), true, true}},
+	KindSVSong:            {{KindSVSongVideos, edgeOn(func(e *Expand) *Edge { return e.SongVideos }), false, false}},
+	KindSVSongVideos:      {{KindSVProfile, videoAuthorsOn, true, true}},
+	KindSVLive:            nil,
+	KindSVTrending:        {{KindSVProfile, videoAuthorsOn, true, true}},
+	KindSVPopularVideos:   {{KindSVProfile, videoAuthorsOn, true, true}},
+	KindSVPopularCreators: nil,
+	KindPSProfile:         nil,
+	KindPSComments:        nil,
+	KindPSReelsSearch: {
+		{KindPSComments, edgeOn(func(e *Expand) *Edge { return e.ReelComments }), true, true},
+		{KindPSTranscript, edgeOn(func(e *Expand) *Edge { return e.ReelTranscripts }), true, true},
+	},
+	KindPSTranscript: nil,
+	KindPSEmbed:      nil,
+	KindPSHighlight:  nil,
+}
+
+func init() {
+	for name := range registry {
+		if _, ok := boundRules[name]; !ok {
+			panic("pipeline: kind " + name + " has no credit bound rules in plan.go (boundRules)")
+		}
+	}
+	for name, rules := range boundRules {
+		for _, r := range append([]boundRule{{child: name}}, rules...) {
+			if registry[r.child] == nil {
+				panic("pipeline: boundRules names unknown kind " + r.child)
+			}
+		}
+	}
+}
+
+// satAdd and satMul saturate at MaxInt64: a bound that large means "no
+// useful bound", never a wrapped small number.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// bounder computes the most credits a task of a kind at a depth can cost,
+// with everything it can create, memoized per (kind, depth).
+type bounder struct {
+	job     *Job
+	entries int64
+	memo    map[string]int64
+}
+
+// bound is the bound of a task of kind k at depth with a page limit of
+// pages (lists; 0: k's page limit in this job). A list costs at most its
+// page limit and yields at most pages x entries entries; an object costs
+// one credit (a feed's one page yields at most entries entries). Each
+// child rule that the job turns on adds, per task or per entry, the bound
+// of the child at its depth, unless that depth is past limits.max_depth.
+// Deduplication of tasks within a run only lowers the real cost.
+func (b *bounder) bound(k *Kind, depth int, pages int64) int64 {
+	if pages == 0 && k.List {
+		pages = int64(k.task(b.job, "", nil, depth).MaxPages)
+	}
+	memoKey := fmt.Sprintf("%s/%d/%d", k.Name, depth, pages)
+	if v, ok := b.memo[memoKey]; ok {
+		return v
+	}
+	cost, entries := int64(1), b.entries
+	if k.List {
+		cost, entries = pages, satMul(pages, b.entries)
+	}
+	for _, r := range boundRules[k.Name] {
+		if !r.on(b.job.Expand) {
+			continue
+		}
+		d := depth
+		if r.hop {
+			d++
+		}
+		if d > b.job.Limits.MaxDepth {
+			continue
+		}
+		n := int64(1)
+		if r.perEntry {
+			n = entries
+		}
+		cost = satAdd(cost, satMul(n, b.bound(registry[r.child], d, 0)))
+	}
+	b.memo[memoKey] = cost
+	return cost
+}
+
+// PlanSeed is one seed task and its credit bound.
+type PlanSeed struct {
+	Kind     string `json:"kind"`
+	Key      string `json:"key"`
+	MaxPages int    `json:"max_pages,omitempty"`
+	Bound    int64  `json:"bound"`
+	// Estimate is its expected cost from the job's history (-1: none), and
+	// EstimateFrom how: "history" (this seed's tasks in the last completed
+	// run), "kind average" (seeds of its kind there), "bound" (neither).
+	Estimate     int64  `json:"estimate"`
+	EstimateFrom string `json:"estimate_from,omitempty"`
+}
+
+// Plan is what `crawler plan` reports.
+type Plan struct {
+	Job         string `json:"job"`
+	Fingerprint string `json:"fingerprint"`
+	// Next is what `crawler run JOB` would do now: "new run", "continue
+	// run N", "join run N"; Abandons the run it would mark abandoned.
+	Next     string     `json:"next"`
+	Abandons string     `json:"abandons,omitempty"`
+	Seeds    []PlanSeed `json:"seeds"`
+	// EntriesPerPage is the page size the bound assumes; ObservedPerPage
+	// the largest average page of the job's earlier runs (0: none).
+	EntriesPerPage  int64 `json:"entries_per_page"`
+	ObservedPerPage int64 `json:"observed_entries_per_page"`
+	// Bound is the most credits the job can cost (MaxInt64: no useful
+	// bound); MaxCredits the run's budget, when set, which caps it.
+	Bound      int64  `json:"bound"`
+	MaxCredits *int64 `json:"max_credits,omitempty"`
+	// History: the last completed run of the job, its billed credits, and
+	// the expected cost of this job from it (Estimate -1: no history).
+	HistoryRun    int64 `json:"history_run,omitempty"`
+	HistoryBilled int64 `json:"history_billed,omitempty"`
+	Estimate      int64 `json:"estimate"`
+	// Reuse is what refresh_after / stop_at_seen would skip, a line each
+	// (see planReuse); Estimate already leaves out the skipped fetches.
+	Reuse []string `json:"reuse"`
+}
+
+type lastDoneRun struct {
+	ID     int64 `db:"id"`
+	Billed int64 `db:"credits_billed"`
+}
+
+type planTask struct {
+	ID     int64  `db:"id"`
+	Parent int64  `db:"parent_id"`
+	Kind   string `db:"kind"`
+	Key    string `db:"key"`
+	Pages  int64  `db:"pages"`
+}
+
+var (
+	lastDoneRunStmt  = db.Prepare[jobNameArg]("LastDoneRun")
+	runTaskTreeStmt  = db.Prepare[runArg]("RunTaskTree")
+	observedPageStmt = db.Prepare[jobNameArg]("ObservedEntriesPerPage")
+)
+
+// MakePlan reads, in tx (a read-only transaction), what `crawler run`
+// would do with job and what it would cost. entries is the page size to
+// assume (0: EntriesPerPageDefault); forceNew is --new-run.
+func MakePlan(ctx context.Context, tx pgx.Tx, job *Job, entries int64, forceNew bool) (*Plan, error) {
+	p := &Plan{Job: job.Name, Fingerprint: Fingerprint(job), MaxCredits: job.Limits.MaxCredits, Estimate: -1, Reuse: []string{}}
+	prev, err := LatestRun(ctx, tx, job)
+	if err != nil {
+		return nil, err
+	}
+	action, abandon, err := Decide(prev, p.Fingerprint, job.resumeWithin(), forceNew)
+	if err != nil {
+		return nil, err
+	}
+	switch action {
+	case RunNew:
+		p.Next = "start a new run"
+		if abandon != "" {
+			p.Abandons = fmt.Sprintf("run %d: %s", prev.ID, strings.ReplaceAll(abandon, "run %d", "the new run"))
+		}
+	case RunContinue:
+		p.Next = fmt.Sprintf("continue run %d (interrupted, last active %s ago)", prev.ID, prev.Idle)
+	case RunJoin:
+		p.Next = fmt.Sprintf("join run %d (in progress)", prev.ID)
+	}
+	if err := observedPageStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&p.ObservedPerPage); err != nil {
+		return nil, fmt.Errorf("page sizes of earlier runs: %w", err)
+	}
+	p.EntriesPerPage = max(entries, p.ObservedPerPage)
+	if p.EntriesPerPage <= 0 {
+		p.EntriesPerPage = EntriesPerPageDefault
+	}
+	b := &bounder{job: job, entries: p.EntriesPerPage, memo: map[string]int64{}}
+	for _, t := range SeedTasks(job) {
+		s := PlanSeed{Kind: t.Kind, Key: t.Key, MaxPages: t.MaxPages, Estimate: -1}
+		s.Bound = b.bound(registry[t.Kind], t.Depth, int64(t.MaxPages))
+		p.Bound = satAdd(p.Bound, s.Bound)
+		p.Seeds = append(p.Seeds, s)
+	}
+	if err := p.estimate(ctx, tx, job); err != nil {
+		return nil, err
+	}
+	reuse, err := planReuse(ctx, tx, job, p)
+	if err != nil {
+		return nil, err
+	}
+	p.Reuse = append(p.Reuse, reuse...)
+	return p, nil
+}
+
+// estimate fills the expected cost from the job's last completed run:
+// each task's pages count for the seed it descends from (by parent_id),
+// scaled by that run's billed credits per page (retries after a crash
+// make it above 1). A seed of this job that the run had costs what its
+// tasks cost then; a new seed costs the average of that run's seeds of
+// its kind, or, with none, its bound.
+func (p *Plan) estimate(ctx context.Context, tx pgx.Tx, job *Job) error {
+	var last lastDoneRun
+	err := lastDoneRunStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&last.ID, &last.Billed)
+	if err == pgx.ErrNoRows {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("last completed run: %w", err)
+	}
+	rows, err := runTaskTreeStmt.Query(ctx, tx, runArg{last.ID})
+	if err != nil {
+		return fmt.Errorf("tasks of run %d: %w", last.ID, err)
+	}
+	tasks, err := pgx.CollectRows(rows, pgx.RowToStructByName[planTask])
+	if err != nil {
+		return fmt.Errorf("tasks of run %d: %w", last.ID, err)
+	}
+	byID := make(map[int64]*planTask, len(tasks))
+	for i := range tasks {
+		byID[tasks[i].ID] = &tasks[i]
+	}
+	root := map[int64]int64{} // task -> its seed task
+	var rootOf func(id int64) int64
+	rootOf = func(id int64) int64 {
+		if r, ok := root[id]; ok {
+			return r
+		}
+		r := id
+		if t := byID[id]; t != nil && t.Parent != 0 && byID[t.Parent] != nil {
+			r = rootOf(t.Parent)
+		}
+		root[id] = r
+		return r
+	}
+	pagesOf := map[int64]int64{}
+	var total int64
+	for _, t := range tasks {
+		pagesOf[rootOf(t.ID)] += t.Pages
+		total += t.Pages
+	}
+	perPage := 1.0
+	if total > 0 {
+		perPage = float64(last.Billed) / float64(total)
+	}
+	seedCost := map[string]float64{}
+	kindSum, kindN := map[string]float64{}, map[string]int{}
+	for _, t := range tasks {
+		if t.Parent == 0 {
+			c := float64(pagesOf[t.ID]) * perPage
+			seedCost[t.Kind+"\x00"+t.Key] = c
+			kindSum[t.Kind] += c
+			kindN[t.Kind]++
+		}
+	}
+	p.HistoryRun, p.HistoryBilled = last.ID, last.Billed
+	var est float64
+	for i := range p.Seeds {
+		s := &p.Seeds[i]
+		switch c, ok := seedCost[s.Kind+"\x00"+s.Key]; {
+		case ok:
+			s.Estimate, s.EstimateFrom = int64(math.Round(c)), "history"
+		case kindN[s.Kind] > 0:
+			s.Estimate, s.EstimateFrom = int64(math.Round(kindSum[s.Kind]/float64(kindN[s.Kind]))), "kind average"
+		default:
+			s.Estimate, s.EstimateFrom = s.Bound, "bound"
+		}
+		est += float64(s.Estimate)
+	}
+	p.Estimate = int64(math.Min(math.Round(est), math.MaxInt64))
+	if p.MaxCredits != nil {
+		p.Estimate = min(p.Estimate, *p.MaxCredits)
+	}
+	return nil
+}
+
+// planReuse reports what refresh_after / stop_at_seen would skip in the
+// next run, from the data earlier runs stored (PlanReuse), one line each,
+// and lowers the estimate by the fetches refresh_after would skip (1 credit
+// each; the pages stop_at_seen saves depend on how much the lists grew, so
+// the estimate keeps them).
+func planReuse(ctx context.Context, tx pgx.Tx, job *Job, p *Plan) ([]string, error) {
+	rp, err := PlanReuse(ctx, tx, job, SeedTasks(job))
+	if err != nil {
+		return nil, fmt.Errorf("reuse: %w", err)
+	}
+	var out []string
+	for _, f := range rp.Fresh {
+		out = append(out, fmt.Sprintf("skip %s %s: fresh, fetched by run %d at %s (1 credit saved)",
+			f.Task.Kind, f.Task.Key, f.Fetch.RunID, f.Fetch.At.UTC().Format(time.RFC3339)))
+	}
+	if p.Estimate > 0 {
+		p.Estimate = max(0, p.Estimate-int64(len(rp.Fresh)))
+	}
+	for _, w := range rp.Lists {
+		switch {
+		case !w.Found:
+			out = append(out, fmt.Sprintf("walk %s %s whole: no full walk yet (stop_at_seen starts after one)", w.Kind, w.Key))
+		case w.FullDue:
+			out = append(out, fmt.Sprintf("walk %s %s whole: a full walk is due (last: run %d, %d pages, %s ago, %d walks cut short since)",
+				w.Kind, w.Key, w.Run, w.Pages, w.Age.Round(time.Second), w.Cut))
+		default:
+			out = append(out, fmt.Sprintf("stop %s %s at the first page of known entries (last full walk: run %d, %d pages, %s ago)",
+				w.Kind, w.Key, w.Run, w.Pages, w.Age.Round(time.Second)))
+		}
+	}
+	return out, nil
+}
