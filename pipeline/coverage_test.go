@@ -71,6 +71,10 @@ func TestEverySeedKindAndEdge(t *testing.T) {
 		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'secuid:` + secUID("bare_f7_g3") + `'`:          3,
 		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'hub_f60_g12'`:                                  50, // one page
 		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'hub_f60_g12'`:                                  12,
+		// Both ends of every edge are accounts (no foreign key keeps it since
+		// migration 00015: the writer does).
+		`SELECT count(*) FROM shortvideo.follows f WHERE NOT EXISTS (SELECT 1 FROM shortvideo.users u WHERE u.unique_id = f.follower)
+		   OR NOT EXISTS (SELECT 1 FROM shortvideo.users u WHERE u.unique_id = f.followee)`: 0,
 		`SELECT count(*) FROM photosocial.profiles`:                                                               2,
 		`SELECT count(*) FROM photosocial.profiles WHERE contact_email IS NOT NULL AND category_name IS NOT NULL`: 1,
 		`SELECT count(*) FROM photosocial.profile_snapshots`:                                                      2,
