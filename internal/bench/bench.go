@@ -63,7 +63,7 @@ var fullSizes = sizes{
 	wasteSeeds:     []string{"w1_f2000_g400", "w2_f1500_g300", "w3_f1000_g200", "w4_f500_g100", "w5_f240_g35", "w6_f3_g3"},
 	scaleT:         20 * time.Second,
 	outages:        []time.Duration{15 * time.Second, 2 * time.Minute},
-	autoQuotaT:     120 * time.Second,
+	autoQuotaT:     60 * time.Second,
 }
 
 var smokeSizes = sizes{
