@@ -37,6 +37,9 @@ type Job struct {
 	// Expand lists the expansion edges to follow. When the key is absent,
 	// profiles fan out to followers and following.
 	Expand *Expand `yaml:"expand" json:"expand"`
+	// Archive keeps every fetched page's body (crawl.pages), so `crawler
+	// replay` can rebuild the run's rows without buying them again.
+	Archive bool `yaml:"archive" json:"archive,omitempty"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url

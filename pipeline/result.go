@@ -17,6 +17,8 @@ type result struct {
 	Next     string
 	Stop     string
 	Drops    Drops // entries received but not stored
+	// archive is the page's body to keep (job `archive: true`), else nil.
+	archive *ArchivedPage
 }
 
 // drop counts an entry of the page that is not stored, and why.
