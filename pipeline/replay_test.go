@@ -89,6 +89,11 @@ func TestReplayRebuildsRunFromArchive(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM crawl.pages WHERE body_bytes <= 0 OR octet_length(body) * 2 >= body_bytes AND body_bytes > 2000`); n != 0 {
 		t.Errorf("%d archived bodies not compressed", n)
 	}
+	var raw, packed int64
+	if err := b.pool.QueryRow(context.Background(), `SELECT sum(body_bytes), sum(octet_length(body)) FROM crawl.pages`).Scan(&raw, &packed); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("archive: %d pages, %d bytes of bodies kept in %d (%.1f:1)", archived, raw, packed, float64(raw)/float64(packed))
 	before := b.dump(t)
 	var rows int
 	for _, r := range before {
