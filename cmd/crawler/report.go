@@ -46,7 +46,7 @@ func cmdReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := schemaCurrent(ctx, pool); err != nil {
 		return err
 	}
-	r, err := report.Load(ctx, pool, *runID)
+	r, err := pipeline.LoadReport(ctx, pool, *runID)
 	if errors.Is(err, pipeline.ErrNoRun) {
 		return usagef("no run found (id %d)", *runID)
 	}

@@ -236,7 +236,7 @@ func TestReportInBrowser(t *testing.T) {
 			}
 		}
 		// The figures themselves.
-		if rep.Run.ID != int64(run) || rep.Run.Job != "report-test" || rep.Run.State != "done" {
+		if rep.Run.ID != int64(run) || rep.Run.Job != "report-test" || rep.Run.State != "done" || rep.Run.Rows == 0 || rep.Run.RowsCounted != (run == 1) {
 			t.Errorf("run %d: header %+v", run, rep.Run)
 		}
 		endpoints := map[string]bool{}
@@ -311,5 +311,35 @@ func TestReportInBrowser(t *testing.T) {
 	browser(t, bin, ps.URL, "--dump-dom", "file://"+control)
 	if seen := proxy.seen(); len(seen) == 0 {
 		t.Error("the control page's image never reached the proxy: the no-external-resource check is blind")
+	}
+}
+
+// crawler replay: a run kept with archive: true replays with exit 0 and
+// no request to the sandbox; one without an archive, or no run, exits 2.
+func TestReplayCommand(t *testing.T) {
+	t.Parallel()
+	sb, base := newSandbox(t)
+	db := pgtest.DB(t)
+	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	plain := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: false\n", 1))
+	kept := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: true\n", 1))
+	for _, job := range []string{plain, kept} {
+		if r := invoke(t, env, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	before := sb.Usage(cliKey)
+	r := invoke(t, env, "replay", "--run", "2")
+	if r.code != 0 || !regexp.MustCompile(`replayed run 2: \d+ pages, \d+ rows .* 0 requests upstream`).MatchString(r.stdout) {
+		t.Errorf("replay of an archived run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Log(strings.ReplaceAll(strings.TrimSpace(r.stdout), "\n", "; "))
+	for _, id := range []string{"1", "9"} {
+		if r := invoke(t, env, "replay", "--run", id); r.code != exitUsage {
+			t.Errorf("replay --run %s: exit %d, want %d\n%s", id, r.code, exitUsage, r.stderr)
+		}
+	}
+	if after := sb.Usage(cliKey); after.Requests != before.Requests || after.Billable != before.Billable {
+		t.Errorf("sandbox requests %d -> %d, billable %d -> %d during replays", before.Requests, after.Requests, before.Billable, after.Billable)
 	}
 }

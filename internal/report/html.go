@@ -1,3 +1,5 @@
+// Package report writes a run's report (pipeline.LoadReport) as one
+// self-contained HTML file with inline SVG charts, for `crawler report`.
 package report
 
 import (
@@ -8,7 +10,18 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/socialcrawl/crawler/pipeline"
 )
+
+// Report is the report's figures (pipeline.LoadReport).
+type Report = pipeline.Report
+
+// Mover is an entity's change between two runs.
+type Mover = pipeline.Mover
+
+// Point is one interval of the timeline.
+type Point = pipeline.TimelinePoint
 
 // The HTML form: one file, no external script, font, style or image. The
 // charts are inline SVG computed here (geometry in Go, markup in
@@ -337,4 +350,9 @@ func duration(secs float64) string {
 		return fmt.Sprintf("%.0fs", secs)
 	}
 	return fmt.Sprintf("%.1fs", secs)
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
 }

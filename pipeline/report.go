@@ -1,9 +1,10 @@
-// Package report gathers one run's figures (credits per endpoint, pages/s
-// and 429s over time, task outcomes by kind, rows per table, top movers
-// against the job's previous run) for `crawler report`, which writes them
-// as one self-contained HTML file with inline SVG charts (html.go) or as
+package pipeline
+
+// The run report's figures (credits per endpoint, pages/s and 429s over
+// time, task outcomes by kind, rows per table, top movers against the
+// job's previous run) for `crawler report`, which writes them as one
+// self-contained HTML file with inline SVG charts (internal/report) or as
 // JSON.
-package report
 
 import (
 	"context"
@@ -17,28 +18,27 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
-	"github.com/socialcrawl/crawler/pipeline"
 )
 
-// MoversLimit is how many top movers each list shows.
-const MoversLimit = 10
+// ReportMoversLimit is how many top movers each list shows.
+const ReportMoversLimit = 10
 
 // Report is what the report shows; its JSON form is `crawler report --json`.
 type Report struct {
-	Run       Run                    `json:"run"`
-	Credits   []EndpointCredits      `json:"credits_by_endpoint"`
-	Timeline  []Point                `json:"timeline"` // empty: the run recorded no samples
-	Kinds     []KindOutcome          `json:"tasks_by_kind"`
-	Reasons   []pipeline.ReasonCount `json:"top_failure_reasons"`
-	Tables    []TableRows            `json:"rows_by_table"`
-	Previous  *int64                 `json:"previous_run_id"` // of the same job; nil: none
-	Followers []Mover                `json:"top_follower_growth"`
-	Plays     []Mover                `json:"top_play_count_growth"`
-	Generated time.Time              `json:"generated_at"`
+	Run       ReportRun         `json:"run"`
+	Credits   []EndpointCredits `json:"credits_by_endpoint"`
+	Timeline  []TimelinePoint   `json:"timeline"` // empty: the run recorded no samples
+	Kinds     []KindOutcome     `json:"tasks_by_kind"`
+	Reasons   []ReasonCount     `json:"top_failure_reasons"`
+	Tables    []TableRows       `json:"rows_by_table"`
+	Previous  *int64            `json:"previous_run_id"` // of the same job; nil: none
+	Followers []Mover           `json:"top_follower_growth"`
+	Plays     []Mover           `json:"top_play_count_growth"`
+	Generated time.Time         `json:"generated_at"`
 }
 
-// Run is the run's header.
-type Run struct {
+// ReportRun is the run's header.
+type ReportRun struct {
 	ID            int64      `json:"id"`
 	Job           string     `json:"job"`
 	State         string     `json:"state"`
@@ -50,6 +50,9 @@ type Run struct {
 	MaxCredits    *int64     `json:"max_credits"`
 	Pages         int64      `json:"pages"`
 	Rows          int64      `json:"rows_written"`
+	// RowsCounted: no process recorded its rows (samples off), so Rows
+	// is the sum of rows per table instead.
+	RowsCounted bool `json:"rows_counted_from_tables,omitempty"`
 }
 
 // EndpointCredits is one endpoint's requests and credits.
@@ -62,10 +65,10 @@ type EndpointCredits struct {
 	Errors      int64  `json:"errors"`
 }
 
-// Point is one interval of the run's timeline: pages per second committed
+// TimelinePoint is one interval of the run's timeline: pages per second committed
 // and 429 answers got in the interval ending At seconds after the start,
 // all processes together.
-type Point struct {
+type TimelinePoint struct {
 	At          float64 `json:"at_seconds"`
 	PagesPerSec float64 `json:"pages_per_second"`
 	RateLimited int64   `json:"rate_limited"`
@@ -98,12 +101,8 @@ type Mover struct {
 	Delta  int64  `json:"delta"`
 }
 
-type runParam struct {
+type reportRunParam struct {
 	RunID *int64 `db:"run_id"`
-}
-
-type runArg struct {
-	RunID int64 `db:"run_id"`
 }
 
 type moversParams struct {
@@ -113,7 +112,7 @@ type moversParams struct {
 }
 
 var (
-	reportRun       = db.Prepare[runParam]("ReportRun")
+	reportRun       = db.Prepare[reportRunParam]("ReportRun")
 	reportCredits   = db.Prepare[runArg]("ReportCredits")
 	reportSamples   = db.Prepare[runArg]("ReportSamples")
 	reportKinds     = db.Prepare[runArg]("ReportTaskKinds")
@@ -122,18 +121,18 @@ var (
 	playCountMovers = db.Prepare[moversParams]("ReportPlayMovers")
 )
 
-// Load gathers the report of run id (0: the latest run). It only reads.
-func Load(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
+// LoadReport gathers the report of run id (0: the latest run). It only reads.
+func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
 	var arg *int64
 	if id != 0 {
 		arg = &id
 	}
 	r := &Report{Generated: time.Now().UTC()}
 	u := &r.Run
-	err := reportRun.QueryRow(ctx, pool, runParam{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
+	err := reportRun.QueryRow(ctx, pool, reportRunParam{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
 		&u.CreditsBilled, &u.MaxCredits, &u.Pages, &u.Rows, &r.Previous)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, pipeline.ErrNoRun
+		return nil, ErrNoRun
 	}
 	if err != nil {
 		return nil, fmt.Errorf("report: run: %w", err)
@@ -148,7 +147,13 @@ func Load(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
 			return nil, fmt.Errorf("report of run %d: %w", u.ID, err)
 		}
 	}
-	st, err := pipeline.LoadRunStatus(ctx, pool, u.ID)
+	if u.Rows == 0 {
+		for _, t := range r.Tables {
+			u.Rows += t.Rows
+		}
+		u.RowsCounted = u.Rows > 0
+	}
+	st, err := LoadRunStatus(ctx, pool, u.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +173,7 @@ func (r *Report) loadCredits(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // sample is a process's cumulative counters at a moment.
-type sample struct {
+type reportSample struct {
 	owner         string
 	at, procStart float64
 	pages, r429   int64
@@ -176,34 +181,34 @@ type sample struct {
 
 func (r *Report) loadTimeline(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, _ := reportSamples.Query(ctx, pool, runArg{r.Run.ID})
-	var s sample
-	var samples []sample
+	var s reportSample
+	var samples []reportSample
 	if _, err := pgx.ForEachRow(rows, []any{&s.owner, &s.at, &s.procStart, &s.pages, &s.r429}, func() error {
 		samples = append(samples, s)
 		return nil
 	}); err != nil {
 		return err
 	}
-	r.Timeline = timeline(samples)
+	r.Timeline = reportTimeline(samples)
 	return nil
 }
 
-// timeline turns the processes' cumulative samples into intervals: each
+// reportTimeline turns the processes' cumulative samples into intervals: each
 // sample's increase over its process's previous one (or its start) is
 // spread over the interval it covers, and intervals are summed in buckets
 // as wide as the median interval, so processes working together add up.
-func timeline(samples []sample) []Point {
+func reportTimeline(samples []reportSample) []TimelinePoint {
 	type span struct {
 		from, to    float64
 		pages, r429 int64
 	}
-	last := map[string]sample{}
+	last := map[string]reportSample{}
 	var spans []span
 	var widths []float64
 	for _, s := range samples {
 		prev, ok := last[s.owner]
 		if !ok {
-			prev = sample{at: s.procStart}
+			prev = reportSample{at: s.procStart}
 		}
 		last[s.owner] = s
 		if s.at <= prev.at {
@@ -213,7 +218,7 @@ func timeline(samples []sample) []Point {
 		widths = append(widths, s.at-prev.at)
 	}
 	if len(spans) == 0 {
-		return []Point{}
+		return []TimelinePoint{}
 	}
 	sort.Float64s(widths)
 	w := math.Max(widths[len(widths)/2], 0.001)
@@ -236,14 +241,14 @@ func timeline(samples []sample) []Point {
 		}
 		r429[min(int((sp.to-1e-9)/w), n-1)] += sp.r429
 	}
-	out := make([]Point, n)
+	out := make([]TimelinePoint, n)
 	for i := range n {
-		out[i] = Point{At: round(float64(i+1)*w, 3), PagesPerSec: round(pages[i]/w, 3), RateLimited: r429[i]}
+		out[i] = TimelinePoint{At: roundTo(float64(i+1)*w, 3), PagesPerSec: roundTo(pages[i]/w, 3), RateLimited: r429[i]}
 	}
 	return out
 }
 
-func round(x float64, digits int) float64 {
+func roundTo(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
 }
@@ -313,7 +318,7 @@ func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
 	if r.Previous == nil {
 		return nil
 	}
-	p := moversParams{RunID: r.Run.ID, PrevID: *r.Previous, Limit: MoversLimit}
+	p := moversParams{RunID: r.Run.ID, PrevID: *r.Previous, Limit: ReportMoversLimit}
 	for _, l := range []struct {
 		stmt db.Stmt[moversParams]
 		out  *[]Mover
