@@ -283,6 +283,8 @@ type PageCommit struct {
 	Stop     string // when not empty, the task ends with this reason
 	Drops    Drops  // entries received but not stored
 	Saved    int    // credits saved by reuse (stop_at_seen), added to crawl.tasks.credits_saved
+	// Archive, when not nil, is the page's body, kept in crawl.pages.
+	Archive *ArchivedPage
 }
 
 // Drops are a page's entries that were received but not stored, and why
@@ -315,6 +317,10 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 	advanceTask.Queue(&batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next, Items: items,
 		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved})
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
+	if p.Archive != nil {
+		queueArchive(&batch, runID, t, p.Archive)
+		labels = append(labels, "archive page")
+	}
 	tasks, err := taskRows(children)
 	if err != nil {
 		return fmt.Errorf("add tasks: %w", err)

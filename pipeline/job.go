@@ -44,6 +44,9 @@ type Job struct {
 	// it was last active within this window (default ResumeWithinDefault;
 	// 0: never continue one, start a new run). See rerun.go.
 	ResumeWithin Duration `yaml:"resume_within" json:"resume_within"`
+	// Archive keeps every fetched page's body (crawl.pages), so `crawler
+	// replay` can rebuild the run's rows without buying them again.
+	Archive bool `yaml:"archive" json:"archive,omitempty"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url

@@ -18,6 +18,8 @@ type result struct {
 	Stop     string
 	Drops    Drops // entries received but not stored
 	Saved    int   // credits saved by reuse (stop_at_seen's pages not walked)
+	// archive is the page's body to keep (job `archive: true`), else nil.
+	archive *ArchivedPage
 }
 
 // drop counts an entry of the page that is not stored, and why.

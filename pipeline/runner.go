@@ -150,6 +150,9 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	cfg := opts.Client
 	cfg.BeforeSend = b.reserve
 	cfg.AfterResponse = func(ctx context.Context, o sources.Outcome) { b.settle(ctx, o); c.observeRequest(o) }
+	if job.Archive {
+		cfg.OnBody = onBody
+	}
 	client, err := sources.New(cfg)
 	if err != nil {
 		return nil, err
@@ -418,6 +421,10 @@ func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 	fctx, releaseBodies := sources.HoldBodies(fctx)
 	defer releaseBodies()
 	fctx, lc := withLease(fctx, t)
+	var rec *pageRecorder
+	if c.job.Archive {
+		fctx, rec = withRecorder(fctx)
+	}
 	ttl := time.Duration(c.job.Limits.LeaseTimeout)
 	done := make(chan struct{})
 	defer close(done)
@@ -450,6 +457,7 @@ func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 		}
 		return nil, err
 	}
+	res.archive = rec.take()
 	start := time.Now()
 	if err := c.commit(fctx, t, res); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
@@ -483,7 +491,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
-			err = c.frontier.Commit(ctx, c.runID, t, PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved})
+			err = c.frontier.Commit(ctx, c.runID, t, PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive})
 			if classifyDB(err) == dbConflict {
 				return err
 			}

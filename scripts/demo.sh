@@ -9,6 +9,8 @@ start=$(date +%s%N)
 go build -buildvcs=true -o bin/crawler ./cmd/crawler
 
 export CRAWLER_API_KEY=demo-key-not-secret
+mkdir -p tmp
+report=$PWD/tmp/demo-report.html
 sandbox_out=$(mktemp)
 bin/crawler sandbox --addr 127.0.0.1:0 --api-key "$CRAWLER_API_KEY" --log-level warn >"$sandbox_out" 2>&1 &
 sandbox_pid=$!
@@ -35,7 +37,10 @@ SELECT f.followee AS account, count(*) AS followers_harvested, s.follower_count 
 FROM shortvideo.follows f
 LEFT JOIN shortvideo.user_snapshots s ON s.unique_id = f.followee
 GROUP BY f.followee, s.follower_count ORDER BY 2 DESC LIMIT 5;"
-' "$base_url"
+echo
+bin/crawler report --html "$1"
+' "$base_url" "$report"
 
+echo "demo: the run report: $report (open it in a browser)"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "demo: done in $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s"

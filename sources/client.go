@@ -143,6 +143,9 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 				msg := strings.TrimPrefix(derr.Error(), "malformed body: ")
 				return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempt, Message: "malformed body: " + truncate(msg, 300), Err: derr}
 			}
+			if c.cfg.OnBody != nil {
+				c.cfg.OnBody(ctx, endpoint, u.RawQuery, ans.body)
+			}
 			return nil
 		}
 		var e *Error

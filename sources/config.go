@@ -235,6 +235,13 @@ type Config struct {
 	AfterResponse func(ctx context.Context, r Outcome)
 	HTTPClient    *http.Client
 	Logger        *slog.Logger
+
+	// OnBody, when set, is handed every 2xx body that decoded, after the
+	// key was redacted from it, with the request it answered (endpoint in
+	// the spec's terms, query as sent). The body is the client's buffer,
+	// aliased by the decoded values: copy what you keep. The pipeline's
+	// page archive keeps it here.
+	OnBody func(ctx context.Context, endpoint, query string, body []byte)
 }
 
 func (c Config) withDefaults() Config {

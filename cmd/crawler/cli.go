@@ -54,6 +54,8 @@ func commands() []command {
 		{"plan", "check a job can run and bound its credits, without spending any", cmdPlan},
 		{"status", "show a run's figures (read-only; --json for machines)", cmdStatus},
 		{"runs", "list the latest runs (read-only; --json for machines)", cmdRuns},
+		{"report", "write a run's report: one HTML file with charts (--json for machines)", cmdReport},
+		{"replay", "rebuild a run's rows from its page archive, with no request upstream", cmdReplay},
 		{"version", "print the crawler's version (also: crawler --version)", cmdVersion},
 		{"migrate", "apply the database migrations", cmdMigrate},
 		{"sandbox", "serve the local stand-in for the upstream API", cmdSandbox},

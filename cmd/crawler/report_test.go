@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/internal/report"
+	"github.com/socialcrawl/crawler/internal/sandbox"
+)
+
+// reportJob harvests profiles (with their followers' profiles, so many
+// accounts get a follower count in each run), a 404, a search and a song.
+const reportJob = `name: report-test
+api: {base_url: http://127.0.0.1:1/api, max_retries: 1}
+limits: {workers: 4, max_pages: 2, max_depth: 1}
+seeds:
+  shortvideo:
+    profiles: ["@star_f120_g10", "@small_f30_g4", missing_account, missing_too]
+    keyword_searches: [street food n40]
+    songs: [hit_v60]
+expand:
+  followers: {max_pages: 1}
+  following: {max_pages: 1}
+  follower_profiles: {}
+  song_videos: {max_pages: 1}
+`
+
+// chromium finds a headless-capable Chromium: $CHROMIUM, chromium or
+// chromium-browser. Without one the test fails in CI (CI=true) and skips
+// elsewhere (scripts/ensure-chromium.sh installs it as root).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium not found (run scripts/ensure-chromium.sh as root, or set CHROMIUM); the browser test never skips in CI")
+	}
+	t.Skip("chromium not found: run scripts/ensure-chromium.sh (as root) to install it")
+	return ""
+}
+
+// browser runs headless Chromium with every request sent through proxy
+// (loopback included), so any resource the page asks for is seen there.
+func browser(t *testing.T, bin, proxy string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-default-apps", "--disable-sync",
+		"--disable-extensions", "--mute-audio", "--hide-scrollbars", "--user-data-dir=" + t.TempDir(),
+		"--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>"}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
+}
+
+// browserOwn matches the hosts of Chromium's own background calls
+// (component updates, network time, accounts), which no flag silences.
+var browserOwn = regexp.MustCompile(`(^|\.)(google\.com|googleapis\.com|gvt1\.com|gstatic\.com)(:\d+)?$`)
+
+// proxyLog records every request a browser sends through it, and answers
+// 404.
+type proxyLog struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (p *proxyLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if browserOwn.MatchString(r.Host) {
+		// Chromium's own update, time and account calls, not the page's.
+		http.NotFound(w, r)
+		return
+	}
+	p.mu.Lock()
+	p.urls = append(p.urls, r.Method+" "+r.URL.String()+" "+r.Host)
+	p.mu.Unlock()
+	http.NotFound(w, r)
+}
+
+func (p *proxyLog) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.urls...)
+}
+
+// chartMarks counts, per chart (svg data-chart=NAME), the data marks the
+// browser rendered (rect, path or circle of class "mark"), and returns the
+// count each chart declares in data-marks.
+func chartMarks(dom string) (got, declared map[string]int) {
+	got, declared = map[string]int{}, map[string]int{}
+	svgRe := regexp.MustCompile(`(?s)<svg[^>]*data-chart="([^"]+)"[^>]*data-marks="(\d+)"[^>]*>(.*?)</svg>`)
+	markRe := regexp.MustCompile(`<(rect|path|circle) class="mark[ "]`)
+	for _, m := range svgRe.FindAllStringSubmatch(dom, -1) {
+		got[m[1]] = len(markRe.FindAllString(m[3], -1))
+		var n int
+		fmt.Sscan(m[2], &n)
+		declared[m[1]] = n
+	}
+	return got, declared
+}
+
+// artifactDir is where the browser test leaves its screenshots and pages
+// (testdata/out, ignored by git).
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Two harvests of one job a month apart (in the sandbox's world clock; the
+// second under a request quota, so it meets 429s), then crawler report on
+// the second: headless Chromium renders the page, every chart has one mark
+// per figure of the JSON form (one bar per endpoint used, per table, per
+// task state of each kind, per mover; a line and a point per interval of
+// each series), no resource is requested from anywhere, and a screenshot is
+// left in testdata/out. The first run, without samples or a previous run,
+// says so in those sections.
+func TestReportInBrowser(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	db := pgtest.DB(t)
+	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	jobPath := writeJob(t, reportJob)
+	var bases []string
+	for _, cfg := range []sandbox.Config{{WorldTime: 0}, {WorldTime: 30, Rate: 150, Burst: 5}} {
+		cfg.APIKeys = []string{cliKey}
+		sb, err := sandbox.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(sb.Handler())
+		t.Cleanup(srv.Close)
+		bases = append(bases, srv.URL+"/api")
+	}
+	// Run 1 records no samples; run 2 one every 50ms.
+	for i, sample := range []string{"0", "50ms"} {
+		r := invoke(t, env, "run", "--base-url", bases[i], "--sample-interval", sample, "--live", "off", "--log-level", "error", jobPath)
+		if r.code != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i+1, r.code, r.stderr)
+		}
+	}
+	dir := artifactDir(t)
+	proxy := &proxyLog{}
+	ps := httptest.NewServer(proxy)
+	t.Cleanup(ps.Close)
+
+	for _, run := range []int{1, 2} {
+		htmlPath := filepath.Join(dir, fmt.Sprintf("report-run%d.html", run))
+		r := invoke(t, env, "report", "--run", fmt.Sprint(run), "--html", htmlPath, "--json")
+		if r.code != 0 {
+			t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+		}
+		var rep report.Report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("report --json: %v\n%s", err, r.stdout)
+		}
+		page, err := os.ReadFile(htmlPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Self-contained: nothing that could load from elsewhere.
+		for _, bad := range []string{"<script", "<link", "<img", "<iframe", "src=", "href=", "url(", "@import", "http://", "https://"} {
+			if strings.Contains(strings.ToLower(string(page)), bad) {
+				t.Errorf("run %d: the page holds %q", run, bad)
+			}
+		}
+		dom := browser(t, bin, ps.URL, "--dump-dom", "file://"+htmlPath)
+		png := filepath.Join(dir, fmt.Sprintf("report-run%d.png", run))
+		_ = os.Remove(png)
+		browser(t, bin, ps.URL, "--screenshot="+png, "--window-size=900,3400", "file://"+htmlPath)
+		if st, err := os.Stat(png); err != nil || st.Size() < 10_000 {
+			t.Errorf("run %d: screenshot %s: %v", run, png, err)
+		}
+		t.Logf("run %d: report %s, screenshot %s", run, htmlPath, png)
+
+		for _, id := range []string{"credits", "timeline", "tasks", "tables", "movers"} {
+			if !strings.Contains(dom, `<section id="`+id+`">`) {
+				t.Errorf("run %d: rendered page lacks section %s", run, id)
+			}
+		}
+		got, declared := chartMarks(dom)
+		want := map[string]int{"credits": len(rep.Credits), "tables": len(rep.Tables), "reasons": len(rep.Reasons)}
+		for _, k := range rep.Kinds {
+			for _, n := range []int64{k.Done, k.Failed, k.Skipped, k.Open} {
+				if n > 0 {
+					want["tasks"]++
+				}
+			}
+		}
+		if len(rep.Timeline) > 0 {
+			want["timeline"] = 2 + 2*len(rep.Timeline)
+		}
+		if len(rep.Followers) > 0 {
+			want["followers"] = len(rep.Followers)
+		}
+		if len(rep.Plays) > 0 {
+			want["plays"] = len(rep.Plays)
+		}
+		for name, n := range want {
+			if got[name] != n || declared[name] != n {
+				t.Errorf("run %d: chart %s has %d marks rendered (declares %d), want %d", run, name, got[name], declared[name], n)
+			}
+		}
+		for name := range got {
+			if _, ok := want[name]; !ok {
+				t.Errorf("run %d: unexpected chart %s", run, name)
+			}
+		}
+		// The figures themselves.
+		if rep.Run.ID != int64(run) || rep.Run.Job != "report-test" || rep.Run.State != "done" || rep.Run.Rows == 0 || rep.Run.RowsCounted != (run == 1) {
+			t.Errorf("run %d: header %+v", run, rep.Run)
+		}
+		endpoints := map[string]bool{}
+		var billed int64
+		for _, e := range rep.Credits {
+			endpoints[e.Endpoint] = true
+			billed += e.Billed
+		}
+		for _, e := range []string{"/shortvideo/profile", "/shortvideo/user/followers", "/shortvideo/user/following", "/shortvideo/search/keyword", "/shortvideo/song", "/shortvideo/song/videos"} {
+			if !endpoints[e] {
+				t.Errorf("run %d: no credits row for %s: %v", run, e, endpoints)
+			}
+		}
+		if billed != rep.Run.CreditsBilled || billed == 0 {
+			t.Errorf("run %d: endpoints billed %d, run %d", run, billed, rep.Run.CreditsBilled)
+		}
+		var skipped int64
+		for _, rc := range rep.Reasons {
+			if rc.State == "skipped" {
+				skipped += rc.N
+			}
+		}
+		if skipped != 2 {
+			t.Errorf("run %d: skipped tasks in the reasons = %d, want 2 (the two missing accounts)", run, skipped)
+		}
+		switch run {
+		case 1:
+			if len(rep.Timeline) != 0 || rep.Previous != nil || len(rep.Followers) != 0 {
+				t.Errorf("run 1: timeline %d points, previous %v, movers %d; want none", len(rep.Timeline), rep.Previous, len(rep.Followers))
+			}
+			for _, note := range []string{"No progress samples were recorded", "This is the first run of job report-test"} {
+				if !strings.Contains(dom, note) {
+					t.Errorf("run 1: the page does not say %q", note)
+				}
+			}
+		case 2:
+			if rep.Previous == nil || *rep.Previous != 1 {
+				t.Errorf("run 2: previous run %v, want 1", rep.Previous)
+			}
+			if len(rep.Timeline) < 2 || len(rep.Followers) == 0 || len(rep.Plays) == 0 {
+				t.Errorf("run 2: timeline %d points, %d follower movers, %d play movers", len(rep.Timeline), len(rep.Followers), len(rep.Plays))
+			}
+			var pages float64
+			var r429 int64
+			for _, p := range rep.Timeline {
+				pages += p.PagesPerSec
+				r429 += p.RateLimited
+			}
+			var sum429 int64
+			for _, e := range rep.Credits {
+				sum429 += e.RateLimited
+			}
+			if r429 != sum429 {
+				t.Errorf("run 2: 429s in the timeline %d, by endpoint %d", r429, sum429)
+			}
+			for i := 1; i < len(rep.Followers); i++ {
+				if rep.Followers[i].Delta > rep.Followers[i-1].Delta {
+					t.Errorf("run 2: follower movers not in order: %+v", rep.Followers)
+				}
+			}
+			t.Logf("run 2: %d timeline points, %d 429s, %d follower movers, %d play movers", len(rep.Timeline), r429, len(rep.Followers), len(rep.Plays))
+		}
+	}
+	if seen := proxy.seen(); len(seen) != 0 {
+		t.Errorf("the browser requested %d resources while showing the reports: %v", len(seen), seen)
+	}
+	// The proxy does see what a page would fetch: the check above can fail.
+	control := filepath.Join(t.TempDir(), "control.html")
+	if err := os.WriteFile(control, []byte(`<!DOCTYPE html><img src="http://example.invalid/x.png">`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	browser(t, bin, ps.URL, "--dump-dom", "file://"+control)
+	if seen := proxy.seen(); len(seen) == 0 {
+		t.Error("the control page's image never reached the proxy: the no-external-resource check is blind")
+	}
+}
+
+// crawler replay: a run kept with archive: true replays with exit 0 and
+// no request to the sandbox; one without an archive, or no run, exits 2.
+func TestReplayCommand(t *testing.T) {
+	t.Parallel()
+	sb, base := newSandbox(t)
+	db := pgtest.DB(t)
+	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	plain := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: false\n", 1))
+	kept := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: true\n", 1))
+	for _, job := range []string{plain, kept} {
+		if r := invoke(t, env, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	before := sb.Usage(cliKey)
+	r := invoke(t, env, "replay", "--run", "2")
+	if r.code != 0 || !regexp.MustCompile(`replayed run 2: \d+ pages, \d+ rows .* 0 requests upstream`).MatchString(r.stdout) {
+		t.Errorf("replay of an archived run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Log(strings.ReplaceAll(strings.TrimSpace(r.stdout), "\n", "; "))
+	for _, id := range []string{"1", "9"} {
+		if r := invoke(t, env, "replay", "--run", id); r.code != exitUsage {
+			t.Errorf("replay --run %s: exit %d, want %d\n%s", id, r.code, exitUsage, r.stderr)
+		}
+	}
+	if after := sb.Usage(cliKey); after.Requests != before.Requests || after.Billable != before.Billable {
+		t.Errorf("sandbox requests %d -> %d, billable %d -> %d during replays", before.Requests, after.Requests, before.Billable, after.Billable)
+	}
+}

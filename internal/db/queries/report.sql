@@ -1,0 +1,61 @@
+-- The run report (package internal/report): `crawler report`.
+
+-- name: ReportRun
+-- The run's figures and the previous run of the same job (NULL: none).
+SELECT r.id, r.job_name, r.state, coalesce(r.stop_reason, ''), r.started_at, r.finished_at,
+       r.credits_billed, r.max_credits,
+       coalesce((SELECT sum(pages) FROM crawl.tasks t WHERE t.run_id = r.id), 0)::bigint,
+       coalesce((SELECT sum(rows_written) FROM crawl.run_processes p WHERE p.run_id = r.id), 0)::bigint,
+       (SELECT max(id) FROM crawl.runs q WHERE q.job_name = r.job_name AND q.id < r.id)
+FROM crawl.runs r
+WHERE r.id = coalesce(@run_id::bigint, (SELECT max(id) FROM crawl.runs));
+
+-- name: ReportCredits
+-- Requests and credits by endpoint.
+SELECT endpoint, requests, billed, free, rate_limited, errors
+FROM crawl.credit_usage WHERE run_id = @run_id
+ORDER BY billed DESC, endpoint;
+
+-- name: ReportSamples
+-- The run's progress samples in time order, with their process's start,
+-- as seconds since the run started.
+SELECT s.owner, extract(epoch FROM s.at - r.started_at)::float8,
+       extract(epoch FROM coalesce(p.started_at, r.started_at) - r.started_at)::float8,
+       s.pages, s.rate_limited
+FROM crawl.run_samples s
+JOIN crawl.runs r ON r.id = s.run_id
+LEFT JOIN crawl.run_processes p ON p.run_id = s.run_id AND p.owner = s.owner
+WHERE s.run_id = @run_id
+ORDER BY s.at, s.id;
+
+-- name: ReportTaskKinds
+-- Tasks by kind and state.
+SELECT kind,
+       count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state = 'failed'),
+       count(*) FILTER (WHERE state = 'skipped'), count(*) FILTER (WHERE state IN ('pending', 'leased'))
+FROM crawl.tasks WHERE run_id = @run_id
+GROUP BY kind ORDER BY kind;
+
+-- name: ReportTables
+-- The data tables and how they name runs: a run_id column (snapshots,
+-- rankings) or first_seen_run / last_seen_run (entities).
+SELECT c.table_schema || '.' || c.table_name,
+       bool_or(c.column_name = 'run_id'), bool_or(c.column_name = 'first_seen_run')
+FROM information_schema.columns c
+JOIN information_schema.tables t USING (table_schema, table_name)
+WHERE c.table_schema IN ('shortvideo', 'photosocial') AND t.table_type = 'BASE TABLE'
+GROUP BY 1 ORDER BY 1;
+
+-- name: ReportFollowerMovers
+-- Accounts by follower growth between the previous run and this one.
+SELECT unique_id, prev_follower_count, follower_count, follower_count_delta
+FROM shortvideo.user_growth
+WHERE run_id = @run_id AND prev_run_id = @prev_run_id AND follower_count_delta IS NOT NULL
+ORDER BY follower_count_delta DESC, unique_id LIMIT @lim;
+
+-- name: ReportPlayMovers
+-- Videos by play-count growth between the previous run and this one.
+SELECT video_id, prev_play_count, play_count, play_count_delta
+FROM shortvideo.video_growth
+WHERE run_id = @run_id AND prev_run_id = @prev_run_id AND play_count_delta IS NOT NULL
+ORDER BY play_count_delta DESC, video_id LIMIT @lim;

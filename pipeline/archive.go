@@ -1,0 +1,101 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/socialcrawl/crawler/internal/db"
+)
+
+// The page archive (job file `archive: true`): the client hands every body
+// that decoded to onBody (sources.Config.OnBody); the page being fetched
+// keeps it, compressed, and its commit batch writes it to crawl.pages with
+// the page's place in its task, in the same round trip as its rows. Replay
+// (replay.go) maps these bodies again through the same kinds.
+
+// ArchivedPage is one fetched body to keep: the request it answered and the
+// body, zstd-compressed.
+type ArchivedPage struct {
+	Endpoint string // e.g. /shortvideo/user/followers
+	Query    string // as sent
+	Body     []byte // zstd
+	Size     int    // uncompressed bytes
+}
+
+type archivePageParams struct {
+	RunID     int64  `db:"run_id"`
+	TaskID    int64  `db:"task_id"`
+	Page      int    `db:"page"`
+	Cursor    string `db:"cursor"`
+	Items     int    `db:"items"`
+	Endpoint  string `db:"endpoint"`
+	Query     string `db:"query"`
+	Body      []byte `db:"body"`
+	BodyBytes int    `db:"body_bytes"`
+}
+
+var archivePage = db.Prepare[archivePageParams]("ArchivePage")
+
+// queueArchive adds the statement archiving p, the page of t being
+// committed, to batch.
+func queueArchive(batch *pgx.Batch, runID int64, t *Task, p *ArchivedPage) {
+	archivePage.Queue(batch, archivePageParams{RunID: runID, TaskID: t.ID, Page: t.Pages, Cursor: t.Cursor, Items: t.Items,
+		Endpoint: p.Endpoint, Query: p.Query, Body: p.Body, BodyBytes: p.Size})
+}
+
+// zstd's encoder and decoder are safe for concurrent EncodeAll/DecodeAll.
+var (
+	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
+)
+
+// pageRecorder holds the body of the page being fetched (ctx value).
+type pageRecorder struct {
+	mu   sync.Mutex
+	page *ArchivedPage
+}
+
+type recorderKey struct{}
+
+// withRecorder returns ctx carrying a recorder for the page fetched under it.
+func withRecorder(ctx context.Context) (context.Context, *pageRecorder) {
+	r := &pageRecorder{}
+	return context.WithValue(ctx, recorderKey{}, r), r
+}
+
+// onBody is the client's OnBody hook: it keeps the body when the request
+// belongs to a page being archived. A kind fetches one object or page per
+// task page: a second body replaces the first (it is the one mapped last).
+func onBody(ctx context.Context, endpoint, query string, body []byte) {
+	r, ok := ctx.Value(recorderKey{}).(*pageRecorder)
+	if !ok {
+		return
+	}
+	p := &ArchivedPage{Endpoint: endpoint, Query: query, Body: zenc.EncodeAll(body, nil), Size: len(body)}
+	r.mu.Lock()
+	r.page = p
+	r.mu.Unlock()
+}
+
+// take returns the recorded page (nil: none, or r is nil).
+func (r *pageRecorder) take() *ArchivedPage {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.page
+}
+
+// unarchive decompresses an archived body.
+func unarchive(body []byte) ([]byte, error) {
+	out, err := zdec.DecodeAll(body, nil)
+	if err != nil {
+		return nil, fmt.Errorf("archived body: %w", err)
+	}
+	return out, nil
+}

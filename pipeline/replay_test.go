@@ -1,0 +1,171 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/socialcrawl/crawler/pipeline"
+)
+
+// dataTables lists the data tables (schemas shortvideo and photosocial).
+func (b *bundle) dataTables(t *testing.T) []string {
+	t.Helper()
+	rows, err := b.pool.Query(context.Background(),
+		`SELECT schemaname || '.' || tablename FROM pg_tables WHERE schemaname IN ('shortvideo', 'photosocial') ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// dump is the full content of every data table, one JSON text per row in
+// order, without the columns PostgreSQL stamps with now() when a row is
+// written (captured_at, updated_at): a replay writes later.
+func (b *bundle) dump(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, table := range b.dataTables(t) {
+		rows, err := b.pool.Query(context.Background(),
+			fmt.Sprintf(`SELECT (to_jsonb(x) - 'captured_at' - 'updated_at')::text FROM %s x ORDER BY 1`, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := []string{}
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, s)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = lines
+	}
+	return out
+}
+
+// TestReplayRebuildsRunFromArchive: a harvest of every seed kind and edge
+// with archive on keeps one compressed body per committed page; after its
+// data rows are deleted, a replay rebuilds every data table exactly (full
+// contents) without one request upstream.
+func TestReplayRebuildsRunFromArchive(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	job := b.job(t, "archive: true\n"+fmt.Sprintf(everythingJob, secUID("bare_f7_g3")))
+	if !job.Archive {
+		t.Fatal("archive: true not read from the job file")
+	}
+	sum := b.run(t, job)
+	if sum.State != "done" {
+		t.Fatalf("state %s: %s", sum.State, sum.Reason)
+	}
+	archived := b.count(t, `SELECT count(*) FROM crawl.pages WHERE run_id = $1`, sum.RunID)
+	if archived != sum.Pages || archived == 0 {
+		t.Fatalf("archived pages = %d, committed pages = %d", archived, sum.Pages)
+	}
+	// Each archived page is the page its task committed: the page numbers
+	// of every task run 0..pages-1 (a list's last page included).
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks t WHERE run_id = $1 AND pages <> (SELECT count(*) FROM crawl.pages p WHERE p.task_id = t.id)
+	                    AND state = 'done'`, sum.RunID); n != 0 {
+		t.Errorf("%d done tasks whose archived pages differ from their page count", n)
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.pages WHERE body_bytes <= 0 OR octet_length(body) * 2 >= body_bytes AND body_bytes > 2000`); n != 0 {
+		t.Errorf("%d archived bodies not compressed", n)
+	}
+	var raw, packed int64
+	if err := b.pool.QueryRow(context.Background(), `SELECT sum(body_bytes), sum(octet_length(body)) FROM crawl.pages`).Scan(&raw, &packed); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("archive: %d pages, %d bytes of bodies kept in %d (%.1f:1)", archived, raw, packed, float64(raw)/float64(packed))
+	before := b.dump(t)
+	var rows int
+	for _, r := range before {
+		rows += len(r)
+	}
+	billable := b.sandbox.Usage(testKey)
+
+	tables := b.dataTables(t)
+	if _, err := b.pool.Exec(context.Background(), "TRUNCATE "+joinComma(tables)); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(t, `SELECT count(*) FROM shortvideo.users`); n != 0 {
+		t.Fatalf("users after truncate = %d", n)
+	}
+	rs, err := pipeline.Replay(context.Background(), b.pool, sum.RunID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Pages != archived || rs.Failed != 0 || rs.Requests != archived {
+		t.Errorf("replay = %+v, want %d pages, %d requests answered from the archive, none failed", rs, archived, archived)
+	}
+	if rs.Rows != sum.Rows {
+		t.Errorf("replay wrote %d rows, the harvest %d", rs.Rows, sum.Rows)
+	}
+	after := b.dump(t)
+	for _, table := range tables {
+		if !slices.Equal(before[table], after[table]) {
+			t.Errorf("%s: %d rows before, %d after replay; first difference:\n%s", table, len(before[table]), len(after[table]),
+				firstRowDiff(before[table], after[table]))
+		}
+	}
+	if u := b.sandbox.Usage(testKey); u.Billable != billable.Billable || u.Requests != billable.Requests {
+		t.Errorf("sandbox billable %d -> %d, requests %d -> %d during the replay (harvest pages %d)",
+			billable.Billable, u.Billable, billable.Requests, u.Requests, sum.Pages)
+	}
+	t.Logf("harvest: %d rows in %.3fs (%.0f rows/s); replay: %d rows (%d table rows) in %.3fs (%.0f rows/s)",
+		rs.HarvestRows, rs.HarvestSeconds, rs.HarvestRowsPerSecond(), rs.Rows, rows, rs.Elapsed.Seconds(), rs.RowsPerSecond())
+}
+
+// TestReplayWithoutArchive: a run whose job did not set archive has
+// nothing to replay, and says so.
+func TestReplayWithoutArchive(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sum := b.run(t, b.job(t, "seeds:\n  shortvideo:\n    profiles: [solo_f0_g7]\n"))
+	if n := b.count(t, `SELECT count(*) FROM crawl.pages`); n != 0 {
+		t.Fatalf("archived %d pages without archive: true", n)
+	}
+	if _, err := pipeline.Replay(context.Background(), b.pool, sum.RunID, nil); err == nil || !errorsIs(err, pipeline.ErrNoArchive) {
+		t.Errorf("replay = %v, want ErrNoArchive", err)
+	}
+	if _, err := pipeline.Replay(context.Background(), b.pool, sum.RunID+100, nil); !errorsIs(err, pipeline.ErrNoRun) {
+		t.Errorf("replay of no run = %v, want ErrNoRun", err)
+	}
+}
+
+func firstRowDiff(a, b []string) string {
+	for i := range max(len(a), len(b)) {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return fmt.Sprintf("row %d\n before: %.400s\n after:  %.400s", i, x, y)
+		}
+	}
+	return ""
+}
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,343 @@
+package pipeline
+
+// The run report's figures (credits per endpoint, pages/s and 429s over
+// time, task outcomes by kind, rows per table, top movers against the
+// job's previous run) for `crawler report`, which writes them as one
+// self-contained HTML file with inline SVG charts (internal/report) or as
+// JSON.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/db"
+)
+
+// ReportMoversLimit is how many top movers each list shows.
+const ReportMoversLimit = 10
+
+// Report is what the report shows; its JSON form is `crawler report --json`.
+type Report struct {
+	Run       ReportRun         `json:"run"`
+	Credits   []EndpointCredits `json:"credits_by_endpoint"`
+	Timeline  []TimelinePoint   `json:"timeline"` // empty: the run recorded no samples
+	Kinds     []KindOutcome     `json:"tasks_by_kind"`
+	Reasons   []ReasonCount     `json:"top_failure_reasons"`
+	Tables    []TableRows       `json:"rows_by_table"`
+	Previous  *int64            `json:"previous_run_id"` // of the same job; nil: none
+	Followers []Mover           `json:"top_follower_growth"`
+	Plays     []Mover           `json:"top_play_count_growth"`
+	Generated time.Time         `json:"generated_at"`
+}
+
+// ReportRun is the run's header.
+type ReportRun struct {
+	ID            int64      `json:"id"`
+	Job           string     `json:"job"`
+	State         string     `json:"state"`
+	StopReason    string     `json:"stop_reason,omitempty"`
+	StartedAt     time.Time  `json:"started_at"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	Seconds       float64    `json:"duration_seconds"`
+	CreditsBilled int64      `json:"credits_billed"`
+	MaxCredits    *int64     `json:"max_credits"`
+	Pages         int64      `json:"pages"`
+	Rows          int64      `json:"rows_written"`
+	// RowsCounted: no process recorded its rows (samples off), so Rows
+	// is the sum of rows per table instead.
+	RowsCounted bool `json:"rows_counted_from_tables,omitempty"`
+}
+
+// EndpointCredits is one endpoint's requests and credits.
+type EndpointCredits struct {
+	Endpoint    string `json:"endpoint"`
+	Requests    int64  `json:"requests"`
+	Billed      int64  `json:"billed"`
+	Free        int64  `json:"free"`
+	RateLimited int64  `json:"rate_limited"`
+	Errors      int64  `json:"errors"`
+}
+
+// TimelinePoint is one interval of the run's timeline: pages per second committed
+// and 429 answers got in the interval ending At seconds after the start,
+// all processes together.
+type TimelinePoint struct {
+	At          float64 `json:"at_seconds"`
+	PagesPerSec float64 `json:"pages_per_second"`
+	RateLimited int64   `json:"rate_limited"`
+}
+
+// KindOutcome is how a kind's tasks ended.
+type KindOutcome struct {
+	Kind    string `json:"kind"`
+	Done    int64  `json:"done"`
+	Failed  int64  `json:"failed"`
+	Skipped int64  `json:"skipped"`
+	Open    int64  `json:"open"` // pending or leased
+}
+
+// TableRows is what the run wrote to one data table: rows it is named in
+// (run_id), or, for entities, rows it saw first and rows it saw again
+// whose latest sighting it still is.
+type TableRows struct {
+	Table string `json:"table"`
+	Rows  int64  `json:"rows"`
+	New   int64  `json:"new"`
+	Again int64  `json:"seen_again"`
+}
+
+// Mover is one entity's counter in the previous run and this one.
+type Mover struct {
+	Key    string `json:"key"`
+	Before int64  `json:"before"`
+	After  int64  `json:"after"`
+	Delta  int64  `json:"delta"`
+}
+
+type reportRunParam struct {
+	RunID *int64 `db:"run_id"`
+}
+
+type moversParams struct {
+	RunID  int64 `db:"run_id"`
+	PrevID int64 `db:"prev_run_id"`
+	Limit  int   `db:"lim"`
+}
+
+var (
+	reportRun       = db.Prepare[reportRunParam]("ReportRun")
+	reportCredits   = db.Prepare[runArg]("ReportCredits")
+	reportSamples   = db.Prepare[runArg]("ReportSamples")
+	reportKinds     = db.Prepare[runArg]("ReportTaskKinds")
+	reportTables    = db.Prepare[struct{}]("ReportTables")
+	followerMovers  = db.Prepare[moversParams]("ReportFollowerMovers")
+	playCountMovers = db.Prepare[moversParams]("ReportPlayMovers")
+)
+
+// LoadReport gathers the report of run id (0: the latest run). It only reads.
+func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
+	var arg *int64
+	if id != 0 {
+		arg = &id
+	}
+	r := &Report{Generated: time.Now().UTC()}
+	u := &r.Run
+	err := reportRun.QueryRow(ctx, pool, reportRunParam{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
+		&u.CreditsBilled, &u.MaxCredits, &u.Pages, &u.Rows, &r.Previous)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNoRun
+	}
+	if err != nil {
+		return nil, fmt.Errorf("report: run: %w", err)
+	}
+	end := time.Now()
+	if u.FinishedAt != nil {
+		end = *u.FinishedAt
+	}
+	u.Seconds = end.Sub(u.StartedAt).Seconds()
+	for _, step := range []func(context.Context, *pgxpool.Pool) error{r.loadCredits, r.loadTimeline, r.loadKinds, r.loadTables, r.loadMovers} {
+		if err := step(ctx, pool); err != nil {
+			return nil, fmt.Errorf("report of run %d: %w", u.ID, err)
+		}
+	}
+	if u.Rows == 0 {
+		for _, t := range r.Tables {
+			u.Rows += t.Rows
+		}
+		u.RowsCounted = u.Rows > 0
+	}
+	st, err := LoadRunStatus(ctx, pool, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	r.Reasons = nonNil(st.Reasons)
+	return r, nil
+}
+
+func (r *Report) loadCredits(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, _ := reportCredits.Query(ctx, pool, runArg{r.Run.ID})
+	var e EndpointCredits
+	r.Credits = []EndpointCredits{}
+	_, err := pgx.ForEachRow(rows, []any{&e.Endpoint, &e.Requests, &e.Billed, &e.Free, &e.RateLimited, &e.Errors}, func() error {
+		r.Credits = append(r.Credits, e)
+		return nil
+	})
+	return err
+}
+
+// sample is a process's cumulative counters at a moment.
+type reportSample struct {
+	owner         string
+	at, procStart float64
+	pages, r429   int64
+}
+
+func (r *Report) loadTimeline(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, _ := reportSamples.Query(ctx, pool, runArg{r.Run.ID})
+	var s reportSample
+	var samples []reportSample
+	if _, err := pgx.ForEachRow(rows, []any{&s.owner, &s.at, &s.procStart, &s.pages, &s.r429}, func() error {
+		samples = append(samples, s)
+		return nil
+	}); err != nil {
+		return err
+	}
+	r.Timeline = reportTimeline(samples)
+	return nil
+}
+
+// reportTimeline turns the processes' cumulative samples into intervals: each
+// sample's increase over its process's previous one (or its start) is
+// spread over the interval it covers, and intervals are summed in buckets
+// as wide as the median interval, so processes working together add up.
+func reportTimeline(samples []reportSample) []TimelinePoint {
+	type span struct {
+		from, to    float64
+		pages, r429 int64
+	}
+	last := map[string]reportSample{}
+	var spans []span
+	var widths []float64
+	for _, s := range samples {
+		prev, ok := last[s.owner]
+		if !ok {
+			prev = reportSample{at: s.procStart}
+		}
+		last[s.owner] = s
+		if s.at <= prev.at {
+			continue
+		}
+		spans = append(spans, span{prev.at, s.at, s.pages - prev.pages, s.r429 - prev.r429})
+		widths = append(widths, s.at-prev.at)
+	}
+	if len(spans) == 0 {
+		return []TimelinePoint{}
+	}
+	sort.Float64s(widths)
+	w := math.Max(widths[len(widths)/2], 0.001)
+	end := 0.0
+	for _, sp := range spans {
+		end = math.Max(end, sp.to)
+	}
+	n := int(math.Ceil(end/w - 1e-9))
+	n = max(n, 1)
+	pages := make([]float64, n)
+	r429 := make([]int64, n)
+	for _, sp := range spans {
+		// Pages spread evenly over the span; 429s counted at its end.
+		d := sp.to - sp.from
+		for i := int(sp.from / w); i < n && float64(i)*w < sp.to; i++ {
+			lo, hi := math.Max(sp.from, float64(i)*w), math.Min(sp.to, float64(i+1)*w)
+			if hi > lo {
+				pages[i] += float64(sp.pages) * (hi - lo) / d
+			}
+		}
+		r429[min(int((sp.to-1e-9)/w), n-1)] += sp.r429
+	}
+	out := make([]TimelinePoint, n)
+	for i := range n {
+		out[i] = TimelinePoint{At: roundTo(float64(i+1)*w, 3), PagesPerSec: roundTo(pages[i]/w, 3), RateLimited: r429[i]}
+	}
+	return out
+}
+
+func roundTo(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func (r *Report) loadKinds(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, _ := reportKinds.Query(ctx, pool, runArg{r.Run.ID})
+	var k KindOutcome
+	r.Kinds = []KindOutcome{}
+	_, err := pgx.ForEachRow(rows, []any{&k.Kind, &k.Done, &k.Failed, &k.Skipped, &k.Open}, func() error {
+		r.Kinds = append(r.Kinds, k)
+		return nil
+	})
+	return err
+}
+
+// loadTables counts, per data table, the rows naming the run. Each count
+// is one scan of its table (by the run_id index where there is one).
+func (r *Report) loadTables(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, _ := reportTables.Query(ctx, pool, struct{}{})
+	type table struct {
+		name          string
+		runID, seenBy bool
+	}
+	var tb table
+	var tables []table
+	if _, err := pgx.ForEachRow(rows, []any{&tb.name, &tb.runID, &tb.seenBy}, func() error {
+		tables = append(tables, tb)
+		return nil
+	}); err != nil {
+		return err
+	}
+	r.Tables = []TableRows{}
+	for _, t := range tables {
+		var q string
+		switch {
+		case t.runID:
+			q = `SELECT count(*), count(*), 0 FROM ` + quoteTable(t.name) + ` WHERE run_id = $1`
+		case t.seenBy:
+			q = `SELECT count(*), count(*) FILTER (WHERE first_seen_run = $1), count(*) FILTER (WHERE first_seen_run < $1)
+			     FROM ` + quoteTable(t.name) + ` WHERE first_seen_run = $1 OR last_seen_run = $1`
+		default:
+			continue
+		}
+		tr := TableRows{Table: t.name}
+		if err := pool.QueryRow(ctx, q, r.Run.ID).Scan(&tr.Rows, &tr.New, &tr.Again); err != nil {
+			return fmt.Errorf("rows of %s: %w", t.name, err)
+		}
+		if tr.Rows > 0 {
+			r.Tables = append(r.Tables, tr)
+		}
+	}
+	return nil
+}
+
+// quoteTable quotes a schema.table name from the catalog.
+func quoteTable(name string) string {
+	for i := range len(name) {
+		if name[i] == '.' {
+			return pgx.Identifier{name[:i], name[i+1:]}.Sanitize()
+		}
+	}
+	return pgx.Identifier{name}.Sanitize()
+}
+
+func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
+	r.Followers, r.Plays = []Mover{}, []Mover{}
+	if r.Previous == nil {
+		return nil
+	}
+	p := moversParams{RunID: r.Run.ID, PrevID: *r.Previous, Limit: ReportMoversLimit}
+	for _, l := range []struct {
+		stmt db.Stmt[moversParams]
+		out  *[]Mover
+	}{{followerMovers, &r.Followers}, {playCountMovers, &r.Plays}} {
+		rows, _ := l.stmt.Query(ctx, pool, p)
+		var m Mover
+		if _, err := pgx.ForEachRow(rows, []any{&m.Key, &m.Before, &m.After, &m.Delta}, func() error {
+			*l.out = append(*l.out, m)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
