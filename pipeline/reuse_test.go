@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/jackc/pgx/v5"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -273,6 +274,14 @@ seeds: {shortvideo: {profiles: ` + profiles + `}}
 	}
 	if sv.FetchesSkipped != 4 || sv.FreshSaved != 4 || sv.Saved != 4 {
 		t.Errorf("savings %+v, want 4 fetches skipped", sv)
+	}
+	// crawler runs shows the same credits saved beside the credits billed.
+	runs, err := pipeline.ListRuns(context.Background(), pool, job.Name, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(runs, func(r pipeline.RunSummary) bool { return r.ID == sum.RunID }); i < 0 || runs[i].CreditsSaved != 4 {
+		t.Errorf("crawler runs = %+v, want run %d with 4 credits saved", runs, sum.RunID)
 	}
 	// Freshness does not chain: a third run still finds run 1's fetch
 	// (the second run's skips are no fetches).

@@ -161,7 +161,7 @@ type RunSummary struct {
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	CreditsBilled int64      `json:"credits_billed"`
 	// CreditsSaved are credits a run did not spend thanks to what earlier
-	// runs fetched; nothing saves any yet (0).
+	// runs fetched (refresh_after, stop_at_seen; see crawl.run_ledger).
 	CreditsSaved int64    `json:"credits_saved"`
 	Pages        int64    `json:"pages"`
 	FailedTasks  int64    `json:"failed_tasks"`
@@ -198,7 +198,7 @@ func ListRuns(ctx context.Context, pool *pgxpool.Pool, job string, max int64) ([
 	rows, _ := listRuns.Query(ctx, pool, listRunsParams{JobName: job, MaxRuns: max})
 	var r RunSummary
 	out := []RunSummary{}
-	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions, &r.CreditsSaved}, func() error {
 		out = append(out, r)
 		r = RunSummary{}
 		return nil

@@ -57,14 +57,16 @@ FROM crawl.run_processes WHERE run_id = @run_id ORDER BY started_at, owner;
 -- The latest @max_runs runs (of job @job_name, or all when it is ''), newest
 -- first. Cheap at millions of tasks: pages and failed tasks come from the
 -- processes' counters and the latest sample; only runs from before those
--- were recorded (migration 00011) count their tasks.
+-- were recorded (migration 00011) count their tasks. Credits saved are
+-- crawl.run_ledger's (refresh_after and stop_at_seen).
 SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed,
        CASE WHEN EXISTS (SELECT 1 FROM crawl.run_processes p WHERE p.run_id = r.id)
             THEN (SELECT sum(pages) FROM crawl.run_processes p WHERE p.run_id = r.id)
             ELSE (SELECT coalesce(sum(pages), 0) FROM crawl.tasks t WHERE t.run_id = r.id) END::bigint,
        coalesce((SELECT s.tasks_failed FROM crawl.run_samples s WHERE s.run_id = r.id ORDER BY s.at DESC LIMIT 1),
                 (SELECT count(*) FROM crawl.tasks t WHERE t.run_id = r.id AND t.state = 'failed')),
-       coalesce((SELECT array_agg(DISTINCT crawler_version ORDER BY crawler_version) FROM crawl.run_processes p WHERE p.run_id = r.id), '{}')
+       coalesce((SELECT array_agg(DISTINCT crawler_version ORDER BY crawler_version) FROM crawl.run_processes p WHERE p.run_id = r.id), '{}'),
+       (SELECT coalesce(sum(t.credits_saved), 0) FROM crawl.tasks t WHERE t.run_id = r.id)::bigint
 FROM crawl.runs r
 WHERE @job_name::text = '' OR r.job_name = @job_name
 ORDER BY r.id DESC
