@@ -47,9 +47,12 @@ type ReportRun struct {
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	Seconds       float64    `json:"duration_seconds"`
 	CreditsBilled int64      `json:"credits_billed"`
-	MaxCredits    *int64     `json:"max_credits"`
-	Pages         int64      `json:"pages"`
-	Rows          int64      `json:"rows_written"`
+	// CreditsSaved: not spent thanks to refresh_after and stop_at_seen
+	// (crawl.run_ledger).
+	CreditsSaved int64  `json:"credits_saved"`
+	MaxCredits   *int64 `json:"max_credits"`
+	Pages        int64  `json:"pages"`
+	Rows         int64  `json:"rows_written"`
 	// RowsCounted: no process recorded its rows (samples off), so Rows
 	// is the sum of rows per table instead.
 	RowsCounted bool `json:"rows_counted_from_tables,omitempty"`
@@ -137,6 +140,11 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 	if err != nil {
 		return nil, fmt.Errorf("report: run: %w", err)
 	}
+	sv, err := LoadSavings(ctx, pool, u.ID)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	u.CreditsSaved = sv.Saved
 	end := time.Now()
 	if u.FinishedAt != nil {
 		end = *u.FinishedAt
