@@ -34,7 +34,9 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 		t.Fatalf("lease: %v %v", t1, err)
 	}
 	page := func(user string) *result {
-		return &result{Batch: sinks.Batch{SVUsers: []sinks.SVUser{{UniqueID: user, Raw: []byte(`{}`)}}}, Items: 1, Next: "c1"}
+		res := &result{Items: 1, Next: "c1"}
+		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: user, Raw: []byte(`{}`)})
+		return res
 	}
 	users := func() string {
 		var s string

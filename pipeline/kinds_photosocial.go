@@ -53,13 +53,13 @@ func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		return nil, err
 	}
 	res := &result{Stop: stopDone, Items: 1}
-	res.Batch.PSUsers = append(res.Batch.PSUsers, sinks.PSUser{
+	sinks.Add(&res.Batch, sinks.PSUser{
 		Username: name, UserID: textPtr(p.ID), FullName: textPtr(p.FullName), Biography: textPtr(p.Biography),
 		ProfilePicURL: textPtr(p.PicURL), Private: flagPtr(p.IsPrivate), Verified: flagPtr(p.IsVerified), BusinessAccount: flagPtr(p.IsBusiness), Category: nullTextPtr(p.CategoryName),
 		ContactEmail: nullTextPtr(p.Contact.Email), ContactPhone: nullTextPtr(p.Contact.Phone), ContactAddress: nullTextPtr(p.Contact.Address),
 		Profile: true, Raw: p.Raw,
 	})
-	res.Batch.PSProfileSnapshots = append(res.Batch.PSProfileSnapshots, sinks.PSProfileSnapshot{
+	sinks.Add(&res.Batch, sinks.PSProfileSnapshot{
 		Username: name, FollowerCount: intPtr(p.Followers), FollowingCount: intPtr(p.Following), PostCount: intPtr(p.Posts),
 	})
 	return res, nil
@@ -76,8 +76,9 @@ var _ = register(&Kind{
 	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, asIsTasks),
 	Fetch: fetchPSComments,
 	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *result) []string {
-		keys := make([]string, len(r.Batch.PSComments))
-		for i, c := range r.Batch.PSComments {
+		rows := sinks.Rows[sinks.PSComment](&r.Batch)
+		keys := make([]string, len(rows))
+		for i, c := range rows {
 			keys[i] = sinks.CommentKey(c.PostCode, c.Username, c.CreatedAt, c.Text)
 		}
 		return keys
@@ -101,7 +102,7 @@ func fetchPSComments(ctx context.Context, c *crawl, t *Task) (*result, error) {
 			res.drop(why)
 			continue
 		}
-		res.Batch.PSComments = append(res.Batch.PSComments, sinks.PSComment{
+		sinks.Add(&res.Batch, sinks.PSComment{
 			PostCode: code, PostURL: t.Key, CommentID: textPtr(v.ID), Username: string(v.Username), Text: string(v.Text),
 			CreatedAt: v.CreatedAt.V, LikeCount: intPtr(v.LikeCount), ChildCommentCount: intPtr(v.ChildCommentCount), Raw: it.Raw,
 		})
@@ -142,11 +143,11 @@ func fetchPSReelsSearch(ctx context.Context, c *crawl, t *Task) (*result, error)
 			res.drop(why)
 			continue
 		}
-		res.Batch.PSReels = append(res.Batch.PSReels, sinks.PSReel{
+		sinks.Add(&res.Batch, sinks.PSReel{
 			ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), Raw: it.Raw,
 		})
-		res.Batch.PSReelSnapshots = append(res.Batch.PSReelSnapshots, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
-		res.Batch.PSReelSearchResults = append(res.Batch.PSReelSearchResults, sinks.PSReelSearchResult{QueryKey: sinks.QueryKey(t.Key, nil), Rank: t.Items + it.Pos + 1, ReelID: id})
+		sinks.Add(&res.Batch, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
+		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: sinks.QueryKey(t.Key, nil), Rank: t.Items + it.Pos + 1, ReelID: id})
 		if r.Code == "" {
 			continue
 		}
@@ -199,11 +200,11 @@ func fetchPSTranscript(ctx context.Context, c *crawl, t *Task) (*result, error) 
 		}
 		stored++
 		speech = speech || (e.Text.Valid && e.Text.V != "")
-		res.Batch.PSTranscripts = append(res.Batch.PSTranscripts, sinks.PSTranscript{
+		sinks.Add(&res.Batch, sinks.PSTranscript{
 			Shortcode: sc, EntryID: entryID, Text: nullTextPtr(e.Text), MediaURL: t.Key, Raw: it.Raw,
 		})
 	}
-	res.Batch.PSTranscriptChecks = append(res.Batch.PSTranscriptChecks, sinks.PSTranscriptCheck{
+	sinks.Add(&res.Batch, sinks.PSTranscriptCheck{
 		Shortcode: code, MediaURL: t.Key, HasSpeech: speech, EntryCount: stored,
 	})
 	if !speech {
@@ -228,7 +229,7 @@ func fetchPSEmbed(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		return nil, err
 	}
 	res := &result{Stop: stopDone, Items: 1}
-	res.Batch.PSEmbeds = append(res.Batch.PSEmbeds, sinks.PSEmbed{Username: t.Key, HTML: textPtr(e.HTML), Raw: e.Raw})
+	sinks.Add(&res.Batch, sinks.PSEmbed{Username: t.Key, HTML: textPtr(e.HTML), Raw: e.Raw})
 	return res, nil
 }
 
@@ -269,7 +270,7 @@ func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	if h.Dropped > 0 {
 		res.Drops.N, res.Drops.Reason = h.Dropped, h.DropReason
 	}
-	res.Batch.PSHighlights = append(res.Batch.PSHighlights, sinks.PSHighlight{
+	sinks.Add(&res.Batch, sinks.PSHighlight{
 		HighlightID: id, Title: textPtr(h.Title), MediaCount: intPtr(h.MediaCount),
 		OwnerUsername: textPtr(h.Username), OwnerVerified: flagPtr(h.UserVerified), Raw: h.Raw,
 	})
@@ -278,7 +279,7 @@ func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		if len(it.V.VideoURLs) > 0 {
 			item.VideoURL = &it.V.VideoURLs[0]
 		}
-		res.Batch.PSHighlightItems = append(res.Batch.PSHighlightItems, item)
+		sinks.Add(&res.Batch, item)
 	}
 	return res, nil
 }

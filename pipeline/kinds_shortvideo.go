@@ -81,7 +81,7 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		return nil, err
 	}
 	res := &result{Stop: stopDone, Items: 1}
-	res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{
+	sinks.Add(&res.Batch, sinks.SVUser{
 		UniqueID:  handle,
 		UserID:    textPtr(p.User.ID),
 		SecUID:    textPtr(p.User.SecUID),
@@ -93,7 +93,7 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		Profile:   true,
 		Raw:       p.Raw,
 	})
-	res.Batch.SVSnapshots = append(res.Batch.SVSnapshots, sinks.SVUserSnapshot{
+	sinks.Add(&res.Batch, sinks.SVUserSnapshot{
 		UniqueID:       handle,
 		FollowerCount:  intPtr(p.Stats.FollowerCount),
 		FollowingCount: intPtr(p.Stats.FollowingCount),
@@ -182,8 +182,9 @@ var _ = register(&Kind{
 func followOwner(t *Task) string { return t.Params["handle"] }
 
 func followKeys(r *result, entry func(sinks.SVFollow) string) []string {
-	keys := make([]string, len(r.Batch.SVFollows))
-	for i, f := range r.Batch.SVFollows {
+	rows := sinks.Rows[sinks.SVFollow](&r.Batch)
+	keys := make([]string, len(rows))
+	for i, f := range rows {
 		keys[i] = entry(f)
 	}
 	return keys
@@ -208,7 +209,7 @@ func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) 
 	res := listResult(t, page)
 	if t.Pages == 0 && isSecUIDUser(owner) {
 		// An account known only by its secUid gets a row of its own.
-		res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: owner, SecUID: &t.Key, Raw: stubJSON("secUid", t.Key)})
+		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: owner, SecUID: &t.Key, Raw: stubJSON("secUid", t.Key)})
 	}
 	list := "followers"
 	if t.Kind == KindSVFollowing {
@@ -220,7 +221,7 @@ func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) 
 			res.drop(why)
 			continue
 		}
-		res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{
+		sinks.Add(&res.Batch, sinks.SVUser{
 			UniqueID: e.UniqueID,
 			SecUID:   strPtr(e.SecUID),
 			Nickname: strPtr(e.Nickname),
@@ -231,7 +232,7 @@ func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) 
 		if t.Kind == KindSVFollowing {
 			edge.Follower, edge.Followee = owner, e.UniqueID
 		}
-		res.Batch.SVFollows = append(res.Batch.SVFollows, edge)
+		sinks.Add(&res.Batch, edge)
 		if c.job.Expand.FollowerProfiles != nil {
 			res.Children = append(res.Children, c.hop(t, KindSVProfile, e.UniqueID, nil))
 		}
@@ -261,7 +262,7 @@ func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo],
 		res.drop(why)
 		return false
 	}
-	res.Batch.SVVideos = append(res.Batch.SVVideos, sinks.SVVideo{
+	sinks.Add(&res.Batch, sinks.SVVideo{
 		VideoID:        string(v.ID),
 		AuthorUniqueID: textPtr(v.Author.UniqueID),
 		Description:    textPtr(v.Desc),
@@ -270,7 +271,7 @@ func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo],
 		Partial:        !v.Stats.DiggCount.Valid,
 		Raw:            it.Raw,
 	})
-	res.Batch.SVVideoSnapshots = append(res.Batch.SVVideoSnapshots, sinks.SVVideoSnapshot{
+	sinks.Add(&res.Batch, sinks.SVVideoSnapshot{
 		VideoID:      string(v.ID),
 		PlayCount:    intPtr(v.Stats.PlayCount),
 		DiggCount:    intPtr(v.Stats.DiggCount),
@@ -333,7 +334,7 @@ func fetchSVKeywordSearch(ctx context.Context, c *crawl, t *Task) (*result, erro
 			continue
 		}
 		id := string(it.V.ID)
-		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, sinks.SVSearchResult{
+		sinks.Add(&res.Batch, sinks.SVSearchResult{
 			Kind: sinks.SearchKeyword, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
 		})
 		if c.job.Expand.SearchResults != nil && it.V.Author.UniqueID != "" {
@@ -384,11 +385,11 @@ func fetchSVHashtagSearch(ctx context.Context, c *crawl, t *Task) (*result, erro
 			res.drop(why)
 			continue
 		}
-		res.Batch.SVHashtags = append(res.Batch.SVHashtags, sinks.SVHashtag{Name: name, Raw: it.Raw})
-		res.Batch.SVHashtagSnapshots = append(res.Batch.SVHashtagSnapshots, sinks.SVHashtagSnapshot{
+		sinks.Add(&res.Batch, sinks.SVHashtag{Name: name, Raw: it.Raw})
+		sinks.Add(&res.Batch, sinks.SVHashtagSnapshot{
 			Name: name, ViewCount: intPtr(it.V.ViewCount), VideoCount: intPtr(it.V.VideoCount), Growth: it.V.Growth,
 		})
-		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, sinks.SVSearchResult{
+		sinks.Add(&res.Batch, sinks.SVSearchResult{
 			Kind: sinks.SearchHashtag, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultHashtag, HashtagName: &name, Raw: it.Raw,
 		})
 	}
@@ -440,24 +441,24 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 			}
 		case sinks.ResultUser:
 			h := string(it.V.UniqueID)
-			res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
+			sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
 			r.UniqueID = &h
 			if follow {
 				res.Children = append(res.Children, c.hop(t, KindSVProfile, h, nil))
 			}
 		case sinks.ResultHashtag:
 			n := string(it.V.Name)
-			res.Batch.SVHashtags = append(res.Batch.SVHashtags, sinks.SVHashtag{Name: n, Partial: true, Raw: it.Raw})
+			sinks.Add(&res.Batch, sinks.SVHashtag{Name: n, Partial: true, Raw: it.Raw})
 			r.HashtagName = &n
 		case sinks.ResultSound:
 			id := string(it.V.ID)
-			res.Batch.SVSongs = append(res.Batch.SVSongs, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
+			sinks.Add(&res.Batch, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
 			r.SongID = &id
 			if follow {
 				res.Children = append(res.Children, c.hop(t, KindSVSong, id, nil))
 			}
 		}
-		res.Batch.SVSearchResults = append(res.Batch.SVSearchResults, r)
+		sinks.Add(&res.Batch, r)
 	}
 	return res, nil
 }
@@ -497,11 +498,11 @@ func fetchSVSong(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		return nil, err
 	}
 	res := &result{Stop: stopDone, Items: 1}
-	res.Batch.SVSongs = append(res.Batch.SVSongs, sinks.SVSong{
+	sinks.Add(&res.Batch, sinks.SVSong{
 		SongID: id, Title: textPtr(s.Title), AuthorName: textPtr(s.AuthorName), DurationSeconds: intPtr(s.Duration),
 		CoverLargeURL: textPtr(s.CoverLarge), CoverThumbURL: textPtr(s.CoverThumb), Raw: s.Raw,
 	})
-	res.Batch.SVSongSnapshots = append(res.Batch.SVSongSnapshots, sinks.SVSongSnapshot{SongID: id, UsageCount: intPtr(s.UsageCount)})
+	sinks.Add(&res.Batch, sinks.SVSongSnapshot{SongID: id, UsageCount: intPtr(s.UsageCount)})
 	if c.job.Expand.SongVideos != nil {
 		res.Children = append(res.Children, c.same(t, KindSVSongVideos, t.Key, nil))
 	}
@@ -517,8 +518,9 @@ var _ = register(&Kind{
 	Pages: func(e *Expand) *Edge { return e.SongVideos },
 	Fetch: fetchSVSongVideos,
 	Seen: seenBy(seenSongVideos, func(t *Task) string { return t.Key }, func(r *result) []string {
-		keys := make([]string, len(r.Batch.SVSongVideos))
-		for i, v := range r.Batch.SVSongVideos {
+		rows := sinks.Rows[sinks.SVSongVideo](&r.Batch)
+		keys := make([]string, len(rows))
+		for i, v := range rows {
 			keys[i] = v.VideoID
 		}
 		return keys
@@ -535,7 +537,7 @@ func fetchSVSongVideos(ctx context.Context, c *crawl, t *Task) (*result, error) 
 		if !c.addVideo(t, res, it, t.Key, "videos") {
 			continue
 		}
-		res.Batch.SVSongVideos = append(res.Batch.SVSongVideos, sinks.SVSongVideo{SongID: t.Key, VideoID: string(it.V.ID)})
+		sinks.Add(&res.Batch, sinks.SVSongVideo{SongID: t.Key, VideoID: string(it.V.ID)})
 	}
 	return res, nil
 }
@@ -559,7 +561,7 @@ func fetchSVLive(ctx context.Context, c *crawl, t *Task) (*result, error) {
 	if l.StartTime.Valid && l.StartTime.V != 0 {
 		start = &l.StartTime.V
 	}
-	res.Batch.SVLiveStatuses = append(res.Batch.SVLiveStatuses, sinks.SVLiveStatus{
+	sinks.Add(&res.Batch, sinks.SVLiveStatus{
 		UniqueID: t.Key, IsLive: flagPtr(l.IsLive), Title: textPtr(l.Title), ViewerCount: intPtr(l.ViewerCount), StartTime: start, Raw: l.Raw,
 	})
 	return res, nil
@@ -598,7 +600,7 @@ func fetchSVFeed(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		if !c.addVideo(t, res, it, "", "videos") {
 			continue
 		}
-		res.Batch.SVFeedEntries = append(res.Batch.SVFeedEntries, sinks.SVFeedEntry{Feed: feed, Rank: it.Pos + 1, VideoID: string(it.V.ID), Raw: it.Raw})
+		sinks.Add(&res.Batch, sinks.SVFeedEntry{Feed: feed, Rank: it.Pos + 1, VideoID: string(it.V.ID), Raw: it.Raw})
 	}
 	return res, nil
 }
@@ -624,8 +626,8 @@ func fetchSVPopularCreators(ctx context.Context, c *crawl, t *Task) (*result, er
 			res.drop(why)
 			continue
 		}
-		res.Batch.SVUsers = append(res.Batch.SVUsers, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Verified: flagPtr(it.V.Verified), Raw: it.Raw})
-		res.Batch.SVPopularCreators = append(res.Batch.SVPopularCreators, sinks.SVPopularCreator{
+		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Verified: flagPtr(it.V.Verified), Raw: it.Raw})
+		sinks.Add(&res.Batch, sinks.SVPopularCreator{
 			Rank: it.Pos + 1, UniqueID: h, FollowerCount: intPtr(it.V.FollowerCount), Verified: flagPtr(it.V.Verified), Raw: it.Raw,
 		})
 	}

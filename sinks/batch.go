@@ -1,95 +1,190 @@
 package sinks
 
 import (
+	"cmp"
+	"embed"
 	"fmt"
+	"reflect"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
 )
 
-// Batch is the set of rows one page produced. Rows that reference another row
-// by foreign key (snapshots, search results, feed entries, links) need that
-// row in the same batch or already stored; see the migrations for which
-// references have one.
+// Batch is the set of rows one page produced, any number of rows of any
+// registered row type (Add). Rows that reference another row by foreign key
+// (snapshots, search results, feed entries, links) need that row in the same
+// batch or already stored; see the migrations for which references have one.
+//
+// The zero Batch is empty and ready to use. A Batch holds its rows by
+// reference: a copy shares them with the original.
 type Batch struct {
-	// Short-video platform (schema shortvideo).
-	SVUsers            []SVUser
-	SVSnapshots        []SVUserSnapshot
-	SVFollows          []SVFollow
-	SVVideos           []SVVideo
-	SVVideoSnapshots   []SVVideoSnapshot
-	SVHashtags         []SVHashtag
-	SVHashtagSnapshots []SVHashtagSnapshot
-	SVSongs            []SVSong
-	SVSongSnapshots    []SVSongSnapshot
-	SVSongVideos       []SVSongVideo
-	SVSearchResults    []SVSearchResult
-	SVFeedEntries      []SVFeedEntry
-	SVPopularCreators  []SVPopularCreator
-	SVLiveStatuses     []SVLiveStatus
-
-	// Photo-sharing platform (schema photosocial).
-	PSUsers             []PSUser
-	PSProfileSnapshots  []PSProfileSnapshot
-	PSComments          []PSComment
-	PSReels             []PSReel
-	PSReelSnapshots     []PSReelSnapshot
-	PSReelSearchResults []PSReelSearchResult
-	PSTranscripts       []PSTranscript
-	PSTranscriptChecks  []PSTranscriptCheck
-	PSEmbeds            []PSEmbed
-	PSHighlights        []PSHighlight
-	PSHighlightItems    []PSHighlightItem
+	sets []rowSet // sets[t.id] holds the rows of table t; nil: none yet
 }
 
-// table queues the statement writing one table's rows of a batch. Writers
-// only queue: Queue collects their statements into one pgx.Batch, so a page
-// costs one round trip however many tables it touches.
+// rowSet is the rows of one table in a batch.
+type rowSet interface {
+	len() int
+	write(batch *pgx.Batch, runID int64)
+	boxed() []any
+}
+
+type rowsOf[R any] struct {
+	t    *tableOf[R]
+	rows []R
+}
+
+func (s *rowsOf[R]) len() int { return len(s.rows) }
+
+func (s *rowsOf[R]) write(batch *pgx.Batch, runID int64) { s.t.write(batch, runID, s.rows) }
+
+func (s *rowsOf[R]) boxed() []any {
+	out := make([]any, len(s.rows))
+	for i, r := range s.rows {
+		out[i] = r
+	}
+	return out
+}
+
+// table is a registered table: its name, its place in the write order and
+// how to hold its rows.
 type table struct {
 	name  string
-	len   func(b *Batch) int
-	write func(batch *pgx.Batch, runID int64, b *Batch)
+	order int
+	id    int // index in Batch.sets
+	row   reflect.Type
+	set   func() rowSet // a new, empty set
+	add   func(s rowSet, row any)
 }
 
-func tableOf[T any](name string, rows func(b *Batch) []T, write func(*pgx.Batch, int64, []T)) table {
-	return table{
-		name:  name,
-		len:   func(b *Batch) int { return len(rows(b)) },
-		write: func(batch *pgx.Batch, runID int64, b *Batch) { write(batch, runID, rows(b)) },
+type tableOf[R any] struct {
+	table
+	write func(*pgx.Batch, int64, []R)
+}
+
+var (
+	byRow   = map[reflect.Type]*table{}
+	byName  = map[string]*table{}
+	byOrder = map[int]*table{}
+	order   []*table // the write order, sorted at init
+)
+
+// register declares a table of the batch, in the sink's own file: its name
+// (as the write's label), its place in the write order, and write, which
+// dedupes a batch's rows of type R and queues their upsert (the rows' type
+// is the key Add files them under). A table's order must be above the
+// orders of the tables its foreign keys point at: the order is the same for
+// every worker, and rows are sorted by key within a table, so concurrent
+// writers lock rows in one global order. register panics on a row type,
+// name or order registered twice.
+func register[R any](name string, place int, write func(*pgx.Batch, int64, []R)) struct{} {
+	rt := reflect.TypeFor[R]()
+	t := &tableOf[R]{write: write}
+	t.table = table{name: name, order: place, id: len(byRow), row: rt,
+		set: func() rowSet { return &rowsOf[R]{t: t} },
+		add: func(s rowSet, row any) { r := s.(*rowsOf[R]); r.rows = append(r.rows, row.(R)) },
+	}
+	switch {
+	case byRow[rt] != nil:
+		panic(fmt.Sprintf("sinks: row type %v registered for both %s and %s", rt, byRow[rt].name, name))
+	case byName[name] != nil:
+		panic(fmt.Sprintf("sinks: table %s registered twice", name))
+	case byOrder[place] != nil:
+		panic(fmt.Sprintf("sinks: tables %s and %s both have order %d", byOrder[place].name, name, place))
+	}
+	byRow[rt], byName[name], byOrder[place] = &t.table, &t.table, &t.table
+	order = append(order, &t.table)
+	slices.SortFunc(order, func(a, b *table) int { return cmp.Compare(a.order, b.order) })
+	return struct{}{}
+}
+
+// tableFor returns the table of rows of type rt; it panics for a type no
+// sink registered.
+func tableFor(rt reflect.Type) *table {
+	t := byRow[rt]
+	if t == nil {
+		panic(fmt.Sprintf("sinks: no table registered for row type %v", rt))
+	}
+	return t
+}
+
+// set returns b's set of t's rows, made if b has none.
+func (b *Batch) set(t *table) rowSet {
+	if len(b.sets) <= t.id {
+		b.sets = append(b.sets, make([]rowSet, len(byRow)-len(b.sets))...)
+	}
+	if b.sets[t.id] == nil {
+		b.sets[t.id] = t.set()
+	}
+	return b.sets[t.id]
+}
+
+// Add appends rows to b, filed under their type's table. It panics when no
+// sink registered the type R.
+func Add[R any](b *Batch, rows ...R) {
+	s := b.set(tableFor(reflect.TypeFor[R]())).(*rowsOf[R])
+	s.rows = append(s.rows, rows...)
+}
+
+// AddRow appends one row of a registered type given as an interface value
+// (tools that handle rows of every table alike). It panics on an
+// unregistered type.
+func (b *Batch) AddRow(row any) {
+	t := tableFor(reflect.TypeOf(row))
+	t.add(b.set(t), row)
+}
+
+// Rows returns b's rows of type R, in the order added (not a copy).
+func Rows[R any](b *Batch) []R {
+	t := tableFor(reflect.TypeFor[R]())
+	if t.id >= len(b.sets) || b.sets[t.id] == nil {
+		return nil
+	}
+	return b.sets[t.id].(*rowsOf[R]).rows
+}
+
+// Tables lists the registered tables in write order.
+func Tables() []string {
+	names := make([]string, len(order))
+	for i, t := range order {
+		names[i] = t.name
+	}
+	return names
+}
+
+// Each calls f with each table of b that has rows, in write order, and its
+// rows as interface values (copies).
+func (b *Batch) Each(f func(table string, rows []any)) {
+	for _, t := range order {
+		if s := b.get(t); s != nil {
+			f(t.name, s.boxed())
+		}
 	}
 }
 
-// tables is the write order: every table after the tables its foreign keys
-// point at. The order is the same for every worker, and rows are sorted by
-// key within a table, so concurrent writers lock rows in one global order.
-var tables = []table{
-	tableOf("shortvideo.users", func(b *Batch) []SVUser { return b.SVUsers }, writeSVUsers),
-	tableOf("shortvideo.videos", func(b *Batch) []SVVideo { return b.SVVideos }, writeSVVideos),
-	tableOf("shortvideo.hashtags", func(b *Batch) []SVHashtag { return b.SVHashtags }, writeSVHashtags),
-	tableOf("shortvideo.songs", func(b *Batch) []SVSong { return b.SVSongs }, writeSVSongs),
-	tableOf("shortvideo.user_snapshots", func(b *Batch) []SVUserSnapshot { return b.SVSnapshots }, writeSVSnapshots),
-	tableOf("shortvideo.follows", func(b *Batch) []SVFollow { return b.SVFollows }, writeSVFollows),
-	tableOf("shortvideo.video_snapshots", func(b *Batch) []SVVideoSnapshot { return b.SVVideoSnapshots }, writeSVVideoSnapshots),
-	tableOf("shortvideo.hashtag_snapshots", func(b *Batch) []SVHashtagSnapshot { return b.SVHashtagSnapshots }, writeSVHashtagSnapshots),
-	tableOf("shortvideo.song_snapshots", func(b *Batch) []SVSongSnapshot { return b.SVSongSnapshots }, writeSVSongSnapshots),
-	tableOf("shortvideo.song_videos", func(b *Batch) []SVSongVideo { return b.SVSongVideos }, writeSVSongVideos),
-	tableOf("shortvideo.search_results", func(b *Batch) []SVSearchResult { return b.SVSearchResults }, writeSVSearchResults),
-	tableOf("shortvideo.feed_entries", func(b *Batch) []SVFeedEntry { return b.SVFeedEntries }, writeSVFeedEntries),
-	tableOf("shortvideo.popular_creators", func(b *Batch) []SVPopularCreator { return b.SVPopularCreators }, writeSVPopularCreators),
-	tableOf("shortvideo.live_status", func(b *Batch) []SVLiveStatus { return b.SVLiveStatuses }, writeSVLiveStatuses),
+// get returns b's non-empty set of t's rows, or nil.
+func (b *Batch) get(t *table) rowSet {
+	if t.id >= len(b.sets) || b.sets[t.id] == nil || b.sets[t.id].len() == 0 {
+		return nil
+	}
+	return b.sets[t.id]
+}
 
-	tableOf("photosocial.profiles", func(b *Batch) []PSUser { return b.PSUsers }, writePSProfiles),
-	tableOf("photosocial.reels", func(b *Batch) []PSReel { return b.PSReels }, writePSReels),
-	tableOf("photosocial.highlights", func(b *Batch) []PSHighlight { return b.PSHighlights }, writePSHighlights),
-	tableOf("photosocial.profile_snapshots", func(b *Batch) []PSProfileSnapshot { return b.PSProfileSnapshots }, writePSProfileSnapshots),
-	tableOf("photosocial.comments", func(b *Batch) []PSComment { return b.PSComments }, writePSComments),
-	tableOf("photosocial.reel_snapshots", func(b *Batch) []PSReelSnapshot { return b.PSReelSnapshots }, writePSReelSnapshots),
-	tableOf("photosocial.reel_search_results", func(b *Batch) []PSReelSearchResult { return b.PSReelSearchResults }, writePSReelSearchResults),
-	tableOf("photosocial.transcripts", func(b *Batch) []PSTranscript { return b.PSTranscripts }, writePSTranscripts),
-	tableOf("photosocial.transcript_checks", func(b *Batch) []PSTranscriptCheck { return b.PSTranscriptChecks }, writePSTranscriptChecks),
-	tableOf("photosocial.embeds", func(b *Batch) []PSEmbed { return b.PSEmbeds }, writePSEmbeds),
-	tableOf("photosocial.highlight_items", func(b *Batch) []PSHighlightItem { return b.PSHighlightItems }, writePSHighlightItems),
+// sqlFiles are the sinks' upserts, one .sql file beside each sink's .go
+// file; prepare depends on them, so they are registered with package db
+// before any upsert is prepared.
+//
+//go:embed *.sql
+var sqlFiles embed.FS
+
+var sqlRegistered = db.Register(sqlFiles, "*.sql")
+
+// prepare binds the upsert called name (in this package's .sql files) to
+// rows of type R.
+func prepare[R any](name string) db.Bulk[runParams, R] {
+	_ = sqlRegistered
+	return db.PrepareBulk[runParams, R](name)
 }
 
 // runParams are the scalar parameters of every upsert: the run writing.
@@ -109,22 +204,26 @@ func queue[R any](batch *pgx.Batch, stmt db.Bulk[runParams, R], runID int64, row
 // Len is the number of rows in the batch.
 func (b *Batch) Len() int {
 	n := 0
-	for _, t := range tables {
-		n += t.len(b)
+	for _, s := range b.sets {
+		if s != nil {
+			n += s.len()
+		}
 	}
 	return n
 }
 
 // Queue appends the statements that apply b for run runID to batch, parents
-// before children, and returns what each statement writes ("write
-// shortvideo.users"), in order, for Results.
+// before children (the registered order), and returns what each statement
+// writes ("write shortvideo.users"), in order, for Results. A page costs one
+// round trip however many tables it touches.
 func Queue(batch *pgx.Batch, runID int64, b *Batch) []string {
 	var labels []string
-	for _, t := range tables {
-		if t.len(b) == 0 {
+	for _, t := range order {
+		s := b.get(t)
+		if s == nil {
 			continue
 		}
-		t.write(batch, runID, b)
+		s.write(batch, runID)
 		labels = append(labels, "write "+t.name)
 	}
 	return labels

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -18,16 +17,18 @@ import (
 func TestBatchLen(t *testing.T) {
 	t.Parallel()
 	b := fullBatch(0)
-	want := 0
-	v := reflect.ValueOf(b).Elem()
-	for i := range v.NumField() {
-		if v.Field(i).Len() == 0 {
-			t.Errorf("fullBatch leaves Batch.%s empty", v.Type().Field(i).Name)
+	want, filled := 0, map[string]bool{}
+	b.Each(func(table string, rows []any) {
+		filled[table] = true
+		want += len(rows)
+	})
+	for _, table := range sinks.Tables() {
+		if !filled[table] {
+			t.Errorf("fullBatch leaves %s empty", table)
 		}
-		want += v.Field(i).Len()
 	}
-	if got := b.Len(); got != want {
-		t.Errorf("Len() = %d, want %d (the sum over every field)", got, want)
+	if got := b.Len(); got != want || want == 0 {
+		t.Errorf("Len() = %d, want %d (the sum over every table)", got, want)
 	}
 	if got := (&sinks.Batch{}).Len(); got != 0 {
 		t.Errorf("empty batch Len() = %d", got)
@@ -51,21 +52,17 @@ func TestWriteEveryTableIsIdempotent(t *testing.T) {
 	write(t, pool, run, fullBatch(0))
 	diffDumps(t, "rewriting the batch", first, dump(t, pool))
 
-	b := fullBatch(0)
-	shuffle(rand.New(rand.NewPCG(1, 2)), b)
-	write(t, pool, run, b)
+	write(t, pool, run, shuffled(rand.New(rand.NewPCG(1, 2)), fullBatch(0)))
 	diffDumps(t, "rewriting the batch shuffled", first, dump(t, pool))
 
 	// Each row alone, one batch per row: still nothing changes.
-	v := reflect.ValueOf(fullBatch(0)).Elem()
-	for i := range v.NumField() {
-		for j := range v.Field(i).Len() {
+	fullBatch(0).Each(func(_ string, rows []any) {
+		for _, r := range rows {
 			var one sinks.Batch
-			f := reflect.ValueOf(&one).Elem().Field(i)
-			f.Set(reflect.Append(f, v.Field(i).Index(j)))
+			one.AddRow(r)
 			write(t, pool, run, &one)
 		}
-	}
+	})
 	diffDumps(t, "rewriting row by row", first, dump(t, pool))
 }
 
@@ -148,12 +145,10 @@ func TestConcurrentOverlappingWritesDoNotDeadlock(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			<-start
 			for i := range rounds {
-				b := fullBatch(w*rounds + i)
-				shuffle(rng, b)
+				b := shuffled(rng, fullBatch(w*rounds+i))
 				// Two pages in one transaction: locks of the first are held
 				// while the second is written, as when a page repeats rows.
-				b2 := fullBatch(w*rounds + i + 100)
-				shuffle(rng, b2)
+				b2 := shuffled(rng, fullBatch(w*rounds+i+100))
 				err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 					if err := writeIn(ctx, tx, run, b); err != nil {
 						return err
@@ -181,10 +176,10 @@ func TestFailedStatementNamesTableAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	run := newRun(t, pool)
-	b := &sinks.Batch{
-		SVUsers:     []sinks.SVUser{{UniqueID: "kept_nowhere", Raw: []byte(`{}`)}},
-		SVSnapshots: []sinks.SVUserSnapshot{{UniqueID: "no_such_user"}}, // its user is not stored
-	}
+	b := batchOf(
+		[]sinks.SVUser{{UniqueID: "kept_nowhere", Raw: []byte(`{}`)}},
+		[]sinks.SVUserSnapshot{{UniqueID: "no_such_user"}}, // its user is not stored
+	)
 	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error { return writeIn(context.Background(), tx, run, b) })
 	if err == nil || !strings.Contains(err.Error(), "write shortvideo.user_snapshots: ") {
 		t.Fatalf("err = %v, want one naming shortvideo.user_snapshots", err)
@@ -192,5 +187,44 @@ func TestFailedStatementNamesTableAndWritesNothing(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM shortvideo.users`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("users = %d (%v), want 0: the failed batch left rows behind", n, err)
+	}
+}
+
+// Every foreign key of the schema points at a table written earlier in a
+// batch (or at one no sink writes): the registered orders agree with the
+// migrations.
+func TestWriteOrderFollowsForeignKeys(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	pos := map[string]int{}
+	for i, name := range sinks.Tables() {
+		pos[name] = i
+	}
+	rows, err := pool.Query(context.Background(), `
+SELECT ARRAY[c.conrelid::regclass::text, c.confrelid::regclass::text]
+FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+WHERE c.contype = 'f' AND n.nspname IN ('shortvideo', 'photosocial')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fks, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, fk := range fks {
+		child, parent := fk[0], fk[1]
+		c, ok1 := pos[child]
+		p, ok2 := pos[parent]
+		if !ok1 || !ok2 {
+			continue
+		}
+		checked++
+		if p >= c {
+			t.Errorf("%s references %s but is written before it", child, parent)
+		}
+	}
+	if checked == 0 {
+		t.Error("no foreign key between registered tables: the query found nothing to check")
 	}
 }

@@ -17,14 +17,14 @@ import (
 func BenchmarkWriteFollowersPage(b *testing.B) {
 	pool, _ := pgtest.Pool(b)
 	run := newRun(b, pool)
-	write(b, pool, run, &sinks.Batch{SVUsers: []sinks.SVUser{{UniqueID: "owner", Profile: true, Raw: []byte(`{"user": {"uniqueId": "owner"}}`)}}})
+	write(b, pool, run, batchOf([]sinks.SVUser{{UniqueID: "owner", Profile: true, Raw: []byte(`{"user": {"uniqueId": "owner"}}`)}}))
 	page := func(p int) *sinks.Batch {
 		var batch sinks.Batch
 		for i := range 50 {
 			id := fmt.Sprintf("u%08d_%02d", p, i)
 			raw := fmt.Appendf(nil, `{"uniqueId": %q, "nickname": "Nick %d", "verified": false, "secUid": "MS4wLjABAAAA%s"}`, id, i, id)
-			batch.SVUsers = append(batch.SVUsers, sinks.SVUser{UniqueID: id, Nickname: ptr(fmt.Sprint("Nick ", i)), SecUID: ptr("MS4wLjABAAAA" + id), Verified: ptr(false), Raw: raw})
-			batch.SVFollows = append(batch.SVFollows, sinks.SVFollow{Follower: id, Followee: "owner", Raw: raw})
+			sinks.Add(&batch, sinks.SVUser{UniqueID: id, Nickname: ptr(fmt.Sprint("Nick ", i)), SecUID: ptr("MS4wLjABAAAA" + id), Verified: ptr(false), Raw: raw})
+			sinks.Add(&batch, sinks.SVFollow{Follower: id, Followee: "owner", Raw: raw})
 		}
 		return &batch
 	}
@@ -41,9 +41,9 @@ func BenchmarkWriteVideosPage(b *testing.B) {
 		for i := range 50 {
 			id := fmt.Sprintf("7%018d", p*50+i)
 			raw := fmt.Appendf(nil, `{"id": %q, "desc": "video %d #cats", "createTime": 1735000000, "stats": {"playCount": %d, "diggCount": %d, "commentCount": 3, "shareCount": 1}, "author": {"uniqueId": "u%d"}}`, id, i, 1000+i, 100+i, i)
-			batch.SVVideos = append(batch.SVVideos, sinks.SVVideo{VideoID: id, AuthorUniqueID: ptr(fmt.Sprint("u", i)), Description: ptr(fmt.Sprint("video ", i, " #cats")), CreateTime: ptr(int64(1735000000)), Raw: raw})
-			batch.SVVideoSnapshots = append(batch.SVVideoSnapshots, sinks.SVVideoSnapshot{VideoID: id, PlayCount: ptr(int64(1000 + i)), DiggCount: ptr(int64(100 + i)), CommentCount: ptr(int64(3)), ShareCount: ptr(int64(1))})
-			batch.SVSearchResults = append(batch.SVSearchResults, sinks.SVSearchResult{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: p*50 + i + 1, Type: sinks.ResultVideo, VideoID: ptr(id), Raw: raw})
+			sinks.Add(&batch, sinks.SVVideo{VideoID: id, AuthorUniqueID: ptr(fmt.Sprint("u", i)), Description: ptr(fmt.Sprint("video ", i, " #cats")), CreateTime: ptr(int64(1735000000)), Raw: raw})
+			sinks.Add(&batch, sinks.SVVideoSnapshot{VideoID: id, PlayCount: ptr(int64(1000 + i)), DiggCount: ptr(int64(100 + i)), CommentCount: ptr(int64(3)), ShareCount: ptr(int64(1))})
+			sinks.Add(&batch, sinks.SVSearchResult{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: p*50 + i + 1, Type: sinks.ResultVideo, VideoID: ptr(id), Raw: raw})
 		}
 		return &batch
 	}

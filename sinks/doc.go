@@ -1,8 +1,8 @@
 // Package sinks writes normalized rows into PostgreSQL.
 //
-// A Batch holds the rows of one fetched page, one slice per table; Queue
-// appends its statements to a pgx.Batch and Results reads their outcomes,
-// so the pipeline sends a page's rows, the tasks it discovered and its
+// A Batch holds the rows of one fetched page, of any registered row type
+// (Add(&b, rows...), Rows[R](&b)); Queue appends its statements to a
+// pgx.Batch and Results reads their outcomes, so the pipeline sends a page's rows, the tasks it discovered and its
 // cursor advance in one round trip and commits them together (the tests and
 // the ceiling benchmark write through the same two calls).
 // Every write is an idempotent bulk upsert (unnest + ON CONFLICT ... WHERE
@@ -14,10 +14,17 @@
 //
 // # Rows
 //
-// A row type has one field per column, tagged with its name (`db:"column"`);
-// its upsert is the query of the same name in
-// internal/db/queries/sinks_*.sql, whose unnest(@column::type[]) arrays are
-// built from the tagged fields (package db checks both match at init).
+// A sink is one file, <platform>_<entity>.go, and its upserts beside it in
+// <platform>_<entity>.sql. A row type has one field per column, tagged with
+// its name (`db:"column"`); its upsert is a "-- name:" query of the .sql
+// file, whose unnest(@column::type[]) arrays are built from the tagged fields
+// (prepare, through package db, checks both match at init). The Go file
+// registers the table: register(name, order, write), where write dedupes
+// the batch's rows of that type and queues the upsert, and order places the
+// table after the tables its foreign keys point at (short-video 1xx,
+// photo-sharing 2xx; entities x01-x09, the rows referencing them from x11;
+// TestWriteOrderFollowsForeignKeys checks the orders against the schema).
+// Nothing else lists the tables.
 // Pointer fields are nullable, and a
 // nil value never erases what a fuller row said (COALESCE): a video seen in a
 // list carrying only its play count keeps its description. Entity rows whose

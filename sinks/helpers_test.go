@@ -143,44 +143,44 @@ func fullBatch(v int) *sinks.Batch {
 		return fmt.Appendf(nil, `{"v": %d, "x": %q}`, v, fmt.Sprintf(format, args...))
 	}
 	n := func(base int64) *int64 { return ptr(base + int64(v)) }
-	return &sinks.Batch{
-		SVUsers: []sinks.SVUser{
+	return batchOf(
+		[]sinks.SVUser{
 			{UniqueID: "owner", UserID: ptr("1"), SecUID: ptr("S1"), Nickname: ptr("Owner"), Verified: ptr(true), Private: ptr(false), Profile: true, Raw: raw("owner")},
 			{UniqueID: "fan", Nickname: ptr("Fan"), Verified: ptr(false), Raw: raw("fan")},
 			{UniqueID: "creator", Nickname: ptr("Creator"), Verified: ptr(true), Raw: raw("creator")},
 			{UniqueID: "found", Nickname: ptr("Found"), Raw: raw("found")},
 		},
-		SVSnapshots: []sinks.SVUserSnapshot{{UniqueID: "owner", FollowerCount: n(100), FollowingCount: n(10), HeartCount: n(1000), VideoCount: n(5), DiggCount: n(7)}},
-		SVFollows:   []sinks.SVFollow{{Follower: "fan", Followee: "owner", Raw: raw("fan")}},
-		SVVideos: []sinks.SVVideo{
+		[]sinks.SVUserSnapshot{{UniqueID: "owner", FollowerCount: n(100), FollowingCount: n(10), HeartCount: n(1000), VideoCount: n(5), DiggCount: n(7)}},
+		[]sinks.SVFollow{{Follower: "fan", Followee: "owner", Raw: raw("fan")}},
+		[]sinks.SVVideo{
 			{VideoID: "7001", AuthorUniqueID: ptr("owner"), Description: ptr("first #cats"), CreateTime: ptr(int64(1735000000)), SongID: ptr("6001"), Raw: raw("v1")},
 			{VideoID: "7002", AuthorUniqueID: ptr("someone"), Description: ptr("second"), CreateTime: ptr(int64(1735000100)), Raw: raw("v2")},
 			{VideoID: "7003", Description: ptr("trimmed"), Partial: true, Raw: raw("v3")},
 		},
-		SVVideoSnapshots: []sinks.SVVideoSnapshot{
+		[]sinks.SVVideoSnapshot{
 			{VideoID: "7001", PlayCount: n(1000), DiggCount: n(100), CommentCount: n(10), ShareCount: n(1)},
 			{VideoID: "7002", PlayCount: n(2000), DiggCount: n(200)},
 			{VideoID: "7003", PlayCount: n(3000)},
 		},
-		SVHashtags: []sinks.SVHashtag{
+		[]sinks.SVHashtag{
 			{Name: "cats", Raw: raw("cats")},
 			{Name: "dogs", Partial: true, Raw: raw("dogs")},
 		},
-		SVHashtagSnapshots: []sinks.SVHashtagSnapshot{
+		[]sinks.SVHashtagSnapshot{
 			{Name: "cats", ViewCount: n(1e6), VideoCount: n(1e3), Growth: fmt.Appendf(nil, `{"views7d": %d}`, 70+v)},
 			{Name: "dogs", ViewCount: n(5e5)},
 		},
-		SVSongs: []sinks.SVSong{
+		[]sinks.SVSong{
 			{SongID: "6001", Title: ptr("Song"), AuthorName: ptr("Band"), DurationSeconds: ptr(int64(31)), CoverLargeURL: ptr("https://c/l"), CoverMediumURL: ptr("https://c/m"), CoverThumbURL: ptr("https://c/t"), PlayURL: ptr("https://c/p"), Raw: raw("s1")},
 			{SongID: "6002", Title: ptr("Sound"), Partial: true, Raw: raw("s2")},
 		},
-		SVSongSnapshots: []sinks.SVSongSnapshot{{SongID: "6001", UsageCount: n(42)}},
-		SVSongVideos: []sinks.SVSongVideo{
+		[]sinks.SVSongSnapshot{{SongID: "6001", UsageCount: n(42)}},
+		[]sinks.SVSongVideo{
 			{SongID: "6001", VideoID: "7001"},
 			{SongID: "6001", VideoID: "7002"},
 			{SongID: "6099", VideoID: "7003"}, // a song never fetched: no row in songs
 		},
-		SVSearchResults: []sinks.SVSearchResult{
+		[]sinks.SVSearchResult{
 			{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: 1, Type: sinks.ResultVideo, VideoID: ptr("7001"), Raw: raw("k1")},
 			{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: 2, Type: sinks.ResultVideo, VideoID: ptr("7002"), Raw: raw("k2")},
 			{Kind: sinks.SearchHashtag, QueryKey: "cats", Rank: 1, Type: sinks.ResultHashtag, HashtagName: ptr("cats"), Raw: raw("h1")},
@@ -190,51 +190,67 @@ func fullBatch(v int) *sinks.Batch {
 			{Kind: sinks.SearchTop, QueryKey: "cats mixed", Rank: 4, Type: sinks.ResultSound, SongID: ptr("6002"), Raw: raw("t4")},
 			{Kind: sinks.SearchTop, QueryKey: "cats mixed", Rank: 5, Type: "live", Raw: raw("t5")}, // a kind not in the contract
 		},
-		SVFeedEntries: []sinks.SVFeedEntry{
+		[]sinks.SVFeedEntry{
 			{Feed: sinks.FeedTrending, Rank: 1, VideoID: "7001", Raw: raw("f1")},
 			{Feed: sinks.FeedTrending, Rank: 2, VideoID: "7002", Raw: raw("f2")},
 			{Feed: sinks.FeedPopularVideos, Rank: 1, VideoID: "7002", Raw: raw("p1")},
 		},
-		SVPopularCreators: []sinks.SVPopularCreator{{Rank: 1, UniqueID: "creator", FollowerCount: n(5e6), Verified: ptr(true), Raw: raw("creator")}},
-		SVLiveStatuses: []sinks.SVLiveStatus{
+		[]sinks.SVPopularCreator{{Rank: 1, UniqueID: "creator", FollowerCount: n(5e6), Verified: ptr(true), Raw: raw("creator")}},
+		[]sinks.SVLiveStatus{
 			{UniqueID: "owner", IsLive: ptr(true), Title: ptr("on air"), ViewerCount: n(12), StartTime: ptr(int64(1735689000)), Raw: raw("live")},
 			{UniqueID: "fan", IsLive: ptr(false), Title: ptr(""), ViewerCount: ptr(int64(0)), StartTime: ptr(int64(0)), Raw: raw("off")},
 		},
-		PSUsers: []sinks.PSUser{
+		[]sinks.PSUser{
 			{Username: "shop_business", UserID: ptr("900"), FullName: ptr("Shop"), Biography: ptr("we sell"), Verified: ptr(false), Private: ptr(false), BusinessAccount: ptr(true),
 				Category: ptr("Retail"), ContactEmail: ptr("a@shop.example"), ContactPhone: ptr("+100"), ContactAddress: ptr("1 Main St"), Profile: true, Raw: raw("shop")},
 			{Username: "commenter", Verified: ptr(false), Raw: raw("commenter")},
 		},
-		PSProfileSnapshots: []sinks.PSProfileSnapshot{{Username: "shop_business", FollowerCount: n(300), FollowingCount: n(30), PostCount: n(3)}},
-		PSComments: []sinks.PSComment{
+		[]sinks.PSProfileSnapshot{{Username: "shop_business", FollowerCount: n(300), FollowingCount: n(30), PostCount: n(3)}},
+		[]sinks.PSComment{
 			{PostCode: "ABC", PostURL: "https://www.photosocial.example/p/ABC/", CommentID: ptr("c1"), Username: "commenter", Text: "nice", CreatedAt: 1735689600, LikeCount: n(3), ChildCommentCount: ptr(int64(0)), Raw: raw("c1")},
 			{PostCode: "ABC", PostURL: "https://www.photosocial.example/p/ABC/", Username: "shop_business", Text: "thanks", CreatedAt: 1735689700, LikeCount: n(1), Raw: raw("c2")},
 		},
-		PSReels: []sinks.PSReel{
+		[]sinks.PSReel{
 			{ReelID: "3001", Code: "DAAA", OwnerUsername: ptr("shop_business"), Caption: ptr("new in"), TakenAt: ptr(int64(1735600000)), Raw: raw("r1")},
 			{ReelID: "3002", Code: "DBBB", OwnerUsername: ptr("commenter"), Raw: raw("r2")},
 		},
-		PSReelSnapshots: []sinks.PSReelSnapshot{{ReelID: "3001", PlayCount: n(900), LikeCount: n(90)}, {ReelID: "3002", PlayCount: n(800)}},
-		PSReelSearchResults: []sinks.PSReelSearchResult{
+		[]sinks.PSReelSnapshot{{ReelID: "3001", PlayCount: n(900), LikeCount: n(90)}, {ReelID: "3002", PlayCount: n(800)}},
+		[]sinks.PSReelSearchResult{
 			{QueryKey: "funny", Rank: 1, ReelID: "3002"},
 			{QueryKey: "funny", Rank: 2, ReelID: "3001"},
 		},
-		PSTranscripts:      []sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "e1", Text: ptr("hello there"), MediaURL: "https://www.photosocial.example/reel/DAAA/", Raw: raw("tr")}},
-		PSTranscriptChecks: []sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
-		PSEmbeds:           []sinks.PSEmbed{{Username: "shop_business", HTML: ptr(`<blockquote>@shop_business</blockquote>`), Raw: raw("embed")}},
-		PSHighlights:       []sinks.PSHighlight{{HighlightID: "highlight:17902", Title: ptr("Trips"), MediaCount: ptr(int64(2)), OwnerUsername: ptr("shop_business"), OwnerVerified: ptr(false), Raw: raw("hl")}},
-		PSHighlightItems: []sinks.PSHighlightItem{
+		[]sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "e1", Text: ptr("hello there"), MediaURL: "https://www.photosocial.example/reel/DAAA/", Raw: raw("tr")}},
+		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
+		[]sinks.PSEmbed{{Username: "shop_business", HTML: ptr(`<blockquote>@shop_business</blockquote>`), Raw: raw("embed")}},
+		[]sinks.PSHighlight{{HighlightID: "highlight:17902", Title: ptr("Trips"), MediaCount: ptr(int64(2)), OwnerUsername: ptr("shop_business"), OwnerVerified: ptr(false), Raw: raw("hl")}},
+		[]sinks.PSHighlightItem{
 			{HighlightID: "highlight:17902", Position: 1, ItemID: ptr("i1"), MediaType: ptr(int64(2)), VideoURL: ptr("https://v/1"), Raw: raw("i1")},
 			{HighlightID: "17902", Position: 2, ItemID: ptr("i2"), MediaType: ptr(int64(1)), Raw: raw("i2")},
 		},
-	}
+	)
 }
 
-// shuffle puts every slice of b in a random order.
-func shuffle(rng *rand.Rand, b *sinks.Batch) {
-	v := reflect.ValueOf(b).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		rng.Shuffle(f.Len(), reflect.Swapper(f.Interface()))
+// batchOf is a batch of the rows of sets, each a slice of a registered row
+// type ([]sinks.SVUser{...}).
+func batchOf(sets ...any) *sinks.Batch {
+	var b sinks.Batch
+	for _, set := range sets {
+		v := reflect.ValueOf(set)
+		for i := range v.Len() {
+			b.AddRow(v.Index(i).Interface())
+		}
 	}
+	return &b
+}
+
+// shuffled is b with the rows of every table in a random order.
+func shuffled(rng *rand.Rand, b *sinks.Batch) *sinks.Batch {
+	var out sinks.Batch
+	b.Each(func(_ string, rows []any) {
+		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		for _, r := range rows {
+			out.AddRow(r)
+		}
+	})
+	return &out
 }

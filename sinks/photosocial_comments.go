@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // CommentKey identifies a comment, which the contract gives no id: the hex
@@ -65,13 +63,15 @@ type PSComment struct {
 	Raw               []byte  `db:"raw"`
 }
 
-var upsertPSComments = db.PrepareBulk[runParams, keyedComment]("UpsertPSComments")
+var upsertPSComments = prepare[keyedComment]("UpsertPSComments")
 
 // keyedComment is a comment with its CommentKey.
 type keyedComment struct {
 	Key string `db:"comment_key"`
 	PSComment
 }
+
+var _ = register("photosocial.comments", 212, writePSComments)
 
 func writePSComments(batch *pgx.Batch, runID int64, rows []PSComment) {
 	keyed := make([]keyedComment, len(rows))

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // HighlightID is the bare numeric id of a highlight: the detail endpoint takes
@@ -37,7 +35,9 @@ type PSHighlightItem struct {
 	Raw         []byte  `db:"raw"`
 }
 
-var upsertPSHighlights = db.PrepareBulk[runParams, PSHighlight]("UpsertPSHighlights")
+var upsertPSHighlights = prepare[PSHighlight]("UpsertPSHighlights")
+
+var _ = register("photosocial.highlights", 203, writePSHighlights)
 
 func writePSHighlights(batch *pgx.Batch, runID int64, rows []PSHighlight) {
 	rows = bareIDs(rows, func(r *PSHighlight) *string { return &r.HighlightID })
@@ -45,7 +45,9 @@ func writePSHighlights(batch *pgx.Batch, runID int64, rows []PSHighlight) {
 	queue(batch, upsertPSHighlights, runID, rows)
 }
 
-var upsertPSHighlightItems = db.PrepareBulk[runParams, PSHighlightItem]("UpsertPSHighlightItems")
+var upsertPSHighlightItems = prepare[PSHighlightItem]("UpsertPSHighlightItems")
+
+var _ = register("photosocial.highlight_items", 218, writePSHighlightItems)
 
 func writePSHighlightItems(batch *pgx.Batch, runID int64, rows []PSHighlightItem) {
 	rows = bareIDs(rows, func(r *PSHighlightItem) *string { return &r.HighlightID })

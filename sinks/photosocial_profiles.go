@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // PSUser is a photo-sharing account, a row of photosocial.profiles
@@ -41,7 +39,9 @@ type PSProfileSnapshot struct {
 	PostCount      *int64 `db:"post_count"`      // edge_owner_to_timeline_media.count
 }
 
-var upsertPSProfiles = db.PrepareBulk[runParams, PSUser]("UpsertPSProfiles")
+var upsertPSProfiles = prepare[PSUser]("UpsertPSProfiles")
+
+var _ = register("photosocial.profiles", 201, writePSProfiles)
 
 func writePSProfiles(batch *pgx.Batch, runID int64, rows []PSUser) {
 	// A profile row beats a user object of the same account in one batch.
@@ -54,7 +54,9 @@ func writePSProfiles(batch *pgx.Batch, runID int64, rows []PSUser) {
 	queue(batch, upsertPSProfiles, runID, rows)
 }
 
-var upsertPSProfileSnapshots = db.PrepareBulk[runParams, PSProfileSnapshot]("UpsertPSProfileSnapshots")
+var upsertPSProfileSnapshots = prepare[PSProfileSnapshot]("UpsertPSProfileSnapshots")
+
+var _ = register("photosocial.profile_snapshots", 211, writePSProfileSnapshots)
 
 func writePSProfileSnapshots(batch *pgx.Batch, runID int64, rows []PSProfileSnapshot) {
 	rows = dedupe(rows, func(r PSProfileSnapshot) string { return r.Username }, nil)
@@ -68,7 +70,9 @@ type PSEmbed struct {
 	Raw      []byte  `db:"raw"`
 }
 
-var upsertPSEmbeds = db.PrepareBulk[runParams, PSEmbed]("UpsertPSEmbeds")
+var upsertPSEmbeds = prepare[PSEmbed]("UpsertPSEmbeds")
+
+var _ = register("photosocial.embeds", 217, writePSEmbeds)
 
 func writePSEmbeds(batch *pgx.Batch, runID int64, rows []PSEmbed) {
 	rows = dedupe(rows, func(r PSEmbed) string { return r.Username }, nil)

@@ -4,8 +4,6 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // PSReel is a reel from a reels search. Nil fields never erase stored values.
@@ -34,14 +32,18 @@ type PSReelSearchResult struct {
 	ReelID   string `db:"reel_id"`
 }
 
-var upsertPSReels = db.PrepareBulk[runParams, PSReel]("UpsertPSReels")
+var upsertPSReels = prepare[PSReel]("UpsertPSReels")
+
+var _ = register("photosocial.reels", 202, writePSReels)
 
 func writePSReels(batch *pgx.Batch, runID int64, rows []PSReel) {
 	rows = dedupe(rows, func(r PSReel) string { return r.ReelID }, nil)
 	queue(batch, upsertPSReels, runID, rows)
 }
 
-var upsertPSReelSnapshots = db.PrepareBulk[runParams, PSReelSnapshot]("UpsertPSReelSnapshots")
+var upsertPSReelSnapshots = prepare[PSReelSnapshot]("UpsertPSReelSnapshots")
+
+var _ = register("photosocial.reel_snapshots", 213, writePSReelSnapshots)
 
 func writePSReelSnapshots(batch *pgx.Batch, runID int64, rows []PSReelSnapshot) {
 	rows = dedupe(rows, func(r PSReelSnapshot) string { return r.ReelID }, func(prev, next PSReelSnapshot) PSReelSnapshot {
@@ -52,7 +54,9 @@ func writePSReelSnapshots(batch *pgx.Batch, runID int64, rows []PSReelSnapshot) 
 	queue(batch, upsertPSReelSnapshots, runID, rows)
 }
 
-var upsertPSReelSearchResults = db.PrepareBulk[runParams, PSReelSearchResult]("UpsertPSReelSearchResults")
+var upsertPSReelSearchResults = prepare[PSReelSearchResult]("UpsertPSReelSearchResults")
+
+var _ = register("photosocial.reel_search_results", 214, writePSReelSearchResults)
 
 func writePSReelSearchResults(batch *pgx.Batch, runID int64, rows []PSReelSearchResult) {
 	rows = dedupe(rows, func(r PSReelSearchResult) string { return r.QueryKey + "\x00" + strconv.Itoa(r.Rank) }, nil)

@@ -83,13 +83,15 @@ func TestProfileExposureAndPartialRows(t *testing.T) {
 	run := newRun(t, pool)
 	const profile = `SELECT concat_ws('|', full_name, is_verified, is_business_account, coalesce(category_name, '-'), coalesce(contact_email, '-'),
 		coalesce(contact_phone, '-'), coalesce(contact_address, '-'), profile_fetched, raw->>'src') FROM photosocial.profiles`
-	write(t, pool, run, &sinks.Batch{PSUsers: []sinks.PSUser{{Username: "shop", FullName: ptr("Shop"), Verified: ptr(false), BusinessAccount: ptr(true),
-		Category: ptr("Retail"), ContactEmail: ptr("a@shop"), ContactPhone: ptr("+1"), ContactAddress: ptr("Main St"), Profile: true, Raw: []byte(`{"src": "profile"}`)}}})
-	write(t, pool, run, &sinks.Batch{PSUsers: []sinks.PSUser{{Username: "shop", Verified: ptr(true), Raw: []byte(`{"src": "comment"}`)}}})
+	write(t, pool, run, batchOf(
+		[]sinks.PSUser{{Username: "shop", FullName: ptr("Shop"), Verified: ptr(false), BusinessAccount: ptr(true),
+			Category: ptr("Retail"), ContactEmail: ptr("a@shop"), ContactPhone: ptr("+1"), ContactAddress: ptr("Main St"), Profile: true, Raw: []byte(`{"src": "profile"}`)}},
+	))
+	write(t, pool, run, batchOf([]sinks.PSUser{{Username: "shop", Verified: ptr(true), Raw: []byte(`{"src": "comment"}`)}}))
 	if got, want := query(t, pool, profile), "Shop|t|t|Retail|a@shop|+1|Main St|t|profile"; got != want {
 		t.Errorf("after a comment's user object: %s, want %s", got, want)
 	}
-	write(t, pool, run, &sinks.Batch{PSUsers: []sinks.PSUser{{Username: "shop", BusinessAccount: ptr(false), Profile: true, Raw: []byte(`{"src": "profile2"}`)}}})
+	write(t, pool, run, batchOf([]sinks.PSUser{{Username: "shop", BusinessAccount: ptr(false), Profile: true, Raw: []byte(`{"src": "profile2"}`)}}))
 	if got, want := query(t, pool, profile), "Shop|t|f|-|-|-|-|t|profile2"; got != want {
 		t.Errorf("after a profile without contact info: %s, want %s", got, want)
 	}
@@ -103,11 +105,11 @@ func TestCommentsUpsertByDerivedKey(t *testing.T) {
 	run := newRun(t, pool)
 	c := sinks.PSComment{PostCode: sinks.PostCode("https://x.example/p/ABC/"), PostURL: "https://x.example/p/ABC/", Username: "alice", Text: "nice",
 		CreatedAt: 1735689600, LikeCount: ptr(int64(4)), ChildCommentCount: ptr(int64(2)), Raw: []byte(`{"text": "nice"}`)}
-	write(t, pool, run, &sinks.Batch{PSComments: []sinks.PSComment{c}})
+	write(t, pool, run, batchOf([]sinks.PSComment{c}))
 	c2 := c
 	c2.PostURL, c2.PostCode = "https://x.example/reel/ABC?igsh=1", sinks.PostCode("https://x.example/reel/ABC?igsh=1")
 	c2.LikeCount, c2.ChildCommentCount = nil, nil
-	write(t, pool, run, &sinks.Batch{PSComments: []sinks.PSComment{c2}})
+	write(t, pool, run, batchOf([]sinks.PSComment{c2}))
 	got := query(t, pool, `SELECT concat_ws('|', comment_key, post_code, post_url, like_count, child_comment_count, created_at AT TIME ZONE 'UTC') FROM photosocial.comments`)
 	want := sinks.CommentKey("ABC", "alice", 1735689600, "nice") + "|ABC|https://x.example/reel/ABC?igsh=1|4|2|2025-01-01 00:00:00"
 	if got != want {
@@ -121,11 +123,11 @@ func TestTranscriptChecksAndNullText(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	run := newRun(t, pool)
-	write(t, pool, run, &sinks.Batch{
-		PSTranscripts:      []sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "1", Text: ptr("hello"), MediaURL: "u1", Raw: []byte(`{"text": "hello"}`)}},
-		PSTranscriptChecks: []sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "u1", HasSpeech: true, EntryCount: 1}, {Shortcode: "DQUIET", MediaURL: "u2"}},
-	})
-	write(t, pool, run, &sinks.Batch{PSTranscripts: []sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "1", MediaURL: "u1", Raw: []byte(`{"text": null}`)}}})
+	write(t, pool, run, batchOf(
+		[]sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "1", Text: ptr("hello"), MediaURL: "u1", Raw: []byte(`{"text": "hello"}`)}},
+		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "u1", HasSpeech: true, EntryCount: 1}, {Shortcode: "DQUIET", MediaURL: "u2"}},
+	))
+	write(t, pool, run, batchOf([]sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "1", MediaURL: "u1", Raw: []byte(`{"text": null}`)}}))
 	if got := query(t, pool, `SELECT text FROM photosocial.transcripts`); got != "hello" {
 		t.Errorf("transcript text = %s, want hello", got)
 	}
@@ -140,13 +142,13 @@ func TestHighlightsBareIDsAndItems(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	run := newRun(t, pool)
-	write(t, pool, run, &sinks.Batch{
-		PSHighlights:     []sinks.PSHighlight{{HighlightID: "highlight:17901", Title: ptr("Trips"), MediaCount: ptr(int64(1)), Raw: []byte(`{}`)}},
-		PSHighlightItems: []sinks.PSHighlightItem{{HighlightID: "highlight:17901", Position: 1, MediaType: ptr(int64(2)), VideoURL: ptr("https://v"), Raw: []byte(`{}`)}},
-	})
-	write(t, pool, run, &sinks.Batch{
-		PSHighlightItems: []sinks.PSHighlightItem{{HighlightID: "17901", Position: 1, MediaType: ptr(int64(1)), Raw: []byte(`{"media_type": 1}`)}},
-	})
+	write(t, pool, run, batchOf(
+		[]sinks.PSHighlight{{HighlightID: "highlight:17901", Title: ptr("Trips"), MediaCount: ptr(int64(1)), Raw: []byte(`{}`)}},
+		[]sinks.PSHighlightItem{{HighlightID: "highlight:17901", Position: 1, MediaType: ptr(int64(2)), VideoURL: ptr("https://v"), Raw: []byte(`{}`)}},
+	))
+	write(t, pool, run, batchOf(
+		[]sinks.PSHighlightItem{{HighlightID: "17901", Position: 1, MediaType: ptr(int64(1)), Raw: []byte(`{"media_type": 1}`)}},
+	))
 	if got, want := query(t, pool, `SELECT concat_ws('|', h.highlight_id, i.position, i.media_type, coalesce(i.video_url, '-'))
 		FROM photosocial.highlights h JOIN photosocial.highlight_items i USING (highlight_id)`), "17901|1|1|-"; got != want {
 		t.Errorf("highlight = %s, want %s", got, want)

@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // PSTranscript is an entry of a media transcript.
@@ -25,14 +23,18 @@ type PSTranscriptCheck struct {
 	EntryCount int    `db:"entry_count"` // entries in the answer
 }
 
-var upsertPSTranscripts = db.PrepareBulk[runParams, PSTranscript]("UpsertPSTranscripts")
+var upsertPSTranscripts = prepare[PSTranscript]("UpsertPSTranscripts")
+
+var _ = register("photosocial.transcripts", 215, writePSTranscripts)
 
 func writePSTranscripts(batch *pgx.Batch, runID int64, rows []PSTranscript) {
 	rows = dedupe(rows, func(r PSTranscript) string { return r.Shortcode + "\x00" + r.EntryID }, nil)
 	queue(batch, upsertPSTranscripts, runID, rows)
 }
 
-var upsertPSTranscriptChecks = db.PrepareBulk[runParams, PSTranscriptCheck]("UpsertPSTranscriptChecks")
+var upsertPSTranscriptChecks = prepare[PSTranscriptCheck]("UpsertPSTranscriptChecks")
+
+var _ = register("photosocial.transcript_checks", 216, writePSTranscriptChecks)
 
 func writePSTranscriptChecks(batch *pgx.Batch, runID int64, rows []PSTranscriptCheck) {
 	rows = dedupe(rows, func(r PSTranscriptCheck) string { return r.Shortcode }, nil)

@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // SVUser is a short-video user, from a profile (Profile true: every field
@@ -38,7 +36,9 @@ type SVFollow struct {
 	Raw      []byte `db:"raw"`
 }
 
-var upsertSVUsers = db.PrepareBulk[runParams, SVUser]("UpsertSVUsers")
+var upsertSVUsers = prepare[SVUser]("UpsertSVUsers")
+
+var _ = register("shortvideo.users", 101, writeSVUsers)
 
 func writeSVUsers(batch *pgx.Batch, runID int64, rows []SVUser) {
 	// A profile row beats an entry row of the same user in one batch.
@@ -51,14 +51,18 @@ func writeSVUsers(batch *pgx.Batch, runID int64, rows []SVUser) {
 	queue(batch, upsertSVUsers, runID, rows)
 }
 
-var upsertSVSnapshots = db.PrepareBulk[runParams, SVUserSnapshot]("UpsertSVSnapshots")
+var upsertSVSnapshots = prepare[SVUserSnapshot]("UpsertSVSnapshots")
+
+var _ = register("shortvideo.user_snapshots", 111, writeSVSnapshots)
 
 func writeSVSnapshots(batch *pgx.Batch, runID int64, rows []SVUserSnapshot) {
 	rows = dedupe(rows, func(r SVUserSnapshot) string { return r.UniqueID }, nil)
 	queue(batch, upsertSVSnapshots, runID, rows)
 }
 
-var upsertSVFollows = db.PrepareBulk[runParams, SVFollow]("UpsertSVFollows")
+var upsertSVFollows = prepare[SVFollow]("UpsertSVFollows")
+
+var _ = register("shortvideo.follows", 112, writeSVFollows)
 
 func writeSVFollows(batch *pgx.Batch, runID int64, rows []SVFollow) {
 	rows = dedupe(rows, func(r SVFollow) string { return r.Follower + "\x00" + r.Followee }, nil)

@@ -40,8 +40,8 @@ func TestPartialVideoKeepsFullerData(t *testing.T) {
 	const wantVideo = "alice|hello #cats|2025-01-01 00:00:00|6001|f|10"
 
 	// Full, then trimmed in a later page of the run.
-	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{full("7001")}, SVVideoSnapshots: []sinks.SVVideoSnapshot{fullStats("7001")}})
-	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{trimmed("7001")}, SVVideoSnapshots: []sinks.SVVideoSnapshot{trimmedStats("7001")}})
+	write(t, pool, run, batchOf([]sinks.SVVideo{full("7001")}, []sinks.SVVideoSnapshot{fullStats("7001")}))
+	write(t, pool, run, batchOf([]sinks.SVVideo{trimmed("7001")}, []sinks.SVVideoSnapshot{trimmedStats("7001")}))
 	if got := video("7001"); got != wantVideo {
 		t.Errorf("after full then trimmed: video = %s, want %s", got, wantVideo)
 	}
@@ -50,20 +50,20 @@ func TestPartialVideoKeepsFullerData(t *testing.T) {
 	}
 
 	// Trimmed first, then full: the full object takes over.
-	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{trimmed("7002")}})
+	write(t, pool, run, batchOf([]sinks.SVVideo{trimmed("7002")}))
 	if got, want := video("7002"), "t|11"; got != want {
 		t.Errorf("trimmed only: video = %s, want %s", got, want)
 	}
-	write(t, pool, run, &sinks.Batch{SVVideos: []sinks.SVVideo{full("7002")}})
+	write(t, pool, run, batchOf([]sinks.SVVideo{full("7002")}))
 	if got := video("7002"); got != wantVideo {
 		t.Errorf("after trimmed then full: video = %s, want %s", got, wantVideo)
 	}
 
 	// Both in one batch, either order: the full object wins, counters merge.
-	write(t, pool, run, &sinks.Batch{
-		SVVideos:         []sinks.SVVideo{full("7003"), trimmed("7003"), trimmed("7004"), full("7004")},
-		SVVideoSnapshots: []sinks.SVVideoSnapshot{fullStats("7003"), trimmedStats("7003"), trimmedStats("7004"), fullStats("7004")},
-	})
+	write(t, pool, run, batchOf(
+		[]sinks.SVVideo{full("7003"), trimmed("7003"), trimmed("7004"), full("7004")},
+		[]sinks.SVVideoSnapshot{fullStats("7003"), trimmedStats("7003"), trimmedStats("7004"), fullStats("7004")},
+	))
 	for id, wantStats := range map[string]string{"7003": "11|5|3|1", "7004": "10|5|3|1"} {
 		if got := video(id); got != wantVideo {
 			t.Errorf("one batch, video %s = %s, want %s", id, got, wantVideo)
@@ -79,17 +79,17 @@ func TestPartialHashtagAndSongKeepFullerData(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	run := newRun(t, pool)
-	write(t, pool, run, &sinks.Batch{
-		SVHashtags:         []sinks.SVHashtag{{Name: "cats", Raw: []byte(`{"name": "cats", "viewCount": 9, "videoCount": 3, "growth": {"views7d": 70}}`)}},
-		SVHashtagSnapshots: []sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(9)), VideoCount: ptr(int64(3)), Growth: []byte(`{"views7d": 70}`)}},
-		SVSongs: []sinks.SVSong{{SongID: "6001", Title: ptr("Song"), AuthorName: ptr("Band"), DurationSeconds: ptr(int64(31)),
+	write(t, pool, run, batchOf(
+		[]sinks.SVHashtag{{Name: "cats", Raw: []byte(`{"name": "cats", "viewCount": 9, "videoCount": 3, "growth": {"views7d": 70}}`)}},
+		[]sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(9)), VideoCount: ptr(int64(3)), Growth: []byte(`{"views7d": 70}`)}},
+		[]sinks.SVSong{{SongID: "6001", Title: ptr("Song"), AuthorName: ptr("Band"), DurationSeconds: ptr(int64(31)),
 			CoverLargeURL: ptr("L"), CoverThumbURL: ptr("T"), Raw: []byte(`{"id": "6001", "title": "Song", "authorName": "Band"}`)}},
-	})
-	write(t, pool, run, &sinks.Batch{
-		SVHashtags:         []sinks.SVHashtag{{Name: "cats", Partial: true, Raw: []byte(`{"type": "hashtag", "name": "cats", "viewCount": 10}`)}},
-		SVHashtagSnapshots: []sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(10)), Growth: []byte("null")}},
-		SVSongs:            []sinks.SVSong{{SongID: "6001", Title: ptr("Song (remix)"), Partial: true, Raw: []byte(`{"type": "sound", "id": "6001", "title": "Song (remix)"}`)}},
-	})
+	))
+	write(t, pool, run, batchOf(
+		[]sinks.SVHashtag{{Name: "cats", Partial: true, Raw: []byte(`{"type": "hashtag", "name": "cats", "viewCount": 10}`)}},
+		[]sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(10)), Growth: []byte("null")}},
+		[]sinks.SVSong{{SongID: "6001", Title: ptr("Song (remix)"), Partial: true, Raw: []byte(`{"type": "sound", "id": "6001", "title": "Song (remix)"}`)}},
+	))
 	if got, want := query(t, pool, `SELECT concat_ws('|', raw_partial, raw->'growth'->>'views7d') FROM shortvideo.hashtags`), "f|70"; got != want {
 		t.Errorf("hashtag = %s, want %s", got, want)
 	}
@@ -113,8 +113,8 @@ func TestSearchRanksKeptAsGiven(t *testing.T) {
 	page := func(ranks []int, ids []string, k string) *sinks.Batch {
 		b := &sinks.Batch{}
 		for i, id := range ids {
-			b.SVVideos = append(b.SVVideos, sinks.SVVideo{VideoID: id, Raw: []byte(`{}`)})
-			b.SVSearchResults = append(b.SVSearchResults, sinks.SVSearchResult{Kind: sinks.SearchKeyword, QueryKey: k, Rank: ranks[i],
+			sinks.Add(b, sinks.SVVideo{VideoID: id, Raw: []byte(`{}`)})
+			sinks.Add(b, sinks.SVSearchResult{Kind: sinks.SearchKeyword, QueryKey: k, Rank: ranks[i],
 				Type: sinks.ResultVideo, VideoID: ptr(id), Raw: fmt.Appendf(nil, `{"id": %q}`, id)})
 		}
 		return b
@@ -136,8 +136,8 @@ func TestSearchRanksKeptAsGiven(t *testing.T) {
 	// Reels search: the same.
 	b := &sinks.Batch{}
 	for i, id := range []string{"3013", "3014"} {
-		b.PSReels = append(b.PSReels, sinks.PSReel{ReelID: id, Code: "D" + id, Raw: []byte(`{}`)})
-		b.PSReelSearchResults = append(b.PSReelSearchResults, sinks.PSReelSearchResult{QueryKey: "dance", Rank: 14 - i, ReelID: id})
+		sinks.Add(b, sinks.PSReel{ReelID: id, Code: "D" + id, Raw: []byte(`{}`)})
+		sinks.Add(b, sinks.PSReelSearchResult{QueryKey: "dance", Rank: 14 - i, ReelID: id})
 	}
 	write(t, pool, run, b)
 	if got := query(t, pool, `SELECT rank || ':' || reel_id FROM photosocial.reel_search_results ORDER BY rank`); got != "13:3014;14:3013" {
@@ -150,10 +150,10 @@ func TestSearchResultTypeMustMatchItsID(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	run := newRun(t, pool)
-	err := writeTx(context.Background(), pool, run, &sinks.Batch{
-		SVVideos:        []sinks.SVVideo{{VideoID: "7001", Raw: []byte(`{}`)}},
-		SVSearchResults: []sinks.SVSearchResult{{Kind: sinks.SearchTop, QueryKey: "x", Rank: 1, Type: sinks.ResultUser, VideoID: ptr("7001"), Raw: []byte(`{}`)}},
-	})
+	err := writeTx(context.Background(), pool, run, batchOf(
+		[]sinks.SVVideo{{VideoID: "7001", Raw: []byte(`{}`)}},
+		[]sinks.SVSearchResult{{Kind: sinks.SearchTop, QueryKey: "x", Rank: 1, Type: sinks.ResultUser, VideoID: ptr("7001"), Raw: []byte(`{}`)}},
+	))
 	if err == nil {
 		t.Fatal("a user result carrying a video id was accepted")
 	}
@@ -183,8 +183,8 @@ func TestLiveStatusHistory(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	run1, run2 := newRun(t, pool), newRun(t, pool)
-	write(t, pool, run1, &sinks.Batch{SVLiveStatuses: []sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(false), Title: ptr(""), ViewerCount: ptr(int64(0)), StartTime: ptr(int64(0)), Raw: []byte(`{"isLive": false}`)}}})
-	write(t, pool, run2, &sinks.Batch{SVLiveStatuses: []sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(true), Title: ptr("hi"), ViewerCount: ptr(int64(7)), StartTime: ptr(int64(1735689600)), Raw: []byte(`{"isLive": true}`)}}})
+	write(t, pool, run1, batchOf([]sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(false), Title: ptr(""), ViewerCount: ptr(int64(0)), StartTime: ptr(int64(0)), Raw: []byte(`{"isLive": false}`)}}))
+	write(t, pool, run2, batchOf([]sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(true), Title: ptr("hi"), ViewerCount: ptr(int64(7)), StartTime: ptr(int64(1735689600)), Raw: []byte(`{"isLive": true}`)}}))
 	got := query(t, pool, `SELECT concat_ws('|', is_live, viewer_count, coalesce((start_time AT TIME ZONE 'UTC')::text, 'null')) FROM shortvideo.live_status ORDER BY run_id`)
 	if want := "f|0|null;t|7|2025-01-01 00:00:00"; got != want {
 		t.Errorf("live history = %s, want %s", got, want)

@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // SVHashtag is a hashtag from a hashtag search, or from a top search (Partial:
@@ -23,7 +21,9 @@ type SVHashtagSnapshot struct {
 	Growth     []byte `db:"growth"` // the growth signals object as sent; nil: not sent
 }
 
-var upsertSVHashtags = db.PrepareBulk[runParams, SVHashtag]("UpsertSVHashtags")
+var upsertSVHashtags = prepare[SVHashtag]("UpsertSVHashtags")
+
+var _ = register("shortvideo.hashtags", 103, writeSVHashtags)
 
 func writeSVHashtags(batch *pgx.Batch, runID int64, rows []SVHashtag) {
 	rows = dedupe(rows, func(r SVHashtag) string { return r.Name }, func(prev, next SVHashtag) SVHashtag {
@@ -35,7 +35,9 @@ func writeSVHashtags(batch *pgx.Batch, runID int64, rows []SVHashtag) {
 	queue(batch, upsertSVHashtags, runID, rows)
 }
 
-var upsertSVHashtagSnapshots = db.PrepareBulk[runParams, SVHashtagSnapshot]("UpsertSVHashtagSnapshots")
+var upsertSVHashtagSnapshots = prepare[SVHashtagSnapshot]("UpsertSVHashtagSnapshots")
+
+var _ = register("shortvideo.hashtag_snapshots", 114, writeSVHashtagSnapshots)
 
 func writeSVHashtagSnapshots(batch *pgx.Batch, runID int64, rows []SVHashtagSnapshot) {
 	rows = dedupe(rows, func(r SVHashtagSnapshot) string { return r.Name }, func(prev, next SVHashtagSnapshot) SVHashtagSnapshot {

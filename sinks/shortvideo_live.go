@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // SVLiveStatus is the live status of a handle as one run asked for it. Asking
@@ -17,7 +15,9 @@ type SVLiveStatus struct {
 	Raw         []byte  `db:"raw"`
 }
 
-var upsertSVLiveStatuses = db.PrepareBulk[runParams, SVLiveStatus]("UpsertSVLiveStatuses")
+var upsertSVLiveStatuses = prepare[SVLiveStatus]("UpsertSVLiveStatuses")
+
+var _ = register("shortvideo.live_status", 120, writeSVLiveStatuses)
 
 func writeSVLiveStatuses(batch *pgx.Batch, runID int64, rows []SVLiveStatus) {
 	rows = dedupe(rows, func(r SVLiveStatus) string { return r.UniqueID }, nil)

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // Search kinds of SVSearchResult.Kind.
@@ -72,7 +70,9 @@ type SVSearchResult struct {
 	Raw         []byte  `db:"raw"`
 }
 
-var upsertSVSearchResults = db.PrepareBulk[runParams, SVSearchResult]("UpsertSVSearchResults")
+var upsertSVSearchResults = prepare[SVSearchResult]("UpsertSVSearchResults")
+
+var _ = register("shortvideo.search_results", 117, writeSVSearchResults)
 
 func writeSVSearchResults(batch *pgx.Batch, runID int64, rows []SVSearchResult) {
 	rows = dedupe(rows, func(r SVSearchResult) string {
@@ -90,7 +90,9 @@ type SVFeedEntry struct {
 	Raw     []byte `db:"raw"`
 }
 
-var upsertSVFeedEntries = db.PrepareBulk[runParams, SVFeedEntry]("UpsertSVFeedEntries")
+var upsertSVFeedEntries = prepare[SVFeedEntry]("UpsertSVFeedEntries")
+
+var _ = register("shortvideo.feed_entries", 118, writeSVFeedEntries)
 
 func writeSVFeedEntries(batch *pgx.Batch, runID int64, rows []SVFeedEntry) {
 	rows = dedupe(rows, func(r SVFeedEntry) string { return r.Feed + "\x00" + strconv.Itoa(r.Rank) }, nil)
@@ -108,7 +110,9 @@ type SVPopularCreator struct {
 	Raw           []byte `db:"raw"`
 }
 
-var upsertSVPopularCreators = db.PrepareBulk[runParams, SVPopularCreator]("UpsertSVPopularCreators")
+var upsertSVPopularCreators = prepare[SVPopularCreator]("UpsertSVPopularCreators")
+
+var _ = register("shortvideo.popular_creators", 119, writeSVPopularCreators)
 
 func writeSVPopularCreators(batch *pgx.Batch, runID int64, rows []SVPopularCreator) {
 	rows = dedupe(rows, func(r SVPopularCreator) string { return strconv.Itoa(r.Rank) }, nil)

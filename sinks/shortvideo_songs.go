@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // SVSong is a song (sound): from the song endpoint, or a sound entry of a top
@@ -35,7 +33,9 @@ type SVSongVideo struct {
 	VideoID string `db:"video_id"`
 }
 
-var upsertSVSongs = db.PrepareBulk[runParams, SVSong]("UpsertSVSongs")
+var upsertSVSongs = prepare[SVSong]("UpsertSVSongs")
+
+var _ = register("shortvideo.songs", 104, writeSVSongs)
 
 func writeSVSongs(batch *pgx.Batch, runID int64, rows []SVSong) {
 	rows = dedupe(rows, func(r SVSong) string { return r.SongID }, func(prev, next SVSong) SVSong {
@@ -47,7 +47,9 @@ func writeSVSongs(batch *pgx.Batch, runID int64, rows []SVSong) {
 	queue(batch, upsertSVSongs, runID, rows)
 }
 
-var upsertSVSongSnapshots = db.PrepareBulk[runParams, SVSongSnapshot]("UpsertSVSongSnapshots")
+var upsertSVSongSnapshots = prepare[SVSongSnapshot]("UpsertSVSongSnapshots")
+
+var _ = register("shortvideo.song_snapshots", 115, writeSVSongSnapshots)
 
 func writeSVSongSnapshots(batch *pgx.Batch, runID int64, rows []SVSongSnapshot) {
 	rows = dedupe(rows, func(r SVSongSnapshot) string { return r.SongID }, func(prev, next SVSongSnapshot) SVSongSnapshot {
@@ -57,7 +59,9 @@ func writeSVSongSnapshots(batch *pgx.Batch, runID int64, rows []SVSongSnapshot) 
 	queue(batch, upsertSVSongSnapshots, runID, rows)
 }
 
-var upsertSVSongVideos = db.PrepareBulk[runParams, SVSongVideo]("UpsertSVSongVideos")
+var upsertSVSongVideos = prepare[SVSongVideo]("UpsertSVSongVideos")
+
+var _ = register("shortvideo.song_videos", 116, writeSVSongVideos)
 
 func writeSVSongVideos(batch *pgx.Batch, runID int64, rows []SVSongVideo) {
 	rows = dedupe(rows, func(r SVSongVideo) string { return r.SongID + "\x00" + r.VideoID }, nil)

@@ -12,21 +12,21 @@ func TestWriteIsIdempotent(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	run := newRun(t, pool)
-	b := &sinks.Batch{
-		SVUsers: []sinks.SVUser{
+	b := batchOf(
+		[]sinks.SVUser{
 			{UniqueID: "owner", UserID: ptr("1"), SecUID: ptr("S"), Nickname: ptr("Owner"), Verified: ptr(true), Profile: true, Raw: []byte(`{"user":{"uniqueId":"owner"}}`)},
 			{UniqueID: "fan", Nickname: ptr("Fan"), Verified: ptr(false), Raw: []byte(`{"uniqueId":"fan"}`)},
 			{UniqueID: "fan", Nickname: ptr("Fan again"), Verified: ptr(false), Raw: []byte(`{"uniqueId":"fan","v":2}`)},
 		},
-		SVSnapshots: []sinks.SVUserSnapshot{{UniqueID: "owner", FollowerCount: ptr(int64(1))}},
-		SVFollows:   []sinks.SVFollow{{Follower: "fan", Followee: "owner", Raw: []byte(`{"uniqueId":"fan"}`)}},
-	}
+		[]sinks.SVUserSnapshot{{UniqueID: "owner", FollowerCount: ptr(int64(1))}},
+		[]sinks.SVFollow{{Follower: "fan", Followee: "owner", Raw: []byte(`{"uniqueId":"fan"}`)}},
+	)
 	write(t, pool, run, b)
 	first := dump(t, pool)
 	write(t, pool, run, b)
 	diffDumps(t, "second write", first, dump(t, pool))
 	// An entry row never overwrites what a profile said.
-	write(t, pool, run, &sinks.Batch{SVUsers: []sinks.SVUser{{UniqueID: "owner", Nickname: ptr("owner-as-entry"), Raw: []byte(`{"uniqueId":"owner"}`)}}})
+	write(t, pool, run, batchOf([]sinks.SVUser{{UniqueID: "owner", Nickname: ptr("owner-as-entry"), Raw: []byte(`{"uniqueId":"owner"}`)}}))
 	var nick, raw string
 	var secUID *string
 	if err := pool.QueryRow(context.Background(), `SELECT nickname, sec_uid, raw::text FROM shortvideo.users WHERE unique_id = 'owner'`).Scan(&nick, &secUID, &raw); err != nil {

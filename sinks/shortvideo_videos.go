@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 )
 
 // SVVideo is a short-video video from any list that carries videos: keyword
@@ -31,7 +29,9 @@ type SVVideoSnapshot struct {
 	ShareCount   *int64 `db:"share_count"`
 }
 
-var upsertSVVideos = db.PrepareBulk[runParams, SVVideo]("UpsertSVVideos")
+var upsertSVVideos = prepare[SVVideo]("UpsertSVVideos")
+
+var _ = register("shortvideo.videos", 102, writeSVVideos)
 
 func writeSVVideos(batch *pgx.Batch, runID int64, rows []SVVideo) {
 	// Within a batch, a full object beats a partial one; otherwise the last wins.
@@ -44,7 +44,9 @@ func writeSVVideos(batch *pgx.Batch, runID int64, rows []SVVideo) {
 	queue(batch, upsertSVVideos, runID, rows)
 }
 
-var upsertSVVideoSnapshots = db.PrepareBulk[runParams, SVVideoSnapshot]("UpsertSVVideoSnapshots")
+var upsertSVVideoSnapshots = prepare[SVVideoSnapshot]("UpsertSVVideoSnapshots")
+
+var _ = register("shortvideo.video_snapshots", 113, writeSVVideoSnapshots)
 
 func writeSVVideoSnapshots(batch *pgx.Batch, runID int64, rows []SVVideoSnapshot) {
 	rows = dedupe(rows, func(r SVVideoSnapshot) string { return r.VideoID }, func(prev, next SVVideoSnapshot) SVVideoSnapshot {

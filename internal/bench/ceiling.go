@@ -251,9 +251,10 @@ func measureWriter(ctx context.Context, pool *pgxpool.Pool, runID int64, pages i
 		var users, follows [][]any
 		for p := range pages {
 			b := followerPage(prefix, p, owner)
-			for i, u := range b.SVUsers {
+			fs := sinks.Rows[sinks.SVFollow](b)
+			for i, u := range sinks.Rows[sinks.SVUser](b) {
 				users = append(users, []any{u.UniqueID, *u.SecUID, *u.Nickname, *u.Verified, u.Raw, runID, runID})
-				f := b.SVFollows[i]
+				f := fs[i]
 				follows = append(follows, []any{f.Follower, f.Followee, f.Raw, runID, runID})
 			}
 		}
@@ -309,8 +310,8 @@ func followerPage(prefix string, p int, owner string) *sinks.Batch {
 		nick := "Nick " + strconv.Itoa(i)
 		verified := i%20 == 0
 		raw := fmt.Appendf(nil, `{"uniqueId":%q,"nickname":%q,"verified":%t,"secUid":%q}`, id, nick, verified, sec)
-		b.SVUsers = append(b.SVUsers, sinks.SVUser{UniqueID: id, SecUID: &sec, Nickname: &nick, Verified: &verified, Raw: raw})
-		b.SVFollows = append(b.SVFollows, sinks.SVFollow{Follower: id, Followee: owner, Raw: raw})
+		sinks.Add(&b, sinks.SVUser{UniqueID: id, SecUID: &sec, Nickname: &nick, Verified: &verified, Raw: raw})
+		sinks.Add(&b, sinks.SVFollow{Follower: id, Followee: owner, Raw: raw})
 	}
 	return &b
 }

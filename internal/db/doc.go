@@ -1,7 +1,10 @@
 // Package db is the crawler's SQL boundary: every query the crawler sends
-// lives in queries/*.sql, one "-- name: Xxx" block per query, written as SQL
-// with named parameters (@run_id) the way sqlc files are. The files are
-// embedded and parsed once at init; each @name becomes a positional $n.
+// lives in a .sql file, one "-- name: Xxx" block per query, written as SQL
+// with named parameters (@run_id) the way sqlc files are: queries/*.sql
+// here, and the sinks' upserts in sinks/*.sql, beside each sink's Go file,
+// which package sinks embeds and adds with Register. The files are parsed
+// once at init; each @name becomes a positional $n, and a name is unique
+// across all of them.
 //
 // Callers bind a query to a parameter struct whose fields carry `db:"name"`
 // tags: Prepare[P] for one-row statements, PrepareBulk[P, R] for bulk upserts

@@ -35,28 +35,48 @@ func mustLoad(fsys fs.FS) map[string]*Query {
 
 // load reads every queries/*.sql file of fsys.
 func load(fsys fs.FS) (map[string]*Query, error) {
-	names, err := fs.Glob(fsys, "queries/*.sql")
-	if err != nil {
-		return nil, err
-	}
 	qs := make(map[string]*Query)
+	return qs, loadInto(qs, fsys, "queries/*.sql")
+}
+
+// Register adds the queries of the files of fsys matching glob to the
+// program's queries, for a package that keeps its SQL beside its Go code
+// (package sinks: one .sql file per sink). Call it in a package-level
+// variable that the package's Prepare calls depend on, so it runs first. It
+// panics on a file that does not parse or a name already taken.
+func Register(fsys fs.FS, glob string) struct{} {
+	if err := loadInto(queries, fsys, glob); err != nil {
+		panic(err)
+	}
+	return struct{}{}
+}
+
+// loadInto adds the queries of the files of fsys matching glob to qs.
+func loadInto(qs map[string]*Query, fsys fs.FS, glob string) error {
+	names, err := fs.Glob(fsys, glob)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("db: no file matches %s", glob)
+	}
 	for _, name := range names {
 		text, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		parsed, err := parseFile(path.Base(name), string(text))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, q := range parsed {
 			if prev, ok := qs[q.Name]; ok {
-				return nil, fmt.Errorf("db: query %s is in both %s and %s", q.Name, prev.File, q.File)
+				return fmt.Errorf("db: query %s is in both %s and %s", q.Name, prev.File, q.File)
 			}
 			qs[q.Name] = q
 		}
 	}
-	return qs, nil
+	return nil
 }
 
 // Lookup returns the query called name; it panics when there is none, so a
@@ -64,7 +84,7 @@ func load(fsys fs.FS) (map[string]*Query, error) {
 func Lookup(name string) *Query {
 	q, ok := queries[name]
 	if !ok {
-		panic(fmt.Sprintf("db: no query %q in internal/db/queries", name))
+		panic(fmt.Sprintf("db: no query %q in internal/db/queries or a registered package", name))
 	}
 	return q
 }

@@ -1,0 +1,43 @@
+-- Bulk upserts of photosocial_highlights.go (schema photosocial). @run_id is the run
+-- writing; every other parameter is a column of the row type, one array each.
+
+-- name: UpsertPSHighlights
+INSERT INTO photosocial.highlights AS h (highlight_id, title, media_count, owner_username, owner_verified, raw,
+    first_seen_run, last_seen_run)
+SELECT r.highlight_id, r.title, r.media_count, r.owner_username, r.owner_verified, r.raw::jsonb, @run_id, @run_id
+FROM unnest(@highlight_id::text[], @title::text[], @media_count::bigint[], @owner_username::text[], @owner_verified::boolean[], @raw::text[])
+    AS r(highlight_id, title, media_count, owner_username, owner_verified, raw)
+ON CONFLICT (highlight_id) DO UPDATE SET
+    title          = COALESCE(EXCLUDED.title, h.title),
+    media_count    = COALESCE(EXCLUDED.media_count, h.media_count),
+    owner_username = COALESCE(EXCLUDED.owner_username, h.owner_username),
+    owner_verified = COALESCE(EXCLUDED.owner_verified, h.owner_verified),
+    raw            = EXCLUDED.raw,
+    first_seen_run = LEAST(h.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(h.last_seen_run, EXCLUDED.last_seen_run),
+    updated_at     = now()
+WHERE (h.title, h.media_count, h.owner_username, h.owner_verified, h.raw, h.first_seen_run, h.last_seen_run)
+  IS DISTINCT FROM
+      (COALESCE(EXCLUDED.title, h.title), COALESCE(EXCLUDED.media_count, h.media_count),
+       COALESCE(EXCLUDED.owner_username, h.owner_username), COALESCE(EXCLUDED.owner_verified, h.owner_verified),
+       EXCLUDED.raw, LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run));
+
+-- name: UpsertPSHighlightItems
+-- An item is whatever the highlight holds at that position now: its columns
+-- are replaced, not merged (an image that replaced a video has no video_url).
+INSERT INTO photosocial.highlight_items AS i (highlight_id, position, item_id, media_type, video_url, raw,
+    first_seen_run, last_seen_run)
+SELECT r.highlight_id, r.position, r.item_id, r.media_type, r.video_url, r.raw::jsonb, @run_id, @run_id
+FROM unnest(@highlight_id::text[], @position::integer[], @item_id::text[], @media_type::integer[], @video_url::text[], @raw::text[])
+    AS r(highlight_id, position, item_id, media_type, video_url, raw)
+ON CONFLICT (highlight_id, position) DO UPDATE SET
+    item_id        = EXCLUDED.item_id,
+    media_type     = EXCLUDED.media_type,
+    video_url      = EXCLUDED.video_url,
+    raw            = EXCLUDED.raw,
+    first_seen_run = LEAST(i.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(i.last_seen_run, EXCLUDED.last_seen_run)
+WHERE (i.item_id, i.media_type, i.video_url, i.raw, i.first_seen_run, i.last_seen_run)
+  IS DISTINCT FROM
+      (EXCLUDED.item_id, EXCLUDED.media_type, EXCLUDED.video_url, EXCLUDED.raw,
+       LEAST(i.first_seen_run, EXCLUDED.first_seen_run), GREATEST(i.last_seen_run, EXCLUDED.last_seen_run));

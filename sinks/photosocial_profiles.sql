@@ -1,0 +1,74 @@
+-- Bulk upserts of photosocial_profiles.go (schema photosocial). @run_id is the run
+-- writing; every other parameter is a column of the row type, one array each.
+
+-- name: UpsertPSProfiles
+INSERT INTO photosocial.profiles AS p (username, user_id, full_name, biography, profile_pic_url, is_verified,
+    is_private, is_business_account, category_name, contact_email, contact_phone, contact_address,
+    profile_fetched, raw, first_seen_run, last_seen_run)
+SELECT r.username, r.user_id, r.full_name, r.biography, r.profile_pic_url, r.is_verified,
+    r.is_private, r.is_business_account, r.category_name, r.contact_email, r.contact_phone, r.contact_address,
+    r.profile_fetched, r.raw::jsonb, @run_id, @run_id
+FROM unnest(@username::text[], @user_id::text[], @full_name::text[], @biography::text[], @profile_pic_url::text[], @is_verified::boolean[], @is_private::boolean[], @is_business_account::boolean[],
+    @category_name::text[], @contact_email::text[], @contact_phone::text[], @contact_address::text[], @profile_fetched::boolean[], @raw::text[])
+    AS r(username, user_id, full_name, biography, profile_pic_url, is_verified, is_private, is_business_account,
+         category_name, contact_email, contact_phone, contact_address, profile_fetched, raw)
+ON CONFLICT (username) DO UPDATE SET
+    user_id             = COALESCE(EXCLUDED.user_id, p.user_id),
+    full_name           = COALESCE(EXCLUDED.full_name, p.full_name),
+    biography           = COALESCE(EXCLUDED.biography, p.biography),
+    profile_pic_url     = COALESCE(EXCLUDED.profile_pic_url, p.profile_pic_url),
+    is_verified         = COALESCE(EXCLUDED.is_verified, p.is_verified),
+    is_private          = COALESCE(EXCLUDED.is_private, p.is_private),
+    is_business_account = COALESCE(EXCLUDED.is_business_account, p.is_business_account),
+    category_name       = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.category_name ELSE p.category_name END,
+    contact_email       = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_email ELSE p.contact_email END,
+    contact_phone       = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_phone ELSE p.contact_phone END,
+    contact_address     = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_address ELSE p.contact_address END,
+    profile_fetched     = p.profile_fetched OR EXCLUDED.profile_fetched,
+    raw                 = CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END,
+    first_seen_run      = LEAST(p.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run       = GREATEST(p.last_seen_run, EXCLUDED.last_seen_run),
+    updated_at          = now()
+WHERE (p.user_id, p.full_name, p.biography, p.profile_pic_url, p.is_verified, p.is_private, p.is_business_account,
+       p.category_name, p.contact_email, p.contact_phone, p.contact_address, p.profile_fetched, p.raw,
+       p.first_seen_run, p.last_seen_run)
+  IS DISTINCT FROM
+      (COALESCE(EXCLUDED.user_id, p.user_id), COALESCE(EXCLUDED.full_name, p.full_name),
+       COALESCE(EXCLUDED.biography, p.biography), COALESCE(EXCLUDED.profile_pic_url, p.profile_pic_url),
+       COALESCE(EXCLUDED.is_verified, p.is_verified), COALESCE(EXCLUDED.is_private, p.is_private),
+       COALESCE(EXCLUDED.is_business_account, p.is_business_account),
+       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.category_name ELSE p.category_name END,
+       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_email ELSE p.contact_email END,
+       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_phone ELSE p.contact_phone END,
+       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_address ELSE p.contact_address END,
+       p.profile_fetched OR EXCLUDED.profile_fetched,
+       CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END,
+       LEAST(p.first_seen_run, EXCLUDED.first_seen_run), GREATEST(p.last_seen_run, EXCLUDED.last_seen_run));
+
+-- name: UpsertPSProfileSnapshots
+INSERT INTO photosocial.profile_snapshots AS s (username, run_id, follower_count, following_count, post_count)
+SELECT r.username, @run_id, r.follower_count, r.following_count, r.post_count
+FROM unnest(@username::text[], @follower_count::bigint[], @following_count::bigint[], @post_count::bigint[]) AS r(username, follower_count, following_count, post_count)
+ON CONFLICT (username, run_id) DO UPDATE SET
+    follower_count  = COALESCE(EXCLUDED.follower_count, s.follower_count),
+    following_count = COALESCE(EXCLUDED.following_count, s.following_count),
+    post_count      = COALESCE(EXCLUDED.post_count, s.post_count)
+WHERE (s.follower_count, s.following_count, s.post_count)
+  IS DISTINCT FROM
+      (COALESCE(EXCLUDED.follower_count, s.follower_count), COALESCE(EXCLUDED.following_count, s.following_count),
+       COALESCE(EXCLUDED.post_count, s.post_count));
+
+-- name: UpsertPSEmbeds
+INSERT INTO photosocial.embeds AS e (username, html, raw, first_seen_run, last_seen_run)
+SELECT r.username, r.html, r.raw::jsonb, @run_id, @run_id
+FROM unnest(@username::text[], @html::text[], @raw::text[]) AS r(username, html, raw)
+ON CONFLICT (username) DO UPDATE SET
+    html           = COALESCE(EXCLUDED.html, e.html),
+    raw            = EXCLUDED.raw,
+    first_seen_run = LEAST(e.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(e.last_seen_run, EXCLUDED.last_seen_run),
+    updated_at     = now()
+WHERE (e.html, e.raw, e.first_seen_run, e.last_seen_run)
+  IS DISTINCT FROM
+      (COALESCE(EXCLUDED.html, e.html), EXCLUDED.raw,
+       LEAST(e.first_seen_run, EXCLUDED.first_seen_run), GREATEST(e.last_seen_run, EXCLUDED.last_seen_run));

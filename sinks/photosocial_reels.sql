@@ -1,0 +1,43 @@
+-- Bulk upserts of photosocial_reels.go (schema photosocial). @run_id is the run
+-- writing; every other parameter is a column of the row type, one array each.
+
+-- name: UpsertPSReels
+-- The code is set once (a stored NULL takes the first code sent). It is not
+-- unique (migration 00008): a reel without a code, or one code under two
+-- ids, must not fail the page.
+INSERT INTO photosocial.reels AS l (reel_id, code, owner_username, caption, taken_at, raw, first_seen_run, last_seen_run)
+SELECT r.reel_id, NULLIF(r.code, ''), r.owner_username, r.caption, to_timestamp(NULLIF(r.taken_at, 0)), r.raw::jsonb, @run_id, @run_id
+FROM unnest(@reel_id::text[], @code::text[], @owner_username::text[], @caption::text[], @taken_at::bigint[], @raw::text[])
+    AS r(reel_id, code, owner_username, caption, taken_at, raw)
+ON CONFLICT (reel_id) DO UPDATE SET
+    code           = COALESCE(l.code, EXCLUDED.code),
+    owner_username = COALESCE(EXCLUDED.owner_username, l.owner_username),
+    caption        = COALESCE(EXCLUDED.caption, l.caption),
+    taken_at       = COALESCE(EXCLUDED.taken_at, l.taken_at),
+    raw            = EXCLUDED.raw,
+    first_seen_run = LEAST(l.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(l.last_seen_run, EXCLUDED.last_seen_run),
+    updated_at     = now()
+WHERE (l.code, l.owner_username, l.caption, l.taken_at, l.raw, l.first_seen_run, l.last_seen_run)
+  IS DISTINCT FROM
+      (COALESCE(l.code, EXCLUDED.code), COALESCE(EXCLUDED.owner_username, l.owner_username), COALESCE(EXCLUDED.caption, l.caption),
+       COALESCE(EXCLUDED.taken_at, l.taken_at), EXCLUDED.raw,
+       LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run));
+
+-- name: UpsertPSReelSnapshots
+INSERT INTO photosocial.reel_snapshots AS s (reel_id, run_id, play_count, like_count)
+SELECT r.reel_id, @run_id, r.play_count, r.like_count
+FROM unnest(@reel_id::text[], @play_count::bigint[], @like_count::bigint[]) AS r(reel_id, play_count, like_count)
+ON CONFLICT (reel_id, run_id) DO UPDATE SET
+    play_count = COALESCE(EXCLUDED.play_count, s.play_count),
+    like_count = COALESCE(EXCLUDED.like_count, s.like_count)
+WHERE (s.play_count, s.like_count)
+  IS DISTINCT FROM (COALESCE(EXCLUDED.play_count, s.play_count), COALESCE(EXCLUDED.like_count, s.like_count));
+
+-- name: UpsertPSReelSearchResults
+INSERT INTO photosocial.reel_search_results AS s (run_id, query_key, rank, reel_id)
+SELECT @run_id, r.query_key, r.rank, r.reel_id
+FROM unnest(@query_key::text[], @rank::integer[], @reel_id::text[]) AS r(query_key, rank, reel_id)
+ON CONFLICT (run_id, query_key, rank) DO UPDATE SET
+    reel_id = EXCLUDED.reel_id
+WHERE s.reel_id IS DISTINCT FROM EXCLUDED.reel_id;

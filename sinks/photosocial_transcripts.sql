@@ -1,0 +1,35 @@
+-- Bulk upserts of photosocial_transcripts.go (schema photosocial). @run_id is the run
+-- writing; every other parameter is a column of the row type, one array each.
+
+-- name: UpsertPSTranscripts
+INSERT INTO photosocial.transcripts AS t (shortcode, entry_id, text, media_url, raw, first_seen_run, last_seen_run)
+SELECT r.shortcode, r.entry_id, r.text, r.media_url, r.raw::jsonb, @run_id, @run_id
+FROM unnest(@shortcode::text[], @entry_id::text[], @text::text[], @media_url::text[], @raw::text[]) AS r(shortcode, entry_id, text, media_url, raw)
+ON CONFLICT (shortcode, entry_id) DO UPDATE SET
+    text           = COALESCE(EXCLUDED.text, t.text),
+    media_url      = EXCLUDED.media_url,
+    raw            = EXCLUDED.raw,
+    first_seen_run = LEAST(t.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(t.last_seen_run, EXCLUDED.last_seen_run),
+    updated_at     = now()
+WHERE (t.text, t.media_url, t.raw, t.first_seen_run, t.last_seen_run)
+  IS DISTINCT FROM
+      (COALESCE(EXCLUDED.text, t.text), EXCLUDED.media_url, EXCLUDED.raw,
+       LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run));
+
+-- name: UpsertPSTranscriptChecks
+INSERT INTO photosocial.transcript_checks AS c (shortcode, media_url, has_speech, entry_count,
+    first_checked_run, last_checked_run)
+SELECT r.shortcode, r.media_url, r.has_speech, r.entry_count, @run_id, @run_id
+FROM unnest(@shortcode::text[], @media_url::text[], @has_speech::boolean[], @entry_count::integer[]) AS r(shortcode, media_url, has_speech, entry_count)
+ON CONFLICT (shortcode) DO UPDATE SET
+    media_url         = EXCLUDED.media_url,
+    has_speech        = EXCLUDED.has_speech,
+    entry_count       = EXCLUDED.entry_count,
+    first_checked_run = LEAST(c.first_checked_run, EXCLUDED.first_checked_run),
+    last_checked_run  = GREATEST(c.last_checked_run, EXCLUDED.last_checked_run),
+    updated_at        = now()
+WHERE (c.media_url, c.has_speech, c.entry_count, c.first_checked_run, c.last_checked_run)
+  IS DISTINCT FROM
+      (EXCLUDED.media_url, EXCLUDED.has_speech, EXCLUDED.entry_count,
+       LEAST(c.first_checked_run, EXCLUDED.first_checked_run), GREATEST(c.last_checked_run, EXCLUDED.last_checked_run));

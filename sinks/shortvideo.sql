@@ -1,0 +1,61 @@
+-- Bulk upserts of shortvideo.go (schema shortvideo). @run_id is the run
+-- writing; every other parameter is a column of the row type, one array each.
+
+-- name: UpsertSVUsers
+INSERT INTO shortvideo.users AS u (unique_id, user_id, sec_uid, nickname, avatar_url, signature,
+    verified, private_account, profile_fetched, raw, first_seen_run, last_seen_run)
+SELECT r.unique_id, r.user_id, r.sec_uid, r.nickname, r.avatar_url, r.signature,
+    r.verified, r.private_account, r.profile_fetched, r.raw::jsonb, @run_id, @run_id
+FROM unnest(@unique_id::text[], @user_id::text[], @sec_uid::text[], @nickname::text[], @avatar_url::text[], @signature::text[],
+    @verified::boolean[], @private_account::boolean[], @profile_fetched::boolean[], @raw::text[])
+    AS r(unique_id, user_id, sec_uid, nickname, avatar_url, signature, verified, private_account, profile_fetched, raw)
+ON CONFLICT (unique_id) DO UPDATE SET
+    user_id         = COALESCE(EXCLUDED.user_id, u.user_id),
+    sec_uid         = COALESCE(EXCLUDED.sec_uid, u.sec_uid),
+    nickname        = COALESCE(EXCLUDED.nickname, u.nickname),
+    avatar_url      = COALESCE(EXCLUDED.avatar_url, u.avatar_url),
+    signature       = COALESCE(EXCLUDED.signature, u.signature),
+    verified        = COALESCE(EXCLUDED.verified, u.verified),
+    private_account = COALESCE(EXCLUDED.private_account, u.private_account),
+    profile_fetched = u.profile_fetched OR EXCLUDED.profile_fetched,
+    raw             = CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
+    first_seen_run  = LEAST(u.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run   = GREATEST(u.last_seen_run, EXCLUDED.last_seen_run),
+    updated_at      = now()
+WHERE (u.user_id, u.sec_uid, u.nickname, u.avatar_url, u.signature, u.verified, u.private_account,
+       u.profile_fetched, u.raw, u.first_seen_run, u.last_seen_run)
+  IS DISTINCT FROM
+      (COALESCE(EXCLUDED.user_id, u.user_id), COALESCE(EXCLUDED.sec_uid, u.sec_uid),
+       COALESCE(EXCLUDED.nickname, u.nickname), COALESCE(EXCLUDED.avatar_url, u.avatar_url),
+       COALESCE(EXCLUDED.signature, u.signature), COALESCE(EXCLUDED.verified, u.verified),
+       COALESCE(EXCLUDED.private_account, u.private_account), u.profile_fetched OR EXCLUDED.profile_fetched,
+       CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
+       LEAST(u.first_seen_run, EXCLUDED.first_seen_run), GREATEST(u.last_seen_run, EXCLUDED.last_seen_run));
+
+-- name: UpsertSVSnapshots
+INSERT INTO shortvideo.user_snapshots AS s (unique_id, run_id, follower_count, following_count,
+    heart_count, video_count, digg_count)
+SELECT r.unique_id, @run_id, r.follower_count, r.following_count, r.heart_count, r.video_count, r.digg_count
+FROM unnest(@unique_id::text[], @follower_count::bigint[], @following_count::bigint[], @heart_count::bigint[], @video_count::bigint[], @digg_count::bigint[])
+    AS r(unique_id, follower_count, following_count, heart_count, video_count, digg_count)
+ON CONFLICT (unique_id, run_id) DO UPDATE SET
+    follower_count  = EXCLUDED.follower_count,
+    following_count = EXCLUDED.following_count,
+    heart_count     = EXCLUDED.heart_count,
+    video_count     = EXCLUDED.video_count,
+    digg_count      = EXCLUDED.digg_count
+WHERE (s.follower_count, s.following_count, s.heart_count, s.video_count, s.digg_count)
+  IS DISTINCT FROM
+      (EXCLUDED.follower_count, EXCLUDED.following_count, EXCLUDED.heart_count, EXCLUDED.video_count, EXCLUDED.digg_count);
+
+-- name: UpsertSVFollows
+INSERT INTO shortvideo.follows AS f (follower, followee, raw, first_seen_run, last_seen_run)
+SELECT r.follower, r.followee, r.raw::jsonb, @run_id, @run_id
+FROM unnest(@follower::text[], @followee::text[], @raw::text[]) AS r(follower, followee, raw)
+ON CONFLICT (follower, followee) DO UPDATE SET
+    raw            = EXCLUDED.raw,
+    first_seen_run = LEAST(f.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(f.last_seen_run, EXCLUDED.last_seen_run)
+WHERE (f.raw, f.first_seen_run, f.last_seen_run)
+  IS DISTINCT FROM
+      (EXCLUDED.raw, LEAST(f.first_seen_run, EXCLUDED.first_seen_run), GREATEST(f.last_seen_run, EXCLUDED.last_seen_run));
