@@ -45,6 +45,20 @@ func connect(ctx context.Context, env *cliEnv, maxConns int) (*pgxpool.Pool, err
 	return pool, nil
 }
 
+// connectCurrent connects for a command that only reads: it fails, changing
+// nothing, when the database's schema is not this binary's.
+func connectCurrent(ctx context.Context, env *cliEnv, maxConns int) (*pgxpool.Pool, error) {
+	pool, err := connect(ctx, env, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := schemaCurrent(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
 // scrub removes the password of dsn from msg, should a driver echo it.
 func scrub(msg, dsn string) string {
 	// ParseConfig reads both URL and keyword/value forms.

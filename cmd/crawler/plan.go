@@ -60,9 +60,7 @@ func cmdPlan(ctx context.Context, env *cliEnv, args []string) error {
 		return usageError{fmt.Errorf("cannot run: %w", err)}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(env.stdout, struct {
 			CanRun bool `json:"can_run"`
 			*pipeline.Plan
 		}{true, p})

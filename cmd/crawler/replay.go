@@ -34,14 +34,11 @@ func cmdReplay(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("--log-level: %q is not debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	pool, err := connect(ctx, env, 4)
+	pool, err := connectCurrent(ctx, env, 4)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := schemaCurrent(ctx, pool); err != nil {
-		return err
-	}
 	sum, err := pipeline.Replay(ctx, pool, *runID, log)
 	if errors.Is(err, pipeline.ErrNoRun) || errors.Is(err, pipeline.ErrNoArchive) {
 		return usageError{err}

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,20 +36,14 @@ func cmdReport(ctx context.Context, env *cliEnv, args []string) error {
 	if *runID < 0 {
 		return usagef("--run: %d is not a run id", *runID)
 	}
-	pool, err := connect(ctx, env, 2)
+	pool, err := connectCurrent(ctx, env, 2)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := schemaCurrent(ctx, pool); err != nil {
-		return err
-	}
 	r, err := pipeline.LoadReport(ctx, pool, *runID)
-	if errors.Is(err, pipeline.ErrNoRun) {
-		return usagef("no run found (id %d)", *runID)
-	}
 	if err != nil {
-		return err
+		return noRun(err, *runID)
 	}
 	if *htmlPath != "" {
 		var buf bytes.Buffer
@@ -66,9 +58,7 @@ func cmdReport(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(env.stdout, r)
 	}
 	return nil
 }

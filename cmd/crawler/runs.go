@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -29,14 +28,11 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 	if *limit < 1 {
 		return usagef("--limit: %d is not a positive number", *limit)
 	}
-	pool, err := connect(ctx, env, 2)
+	pool, err := connectCurrent(ctx, env, 2)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := schemaCurrent(ctx, pool); err != nil {
-		return err
-	}
 	runs, err := pipeline.ListRuns(ctx, pool, *job, *limit)
 	if err != nil {
 		return err
@@ -50,9 +46,7 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 		for i, r := range runs {
 			out[i] = runJSON{r, runDuration(r).Seconds()}
 		}
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return printJSON(env.stdout, out)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(env.stdout, "no runs")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -56,20 +57,14 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("status takes no arguments, got %q", fs.Args())
 	}
-	pool, err := connect(ctx, env, 2)
+	pool, err := connectCurrent(ctx, env, 2)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := schemaCurrent(ctx, pool); err != nil {
-		return err
-	}
 	st, err := pipeline.LoadRunStatus(ctx, pool, *runID)
-	if errors.Is(err, pipeline.ErrNoRun) {
-		return usagef("no run found (id %d)", *runID)
-	}
 	if err != nil {
-		return err
+		return noRun(err, *runID)
 	}
 	cr, err := pipeline.LoadCredits(ctx, pool, st.ID)
 	if err != nil {
@@ -92,9 +87,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 			FinishedAt: st.FinishedAt, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
 			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, Tasks: st.Tasks,
 			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs)}
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return printJSON(env.stdout, out)
 	}
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "run %d\tjob %q\t%s\n", st.ID, st.Job, st.State)
@@ -159,6 +152,21 @@ func schemaCurrent(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("the database schema is at version %d, ahead of this crawler's %d: use a newer crawler", current, latest)
 	}
 	return nil
+}
+
+// noRun turns "no such run" into a usage error naming the run asked for.
+func noRun(err error, runID int64) error {
+	if errors.Is(err, pipeline.ErrNoRun) {
+		return usagef("no run found (id %d)", runID)
+	}
+	return err
+}
+
+// printJSON prints v to w as one indented JSON value (the --json forms).
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // nonNil makes an empty list print as [] in JSON.
