@@ -39,14 +39,9 @@ type Report struct {
 
 // ReportRun is the run's header.
 type ReportRun struct {
-	ID            int64      `json:"id"`
-	Job           string     `json:"job"`
-	State         string     `json:"state"`
-	StopReason    string     `json:"stop_reason,omitempty"`
-	StartedAt     time.Time  `json:"started_at"`
-	FinishedAt    *time.Time `json:"finished_at,omitempty"`
-	Seconds       float64    `json:"duration_seconds"`
-	CreditsBilled int64      `json:"credits_billed"`
+	RunHeader
+	Seconds       float64 `json:"duration_seconds"`
+	CreditsBilled int64   `json:"credits_billed"`
 	// CreditsSaved: not spent thanks to refresh_after and stop_at_seen
 	// (crawl.run_ledger).
 	CreditsSaved int64  `json:"credits_saved"`

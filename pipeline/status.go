@@ -12,20 +12,26 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 )
 
+// RunHeader is what names a run and its course: the head of crawler
+// status and of the run report, in their text and JSON forms.
+type RunHeader struct {
+	ID         int64      `json:"id"`
+	Job        string     `json:"job"`
+	State      string     `json:"state"`
+	StopReason string     `json:"stop_reason,omitempty"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
 // RunStatus describes a run for people: its state and what its tasks did.
 type RunStatus struct {
-	ID         int64
-	Job        string
-	State      string
-	StopReason string
-	StartedAt  time.Time
-	FinishedAt *time.Time
-	Tasks      map[string]int64 // by state
-	Pages      int64
-	Items      int64
-	Reasons    []ReasonCount // why tasks failed or were skipped
-	Dropped    int64         // list entries received but not stored
-	Drops      []ReasonCount // by kind: N entries, Reason the latest one's
+	RunHeader
+	Tasks   map[string]int64 // by state
+	Pages   int64
+	Items   int64
+	Reasons []ReasonCount // why tasks failed or were skipped
+	Dropped int64         // list entries received but not stored
+	Drops   []ReasonCount // by kind: N entries, Reason the latest one's
 }
 
 // ReasonCount is how many tasks of a kind ended with one kind of reason

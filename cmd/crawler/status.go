@@ -27,12 +27,7 @@ behind this binary it says so and exits 1 (run crawler migrate).`
 
 // statusJSON is the --json form of crawler status.
 type statusJSON struct {
-	ID            int64                  `json:"id"`
-	Job           string                 `json:"job"`
-	State         string                 `json:"state"`
-	StopReason    string                 `json:"stop_reason,omitempty"`
-	StartedAt     time.Time              `json:"started_at"`
-	FinishedAt    *time.Time             `json:"finished_at,omitempty"`
+	pipeline.RunHeader
 	Seconds       float64                `json:"duration_seconds"`
 	Pages         int64                  `json:"pages"`
 	Items         int64                  `json:"items"`
@@ -83,8 +78,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		end = *st.FinishedAt
 	}
 	if *asJSON {
-		out := statusJSON{ID: st.ID, Job: st.Job, State: st.State, StopReason: st.StopReason, StartedAt: st.StartedAt,
-			FinishedAt: st.FinishedAt, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
+		out := statusJSON{RunHeader: st.RunHeader, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
 			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, Tasks: st.Tasks,
 			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs)}
 		return printJSON(env.stdout, out)
