@@ -122,23 +122,31 @@ type Cursor string
 
 func (c *Cursor) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
+	if s, ok, err := stringOrNull(b); ok {
+		if err == nil {
+			*c = Cursor(s)
+		}
+		return err
+	}
+	v, err := parseInt(string(b))
+	if err != nil {
+		return fmt.Errorf("cursor %s: %w", truncate(string(b), 40), err)
+	}
+	*c = Cursor(strconv.FormatInt(v, 10))
+	return nil
+}
+
+// stringOrNull decodes b (trimmed) when it is a JSON string, or null as "";
+// ok is false for any other value, which the caller reads its own way.
+func stringOrNull(b []byte) (s string, ok bool, err error) {
 	switch {
 	case string(b) == "null":
-		*c = ""
+		return "", true, nil
 	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = Cursor(s)
-	default:
-		v, err := parseInt(string(b))
-		if err != nil {
-			return fmt.Errorf("cursor %s: %w", truncate(string(b), 40), err)
-		}
-		*c = Cursor(strconv.FormatInt(v, 10))
+		err = json.Unmarshal(b, &s)
+		return s, true, err
 	}
-	return nil
+	return "", false, nil
 }
 
 // Text is a string that tolerates null and numbers (ids sometimes arrive as
@@ -147,21 +155,17 @@ type Text string
 
 func (t *Text) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	switch {
-	case string(b) == "null":
-		*t = ""
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+	if s, ok, err := stringOrNull(b); ok {
+		if err == nil {
+			*t = Text(s)
 		}
-		*t = Text(s)
-	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
-		*t = Text(b)
-	default:
-		return fmt.Errorf("text %s: not a string", truncate(string(b), 40))
+		return err
 	}
-	return nil
+	if len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+		*t = Text(b)
+		return nil
+	}
+	return fmt.Errorf("text %s: not a string", truncate(string(b), 40))
 }
 
 // NullText is a string that may be null; Valid tells them apart.
