@@ -134,11 +134,7 @@ var _ = route("/photosocial/profile", (*world).psProfile) // 13
 // psProfile is endpoint 13. A private account answers 200 with {} and costs
 // no credit; contact fields and category_name are null unless "business".
 func (w *world) psProfile(q query) (reply, error) {
-	h, err := q.handle("handle")
-	if err != nil {
-		return reply{}, err
-	}
-	a, err := w.lookupAccount(h)
+	h, a, err := w.queriedAccount(q)
 	if err != nil {
 		return reply{}, err
 	}
@@ -214,6 +210,17 @@ func post(code string) ([]string, error) {
 	return splitTokens(code, ""), nil
 }
 
+// queriedPost is the post or reel named by the "url" parameter: its code
+// and tokens.
+func queriedPost(q query) (string, []string, error) {
+	code, err := postCode(q)
+	if err != nil {
+		return "", nil, err
+	}
+	toks, err := post(code)
+	return code, toks, err
+}
+
 // takenAt is when a post or reel was published: up to a year before day 0.
 func takenAt(kind, code string) int64 { return WorldEpoch - pick(kind, code, "takenAt", 365*86400) }
 
@@ -222,11 +229,7 @@ var _ = route("/photosocial/post/comments", (*world).psComments) // 14
 // psComments is endpoint 14: cursor in, cursor out, no hasMore; the last
 // page answers cursor "".
 func (w *world) psComments(q query) (reply, error) {
-	code, err := postCode(q)
-	if err != nil {
-		return reply{}, err
-	}
-	toks, err := post(code)
+	code, toks, err := queriedPost(q)
 	if err != nil {
 		return reply{}, err
 	}
@@ -336,11 +339,7 @@ var _ = route("/photosocial/media/transcript", (*world).psTranscript) // 16
 // billable 200), t<N> -> min(N, transcriptMax) entries (one per carousel
 // item), else one.
 func (w *world) psTranscript(q query) (reply, error) {
-	code, err := postCode(q)
-	if err != nil {
-		return reply{}, err
-	}
-	toks, err := post(code)
+	code, toks, err := queriedPost(q)
 	if err != nil {
 		return reply{}, err
 	}
@@ -363,11 +362,8 @@ var _ = route("/photosocial/user/embed", (*world).psEmbed) // 17
 
 // psEmbed is endpoint 17.
 func (w *world) psEmbed(q query) (reply, error) {
-	h, err := q.handle("handle")
+	h, _, err := w.queriedAccount(q)
 	if err != nil {
-		return reply{}, err
-	}
-	if _, err := w.lookupAccount(h); err != nil {
 		return reply{}, err
 	}
 	link := psSite + "/" + url.PathEscape(h) + "/"

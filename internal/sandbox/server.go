@@ -264,10 +264,7 @@ func (s *Server) route(rw http.ResponseWriter, r *http.Request) {
 			message: fmt.Sprintf("no endpoint at %q", r.URL.Path)})
 		return
 	}
-	if r.Method != http.MethodGet {
-		rw.Header().Set("Allow", http.MethodGet)
-		writeError(rw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-			message: "only GET is supported"})
+	if !onlyGET(rw, r) {
 		return
 	}
 	vals, err := url.ParseQuery(r.URL.RawQuery)
@@ -297,6 +294,17 @@ func (s *Server) route(rw http.ResponseWriter, r *http.Request) {
 	writeBody(rw, http.StatusOK, body)
 }
 
+// onlyGET answers 405 to any method but GET, and says whether r is a GET.
+func onlyGET(rw http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet {
+		return true
+	}
+	rw.Header().Set("Allow", http.MethodGet)
+	writeError(rw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+		message: "only GET is supported"})
+	return false
+}
+
 // debug serves /debug/usage and /debug/healthz; it is outside the chain, so
 // it is neither authenticated nor counted.
 func (s *Server) debug(rw http.ResponseWriter, r *http.Request) {
@@ -307,10 +315,7 @@ func (s *Server) debug(rw http.ResponseWriter, r *http.Request) {
 			message: fmt.Sprintf("no debug endpoint at %q", r.URL.Path)})
 		return
 	}
-	if r.Method != http.MethodGet {
-		rw.Header().Set("Allow", http.MethodGet)
-		writeError(rw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-			message: "only GET is supported"})
+	if !onlyGET(rw, r) {
 		return
 	}
 	if r.URL.Path == "/debug/healthz" {

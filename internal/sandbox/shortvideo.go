@@ -635,11 +635,7 @@ var _ = route("/shortvideo/profile", (*world).profile) // 11
 
 // profile is endpoint 11.
 func (w *world) profile(q query) (reply, error) {
-	h, err := q.handle("handle")
-	if err != nil {
-		return reply{}, err
-	}
-	a, err := w.lookupAccount(h)
+	h, a, err := w.queriedAccount(q)
 	if err != nil {
 		return reply{}, err
 	}
@@ -679,11 +675,7 @@ var _ = route("/shortvideo/user/live", (*world).live) // 12
 
 // live is endpoint 12.
 func (w *world) live(q query) (reply, error) {
-	h, err := q.handle("handle")
-	if err != nil {
-		return reply{}, err
-	}
-	a, err := w.lookupAccount(h)
+	h, a, err := w.queriedAccount(q)
 	if err != nil {
 		return reply{}, err
 	}

@@ -169,6 +169,16 @@ type account struct {
 	followingGrowth int64
 }
 
+// queriedAccount is the account named by the "handle" parameter.
+func (w *world) queriedAccount(q query) (string, account, error) {
+	h, err := q.handle("handle")
+	if err != nil {
+		return "", account{}, err
+	}
+	a, err := w.lookupAccount(h)
+	return h, a, err
+}
+
 // lookupAccount applies the handle grammar: prefix "missing" -> not found,
 // prefix "private" -> private, tokens f<N>, g<N>, business, live, endless,
 // loop, emptymore. Handles are case-sensitive.
