@@ -187,6 +187,16 @@ func prepare[R any](name string) db.Bulk[runParams, R] {
 	return db.PrepareBulk[runParams, R](name)
 }
 
+// upsert registers the common table: its rows, deduplicated by key (keep
+// merges two rows of one key; nil keeps the later), are written by the
+// statement named stmt. Tables that need more write their own (register).
+func upsert[R any](name string, place int, stmt string, key func(R) string, keep func(prev, next R) R) struct{} {
+	q := prepare[R](stmt)
+	return register(name, place, func(batch *pgx.Batch, runID int64, rows []R) {
+		queue(batch, q, runID, dedupe(rows, key, keep))
+	})
+}
+
 // runParams are the scalar parameters of every upsert: the run writing.
 type runParams struct {
 	RunID int64 `db:"run_id"`

@@ -54,14 +54,7 @@ func writePSProfiles(batch *pgx.Batch, runID int64, rows []PSUser) {
 	queue(batch, upsertPSProfiles, runID, rows)
 }
 
-var upsertPSProfileSnapshots = prepare[PSProfileSnapshot]("UpsertPSProfileSnapshots")
-
-var _ = register("photosocial.profile_snapshots", 211, writePSProfileSnapshots)
-
-func writePSProfileSnapshots(batch *pgx.Batch, runID int64, rows []PSProfileSnapshot) {
-	rows = dedupe(rows, func(r PSProfileSnapshot) string { return r.Username }, nil)
-	queue(batch, upsertPSProfileSnapshots, runID, rows)
-}
+var _ = upsert("photosocial.profile_snapshots", 211, "UpsertPSProfileSnapshots", func(r PSProfileSnapshot) string { return r.Username }, nil)
 
 // PSEmbed is the embed markup of a profile, by the handle asked for.
 type PSEmbed struct {
@@ -70,11 +63,4 @@ type PSEmbed struct {
 	Raw      []byte  `db:"raw"`
 }
 
-var upsertPSEmbeds = prepare[PSEmbed]("UpsertPSEmbeds")
-
-var _ = register("photosocial.embeds", 217, writePSEmbeds)
-
-func writePSEmbeds(batch *pgx.Batch, runID int64, rows []PSEmbed) {
-	rows = dedupe(rows, func(r PSEmbed) string { return r.Username }, nil)
-	queue(batch, upsertPSEmbeds, runID, rows)
-}
+var _ = upsert("photosocial.embeds", 217, "UpsertPSEmbeds", func(r PSEmbed) string { return r.Username }, nil)

@@ -2,8 +2,6 @@ package sinks
 
 import (
 	"strconv"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // PSReel is a reel from a reels search. Nil fields never erase stored values.
@@ -32,33 +30,12 @@ type PSReelSearchResult struct {
 	ReelID   string `db:"reel_id"`
 }
 
-var upsertPSReels = prepare[PSReel]("UpsertPSReels")
+var _ = upsert("photosocial.reels", 202, "UpsertPSReels", func(r PSReel) string { return r.ReelID }, nil)
 
-var _ = register("photosocial.reels", 202, writePSReels)
+var _ = upsert("photosocial.reel_snapshots", 213, "UpsertPSReelSnapshots", func(r PSReelSnapshot) string { return r.ReelID }, func(prev, next PSReelSnapshot) PSReelSnapshot {
+	next.PlayCount = coalesce(next.PlayCount, prev.PlayCount)
+	next.LikeCount = coalesce(next.LikeCount, prev.LikeCount)
+	return next
+})
 
-func writePSReels(batch *pgx.Batch, runID int64, rows []PSReel) {
-	rows = dedupe(rows, func(r PSReel) string { return r.ReelID }, nil)
-	queue(batch, upsertPSReels, runID, rows)
-}
-
-var upsertPSReelSnapshots = prepare[PSReelSnapshot]("UpsertPSReelSnapshots")
-
-var _ = register("photosocial.reel_snapshots", 213, writePSReelSnapshots)
-
-func writePSReelSnapshots(batch *pgx.Batch, runID int64, rows []PSReelSnapshot) {
-	rows = dedupe(rows, func(r PSReelSnapshot) string { return r.ReelID }, func(prev, next PSReelSnapshot) PSReelSnapshot {
-		next.PlayCount = coalesce(next.PlayCount, prev.PlayCount)
-		next.LikeCount = coalesce(next.LikeCount, prev.LikeCount)
-		return next
-	})
-	queue(batch, upsertPSReelSnapshots, runID, rows)
-}
-
-var upsertPSReelSearchResults = prepare[PSReelSearchResult]("UpsertPSReelSearchResults")
-
-var _ = register("photosocial.reel_search_results", 214, writePSReelSearchResults)
-
-func writePSReelSearchResults(batch *pgx.Batch, runID int64, rows []PSReelSearchResult) {
-	rows = dedupe(rows, func(r PSReelSearchResult) string { return r.QueryKey + "\x00" + strconv.Itoa(r.Rank) }, nil)
-	queue(batch, upsertPSReelSearchResults, runID, rows)
-}
+var _ = upsert("photosocial.reel_search_results", 214, "UpsertPSReelSearchResults", func(r PSReelSearchResult) string { return r.QueryKey + "\x00" + strconv.Itoa(r.Rank) }, nil)

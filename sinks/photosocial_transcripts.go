@@ -1,9 +1,5 @@
 package sinks
 
-import (
-	"github.com/jackc/pgx/v5"
-)
-
 // PSTranscript is an entry of a media transcript.
 type PSTranscript struct {
 	Shortcode string  `db:"shortcode"` // the entry's shortcode (else PostCode(MediaURL))
@@ -23,20 +19,6 @@ type PSTranscriptCheck struct {
 	EntryCount int    `db:"entry_count"` // entries in the answer
 }
 
-var upsertPSTranscripts = prepare[PSTranscript]("UpsertPSTranscripts")
+var _ = upsert("photosocial.transcripts", 215, "UpsertPSTranscripts", func(r PSTranscript) string { return r.Shortcode + "\x00" + r.EntryID }, nil)
 
-var _ = register("photosocial.transcripts", 215, writePSTranscripts)
-
-func writePSTranscripts(batch *pgx.Batch, runID int64, rows []PSTranscript) {
-	rows = dedupe(rows, func(r PSTranscript) string { return r.Shortcode + "\x00" + r.EntryID }, nil)
-	queue(batch, upsertPSTranscripts, runID, rows)
-}
-
-var upsertPSTranscriptChecks = prepare[PSTranscriptCheck]("UpsertPSTranscriptChecks")
-
-var _ = register("photosocial.transcript_checks", 216, writePSTranscriptChecks)
-
-func writePSTranscriptChecks(batch *pgx.Batch, runID int64, rows []PSTranscriptCheck) {
-	rows = dedupe(rows, func(r PSTranscriptCheck) string { return r.Shortcode }, nil)
-	queue(batch, upsertPSTranscriptChecks, runID, rows)
-}
+var _ = upsert("photosocial.transcript_checks", 216, "UpsertPSTranscriptChecks", func(r PSTranscriptCheck) string { return r.Shortcode }, nil)

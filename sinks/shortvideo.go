@@ -51,20 +51,6 @@ func writeSVUsers(batch *pgx.Batch, runID int64, rows []SVUser) {
 	queue(batch, upsertSVUsers, runID, rows)
 }
 
-var upsertSVSnapshots = prepare[SVUserSnapshot]("UpsertSVSnapshots")
+var _ = upsert("shortvideo.user_snapshots", 111, "UpsertSVSnapshots", func(r SVUserSnapshot) string { return r.UniqueID }, nil)
 
-var _ = register("shortvideo.user_snapshots", 111, writeSVSnapshots)
-
-func writeSVSnapshots(batch *pgx.Batch, runID int64, rows []SVUserSnapshot) {
-	rows = dedupe(rows, func(r SVUserSnapshot) string { return r.UniqueID }, nil)
-	queue(batch, upsertSVSnapshots, runID, rows)
-}
-
-var upsertSVFollows = prepare[SVFollow]("UpsertSVFollows")
-
-var _ = register("shortvideo.follows", 112, writeSVFollows)
-
-func writeSVFollows(batch *pgx.Batch, runID int64, rows []SVFollow) {
-	rows = dedupe(rows, func(r SVFollow) string { return r.Follower + "\x00" + r.Followee }, nil)
-	queue(batch, upsertSVFollows, runID, rows)
-}
+var _ = upsert("shortvideo.follows", 112, "UpsertSVFollows", func(r SVFollow) string { return r.Follower + "\x00" + r.Followee }, nil)

@@ -1,9 +1,5 @@
 package sinks
 
-import (
-	"github.com/jackc/pgx/v5"
-)
-
 // SVLiveStatus is the live status of a handle as one run asked for it. Asking
 // again in the same run replaces the run's row: the latest answer wins.
 type SVLiveStatus struct {
@@ -15,11 +11,4 @@ type SVLiveStatus struct {
 	Raw         []byte  `db:"raw"`
 }
 
-var upsertSVLiveStatuses = prepare[SVLiveStatus]("UpsertSVLiveStatuses")
-
-var _ = register("shortvideo.live_status", 120, writeSVLiveStatuses)
-
-func writeSVLiveStatuses(batch *pgx.Batch, runID int64, rows []SVLiveStatus) {
-	rows = dedupe(rows, func(r SVLiveStatus) string { return r.UniqueID }, nil)
-	queue(batch, upsertSVLiveStatuses, runID, rows)
-}
+var _ = upsert("shortvideo.live_status", 120, "UpsertSVLiveStatuses", func(r SVLiveStatus) string { return r.UniqueID }, nil)

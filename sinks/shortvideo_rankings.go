@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Search kinds of SVSearchResult.Kind.
@@ -70,16 +68,9 @@ type SVSearchResult struct {
 	Raw         []byte  `db:"raw"`
 }
 
-var upsertSVSearchResults = prepare[SVSearchResult]("UpsertSVSearchResults")
-
-var _ = register("shortvideo.search_results", 117, writeSVSearchResults)
-
-func writeSVSearchResults(batch *pgx.Batch, runID int64, rows []SVSearchResult) {
-	rows = dedupe(rows, func(r SVSearchResult) string {
-		return r.Kind + "\x00" + r.QueryKey + "\x00" + strconv.Itoa(r.Rank)
-	}, nil)
-	queue(batch, upsertSVSearchResults, runID, rows)
-}
+var _ = upsert("shortvideo.search_results", 117, "UpsertSVSearchResults", func(r SVSearchResult) string {
+	return r.Kind + "\x00" + r.QueryKey + "\x00" + strconv.Itoa(r.Rank)
+}, nil)
 
 // SVFeedEntry is a video of the trending feed or of the popular videos at its
 // rank (1-based, as returned). The video must be in the batch or stored.
@@ -90,14 +81,7 @@ type SVFeedEntry struct {
 	Raw     []byte `db:"raw"`
 }
 
-var upsertSVFeedEntries = prepare[SVFeedEntry]("UpsertSVFeedEntries")
-
-var _ = register("shortvideo.feed_entries", 118, writeSVFeedEntries)
-
-func writeSVFeedEntries(batch *pgx.Batch, runID int64, rows []SVFeedEntry) {
-	rows = dedupe(rows, func(r SVFeedEntry) string { return r.Feed + "\x00" + strconv.Itoa(r.Rank) }, nil)
-	queue(batch, upsertSVFeedEntries, runID, rows)
-}
+var _ = upsert("shortvideo.feed_entries", 118, "UpsertSVFeedEntries", func(r SVFeedEntry) string { return r.Feed + "\x00" + strconv.Itoa(r.Rank) }, nil)
 
 // SVPopularCreator is an entry of the popular creators list at its rank
 // (1-based, as returned). The user must be in the batch (an SVUser from the
@@ -110,11 +94,4 @@ type SVPopularCreator struct {
 	Raw           []byte `db:"raw"`
 }
 
-var upsertSVPopularCreators = prepare[SVPopularCreator]("UpsertSVPopularCreators")
-
-var _ = register("shortvideo.popular_creators", 119, writeSVPopularCreators)
-
-func writeSVPopularCreators(batch *pgx.Batch, runID int64, rows []SVPopularCreator) {
-	rows = dedupe(rows, func(r SVPopularCreator) string { return strconv.Itoa(r.Rank) }, nil)
-	queue(batch, upsertSVPopularCreators, runID, rows)
-}
+var _ = upsert("shortvideo.popular_creators", 119, "UpsertSVPopularCreators", func(r SVPopularCreator) string { return strconv.Itoa(r.Rank) }, nil)

@@ -1,9 +1,5 @@
 package sinks
 
-import (
-	"github.com/jackc/pgx/v5"
-)
-
 // SVSong is a song (sound): from the song endpoint, or a sound entry of a top
 // search (Partial: only id and title). Nil fields never erase stored values.
 type SVSong struct {
@@ -33,37 +29,16 @@ type SVSongVideo struct {
 	VideoID string `db:"video_id"`
 }
 
-var upsertSVSongs = prepare[SVSong]("UpsertSVSongs")
+var _ = upsert("shortvideo.songs", 104, "UpsertSVSongs", func(r SVSong) string { return r.SongID }, func(prev, next SVSong) SVSong {
+	if !prev.Partial && next.Partial {
+		return prev
+	}
+	return next
+})
 
-var _ = register("shortvideo.songs", 104, writeSVSongs)
+var _ = upsert("shortvideo.song_snapshots", 115, "UpsertSVSongSnapshots", func(r SVSongSnapshot) string { return r.SongID }, func(prev, next SVSongSnapshot) SVSongSnapshot {
+	next.UsageCount = coalesce(next.UsageCount, prev.UsageCount)
+	return next
+})
 
-func writeSVSongs(batch *pgx.Batch, runID int64, rows []SVSong) {
-	rows = dedupe(rows, func(r SVSong) string { return r.SongID }, func(prev, next SVSong) SVSong {
-		if !prev.Partial && next.Partial {
-			return prev
-		}
-		return next
-	})
-	queue(batch, upsertSVSongs, runID, rows)
-}
-
-var upsertSVSongSnapshots = prepare[SVSongSnapshot]("UpsertSVSongSnapshots")
-
-var _ = register("shortvideo.song_snapshots", 115, writeSVSongSnapshots)
-
-func writeSVSongSnapshots(batch *pgx.Batch, runID int64, rows []SVSongSnapshot) {
-	rows = dedupe(rows, func(r SVSongSnapshot) string { return r.SongID }, func(prev, next SVSongSnapshot) SVSongSnapshot {
-		next.UsageCount = coalesce(next.UsageCount, prev.UsageCount)
-		return next
-	})
-	queue(batch, upsertSVSongSnapshots, runID, rows)
-}
-
-var upsertSVSongVideos = prepare[SVSongVideo]("UpsertSVSongVideos")
-
-var _ = register("shortvideo.song_videos", 116, writeSVSongVideos)
-
-func writeSVSongVideos(batch *pgx.Batch, runID int64, rows []SVSongVideo) {
-	rows = dedupe(rows, func(r SVSongVideo) string { return r.SongID + "\x00" + r.VideoID }, nil)
-	queue(batch, upsertSVSongVideos, runID, rows)
-}
+var _ = upsert("shortvideo.song_videos", 116, "UpsertSVSongVideos", func(r SVSongVideo) string { return r.SongID + "\x00" + r.VideoID }, nil)

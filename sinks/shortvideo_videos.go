@@ -44,19 +44,12 @@ func writeSVVideos(batch *pgx.Batch, runID int64, rows []SVVideo) {
 	queue(batch, upsertSVVideos, runID, rows)
 }
 
-var upsertSVVideoSnapshots = prepare[SVVideoSnapshot]("UpsertSVVideoSnapshots")
-
-var _ = register("shortvideo.video_snapshots", 113, writeSVVideoSnapshots)
-
-func writeSVVideoSnapshots(batch *pgx.Batch, runID int64, rows []SVVideoSnapshot) {
-	rows = dedupe(rows, func(r SVVideoSnapshot) string { return r.VideoID }, func(prev, next SVVideoSnapshot) SVVideoSnapshot {
-		return SVVideoSnapshot{
-			VideoID:      next.VideoID,
-			PlayCount:    coalesce(next.PlayCount, prev.PlayCount),
-			DiggCount:    coalesce(next.DiggCount, prev.DiggCount),
-			CommentCount: coalesce(next.CommentCount, prev.CommentCount),
-			ShareCount:   coalesce(next.ShareCount, prev.ShareCount),
-		}
-	})
-	queue(batch, upsertSVVideoSnapshots, runID, rows)
-}
+var _ = upsert("shortvideo.video_snapshots", 113, "UpsertSVVideoSnapshots", func(r SVVideoSnapshot) string { return r.VideoID }, func(prev, next SVVideoSnapshot) SVVideoSnapshot {
+	return SVVideoSnapshot{
+		VideoID:      next.VideoID,
+		PlayCount:    coalesce(next.PlayCount, prev.PlayCount),
+		DiggCount:    coalesce(next.DiggCount, prev.DiggCount),
+		CommentCount: coalesce(next.CommentCount, prev.CommentCount),
+		ShareCount:   coalesce(next.ShareCount, prev.ShareCount),
+	}
+})
