@@ -253,49 +253,50 @@ func relations(ctx context.Context, pool *pgxpool.Pool) ([]*relation, error) {
 		return nil, err
 	}
 
-	rows, err = pool.Query(ctx, `
+	err = eachDefinition(ctx, pool, byName, `
 		SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid)
 		FROM pg_constraint
 		WHERE contype IN ('p', 'u', 'f', 'c', 'x') AND conrelid <> 0
-		ORDER BY 1, CASE contype WHEN 'p' THEN 0 WHEN 'u' THEN 1 WHEN 'f' THEN 2 ELSE 3 END, conname`)
+		ORDER BY 1, CASE contype WHEN 'p' THEN 0 WHEN 'u' THEN 1 WHEN 'f' THEN 2 ELSE 3 END, conname`,
+		func(r *relation, name, def string) {
+			r.constraints = append(r.constraints, fmt.Sprintf("`%s`: `%s`", name, code(def, false)))
+		})
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var key, name, def string
-		if err := rows.Scan(&key, &name, &def); err != nil {
-			return nil, err
-		}
-		if r := byName[key]; r != nil {
-			r.constraints = append(r.constraints, fmt.Sprintf("`%s`: `%s`", name, code(def, false)))
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-
-	rows, err = pool.Query(ctx, `
+	err = eachDefinition(ctx, pool, byName, `
 		SELECT i.indrelid::regclass::text, x.relname, pg_get_indexdef(i.indexrelid)
 		FROM pg_index i
 		JOIN pg_class x ON x.oid = i.indexrelid
 		WHERE NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = i.indrelid)
-		ORDER BY 1, 2`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var key, name, def string
-		if err := rows.Scan(&key, &name, &def); err != nil {
-			return nil, err
-		}
-		if r := byName[key]; r != nil {
+		ORDER BY 1, 2`,
+		func(r *relation, name, def string) {
 			if _, using, ok := strings.Cut(def, " USING "); ok {
 				def = using
 			}
 			r.indexes = append(r.indexes, fmt.Sprintf("`%s`: `%s`", name, code(def, false)))
+		})
+	return rels, err
+}
+
+// eachDefinition runs query, whose rows are (relation, name, definition),
+// and hands add each row of a relation in byName.
+func eachDefinition(ctx context.Context, pool *pgxpool.Pool, byName map[string]*relation, query string, add func(r *relation, name, def string)) error {
+	rows, err := pool.Query(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, name, def string
+		if err := rows.Scan(&key, &name, &def); err != nil {
+			return err
+		}
+		if r := byName[key]; r != nil {
+			add(r, name, def)
 		}
 	}
-	return rels, rows.Err()
+	return rows.Err()
 }
 
 func anchor(r *relation) string { return r.schema + "-" + strings.ReplaceAll(r.name, "_", "-") }
