@@ -205,8 +205,10 @@ type SharedQuota struct {
 	ProbeAt time.Time // when the hold of the estimate ends, on this clock
 	Hold    time.Duration
 	// Processes is how many live processes share the key (at least 1);
+	// Share this one's part of the quota (its weight over their total);
 	// Leader whether this one leads.
 	Processes int
+	Share     float64
 	Leader    bool
 	Measured  bool // Rate was measured, not guessed
 }
@@ -410,7 +412,11 @@ func (rc *rateControl) success() {
 func (rc *rateControl) adjust(now time.Time) {
 	if rc.sharer != nil {
 		v := rc.sharer.View()
-		if n := float64(max(1, v.Processes)); n != rc.scale || v.Leader != rc.leader {
+		n := 1.0
+		if v.Processes > 1 {
+			n = 1 / max(v.Share, 1e-3)
+		}
+		if math.Abs(n-rc.scale) > 0.01*rc.scale || v.Leader != rc.leader {
 			// The followers' rate changes: the leader's windows start now.
 			rc.scale, rc.leader, rc.regime = n, v.Leader, now
 		}
@@ -444,10 +450,13 @@ func (rc *rateControl) adjust(now time.Time) {
 		}
 	}
 	r := rc.target(now)
-	if rc.sharer != nil && rc.scale > 1 && rc.known > 0 {
-		if rc.leader {
+	if rc.sharer != nil && rc.scale > 1 {
+		switch {
+		case rc.known == 0:
+			r /= rc.scale // the ceiling is the key's (+Inf stays)
+		case rc.leader:
 			r -= rc.others()
-		} else {
+		default:
 			r = rc.base / rc.scale
 		}
 	}

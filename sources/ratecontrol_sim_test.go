@@ -335,6 +335,7 @@ func (m *simMember) sync(now time.Time) {
 	m.lastSync = now
 	m.view = m.hub.row
 	m.view.Processes = max(1, m.hub.live(now))
+	m.view.Share = 1 / float64(m.view.Processes)
 	// The leader is the oldest live member.
 	for _, o := range m.hub.members {
 		if !o.left && now.Sub(o.lastSync) < 3*time.Second {
