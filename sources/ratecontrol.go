@@ -50,7 +50,9 @@ import (
 //     upstream bucket was emptied at once (the workers' first requests, or
 //     theirs after a pause) reaches it. The estimate of B starts at api.burst
 //     (1 without a ceiling) and only grows: the largest such bound at the
-//     estimated R, and R again at that B, until they agree. Too small a B
+//     estimated R, rounded up (B is whole; the first answers of a burst are
+//     read a few milliseconds apart), and R again at that B, until they
+//     agree. Too small a B
 //     overestimates R by (B - estimate)/(t-s), too large one underestimates
 //     it by as much; our bucket's burst follows the estimate.
 //   - Settle at 99.5% of the estimate (never above the ceiling) and hold.
@@ -62,21 +64,25 @@ import (
 //     such probe doubles the rate every second rather than adding 25%, so
 //     that an unknown quota is found within a few seconds: at R = 50/s,
 //     B = 10 the first estimate comes about 3 s into the run, within 2-3%.
-//   - A 429 that comes while at or under the estimate (not probing) means the
-//     quota dropped: the estimate then only counts windows since the last
-//     pause and is capped at 85% of the rate the 429 came at; and since that
-//     rate may still be above R, our bucket starts the next period empty,
-//     leaving the upstream's B tokens as the margin that lets the next 429
-//     come late enough to measure R. A drop is followed within two or three
-//     429s, each costing a pause at the lower rate.
+//   - A 429 that comes while at or under the estimate (not probing) means
+//     the estimate was a little high or the quota dropped: the estimate then
+//     only counts windows since the last pause (and never again windows
+//     before this one), and is capped at 99% of the rate the 429 came at
+//     (85% when too few successes measure it). If the quota dropped within
+//     the windows, the rate is still above R: our bucket starts the next
+//     period empty, leaving the upstream's B tokens as the margin, and the
+//     next 429 comes soon and measures R since this pause. A drop is
+//     followed within two 429s; the probes after it come after 2 s, then
+//     doubling while they find the same quota, so that a quota that comes
+//     back is found within seconds.
 //   - After the hold, probe: the rate grows by 25% per second (time-based,
 //     not per request, so the speed of discovery does not depend on the
 //     number of workers) up to the ceiling, so a raised quota is found within
 //     seconds once the probe starts. The next 429 ends the probe and
 //     measures R again.
-//   - The hold starts at 15 s and doubles, up to 2 minutes, each time a probe
-//     finds the same quota (within 5%); it goes back to 15 s when the
-//     estimate moved. In a steady quota, probing then costs about 0.7% of it
+//   - The hold starts at 15 s (2 s after a drop, until a probe finds a
+//     rise) and doubles, up to 2 minutes, each time a probe finds the same
+//     quota (within 5%); it goes back to its start when the estimate moved. In a steady quota, probing then costs about 0.7% of it
 //     (one pause every 2 minutes) and a quota raised mid-run is found within
 //     the hold: that is the trade-off, since only a 429 says where R is.
 //
@@ -88,13 +94,14 @@ import (
 // processes on a key act as one: a 429 of any of them pauses all (so the
 // upstream bucket is full when the pause ends, as with one process), and
 // one of them, the leader, runs the control above for the whole key. The
-// others, followers, hold at base/N each and adopt what the leader
-// publishes (its estimate, burst and hold); the leader sends the rest of
-// the target, base/N while held and all of a probe's growth. Since the
-// followers send at a rate it knows, the leader measures the key's quota
-// as (its own successes - B)/w + (N-1)*base/N, over windows since the last
-// pause (during which the followers were steady). When the leader dies,
-// another takes over with the shared estimate.
+// others, followers, hold at their share of base (1/N each when equal;
+// SharedQuota.Share) and adopt what the leader publishes (its estimate,
+// burst and hold); the leader sends the rest of the target: its share
+// while held and all of a probe's growth. Since the followers send at a
+// rate it knows, the leader measures the key's quota as (its own
+// successes - B)/w + what the followers send, over windows since the last
+// pause (during which they were steady). When the leader dies, another
+// takes over with the shared estimate.
 type rateControl struct {
 	mu      sync.Mutex
 	now     func() time.Time // time.Now; a test's clock
@@ -134,8 +141,9 @@ type rateControl struct {
 	lastPause time.Time
 	hist      successRing
 	// sharer, when set, shares the quota with other processes; scale is
-	// the number of live processes (1 without one), leader whether this
-	// one runs the control, sharedVersion the shared estimate adopted.
+	// 1 over this process's share of it (1 without one: N with N equal
+	// processes), leader whether this one runs the control, sharedVersion
+	// the shared estimate adopted.
 	sharer        QuotaSharer
 	scale         float64
 	leader        bool
