@@ -80,9 +80,10 @@ import (
 //     number of workers) up to the ceiling, so a raised quota is found within
 //     seconds once the probe starts. The next 429 ends the probe and
 //     measures R again.
-//   - The hold starts at 15 s (2 s after a drop, until a probe finds a
-//     rise) and doubles, up to 2 minutes, each time a probe finds the same
-//     quota (within 5%); it goes back to its start when the estimate moved. In a steady quota, probing then costs about 0.7% of it
+//   - The hold starts at 15 s and doubles, up to 2 minutes, each time a
+//     probe finds the same quota (within 5%); it goes back to its start when
+//     the estimate moved. After a drop, until a probe finds a rise, it
+//     starts at 2 s and doubles only up to 8 s. In a steady quota, probing then costs about 0.7% of it
 //     (one pause every 2 minutes) and a quota raised mid-run is found within
 //     the hold: that is the trade-off, since only a 429 says where R is.
 //
@@ -248,9 +249,11 @@ const (
 	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
 	holdMin         = 15 * time.Second
 	holdAfterDrop   = 2 * time.Second
-	holdMax         = 120 * time.Second
-	sameQuota       = 0.05 // relative change of the estimate still "the same quota"
-	estimateHorizon = 10 * time.Second
+	// holdAfterDropMax is how long the holds grow after a drop.
+	holdAfterDropMax = 8 * time.Second
+	holdMax          = 120 * time.Second
+	sameQuota        = 0.05 // relative change of the estimate still "the same quota"
+	estimateHorizon  = 10 * time.Second
 	// minWindow is the shortest window the rate is measured over: shorter,
 	// answers read together and an uncertain burst weigh too much.
 	minWindow = 250 * time.Millisecond
@@ -588,7 +591,14 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) bool {
 	case !ok:
 		rc.hold = 0
 	case e.probing && prev > 0 && math.Abs(est-prev) <= sameQuota*prev:
-		rc.hold = min(2*max(rc.hold, rc.holdBase), holdMax)
+		limit := holdMax
+		if rc.holdBase == holdAfterDrop {
+			// A quota that dropped may come back: probe every few
+			// seconds (a pause each, a few % of a low quota) rather
+			// than find it minutes late.
+			limit = holdAfterDropMax
+		}
+		rc.hold = min(2*max(rc.hold, rc.holdBase), limit)
 	default:
 		rc.hold = rc.holdBase
 	}
