@@ -158,6 +158,9 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		return nil, err
 	}
 	c.client = client
+	// The processes on this run share the key's quota (ratequota.go).
+	stopShare := startQuotaShare(ctx, opts.Pool, runID, opts.Owner, client, func() int { return len(c.inflightIDs()) }, c.log)
+	defer stopShare()
 
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelWork(nil)

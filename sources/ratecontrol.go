@@ -50,7 +50,9 @@ import (
 //     upstream bucket was emptied at once (the workers' first requests, or
 //     theirs after a pause) reaches it. The estimate of B starts at api.burst
 //     (1 without a ceiling) and only grows: the largest such bound at the
-//     estimated R, and R again at that B, until they agree. Too small a B
+//     estimated R, rounded up (B is whole; the first answers of a burst are
+//     read a few milliseconds apart), and R again at that B, until they
+//     agree. Too small a B
 //     overestimates R by (B - estimate)/(t-s), too large one underestimates
 //     it by as much; our bucket's burst follows the estimate.
 //   - Settle at 99.5% of the estimate (never above the ceiling) and hold.
@@ -62,26 +64,45 @@ import (
 //     such probe doubles the rate every second rather than adding 25%, so
 //     that an unknown quota is found within a few seconds: at R = 50/s,
 //     B = 10 the first estimate comes about 3 s into the run, within 2-3%.
-//   - A 429 that comes while at or under the estimate (not probing) means the
-//     quota dropped: the estimate then only counts windows since the last
-//     pause and is capped at 85% of the rate the 429 came at; and since that
-//     rate may still be above R, our bucket starts the next period empty,
-//     leaving the upstream's B tokens as the margin that lets the next 429
-//     come late enough to measure R. A drop is followed within two or three
-//     429s, each costing a pause at the lower rate.
+//   - A 429 that comes while at or under the estimate (not probing) means
+//     the estimate was a little high or the quota dropped: the estimate then
+//     only counts windows since the last pause (and never again windows
+//     before this one), and is capped at 99% of the rate the 429 came at
+//     (85% when too few successes measure it). If the quota dropped within
+//     the windows, the rate is still above R: our bucket starts the next
+//     period empty, leaving the upstream's B tokens as the margin, and the
+//     next 429 comes soon and measures R since this pause. A drop is
+//     followed within two 429s; the probes after it come after 2 s, then
+//     doubling while they find the same quota, so that a quota that comes
+//     back is found within seconds.
 //   - After the hold, probe: the rate grows by 25% per second (time-based,
 //     not per request, so the speed of discovery does not depend on the
 //     number of workers) up to the ceiling, so a raised quota is found within
 //     seconds once the probe starts. The next 429 ends the probe and
 //     measures R again.
-//   - The hold starts at 15 s and doubles, up to 2 minutes, each time a probe
-//     finds the same quota (within 5%); it goes back to 15 s when the
-//     estimate moved. In a steady quota, probing then costs about 0.7% of it
+//   - The hold starts at 15 s and doubles, up to 2 minutes, each time a
+//     probe finds the same quota (within 5%); it goes back to its start when
+//     the estimate moved. After a drop, until a probe finds a rise, it
+//     starts at 2 s and doubles only up to 8 s. In a steady quota, probing then costs about 0.7% of it
 //     (one pause every 2 minutes) and a quota raised mid-run is found within
 //     the hold: that is the trade-off, since only a 429 says where R is.
 //
-// A RateShare, when set, has the last word on the rate: it is where a quota
-// shared by several processes will plug in.
+// A RateShare, when set, has the last word on the rate.
+//
+// # One quota, several processes
+//
+// With a QuotaSharer (package pipeline keeps it in PostgreSQL) the N live
+// processes on a key act as one: a 429 of any of them pauses all (so the
+// upstream bucket is full when the pause ends, as with one process), and
+// one of them, the leader, runs the control above for the whole key. The
+// others, followers, hold at their share of base (1/N each when equal;
+// SharedQuota.Share) and adopt what the leader publishes (its estimate,
+// burst and hold); the leader sends the rest of the target: its share
+// while held and all of a probe's growth. Since the followers send at a
+// rate it knows, the leader measures the key's quota as (its own
+// successes - B)/w + what the followers send, over windows since the last
+// pause (during which they were steady). When the leader dies, another
+// takes over with the shared estimate.
 type rateControl struct {
 	mu      sync.Mutex
 	now     func() time.Time // time.Now; a test's clock
@@ -106,11 +127,28 @@ type rateControl struct {
 	configBurst int
 	base        float64       // the rate settled at after the last 429
 	hold        time.Duration // how long base is held before probing
-	holdEnd     time.Time
+	// holdBase is the first hold after the estimate moved: holdMin, or
+	// holdAfterDrop since the quota last dropped (until it rises).
+	holdBase      time.Duration
+	knownMeasured bool // known was measured, not guessed
+	// regime is the end of the pause of the last 429 that came while not
+	// probing (dropped), or when the processes sharing the key changed:
+	// rate windows never reach back before it, burst windows not before
+	// dropped.
+	regime, dropped time.Time
+	holdEnd         time.Time
 	// lastPause is when the last reacted-to pause ended: the upstream
 	// bucket was full again then.
 	lastPause time.Time
 	hist      successRing
+	// sharer, when set, shares the quota with other processes; scale is
+	// 1 over this process's share of it (1 without one: N with N equal
+	// processes), leader whether this one runs the control, sharedVersion
+	// the shared estimate adopted.
+	sharer        QuotaSharer
+	scale         float64
+	leader        bool
+	sharedVersion int64
 }
 
 // RateShare decides the rate this process may send at, given what its own
@@ -145,6 +183,54 @@ func (c *Client) SetRateShare(s RateShare) {
 	c.control.share = s
 }
 
+// QuotaSharer shares one key's quota between processes (see rateControl,
+// "One quota, several processes"). Its methods are called with the
+// control's lock held, so none may block: it reads and writes the shared
+// state in the background.
+type QuotaSharer interface {
+	// View is the shared state as last read.
+	View() SharedQuota
+	// Publish hands over the leader's new estimate (Measured zero: a
+	// guess, not yet measured), with when its hold ends and its length.
+	Publish(q QuotaEstimate, probeAt time.Time, hold time.Duration)
+	// Paused announces a 429 of this process: every process pauses for d.
+	Paused(d time.Duration)
+}
+
+// SetQuotaSharer makes this client share its key's quota through s. Set
+// it before the first request.
+func (c *Client) SetQuotaSharer(s QuotaSharer) {
+	c.control.mu.Lock()
+	defer c.control.mu.Unlock()
+	c.control.sharer = s
+}
+
+// SharedQuota is the view of a key's quota shared by the processes.
+type SharedQuota struct {
+	// Version changes each time an estimate is published; 0: none yet.
+	Version int64
+	Rate    float64 // requests/s for the whole key
+	Burst   float64
+	ProbeAt time.Time // when the hold of the estimate ends, on this clock
+	Hold    time.Duration
+	// Processes is how many live processes share the key (at least 1);
+	// Share this one's part of the quota (its weight over their total);
+	// Leader whether this one leads.
+	Processes int
+	Share     float64
+	Leader    bool
+	Measured  bool // Rate was measured, not guessed
+}
+
+// PauseShared pauses every worker of this client for d from now, as a 429
+// of another process sharing the key did (QuotaSharer.Paused); the rate
+// is re-estimated when the pause ends, as after a 429 of its own.
+func (c *Client) PauseShared(d time.Duration) {
+	c.control.mu.Lock()
+	defer c.control.mu.Unlock()
+	c.control.throttledAt(c.control.now(), d)
+}
+
 // throttleEvent is a 429 as the controller reacts to it.
 type throttleEvent struct {
 	at      time.Time
@@ -156,14 +242,18 @@ type throttleEvent struct {
 const (
 	rateFloor       = 0.5                 // requests per second: the lowest rate the control sets
 	settleFraction  = 0.995               // of the estimate
-	dropCap         = 0.85                // of the rate an unexpected 429 came at
+	dropCap         = 0.85                // of the rate an unexpected 429 came at, unmeasured
+	slightCap       = 0.99                // of the rate an unexpected 429 came at, measured
 	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
 	discoveryGrowth = 0.6931471805599453  // ln(2): x2 per second, before any estimate without a ceiling
 	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
 	holdMin         = 15 * time.Second
-	holdMax         = 120 * time.Second
-	sameQuota       = 0.05 // relative change of the estimate still "the same quota"
-	estimateHorizon = 10 * time.Second
+	holdAfterDrop   = 2 * time.Second
+	// holdAfterDropMax is how long the holds grow after a drop.
+	holdAfterDropMax = 8 * time.Second
+	holdMax          = 120 * time.Second
+	sameQuota        = 0.05 // relative change of the estimate still "the same quota"
+	estimateHorizon  = 10 * time.Second
 	// minWindow is the shortest window the rate is measured over: shorter,
 	// answers read together and an uncertain burst weigh too much.
 	minWindow = 250 * time.Millisecond
@@ -171,6 +261,11 @@ const (
 	// R in: [(n - B)/w, (n - B + 1)/w) for the window since the upstream
 	// bucket was last full (it was empty at the 429, with less than a token).
 	estimateLift = 0.5
+	// burstSlack: B is a whole number of tokens at least the bound
+	// n - R*w, which the few milliseconds between the first answers of a
+	// burst lower by R*w (a third of a token at 7 ms and 50/s): the bound
+	// is rounded up, less this slack for an estimate of R a little low.
+	burstSlack = 0.25
 	// burstSpan is the longest window the burst is measured over.
 	burstSpan = 250 * time.Millisecond
 	// minExcess is the fewest successes beyond the burst a window needs
@@ -179,7 +274,7 @@ const (
 )
 
 func newRateControl(ceiling float64, burst int) *rateControl {
-	rc := &rateControl{now: time.Now, ceiling: ceiling, burst: 1, hold: holdMin}
+	rc := &rateControl{now: time.Now, ceiling: ceiling, burst: 1, hold: holdMin, holdBase: holdMin, scale: 1}
 	if ceiling > 0 {
 		rc.configBurst = max(burst, 1)
 		rc.burst = float64(rc.configBurst)
@@ -221,6 +316,30 @@ func (rc *rateControl) currentLocked() float64 {
 		return 0
 	}
 	return float64(rc.limiter.Limit())
+}
+
+// keyRate is the rate the key is sent at, as this process's control sees
+// it: our bucket's, plus the followers' when leading (0: no bucket).
+func (rc *rateControl) keyRate() float64 {
+	cur := rc.currentLocked()
+	if cur > 0 && rc.sharer != nil && rc.scale > 1 {
+		cur += rc.others()
+	}
+	return cur
+}
+
+// others is the rate the followers send at, all together, as the leader
+// sees it.
+func (rc *rateControl) others() float64 {
+	if rc.sharer == nil || rc.scale <= 1 || rc.known == 0 {
+		return 0
+	}
+	return (rc.scale - 1) * rc.base / rc.scale
+}
+
+// processBurst is our bucket's burst: this process's part of bucketBurst.
+func (rc *rateControl) processBurst() int {
+	return max(1, int(float64(rc.bucketBurst())/rc.scale))
 }
 
 // wait blocks until the shared pause is over and a token is available.
@@ -270,19 +389,26 @@ func (rc *rateControl) paused() bool {
 func (rc *rateControl) throttled(d time.Duration) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.throttledAt(rc.now(), d)
+	if rc.throttledAt(rc.now(), d) {
+		if rc.sharer != nil {
+			rc.sharer.Paused(d)
+		}
+	}
 }
 
-func (rc *rateControl) throttledAt(now time.Time, d time.Duration) {
+// throttledAt records a pause of d from now; it reports whether it starts
+// a new 429 event (no pause was in force).
+func (rc *rateControl) throttledAt(now time.Time, d time.Duration) bool {
 	inPause := now.Before(rc.until)
 	if until := now.Add(d); until.After(rc.until) {
 		rc.until = until
 	}
 	if inPause {
-		return // a request in flight when the pause began
+		return false // a request in flight when the pause began
 	}
-	cur := rc.currentLocked()
+	cur := rc.keyRate()
 	rc.pending = &throttleEvent{at: now, rate: cur, probing: rc.known == 0 || cur > rc.known}
+	return true
 }
 
 // success records a successful attempt, for the estimates.
@@ -295,11 +421,56 @@ func (rc *rateControl) success() {
 // adjust applies a 429 whose pause has ended, then sets the bucket's rate
 // for now (held or probing); rc.mu is held.
 func (rc *rateControl) adjust(now time.Time) {
+	if rc.sharer != nil {
+		v := rc.sharer.View()
+		n := 1.0
+		if v.Processes > 1 {
+			n = 1 / max(v.Share, 1e-3)
+		}
+		if math.Abs(n-rc.scale) > 0.01*rc.scale || v.Leader != rc.leader {
+			// The followers' rate changes: the leader's windows start now.
+			rc.scale, rc.leader, rc.regime = n, v.Leader, now
+		}
+		if v.Version != rc.sharedVersion {
+			rc.sharedVersion = v.Version
+			if !rc.leader || rc.known == 0 {
+				rc.adopt(now, v)
+			}
+		}
+	}
 	if rc.pending != nil && !now.Before(rc.until) {
-		rc.react(now, *rc.pending)
+		e := *rc.pending
 		rc.pending = nil
+		if rc.sharer != nil && !rc.leader && rc.known > 0 {
+			// A follower: the leader measures; the bucket starts empty.
+			rc.lastPause, rc.regime = now, now
+			if rc.limiter != nil {
+				if tok := rc.limiter.TokensAt(now); tok >= 1 {
+					rc.limiter.AllowN(now, int(tok))
+				}
+			}
+		} else {
+			measured := rc.react(now, e)
+			if rc.sharer != nil && rc.leader {
+				q := QuotaEstimate{Rate: rc.known, Burst: rc.burst}
+				if measured || rc.knownMeasured {
+					q.Measured = now
+				}
+				rc.sharer.Publish(q, rc.holdEnd, rc.hold)
+			}
+		}
 	}
 	r := rc.target(now)
+	if rc.sharer != nil && rc.scale > 1 {
+		switch {
+		case rc.known == 0:
+			r /= rc.scale // the ceiling is the key's (+Inf stays)
+		case rc.leader:
+			r -= rc.others()
+		default:
+			r = rc.base / rc.scale
+		}
+	}
 	if rc.share != nil {
 		r = rc.share.Allowed(now, r, QuotaEstimate{Rate: rc.known, Burst: rc.burst, Measured: rc.measuredAt()})
 	}
@@ -311,11 +482,37 @@ func (rc *rateControl) adjust(now time.Time) {
 	}
 	r = min(max(r, rateFloor), maxRate)
 	if rc.limiter == nil {
-		rc.limiter = rate.NewLimiter(rate.Limit(r), rc.bucketBurst())
+		rc.limiter = rate.NewLimiter(rate.Limit(r), rc.processBurst())
 		return
 	}
 	if math.Abs(r-float64(rc.limiter.Limit())) > 1e-9 {
 		rc.limiter.SetLimitAt(now, rate.Limit(r))
+	}
+	if b := rc.processBurst(); b != rc.limiter.Burst() {
+		rc.limiter.SetBurstAt(now, b)
+	}
+}
+
+// adopt takes the estimate another process published: its rate, burst and
+// hold, so that the processes probe together.
+func (rc *rateControl) adopt(now time.Time, v SharedQuota) {
+	if v.Rate <= 0 {
+		return
+	}
+	rc.known, rc.knownMeasured = v.Rate, v.Measured
+	rc.measured = rc.measured || v.Measured
+	if v.Burst > rc.burst {
+		rc.burst = v.Burst
+	}
+	rc.base = max(min(rc.ceilingOrMax(), rc.known*settleFraction), rateFloor)
+	rc.hold, rc.holdEnd = v.Hold, v.ProbeAt
+	if rc.lastPause.IsZero() {
+		rc.lastPause = now
+	}
+	if rc.limiter == nil {
+		// Our bucket starts now, empty: the others are sending.
+		rc.limiter = rate.NewLimiter(rate.Limit(rc.base/rc.scale), rc.processBurst())
+		rc.limiter.AllowN(now, rc.limiter.Burst())
 	}
 }
 
@@ -328,22 +525,36 @@ func (rc *rateControl) measuredAt() time.Time {
 }
 
 // react re-estimates the quota after the 429 e, at now (its pause over),
-// and settles under it.
-func (rc *rateControl) react(now time.Time, e throttleEvent) {
+// and settles under it; it reports whether it measured.
+func (rc *rateControl) react(now time.Time, e throttleEvent) bool {
 	since := e.at.Add(-estimateHorizon)
 	if !e.probing && rc.lastPause.After(since) {
 		// The quota dropped, maybe moments ago: windows reaching back
 		// before the last pause would measure the old one.
 		since = rc.lastPause
 	}
+	burstSince := since
+	if rc.dropped.After(burstSince) {
+		burstSince = rc.dropped
+	}
+	if rc.regime.After(since) {
+		since = rc.regime // nor, on a probe, before the last drop
+	}
+	rateSince := since
+	if rc.sharer != nil && rc.scale > 1 && rc.lastPause.After(since) {
+		rateSince = rc.lastPause // the followers were steady since then
+	}
 	rc.lastPause = now
-	est, burst, ok := rc.measure(e.at, now, since, e.probing)
+	if !e.probing {
+		rc.regime, rc.dropped = now, now
+	}
+	est, burst, ok := rc.measure(e.at, now, rateSince, burstSince, e.probing)
 	if ok {
 		rc.measured = true
 		if burst > rc.burst {
 			rc.burst = burst
 			if rc.limiter != nil {
-				rc.limiter.SetBurstAt(now, rc.bucketBurst())
+				rc.limiter.SetBurstAt(now, rc.processBurst())
 			}
 		}
 	} else if e.rate > 0 {
@@ -353,27 +564,51 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 	} else {
 		// No bucket yet: start from what the upstream admitted in the
 		// second before the 429.
-		est = float64(rc.hist.count(e.at.Add(-time.Second), now))
+		est = float64(rc.hist.count(e.at.Add(-time.Second), now)) * rc.scale
 	}
 	if !e.probing {
-		est = min(est, e.rate*dropCap)
+		// Measured, the windows since the last pause (or over the last
+		// 10 s) bound R from below, unless the quota dropped within them:
+		// then the next 429 comes soon, and measures since this pause.
+		// Guessed, the rate may still be far above R.
+		if ok {
+			est = min(est, e.rate*slightCap)
+		} else {
+			est = min(est, e.rate*dropCap)
+		}
 	}
 	est = max(est, rateFloor)
 	prev := rc.known
 	switch {
+	case !e.probing && est < (1-sameQuota)*prev:
+		// The quota dropped: it may come back as suddenly, so the probes
+		// come soon, and space out as they find the same quota.
+		rc.holdBase = holdAfterDrop
+	case e.probing && ok && rc.knownMeasured && est > (1+sameQuota)*prev:
+		rc.holdBase = holdMin // it rose
+	}
+	switch {
 	case !ok:
 		rc.hold = 0
 	case e.probing && prev > 0 && math.Abs(est-prev) <= sameQuota*prev:
-		rc.hold = min(2*max(rc.hold, holdMin), holdMax)
+		limit := holdMax
+		if rc.holdBase == holdAfterDrop {
+			// A quota that dropped may come back: probe every few
+			// seconds (a pause each, a few % of a low quota) rather
+			// than find it minutes late.
+			limit = holdAfterDropMax
+		}
+		rc.hold = min(2*max(rc.hold, rc.holdBase), limit)
 	default:
-		rc.hold = holdMin
+		rc.hold = rc.holdBase
 	}
+	rc.knownMeasured = ok
 	rc.known = est
 	rc.base = max(min(rc.ceilingOrMax(), est*settleFraction), rateFloor)
 	rc.holdEnd = now.Add(rc.hold)
 	if rc.limiter == nil {
 		// Our bucket starts now, empty (below).
-		rc.limiter = rate.NewLimiter(rate.Limit(rc.base), rc.bucketBurst())
+		rc.limiter = rate.NewLimiter(rate.Limit(rc.base/rc.scale), rc.processBurst())
 	}
 	if !ok || !e.probing {
 		// The new rate may still be above R. The upstream bucket refilled
@@ -385,6 +620,7 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 			rc.limiter.AllowN(now, int(tok))
 		}
 	}
+	return ok
 }
 
 // measure estimates the upstream's rate and burst from the successes in
@@ -395,22 +631,25 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) {
 // quota, the rate is capped (react) and what the successes say of the
 // burst is unsure. ok is false when no window holds enough successes to
 // measure.
-func (rc *rateControl) measure(at, upto, since time.Time, probing bool) (est, burst float64, ok bool) {
+func (rc *rateControl) measure(at, upto, since, burstSince time.Time, probing bool) (est, burst float64, ok bool) {
 	burst = rc.burst
+	others := rc.others()
 	for range 8 {
 		r, rok := rc.hist.estimate(at, upto, since, burst)
 		if !rok {
 			return est, burst, ok
 		}
-		est, ok = r, true
+		est, ok = r+others, true
 		if !probing {
 			return est, burst, ok
 		}
-		b := rc.hist.burstAt(r, since, upto)
-		if b < burst+0.5 {
+		// Leading other processes, n - R*w over this one's successes is
+		// still a lower bound of B.
+		b := rc.hist.burstAt(est, burstSince, upto)
+		if b < burst+burstSlack {
 			return est, burst, ok
 		}
-		burst = math.Floor(b + 1e-9)
+		burst = math.Ceil(b - burstSlack)
 	}
 	return est, burst, ok
 }

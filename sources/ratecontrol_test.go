@@ -99,9 +99,11 @@ func TestRateControlHoldGrowsWhileTheQuotaStays(t *testing.T) {
 	}
 }
 
-// A 429 while at or under the estimate means the quota dropped: the rate is
-// cut to at most dropCap of what it was, even when the successes (mostly
-// from before the drop) still suggest the old quota.
+// A 429 while at or under the estimate: either the estimate was a little
+// high (the successes since the last pause then measure R, and the rate
+// settles under it and under the rate the 429 came at), or the quota
+// dropped (the next 429 comes soon and measures since that pause). After a
+// drop the next probe comes within holdAfterDrop.
 func TestRateControlCutsOnUnexpected429(t *testing.T) {
 	t.Parallel()
 	rc := newRateControl(100, 10)
@@ -110,19 +112,30 @@ func TestRateControlCutsOnUnexpected429(t *testing.T) {
 	now = now.Add(time.Second)
 	rc.adjust(now)
 	before := rc.current()
-	// Held under the estimate; the upstream now admits 20/s.
-	now = feed(rc, now, 49, 0, 5*time.Second)
+	// Held under the estimate, but the upstream admits only 48/s.
+	now = feed(rc, now, 48, 10, 5*time.Second)
 	rc.throttledAt(now, time.Second)
 	if rc.pending.probing {
 		t.Fatal("a 429 during the hold is not a probe")
 	}
 	now = now.Add(time.Second)
 	rc.adjust(now)
-	if got := rc.current(); got > before*dropCap {
-		t.Errorf("after an unexpected 429: %v, want <= %v", got, before*dropCap)
+	if got := rc.current(); got > before*slightCap || !near(got, 48*settleFraction, 0.3) {
+		t.Errorf("after an unexpected 429 at 48/s: %v, want %v (and <= %v)", got, 48*settleFraction, before*slightCap)
 	}
 	if rc.hold != holdMin {
-		t.Errorf("hold %v, want %v after the quota moved", rc.hold, holdMin)
+		t.Errorf("hold %v, want %v after the estimate moved a little", rc.hold, holdMin)
+	}
+	// The quota drops to 20/s: the next 429 measures it since the pause.
+	now = feed(rc, now, 20, 10, 2*time.Second)
+	rc.throttledAt(now, time.Second)
+	now = now.Add(time.Second)
+	rc.adjust(now)
+	if got := rc.current(); !near(got, 20*settleFraction, 0.5) {
+		t.Errorf("after the drop to 20/s: %v, want %v", got, 20*settleFraction)
+	}
+	if rc.hold != holdAfterDrop {
+		t.Errorf("hold %v, want %v after a drop", rc.hold, holdAfterDrop)
 	}
 }
 

@@ -48,6 +48,7 @@ type sizes struct {
 	scaleT              time.Duration   // workload 7, per process count
 	outages             []time.Duration // workload 9
 	autoQuotaT          time.Duration   // workload 11, each form of Retry-After
+	autoScaleT          time.Duration   // workload 13, per process count
 }
 
 var fullSizes = sizes{
@@ -63,7 +64,8 @@ var fullSizes = sizes{
 	wasteSeeds:     []string{"w1_f2000_g400", "w2_f1500_g300", "w3_f1000_g200", "w4_f500_g100", "w5_f240_g35", "w6_f3_g3"},
 	scaleT:         20 * time.Second,
 	outages:        []time.Duration{15 * time.Second, 2 * time.Minute},
-	autoQuotaT:     60 * time.Second,
+	autoQuotaT:     120 * time.Second,
+	autoScaleT:     60 * time.Second,
 }
 
 var smokeSizes = sizes{
@@ -80,6 +82,7 @@ var smokeSizes = sizes{
 	scaleT:         time.Second,
 	outages:        []time.Duration{time.Second},
 	autoQuotaT:     time.Second,
+	autoScaleT:     time.Second,
 }
 
 // workload is one benchmark of the harness.

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
@@ -54,12 +56,16 @@ func runScaleOut(ctx context.Context, e *env) (*outcome, error) {
 }
 
 type scaleResult struct {
-	w        window
-	allowed  float64
-	pauses   int
-	lost     float64
-	dups     []string
-	distinct int
+	w    window
+	late window // after the first autoWarm
+	// statements is what sharing the quota cost in database statements,
+	// all processes together (crawl.rate_members.statements).
+	statements int64
+	allowed    float64
+	pauses     int
+	lost       float64
+	dups       []string
+	distinct   int
 }
 
 // scaleRun runs n processes with the client ceiling rate (0: none).
@@ -112,7 +118,14 @@ func (e *env) scaleRun(ctx context.Context, dir string, n int, d time.Duration, 
 		}
 	}
 	arr := up.sb.Arrivals(apiKey)
-	r := &scaleResult{w: countWindow(arr, t0, t0.Add(d)), allowed: quotaR*d.Seconds() + quotaB}
+	r := &scaleResult{w: countWindow(arr, t0, t0.Add(d)), late: autoLate(arr, t0, t0.Add(d)), allowed: quotaR*d.Seconds() + quotaB}
+	if conn, err := pgx.Connect(ctx, dsn); err == nil {
+		err = conn.QueryRow(ctx, `SELECT coalesce(sum(statements), 0) FROM crawl.rate_members`).Scan(&r.statements)
+		conn.Close(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("statements of the shared quota: %w", err)
+		}
+	}
 	r.pauses, r.lost = idleLoss(arr, t0, t0.Add(d), quotaR, quotaB)
 	r.dups, r.distinct = up.duplicates()
 	return r, nil
