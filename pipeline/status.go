@@ -50,7 +50,6 @@ var (
 	taskStates     = db.Prepare[runArg]("TaskStates")
 	failureReasons = db.Prepare[runArg]("FailureReasons")
 	droppedEntries = db.Prepare[runArg]("DroppedEntries")
-	dataTables     = db.Prepare[struct{}]("DataTables")
 	progress       = db.Prepare[runArg]("Progress")
 )
 
@@ -106,43 +105,6 @@ func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *RunStatus) error {
 		return fmt.Errorf("run status: %w", err)
 	}
 	return nil
-}
-
-// TableCount is the row count of one data table.
-type TableCount struct {
-	Table string
-	Rows  int64
-}
-
-// TableCounts counts the rows of every table in the platform schemas.
-func TableCounts(ctx context.Context, pool *pgxpool.Pool) ([]TableCount, error) {
-	rows, err := dataTables.Query(ctx, pool, struct{}{})
-	if err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	out := make([]TableCount, 0, len(names))
-	for _, name := range names {
-		var n int64
-		// name comes from information_schema, quoted via the identifier rules.
-		if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier(splitTable(name)).Sanitize()).Scan(&n); err != nil {
-			return nil, fmt.Errorf("count %s: %w", name, err)
-		}
-		out = append(out, TableCount{Table: name, Rows: n})
-	}
-	return out, nil
-}
-
-func splitTable(name string) []string {
-	for i := range name {
-		if name[i] == '.' {
-			return []string{name[:i], name[i+1:]}
-		}
-	}
-	return []string{name}
 }
 
 // RunProcess is one process that worked on a run (crawl.run_processes).

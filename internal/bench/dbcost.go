@@ -70,18 +70,9 @@ func runDBCost(ctx context.Context, e *env) (*outcome, error) {
 		cpu1, err = e.serverCPU(ctx)
 		cpuOK = err == nil
 	}
-	arr := up.sb.Arrivals(apiKey)
-	win := countWindow(arr, t0.Add(warm), t0.Add(d))
-	achieved := float64(win.requests) / win.seconds()
-	ideal := float64(w) / shortLatency.Seconds()
-	overhead := time.Duration(float64(w)/achieved*float64(time.Second)) - shortLatency
-	mean, median := pageGaps(arr, t0.Add(warm))
-	out.figures = append(out.figures, Figure{
-		Name: fmt.Sprintf("achieved requests/s / (W / 0.05 s), W = %d", w), Value: achieved / ideal, Aim: atLeast(0.93),
-		Detail: fmt.Sprintf("%d requests in %.1f s = %.1f/s; W / latency = %.0f/s; between the answer to a page and the request for the next page of the same list: %s on average, median %s; %s per page beyond the latency",
-			win.requests, win.seconds(), achieved, ideal, mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), overhead.Round(100*time.Microsecond)),
-		Why: "a worker's cycle is the latency plus its own work on the page: decoding, then the page's commit (one round trip, with PostgreSQL's work on the upserts while the other workers write theirs), plus a credit reservation when its block is used up.",
-	})
+	f, _, _, _ := latencyFigure(up.sb.Arrivals(apiKey), t0.Add(warm), t0.Add(d), w, shortLatency, 0.93)
+	f.Why = "a worker's cycle is the latency plus its own work on the page: decoding, then the page's commit (one round trip, with PostgreSQL's work on the upserts while the other workers write theirs), plus a credit reservation when its block is used up."
+	out.figures = append(out.figures, f)
 	if pages > 0 {
 		out.figures = append(out.figures,
 			Figure{Name: "database statements per page", Value: float64(stmts) / float64(pages),

@@ -18,13 +18,7 @@ import (
 const upstreamLatency = 200 * time.Millisecond
 
 func runLatency(ctx context.Context, e *env) (*outcome, error) {
-	return latencyRun(ctx, e, "latency", upstreamLatency, e.size.latencyWorkers, 2*e.size.latencyWorkers)
-}
-
-// latencyRun measures the request rate of w workers over lists of seeds
-// accounts against an upstream answering every request after latency.
-func latencyRun(ctx context.Context, e *env, label string, latency time.Duration, w, seeds int) (*outcome, error) {
-	upstreamLatency := latency
+	w, seeds := e.size.latencyWorkers, 2*e.size.latencyWorkers
 	d := e.size.latencyT
 	warm := min(2*time.Second, d/4)
 	out := &outcome{setup: fmt.Sprintf("sandbox latency %s on every request, no quota; %d workers, no client ceiling; %d seed accounts of 1,000,000 followers (more lists than workers); pipeline in-process; %s, the first %s not counted.",
@@ -34,8 +28,8 @@ func latencyRun(ctx context.Context, e *env, label string, latency time.Duration
 		return out, err
 	}
 	defer up.close()
-	p, err := e.startInProcess(ctx, label, jobSpec{
-		name: "bench-" + label, baseURL: up.url, workers: w,
+	p, err := e.startInProcess(ctx, "latency", jobSpec{
+		name: "bench-latency", baseURL: up.url, workers: w,
 		profiles: bigAccounts("lat", seeds, 1_000_000), followersOnly: true,
 	})
 	if err != nil {
@@ -46,22 +40,31 @@ func latencyRun(ctx context.Context, e *env, label string, latency time.Duration
 	if err != nil {
 		return out, err
 	}
-	arr := up.sb.Arrivals(apiKey)
-	win := countWindow(arr, t0.Add(warm), t0.Add(d))
-	achieved := float64(win.requests) / win.seconds()
-	ideal := float64(w) / upstreamLatency.Seconds()
-	// Each worker's cycle is the latency plus its own work on the page.
-	overhead := time.Duration(float64(w)/achieved*float64(time.Second)) - upstreamLatency
-	mean, median := pageGaps(arr, t0.Add(warm))
-	out.figures = append(out.figures, Figure{
-		Name: fmt.Sprintf("achieved requests/s / (W / %g s), W = %d", upstreamLatency.Seconds(), w), Value: achieved / ideal, Aim: atLeast(0.95),
-		Detail: fmt.Sprintf("%d requests in %.1f s = %.1f/s; W / latency = %.0f/s; between the answer to a page and the request for the next page of the same list: %s on average, median %s",
-			win.requests, win.seconds(), achieved, ideal, mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond)),
-		Why: fmt.Sprintf("a worker walks its list page by page, and between the answer to a page and the request for the next it spends %s on average (median %s): mostly the page's commit (one round trip, with the credit settle in it, but PostgreSQL's work on the page's upserts while the other workers write theirs), and a credit reservation once per 16 pages; fetching the next page during the commit would hide it, at the price of a second page to buy again after a crash. Per worker that is %s / (%s + %s) = %.3f of the latency-bound rate.",
-			mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), upstreamLatency, upstreamLatency, overhead.Round(100*time.Microsecond),
-			upstreamLatency.Seconds()/(upstreamLatency+overhead).Seconds()),
-	})
+	f, mean, median, overhead := latencyFigure(up.sb.Arrivals(apiKey), t0.Add(warm), t0.Add(d), w, upstreamLatency, 0.95)
+	f.Why = fmt.Sprintf("a worker walks its list page by page, and between the answer to a page and the request for the next it spends %s on average (median %s): mostly the page's commit (one round trip, with the credit settle in it, but PostgreSQL's work on the page's upserts while the other workers write theirs), and a credit reservation once per 16 pages; fetching the next page during the commit would hide it, at the price of a second page to buy again after a crash. Per worker that is %s / (%s + %s) = %.3f of the latency-bound rate.",
+		mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), upstreamLatency, upstreamLatency, overhead.Round(100*time.Microsecond),
+		upstreamLatency.Seconds()/(upstreamLatency+overhead).Seconds())
+	out.figures = append(out.figures, f)
 	return out, nil
+}
+
+// latencyFigure is the request rate w workers achieved between from and to
+// against an upstream answering after latency, over the latency-bound rate
+// W / latency, with the time between the answer to a list page and the
+// request for the next (mean, median) and each worker's own time per page
+// beyond the latency.
+func latencyFigure(arr []sandbox.Arrival, from, to time.Time, w int, latency time.Duration, aim float64) (f Figure, mean, median, overhead time.Duration) {
+	win := countWindow(arr, from, to)
+	achieved := float64(win.requests) / win.seconds()
+	ideal := float64(w) / latency.Seconds()
+	// Each worker's cycle is the latency plus its own work on the page.
+	overhead = time.Duration(float64(w)/achieved*float64(time.Second)) - latency
+	mean, median = pageGaps(arr, from)
+	return Figure{
+		Name: fmt.Sprintf("achieved requests/s / (W / %g s), W = %d", latency.Seconds(), w), Value: achieved / ideal, Aim: atLeast(aim),
+		Detail: fmt.Sprintf("%d requests in %.1f s = %.1f/s; W / latency = %.0f/s; between the answer to a page and the request for the next page of the same list: %s on average, median %s; %s per page beyond the latency",
+			win.requests, win.seconds(), achieved, ideal, mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), overhead.Round(100*time.Microsecond)),
+	}, mean, median, overhead
 }
 
 // pageGaps is the time from the answer to a list page to the arrival of

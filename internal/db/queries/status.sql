@@ -30,12 +30,6 @@ SELECT kind, sum(dropped)::bigint,
 FROM crawl.tasks WHERE run_id = @run_id AND dropped > 0
 GROUP BY kind ORDER BY 2 DESC, 1;
 
--- name: DataTables
--- The tables of the platform schemas (TableCounts counts each by name).
-SELECT table_schema || '.' || table_name FROM information_schema.tables
-WHERE table_schema IN ('shortvideo', 'photosocial') AND table_type = 'BASE TABLE'
-ORDER BY 1;
-
 -- name: Progress
 -- The run's credits and frontier by state, for the progress line when no
 -- sample is recorded (the columns of RecordSample's RETURNING).
