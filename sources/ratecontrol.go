@@ -61,9 +61,9 @@ import (
 //     ceiling at all), start from half the rate the 429 came at (without a
 //     bucket: the successes of the second before the 429, per second) and
 //     probe at once, to measure on the way up. Without a ceiling the first
-//     such probe doubles the rate every second rather than adding 25%, so
+//     such probe triples the rate every second rather than adding 25%, so
 //     that an unknown quota is found within a few seconds: at R = 50/s,
-//     B = 10 the first estimate comes about 3 s into the run, within 2-3%.
+//     B = 10 the first estimate comes about 3 s into the run, within 1-2%.
 //   - A 429 that comes while at or under the estimate (not probing) means
 //     the estimate was a little high or the quota dropped: the estimate then
 //     only counts windows since the last pause (and never again windows
@@ -72,20 +72,23 @@ import (
 //     the windows, the rate is still above R: our bucket starts the next
 //     period empty, leaving the upstream's B tokens as the margin, and the
 //     next 429 comes soon and measures R since this pause. A drop is
-//     followed within two 429s; the probes after it come after 2 s, then
-//     doubling while they find the same quota, so that a quota that comes
-//     back is found within seconds.
+//     followed within two 429s. For a minute after it (dropWatch) the
+//     quota may come back as suddenly: a probe every 4 s jumps straight to
+//     the estimate before the drop, which costs one pause at the low rate
+//     (about R - B requests of quota) while it is still low, and finds a
+//     quota that came back within seconds, without a ramp.
 //   - After the hold, probe: the rate grows by 25% per second (time-based,
 //     not per request, so the speed of discovery does not depend on the
 //     number of workers) up to the ceiling, so a raised quota is found within
 //     seconds once the probe starts. The next 429 ends the probe and
 //     measures R again.
-//   - The hold starts at 15 s and doubles, up to 2 minutes, each time a
+//   - The hold starts at 60 s and doubles, up to 2 minutes, each time a
 //     probe finds the same quota (within 5%); it goes back to its start when
-//     the estimate moved. After a drop, until a probe finds a rise, it
-//     starts at 2 s and doubles only up to 8 s. In a steady quota, probing then costs about 0.7% of it
-//     (one pause every 2 minutes) and a quota raised mid-run is found within
-//     the hold: that is the trade-off, since only a 429 says where R is.
+//     the estimate moved. Every probe costs a pause (R*pause - B requests
+//     of quota, about 0.7% of it at one every 2 minutes): probing rarely
+//     is what lets a run spend 95% of an unknown quota, and a quota raised
+//     mid-run is found within the hold, a minute or two: that is the
+//     trade-off, since only a 429 says where R is.
 //
 // A RateShare, when set, has the last word on the rate.
 //
@@ -141,6 +144,9 @@ type rateControl struct {
 	// bucket was full again then.
 	lastPause time.Time
 	hist      successRing
+	// high is the estimate before the quota last dropped (0: none, or
+	// found again): a probe after a drop starts there.
+	high float64
 	// sharer, when set, shares the quota with other processes; scale is
 	// 1 over this process's share of it (1 without one: N with N equal
 	// processes), leader whether this one runs the control, sharedVersion
@@ -244,16 +250,18 @@ const (
 	settleFraction  = 0.995               // of the estimate
 	dropCap         = 0.85                // of the rate an unexpected 429 came at, unmeasured
 	slightCap       = 0.99                // of the rate an unexpected 429 came at, measured
-	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
-	discoveryGrowth = 0.6931471805599453  // ln(2): x2 per second, before any estimate without a ceiling
 	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
-	holdMin         = 15 * time.Second
-	holdAfterDrop   = 2 * time.Second
-	// holdAfterDropMax is how long the holds grow after a drop.
-	holdAfterDropMax = 8 * time.Second
-	holdMax          = 120 * time.Second
-	sameQuota        = 0.05 // relative change of the estimate still "the same quota"
-	estimateHorizon  = 10 * time.Second
+	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
+	discoveryGrowth = 1.0986122886681098  // ln(3): x3 per second, before any estimate without a ceiling
+	holdMin         = 60 * time.Second
+	holdMax         = 120 * time.Second
+	// holdAfterDrop is the hold for dropWatch after a drop: the quota may
+	// come back, and a probe straight to the rate before the drop costs
+	// only a pause at the low rate (about R - B requests of quota).
+	holdAfterDrop   = 4 * time.Second
+	dropWatch       = 60 * time.Second
+	sameQuota       = 0.05 // relative change of the estimate still "the same quota"
+	estimateHorizon = 10 * time.Second
 	// minWindow is the shortest window the rate is measured over: shorter,
 	// answers read together and an uncertain burst weigh too much.
 	minWindow = 250 * time.Millisecond
@@ -584,21 +592,30 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) bool {
 		// The quota dropped: it may come back as suddenly, so the probes
 		// come soon, and space out as they find the same quota.
 		rc.holdBase = holdAfterDrop
+		rc.high = max(rc.high, prev)
 	case e.probing && ok && rc.knownMeasured && est > (1+sameQuota)*prev:
 		rc.holdBase = holdMin // it rose
+		if est >= (1-sameQuota)*rc.high {
+			rc.high = 0
+		}
 	}
 	switch {
 	case !ok:
 		rc.hold = 0
 	case e.probing && prev > 0 && math.Abs(est-prev) <= sameQuota*prev:
-		limit := holdMax
+		if rc.holdBase == holdAfterDrop && now.Sub(rc.dropped) >= dropWatch {
+			// Still the same quota a while after the drop: it is the
+			// quota now, probed as rarely as any other.
+			rc.holdBase, rc.high = holdMin, 0
+		}
 		if rc.holdBase == holdAfterDrop {
 			// A quota that dropped may come back: probe every few
 			// seconds (a pause each, a few % of a low quota) rather
-			// than find it minutes late.
-			limit = holdAfterDropMax
+			// than find it a minute late.
+			rc.hold = holdAfterDrop
+		} else {
+			rc.hold = min(2*max(rc.hold, rc.holdBase), holdMax)
 		}
-		rc.hold = min(2*max(rc.hold, rc.holdBase), limit)
 	default:
 		rc.hold = rc.holdBase
 	}
@@ -679,7 +696,11 @@ func (rc *rateControl) target(now time.Time) float64 {
 		g = discoveryGrowth
 	}
 	s := now.Sub(rc.holdEnd).Seconds()
-	return min(rc.ceilingOrMax(), rc.base*math.Exp(g*s))
+	from := rc.base
+	if rc.knownMeasured && rc.hold > 0 && rc.high > from {
+		from = rc.high * settleFraction
+	}
+	return min(rc.ceilingOrMax(), from*math.Exp(g*s))
 }
 
 // successRing holds the times of the latest successes.

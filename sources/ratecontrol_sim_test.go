@@ -226,17 +226,23 @@ func TestRateControlFollowsAQuotaThatMoves(t *testing.T) {
 		if math.Abs(known[i]-want)/want > 0.04 {
 			t.Errorf("phase %d: estimate %.2f, want within 4%% of %v", i, known[i], want)
 		}
-		// After a drop the probes come every few seconds: the rise
-		// is found within about 10 s.
+		// After a drop the probes come every few seconds, straight to the
+		// rate before it: the rise is found within about 5 s.
 		if i == 2 {
-			soon := float64(run.count(run.oks, from.Add(10*time.Second), from.Add(20*time.Second))) / 10
-			t.Logf("phase 2: %.2f/s from 10 s to 20 s after the rise", soon)
+			soon := float64(run.count(run.oks, from.Add(5*time.Second), from.Add(15*time.Second))) / 10
+			t.Logf("phase 2: %.2f/s from 5 s to 15 s after the rise", soon)
 			if soon < 0.9*want {
-				t.Errorf("phase 2: %.2f/s from 10 s to 20 s after the rise, want >= 90%% of %v", soon, want)
+				t.Errorf("phase 2: %.2f/s from 5 s to 15 s after the rise, want >= 90%% of %v", soon, want)
 			}
 		}
-		if got < 0.92*want {
-			t.Errorf("phase %d: %.2f/s in its last 40 s, want >= 92%% of %v", i, got, want)
+		// For a minute after a drop, a probe to the rate before it every
+		// few seconds costs a pause at the low rate each (about R - B).
+		floor := 0.92
+		if i == 1 {
+			floor = 0.87
+		}
+		if got < floor*want {
+			t.Errorf("phase %d: %.2f/s in its last 40 s, want >= %.0f%% of %v", i, got, 100*floor, want)
 		}
 		if n := run.count(run.limited, from.Add(20*time.Second), to); n > 3*16 {
 			t.Errorf("phase %d: %d 429s in its last 40 s", i, n)
@@ -374,7 +380,9 @@ func (h *simHub) tick(now time.Time, dead func(*simMember) bool) {
 			keep = append(keep, p)
 			continue
 		}
-		p.to.sync(now)
+		if !dead(p.to) { // a dead process reads no notification
+			p.to.sync(now)
+		}
 	}
 	h.syncs = keep
 	for _, m := range h.members {
