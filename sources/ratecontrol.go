@@ -73,7 +73,7 @@ import (
 //     period empty, leaving the upstream's B tokens as the margin, and the
 //     next 429 comes soon and measures R since this pause. A drop is
 //     followed within two 429s. For a minute after it (dropWatch) the
-//     quota may come back as suddenly: a probe every 4 s jumps straight to
+//     quota may come back as suddenly: a probe every 5 s jumps straight to
 //     the estimate before the drop, which costs one pause at the low rate
 //     (about R - B requests of quota) while it is still low, and finds a
 //     quota that came back within seconds, without a ramp.
@@ -147,6 +147,11 @@ type rateControl struct {
 	// high is the estimate before the quota last dropped (0: none, or
 	// found again): a probe after a drop starts there.
 	high float64
+	// before is the estimate before the latest run of 429s that came
+	// while not probing (the first of them may cut it only slightly),
+	// unexpected when the first of them came.
+	before     float64
+	unexpected time.Time
 	// sharer, when set, shares the quota with other processes; scale is
 	// 1 over this process's share of it (1 without one: N with N equal
 	// processes), leader whether this one runs the control, sharedVersion
@@ -258,8 +263,11 @@ const (
 	// holdAfterDrop is the hold for dropWatch after a drop: the quota may
 	// come back, and a probe straight to the rate before the drop costs
 	// only a pause at the low rate (about R - B requests of quota).
-	holdAfterDrop   = 4 * time.Second
-	dropWatch       = 60 * time.Second
+	holdAfterDrop = 5 * time.Second
+	dropWatch     = 60 * time.Second
+	// returnConfirm is how long a probe after a drop runs at the rate
+	// before the drop, without a 429, to show the quota came back.
+	returnConfirm   = time.Second
 	sameQuota       = 0.05 // relative change of the estimate still "the same quota"
 	estimateHorizon = 10 * time.Second
 	// minWindow is the shortest window the rate is measured over: shorter,
@@ -468,6 +476,7 @@ func (rc *rateControl) adjust(now time.Time) {
 			}
 		}
 	}
+	rc.cameBack(now)
 	r := rc.target(now)
 	if rc.sharer != nil && rc.scale > 1 {
 		switch {
@@ -587,12 +596,15 @@ func (rc *rateControl) react(now time.Time, e throttleEvent) bool {
 	}
 	est = max(est, rateFloor)
 	prev := rc.known
+	if !e.probing && e.at.Sub(rc.unexpected) > estimateHorizon {
+		rc.before, rc.unexpected = prev, e.at
+	}
 	switch {
 	case !e.probing && est < (1-sameQuota)*prev:
 		// The quota dropped: it may come back as suddenly, so the probes
 		// come soon, and space out as they find the same quota.
 		rc.holdBase = holdAfterDrop
-		rc.high = max(rc.high, prev)
+		rc.high = max(rc.high, prev, rc.before)
 	case e.probing && ok && rc.knownMeasured && est > (1+sameQuota)*prev:
 		rc.holdBase = holdMin // it rose
 		if est >= (1-sameQuota)*rc.high {
@@ -691,16 +703,44 @@ func (rc *rateControl) target(now time.Time) float64 {
 	if now.Before(rc.holdEnd) {
 		return rc.base
 	}
+	if rc.jumping(now) {
+		return min(rc.ceilingOrMax(), rc.high*settleFraction)
+	}
 	g := probeGrowth
 	if rc.ceiling == 0 && !rc.measured {
 		g = discoveryGrowth
 	}
 	s := now.Sub(rc.holdEnd).Seconds()
-	from := rc.base
-	if rc.knownMeasured && rc.hold > 0 && rc.high > from {
-		from = rc.high * settleFraction
+	return min(rc.ceilingOrMax(), rc.base*math.Exp(g*s))
+}
+
+// jumping reports whether the probe at now is one after a drop: straight
+// to the estimate before it, and flat there, rather than a ramp.
+func (rc *rateControl) jumping(now time.Time) bool {
+	return rc.high > rc.base && rc.knownMeasured && rc.hold > 0 && !now.Before(rc.holdEnd)
+}
+
+// cameBack ends a probe after a drop that has run for returnConfirm
+// without a 429 at the estimate before the drop, with the successes to
+// show it (at least 90% of that rate, which the low quota could not
+// admit): the quota came back, and the run holds at it without the pause
+// a 429 would cost to measure it. A higher quota is left to the next
+// probe.
+func (rc *rateControl) cameBack(now time.Time) {
+	if rc.pending != nil || !rc.jumping(now) {
+		return
 	}
-	return min(rc.ceilingOrMax(), from*math.Exp(g*s))
+	w := now.Sub(rc.holdEnd)
+	if w < returnConfirm || float64(rc.hist.count(rc.holdEnd, now)) < 0.9*rc.high*w.Seconds() {
+		return
+	}
+	rc.known, rc.high = rc.high, 0
+	rc.base = max(min(rc.ceilingOrMax(), rc.known*settleFraction), rateFloor)
+	rc.holdBase, rc.hold = holdMin, holdMin
+	rc.holdEnd, rc.regime = now.Add(rc.hold), now
+	if rc.sharer != nil && rc.leader {
+		rc.sharer.Publish(QuotaEstimate{Rate: rc.known, Burst: rc.burst, Measured: now}, rc.holdEnd, rc.hold)
+	}
 }
 
 // successRing holds the times of the latest successes.

@@ -234,6 +234,11 @@ func TestRateControlFollowsAQuotaThatMoves(t *testing.T) {
 			if soon < 0.9*want {
 				t.Errorf("phase 2: %.2f/s from 5 s to 15 s after the rise, want >= 90%% of %v", soon, want)
 			}
+			// The quota came back to where it was: the probe at the
+			// old estimate shows it without a 429 to measure it.
+			if n := run.count(run.limited, from, to); n != 0 {
+				t.Errorf("phase 2: %d 429s after the quota came back, want 0", n)
+			}
 		}
 		// For a minute after a drop, a probe to the rate before it every
 		// few seconds costs a pause at the low rate each (about R - B).

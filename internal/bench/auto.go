@@ -126,7 +126,7 @@ func runRateChangeAuto(ctx context.Context, e *env) (*outcome, error) {
 		w.ok, allowed, w.seconds(), w.limited, w.requests, late.limited, late.requests, late.from.Sub(cr.t0))
 	out.figures = append(out.figures,
 		Figure{Name: "fraction of the allowed rate, api.rate unset", Value: float64(w.ok) / allowed, Aim: atLeast(0.95), Detail: detail,
-			Why: "the start finds the quota from nothing; a drop costs two or three 429 pauses at the lower rate; a rise is found only by the next probe, after the hold (15 s or more)."},
+			Why: "the start finds the quota from nothing (two pauses); a drop costs two or three 429 pauses at the lower rate, and the probes that watch for its return one pause at that rate every 5 s or so; the rise is found by the next of them and measured by one more pause."},
 		Figure{Name: "429s per 1000 requests after the first 10 s, api.rate unset", Value: late.per1000(), Aim: atMost(5), Detail: detail,
 			Why: "each change of the quota costs a few 429 events: a drop until the estimate is under the new rate, a rise at the probe that finds it."},
 		dupFigure(len(cr.dups), []string{dupDetail("the run", cr.dups, cr.distinct)}),
@@ -134,7 +134,7 @@ func runRateChangeAuto(ctx context.Context, e *env) (*outcome, error) {
 	return out, nil
 }
 
-// Workload 13: workload 7 without api.rate, longer: the processes share
+// Workload 14: workload 7 without api.rate, as long as workload 11: the processes share
 // one view of the key's quota through the database (pipeline/ratequota.go).
 func runScaleOutAuto(ctx context.Context, e *env) (*outcome, error) {
 	d := e.size.autoScaleT

@@ -48,7 +48,7 @@ type sizes struct {
 	scaleT              time.Duration   // workload 7, per process count
 	outages             []time.Duration // workload 9
 	autoQuotaT          time.Duration   // workload 11, each form of Retry-After
-	autoScaleT          time.Duration   // workload 13, per process count
+	autoScaleT          time.Duration   // workload 14, per process count: as long as workload 11, so the start weighs as much
 }
 
 var fullSizes = sizes{
@@ -65,7 +65,7 @@ var fullSizes = sizes{
 	scaleT:         20 * time.Second,
 	outages:        []time.Duration{15 * time.Second, 2 * time.Minute},
 	autoQuotaT:     120 * time.Second,
-	autoScaleT:     60 * time.Second,
+	autoScaleT:     120 * time.Second,
 }
 
 var smokeSizes = sizes{

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -44,6 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	goBench := fs.Bool("gobench", true, "also run the testing.B benchmarks (go test -bench), workload gobench")
 	benchTime := fs.String("benchtime", "2s", "-benchtime of the testing.B benchmarks")
 	verbose := fs.Bool("v", false, "log progress to stderr")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the harness (with the in-process pipelines and sandboxes) there, for go tool pprof")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -71,6 +73,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *out == "" && *only == "" && !*smoke {
 		*out = "BENCHMARKS.md"
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: cpu profile: %v\n", err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	rep, err := bench.Run(ctx, cfg)
 	if rep != nil {
