@@ -355,8 +355,8 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 		return err
 	}
 	if err == nil && lc != nil {
-		// The advance renewed the lease for f.ttl.
-		lc.settled(held, sent.Add(f.ttl*9/10))
+		// The advance left at least half of f.ttl to the lease.
+		lc.settled(held, sent.Add(f.ttl*9/20))
 	}
 	return err
 }

@@ -64,7 +64,9 @@ SELECT count(*) FROM ended;
 -- name: AdvanceTask
 -- Records a fetched page under the fencing token, for a commit batch: the
 -- cursor to continue from, the items and drops, and the end of the task when
--- @stop is not empty. The expected page count makes a retried commit match
+-- @stop is not empty. The lease is renewed only once half of it has run: an
+-- unchanged lease_expires_at (an indexed column) lets PostgreSQL update the
+-- row in place (HOT), without new entries in the table's indexes. The expected page count makes a retried commit match
 -- no row. When it matches no row it fails with SQLSTATE CR001
 -- (crawl.expect_advanced), which rolls back the batch's implicit transaction.
 WITH a AS (
@@ -74,7 +76,9 @@ WITH a AS (
         credits_saved = credits_saved + @saved,
         state = CASE WHEN @stop::text = '' THEN 'leased' ELSE 'done' END,
         reason = NULLIF(@stop::text, ''),
-        lease_expires_at = CASE WHEN @stop::text = '' THEN now() + @ttl::interval END,
+        lease_expires_at = CASE WHEN @stop::text <> '' THEN NULL
+            WHEN lease_expires_at < now() + @ttl::interval / 2 THEN now() + @ttl::interval
+            ELSE lease_expires_at END,
         finished_at = CASE WHEN @stop::text = '' THEN NULL ELSE now() END,
         updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased' AND pages = @pages
