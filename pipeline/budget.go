@@ -109,6 +109,15 @@ type leaseCredits struct {
 	// answers not settled yet add to crawl.credit_usage.
 	billed int
 	usage  usageDelta
+	// sent is the page commit written but not read yet (SentCommit): it
+	// settles settling billed answers, which held still counts until it
+	// is read.
+	sent     *SentCommit
+	settling int
+	// await, when set, reads the sent commit the way the runner does
+	// (retries, the page's counters and its body budget) before a
+	// statement of the lease's own.
+	await func() error
 }
 
 // usageDelta is what answers to one endpoint add to crawl.credit_usage.
@@ -121,7 +130,7 @@ type usageDelta struct {
 
 // spare is what the lease holds beyond the credits in use or billed.
 func (lc *leaseCredits) spare() int64 {
-	n := lc.held - int64(lc.billed)
+	n := lc.held - int64(lc.billed+lc.settling)
 	if lc.inFlight {
 		n--
 	}
@@ -155,6 +164,71 @@ func (lc *leaseCredits) settled(held int64, validUntil time.Time) {
 func (lc *leaseCredits) lost() {
 	lc.billed, lc.usage = 0, usageDelta{}
 	lc.validUntil = time.Time{}
+}
+
+// send records that sc carries what lc had pending: answers from now on
+// count apart, for the next settle.
+func (lc *leaseCredits) send(sc *SentCommit) {
+	lc.sent, lc.settling = sc, lc.billed
+	lc.billed, lc.usage = 0, usageDelta{}
+}
+
+// Outcomes of a sent commit for its lease's credits (received).
+const (
+	commitSettled = iota // the batch went through: the lease holds held
+	commitFailed         // rolled back: what it carried is pending again
+	commitApplied        // an earlier attempt had settled it: held unknown
+)
+
+// received applies the outcome of sc, read by SentCommit.Wait.
+func (lc *leaseCredits) received(sc *SentCommit, held int64, outcome int) {
+	if lc.sent == sc {
+		lc.sent = nil
+	}
+	switch outcome {
+	case commitSettled:
+		lc.held = held
+	case commitFailed:
+		lc.billed += lc.settling
+		// Its usage joins what came since. Only pages of lists are sent
+		// ahead of their results, and a list's requests go to one
+		// endpoint; should another have come meanwhile, the counts go to
+		// its row (the credits stay exact).
+		u := sc.arg
+		if u.Endpoint != "" {
+			if lc.usage.endpoint == "" {
+				lc.usage.endpoint = u.Endpoint
+			}
+			lc.usage.requests += u.Requests
+			lc.usage.free += u.Free
+			lc.usage.rateLimited += u.RateLimited
+			lc.usage.errors += u.Errors
+			lc.usage.charged += u.CreditsCharged
+			if u.CreditsRemaining != nil && lc.usage.remaining == nil {
+				lc.usage.remaining = u.CreditsRemaining
+			}
+		}
+	case commitApplied:
+		lc.validUntil = time.Time{}
+	}
+	lc.settling = 0
+}
+
+// awaitPending reads the lease's sent commit, if any, before a statement
+// of the lease's own: the database must see the lease's statements in
+// order, and what the lease holds must be known. It returns the commit's
+// error.
+func (lc *leaseCredits) awaitPending(ctx context.Context) error {
+	if lc == nil {
+		return nil
+	}
+	if f := lc.await; f != nil {
+		return f()
+	}
+	if lc.sent == nil {
+		return nil
+	}
+	return lc.sent.Wait(ctx)
 }
 
 // withLease puts t's credits in the context of its requests, creating them
@@ -217,6 +291,16 @@ func (b *budget) reserve(ctx context.Context, _ string) error {
 	}
 	if lc.inFlight {
 		return nil // the retry of a request whose answer was lost reuses its credit
+	}
+	if lc.spare() > 0 && time.Now().Before(lc.validUntil) {
+		lc.inFlight = true
+		return nil
+	}
+	// Asking the database: the previous page's commit must be read first
+	// (its settle and this reservation both change what the lease holds),
+	// and a commit that failed sends nothing more.
+	if err := lc.awaitPending(context.WithoutCancel(ctx)); err != nil {
+		return err
 	}
 	if lc.spare() > 0 && time.Now().Before(lc.validUntil) {
 		lc.inFlight = true
@@ -389,7 +473,12 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 // the lease is gone. The credits the lease still holds go back when the
 // lease ends.
 func (b *budget) flush(ctx context.Context, lc *leaseCredits) {
-	if lc == nil || !lc.pending() {
+	if lc == nil {
+		return
+	}
+	// A commit still unread goes first: it may hand back what it carried.
+	_ = lc.awaitPending(context.WithoutCancel(ctx))
+	if !lc.pending() {
 		return
 	}
 	arg := lc.settleArgs(b.runID, false)

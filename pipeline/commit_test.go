@@ -45,14 +45,14 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 		}
 		return s
 	}
-	if err := c.commit(ctx, t1, page("u1")); err != nil {
+	if err := c.commit(ctx, t1, page("u1"), nil); err != nil {
 		t.Fatal(err)
 	}
 	// The same page again, as a retry whose first attempt went through.
 	if err := stale.Commit(ctx, runID, t1, PageCommit{Rows: &page("u2").Batch, Next: "c1", Items: 1}); !errors.Is(err, errAlreadyApplied) {
 		t.Fatalf("retried commit: %v, want errAlreadyApplied", err)
 	}
-	if err := c.commit(ctx, t1, page("u2")); err != nil {
+	if err := c.commit(ctx, t1, page("u2"), nil); err != nil {
 		t.Fatalf("commit treats an applied page as done: %v", err)
 	}
 	var pages, items int

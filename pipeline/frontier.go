@@ -301,7 +301,7 @@ type Drops struct {
 // (SettleCredits: billed answers become billed credits; a page that ends the
 // task gives the lease's spare credits back). They go as one pgx batch,
 // which runs in one implicit transaction: a single round trip (no BEGIN, no
-// COMMIT), which the next request of the list waits for.
+// COMMIT). Send writes the batch without waiting for its results.
 //
 // The advance goes first, under the fencing token: for a stale worker it
 // matches no row, crawl.expect_advanced aborts the batch and Commit returns
@@ -309,6 +309,36 @@ type Drops struct {
 // whose answer was lost is retried, the row already shows this page, and
 // Commit returns errAlreadyApplied without counting it again.
 func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommit) error {
+	sc, err := f.Send(ctx, runID, t, p)
+	if err != nil {
+		return err
+	}
+	return sc.Wait(ctx)
+}
+
+// SentCommit is a page's commit batch written to the server, its results
+// not read yet. The server runs the batch and commits it whether or not
+// they are ever read (a client killed after Send still has its page
+// committed), which is what lets the next request of the list leave before
+// Wait. Until Wait, the lease's credits keep what the settle moves
+// (leaseCredits.settling), and the connection stays with the batch.
+type SentCommit struct {
+	f      *Frontier
+	task   Task // as it was at Send: the page count and cursor the advance expects
+	next   string
+	lc     *leaseCredits
+	arg    settleParams // what the batch settles of lc
+	br     pgx.BatchResults
+	labels []string
+	sent   time.Time
+	done   bool
+	err    error
+}
+
+// Send queues and writes p's commit batch (see Commit) and returns
+// without reading its results. A failure to send returns at once, with
+// nothing applied.
+func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit) (*SentCommit, error) {
 	rows, children, next, items, stop, drops := p.Rows, p.Children, p.Next, p.Items, p.Stop, p.Drops
 	if rows == nil {
 		rows = &sinks.Batch{}
@@ -323,41 +353,65 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 	}
 	tasks, err := taskRows(children)
 	if err != nil {
-		return fmt.Errorf("add tasks: %w", err)
+		return nil, fmt.Errorf("add tasks: %w", err)
 	}
 	if tasks != nil {
 		insertTasks.Queue(&batch, addTasksParams{RunID: runID, ParentID: &t.ID}, tasks)
 		labels = append(labels, "add tasks")
 	}
+	sc := &SentCommit{f: f, task: *t, next: next, lc: t.credits, labels: labels}
 	// The settle goes last: the run's row and its usage rows, which every
 	// worker's commits update, stay locked only until the batch commits.
-	lc := t.credits
-	if lc != nil {
-		settleCredits.Queue(&batch, lc.settleArgs(runID, stop != ""))
+	if sc.lc != nil {
+		if err := sc.lc.awaitPending(ctx); err != nil {
+			return nil, err
+		}
+		sc.arg = sc.lc.settleArgs(runID, stop != "")
+		settleCredits.Queue(&batch, sc.arg)
 	}
-	sent := time.Now()
-	br := f.pool.SendBatch(ctx, &batch)
-	err = sinks.Results(br, labels)
+	sc.sent = time.Now()
+	sc.br = f.pool.SendBatch(ctx, &batch)
+	if sc.lc != nil {
+		sc.lc.send(sc)
+	}
+	return sc, nil
+}
+
+// Wait reads the results of the batch, once: the error is the commit's
+// (ErrLeaseLost, errAlreadyApplied, or the database's).
+func (sc *SentCommit) Wait(ctx context.Context) error {
+	if sc.done {
+		return sc.err
+	}
+	sc.done = true
+	err := sinks.Results(sc.br, sc.labels)
 	var held int64
-	if err == nil && lc != nil {
-		if err = br.QueryRow().Scan(&held); err != nil {
+	if err == nil && sc.lc != nil {
+		if err = sc.br.QueryRow().Scan(&held); err != nil {
 			err = fmt.Errorf("settle credits: %w", err)
 		}
 	}
-	if cerr := br.Close(); err == nil && cerr != nil {
+	if cerr := sc.br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
+	outcome := commitSettled
+	if err != nil {
+		outcome = commitFailed
+	}
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
-		err = f.notAdvanced(ctx, t, next)
-		if errors.Is(err, errAlreadyApplied) && lc != nil {
-			lc.lost() // the first attempt settled; what it left is unknown
+		err = sc.f.notAdvanced(ctx, &sc.task, sc.next)
+		if errors.Is(err, errAlreadyApplied) {
+			outcome = commitApplied // the first attempt settled; what it left is unknown
 		}
-		return err
 	}
-	if err == nil && lc != nil {
-		// The advance left at least half of f.ttl to the lease.
-		lc.settled(held, sent.Add(f.ttl*9/20))
+	if lc := sc.lc; lc != nil {
+		lc.received(sc, held, outcome)
+		if outcome == commitSettled {
+			// The advance left at least half of f.ttl to the lease.
+			lc.validUntil = sc.sent.Add(sc.f.ttl * 9 / 20)
+		}
 	}
+	sc.err = err
 	return err
 }
 

@@ -364,8 +364,12 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
 		return err // refresh_after: an earlier run's fetch is fresh
 	}
+	// prev is the page whose commit was sent while the next one is
+	// fetched; page reads it before anything else touches the task.
+	var prev *sentPage
 	for {
-		res, err := c.page(k, t)
+		res, sent, err := c.page(k, t, prev)
+		prev = nil
 		var fe fetchError
 		switch {
 		case errors.Is(err, ErrLeaseLost):
@@ -394,16 +398,74 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 			}
 			return err
 		}
-		if len(res.Children) > 0 {
-			c.wakeOthers()
-		}
 		if res.Stop != "" {
 			return nil
 		}
 		t.Cursor, t.Pages, t.Items = res.Next, t.Pages+1, t.Items+res.Items
+		prev = sent
 		if ctx.Err() != nil {
+			if err := c.await(prev); err != nil {
+				log.Warn("last page's commit failed at the stop; the task is released", "task_id", t.ID, "err", err)
+			}
 			return c.release(t)
 		}
+	}
+}
+
+// sentPage is a page whose commit batch is written, its results unread
+// (Frontier.Send), with what a retry needs.
+type sentPage struct {
+	sc       *SentCommit
+	task     Task // as at the send
+	res      *result
+	children []NewTask
+	start    time.Time
+	release  func() // the page's hold on the in-flight body budget
+	done     bool   // await ran: err is its result
+	err      error
+}
+
+// await reads a sent page's commit: a failure the synchronous commit
+// would have retried (a lost connection, a conflict) is retried the same
+// way; the page then counts as committed.
+func (c *crawl) await(p *sentPage) error {
+	if p == nil {
+		return nil
+	}
+	if p.done {
+		return p.err
+	}
+	p.done = true
+	p.err = c.awaitOnce(p)
+	return p.err
+}
+
+func (c *crawl) awaitOnce(p *sentPage) error {
+	defer p.release()
+	if lc := p.task.credits; lc != nil {
+		lc.await = nil
+	}
+	ctx := context.WithoutCancel(c.work)
+	err := p.sc.Wait(ctx)
+	if cl := classifyDB(err); cl == dbUnreachable || cl == dbConflict {
+		err = c.commit(ctx, &p.task, p.res, p.children)
+	} else if errors.Is(err, errAlreadyApplied) {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	c.committed(p.res, time.Since(p.start))
+	return nil
+}
+
+// committed counts a page whose commit went through.
+func (c *crawl) committed(res *result, took time.Duration) {
+	c.pages.Add(1)
+	c.rows.Add(int64(res.Batch.Len()))
+	c.observeCommit(res.Batch.Len(), took)
+	if len(res.Children) > 0 {
+		c.wakeOthers()
 	}
 }
 
@@ -414,15 +476,28 @@ type fetchError struct{ err error }
 func (e fetchError) Error() string { return e.err.Error() }
 func (e fetchError) Unwrap() error { return e.err }
 
-// page fetches and commits one page while a heartbeat keeps the task's lease
-// alive; if the lease is lost meanwhile, the request is cancelled.
-func (c *crawl) page(k *Kind, t *Task) (*result, error) {
+// page fetches one page while a heartbeat keeps the task's lease alive
+// (if the lease is lost meanwhile, the request is cancelled), then reads
+// prev's commit, the previous page's, which went on meanwhile, and commits
+// this one. A page that is not the task's last is only sent (Frontier.Send):
+// its results are read by the next call, or by await, so that the list's
+// next request leaves without waiting for them. The server commits a batch
+// it has whole even if the process dies before reading its results, so a
+// kill still costs at most the request in flight. When a sent commit fails
+// for good (the lease was lost, or the database refuses the page), the
+// next page, already requested, is discarded: one credit, and only then.
+func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, error) {
 	fctx, cancel := context.WithCancelCause(c.work)
 	defer cancel(nil)
 	// The page's bodies stay counted against the client's in-flight budget
 	// until its rows are committed (or it is given up).
 	fctx, releaseBodies := sources.HoldBodies(fctx)
-	defer releaseBodies()
+	held := true
+	defer func() {
+		if held {
+			releaseBodies()
+		}
+	}()
 	fctx, lc := withLease(fctx, t)
 	var rec *pageRecorder
 	if c.job.Archive {
@@ -446,38 +521,57 @@ func (c *crawl) page(k *Kind, t *Task) (*result, error) {
 			}
 		}
 	}()
+	if prev != nil {
+		// The previous page's commit is read before a statement of the
+		// lease's own, and before a read waits for the body budget it holds.
+		lc.await = func() error { return c.await(prev) }
+		fctx = sources.BeforeBudgetWait(fctx, func() { _ = c.await(prev) })
+	}
 	res, err := k.Fetch(fctx, c, t)
+	// The previous page's commit comes first: if it failed, this page
+	// (bought on the strength of its cursor) is discarded, and its billed
+	// answer stays in the lease's credits for the end of the lease.
+	if perr := c.await(prev); perr != nil {
+		return nil, nil, perr
+	}
 	if err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, ErrLeaseLost
+			return nil, nil, ErrLeaseLost
 		}
-		return nil, fetchError{err}
+		return nil, nil, fetchError{err}
 	}
 	c.budget.release(fctx, lc)
 	if err := c.stopAtSeen(fctx, k, t, res); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, ErrLeaseLost
+			return nil, nil, ErrLeaseLost
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	res.archive = rec.take()
+	children := c.children(res)
 	start := time.Now()
-	if err := c.commit(fctx, t, res); err != nil {
-		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, ErrLeaseLost
+	if res.Stop == "" {
+		// Not the last page: send, and let the next call read it. The
+		// batch must outlive this page's context.
+		sc, err := c.frontier.Send(context.WithoutCancel(c.work), c.runID, t, c.pageCommit(res, children))
+		if err == nil {
+			held = false
+			return res, &sentPage{sc: sc, task: *t, res: res, children: children, start: start, release: releaseBodies}, nil
 		}
-		return nil, err
 	}
-	c.observeCommit(res.Batch.Len(), time.Since(start))
-	return res, nil
+	if err := c.commit(fctx, t, res, children); err != nil {
+		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
+			return nil, nil, ErrLeaseLost
+		}
+		return nil, nil, err
+	}
+	c.committed(res, time.Since(start))
+	return res, nil, nil
 }
 
-// commit writes a page's rows, its children and the task's progress in one
-// transaction, retried with back-off on deadlock or serialization failure,
-// and while the database is unreachable. A retried commit that had in fact
-// gone through is recognised (Frontier.Commit answers errAlreadyApplied),
-// so a page is never counted twice.
-func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
+// children are the tasks res discovered that the job keeps: within
+// max_depth, with keys that can be stored (others are counted as drops).
+func (c *crawl) children(res *result) []NewTask {
 	children := make([]NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
 		if ch.Depth > c.job.Limits.MaxDepth {
@@ -491,10 +585,24 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 		}
 		children = append(children, ch)
 	}
-	err := c.retryDB(ctx, func(ctx context.Context) error {
+	return children
+}
+
+// pageCommit is what committing res records.
+func (c *crawl) pageCommit(res *result, children []NewTask) PageCommit {
+	return PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
+}
+
+// commit writes a page's rows, its children and the task's progress in one
+// transaction, retried with back-off on deadlock or serialization failure,
+// and while the database is unreachable. A retried commit that had in fact
+// gone through is recognised (Frontier.Commit answers errAlreadyApplied),
+// so a page is never counted twice.
+func (c *crawl) commit(ctx context.Context, t *Task, res *result, children []NewTask) error {
+	return c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
-			err = c.frontier.Commit(ctx, c.runID, t, PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive})
+			err = c.frontier.Commit(ctx, c.runID, t, c.pageCommit(res, children))
 			if classifyDB(err) == dbConflict {
 				return err
 			}
@@ -505,12 +613,6 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result) error {
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	c.pages.Add(1)
-	c.rows.Add(int64(res.Batch.Len()))
-	return nil
 }
 
 // fail ends a task according to the class of its error. Errors that stop

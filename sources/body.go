@@ -148,14 +148,14 @@ func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit in
 		want = cl
 	}
 	want = min(max(want, 1), b.size)
-	if err := b.sem.Acquire(ctx, want); err != nil {
+	if err := b.acquire(ctx, want); err != nil {
 		return nil, 0, err
 	}
 	grow := func() error {
 		b.sem.Release(want)
 		want = 0
 		full := min(limit+1, b.size)
-		if err := b.sem.Acquire(ctx, full); err != nil {
+		if err := b.acquire(ctx, full); err != nil {
 			return err
 		}
 		want = full
@@ -169,6 +169,30 @@ func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit in
 	n = min(n, want)
 	b.sem.Release(want - n)
 	return body, n, err
+}
+
+// acquire takes n bytes of the budget. Before it waits, the caller's
+// BeforeBudgetWait hook runs: a caller that holds budget it can give back
+// gives it back, so that no reader waits on budget its own caller holds.
+func (b *bodyBudget) acquire(ctx context.Context, n int64) error {
+	if b.sem.TryAcquire(n) {
+		return nil
+	}
+	if f, ok := ctx.Value(budgetWaitKey{}).(func()); ok {
+		f()
+	}
+	return b.sem.Acquire(ctx, n)
+}
+
+type budgetWaitKey struct{}
+
+// BeforeBudgetWait returns a context under which f runs before a body read
+// waits for the in-flight body budget. A caller that holds budget for a
+// page while it fetches the next (its commit in flight) passes the wait
+// for that commit, which releases it: with it, a read never waits for
+// budget that only its own caller could give back.
+func BeforeBudgetWait(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, budgetWaitKey{}, f)
 }
 
 // unknownLengthFirst is what a body of unknown length reserves first.
