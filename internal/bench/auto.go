@@ -91,7 +91,7 @@ func runQuotaAuto(ctx context.Context, e *env) (*outcome, error) {
 			Figure{Name: "fraction of the allowed rate, " + label, Value: m.fraction(), Aim: atLeast(0.95), Detail: detail,
 				Why: "the first 429s cost a pause each until the quota and its burst are measured; then the rate is held at 99.5% of the estimate and probes above it rarely (one pause per probe)."},
 			Figure{Name: "429s per 1000 requests after the first 10 s, " + label, Value: late.per1000(), Aim: atMost(5), Detail: detail,
-				Why: "one 429 event per probe (a hold of 15 s doubling to 2 minutes while the quota stays): the requests in flight when the first 429 was answered meet it too."},
+				Why: "one 429 event per probe (a hold of 60 s doubling to 2 minutes while the quota stays): the requests in flight when the first 429 was answered meet it too."},
 			settleFigure("seconds to reach 90% of R, "+label, secs, ok, quotaR, settleHold(d)),
 		)
 		total += len(m.dups)

@@ -71,7 +71,7 @@ func runDBCost(ctx context.Context, e *env) (*outcome, error) {
 		cpuOK = err == nil
 	}
 	f, _, _, _ := latencyFigure(up.sb.Arrivals(apiKey), t0.Add(warm), t0.Add(d), w, shortLatency, 0.93)
-	f.Why = "a worker's cycle is the latency plus its own work on the page: decoding, then the page's commit (one round trip, with PostgreSQL's work on the upserts while the other workers write theirs), plus a credit reservation when its block is used up."
+	f.Why = "a worker's cycle is the latency plus its own work on the page: decoding, then writing the page's commit batch, whose results are read while the next page is fetched (the round trip and PostgreSQL's work on the upserts are hidden behind the latency), plus a credit reservation when its block is used up."
 	out.figures = append(out.figures, f)
 	if pages > 0 {
 		out.figures = append(out.figures,

@@ -138,7 +138,7 @@ func runMemory(ctx context.Context, e *env) (*outcome, error) {
 			Name: fmt.Sprintf("peak RSS at %s followers", thousands(int64(marks[i]))), Value: float64(m.hwm) / (1 << 20), Unit: "MB",
 			Aim:    Aim{Op: "<=", Bound: memoryMaxMB, Text: fmt.Sprintf("≤ %d MB", memoryMaxMB)},
 			Detail: fmt.Sprintf("VmHWM when %d followers were committed, %.1f s into the run", m.followers, m.at.Seconds()),
-			Why:    "the crawler holds one page per worker; the frontier, the rows and the dedup live in PostgreSQL.",
+			Why:    "the crawler holds up to two pages per worker (one whose commit is read while the next is fetched), within the in-flight body budget; the frontier, the rows and the dedup live in PostgreSQL.",
 		})
 	}
 	growth := float64(got[len(got)-1].hwm) / float64(got[0].hwm)

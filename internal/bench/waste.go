@@ -66,7 +66,7 @@ func runWaste(ctx context.Context, e *env) (*outcome, error) {
 		extras = append(extras, fmt.Sprintf("%d->%+d", at, extra))
 	}
 	detail := fmt.Sprintf("kill at request n -> extra billable: %s", strings.Join(extras, ", "))
-	why := fmt.Sprintf("a killed process's in-flight requests were answered (and billed) but never committed; their tasks are taken over when the %s lease expires and those pages are bought again: at most one per worker.", "1s")
+	why := fmt.Sprintf("a killed process's in-flight requests were answered (and billed) but never committed; their tasks are taken over when the %s lease expires and those pages are bought again: at most one per worker. A worker's next request leaves while its page's commit is read, so at a kill most workers have one in flight.", "1s")
 	out.figures = append(out.figures,
 		Figure{Name: "extra billable requests per kill -9, mean", Value: float64(total) / float64(e.size.wasteKills), Detail: detail, Why: why},
 		Figure{Name: "extra billable requests per kill -9, max", Value: float64(worst),
