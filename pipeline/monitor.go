@@ -26,7 +26,9 @@ type Observer interface {
 	// AfterResponse hook), after the credit accounting.
 	Request(o sources.Outcome)
 	// PageCommitted is called after each page (or object) is committed,
-	// with its rows and how long the commit took, retries included.
+	// with its rows and how long the worker spent on the commit, retries
+	// included (a list page's results are read after its next page is
+	// fetched: a commit that finished meanwhile costs no wait).
 	PageCommitted(rows int, took time.Duration)
 	// Progress is called about once a second while the run works, and a
 	// last time with Final set when this process is done with the run.

@@ -419,9 +419,9 @@ type sentPage struct {
 	task     Task // as at the send
 	res      *result
 	children []NewTask
-	start    time.Time
-	release  func() // the page's hold on the in-flight body budget
-	done     bool   // await ran: err is its result
+	sending  time.Duration // how long writing the batch took
+	release  func()        // the page's hold on the in-flight body budget
+	done     bool          // await ran: err is its result
 	err      error
 }
 
@@ -446,6 +446,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 		lc.await = nil
 	}
 	ctx := context.WithoutCancel(c.work)
+	start := time.Now()
 	err := p.sc.Wait(ctx)
 	if cl := classifyDB(err); cl == dbUnreachable || cl == dbConflict {
 		err = c.commit(ctx, &p.task, p.res, p.children)
@@ -455,7 +456,9 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 	if err != nil {
 		return err
 	}
-	c.committed(p.res, time.Since(p.start))
+	// The worker's time on the commit: writing it, and reading results
+	// that mostly came while the next page was fetched.
+	c.committed(p.res, p.sending+time.Since(start))
 	return nil
 }
 
@@ -556,7 +559,7 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 		sc, err := c.frontier.Send(context.WithoutCancel(c.work), c.runID, t, c.pageCommit(res, children))
 		if err == nil {
 			held = false
-			return res, &sentPage{sc: sc, task: *t, res: res, children: children, start: start, release: releaseBodies}, nil
+			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: releaseBodies}, nil
 		}
 	}
 	if err := c.commit(fctx, t, res, children); err != nil {

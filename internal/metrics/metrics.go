@@ -98,7 +98,7 @@ func New(runID int64, job, version string) *Metrics {
 	m.rows = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawler_rows_committed_total", Help: "Rows written to the data tables."})
 	f(m.rows)
 	m.commit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "crawler_page_commit_seconds",
-		Help: "Time to commit one page (rows, discovered tasks and cursor in one transaction), retries included.", Buckets: CommitBuckets})
+		Help: "Time a worker spends committing one page (rows, discovered tasks and cursor in one transaction): writing it and reading its results, which for a list page come while its next page is fetched; retries included.", Buckets: CommitBuckets})
 	f(m.commit)
 	m.rate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_rate_limit_requests_per_second", Help: "The rate control's current request ceiling (0: none)."})
 	f(m.rate)
