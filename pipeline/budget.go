@@ -109,11 +109,15 @@ type leaseCredits struct {
 	// answers not settled yet add to crawl.credit_usage.
 	billed int
 	usage  usageDelta
-	// sent is the page commit written but not read yet (SentCommit): it
-	// settles settling billed answers, which held still counts until it
-	// is read.
-	sent     *SentCommit
-	settling int
+	// carry is the settle of the last commit sent and not known to have
+	// gone through (written but unread, or failed and to be retried): its
+	// billed answers, which held still counts until it is read. A retry of
+	// that commit carries exactly it again, whatever answers came since
+	// (they wait in billed and usage for the next settle); a commit that
+	// fails for good gives it back to billed and usage (giveBack). sent is
+	// the commit written but not read yet.
+	carry *settleParams
+	sent  *SentCommit
 	// await, when set, reads the sent commit the way the runner does
 	// (retries, the page's counters and its body budget) before a
 	// statement of the lease's own.
@@ -130,7 +134,10 @@ type usageDelta struct {
 
 // spare is what the lease holds beyond the credits in use or billed.
 func (lc *leaseCredits) spare() int64 {
-	n := lc.held - int64(lc.billed+lc.settling)
+	n := lc.held - int64(lc.billed)
+	if lc.carry != nil {
+		n -= int64(lc.carry.Billed)
+	}
 	if lc.inFlight {
 		n--
 	}
@@ -166,17 +173,23 @@ func (lc *leaseCredits) lost() {
 	lc.validUntil = time.Time{}
 }
 
-// send records that sc carries what lc had pending: answers from now on
-// count apart, for the next settle.
-func (lc *leaseCredits) send(sc *SentCommit) {
-	lc.sent, lc.settling = sc, lc.billed
-	lc.billed, lc.usage = 0, usageDelta{}
+// settleFor is what the commit being sent settles: the carried settle of
+// an earlier attempt of it, or else everything pending, which moves into
+// carry. end gives back the lease's other credits.
+func (lc *leaseCredits) settleFor(runID int64, end bool) settleParams {
+	if lc.carry == nil {
+		a := lc.settleArgs(runID, end)
+		lc.carry = &a
+		lc.billed, lc.usage = 0, usageDelta{}
+	}
+	lc.carry.End = end
+	return *lc.carry
 }
 
 // Outcomes of a sent commit for its lease's credits (received).
 const (
 	commitSettled = iota // the batch went through: the lease holds held
-	commitFailed         // rolled back: what it carried is pending again
+	commitFailed         // rolled back, or unknown: the carry stays for a retry
 	commitApplied        // an earlier attempt had settled it: held unknown
 )
 
@@ -187,31 +200,39 @@ func (lc *leaseCredits) received(sc *SentCommit, held int64, outcome int) {
 	}
 	switch outcome {
 	case commitSettled:
-		lc.held = held
-	case commitFailed:
-		lc.billed += lc.settling
-		// Its usage joins what came since. Only pages of lists are sent
-		// ahead of their results, and a list's requests go to one
-		// endpoint; should another have come meanwhile, the counts go to
-		// its row (the credits stay exact).
-		u := sc.arg
-		if u.Endpoint != "" {
-			if lc.usage.endpoint == "" {
-				lc.usage.endpoint = u.Endpoint
-			}
-			lc.usage.requests += u.Requests
-			lc.usage.free += u.Free
-			lc.usage.rateLimited += u.RateLimited
-			lc.usage.errors += u.Errors
-			lc.usage.charged += u.CreditsCharged
-			if u.CreditsRemaining != nil && lc.usage.remaining == nil {
-				lc.usage.remaining = u.CreditsRemaining
-			}
-		}
+		lc.held, lc.carry = held, nil
 	case commitApplied:
-		lc.validUntil = time.Time{}
+		lc.carry, lc.validUntil = nil, time.Time{}
 	}
-	lc.settling = 0
+}
+
+// giveBack returns the carry of a commit that failed for good to billed and
+// usage, for the lease's next settle (its end, as the task fails or the
+// lease is lost: a billed answer still counts). Only pages of lists are
+// sent ahead of their results, and a list's requests go to one endpoint;
+// should another have come meanwhile, the carried counts go to its row
+// (the credits stay exact).
+func (lc *leaseCredits) giveBack() {
+	u := lc.carry
+	if u == nil {
+		return
+	}
+	lc.carry = nil
+	lc.billed += u.Billed
+	if u.Endpoint == "" {
+		return
+	}
+	if lc.usage.endpoint == "" {
+		lc.usage.endpoint = u.Endpoint
+	}
+	lc.usage.requests += u.Requests
+	lc.usage.free += u.Free
+	lc.usage.rateLimited += u.RateLimited
+	lc.usage.errors += u.Errors
+	lc.usage.charged += u.CreditsCharged
+	if u.CreditsRemaining != nil && lc.usage.remaining == nil {
+		lc.usage.remaining = u.CreditsRemaining
+	}
 }
 
 // awaitPending reads the lease's sent commit, if any, before a statement
@@ -476,8 +497,10 @@ func (b *budget) flush(ctx context.Context, lc *leaseCredits) {
 	if lc == nil {
 		return
 	}
-	// A commit still unread goes first: it may hand back what it carried.
+	// A commit still unread goes first; what a failed one carried is
+	// settled here (a billed answer counts even when the lease is gone).
 	_ = lc.awaitPending(context.WithoutCancel(ctx))
+	lc.giveBack()
 	if !lc.pending() {
 		return
 	}

@@ -321,7 +321,7 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 // they are ever read (a client killed after Send still has its page
 // committed), which is what lets the next request of the list leave before
 // Wait. Until Wait, the lease's credits keep what the settle moves
-// (leaseCredits.settling), and the connection stays with the batch.
+// (leaseCredits.carry), and the connection stays with the batch.
 type SentCommit struct {
 	f      *Frontier
 	task   Task // as it was at Send: the page count and cursor the advance expects
@@ -366,13 +366,13 @@ func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit)
 		if err := sc.lc.awaitPending(ctx); err != nil {
 			return nil, err
 		}
-		sc.arg = sc.lc.settleArgs(runID, stop != "")
+		sc.arg = sc.lc.settleFor(runID, stop != "")
 		settleCredits.Queue(&batch, sc.arg)
 	}
 	sc.sent = time.Now()
 	sc.br = f.pool.SendBatch(ctx, &batch)
 	if sc.lc != nil {
-		sc.lc.send(sc)
+		sc.lc.sent = sc
 	}
 	return sc, nil
 }

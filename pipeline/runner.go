@@ -370,33 +370,8 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	for {
 		res, sent, err := c.page(k, t, prev)
 		prev = nil
-		var fe fetchError
-		switch {
-		case errors.Is(err, ErrLeaseLost):
-			log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
-			c.budget.flush(c.work, t.credits) // a billed answer still counts
-			return nil
-		case errors.Is(err, errRunStopping):
-			return c.release(t) // it was waiting for the budget: nothing sent
-		case errors.As(err, new(*unstorableError)):
-			// A single-object page whose key cannot be stored: only this
-			// task fails, and a resume does not buy the object again.
-			log.Warn("object cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-			return c.finish(t, StateFailed, err.Error())
-		case errors.As(err, &fe):
-			return c.fail(log, t, fe.err)
-		case isDataError(err):
-			// This page cannot be stored (the upstream sent something the
-			// schema refuses): the task fails with the reason, the run goes on.
-			log.Warn("page cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-			return c.finish(t, StateFailed, "cannot store page: "+err.Error())
-		case err != nil:
-			c.stop(err)
-			_ = c.release(t)
-			if c.work.Err() != nil {
-				return nil
-			}
-			return err
+		if err != nil {
+			return c.pageFailed(log, t, err)
 		}
 		if res.Stop != "" {
 			return nil
@@ -404,11 +379,46 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		t.Cursor, t.Pages, t.Items = res.Next, t.Pages+1, t.Items+res.Items
 		prev = sent
 		if ctx.Err() != nil {
+			// Stopping: the last page's commit is read, and a failure of
+			// it is handled as any other.
 			if err := c.await(prev); err != nil {
-				log.Warn("last page's commit failed at the stop; the task is released", "task_id", t.ID, "err", err)
+				return c.pageFailed(log, t, err)
 			}
 			return c.release(t)
 		}
+	}
+}
+
+// pageFailed ends t's lease after page (or the commit of the page before
+// it) failed with err, according to the kind of failure.
+func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
+	var fe fetchError
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
+		c.budget.flush(c.work, t.credits) // a billed answer still counts
+		return nil
+	case errors.Is(err, errRunStopping):
+		return c.release(t) // it was waiting for the budget: nothing sent
+	case errors.As(err, new(*unstorableError)):
+		// A single-object page whose key cannot be stored: only this
+		// task fails, and a resume does not buy the object again.
+		log.Warn("object cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
+		return c.finish(t, StateFailed, err.Error())
+	case errors.As(err, &fe):
+		return c.fail(log, t, fe.err)
+	case isDataError(err):
+		// This page cannot be stored (the upstream sent something the
+		// schema refuses): the task fails with the reason, the run goes on.
+		log.Warn("page cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
+		return c.finish(t, StateFailed, "cannot store page: "+err.Error())
+	default:
+		c.stop(err)
+		_ = c.release(t)
+		if c.work.Err() != nil {
+			return nil
+		}
+		return err
 	}
 }
 
@@ -442,10 +452,9 @@ func (c *crawl) await(p *sentPage) error {
 
 func (c *crawl) awaitOnce(p *sentPage) error {
 	defer p.release()
-	if lc := p.task.credits; lc != nil {
-		lc.await = nil
-	}
-	ctx := context.WithoutCancel(c.work)
+	// Under c.work, as the synchronous commit: the run's hard stop ends a
+	// stuck read (a batch the server has whole still commits).
+	ctx := c.work
 	start := time.Now()
 	err := p.sc.Wait(ctx)
 	if cl := classifyDB(err); cl == dbUnreachable || cl == dbConflict {
@@ -454,6 +463,9 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 		err = nil
 	}
 	if err != nil {
+		if lc := p.task.credits; lc != nil {
+			lc.giveBack() // failed for good: the lease settles it again
+		}
 		return err
 	}
 	// The worker's time on the commit: writing it, and reading results
@@ -526,8 +538,10 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 	}()
 	if prev != nil {
 		// The previous page's commit is read before a statement of the
-		// lease's own, and before a read waits for the body budget it holds.
+		// lease's own, and before a read waits for the body budget it
+		// holds; its failure stays the answer for the rest of the page.
 		lc.await = func() error { return c.await(prev) }
+		defer func() { lc.await = nil }()
 		fctx = sources.BeforeBudgetWait(fctx, func() { _ = c.await(prev) })
 	}
 	res, err := k.Fetch(fctx, c, t)
@@ -555,8 +569,8 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 	start := time.Now()
 	if res.Stop == "" {
 		// Not the last page: send, and let the next call read it. The
-		// batch must outlive this page's context.
-		sc, err := c.frontier.Send(context.WithoutCancel(c.work), c.runID, t, c.pageCommit(res, children))
+		// batch outlives this page's context (not the run's hard stop).
+		sc, err := c.frontier.Send(c.work, c.runID, t, c.pageCommit(res, children))
 		if err == nil {
 			held = false
 			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: releaseBodies}, nil
@@ -602,7 +616,7 @@ func (c *crawl) pageCommit(res *result, children []NewTask) PageCommit {
 // gone through is recognised (Frontier.Commit answers errAlreadyApplied),
 // so a page is never counted twice.
 func (c *crawl) commit(ctx context.Context, t *Task, res *result, children []NewTask) error {
-	return c.retryDB(ctx, func(ctx context.Context) error {
+	err := c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
 			err = c.frontier.Commit(ctx, c.runID, t, c.pageCommit(res, children))
@@ -616,6 +630,12 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result, children []New
 		}
 		return err
 	})
+	if err != nil && t.credits != nil {
+		// Failed for good: what its settle carried is the lease's to
+		// settle again (at its end, or with its next commit).
+		t.credits.giveBack()
+	}
+	return err
 }
 
 // fail ends a task according to the class of its error. Errors that stop
