@@ -35,5 +35,5 @@ schema-doc: ensure-postgres ## Regenerate docs/schema.md (the data dictionary) f
 demo: ## Run the demo (scripts/demo.sh)
 	@scripts/demo.sh
 
-bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway PostgreSQL (~15 min); writes BENCHMARKS.md
+bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
 	$(GO) run ./internal/tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)
