@@ -730,8 +730,10 @@ func (rc *rateControl) cameBack(now time.Time) {
 	if rc.pending != nil || !rc.jumping(now) {
 		return
 	}
+	// Leading other processes, their part is sent at the rate they were
+	// given (others) and only this one's successes are seen.
 	w := now.Sub(rc.holdEnd)
-	if w < returnConfirm || float64(rc.hist.count(rc.holdEnd, now)) < 0.9*rc.high*w.Seconds() {
+	if w < returnConfirm || float64(rc.hist.count(rc.holdEnd, now))+rc.others()*w.Seconds() < 0.9*rc.high*w.Seconds() {
 		return
 	}
 	rc.known, rc.high = rc.high, 0

@@ -505,3 +505,43 @@ func TestRateControlSharedQuotaAbsorbsADeath(t *testing.T) {
 		t.Errorf("after: %.2f/s, want >= %.2f", after, 0.93*R)
 	}
 }
+
+// Two processes share the key through a drop of the quota and its return:
+// the leader takes the quota back from its own successes and what the
+// other sends, and both send their half of it again.
+func TestRateControlSharedQuotaComesBack(t *testing.T) {
+	t.Parallel()
+	const B = 10
+	t0 := time.Unix(7_000_000, 0)
+	up := &simUpstream{lim: rate.NewLimiter(50, B)}
+	up.lim.AllowN(t0, 0)
+	hub := &simHub{}
+	rcs := []*rateControl{newRateControl(0, 1), nil}
+	hub.join(t0, rcs[0])
+	phase := 60 * time.Second
+	runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, 3*phase, func(now time.Time) {
+		if rcs[1] == nil && now.Sub(t0) >= 500*time.Millisecond {
+			rcs[1] = newRateControl(0, 1)
+			rcs[1].now = rcs[0].now
+			hub.join(now, rcs[1])
+		}
+		switch i := int(now.Sub(t0) / phase); {
+		case i == 1 && up.lim.Limit() == 50:
+			up.lim.SetLimitAt(now, 20)
+		case i == 2 && up.lim.Limit() == 20:
+			up.lim.SetLimitAt(now, 50)
+		}
+		hub.tick(now, func(*simMember) bool { return false })
+	})
+	from, to := t0.Add(2*phase+15*time.Second), t0.Add(3*phase)
+	for i, r := range runs {
+		got := float64(r.count(r.oks, from, to)) / to.Sub(from).Seconds()
+		t.Logf("process %d: %.2f/s from 15 s after the return; estimate %.2f", i+1, got, rcs[i].known)
+		if math.Abs(got-25) > 2.5 {
+			t.Errorf("process %d: %.2f/s after the quota came back, want 25 +- 10%%", i+1, got)
+		}
+	}
+	if n := runs[0].count(runs[0].limited, t0.Add(2*phase+5*time.Second), to) + runs[1].count(runs[1].limited, t0.Add(2*phase+5*time.Second), to); n != 0 {
+		t.Errorf("%d 429s after the return, want 0", n)
+	}
+}
