@@ -113,14 +113,13 @@ type leaseCredits struct {
 	// gone through (written but unread, or failed and to be retried): its
 	// billed answers, which held still counts until it is read. A retry of
 	// that commit carries exactly it again, whatever answers came since
-	// (they wait in billed and usage for the next settle); a commit that
-	// fails for good gives it back to billed and usage (giveBack). sent is
-	// the commit written but not read yet.
+	// (they wait in billed and usage for the next settle); when the lease
+	// ends after a commit that failed for good, flush gives it back to
+	// billed and usage (giveBack).
 	carry *settleParams
-	sent  *SentCommit
-	// await, when set, reads the sent commit the way the runner does
-	// (retries, the page's counters and its body budget) before a
-	// statement of the lease's own.
+	// await, set by the runner while a page's commit is unread, reads it
+	// (retries, the page's counters and its body budget included) before a
+	// statement of the lease's own, and returns its error.
 	await func() error
 }
 
@@ -193,11 +192,8 @@ const (
 	commitApplied        // an earlier attempt had settled it: held unknown
 )
 
-// received applies the outcome of sc, read by SentCommit.Wait.
-func (lc *leaseCredits) received(sc *SentCommit, held int64, outcome int) {
-	if lc.sent == sc {
-		lc.sent = nil
-	}
+// received applies the outcome of a sent commit, read by SentCommit.Wait.
+func (lc *leaseCredits) received(held int64, outcome int) {
 	switch outcome {
 	case commitSettled:
 		lc.held, lc.carry = held, nil
@@ -235,21 +231,25 @@ func (lc *leaseCredits) giveBack() {
 	}
 }
 
-// awaitPending reads the lease's sent commit, if any, before a statement
+// awaitPending reads the lease's unread commit, if any, before a statement
 // of the lease's own: the database must see the lease's statements in
 // order, and what the lease holds must be known. It returns the commit's
 // error.
-func (lc *leaseCredits) awaitPending(ctx context.Context) error {
-	if lc == nil {
+func (lc *leaseCredits) awaitPending() error {
+	if lc == nil || lc.await == nil {
 		return nil
 	}
-	if f := lc.await; f != nil {
-		return f()
+	return lc.await()
+}
+
+// takeSpare spends one of the lease's spare credits on the next request,
+// while the lease cannot have expired.
+func (lc *leaseCredits) takeSpare() bool {
+	if lc.spare() > 0 && time.Now().Before(lc.validUntil) {
+		lc.inFlight = true
+		return true
 	}
-	if lc.sent == nil {
-		return nil
-	}
-	return lc.sent.Wait(ctx)
+	return false
 }
 
 // withLease puts t's credits in the context of its requests, creating them
@@ -313,18 +313,16 @@ func (b *budget) reserve(ctx context.Context, _ string) error {
 	if lc.inFlight {
 		return nil // the retry of a request whose answer was lost reuses its credit
 	}
-	if lc.spare() > 0 && time.Now().Before(lc.validUntil) {
-		lc.inFlight = true
+	if lc.takeSpare() {
 		return nil
 	}
 	// Asking the database: the previous page's commit must be read first
 	// (its settle and this reservation both change what the lease holds),
 	// and a commit that failed sends nothing more.
-	if err := lc.awaitPending(context.WithoutCancel(ctx)); err != nil {
+	if err := lc.awaitPending(); err != nil {
 		return err
 	}
-	if lc.spare() > 0 && time.Now().Before(lc.validUntil) {
-		lc.inFlight = true
+	if lc.takeSpare() {
 		return nil
 	}
 	block := int64(creditBlock)
@@ -499,7 +497,7 @@ func (b *budget) flush(ctx context.Context, lc *leaseCredits) {
 	}
 	// A commit still unread goes first; what a failed one carried is
 	// settled here (a billed answer counts even when the lease is gone).
-	_ = lc.awaitPending(context.WithoutCancel(ctx))
+	_ = lc.awaitPending()
 	lc.giveBack()
 	if !lc.pending() {
 		return

@@ -20,12 +20,12 @@ func TestRetriedCommitCarriesOnlyItsOwnSettle(t *testing.T) {
 	if lc.spare() != 14 {
 		t.Fatalf("spare %d with one carried and one new billed answer, want 14", lc.spare())
 	}
-	lc.received(nil, 0, commitFailed) // the connection dropped: unknown
+	lc.received(0, commitFailed) // the connection dropped: unknown
 	retry := lc.settleFor(7, false)
 	if retry != first {
 		t.Fatalf("retry settles %+v, want exactly the first attempt's %+v", retry, first)
 	}
-	lc.received(nil, 0, commitApplied) // the first attempt had gone through
+	lc.received(0, commitApplied) // the first attempt had gone through
 	if lc.carry != nil || lc.billed != 1 || lc.usage.requests != 1 {
 		t.Fatalf("after the applied retry: carry %v, billed %d, usage %+v; want the next page's answer pending", lc.carry, lc.billed, lc.usage)
 	}

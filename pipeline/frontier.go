@@ -363,17 +363,11 @@ func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit)
 	// The settle goes last: the run's row and its usage rows, which every
 	// worker's commits update, stay locked only until the batch commits.
 	if sc.lc != nil {
-		if err := sc.lc.awaitPending(ctx); err != nil {
-			return nil, err
-		}
 		sc.arg = sc.lc.settleFor(runID, stop != "")
 		settleCredits.Queue(&batch, sc.arg)
 	}
 	sc.sent = time.Now()
 	sc.br = f.pool.SendBatch(ctx, &batch)
-	if sc.lc != nil {
-		sc.lc.sent = sc
-	}
 	return sc, nil
 }
 
@@ -405,7 +399,7 @@ func (sc *SentCommit) Wait(ctx context.Context) error {
 		}
 	}
 	if lc := sc.lc; lc != nil {
-		lc.received(sc, held, outcome)
+		lc.received(held, outcome)
 		if outcome == commitSettled {
 			// The advance left at least half of f.ttl to the lease.
 			lc.validUntil = sc.sent.Add(sc.f.ttl * 9 / 20)

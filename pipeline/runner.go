@@ -463,10 +463,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 		err = nil
 	}
 	if err != nil {
-		if lc := p.task.credits; lc != nil {
-			lc.giveBack() // failed for good: the lease settles it again
-		}
-		return err
+		return err // the lease's end settles what it carried (flush)
 	}
 	// The worker's time on the commit: writing it, and reading results
 	// that mostly came while the next page was fetched.
@@ -616,7 +613,7 @@ func (c *crawl) pageCommit(res *result, children []NewTask) PageCommit {
 // gone through is recognised (Frontier.Commit answers errAlreadyApplied),
 // so a page is never counted twice.
 func (c *crawl) commit(ctx context.Context, t *Task, res *result, children []NewTask) error {
-	err := c.retryDB(ctx, func(ctx context.Context) error {
+	return c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
 			err = c.frontier.Commit(ctx, c.runID, t, c.pageCommit(res, children))
@@ -630,12 +627,6 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result, children []New
 		}
 		return err
 	})
-	if err != nil && t.credits != nil {
-		// Failed for good: what its settle carried is the lease's to
-		// settle again (at its end, or with its next commit).
-		t.credits.giveBack()
-	}
-	return err
 }
 
 // fail ends a task according to the class of its error. Errors that stop
