@@ -11,7 +11,7 @@ help: ## List targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 test: ensure-postgres ensure-chromium vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
-	$(GO) run ./internal/tools/withpg -- $(GO) test -race -count=1 ./...
+	$(GO) run ./tools/withpg -- $(GO) test -race -count=1 ./...
 
 vet: ## go vet ./...
 	$(GO) vet ./...
@@ -30,10 +30,10 @@ build: ## Build bin/crawler from ./cmd/crawler
 	$(GO) build -buildvcs=true -o $(BIN)/crawler ./cmd/crawler
 
 schema-doc: ensure-postgres ## Regenerate docs/schema.md (the data dictionary) from a freshly migrated throwaway database
-	$(GO) run ./internal/tools/withpg -- $(GO) run ./internal/tools/schemadoc -out docs/schema.md
+	$(GO) run ./tools/withpg -- $(GO) run ./tools/schemadoc -out docs/schema.md
 
 demo: ## Run the demo (scripts/demo.sh)
 	@scripts/demo.sh
 
 bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
-	$(GO) run ./internal/tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)
+	$(GO) run ./tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)

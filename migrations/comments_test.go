@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // uncommented lists, from the catalog, every schema, table, view and column

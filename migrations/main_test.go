@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {

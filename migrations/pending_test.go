@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // Pending reads what goose applied without writing: none on a migrated

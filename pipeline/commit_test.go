@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // A page's commit is one batch in an implicit transaction, fenced by its

@@ -9,9 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // Far from the budget a lease reserves a block of creditBlock credits and

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // closedAddr is a local TCP address nothing listens on.

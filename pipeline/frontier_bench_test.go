@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // BenchmarkLeaseAndFinish leases the next task of a run and finishes it, one

@@ -10,10 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 const testKey = "sk-pipeline-test-91b2"

@@ -12,10 +12,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // onMessage is a slog handler that calls f for every record whose message

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // During a database outage longer than lease_timeout the heartbeat cannot

@@ -11,9 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // atDay is a bundle on pool whose sandbox is at world day day.

@@ -14,11 +14,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/socialcrawl/crawler/internal/netfault"
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/testkit/netfault"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // outageJob is 1 + 50 + 50 = 101 pages: a profile and its two lists of

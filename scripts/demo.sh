@@ -25,7 +25,7 @@ done
 base_url=$(grep -o 'http://[^ ]*/api' "$sandbox_out" | head -1)
 echo "demo: sandbox at $base_url"
 
-go run ./internal/tools/withpg -- bash -c '
+go run ./tools/withpg -- bash -c '
 set -euo pipefail
 bin/crawler run --base-url "$0" --log-level warn jobs.example.yaml
 echo

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-postgres.sh: make sure the PostgreSQL server binaries (initdb, pg_ctl,
-# postgres) that internal/pgtmp needs are installed. Looks where pgtmp looks:
+# postgres) that testkit/pgtmp needs are installed. Looks where pgtmp looks:
 # /usr/lib/postgresql/*/bin (highest version), then PATH. If they are missing
 # and we are root on Debian/Ubuntu, installs the distribution's postgresql
 # package without creating or starting its default cluster. Idempotent; quiet

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // BenchmarkWriteFollowersPage writes a followers page (50 users + 50 follow

@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // The content migrations (00003 and later) go down cleanly to the accounts

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 func TestCommentKeyStable(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // A trimmed list entry (only playCount) never erases what a full object said,

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 func TestWriteIsIdempotent(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/netfault"
+	"github.com/socialcrawl/crawler/testkit/netfault"
 )
 
 // gateLog is a transport that records, for every round trip that starts

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // kill -9 of the real binary mid-run with max_credits N, then a resume:

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 const cliKey = "sk-cli-secret-5d0e"

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/socialcrawl/crawler/internal/bench"
-	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/testkit/bench"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // Generous margins: the machine running the suite is small and shared.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

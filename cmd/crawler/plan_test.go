@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 type planOut struct {

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/internal/report"
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // reportJob harvests profiles (with their followers' profiles, so many

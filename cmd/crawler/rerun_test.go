@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // The same `crawler run JOB` after kill -9 (at several points) or SIGTERM

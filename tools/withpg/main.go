@@ -1,6 +1,6 @@
 // Command withpg runs a command with DATABASE_URL pointing at PostgreSQL.
 //
-//	go run ./internal/tools/withpg -- go test -race -count=1 ./...
+//	go run ./tools/withpg -- go test -race -count=1 ./...
 //
 // If DATABASE_URL is set, withpg just runs the command. Otherwise it starts a
 // throwaway cluster (package pgtmp), runs the command with DATABASE_URL
@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/pgtmp"
+	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
 const (
@@ -53,7 +53,7 @@ DATABASE_URL, and removes the cluster when CMD exits or on SIGINT/SIGTERM.
 Exits with CMD's exit code.
 
 Example:
-  go run ./internal/tools/withpg -- go test -race -count=1 ./...
+  go run ./tools/withpg -- go test -race -count=1 ./...
 
 Flags:
 `)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialcrawl/crawler/internal/pgtest"
 	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
-const docPath = "../../../docs/schema.md"
+const docPath = "../../docs/schema.md"
 
 // TestSchemaDocCurrent regenerates the data dictionary from a migrated test
 // database and fails when docs/schema.md differs: a migration changed the

@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/pgtmp"
+	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
 // EnvDatabaseURL names the environment variable holding the URL of the

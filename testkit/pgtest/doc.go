@@ -22,7 +22,7 @@
 // DATABASE_URL (a postgres:// URL; its role needs CREATEDB) picks the server.
 // When it is unset, Main starts a throwaway cluster with package pgtmp for the
 // package's tests and removes it afterwards. make test runs all packages
-// through internal/tools/withpg, which starts one cluster and exports its URL
+// through tools/withpg, which starts one cluster and exports its URL
 // as DATABASE_URL, so packages share it instead of starting one each.
 //
 // Each DB call creates a database named pgtest_<random> (about 30-150 ms),

@@ -1,7 +1,7 @@
 // Command schemadoc writes the data dictionary (docs/schema.md) from the
 // PostgreSQL catalog of a freshly migrated database:
 //
-//	go run ./internal/tools/withpg -- go run ./internal/tools/schemadoc -out docs/schema.md
+//	go run ./tools/withpg -- go run ./tools/schemadoc -out docs/schema.md
 //
 // (make schema-doc). It creates a scratch database on the server in
 // DATABASE_URL (the role needs CREATEDB), applies every migration, reads the
@@ -48,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
-		fmt.Fprintln(stderr, "schemadoc: DATABASE_URL is not set (run it under go run ./internal/tools/withpg --)")
+		fmt.Fprintln(stderr, "schemadoc: DATABASE_URL is not set (run it under go run ./tools/withpg --)")
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -158,7 +158,7 @@ func Generate(ctx context.Context, pool *pgxpool.Pool) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Data dictionary\n\n")
 	fmt.Fprintf(&b, "Generated from the PostgreSQL catalog after migration %d by `make schema-doc`\n", version)
-	fmt.Fprintf(&b, "(`internal/tools/schemadoc`); do not edit by hand. A test fails when this file\n")
+	fmt.Fprintf(&b, "(`tools/schemadoc`); do not edit by hand. A test fails when this file\n")
 	fmt.Fprintf(&b, "does not match the migrations. The text of each entry is its `COMMENT ON`.\n\n")
 	for _, s := range schemas {
 		fmt.Fprintf(&b, "- [`%s`](#schema-%s): %s\n", s.name, s.name, inline(s.comment))

@@ -32,7 +32,7 @@ func runGoBench(ctx context.Context, e *env) (*outcome, error) {
 	runErr := cmd.Run()
 	for _, b := range parseGoBench(stdout.String()) {
 		f := Figure{Name: b.Name, Value: b.NsPerOp / 1e3, Unit: "µs/op", Detail: b.detail(),
-			Command: fmt.Sprintf("go run ./internal/tools/withpg -- go test -run '^$' -bench '%s' -benchtime %s -benchmem %s", b.pattern(), e.cfg.BenchTime, b.Dir())}
+			Command: fmt.Sprintf("go run ./tools/withpg -- go test -run '^$' -bench '%s' -benchtime %s -benchmem %s", b.pattern(), e.cfg.BenchTime, b.Dir())}
 		if m, ok := b.throughput(); ok {
 			f.Text = fmt.Sprintf("%s µs/op (%s)", formatValue(f.Value), m)
 		}

@@ -109,7 +109,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 How close the crawler runs to the limits it works under. Every figure is a ratio to a limit
 measured in the same run (the sandbox's quota and latency, raw PostgreSQL COPY, the pages a crawl
 needs), or an absolute taken on the machine below. This file is written by the harness
-(` + "`internal/bench`" + `, run by ` + "`make bench`" + `); do not edit it by hand. Benchmarks report; they do not fail
+(` + "`testkit/bench`" + `, run by ` + "`make bench`" + `); do not edit it by hand. Benchmarks report; they do not fail
 the build. Absolute times drift on a shared machine: compare ratios.
 {{if .Smoke}}
 **Smoke mode**: every workload ran for a second or two with small sizes. These figures only show

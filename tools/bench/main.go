@@ -1,9 +1,9 @@
-// Command bench runs the benchmark harness (package internal/bench) and
+// Command bench runs the benchmark harness (package testkit/bench) and
 // writes BENCHMARKS.md:
 //
-//	go run ./internal/tools/bench                 # every workload, ~15 minutes
-//	go run ./internal/tools/bench -only quota     # one workload, figures on stdout
-//	go run ./internal/tools/bench -smoke          # every workload for a second or two
+//	go run ./tools/bench                 # every workload, ~15 minutes
+//	go run ./tools/bench -only quota     # one workload, figures on stdout
+//	go run ./tools/bench -smoke          # every workload for a second or two
 //
 // It uses DATABASE_URL when set (the role needs CREATEDB), else starts a
 // throwaway PostgreSQL cluster. The report goes to -out (default: none with
@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"github.com/socialcrawl/crawler/internal/bench"
+	"github.com/socialcrawl/crawler/testkit/bench"
 )
 
 func main() {
@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		DatabaseURL: os.Getenv("DATABASE_URL"),
 		GoBench:     *goBench,
 		BenchTime:   *benchTime,
-		Command:     strings.TrimSpace("go run ./internal/tools/bench " + strings.Join(args, " ")),
+		Command:     strings.TrimSpace("go run ./tools/bench " + strings.Join(args, " ")),
 		Logger:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if *only != "" {

@@ -177,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Machine: machine(e.pgVer), Smoke: cfg.Smoke, Command: cfg.Command, Started: begin.UTC()}
 	rep.Machine.Server = "the server at DATABASE_URL"
 	if e.cluster != nil {
-		rep.Machine.Server = "a throwaway local cluster (internal/pgtmp: fsync, synchronous_commit and full_page_writes off)"
+		rep.Machine.Server = "a throwaway local cluster (testkit/pgtmp: fsync, synchronous_commit and full_page_writes off)"
 	}
 	for _, w := range workloads {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, w.name) {
@@ -221,7 +221,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // command is the command that reproduces a workload's figures.
 func (e *env) command(name string) string {
-	c := "go run ./internal/tools/bench -only " + name
+	c := "go run ./tools/bench -only " + name
 	if e.cfg.Smoke {
 		c += " -smoke"
 	}

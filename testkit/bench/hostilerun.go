@@ -63,7 +63,7 @@ func runHostile(ctx context.Context, e *env) (*outcome, error) {
 		grace = time.Second
 	}
 	out := &outcome{setup: fmt.Sprintf("the crawler binary (`crawler run`) as a child process at the default settings but %d workers (body cap 8 MiB, in-flight body budget 8 MiB, --grace %s), "+
-		"against a local upstream serving hostile answers of the profile endpoint (internal/bench/hostile.go): one run per class, four profile seeds of that class answered at once, on one database; "+
+		"against a local upstream serving hostile answers of the profile endpoint (testkit/bench/hostile.go): one run per class, four profile seeds of that class answered at once, on one database; "+
 		"VmHWM of the child polled every 10 ms until it exited, wall time from start to exit (migrations included), task states read from crawl.tasks; "+
 		"for the key-echoing 400, the key searched in the run's stdout and stderr, in `crawler status` and in every row of every table. "+
 		"Last, SIGTERM once the four trickling bodies (a byte every 50 ms, never ending) have been requested.", hostileWorkers, grace)}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/socialcrawl/crawler/internal/pgtmp"
+	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
 func TestClusterLifecycle(t *testing.T) {

@@ -25,7 +25,7 @@ func TestSmoke(t *testing.T) {
 	rep, err := Run(t.Context(), Config{
 		Smoke:       true,
 		DatabaseURL: os.Getenv("DATABASE_URL"),
-		Command:     "go test ./internal/bench -run TestSmoke",
+		Command:     "go test ./testkit/bench -run TestSmoke",
 		Logger:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {

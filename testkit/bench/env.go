@@ -19,8 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/pgtmp"
 	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
 // modulePath is the module the harness builds and tests.
