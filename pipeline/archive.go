@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/klauspost/compress/zstd"
@@ -12,8 +10,8 @@ import (
 )
 
 // The page archive (job file `archive: true`): the client hands every body
-// that decoded to onBody (sources.Config.OnBody); the page being fetched
-// keeps it, compressed, and its commit batch writes it to crawl.pages with
+// that decoded to the page's lease (pageLease.Body), which keeps it,
+// compressed, and its commit batch writes it to crawl.pages with
 // the page's place in its task, in the same round trip as its rows. Replay
 // (replay.go) maps these bodies again through the same kinds.
 
@@ -52,44 +50,6 @@ var (
 	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
 )
-
-// pageRecorder holds the body of the page being fetched (ctx value).
-type pageRecorder struct {
-	mu   sync.Mutex
-	page *ArchivedPage
-}
-
-type recorderKey struct{}
-
-// withRecorder returns ctx carrying a recorder for the page fetched under it.
-func withRecorder(ctx context.Context) (context.Context, *pageRecorder) {
-	r := &pageRecorder{}
-	return context.WithValue(ctx, recorderKey{}, r), r
-}
-
-// onBody is the client's OnBody hook: it keeps the body when the request
-// belongs to a page being archived. A kind fetches one object or page per
-// task page: a second body replaces the first (it is the one mapped last).
-func onBody(ctx context.Context, endpoint, query string, body []byte) {
-	r, ok := ctx.Value(recorderKey{}).(*pageRecorder)
-	if !ok {
-		return
-	}
-	p := &ArchivedPage{Endpoint: endpoint, Query: query, Body: zenc.EncodeAll(body, nil), Size: len(body)}
-	r.mu.Lock()
-	r.page = p
-	r.mu.Unlock()
-}
-
-// take returns the recorded page (nil: none, or r is nil).
-func (r *pageRecorder) take() *ArchivedPage {
-	if r == nil {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.page
-}
 
 // unarchive decompresses an archived body.
 func unarchive(body []byte) ([]byte, error) {

@@ -86,9 +86,6 @@ const creditBlock = 16
 // lease's next pages.
 func blockFar(workers int) int64 { return int64(creditBlock * max(workers, 1) * 4) }
 
-// leaseKey carries a *leaseCredits in the context of a task's requests.
-type leaseKey struct{}
-
 // leaseCredits is what the budget knows of one lease in this process: the
 // credits it holds and what its answers cost since the last settle. A
 // task's requests and commits are sequential, so it needs no lock.
@@ -117,10 +114,6 @@ type leaseCredits struct {
 	// ends after a commit that failed for good, flush gives it back to
 	// billed and usage (giveBack).
 	carry *settleParams
-	// await, set by the runner while a page's commit is unread, reads it
-	// (retries, the page's counters and its body budget included) before a
-	// statement of the lease's own, and returns its error.
-	await func() error
 }
 
 // usageDelta is what answers to one endpoint add to crawl.credit_usage.
@@ -231,15 +224,15 @@ func (lc *leaseCredits) giveBack() {
 	}
 }
 
-// awaitPending reads the lease's unread commit, if any, before a statement
-// of the lease's own: the database must see the lease's statements in
-// order, and what the lease holds must be known. It returns the commit's
-// error.
-func (lc *leaseCredits) awaitPending() error {
-	if lc == nil || lc.await == nil {
+// awaitPrev reads the lease's unread commit, if any (await: the page
+// lease's, nil when there is none), before a statement of the lease's own:
+// the database must see the lease's statements in order, and what the
+// lease holds must be known. It returns the commit's error.
+func awaitPrev(await func() error) error {
+	if await == nil {
 		return nil
 	}
-	return lc.await()
+	return await()
 }
 
 // takeSpare spends one of the lease's spare credits on the next request,
@@ -252,13 +245,13 @@ func (lc *leaseCredits) takeSpare() bool {
 	return false
 }
 
-// withLease puts t's credits in the context of its requests, creating them
-// at its first page.
-func withLease(ctx context.Context, t *Task) (context.Context, *leaseCredits) {
+// leaseCredits returns t's credits in this process, created at its first
+// page.
+func (t *Task) leaseCredits() *leaseCredits {
 	if t.credits == nil {
 		t.credits = &leaseCredits{task: t}
 	}
-	return context.WithValue(ctx, leaseKey{}, t.credits), t.credits
+	return t.credits
 }
 
 // Parameters of the budget's statements (internal/db/queries/budget.sql).
@@ -303,13 +296,11 @@ var (
 // ReserveCredits took the budget for a lease that is gone.
 const leaseLostCode = "CR002"
 
-// reserve is the client's BeforeSend hook: the request spends one of its
-// lease's spare credits, or a reservation asks the database for more.
-func (b *budget) reserve(ctx context.Context, _ string) error {
-	lc, _ := ctx.Value(leaseKey{}).(*leaseCredits)
-	if lc == nil {
-		return errors.New("reserve credit: request outside a lease")
-	}
+// reserve is called before each request of lease lc may be sent (its page
+// lease's Reserve): the request spends one of the lease's spare credits, or
+// a reservation asks the database for more. await reads the lease's unread
+// commit (nil: none).
+func (b *budget) reserve(ctx context.Context, lc *leaseCredits, await func() error) error {
 	if lc.inFlight {
 		return nil // the retry of a request whose answer was lost reuses its credit
 	}
@@ -319,7 +310,7 @@ func (b *budget) reserve(ctx context.Context, _ string) error {
 	// Asking the database: the previous page's commit must be read first
 	// (its settle and this reservation both change what the lease holds),
 	// and a commit that failed sends nothing more.
-	if err := lc.awaitPending(); err != nil {
+	if err := awaitPrev(await); err != nil {
 		return err
 	}
 	if lc.takeSpare() {
@@ -446,23 +437,18 @@ func (b *budget) reclaimStale(ctx context.Context) error {
 	return nil
 }
 
-// settle is the client's AfterResponse hook: it notes what the answer cost
-// in the lease's credits, for the page's commit (or the end of the lease)
-// to settle. An answer that was not billed leaves its credit to the
-// lease's next request.
-func (b *budget) settle(ctx context.Context, o sources.Outcome) {
-	lc, _ := ctx.Value(leaseKey{}).(*leaseCredits)
-	if lc == nil {
-		b.log.Error("credit settled outside a lease", "endpoint", o.Endpoint)
-		return
-	}
+// settle notes what an answer cost in lease lc's credits (its page lease's
+// Settle), for the page's commit (or the end of the lease) to settle. An
+// answer that was not billed leaves its credit to the lease's next
+// request. await reads the lease's unread commit (nil: none).
+func (b *budget) settle(ctx context.Context, lc *leaseCredits, o sources.Outcome, await func() error) {
 	lc.inFlight = false
 	if o.Withdrawn {
 		return // never sent: nothing to record
 	}
 	if lc.usage.endpoint != "" && lc.usage.endpoint != o.Endpoint {
 		// One usage row per settle: record the other endpoint's first.
-		b.flush(ctx, lc)
+		b.flush(ctx, lc, await)
 	}
 	u := &lc.usage
 	u.endpoint = o.Endpoint
@@ -490,14 +476,15 @@ func (b *budget) settle(ctx context.Context, o sources.Outcome) {
 // ends without a commit (its task fails or is released, or it was lost),
 // or its answers went to two endpoints. A billed answer counts even when
 // the lease is gone. The credits the lease still holds go back when the
-// lease ends.
-func (b *budget) flush(ctx context.Context, lc *leaseCredits) {
+// lease ends. await reads the lease's unread commit (nil: none, as when
+// the lease ends: the runner read it).
+func (b *budget) flush(ctx context.Context, lc *leaseCredits, await func() error) {
 	if lc == nil {
 		return
 	}
 	// A commit still unread goes first; what a failed one carried is
 	// settled here (a billed answer counts even when the lease is gone).
-	_ = lc.awaitPending()
+	_ = awaitPrev(await)
 	lc.giveBack()
 	if !lc.pending() {
 		return

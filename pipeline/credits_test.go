@@ -42,14 +42,13 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	// One worker: blocks while blockFar(1) = 64 credits are left.
 	b := &budget{pool: pool, runID: runID, workers: 1, log: slog.New(slog.DiscardHandler), waitMax: 50 * time.Millisecond, stopping: stop,
 		retry: func(ctx context.Context, op func(context.Context) error) error { return op(ctx) }}
-	lease := func() (*Task, context.Context) {
+	lease := func() (*Task, *leaseCredits) {
 		t.Helper()
 		task, err := fr.Lease(ctx, runID, nil)
 		if err != nil || task == nil {
 			t.Fatalf("lease: %v %v", task, err)
 		}
-		lctx, _ := withLease(ctx, task)
-		return task, lctx
+		return task, task.leaseCredits()
 	}
 	check := func(step string, committed, billed int64) {
 		t.Helper()
@@ -65,24 +64,24 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	billedAnswer := sources.Outcome{Endpoint: "e", Status: 200, Billed: true}
 
 	a, actx := lease()
-	if err := b.reserve(actx, "e"); err != nil || a.credits.held != creditBlock {
+	if err := b.reserve(ctx, actx, nil); err != nil || a.credits.held != creditBlock {
 		t.Fatalf("first reserve: %v, lease holds %d; want a block of %d", err, a.credits.held, creditBlock)
 	}
 	check("block for a", creditBlock, 0)
 	// A 429 and a free answer keep their credit for the next request,
 	// which asks nothing of the database.
-	b.settle(actx, sources.Outcome{Endpoint: "e", Status: 429})
-	if err := b.reserve(actx, "e"); err != nil {
+	b.settle(ctx, actx, sources.Outcome{Endpoint: "e", Status: 429}, nil)
+	if err := b.reserve(ctx, actx, nil); err != nil {
 		t.Fatal(err)
 	}
-	b.settle(actx, billedAnswer)
+	b.settle(ctx, actx, billedAnswer, nil)
 	check("a's answers before its commit", creditBlock, 0)
 
 	bt, bctx := lease()
 	ct, cctx := lease()
 	dt, dctx := lease()
-	for _, c := range []context.Context{bctx, cctx, dctx} {
-		if err := b.reserve(c, "e"); err != nil {
+	for _, c := range []*leaseCredits{bctx, cctx, dctx} {
+		if err := b.reserve(ctx, c, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +111,7 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	check("b released", creditBlock+1+1, 1)
 
 	// d's lease is lost after a billed answer: the answer still counts.
-	b.settle(dctx, billedAnswer)
+	b.settle(ctx, dctx, billedAnswer, nil)
 	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET lease_token = lease_token + 1000 WHERE id = $1`, dt.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +121,7 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET credits_held = 0 WHERE id = $1`, dt.ID); err != nil {
 		t.Fatal(err)
 	}
-	b.flush(ctx, dt.credits)
+	b.flush(ctx, dt.credits, nil)
 	check("d lost after a billed answer", creditBlock+1+1, 2)
 
 	// Near the budget: 3 left, so one credit per lease, then none.
@@ -132,13 +131,13 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	}
 	for range 2 {
 		e, ectx := lease()
-		if err := b.reserve(ectx, "e"); err != nil || e.credits.held != 1 {
+		if err := b.reserve(ctx, ectx, nil); err != nil || e.credits.held != 1 {
 			t.Fatalf("reserve near the budget: %v, holds %d; want 1", err, e.credits.held)
 		}
 	}
 	check("two single credits", 20, 2)
 	_, gctx := lease()
-	if err := b.reserve(gctx, "e"); !errors.Is(err, ErrBudgetExhausted) {
+	if err := b.reserve(ctx, gctx, nil); !errors.Is(err, ErrBudgetExhausted) {
 		t.Errorf("reserve on a budget full of reservations: %v; want ErrBudgetExhausted after the wait", err)
 	}
 	check("nothing granted", 20, 2)

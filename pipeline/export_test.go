@@ -3,7 +3,7 @@ package pipeline
 // BoundAllows says whether a task of kind parent may create one of kind
 // child (one level deeper when hop) under the credit bound's rules.
 func BoundAllows(parent, child string, hop bool) bool {
-	for _, r := range boundRules[parent] {
+	for _, r := range boundEdges[parent] {
 		if r.child == child && r.hop == hop {
 			return true
 		}

@@ -348,7 +348,7 @@ func TestJobZeroMeansZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SVProfile(context.Background(), "a"); err == nil {
+	if _, err := sources.Do(context.Background(), c, nil, sources.SVProfileCall("a")); err == nil {
 		t.Fatal("a 503 succeeded")
 	}
 	if n := requests.Load(); n != 1 {

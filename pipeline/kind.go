@@ -2,10 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // Kind declares a task kind once: its name, the job-file seeds that start
@@ -21,15 +24,17 @@ type Kind struct {
 	// with the next cursor, up to a page limit. Other kinds fetch one
 	// object.
 	List bool
-	// Pages is the expansion edge whose max_pages bounds the kind's lists
-	// (nil, or an edge that is off: limits.max_pages). Lists only.
-	Pages func(*Expand) *Edge
+	// Pages is the expand key whose max_pages bounds the kind's lists ("",
+	// or an edge that is off: limits.max_pages); its stop_at_seen applies
+	// when the kind has Seen. Lists only.
+	Pages string
 	// Seeds, when set, is the job-file list whose values start tasks of
 	// this kind (see seedsOf and seedFlag).
 	Seeds *SeedList
-	// Fetch fetches the next page (or the object) of t and maps it to
-	// rows, child tasks and how the task goes on.
-	Fetch func(ctx context.Context, c *crawl, t *Task) (*result, error)
+	// Call is how a task of the kind asks for its next page (or its
+	// object) and maps the answer to rows, child tasks and how the task
+	// goes on: a call, then a pure mapping (endpoint).
+	Call fetcher
 	// Fresh, when set, lets refresh_after skip a task of the kind whose
 	// entity another run fetched within the task's window, and says how
 	// the skipped task expands from stored data (reuse.go).
@@ -50,8 +55,8 @@ var (
 // list whose key names no field of Seeds of the right type, so a mistake
 // stops every test at once.
 func register(k *Kind) *Kind {
-	if k.Name == "" || k.Fetch == nil {
-		panic("pipeline: register: a kind needs a name and a fetch")
+	if k.Name == "" || k.Call == nil {
+		panic("pipeline: register: a kind needs a name and a call")
 	}
 	if _, dup := registry[k.Name]; dup {
 		panic("pipeline: register: kind " + k.Name + " registered twice")
@@ -85,8 +90,8 @@ func (k *Kind) task(j *Job, key string, params map[string]string, depth int) New
 	t := NewTask{Kind: k.Name, Key: key, Params: params, Depth: depth}
 	if k.List {
 		var e *Edge
-		if k.Pages != nil && j.Expand != nil {
-			e = k.Pages(j.Expand)
+		if k.Pages != "" && j.Expand != nil {
+			e = j.Expand.edge(k.Pages)
 		}
 		t.MaxPages = j.listPages(e)
 	}
@@ -215,3 +220,81 @@ func SeedTasks(job *Job) []NewTask {
 	}
 	return out
 }
+
+// fetcher is how a kind's task is fetched and mapped: fetch calls the
+// upstream under the page's lease, replay maps an archived answer with no
+// call at all. endpoint is the one implementation.
+type fetcher interface {
+	fetch(ctx context.Context, c *sources.Client, l sources.Lease, m *mapper, t *Task) (*result, error)
+	replay(m *mapper, t *Task, endpoint, query string, body []byte) (*result, error)
+}
+
+// endpoint declares a kind's call and its mapping: call is the request
+// for t's next page (or its object); mapTo maps the decoded answer to rows
+// and child tasks, with no I/O, so that a mapping is tested from JSON
+// alone and replayed from the archive.
+type endpoint[A any] struct {
+	call  func(t *Task) sources.Call[A]
+	mapTo func(m *mapper, t *Task, a A) (*result, error)
+	// early, when set, ends t without a request when it returns a result
+	// (a cursor that asks for nothing the upstream could answer).
+	early func(t *Task) *result
+}
+
+func (e *endpoint[A]) fetch(ctx context.Context, c *sources.Client, l sources.Lease, m *mapper, t *Task) (*result, error) {
+	if e.early != nil {
+		if res := e.early(t); res != nil {
+			return res, nil
+		}
+	}
+	a, err := sources.Do(ctx, c, l, e.call(t))
+	if err != nil {
+		return nil, err
+	}
+	return e.mapTo(m, t, a)
+}
+
+// errReplayMismatch: the archived page answered another request than the
+// one the kind asks for the task (its code changed since).
+var errReplayMismatch = errors.New("replay: the archived page answers another request")
+
+func (e *endpoint[A]) replay(m *mapper, t *Task, endpoint, query string, body []byte) (*result, error) {
+	if e.early != nil {
+		if res := e.early(t); res != nil {
+			return res, nil
+		}
+	}
+	call := e.call(t)
+	if call.Endpoint() != endpoint || call.Query() != query {
+		return nil, fmt.Errorf("%w: the kind asks %s?%s; the archive holds %s?%s", errReplayMismatch, call.Endpoint(), call.Query(), endpoint, query)
+	}
+	a, err := call.Decode(body)
+	if err != nil {
+		return nil, err
+	}
+	return e.mapTo(m, t, a)
+}
+
+// mapped declares a kind's endpoint: call, then mapTo.
+func mapped[A any](call func(t *Task) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+	return &endpoint[A]{call: call, mapTo: mapTo}
+}
+
+// byKey: an object called by the task's key.
+func byKey[A any](call func(key string) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+	return mapped(func(t *Task) sources.Call[A] { return call(t.Key) }, mapTo)
+}
+
+// byKeyCursor: a list called by the task's key and cursor.
+func byKeyCursor[A any](call func(key, cursor string) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+	return mapped(func(t *Task) sources.Call[A] { return call(t.Key, t.Cursor) }, mapTo)
+}
+
+// noKey: a call without parameters (a feed).
+func noKey[A any](call func() sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+	return mapped(func(*Task) sources.Call[A] { return call() }, mapTo)
+}
+
+// mapper maps decoded answers to rows and child tasks for a job: which
+// edges it follows, at what depth and with which windows. Pure: no I/O.
+type mapper struct{ job *Job }

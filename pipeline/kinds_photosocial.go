@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 
@@ -32,15 +31,11 @@ const KindPSProfile = "photosocial.profile"
 var _ = register(&Kind{
 	Name:  KindPSProfile,
 	Seeds: seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
-	Fetch: fetchPSProfile,
+	Call:  byKey(sources.PSProfileCall, mapPSProfile),
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func fetchPSProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	p, err := c.client.PSProfile(ctx, t.Key)
-	if err != nil {
-		return nil, err
-	}
+func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*result, error) {
 	if p.Empty {
 		// The documented answer for a private account: empty and free.
 		return &result{Stop: "done: private account (empty answer, not charged)"}, nil
@@ -72,9 +67,9 @@ const KindPSComments = "photosocial.comments"
 var _ = register(&Kind{
 	Name:  KindPSComments,
 	List:  true,
-	Pages: func(e *Expand) *Edge { return e.Comments },
+	Pages: "comments",
 	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, asIsTasks),
-	Fetch: fetchPSComments,
+	Call:  byKeyCursor(sources.PSCommentsCall, mapPSComments),
 	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *result) []string {
 		rows := sinks.Rows[sinks.PSComment](&r.Batch)
 		keys := make([]string, len(rows))
@@ -85,11 +80,7 @@ var _ = register(&Kind{
 	}),
 })
 
-func fetchPSComments(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	page, err := c.client.PSComments(ctx, t.Key, t.Cursor)
-	if err != nil {
-		return nil, err
-	}
+func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*result, error) {
 	res := listResult(t, page)
 	code := sinks.PostCode(t.Key)
 	for _, it := range page.Items {
@@ -118,24 +109,33 @@ var _ = register(&Kind{
 	Name:  KindPSReelsSearch,
 	List:  true,
 	Seeds: seedsOf("seeds.photosocial.reels_searches", checkSearch, searchTasks),
-	Fetch: fetchPSReelsSearch,
+	Call: &endpoint[*sources.Page[sources.PSReel]]{
+		early: func(t *Task) *result {
+			if _, ok := reelsPage(t); !ok {
+				return &result{Stop: "bad page cursor " + strconv.Quote(t.Cursor)}
+			}
+			return nil
+		},
+		call: func(t *Task) sources.Call[*sources.Page[sources.PSReel]] {
+			n, _ := reelsPage(t)
+			return sources.PSReelsSearchCall(t.Key, n)
+		},
+		mapTo: mapPSReelsSearch,
+	},
 })
 
-func fetchPSReelsSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	pageNo := 1
-	if t.Cursor != "" {
-		n, err := strconv.Atoi(t.Cursor)
-		if err != nil || n < 1 {
-			return &result{Stop: "bad page cursor " + strconv.Quote(t.Cursor)}, nil
-		}
-		pageNo = n
+// reelsPage is the number of the reels search page t asks for next: its
+// cursor, 1 at the start; ok is false for a cursor that is no page number.
+func reelsPage(t *Task) (n int, ok bool) {
+	if t.Cursor == "" {
+		return 1, true
 	}
-	page, err := c.client.PSReelsSearch(ctx, t.Key, pageNo)
-	if err != nil {
-		return nil, err
-	}
+	n, err := strconv.Atoi(t.Cursor)
+	return n, err == nil && n >= 1
+}
+
+func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*result, error) {
 	res := listResult(t, page)
-	ex := c.job.Expand
 	for _, it := range page.Items {
 		r := it.V
 		id := string(r.ID)
@@ -152,12 +152,8 @@ func fetchPSReelsSearch(ctx context.Context, c *crawl, t *Task) (*result, error)
 			continue
 		}
 		reelURL := sources.ReelURL(string(r.Code))
-		if ex.ReelComments != nil {
-			res.Children = append(res.Children, c.hop(t, KindPSComments, reelURL, nil))
-		}
-		if ex.ReelTranscripts != nil {
-			res.Children = append(res.Children, c.hop(t, KindPSTranscript, reelURL, nil))
-		}
+		m.follow(res, t, edgeReelComments, reelURL, nil)
+		m.follow(res, t, edgeReelTranscripts, reelURL, nil)
 	}
 	return res, nil
 }
@@ -168,15 +164,11 @@ const KindPSTranscript = "photosocial.transcript"
 var _ = register(&Kind{
 	Name:  KindPSTranscript,
 	Seeds: seedsOf("seeds.photosocial.transcripts", checkPostURL, asIsTasks),
-	Fetch: fetchPSTranscript,
+	Call:  byKey(sources.PSTranscriptCall, mapPSTranscript),
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func fetchPSTranscript(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	tr, err := c.client.PSTranscript(ctx, t.Key)
-	if err != nil {
-		return nil, err
-	}
+func mapPSTranscript(m *mapper, t *Task, tr *sources.PSTranscript) (*result, error) {
 	res := &result{Stop: stopDone, Items: len(tr.Entries) + tr.Dropped, Drops: Drops{N: tr.Dropped, Reason: tr.DropReason}}
 	code := sinks.PostCode(t.Key)
 	if err := checkObjectKeys("photosocial/transcript", "shortcode", code); err != nil {
@@ -219,15 +211,11 @@ const KindPSEmbed = "photosocial.embed"
 var _ = register(&Kind{
 	Name:  KindPSEmbed,
 	Seeds: seedsOf("seeds.photosocial.embeds", checkHandle, handleTasks),
-	Fetch: fetchPSEmbed,
+	Call:  byKey(sources.PSEmbedCall, mapPSEmbed),
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func fetchPSEmbed(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	e, err := c.client.PSEmbed(ctx, t.Key)
-	if err != nil {
-		return nil, err
-	}
+func mapPSEmbed(m *mapper, t *Task, e *sources.PSEmbed) (*result, error) {
 	res := &result{Stop: stopDone, Items: 1}
 	sinks.Add(&res.Batch, sinks.PSEmbed{Username: t.Key, HTML: textPtr(e.HTML), Raw: e.Raw})
 	return res, nil
@@ -250,15 +238,11 @@ var _ = register(&Kind{
 		digits, _ := sources.HighlightDigits(v)
 		return digits
 	})),
-	Fetch: fetchPSHighlight,
+	Call:  byKey(sources.PSHighlightCall, mapPSHighlight),
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func fetchPSHighlight(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	h, err := c.client.PSHighlight(ctx, t.Key)
-	if err != nil {
-		return nil, err
-	}
+func mapPSHighlight(m *mapper, t *Task, h *sources.PSHighlight) (*result, error) {
 	id := string(h.Digits)
 	if id == "" {
 		id = t.Key

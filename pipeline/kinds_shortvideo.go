@@ -41,7 +41,7 @@ const KindSVProfile = "shortvideo.profile"
 var _ = register(&Kind{
 	Name:  KindSVProfile,
 	Seeds: seedsOf("seeds.shortvideo.profiles", checkHandle, handleTasks),
-	Fetch: fetchSVProfile,
+	Call:  byKey(sources.SVProfileCall, mapSVProfile),
 	Fresh: &FreshRule{Expand: storedSVProfile},
 })
 
@@ -57,22 +57,15 @@ func storedSVProfile(ctx context.Context, q db.Querier, j *Job, t *Task) ([]NewT
 	if err != nil || private || secUID == "" {
 		return nil, err == nil, err
 	}
+	res := &result{}
+	m := &mapper{job: j}
 	params := map[string]string{"handle": t.Key}
-	var out []NewTask
-	if j.Expand.Followers != nil {
-		out = append(out, kindNamed(KindSVFollowers).task(j, secUID, params, t.Depth))
-	}
-	if j.Expand.Following != nil {
-		out = append(out, kindNamed(KindSVFollowing).task(j, secUID, params, t.Depth))
-	}
-	return out, true, nil
+	m.follow(res, t, edgeFollowers, secUID, params)
+	m.follow(res, t, edgeFollowing, secUID, params)
+	return res.Children, true, nil
 }
 
-func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	p, err := c.client.SVProfile(ctx, t.Key)
-	if err != nil {
-		return nil, err
-	}
+func mapSVProfile(m *mapper, t *Task, p *sources.SVProfile) (*result, error) {
 	handle := string(p.User.UniqueID)
 	if handle == "" {
 		handle = t.Key
@@ -106,7 +99,7 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		if v.V.Author.UniqueID == "" {
 			v.V.Author.UniqueID = sources.Text(handle)
 		}
-		c.addVideo(t, res, v, "", "itemList")
+		m.addVideo(t, res, v, "", "itemList")
 	}
 	if p.VideosDropped > 0 {
 		res.Drops.N += p.VideosDropped
@@ -120,12 +113,8 @@ func fetchSVProfile(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		res.Stop = "done: profile carries no secUid, lists not fetched"
 	default:
 		params := map[string]string{"handle": handle}
-		if c.job.Expand.Followers != nil {
-			res.Children = append(res.Children, c.same(t, KindSVFollowers, secUID, params))
-		}
-		if c.job.Expand.Following != nil {
-			res.Children = append(res.Children, c.same(t, KindSVFollowing, secUID, params))
-		}
+		m.follow(res, t, edgeFollowers, secUID, params)
+		m.follow(res, t, edgeFollowing, secUID, params)
 	}
 	return res, nil
 }
@@ -142,7 +131,7 @@ var secUIDRe = regexp.MustCompile(`^[A-Za-z0-9_\-.]{8,200}$`)
 var _ = register(&Kind{
 	Name:  KindSVFollowers,
 	List:  true,
-	Pages: func(e *Expand) *Edge { return e.Followers },
+	Pages: "followers",
 	// A secUid seed is both lists of its account, or those the expand
 	// section turns on.
 	Seeds: seedsOf("seeds.shortvideo.sec_uids", quoted(func(v string) string {
@@ -163,7 +152,7 @@ var _ = register(&Kind{
 		}
 		return out
 	}),
-	Fetch: fetchSVFollowList,
+	Call: byKeyCursor(sources.SVFollowersCall, mapSVFollowList),
 	Seen: seenBy(seenFollowers, followOwner, func(r *result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Follower })
 	}),
@@ -172,8 +161,8 @@ var _ = register(&Kind{
 var _ = register(&Kind{
 	Name:  KindSVFollowing,
 	List:  true,
-	Pages: func(e *Expand) *Edge { return e.Following },
-	Fetch: fetchSVFollowList,
+	Pages: "following",
+	Call:  byKeyCursor(sources.SVFollowingCall, mapSVFollowList),
 	Seen: seenBy(seenFollowing, followOwner, func(r *result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Followee })
 	}),
@@ -193,18 +182,10 @@ func followKeys(r *result, entry func(sinks.SVFollow) string) []string {
 // secUIDUser is the users key of an account known only by its secUid.
 func secUIDUser(secUID string) string { return "secuid:" + secUID }
 
-func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) {
+func mapSVFollowList(m *mapper, t *Task, page *sources.Page[sources.SVFollowEntry]) (*result, error) {
 	owner := t.Params["handle"]
 	if owner == "" {
 		return nil, fmt.Errorf("task %d: %s without params.handle", t.ID, t.Kind)
-	}
-	fetch := c.client.SVFollowers
-	if t.Kind == KindSVFollowing {
-		fetch = c.client.SVFollowing
-	}
-	page, err := fetch(ctx, t.Key, t.Cursor)
-	if err != nil {
-		return nil, err
 	}
 	res := listResult(t, page)
 	if t.Pages == 0 && isSecUIDUser(owner) {
@@ -233,9 +214,7 @@ func fetchSVFollowList(ctx context.Context, c *crawl, t *Task) (*result, error) 
 			edge.Follower, edge.Followee = owner, e.UniqueID
 		}
 		sinks.Add(&res.Batch, edge)
-		if c.job.Expand.FollowerProfiles != nil {
-			res.Children = append(res.Children, c.hop(t, KindSVProfile, e.UniqueID, nil))
-		}
+		m.follow(res, t, edgeFollowerProfiles, e.UniqueID, nil)
 	}
 	return res, nil
 }
@@ -247,7 +226,7 @@ func isSecUIDUser(handle string) bool { return len(handle) > 7 && handle[:7] == 
 // A video that cannot be stored (no id, a key over the cap, a time out of
 // range) is counted as dropped, as an entry of list, and addVideo returns
 // false.
-func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo], songID, list string) bool {
+func (m *mapper) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo], songID, list string) bool {
 	v := it.V
 	if songID == "" {
 		songID = string(v.MusicID)
@@ -278,8 +257,8 @@ func (c *crawl) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo],
 		CommentCount: intPtr(v.Stats.CommentCount),
 		ShareCount:   intPtr(v.Stats.ShareCount),
 	})
-	if c.job.Expand.VideoAuthors != nil && v.Author.UniqueID != "" {
-		res.Children = append(res.Children, c.hop(t, KindSVProfile, string(v.Author.UniqueID), nil))
+	if v.Author.UniqueID != "" {
+		m.follow(res, t, edgeVideoAuthors, string(v.Author.UniqueID), nil)
 	}
 	return true
 }
@@ -301,7 +280,9 @@ var _ = register(&Kind{
 	}, func(j *Job, k *Kind, q KeywordSeed) []NewTask {
 		return []NewTask{k.task(j, q.Key(), flatParams(q.Params()), 0)}
 	}),
-	Fetch: fetchSVKeywordSearch,
+	Call: mapped(func(t *Task) sources.Call[*sources.Page[sources.SVVideo]] {
+		return sources.SVKeywordSearchCall(sources.ParseKeywordQuery(paramValues(t.Params)), t.Cursor)
+	}, mapSVKeywordSearch),
 })
 
 // KeywordSeed is a keyword search in either published form: a plain string
@@ -321,24 +302,20 @@ func (k *KeywordSeed) decodeNode(d *jobDecoder, n *yaml.Node, path string, depth
 	}
 }
 
-func fetchSVKeywordSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
+func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
 	q := sources.ParseKeywordQuery(paramValues(t.Params))
-	page, err := c.client.SVKeywordSearch(ctx, q, t.Cursor)
-	if err != nil {
-		return nil, err
-	}
 	res := listResult(t, page)
 	qk := sinks.QueryKey(q.Term(), q.Filters())
 	for _, it := range page.Items {
-		if !c.addVideo(t, res, it, "", "videos") {
+		if !m.addVideo(t, res, it, "", "videos") {
 			continue
 		}
 		id := string(it.V.ID)
 		sinks.Add(&res.Batch, sinks.SVSearchResult{
 			Kind: sinks.SearchKeyword, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
 		})
-		if c.job.Expand.SearchResults != nil && it.V.Author.UniqueID != "" {
-			res.Children = append(res.Children, c.hop(t, KindSVProfile, string(it.V.Author.UniqueID), nil))
+		if it.V.Author.UniqueID != "" {
+			m.follow(res, t, edgeSearchProfiles, string(it.V.Author.UniqueID), nil)
 		}
 	}
 	return res, nil
@@ -369,14 +346,10 @@ var _ = register(&Kind{
 	Name:  KindSVHashtagSearch,
 	List:  true,
 	Seeds: seedsOf("seeds.shortvideo.hashtag_searches", checkSearch, searchTasks),
-	Fetch: fetchSVHashtagSearch,
+	Call:  byKeyCursor(sources.SVHashtagSearchCall, mapSVHashtagSearch),
 })
 
-func fetchSVHashtagSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	page, err := c.client.SVHashtagSearch(ctx, t.Key, t.Cursor)
-	if err != nil {
-		return nil, err
-	}
+func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[sources.SVHashtag]) (*result, error) {
 	res := listResult(t, page)
 	qk := sinks.QueryKey(t.Key, nil)
 	for _, it := range page.Items {
@@ -403,16 +376,11 @@ var _ = register(&Kind{
 	Name:  KindSVTopSearch,
 	List:  true,
 	Seeds: seedsOf("seeds.shortvideo.top_searches", checkSearch, searchTasks),
-	Fetch: fetchSVTopSearch,
+	Call:  byKeyCursor(sources.SVTopSearchCall, mapSVTopSearch),
 })
 
-func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	page, err := c.client.SVTopSearch(ctx, t.Key, t.Cursor)
-	if err != nil {
-		return nil, err
-	}
+func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult]) (*result, error) {
 	res := listResult(t, page)
-	follow := c.job.Expand.SearchResults != nil
 	qk := sinks.QueryKey(t.Key, nil)
 	for _, it := range page.Items {
 		r := sinks.SVSearchResult{Kind: sinks.SearchTop, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: string(it.V.Type), Raw: it.Raw}
@@ -432,20 +400,18 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		switch r.Type {
 		case sinks.ResultVideo:
 			v := it.V.Video
-			if !c.addVideo(t, res, sources.Item[sources.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
+			if !m.addVideo(t, res, sources.Item[sources.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
 				continue
 			}
 			r.VideoID = strPtr(string(v.ID))
-			if follow && v.Author.UniqueID != "" && c.job.Expand.VideoAuthors == nil {
-				res.Children = append(res.Children, c.hop(t, KindSVProfile, string(v.Author.UniqueID), nil))
+			if v.Author.UniqueID != "" && !edgeVideoAuthors.on(m.job) {
+				m.follow(res, t, edgeSearchProfiles, string(v.Author.UniqueID), nil) // addVideo did, as its author
 			}
 		case sinks.ResultUser:
 			h := string(it.V.UniqueID)
 			sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
 			r.UniqueID = &h
-			if follow {
-				res.Children = append(res.Children, c.hop(t, KindSVProfile, h, nil))
-			}
+			m.follow(res, t, edgeSearchProfiles, h, nil)
 		case sinks.ResultHashtag:
 			n := string(it.V.Name)
 			sinks.Add(&res.Batch, sinks.SVHashtag{Name: n, Partial: true, Raw: it.Raw})
@@ -454,9 +420,7 @@ func fetchSVTopSearch(ctx context.Context, c *crawl, t *Task) (*result, error) {
 			id := string(it.V.ID)
 			sinks.Add(&res.Batch, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
 			r.SongID = &id
-			if follow {
-				res.Children = append(res.Children, c.hop(t, KindSVSong, id, nil))
-			}
+			m.follow(res, t, edgeSearchSongs, id, nil)
 		}
 		sinks.Add(&res.Batch, r)
 	}
@@ -476,20 +440,15 @@ var _ = register(&Kind{
 		}
 		return ""
 	}), asIsTasks),
-	Fetch: fetchSVSong,
+	Call: byKey(sources.SVSongCall, mapSVSong),
 	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j *Job, t *Task) ([]NewTask, bool, error) {
-		if j.Expand.SongVideos == nil {
-			return nil, true, nil
-		}
-		return []NewTask{kindNamed(KindSVSongVideos).task(j, t.Key, nil, t.Depth)}, true, nil
+		res := &result{}
+		(&mapper{job: j}).follow(res, t, edgeSongVideos, t.Key, nil)
+		return res.Children, true, nil
 	}},
 })
 
-func fetchSVSong(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	s, err := c.client.SVSong(ctx, t.Key)
-	if err != nil {
-		return nil, err
-	}
+func mapSVSong(m *mapper, t *Task, s *sources.SVSong) (*result, error) {
 	id := string(s.ID)
 	if id == "" {
 		id = t.Key
@@ -503,9 +462,7 @@ func fetchSVSong(ctx context.Context, c *crawl, t *Task) (*result, error) {
 		CoverLargeURL: textPtr(s.CoverLarge), CoverThumbURL: textPtr(s.CoverThumb), Raw: s.Raw,
 	})
 	sinks.Add(&res.Batch, sinks.SVSongSnapshot{SongID: id, UsageCount: intPtr(s.UsageCount)})
-	if c.job.Expand.SongVideos != nil {
-		res.Children = append(res.Children, c.same(t, KindSVSongVideos, t.Key, nil))
-	}
+	m.follow(res, t, edgeSongVideos, t.Key, nil)
 	return res, nil
 }
 
@@ -515,8 +472,8 @@ const KindSVSongVideos = "shortvideo.song_videos"
 var _ = register(&Kind{
 	Name:  KindSVSongVideos,
 	List:  true,
-	Pages: func(e *Expand) *Edge { return e.SongVideos },
-	Fetch: fetchSVSongVideos,
+	Pages: "song_videos",
+	Call:  byKeyCursor(sources.SVSongVideosCall, mapSVSongVideos),
 	Seen: seenBy(seenSongVideos, func(t *Task) string { return t.Key }, func(r *result) []string {
 		rows := sinks.Rows[sinks.SVSongVideo](&r.Batch)
 		keys := make([]string, len(rows))
@@ -527,14 +484,10 @@ var _ = register(&Kind{
 	}),
 })
 
-func fetchSVSongVideos(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	page, err := c.client.SVSongVideos(ctx, t.Key, t.Cursor)
-	if err != nil {
-		return nil, err
-	}
+func mapSVSongVideos(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
-		if !c.addVideo(t, res, it, t.Key, "videos") {
+		if !m.addVideo(t, res, it, t.Key, "videos") {
 			continue
 		}
 		sinks.Add(&res.Batch, sinks.SVSongVideo{SongID: t.Key, VideoID: string(it.V.ID)})
@@ -548,14 +501,10 @@ const KindSVLive = "shortvideo.live"
 var _ = register(&Kind{
 	Name:  KindSVLive,
 	Seeds: seedsOf("seeds.shortvideo.live", checkHandle, handleTasks),
-	Fetch: fetchSVLive,
+	Call:  byKey(sources.SVLiveCall, mapSVLive),
 })
 
-func fetchSVLive(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	l, err := c.client.SVLive(ctx, t.Key)
-	if err != nil {
-		return nil, err
-	}
+func mapSVLive(m *mapper, t *Task, l *sources.SVLive) (*result, error) {
 	res := &result{Stop: stopDone, Items: 1}
 	var start *int64
 	if l.StartTime.Valid && l.StartTime.V != 0 {
@@ -577,32 +526,27 @@ const (
 var _ = register(&Kind{
 	Name:  KindSVTrending,
 	Seeds: seedFlag("seeds.shortvideo.trending_feed", "trending"),
-	Fetch: fetchSVFeed,
+	Call:  noKey(sources.SVTrendingFeedCall, mapSVFeed(sinks.FeedTrending)),
 })
 
 var _ = register(&Kind{
 	Name:  KindSVPopularVideos,
 	Seeds: seedFlag("seeds.shortvideo.popular_videos", "popular_videos"),
-	Fetch: fetchSVFeed,
+	Call:  noKey(sources.SVPopularVideosCall, mapSVFeed(sinks.FeedPopularVideos)),
 })
 
-func fetchSVFeed(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	fetch, feed := c.client.SVTrendingFeed, sinks.FeedTrending
-	if t.Kind == KindSVPopularVideos {
-		fetch, feed = c.client.SVPopularVideos, sinks.FeedPopularVideos
-	}
-	page, err := fetch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res := &result{Stop: stopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
-	for _, it := range page.Items {
-		if !c.addVideo(t, res, it, "", "videos") {
-			continue
+// mapSVFeed maps a page of feed's videos.
+func mapSVFeed(feed string) func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
+	return func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
+		res := &result{Stop: stopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
+		for _, it := range page.Items {
+			if !m.addVideo(t, res, it, "", "videos") {
+				continue
+			}
+			sinks.Add(&res.Batch, sinks.SVFeedEntry{Feed: feed, Rank: it.Pos + 1, VideoID: string(it.V.ID), Raw: it.Raw})
 		}
-		sinks.Add(&res.Batch, sinks.SVFeedEntry{Feed: feed, Rank: it.Pos + 1, VideoID: string(it.V.ID), Raw: it.Raw})
+		return res, nil
 	}
-	return res, nil
 }
 
 // KindSVPopularCreators: popular creators, one page; key: "popular_creators".
@@ -611,14 +555,10 @@ const KindSVPopularCreators = "shortvideo.popular_creators"
 var _ = register(&Kind{
 	Name:  KindSVPopularCreators,
 	Seeds: seedFlag("seeds.shortvideo.popular_creators", "popular_creators"),
-	Fetch: fetchSVPopularCreators,
+	Call:  noKey(sources.SVPopularCreatorsCall, mapSVPopularCreators),
 })
 
-func fetchSVPopularCreators(ctx context.Context, c *crawl, t *Task) (*result, error) {
-	page, err := c.client.SVPopularCreators(ctx)
-	if err != nil {
-		return nil, err
-	}
+func mapSVPopularCreators(m *mapper, t *Task, page *sources.Page[sources.SVCreator]) (*result, error) {
 	res := &result{Stop: stopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
 	for _, it := range page.Items {
 		h := string(it.V.UniqueID)

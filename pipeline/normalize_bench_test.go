@@ -50,12 +50,12 @@ func BenchmarkNormalizeFollowersPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := &crawl{job: job, client: client}
+	m := &mapper{job: job}
 	ctx := context.Background()
 	rows := 0
 	for b.Loop() {
 		t := &Task{Kind: KindSVFollowers, Key: secUID, Params: map[string]string{"handle": "bench"}, MaxPages: 1000, Cursor: "500", Pages: 10}
-		res, err := fetchSVFollowList(ctx, c, t)
+		res, err := kindOf(KindSVFollowers).Call.fetch(ctx, client, nil, m, t)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,76 +22,6 @@ import (
 // --entries-per-page; a larger size seen in earlier runs is used instead).
 const EntriesPerPageDefault = 50
 
-// boundRule is one way a task of a kind makes child tasks, as its fetch in
-// kinds_<platform>.go does: on says whether the job turns the edge on,
-// perEntry makes one child per entry of each page (else one per task), hop
-// puts the child one level deeper (else at the task's depth: a list of the
-// same entity). Every registered kind must have its rules here (init
-// checks), and TestPlanRulesCoverRuns checks that every parent -> child
-// pair of real runs is one of them.
-type boundRule struct {
-	child    string
-	on       func(*Expand) bool
-	perEntry bool
-	hop      bool
-}
-
-func edgeOn(get func(*Expand) *Edge) func(*Expand) bool {
-	return func(e *Expand) bool { return get(e) != nil }
-}
-
-var (
-	followerProfilesOn = edgeOn(func(e *Expand) *Edge { return e.FollowerProfiles })
-	videoAuthorsOn     = edgeOn(func(e *Expand) *Edge { return e.VideoAuthors })
-	searchOrAuthorsOn  = func(e *Expand) bool { return e.SearchResults != nil || e.VideoAuthors != nil }
-)
-
-// boundRules: a profile's own videos are its own (video_authors from them
-// is the profile itself, already a task), so they add nothing; a top
-// search entry is a user, a video or a sound, counted as both a profile
-// and a song (an upper bound).
-var boundRules = map[string][]boundRule{
-	KindSVProfile: {
-		{KindSVFollowers, edgeOn(func(e *Expand) *Edge { return e.Followers }), false, false},
-		{KindSVFollowing, edgeOn(func(e *Expand) *Edge { return e.Following }), false, false},
-	},
-	KindSVFollowers:       {{KindSVProfile, followerProfilesOn, true, true}},
-	KindSVFollowing:       {{KindSVProfile, followerProfilesOn, true, true}},
-	KindSVKeywordSearch:   {{KindSVProfile, searchOrAuthorsOn, true, true}},
-	KindSVHashtagSearch:   nil,
-	KindSVTopSearch:       {{KindSVProfile, searchOrAuthorsOn, true, true}, {KindSVSong, edgeOn(func(e *Expand) *Edge { return e.SearchResults }), true, true}},
-	KindSVSong:            {{KindSVSongVideos, edgeOn(func(e *Expand) *Edge { return e.SongVideos }), false, false}},
-	KindSVSongVideos:      {{KindSVProfile, videoAuthorsOn, true, true}},
-	KindSVLive:            nil,
-	KindSVTrending:        {{KindSVProfile, videoAuthorsOn, true, true}},
-	KindSVPopularVideos:   {{KindSVProfile, videoAuthorsOn, true, true}},
-	KindSVPopularCreators: nil,
-	KindPSProfile:         nil,
-	KindPSComments:        nil,
-	KindPSReelsSearch: {
-		{KindPSComments, edgeOn(func(e *Expand) *Edge { return e.ReelComments }), true, true},
-		{KindPSTranscript, edgeOn(func(e *Expand) *Edge { return e.ReelTranscripts }), true, true},
-	},
-	KindPSTranscript: nil,
-	KindPSEmbed:      nil,
-	KindPSHighlight:  nil,
-}
-
-func init() {
-	for name := range registry {
-		if _, ok := boundRules[name]; !ok {
-			panic("pipeline: kind " + name + " has no credit bound rules in plan.go (boundRules)")
-		}
-	}
-	for name, rules := range boundRules {
-		for _, r := range append([]boundRule{{child: name}}, rules...) {
-			if registry[r.child] == nil {
-				panic("pipeline: boundRules names unknown kind " + r.child)
-			}
-		}
-	}
-}
-
 // satAdd and satMul saturate at MaxInt64: a bound that large means "no
 // useful bound", never a wrapped small number.
 func satAdd(a, b int64) int64 {
@@ -136,8 +66,8 @@ func (b *bounder) bound(k *Kind, depth int, pages int64) int64 {
 	if k.List {
 		cost, entries = pages, satMul(pages, b.entries)
 	}
-	for _, r := range boundRules[k.Name] {
-		if !r.on(b.job.Expand) {
+	for _, r := range boundEdges[k.Name] {
+		if !r.on(b.job) {
 			continue
 		}
 		d := depth

@@ -3,14 +3,10 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -21,14 +17,14 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
-	"github.com/socialcrawl/crawler/sources"
 )
 
 // Replay rebuilds a run's normalized rows from its page archive
-// (crawl.pages) with no request upstream: each archived page goes through
-// its kind's own Fetch, with a client whose transport answers the one
-// request the page made from the archive (matched by path and query), and
-// its rows are written as the run's, in batches of pages. Child tasks are
+// (crawl.pages) with no request upstream and no transport: each archived
+// page is decoded as the kind's call decodes an answer, when the call the
+// kind makes for the page's task is the one archived (same endpoint and
+// query), and mapped by the kind's own mapping; its rows are written as the
+// run's, in batches of pages. Child tasks are
 // not added: the run's frontier is history. Upserts are idempotent, so a
 // replay over rows that are still there rewrites the same content.
 
@@ -39,7 +35,7 @@ type ReplaySummary struct {
 	Rows    int64 // rows written
 	Failed  int64 // pages whose mapping failed now (reasons logged)
 	Elapsed time.Duration
-	// Requests counts the requests the kinds made, every one answered from
+	// Requests counts the calls the kinds made, every one answered from
 	// the archive: none left the process.
 	Requests int64
 	// Harvest is what the run's processes wrote and how long the run took
@@ -141,17 +137,9 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 	if job.Expand == nil {
 		job.Expand = &Expand{}
 	}
-	tr := &archiveTransport{}
-	opts := sources.DefaultOptions()
-	opts.BaseURL = replayBase
-	opts.MaxRetries = 0
-	// A key that no body holds: the client redacts its key from bodies.
-	client, err := sources.New(sources.Config{Options: opts, APIKey: sources.Secret("replay-" + rand.Text()),
-		HTTPClient: &http.Client{Transport: tr}, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	c := &crawl{job: job, runID: runID, client: client, log: log.With("run_id", runID)}
+	m := &mapper{job: job}
+	log = log.With("run_id", runID)
+	var requests atomic.Int64
 
 	start := time.Now()
 	// The mapping feeds one writer, which sends replayBatchPages pages at a
@@ -192,10 +180,10 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 				return fmt.Errorf("replay run %d: %w", runID, err)
 			}
 			for _, p := range pages {
-				res, err := c.replayOne(gctx, tr, p)
+				res, err := replayOne(m, p, &requests)
 				if err != nil {
 					sum.Failed++
-					c.log.Warn("archived page not mapped", "task_id", p.task.ID, "kind", p.task.Kind, "page", p.task.Pages, "err", err)
+					log.Warn("archived page not mapped", "task_id", p.task.ID, "kind", p.task.Kind, "page", p.task.Pages, "err", err)
 					continue
 				}
 				sum.Pages++
@@ -218,7 +206,7 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
-	sum.Requests = tr.requests.Load()
+	sum.Requests = requests.Load()
 	return sum, nil
 }
 
@@ -245,8 +233,9 @@ func readArchived(ctx context.Context, pool *pgxpool.Pool, p archivedPagesParams
 	return out, err
 }
 
-// replayOne maps one archived page through its kind's Fetch.
-func (c *crawl) replayOne(ctx context.Context, tr *archiveTransport, p replayPage) (*result, error) {
+// replayOne maps one archived page through its kind's call and mapping,
+// counting the call in requests when the archive answers it.
+func replayOne(m *mapper, p replayPage, requests *atomic.Int64) (*result, error) {
 	k := kindOf(p.task.Kind)
 	if k == nil {
 		return nil, fmt.Errorf("unknown task kind %s", p.task.Kind)
@@ -255,49 +244,10 @@ func (c *crawl) replayOne(ctx context.Context, tr *archiveTransport, p replayPag
 	if err != nil {
 		return nil, err
 	}
-	ctx, release := sources.HoldBodies(ctx)
-	defer release()
-	ctx = context.WithValue(ctx, replayKey{}, &replayAnswer{endpoint: p.endpoint, query: p.qury, body: body})
 	t := p.task
-	return k.Fetch(ctx, c, &t)
-}
-
-// replayBase is the replay client's base URL: the transport never dials,
-// and with the default prefixes a request's path is its spec endpoint.
-const replayBase = "http://127.0.0.1/replay"
-
-type replayKey struct{}
-
-// replayAnswer is the archived answer to the request of the page being
-// replayed.
-type replayAnswer struct {
-	endpoint, query string
-	body            []byte
-}
-
-// archiveTransport answers each request with the archived body of the page
-// being replayed (in the request's context), when the request is the one
-// archived (same endpoint and query); else 400 naming both. It never dials.
-type archiveTransport struct {
-	requests atomic.Int64
-}
-
-func (tr *archiveTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	tr.requests.Add(1)
-	a, _ := req.Context().Value(replayKey{}).(*replayAnswer)
-	endpoint := strings.TrimPrefix(req.URL.Path, "/replay")
-	status, body := http.StatusOK, []byte(nil)
-	switch {
-	case a == nil:
-		status, body = http.StatusBadRequest, []byte(`{"message":"replay: no archived page for this request"}`)
-	case endpoint != a.endpoint || req.URL.RawQuery != a.query:
-		msg, _ := json.Marshal(map[string]string{"message": fmt.Sprintf("replay: the kind asked %s?%s; the archive holds %s?%s",
-			endpoint, req.URL.RawQuery, a.endpoint, a.query)})
-		status, body = http.StatusBadRequest, msg
-	default:
-		body = a.body
+	res, err := k.Call.replay(m, &t, p.endpoint, p.qury, body)
+	if !errors.Is(err, errReplayMismatch) {
+		requests.Add(1)
 	}
-	return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)), Request: req}, nil
+	return res, err
 }

@@ -83,18 +83,6 @@ func listResult[T any](t *Task, p *sources.Page[T]) *result {
 	}
 }
 
-// hop is a child task of kind one hop deeper than t: another entity.
-func (c *crawl) hop(t *Task, kind, key string, params map[string]string) NewTask {
-	nt := kindNamed(kind).task(c.job, key, params, t.Depth+1)
-	nt.RefreshAfter = c.job.hopWindow(t.Kind, kind)
-	return nt
-}
-
-// same is a child task of kind at t's depth: a list of the same entity.
-func (c *crawl) same(t *Task, kind, key string, params map[string]string) NewTask {
-	return kindNamed(kind).task(c.job, key, params, t.Depth)
-}
-
 func strPtr(s string) *string {
 	if s == "" {
 		return nil

@@ -58,13 +58,6 @@ func (r *Reuse) applyDefaults(j *Job) {
 	}
 }
 
-// stopAtSeenEdges are the edges of lists the upstream returns newest
-// first; refreshEdges those that lead to an entity fetched whole.
-var (
-	stopAtSeenEdges = []string{"comments", "followers", "following", "song_videos"}
-	refreshEdges    = []string{"follower_profiles", "reel_transcripts", "search_results", "video_authors"}
-)
-
 func (j *Job) validateReuse() JobErrors {
 	var errs JobErrors
 	add := func(key, format string, args ...any) {
@@ -92,15 +85,16 @@ func (j *Job) validateReuse() JobErrors {
 			add("reuse.seeds."+name, "%s seeds are lists or rankings, which refresh_after does not skip (use stop_at_seen on their edge)", name)
 		}
 	}
+	stopAtSeen, refresh := stopAtSeenKeys(), refreshKeys()
 	for name, e := range j.Expand.edges() {
 		if *e == nil {
 			continue
 		}
-		if (*e).StopAtSeen && !contains(stopAtSeenEdges, name) {
-			add("expand."+name+".stop_at_seen", "applies only to lists returned newest first: %s", strings.Join(stopAtSeenEdges, ", "))
+		if (*e).StopAtSeen && !contains(stopAtSeen, name) {
+			add("expand."+name+".stop_at_seen", "applies only to lists returned newest first: %s", strings.Join(stopAtSeen, ", "))
 		}
-		if j.has("expand."+name+".refresh_after") && !contains(refreshEdges, name) {
-			add("expand."+name+".refresh_after", "applies only to edges to an entity fetched whole: %s (a list uses stop_at_seen)", strings.Join(refreshEdges, ", "))
+		if j.has("expand."+name+".refresh_after") && !contains(refresh, name) {
+			add("expand."+name+".refresh_after", "applies only to edges to an entity fetched whole: %s (a list uses stop_at_seen)", strings.Join(refresh, ", "))
 		}
 	}
 	return errs
@@ -120,31 +114,6 @@ func contains(list []string, s string) bool {
 func (j *Job) seedWindow(key string) time.Duration {
 	if d, ok := j.Reuse.Seeds[strings.TrimPrefix(key, "seeds.")]; ok {
 		return time.Duration(d)
-	}
-	return time.Duration(j.Reuse.RefreshAfter)
-}
-
-// hopWindow is the refresh_after window of a task of kind child found by
-// a task of kind parent: that of the edge it was found along, when the
-// file sets one, else the job's. A task found along several edges keeps
-// the window of the first that found it.
-func (j *Job) hopWindow(parent, child string) time.Duration {
-	var name string
-	switch {
-	case child == KindSVProfile && (parent == KindSVFollowers || parent == KindSVFollowing):
-		name = "follower_profiles"
-	case child == KindSVProfile && (parent == KindSVKeywordSearch || parent == KindSVTopSearch) && j.Expand.SearchResults != nil,
-		child == KindSVSong:
-		name = "search_results"
-	case child == KindSVProfile:
-		name = "video_authors"
-	case child == KindPSTranscript:
-		name = "reel_transcripts"
-	}
-	if name != "" && j.has("expand."+name+".refresh_after") {
-		if e := *j.Expand.edges()[name]; e != nil {
-			return time.Duration(e.RefreshAfter)
-		}
 	}
 	return time.Duration(j.Reuse.RefreshAfter)
 }
@@ -364,10 +333,10 @@ func listWalk(ctx context.Context, q db.Querier, j *Job, kind, key string, runID
 // page's entries were all stored by earlier runs, and no full walk is
 // due; the credits saved are estimated from the list's last full walk.
 func (c *crawl) stopAtSeen(ctx context.Context, k *Kind, t *Task, res *result) error {
-	if k.Seen == nil || k.Pages == nil || res.Stop != "" {
+	if k.Seen == nil || k.Pages == "" || res.Stop != "" {
 		return nil
 	}
-	if e := k.Pages(c.job.Expand); e == nil || !e.StopAtSeen {
+	if e := c.job.Expand.edge(k.Pages); e == nil || !e.StopAtSeen {
 		return nil
 	}
 	var seen, total int
@@ -464,8 +433,8 @@ func PlanReuse(ctx context.Context, q db.Querier, job *Job, tasks []NewTask) (*R
 			tasks = append(tasks, children...)
 			continue
 		}
-		if k.Seen != nil && k.Pages != nil {
-			if e := k.Pages(job.Expand); e != nil && e.StopAtSeen {
+		if k.Seen != nil && k.Pages != "" {
+			if e := job.Expand.edge(k.Pages); e != nil && e.StopAtSeen {
 				w, err := listWalk(ctx, q, job, nt.Kind, nt.Key, 0)
 				if err != nil {
 					return nil, err

@@ -93,6 +93,7 @@ type crawl struct {
 	job      *Job
 	runID    int64
 	client   *sources.Client
+	mapper   *mapper
 	budget   *budget
 	frontier *Frontier
 	log      *slog.Logger
@@ -140,6 +141,7 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
 		mon:      monitorState{started: time.Now()},
+		mapper:   &mapper{job: job},
 	}
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
@@ -147,12 +149,10 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log, workers: job.Limits.Workers,
 		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
 	c.budget = b
+	// Credits, bodies and the archive are each page's lease's (pageLease);
+	// the process watches every outcome.
 	cfg := opts.Client
-	cfg.BeforeSend = b.reserve
-	cfg.AfterResponse = func(ctx context.Context, o sources.Outcome) { b.settle(ctx, o); c.observeRequest(o) }
-	if job.Archive {
-		cfg.OnBody = onBody
-	}
+	cfg.AfterResponse = func(_ context.Context, o sources.Outcome) { c.observeRequest(o) }
 	client, err := sources.New(cfg)
 	if err != nil {
 		return nil, err
@@ -396,7 +396,7 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 	switch {
 	case errors.Is(err, ErrLeaseLost):
 		log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
-		c.budget.flush(c.work, t.credits) // a billed answer still counts
+		c.budget.flush(c.work, t.credits, nil) // a billed answer still counts
 		return nil
 	case errors.Is(err, errRunStopping):
 		return c.release(t) // it was waiting for the budget: nothing sent
@@ -501,20 +501,17 @@ func (e fetchError) Unwrap() error { return e.err }
 func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, error) {
 	fctx, cancel := context.WithCancelCause(c.work)
 	defer cancel(nil)
-	// The page's bodies stay counted against the client's in-flight budget
-	// until its rows are committed (or it is given up).
-	fctx, releaseBodies := sources.HoldBodies(fctx)
+	// What the page's requests spend and wait for: the lease's credits,
+	// the previous page's commit, and the page's bodies, which stay counted
+	// against the client's in-flight budget until its rows are committed
+	// (or it is given up).
+	lease := &pageLease{budget: c.budget, credits: t.leaseCredits(), prev: prev, await: c.await, archive: c.job.Archive}
 	held := true
 	defer func() {
 		if held {
-			releaseBodies()
+			lease.release()
 		}
 	}()
-	fctx, lc := withLease(fctx, t)
-	var rec *pageRecorder
-	if c.job.Archive {
-		fctx, rec = withRecorder(fctx)
-	}
 	ttl := time.Duration(c.job.Limits.LeaseTimeout)
 	done := make(chan struct{})
 	defer close(done)
@@ -533,15 +530,11 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 			}
 		}
 	}()
-	if prev != nil {
-		// The previous page's commit is read before a statement of the
-		// lease's own, and before a read waits for the body budget it
-		// holds; its failure stays the answer for the rest of the page.
-		lc.await = func() error { return c.await(prev) }
-		defer func() { lc.await = nil }()
-		fctx = sources.BeforeBudgetWait(fctx, func() { _ = c.await(prev) })
-	}
-	res, err := k.Fetch(fctx, c, t)
+	// The previous page's commit is read before a statement of the lease's
+	// own, and before a read waits for the body budget it holds (the
+	// lease's awaitPrev); its failure stays the answer for the rest of the
+	// page.
+	res, err := k.Call.fetch(fctx, c.client, lease, c.mapper, t)
 	// The previous page's commit comes first: if it failed, this page
 	// (bought on the strength of its cursor) is discarded, and its billed
 	// answer stays in the lease's credits for the end of the lease.
@@ -554,14 +547,14 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 		}
 		return nil, nil, fetchError{err}
 	}
-	c.budget.release(fctx, lc)
+	c.budget.release(fctx, lease.credits)
 	if err := c.stopAtSeen(fctx, k, t, res); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
 			return nil, nil, ErrLeaseLost
 		}
 		return nil, nil, err
 	}
-	res.archive = rec.take()
+	res.archive = lease.archived()
 	children := c.children(res)
 	start := time.Now()
 	if res.Stop == "" {
@@ -570,7 +563,7 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 		sc, err := c.frontier.Send(c.work, c.runID, t, c.pageCommit(res, children))
 		if err == nil {
 			held = false
-			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: releaseBodies}, nil
+			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: lease.release}, nil
 		}
 	}
 	if err := c.commit(fctx, t, res, children); err != nil {
@@ -660,7 +653,7 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 }
 
 func (c *crawl) finish(t *Task, state, reason string) error {
-	c.budget.flush(c.work, t.credits) // what the lease's answers cost, before it ends
+	c.budget.flush(c.work, t.credits, nil) // what the lease's answers cost, before it ends
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 		return c.frontier.Finish(ctx, t, state, reason)
 	})
@@ -673,7 +666,7 @@ func (c *crawl) finish(t *Task, state, reason string) error {
 // release hands the task back; failure is only logged, since the lease
 // expires by itself.
 func (c *crawl) release(t *Task) error {
-	c.budget.flush(c.work, t.credits)
+	c.budget.flush(c.work, t.credits, nil)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {

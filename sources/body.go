@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/sync/semaphore"
@@ -79,57 +78,12 @@ type bodyBudget struct {
 	size int64
 }
 
-// bodyHold collects the budget held by the bodies fetched under one context
-// (one page of one task) until the caller releases them, after its commit.
-type bodyHold struct {
-	mu    sync.Mutex
-	held  []heldBytes
-	freed bool
-}
-
-type heldBytes struct {
-	b *bodyBudget
-	n int64
-}
-
-type holdKey struct{}
-
-// HoldBodies returns a context under which the bodies a Client reads stay
-// counted against its in-flight budget until release is called (after the
-// page built from them is committed), so that the budget bounds the bodies
-// and what is decoded from them up to the database. Without a hold, a body
-// is released as soon as it is decoded. release is idempotent.
-func HoldBodies(ctx context.Context) (context.Context, func()) {
-	h := &bodyHold{}
-	return context.WithValue(ctx, holdKey{}, h), h.release
-}
-
-func (h *bodyHold) release() {
-	h.mu.Lock()
-	held := h.held
-	h.held, h.freed = nil, true
-	h.mu.Unlock()
-	for _, x := range held {
-		x.b.sem.Release(x.n)
+// keep hands n bytes of b's budget to the lease, which gives them back
+// once the page built from the body is committed (a nil lease at once).
+func (b *bodyBudget) keep(l Lease, n int64) {
+	if n > 0 {
+		l.Hold(func() { b.sem.Release(n) })
 	}
-}
-
-// keep hands n bytes of b's budget to the hold of ctx, or releases them when
-// there is none (or it was released already).
-func (b *bodyBudget) keep(ctx context.Context, n int64) {
-	if n <= 0 {
-		return
-	}
-	if h, ok := ctx.Value(holdKey{}).(*bodyHold); ok {
-		h.mu.Lock()
-		if !h.freed {
-			h.held = append(h.held, heldBytes{b, n})
-			h.mu.Unlock()
-			return
-		}
-		h.mu.Unlock()
-	}
-	b.sem.Release(n)
 }
 
 // errBodyTooLarge marks a body over the cap: it was read up to the cap only.
@@ -139,7 +93,7 @@ var errBodyTooLarge = errors.New("body too large")
 // exact size (no doubling growth, no copy but the final assembly of a body
 // of unknown length), with its size acquired from the budget first. It
 // returns the bytes of budget it holds (len(body) on success).
-func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit int64) ([]byte, int64, error) {
+func (b *bodyBudget) readBody(ctx context.Context, l Lease, resp *http.Response, limit int64) ([]byte, int64, error) {
 	want := min(limit, unknownLengthFirst)
 	if cl := resp.ContentLength; cl >= 0 {
 		if cl > limit {
@@ -148,14 +102,14 @@ func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit in
 		want = cl
 	}
 	want = min(max(want, 1), b.size)
-	if err := b.acquire(ctx, want); err != nil {
+	if err := b.acquire(ctx, l, want); err != nil {
 		return nil, 0, err
 	}
 	grow := func() error {
 		b.sem.Release(want)
 		want = 0
 		full := min(limit+1, b.size)
-		if err := b.acquire(ctx, full); err != nil {
+		if err := b.acquire(ctx, l, full); err != nil {
 			return err
 		}
 		want = full
@@ -171,28 +125,15 @@ func (b *bodyBudget) readBody(ctx context.Context, resp *http.Response, limit in
 	return body, n, err
 }
 
-// acquire takes n bytes of the budget. Before it waits, the caller's
-// BeforeBudgetWait hook runs: a caller that holds budget it can give back
-// gives it back, so that no reader waits on budget its own caller holds.
-func (b *bodyBudget) acquire(ctx context.Context, n int64) error {
+// acquire takes n bytes of the budget. Before it waits, the lease's
+// BeforeBudgetWait runs: a caller that holds budget it can give back gives
+// it back, so that no reader waits on budget its own caller holds.
+func (b *bodyBudget) acquire(ctx context.Context, l Lease, n int64) error {
 	if b.sem.TryAcquire(n) {
 		return nil
 	}
-	if f, ok := ctx.Value(budgetWaitKey{}).(func()); ok {
-		f()
-	}
+	l.BeforeBudgetWait()
 	return b.sem.Acquire(ctx, n)
-}
-
-type budgetWaitKey struct{}
-
-// BeforeBudgetWait returns a context under which f runs before a body read
-// waits for the in-flight body budget. A caller that holds budget for a
-// page while it fetches the next (its commit in flight) passes the wait
-// for that commit, which releases it: with it, a read never waits for
-// budget that only its own caller could give back.
-func BeforeBudgetWait(ctx context.Context, f func()) context.Context {
-	return context.WithValue(ctx, budgetWaitKey{}, f)
 }
 
 // unknownLengthFirst is what a body of unknown length reserves first.

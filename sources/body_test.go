@@ -190,15 +190,15 @@ func TestBodyCapAndBudget(t *testing.T) {
 	c.bodies.sem.Release(4096)
 	// Under a hold, a body stays counted until release.
 	c2 := testClient(t, s.srv.URL, func(c *Config) { c.MaxBodyBytes = 8192; c.MaxInflightBytes = 8192 })
-	ctx, release := HoldBodies(context.Background())
-	if _, err := c2.SVProfile(ctx, "sized"); err != nil {
+	lease := &testLease{}
+	if _, err := Do(context.Background(), c2, lease, SVProfileCall("sized")); err != nil {
 		t.Fatal(err)
 	}
 	if c2.bodies.sem.TryAcquire(8192) {
 		t.Error("held body not counted")
 	}
-	release()
-	release()
+	lease.release()
+	lease.release()
 	if !c2.bodies.sem.TryAcquire(8192) {
 		t.Error("released body still counted")
 	}

@@ -91,13 +91,13 @@ func (c *Client) endpointPath(p Platform, path string) string {
 // Every parameter a method sends is required (an optional one is left
 // out), so an empty one is refused here, before any credit is reserved:
 // the endpoint's path is written once, in its method's call.
-func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Values, decode func(*answer) error) error {
+func (c *Client) fetch(ctx context.Context, l Lease, p Platform, path string, q url.Values, decode func(*answer) error) error {
 	for _, name := range slices.Sorted(maps.Keys(q)) {
 		if v := q[name]; len(v) == 0 || v[0] == "" {
 			return paramError(specPrefix(p)+path, name, "is empty")
 		}
 	}
-	err := c.fetchRaw(ctx, p, path, q, decode)
+	err := c.fetchRaw(ctx, l, p, path, q, decode)
 	var e *Error
 	if errors.As(err, &e) {
 		e.Message = redactString(e.Message, c.cfg.APIKey.Reveal())
@@ -105,7 +105,7 @@ func (c *Client) fetch(ctx context.Context, p Platform, path string, q url.Value
 	return err
 }
 
-func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Values, decode func(*answer) error) error {
+func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string, q url.Values, decode func(*answer) error) error {
 	endpoint := specPrefix(p) + path
 	u := *c.base
 	u.Path = strings.TrimRight(c.base.Path, "/") + c.endpointPath(p, path)
@@ -123,7 +123,7 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 	// request's own (it costs a retry) or part of an outage (it is free).
 	var doubt *streak
 	for attempt, retries := 1, 0; ; attempt++ {
-		ans, held, err := c.attempt(ctx, endpoint, full, bo)
+		ans, held, err := c.attempt(ctx, l, endpoint, full, bo)
 		if doubt != nil {
 			// Decided now: this attempt either got an answer or failed too.
 			if _, own := c.gate.ownFault(doubt); own {
@@ -137,15 +137,12 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 				derr = decode(ans)
 			}
 			// The decoded values alias the body: it stays counted until
-			// the caller's hold (HoldBodies) is released.
-			c.bodies.keep(ctx, held)
+			// the lease lets it go (after its page's commit).
+			c.bodies.keep(l, held)
 			if derr != nil {
-				msg := strings.TrimPrefix(derr.Error(), "malformed body: ")
-				return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempt, Message: "malformed body: " + truncate(msg, 300), Err: derr}
+				return malformed(endpoint, attempt, derr)
 			}
-			if c.cfg.OnBody != nil {
-				c.cfg.OnBody(ctx, endpoint, u.RawQuery, ans.body)
-			}
+			l.Body(endpoint, u.RawQuery, ans.body)
 			return nil
 		}
 		var e *Error
@@ -206,7 +203,7 @@ func (c *Client) fetchRaw(ctx context.Context, p Platform, path string, q url.Va
 //
 // A 2xx body is returned, its envelope parsed, with the bytes of the
 // in-flight budget it holds, which the caller hands on (bodyBudget.keep).
-func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.BackOff) (ans *answer, held int64, err error) {
+func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo backoff.BackOff) (ans *answer, held int64, err error) {
 	// probe: this attempt is the one request an outage lets through; it
 	// must end in answered or failure, or be abandoned.
 	var probe uint64
@@ -230,21 +227,16 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		if err := c.control.wait(ctx); err != nil {
 			return nil, 0, err
 		}
-		if c.cfg.BeforeSend == nil {
-			break
-		}
-		if err := c.cfg.BeforeSend(ctx, endpoint); err != nil {
+		if err := l.Reserve(ctx, endpoint); err != nil {
 			return nil, 0, err
 		}
 		if !c.control.paused() && (probe != 0 || !c.gate.isClosed()) {
 			break
 		}
-		// A 429 arrived, or an outage closed the gate, while BeforeSend
-		// ran (a database round trip): withdraw and wait like every
-		// other worker.
-		if c.cfg.AfterResponse != nil {
-			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, Withdrawn: true})
-		}
+		// A 429 arrived, or an outage closed the gate, while Reserve ran
+		// (a database round trip): withdraw and wait like every other
+		// worker.
+		c.settle(ctx, l, Outcome{Endpoint: endpoint, Withdrawn: true})
 	}
 	actx, cancel := context.WithTimeout(ctx, time.Duration(c.cfg.Timeout))
 	defer cancel()
@@ -264,9 +256,9 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	}))
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
-		if !wrote.Load() && c.cfg.AfterResponse != nil {
+		if !wrote.Load() {
 			// Never sent, so never billed: give the reservation back.
-			c.cfg.AfterResponse(ctx, Outcome{Endpoint: endpoint, NotSent: true})
+			c.settle(ctx, l, Outcome{Endpoint: endpoint, NotSent: true})
 		}
 		if ctx.Err() != nil {
 			return nil, 0, ctx.Err()
@@ -299,7 +291,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 	var body []byte
 	var readErr error
 	if ok2xx {
-		body, held, readErr = c.bodies.readBody(ctx, resp, c.cfg.MaxBodyBytes)
+		body, held, readErr = c.bodies.readBody(ctx, l, resp, c.cfg.MaxBodyBytes)
 	} else {
 		body, readErr = readErrorBody(resp.Body)
 	}
@@ -323,9 +315,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
 		out.Billed = !out.Free
 	}
-	if c.cfg.AfterResponse != nil {
-		c.cfg.AfterResponse(ctx, out)
-	}
+	c.settle(ctx, l, out)
 	if readErr != nil {
 		if ctx.Err() != nil {
 			return nil, held, ctx.Err()
@@ -341,6 +331,23 @@ func (c *Client) attempt(ctx context.Context, endpoint, full string, bo backoff.
 		return nil, held, e
 	}
 	return ans, held, nil
+}
+
+// settle tells the lease, then the process-wide observer, an attempt's
+// outcome.
+func (c *Client) settle(ctx context.Context, l Lease, o Outcome) {
+	l.Settle(ctx, o)
+	if c.cfg.AfterResponse != nil {
+		c.cfg.AfterResponse(ctx, o)
+	}
+}
+
+// malformed is the error of a 2xx body received whole that failed
+// checkShape or its decoding: billed, and it would not decode better next
+// time.
+func malformed(endpoint string, attempts int, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "malformed body: ")
+	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempts, Message: "malformed body: " + truncate(msg, 300), Err: err}
 }
 
 // storable makes a body storable in PostgreSQL, whose text and jsonb refuse

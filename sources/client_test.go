@@ -496,14 +496,14 @@ func TestPauseBeatsHooksAndWithdraws(t *testing.T) {
 	var reserves, withdrawn atomic.Int64
 	var pausedAtHook atomic.Bool
 	var c *Client
-	c = testClient(t, s.srv.URL, func(cfg *Config) {
-		cfg.BeforeSend = func(context.Context, string) error {
-			if reserves.Add(1) == 1 { // worker B: reserved before the 429 arrives
-				close(bEntered)
-				<-limitedSeen
-			}
-			return nil
+	lease := &testLease{reserve: func() error {
+		if reserves.Add(1) == 1 { // worker B: reserved before the 429 arrives
+			close(bEntered)
+			<-limitedSeen
 		}
+		return nil
+	}}
+	c = testClient(t, s.srv.URL, func(cfg *Config) {
 		cfg.AfterResponse = func(_ context.Context, o Outcome) {
 			switch {
 			case o.Withdrawn:
@@ -517,12 +517,12 @@ func TestPauseBeatsHooksAndWithdraws(t *testing.T) {
 	ctx := context.Background()
 	var g sync.WaitGroup
 	g.Go(func() {
-		if _, err := c.SVProfile(ctx, "b"); err != nil {
+		if _, err := Do(ctx, c, lease, SVProfileCall("b")); err != nil {
 			t.Error(err)
 		}
 	})
 	<-bEntered
-	if _, err := c.SVProfile(ctx, "a"); err != nil {
+	if _, err := Do(ctx, c, lease, SVProfileCall("a")); err != nil {
 		t.Fatal(err)
 	}
 	g.Wait()
@@ -541,14 +541,14 @@ func TestUnsentRequestIsReported(t *testing.T) {
 	c := testClient(t, base, func(c *Config) {
 		c.MaxRetries = 2
 		c.OutageWindow = Duration(100 * time.Millisecond) // refused throughout: an outage
-		c.BeforeSend = func(context.Context, string) error { reserved.Add(1); return nil }
 		c.AfterResponse = func(_ context.Context, o Outcome) {
 			if o.NotSent && !o.Billed {
 				notSent.Add(1)
 			}
 		}
 	})
-	_, err := c.SVProfile(context.Background(), "a")
+	lease := &testLease{reserve: func() error { reserved.Add(1); return nil }}
+	_, err := Do(context.Background(), c, lease, SVProfileCall("a"))
 	if ClassOf(err) != ClassUnreachable || notSent.Load() < 2 || notSent.Load() != reserved.Load() {
 		t.Errorf("err = %v, unsent outcomes = %d of %d reserved; want unreachable and every attempt unsent", err, notSent.Load(), reserved.Load())
 	}

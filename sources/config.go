@@ -224,24 +224,14 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxInflightBytes bounds the response-body bytes held at once by all
 	// workers sharing this Client (a reader waits for room before reading;
-	// a body stays counted until its page is committed, see HoldBodies).
+	// a body stays counted until its lease lets it go, see Lease.Hold).
 	// Default MaxInflightBytesDefault; never less than MaxBodyBytes.
 	MaxInflightBytes int64
-	// BeforeSend, when set, is called before every attempt that may be
-	// billed; an error aborts the call. The pipeline reserves credits here.
-	BeforeSend func(ctx context.Context, endpoint string) error
-	// AfterResponse, when set, is told the outcome of every attempt that got
-	// an HTTP response, so the caller can account for credits.
+	// AfterResponse, when set, is told the outcome of every attempt of every
+	// call, after the call's Lease (metrics). Credits are the lease's.
 	AfterResponse func(ctx context.Context, r Outcome)
 	HTTPClient    *http.Client
 	Logger        *slog.Logger
-
-	// OnBody, when set, is handed every 2xx body that decoded, after the
-	// key was redacted from it, with the request it answered (endpoint in
-	// the spec's terms, query as sent). The body is the client's buffer,
-	// aliased by the decoded values: copy what you keep. The pipeline's
-	// page archive keeps it here.
-	OnBody func(ctx context.Context, endpoint, query string, body []byte)
 }
 
 func (c Config) withDefaults() Config {

@@ -90,18 +90,18 @@ func TestOutageGateOneProbeRetriesUntouched(t *testing.T) {
 		cfg.RetryInitial, cfg.RetryMax = Duration(5*time.Millisecond), Duration(20*time.Millisecond)
 		cfg.HTTPClient = &http.Client{Transport: rec}
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-		cfg.BeforeSend = func(context.Context, string) error { reserved.Add(1); return nil }
 		cfg.AfterResponse = func(_ context.Context, o Outcome) {
 			if o.NotSent {
 				notSent.Add(1)
 			}
 		}
 	})
+	lease := &testLease{reserve: func() error { reserved.Add(1); return nil }}
 	ctx := context.Background()
 	errs := make(chan error, 4)
 	for i := range 4 {
 		go func() {
-			_, err := c.SVProfile(ctx, fmt.Sprintf("user%d", i))
+			_, err := Do(ctx, c, lease, SVProfileCall(fmt.Sprintf("user%d", i)))
 			errs <- err
 		}()
 	}

@@ -2,7 +2,6 @@ package sources
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/url"
 )
@@ -140,18 +139,10 @@ func orNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// PSProfile fetches /photosocial/profile, the deep profile. A private
+// PSProfileCall calls /photosocial/profile, the deep profile. A private
 // account gives &PSProfile{Empty: true} and no error.
-func (c *Client) PSProfile(ctx context.Context, handle string) (*PSProfile, error) {
-	handle = NormalizeHandle(handle)
-	var p PSProfile
-	err := c.fetch(ctx, PhotoSocial, "/profile", url.Values{"handle": {handle}}, func(a *answer) error {
-		return decodePSProfile(a, &p)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &p, nil
+func PSProfileCall(handle string) Call[*PSProfile] {
+	return objectCall(PhotoSocial, "/profile", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(decodePSProfile))
 }
 
 // PSEmbed is the response of /photosocial/user/embed: markup embedding a
@@ -162,15 +153,9 @@ type PSEmbed struct {
 	Raw     json.RawMessage `json:"-"`
 }
 
-// PSEmbed fetches /photosocial/user/embed.
-func (c *Client) PSEmbed(ctx context.Context, handle string) (*PSEmbed, error) {
-	handle = NormalizeHandle(handle)
-	var e PSEmbed
-	err := c.fetch(ctx, PhotoSocial, "/user/embed", url.Values{"handle": {handle}}, func(a *answer) error {
-		return decodeObject(a, &e, &e.Raw, &e.Credits)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &e, nil
+// PSEmbedCall calls /photosocial/user/embed.
+func PSEmbedCall(handle string) Call[*PSEmbed] {
+	return objectCall(PhotoSocial, "/user/embed", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(func(a *answer, e *PSEmbed) error {
+		return decodeObject(a, e, &e.Raw, &e.Credits)
+	}))
 }

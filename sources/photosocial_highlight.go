@@ -2,7 +2,6 @@ package sources
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -118,19 +117,14 @@ func decodePSHighlight(a *answer, sent string, h *PSHighlight) error {
 	return nil
 }
 
-// PSHighlight fetches /photosocial/user/highlight/detail. id may carry the
+// PSHighlightCall calls /photosocial/user/highlight/detail. id may carry the
 // "highlight:" prefix; the bare digits are sent.
-func (c *Client) PSHighlight(ctx context.Context, id string) (*PSHighlight, error) {
+func PSHighlightCall(id string) Call[*PSHighlight] {
 	digits, err := HighlightDigits(id)
 	if err != nil {
-		return nil, err
+		return refused[*PSHighlight](err)
 	}
-	var h PSHighlight
-	err = c.fetch(ctx, PhotoSocial, "/user/highlight/detail", url.Values{"id": {digits}}, func(a *answer) error {
-		return decodePSHighlight(a, digits, &h)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &h, nil
+	return objectCall(PhotoSocial, "/user/highlight/detail", url.Values{"id": {digits}}, decodeInto(func(a *answer, h *PSHighlight) error {
+		return decodePSHighlight(a, digits, h)
+	}))
 }

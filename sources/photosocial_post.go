@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -50,16 +49,15 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PSComments fetches one page of /photosocial/post/comments. The list has no
+// PSCommentsCall calls one page of /photosocial/post/comments. The list has no
 // hasMore: it ends on an empty or missing cursor or an empty page, which
 // NextStep handles.
-func (c *Client) PSComments(ctx context.Context, postURL, cursor string) (*Page[PSComment], error) {
-	const endpoint = "/photosocial/post/comments"
-	postURL, err := checkMediaURL(endpoint, postURL)
+func PSCommentsCall(postURL, cursor string) Call[*Page[PSComment]] {
+	postURL, err := checkMediaURL("/photosocial/post/comments", postURL)
 	if err != nil {
-		return nil, err
+		return refused[*Page[PSComment]](err)
 	}
-	return fetchPage[PSComment](ctx, c, PhotoSocial, "/post/comments", withCursor(url.Values{"url": {postURL}}, cursor), "comments")
+	return pageCall[PSComment](PhotoSocial, "/post/comments", withCursor(url.Values{"url": {postURL}}, cursor), "comments")
 }
 
 // checkMediaURL refuses a post or reel URL that is empty or not an absolute
@@ -109,25 +107,18 @@ func (e *PSTranscriptEntry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PSTranscript fetches /photosocial/media/transcript. It is slow upstream
+// PSTranscriptCall calls /photosocial/media/transcript. It is slow upstream
 // (5-30 s) and only short videos are transcribed.
-func (c *Client) PSTranscript(ctx context.Context, mediaURL string) (*PSTranscript, error) {
-	const endpoint = "/photosocial/media/transcript"
-	mediaURL, err := checkMediaURL(endpoint, mediaURL)
+func PSTranscriptCall(mediaURL string) Call[*PSTranscript] {
+	mediaURL, err := checkMediaURL("/photosocial/media/transcript", mediaURL)
 	if err != nil {
-		return nil, err
+		return refused[*PSTranscript](err)
 	}
-	var t PSTranscript
-	err = c.fetch(ctx, PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *answer) error {
+	return objectCall(PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *answer) (*PSTranscript, error) {
 		p, err := decodePage[PSTranscriptEntry](a, "transcripts")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		t = PSTranscript{Entries: p.Items, Dropped: p.Dropped, DropReason: p.DropReason, Credits: p.Credits, Raw: p.Raw}
-		return nil
+		return &PSTranscript{Entries: p.Items, Dropped: p.Dropped, DropReason: p.DropReason, Credits: p.Credits, Raw: p.Raw}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
 }

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -73,33 +72,35 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PSReelsSearch fetches page (from 1) of /photosocial/reels/search. The
+// PSReelsSearchCall calls page (from 1) of /photosocial/reels/search. The
 // list has no cursor: the page's Cursor is the next page number when the
 // page has reels and "" when it is empty, with HasMoreKnown false, so
 // NextStep ends on the first empty page. The real service serves about 11
 // pages and answers 400 beyond: a 400 for a page after the first is taken as
 // the end of the list and returned as an empty page.
-func (c *Client) PSReelsSearch(ctx context.Context, query string, page int) (*Page[PSReel], error) {
+func PSReelsSearchCall(query string, page int) Call[*Page[PSReel]] {
 	const endpoint = "/photosocial/reels/search"
 	query = strings.TrimSpace(query)
 	if query == "" {
-		return nil, paramError(endpoint, "query", "is empty")
+		return refused[*Page[PSReel]](paramError(endpoint, "query", "is empty"))
 	}
 	if page < 1 {
-		return nil, paramError(endpoint, "page", "must be 1 or more")
+		return refused[*Page[PSReel]](paramError(endpoint, "page", "must be 1 or more"))
 	}
-	q := url.Values{"query": {query}, "page": {strconv.Itoa(page)}}
-	p, err := fetchPage[PSReel](ctx, c, PhotoSocial, "/reels/search", q, "reels", "items")
-	if err != nil {
-		var e *Error
-		if page > 1 && errors.As(err, &e) && e.Status == 400 {
-			return &Page[PSReel]{}, nil
+	call := pageCall[PSReel](PhotoSocial, "/reels/search", url.Values{"query": {query}, "page": {strconv.Itoa(page)}}, "reels", "items")
+	call.after = func(p *Page[PSReel], err error) (*Page[PSReel], error) {
+		if err != nil {
+			var e *Error
+			if page > 1 && errors.As(err, &e) && e.Status == 400 {
+				return &Page[PSReel]{}, nil
+			}
+			return nil, err
 		}
-		return nil, err
+		p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
+		if p.Info().Items > 0 {
+			p.Cursor = strconv.Itoa(page + 1)
+		}
+		return p, nil
 	}
-	p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
-	if p.Info().Items > 0 {
-		p.Cursor = strconv.Itoa(page + 1)
-	}
-	return p, nil
+	return call
 }

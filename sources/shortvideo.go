@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -97,58 +96,30 @@ func NormalizeHandle(h string) string {
 	return strings.TrimPrefix(strings.TrimSpace(h), "@")
 }
 
-// SVProfile fetches /shortvideo/profile.
-func (c *Client) SVProfile(ctx context.Context, handle string) (*SVProfile, error) {
-	handle = NormalizeHandle(handle)
-	var p SVProfile
-	err := c.fetch(ctx, ShortVideo, "/profile", url.Values{"handle": {handle}}, func(a *answer) error {
-		if err := decodeObject(a, &p, &p.Raw, &p.Credits); err != nil {
+// SVProfileCall calls /shortvideo/profile.
+func SVProfileCall(handle string) Call[*SVProfile] {
+	return objectCall(ShortVideo, "/profile", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(func(a *answer, p *SVProfile) error {
+		if err := decodeObject(a, p, &p.Raw, &p.Credits); err != nil {
 			return err
 		}
 		p.Videos, p.VideosDropped, p.VideosDropReason = recentVideos(a.env)
 		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &p, nil
+	}))
 }
 
-// SVFollowers fetches one page of /shortvideo/user/followers.
-func (c *Client) SVFollowers(ctx context.Context, secUID, cursor string) (*Page[SVFollowEntry], error) {
-	return svFollowList(ctx, c, "/user/followers", "followers", secUID, cursor)
+// SVFollowersCall calls one page of /shortvideo/user/followers.
+func SVFollowersCall(secUID, cursor string) Call[*Page[SVFollowEntry]] {
+	return pageCall[SVFollowEntry](ShortVideo, "/user/followers", withCursor(url.Values{"secUid": {secUID}}, cursor), "followers", "users", "user_list")
 }
 
-// SVFollowing fetches one page of /shortvideo/user/following.
-func (c *Client) SVFollowing(ctx context.Context, secUID, cursor string) (*Page[SVFollowEntry], error) {
-	return svFollowList(ctx, c, "/user/following", "following", secUID, cursor)
-}
-
-func svFollowList(ctx context.Context, c *Client, path, key, secUID, cursor string) (*Page[SVFollowEntry], error) {
-	endpoint := "/shortvideo" + path
-	if secUID == "" {
-		return nil, paramError(endpoint, "secUid", "is empty")
-	}
-	q := url.Values{"secUid": {secUID}}
-	if cursor != "" {
-		q.Set("cursor", cursor)
-	}
-	return fetchPage[SVFollowEntry](ctx, c, ShortVideo, path, q, key, "users", "user_list")
+// SVFollowingCall calls one page of /shortvideo/user/following.
+func SVFollowingCall(secUID, cursor string) Call[*Page[SVFollowEntry]] {
+	return pageCall[SVFollowEntry](ShortVideo, "/user/following", withCursor(url.Values{"secUid": {secUID}}, cursor), "following", "users", "user_list")
 }
 
 // paramError is a client-side refusal: the call is never sent.
 func paramError(endpoint, param, what string) error {
 	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Message: fmt.Sprintf("parameter %s %s", param, what)}
-}
-
-// fetchPage fetches and decodes one page of a list endpoint.
-func fetchPage[T any](ctx context.Context, c *Client, p Platform, path string, q url.Values, listKeys ...string) (*Page[T], error) {
-	var page *Page[T]
-	err := c.fetch(ctx, p, path, q, func(a *answer) (err error) {
-		page, err = decodePage[T](a, listKeys...)
-		return err
-	})
-	return page, err
 }
 
 // decodeObject decodes a single-object body into v, keeping the raw body and

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 )
 
@@ -38,26 +37,30 @@ func (cr *SVCreator) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SVTrendingFeed fetches /shortvideo/get-trending-feed.
-func (c *Client) SVTrendingFeed(ctx context.Context) (*Page[SVVideo], error) {
-	return fetchFeed[SVVideo](ctx, c, "/get-trending-feed", svVideoListKeys...)
+// SVTrendingFeedCall calls /shortvideo/get-trending-feed.
+func SVTrendingFeedCall() Call[*Page[SVVideo]] {
+	return feedCall[SVVideo]("/get-trending-feed", svVideoListKeys...)
 }
 
-// SVPopularVideos fetches /shortvideo/videos/popular.
-func (c *Client) SVPopularVideos(ctx context.Context) (*Page[SVVideo], error) {
-	return fetchFeed[SVVideo](ctx, c, "/videos/popular", svVideoListKeys...)
+// SVPopularVideosCall calls /shortvideo/videos/popular.
+func SVPopularVideosCall() Call[*Page[SVVideo]] {
+	return feedCall[SVVideo]("/videos/popular", svVideoListKeys...)
 }
 
-// SVPopularCreators fetches /shortvideo/creators/popular.
-func (c *Client) SVPopularCreators(ctx context.Context) (*Page[SVCreator], error) {
-	return fetchFeed[SVCreator](ctx, c, "/creators/popular", "creators", "users")
+// SVPopularCreatorsCall calls /shortvideo/creators/popular.
+func SVPopularCreatorsCall() Call[*Page[SVCreator]] {
+	return feedCall[SVCreator]("/creators/popular", "creators", "users")
 }
 
-func fetchFeed[T any](ctx context.Context, c *Client, path string, listKeys ...string) (*Page[T], error) {
-	p, err := fetchPage[T](ctx, c, ShortVideo, path, nil, listKeys...)
-	if err != nil {
-		return nil, err
+func feedCall[T any](path string, listKeys ...string) Call[*Page[T]] {
+	call := pageCall[T](ShortVideo, path, nil, listKeys...)
+	decode := call.decode
+	call.decode = func(a *answer) (*Page[T], error) {
+		p, err := decode(a)
+		if err == nil {
+			p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
+		}
+		return p, err
 	}
-	p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
-	return p, nil
+	return call
 }

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 )
@@ -39,15 +38,9 @@ func (l *SVLive) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SVLive fetches /shortvideo/user/live.
-func (c *Client) SVLive(ctx context.Context, handle string) (*SVLive, error) {
-	handle = NormalizeHandle(handle)
-	var l SVLive
-	err := c.fetch(ctx, ShortVideo, "/user/live", url.Values{"handle": {handle}}, func(a *answer) error {
-		return decodeObject(a, &l, &l.Raw, &l.Credits)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &l, nil
+// SVLiveCall calls /shortvideo/user/live.
+func SVLiveCall(handle string) Call[*SVLive] {
+	return objectCall(ShortVideo, "/user/live", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(func(a *answer, l *SVLive) error {
+		return decodeObject(a, l, &l.Raw, &l.Credits)
+	}))
 }

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -140,26 +139,26 @@ func ParseKeywordQuery(p url.Values) KeywordQuery {
 		SortBy: p.Get("sort_by"), Region: p.Get("region"), Trim: p.Get("trim") == "true"}
 }
 
-// SVKeywordSearch fetches one page of /shortvideo/search/keyword. Form A
+// SVKeywordSearchCall calls one page of /shortvideo/search/keyword. Form A
 // sends keyword and the cursor as given; form B sends query, the options set
 // and the cursor as an integer (a cursor written with an exponent is
 // rewritten as its digits, as the upstream rejects "1.74e+09").
-func (c *Client) SVKeywordSearch(ctx context.Context, q KeywordQuery, cursor string) (*Page[SVVideo], error) {
+func SVKeywordSearchCall(q KeywordQuery, cursor string) Call[*Page[SVVideo]] {
 	if err := q.Validate(); err != nil {
-		return nil, err
+		return refused[*Page[SVVideo]](err)
 	}
 	v := q.Params()
 	if cursor != "" {
 		if v.Has("query") && !isDigits(cursor) {
 			n, err := parseInt(strings.TrimSpace(cursor))
 			if err != nil || n < 0 {
-				return nil, paramError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form")
+				return refused[*Page[SVVideo]](paramError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
 			}
 			cursor = strconv.FormatInt(n, 10)
 		}
 		v.Set("cursor", cursor)
 	}
-	return fetchPage[SVVideo](ctx, c, ShortVideo, "/search/keyword", v, svVideoListKeys...)
+	return pageCall[SVVideo](ShortVideo, "/search/keyword", v, svVideoListKeys...)
 }
 
 // SVHashtag is an entry of the hashtag search. Growth is the growth
@@ -202,10 +201,9 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SVHashtagSearch fetches one page of /shortvideo/search/hashtag.
-func (c *Client) SVHashtagSearch(ctx context.Context, keyword, cursor string) (*Page[SVHashtag], error) {
-	keyword = strings.TrimSpace(keyword)
-	return fetchPage[SVHashtag](ctx, c, ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {keyword}}, cursor), "hashtags", "challenge_list")
+// SVHashtagSearchCall calls one page of /shortvideo/search/hashtag.
+func SVHashtagSearchCall(keyword, cursor string) Call[*Page[SVHashtag]] {
+	return pageCall[SVHashtag](ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list")
 }
 
 // SVTopResult is an entry of the top search, in the platform's rank order.
@@ -281,11 +279,10 @@ func (r *SVTopResult) set(w *topResultWire) {
 	}
 }
 
-// SVTopSearch fetches one page of /shortvideo/search/top. The order of the
+// SVTopSearchCall calls one page of /shortvideo/search/top. The order of the
 // items is the platform's ranking and is kept.
-func (c *Client) SVTopSearch(ctx context.Context, keyword, cursor string) (*Page[SVTopResult], error) {
-	keyword = strings.TrimSpace(keyword)
-	return fetchPage[SVTopResult](ctx, c, ShortVideo, "/search/top", withCursor(url.Values{"keyword": {keyword}}, cursor), "results")
+func SVTopSearchCall(keyword, cursor string) Call[*Page[SVTopResult]] {
+	return pageCall[SVTopResult](ShortVideo, "/search/top", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results")
 }
 
 // withCursor adds the cursor when there is one; the first page sends none.

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -51,21 +50,14 @@ func (s *SVSong) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SVSong fetches /shortvideo/song.
-func (c *Client) SVSong(ctx context.Context, songID string) (*SVSong, error) {
-	songID = strings.TrimSpace(songID)
-	var s SVSong
-	err := c.fetch(ctx, ShortVideo, "/song", url.Values{"id": {songID}}, func(a *answer) error {
-		return decodeObject(a, &s, &s.Raw, &s.Credits)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
+// SVSongCall calls /shortvideo/song.
+func SVSongCall(songID string) Call[*SVSong] {
+	return objectCall(ShortVideo, "/song", url.Values{"id": {strings.TrimSpace(songID)}}, decodeInto(func(a *answer, s *SVSong) error {
+		return decodeObject(a, s, &s.Raw, &s.Credits)
+	}))
 }
 
-// SVSongVideos fetches one page of /shortvideo/song/videos.
-func (c *Client) SVSongVideos(ctx context.Context, songID, cursor string) (*Page[SVVideo], error) {
-	songID = strings.TrimSpace(songID)
-	return fetchPage[SVVideo](ctx, c, ShortVideo, "/song/videos", withCursor(url.Values{"id": {songID}}, cursor), svVideoListKeys...)
+// SVSongVideosCall calls one page of /shortvideo/song/videos.
+func SVSongVideosCall(songID, cursor string) Call[*Page[SVVideo]] {
+	return pageCall[SVVideo](ShortVideo, "/song/videos", withCursor(url.Values{"id": {strings.TrimSpace(songID)}}, cursor), svVideoListKeys...)
 }

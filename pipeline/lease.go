@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+
+	"github.com/socialcrawl/crawler/sources"
+)
+
+// pageLease is what one page of a leased task may spend and must wait for,
+// handed by the runner to the kind's call (sources.Lease), the way river
+// hands a job executor its job and benthos an input its ack: the call's
+// requests reserve and settle the lease's credits in the budget, its bodies
+// stay counted against the client's in-flight budget until the page
+// commits, the body is archived when the job keeps pages, and every
+// statement of the lease's own first reads the previous page's commit
+// (prev), which was sent while this page was fetched.
+type pageLease struct {
+	budget  *budget
+	credits *leaseCredits
+	// prev is the previous page's commit, written and not read yet (nil:
+	// none); it is read before a statement of the lease's own and before a
+	// body read waits for budget prev's page holds.
+	prev  *sentPage
+	await func(*sentPage) error
+	// archive: the job keeps pages; page is the body recorded.
+	archive bool
+
+	mu    sync.Mutex
+	held  []func() // the bodies' hold on the in-flight budget
+	freed bool
+	page  *ArchivedPage
+}
+
+var _ sources.Lease = (*pageLease)(nil)
+
+// awaitPrev is the lease's wait for prev's commit, nil when there is none.
+func (l *pageLease) awaitPrev() func() error {
+	if l.prev == nil {
+		return nil
+	}
+	return func() error { return l.await(l.prev) }
+}
+
+// Reserve reserves the credit of the request about to be sent.
+func (l *pageLease) Reserve(ctx context.Context, _ string) error {
+	return l.budget.reserve(ctx, l.credits, l.awaitPrev())
+}
+
+// Settle notes what the answer cost, for the page's commit to settle.
+func (l *pageLease) Settle(ctx context.Context, o sources.Outcome) {
+	l.budget.settle(ctx, l.credits, o, l.awaitPrev())
+}
+
+// Hold keeps a body counted against the in-flight budget until release.
+func (l *pageLease) Hold(release func()) {
+	l.mu.Lock()
+	if !l.freed {
+		l.held = append(l.held, release)
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	release()
+}
+
+// BeforeBudgetWait reads prev's commit, which gives back its page's bodies.
+func (l *pageLease) BeforeBudgetWait() {
+	if await := l.awaitPrev(); await != nil {
+		_ = await()
+	}
+}
+
+// Body keeps the answer, compressed, when the job archives pages. A kind
+// fetches one object or page per task page: a second body replaces the
+// first (it is the one mapped last).
+func (l *pageLease) Body(endpoint, query string, body []byte) {
+	if !l.archive {
+		return
+	}
+	p := &ArchivedPage{Endpoint: endpoint, Query: query, Body: zenc.EncodeAll(body, nil), Size: len(body)}
+	l.mu.Lock()
+	l.page = p
+	l.mu.Unlock()
+}
+
+// archived is the body recorded for the archive (nil: none).
+func (l *pageLease) archived() *ArchivedPage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.page
+}
+
+// release gives back the page's bodies (after its commit, or when the page
+// is given up). Idempotent.
+func (l *pageLease) release() {
+	l.mu.Lock()
+	held := l.held
+	l.held, l.freed = nil, true
+	l.mu.Unlock()
+	for _, f := range held {
+		f()
+	}
+}

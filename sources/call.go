@@ -1,0 +1,141 @@
+package sources
+
+import (
+	"context"
+	"net/url"
+)
+
+// Lease is what the requests of one leased task may spend and must wait
+// for, handed to every call explicitly (Do) so that a call's signature
+// says what it spends: the pipeline's page lease reserves credits, holds
+// body bytes until the page commits, archives the body and orders its
+// statements after the previous page's commit. A nil Lease reserves and
+// holds nothing (tools, tests): a body is given back once decoded.
+type Lease interface {
+	// Reserve is called before every attempt that may be billed; an error
+	// aborts the call. The pipeline reserves a credit here.
+	Reserve(ctx context.Context, endpoint string) error
+	// Settle is told the outcome of every attempt Reserve let through that
+	// got an HTTP response, or was never sent or withdrawn.
+	Settle(ctx context.Context, o Outcome)
+	// Hold keeps a decoded body's share of the in-flight body budget until
+	// the page built from it is committed; release gives it back.
+	Hold(release func())
+	// BeforeBudgetWait runs before a body read waits for the in-flight
+	// budget: a lease holding budget it can give back (the previous page,
+	// its commit in flight) gives it back, so that no read waits on budget
+	// only its own caller could free.
+	BeforeBudgetWait()
+	// Body is handed every 2xx body that decoded, after the key was
+	// redacted from it, with the request it answered (endpoint in the
+	// spec's terms, query as sent). It is the client's buffer, aliased by
+	// the decoded values: copy what you keep.
+	Body(endpoint, query string, body []byte)
+}
+
+// noLease is the nil Lease.
+type noLease struct{}
+
+func (noLease) Reserve(context.Context, string) error { return nil }
+func (noLease) Settle(context.Context, Outcome)       {}
+func (noLease) Hold(release func())                   { release() }
+func (noLease) BeforeBudgetWait()                     {}
+func (noLease) Body(string, string, []byte)           {}
+
+func leaseOr(l Lease) Lease {
+	if l == nil {
+		return noLease{}
+	}
+	return l
+}
+
+// Call is one request to an endpoint and how its 2xx body decodes into an
+// A: built by the endpoint's constructor (SVProfileCall, ...), sent by Do,
+// or applied to a stored body by Decode (the page archive's replay) with
+// no transport at all.
+type Call[A any] struct {
+	platform Platform
+	path     string // below the platform's prefix, e.g. "/profile"
+	query    url.Values
+	// err is a parameter refused before anything is sent or reserved.
+	err    error
+	decode func(*answer) (A, error)
+	// after, when set, is the endpoint's own reading of the outcome (the
+	// reels search's page numbers and its 400 past the last page).
+	after func(A, error) (A, error)
+}
+
+// Endpoint is the call's endpoint in the spec's terms, e.g.
+// "/shortvideo/profile".
+func (c Call[A]) Endpoint() string { return specPrefix(c.platform) + c.path }
+
+// Query is the call's query string, as sent.
+func (c Call[A]) Query() string { return c.query.Encode() }
+
+// Do sends call with c under lease l (retries, rate control and outages
+// included) and decodes its answer.
+func Do[A any](ctx context.Context, c *Client, l Lease, call Call[A]) (A, error) {
+	var out, zero A
+	err := call.err
+	if err == nil {
+		err = c.fetch(ctx, leaseOr(l), call.platform, call.path, call.query, func(a *answer) (err error) {
+			out, err = call.decode(a)
+			return err
+		})
+	}
+	return call.finish(out, err, zero)
+}
+
+// Decode decodes body, a 2xx answer to this call stored earlier (its key
+// already redacted), exactly as Do decodes a fresh one.
+func (c Call[A]) Decode(body []byte) (A, error) {
+	var out, zero A
+	err := c.err
+	if err == nil {
+		err = checkShape(body)
+		if err == nil {
+			out, err = c.decode(newAnswer(body))
+		}
+		if err != nil {
+			err = malformed(c.Endpoint(), 1, err)
+		}
+	}
+	return c.finish(out, err, zero)
+}
+
+func (c Call[A]) finish(out A, err error, zero A) (A, error) {
+	if c.after != nil {
+		return c.after(out, err)
+	}
+	if err != nil {
+		return zero, err
+	}
+	return out, nil
+}
+
+// objectCall is a call of an endpoint that answers one object.
+func objectCall[A any](p Platform, path string, q url.Values, decode func(*answer) (A, error)) Call[A] {
+	return Call[A]{platform: p, path: path, query: q, decode: decode}
+}
+
+// pageCall is a call of a list endpoint: its entries are under the first
+// of listKeys the body has.
+func pageCall[T any](p Platform, path string, q url.Values, listKeys ...string) Call[*Page[T]] {
+	return Call[*Page[T]]{platform: p, path: path, query: q, decode: func(a *answer) (*Page[T], error) {
+		return decodePage[T](a, listKeys...)
+	}}
+}
+
+// refused is a call refused before it is sent: a parameter is wrong.
+func refused[A any](err error) Call[A] { return Call[A]{err: err} }
+
+// decodeInto adapts a decoder that fills a value to Call's decode.
+func decodeInto[T any](f func(a *answer, v *T) error) func(*answer) (*T, error) {
+	return func(a *answer) (*T, error) {
+		var v T
+		if err := f(a, &v); err != nil {
+			return nil, err
+		}
+		return &v, nil
+	}
+}
