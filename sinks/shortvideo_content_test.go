@@ -7,15 +7,13 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/sinks"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // A trimmed list entry (only playCount) never erases what a full object said,
 // in either order, within a batch or across batches of a run.
 func TestPartialVideoKeepsFullerData(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	full := func(id string) sinks.SVVideo {
 		return sinks.SVVideo{VideoID: id, AuthorUniqueID: ptr("alice"), Description: ptr("hello #cats"), CreateTime: ptr(int64(1735689600)),
 			SongID: ptr("6001"), Raw: []byte(`{"stats": {"playCount": 10, "diggCount": 5}}`)}
@@ -79,8 +77,7 @@ func TestPartialVideoKeepsFullerData(t *testing.T) {
 // variants of a search rank separately.
 func TestSearchRanksKeptAsGiven(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	key := sinks.QueryKey("  Funny   CATS ", nil)
 	page := func(ranks []int, ids []string, k string) *sinks.Batch {
 		b := &sinks.Batch{}
@@ -120,8 +117,7 @@ func TestSearchRanksKeptAsGiven(t *testing.T) {
 // A result row names at most one entity, the one of its type.
 func TestSearchResultTypeMustMatchItsID(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	err := writeTx(context.Background(), pool, run, batchOf(
 		[]sinks.SVVideo{{VideoID: "7001", Raw: []byte(`{}`)}},
 		[]sinks.SVSearchResult{{Kind: sinks.SearchTop, QueryKey: "x", Rank: 1, Type: sinks.ResultUser, VideoID: ptr("7001"), Raw: []byte(`{}`)}},
