@@ -189,11 +189,18 @@ func prepare[R any](name string) db.Bulk[runParams, R] {
 
 // upsert registers the common table: its rows, deduplicated by key (keep
 // merges two rows of one key; nil keeps the later), are written by the
-// statement named stmt. Tables that need more write their own (register).
+// statement named stmt.
 func upsert[R any](name string, place int, stmt string, key func(R) string, keep func(prev, next R) R) struct{} {
+	return upsertRows(name, place, stmt, func(rows []R) []R { return dedupe(rows, key, keep) })
+}
+
+// upsertRows registers a table whose rows, made ready by prep (which must
+// dedupe them), are written by the statement named stmt. Tables whose rows
+// become another type before writing register their own (register).
+func upsertRows[R any](name string, place int, stmt string, prep func([]R) []R) struct{} {
 	q := prepare[R](stmt)
 	return register(name, place, func(batch *pgx.Batch, runID int64, rows []R) {
-		queue(batch, q, runID, dedupe(rows, key, keep))
+		queue(batch, q, runID, prep(rows))
 	})
 }
 

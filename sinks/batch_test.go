@@ -39,8 +39,7 @@ func TestBatchLen(t *testing.T) {
 // content and no row rewritten (xmin unchanged), in every table.
 func TestWriteEveryTableIsIdempotent(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	write(t, pool, run, fullBatch(0))
 	first := dump(t, pool)
 	for name, rows := range first {
@@ -174,8 +173,7 @@ func TestConcurrentOverlappingWritesDoNotDeadlock(t *testing.T) {
 // it is named by its table, and the transaction keeps none of the batch.
 func TestFailedStatementNamesTableAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	b := batchOf(
 		[]sinks.SVUser{{UniqueID: "kept_nowhere", Raw: []byte(`{}`)}},
 		[]sinks.SVUserSnapshot{{UniqueID: "no_such_user"}}, // its user is not stored

@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"cmp"
+	"reflect"
 	"slices"
 )
 
@@ -30,12 +31,32 @@ func dedupe[T any](rows []T, key func(T) string, keep func(prev, next T) T) []T 
 	return out[:w]
 }
 
-// coalesce is SQL's COALESCE for two values: next unless it is nil.
-func coalesce[T any](next, prev *T) *T {
-	if next != nil {
+// preferFull is the keep of entities whose source may be trimmed: a full row
+// beats a partial one of the same key in a batch, else the later wins, as
+// the upsert does across batches.
+func preferFull[T any](partial func(T) bool) func(prev, next T) T {
+	return func(prev, next T) T {
+		if !partial(prev) && partial(next) {
+			return prev
+		}
 		return next
 	}
-	return prev
+}
+
+// fillNil is the keep of snapshot rows whose counters a list may leave out:
+// next, with each nil pointer field and each absent JSON field (optJSON)
+// taken from prev, as the upsert's COALESCE does across batches of a run.
+func fillNil[T any](prev, next T) T {
+	p, n := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&next).Elem()
+	for i := range n.NumField() {
+		f := n.Field(i)
+		switch {
+		case f.Kind() == reflect.Pointer && f.IsNil(),
+			f.Type() == reflect.TypeFor[[]byte]() && optJSON(f.Bytes()) == nil:
+			f.Set(p.Field(i))
+		}
+	}
+	return next
 }
 
 // optJSON is an optional JSON value as a text parameter (cast to jsonb in

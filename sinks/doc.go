@@ -20,8 +20,10 @@
 // file, whose unnest(@column::type[]) arrays are built from the tagged fields
 // (prepare, through package db, checks both match at init). The Go file
 // registers the table: upsert(name, order, query, key, keep), which dedupes
-// the batch's rows of that type by key and queues the named upsert (or
-// register(name, order, write) where writing takes more), and order places the
+// the batch's rows of that type by key (keep: preferFull for entities whose
+// source may be trimmed, fillNil for snapshots) and queues the named upsert
+// (upsertRows where rows need more preparing, register(name, order, write)
+// where they become another type), and order places the
 // table after the tables its foreign keys point at (short-video 1xx,
 // photo-sharing 2xx; entities x01-x09, the rows referencing them from x11;
 // TestWriteOrderFollowsForeignKeys checks the orders against the schema).

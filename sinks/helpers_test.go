@@ -13,7 +13,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
+
+// poolWithRun is a database of the test's own and a run in it.
+func poolWithRun(t testing.TB) (*pgxpool.Pool, int64) {
+	t.Helper()
+	pool, _ := pgtest.Pool(t)
+	return pool, newRun(t, pool)
+}
 
 func newRun(t testing.TB, pool *pgxpool.Pool) int64 {
 	t.Helper()

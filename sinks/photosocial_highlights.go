@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // HighlightID is the bare numeric id of a highlight: the detail endpoint takes
@@ -35,35 +33,23 @@ type PSHighlightItem struct {
 	Raw         []byte  `db:"raw"`
 }
 
-var upsertPSHighlights = prepare[PSHighlight]("UpsertPSHighlights")
+var _ = upsertRows("photosocial.highlights", 203, "UpsertPSHighlights", bareIDs(
+	func(r *PSHighlight) *string { return &r.HighlightID },
+	func(r PSHighlight) string { return r.HighlightID }))
 
-var _ = register("photosocial.highlights", 203, writePSHighlights)
+var _ = upsertRows("photosocial.highlight_items", 218, "UpsertPSHighlightItems", bareIDs(
+	func(r *PSHighlightItem) *string { return &r.HighlightID },
+	func(r PSHighlightItem) string { return r.HighlightID + "\x00" + strconv.Itoa(r.Position) }))
 
-func writePSHighlights(batch *pgx.Batch, runID int64, rows []PSHighlight) {
-	rows = bareIDs(rows, func(r *PSHighlight) *string { return &r.HighlightID })
-	rows = dedupe(rows, func(r PSHighlight) string { return r.HighlightID }, nil)
-	queue(batch, upsertPSHighlights, runID, rows)
-}
-
-var upsertPSHighlightItems = prepare[PSHighlightItem]("UpsertPSHighlightItems")
-
-var _ = register("photosocial.highlight_items", 218, writePSHighlightItems)
-
-func writePSHighlightItems(batch *pgx.Batch, runID int64, rows []PSHighlightItem) {
-	rows = bareIDs(rows, func(r *PSHighlightItem) *string { return &r.HighlightID })
-	rows = dedupe(rows, func(r PSHighlightItem) string {
-		return r.HighlightID + "\x00" + strconv.Itoa(r.Position)
-	}, nil)
-	queue(batch, upsertPSHighlightItems, runID, rows)
-}
-
-// bareIDs returns a copy of rows with the highlight id that id points at
-// made bare (HighlightID), the form stored.
-func bareIDs[T any](rows []T, id func(*T) *string) []T {
-	out := slices.Clone(rows)
-	for i := range out {
-		p := id(&out[i])
-		*p = HighlightID(*p)
+// bareIDs prepares rows whose highlight id id points at: a copy with the id
+// made bare (HighlightID), the form stored, deduplicated by key.
+func bareIDs[T any](id func(*T) *string, key func(T) string) func([]T) []T {
+	return func(rows []T) []T {
+		out := slices.Clone(rows)
+		for i := range out {
+			p := id(&out[i])
+			*p = HighlightID(*p)
+		}
+		return dedupe(out, key, nil)
 	}
-	return out
 }

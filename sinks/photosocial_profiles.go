@@ -1,9 +1,5 @@
 package sinks
 
-import (
-	"github.com/jackc/pgx/v5"
-)
-
 // PSUser is a photo-sharing account, a row of photosocial.profiles
 // (sources.PSProfile is the profile endpoint's answer): from that endpoint (Profile
 // true) or a user object seen elsewhere, e.g. a comment's author (Profile
@@ -39,20 +35,8 @@ type PSProfileSnapshot struct {
 	PostCount      *int64 `db:"post_count"`      // edge_owner_to_timeline_media.count
 }
 
-var upsertPSProfiles = prepare[PSUser]("UpsertPSProfiles")
-
-var _ = register("photosocial.profiles", 201, writePSProfiles)
-
-func writePSProfiles(batch *pgx.Batch, runID int64, rows []PSUser) {
-	// A profile row beats a user object of the same account in one batch.
-	rows = dedupe(rows, func(r PSUser) string { return r.Username }, func(prev, next PSUser) PSUser {
-		if prev.Profile && !next.Profile {
-			return prev
-		}
-		return next
-	})
-	queue(batch, upsertPSProfiles, runID, rows)
-}
+// A profile row beats a user object of the same account in one batch.
+var _ = upsert("photosocial.profiles", 201, "UpsertPSProfiles", func(r PSUser) string { return r.Username }, preferFull(func(r PSUser) bool { return !r.Profile }))
 
 var _ = upsert("photosocial.profile_snapshots", 211, "UpsertPSProfileSnapshots", func(r PSProfileSnapshot) string { return r.Username }, nil)
 

@@ -32,10 +32,6 @@ type PSReelSearchResult struct {
 
 var _ = upsert("photosocial.reels", 202, "UpsertPSReels", func(r PSReel) string { return r.ReelID }, nil)
 
-var _ = upsert("photosocial.reel_snapshots", 213, "UpsertPSReelSnapshots", func(r PSReelSnapshot) string { return r.ReelID }, func(prev, next PSReelSnapshot) PSReelSnapshot {
-	next.PlayCount = coalesce(next.PlayCount, prev.PlayCount)
-	next.LikeCount = coalesce(next.LikeCount, prev.LikeCount)
-	return next
-})
+var _ = upsert("photosocial.reel_snapshots", 213, "UpsertPSReelSnapshots", func(r PSReelSnapshot) string { return r.ReelID }, fillNil)
 
 var _ = upsert("photosocial.reel_search_results", 214, "UpsertPSReelSearchResults", func(r PSReelSearchResult) string { return r.QueryKey + "\x00" + strconv.Itoa(r.Rank) }, nil)

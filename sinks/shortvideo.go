@@ -1,9 +1,5 @@
 package sinks
 
-import (
-	"github.com/jackc/pgx/v5"
-)
-
 // SVUser is a short-video user, from a profile (Profile true: every field
 // known) or from a follower/following entry (only handle, nickname, verified).
 type SVUser struct {
@@ -36,20 +32,8 @@ type SVFollow struct {
 	Raw      []byte `db:"raw"`
 }
 
-var upsertSVUsers = prepare[SVUser]("UpsertSVUsers")
-
-var _ = register("shortvideo.users", 101, writeSVUsers)
-
-func writeSVUsers(batch *pgx.Batch, runID int64, rows []SVUser) {
-	// A profile row beats an entry row of the same user in one batch.
-	rows = dedupe(rows, func(r SVUser) string { return r.UniqueID }, func(prev, next SVUser) SVUser {
-		if prev.Profile && !next.Profile {
-			return prev
-		}
-		return next
-	})
-	queue(batch, upsertSVUsers, runID, rows)
-}
+// A profile row beats an entry row of the same user in one batch.
+var _ = upsert("shortvideo.users", 101, "UpsertSVUsers", func(r SVUser) string { return r.UniqueID }, preferFull(func(r SVUser) bool { return !r.Profile }))
 
 var _ = upsert("shortvideo.user_snapshots", 111, "UpsertSVSnapshots", func(r SVUserSnapshot) string { return r.UniqueID }, nil)
 

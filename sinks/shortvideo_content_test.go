@@ -7,15 +7,13 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/sinks"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // A trimmed list entry (only playCount) never erases what a full object said,
 // in either order, within a batch or across batches of a run.
 func TestPartialVideoKeepsFullerData(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	full := func(id string) sinks.SVVideo {
 		return sinks.SVVideo{VideoID: id, AuthorUniqueID: ptr("alice"), Description: ptr("hello #cats"), CreateTime: ptr(int64(1735689600)),
 			SongID: ptr("6001"), Raw: []byte(`{"stats": {"playCount": 10, "diggCount": 5}}`)}
@@ -74,41 +72,12 @@ func TestPartialVideoKeepsFullerData(t *testing.T) {
 	}
 }
 
-// A top-search hashtag or sound entry (partial) never erases a full one.
-func TestPartialHashtagAndSongKeepFullerData(t *testing.T) {
-	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
-	write(t, pool, run, batchOf(
-		[]sinks.SVHashtag{{Name: "cats", Raw: []byte(`{"name": "cats", "viewCount": 9, "videoCount": 3, "growth": {"views7d": 70}}`)}},
-		[]sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(9)), VideoCount: ptr(int64(3)), Growth: []byte(`{"views7d": 70}`)}},
-		[]sinks.SVSong{{SongID: "6001", Title: ptr("Song"), AuthorName: ptr("Band"), DurationSeconds: ptr(int64(31)),
-			CoverLargeURL: ptr("L"), CoverThumbURL: ptr("T"), Raw: []byte(`{"id": "6001", "title": "Song", "authorName": "Band"}`)}},
-	))
-	write(t, pool, run, batchOf(
-		[]sinks.SVHashtag{{Name: "cats", Partial: true, Raw: []byte(`{"type": "hashtag", "name": "cats", "viewCount": 10}`)}},
-		[]sinks.SVHashtagSnapshot{{Name: "cats", ViewCount: ptr(int64(10)), Growth: []byte("null")}},
-		[]sinks.SVSong{{SongID: "6001", Title: ptr("Song (remix)"), Partial: true, Raw: []byte(`{"type": "sound", "id": "6001", "title": "Song (remix)"}`)}},
-	))
-	if got, want := query(t, pool, `SELECT concat_ws('|', raw_partial, raw->'growth'->>'views7d') FROM shortvideo.hashtags`), "f|70"; got != want {
-		t.Errorf("hashtag = %s, want %s", got, want)
-	}
-	if got, want := query(t, pool, `SELECT concat_ws('|', view_count, video_count, growth->>'views7d') FROM shortvideo.hashtag_snapshots`), "10|3|70"; got != want {
-		t.Errorf("hashtag snapshot = %s, want %s", got, want)
-	}
-	if got, want := query(t, pool, `SELECT concat_ws('|', title, author_name, duration_seconds, cover_large_url, cover_thumb_url, raw_partial, raw->>'authorName') FROM shortvideo.songs`),
-		"Song (remix)|Band|31|L|T|f|Band"; got != want {
-		t.Errorf("song = %s, want %s", got, want)
-	}
-}
-
 // Search results keep the platform's ranks as given, whatever order the rows
 // come in; a page written later never renumbers earlier ones; filtered
 // variants of a search rank separately.
 func TestSearchRanksKeptAsGiven(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	key := sinks.QueryKey("  Funny   CATS ", nil)
 	page := func(ranks []int, ids []string, k string) *sinks.Batch {
 		b := &sinks.Batch{}
@@ -148,8 +117,7 @@ func TestSearchRanksKeptAsGiven(t *testing.T) {
 // A result row names at most one entity, the one of its type.
 func TestSearchResultTypeMustMatchItsID(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	err := writeTx(context.Background(), pool, run, batchOf(
 		[]sinks.SVVideo{{VideoID: "7001", Raw: []byte(`{}`)}},
 		[]sinks.SVSearchResult{{Kind: sinks.SearchTop, QueryKey: "x", Rank: 1, Type: sinks.ResultUser, VideoID: ptr("7001"), Raw: []byte(`{}`)}},
@@ -175,18 +143,5 @@ func TestQueryKey(t *testing.T) {
 		if got := sinks.QueryKey(tc.query, tc.filters); got != tc.want {
 			t.Errorf("QueryKey(%q, %v) = %q, want %q", tc.query, tc.filters, got, tc.want)
 		}
-	}
-}
-
-// Live status: one row per handle per run; startTime 0 (not live) is NULL.
-func TestLiveStatusHistory(t *testing.T) {
-	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run1, run2 := newRun(t, pool), newRun(t, pool)
-	write(t, pool, run1, batchOf([]sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(false), Title: ptr(""), ViewerCount: ptr(int64(0)), StartTime: ptr(int64(0)), Raw: []byte(`{"isLive": false}`)}}))
-	write(t, pool, run2, batchOf([]sinks.SVLiveStatus{{UniqueID: "bob", IsLive: ptr(true), Title: ptr("hi"), ViewerCount: ptr(int64(7)), StartTime: ptr(int64(1735689600)), Raw: []byte(`{"isLive": true}`)}}))
-	got := query(t, pool, `SELECT concat_ws('|', is_live, viewer_count, coalesce((start_time AT TIME ZONE 'UTC')::text, 'null')) FROM shortvideo.live_status ORDER BY run_id`)
-	if want := "f|0|null;t|7|2025-01-01 00:00:00"; got != want {
-		t.Errorf("live history = %s, want %s", got, want)
 	}
 }

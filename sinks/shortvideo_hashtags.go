@@ -17,18 +17,6 @@ type SVHashtagSnapshot struct {
 	Growth     []byte `db:"growth"` // the growth signals object as sent; nil: not sent
 }
 
-var _ = upsert("shortvideo.hashtags", 103, "UpsertSVHashtags", func(r SVHashtag) string { return r.Name }, func(prev, next SVHashtag) SVHashtag {
-	if !prev.Partial && next.Partial {
-		return prev
-	}
-	return next
-})
+var _ = upsert("shortvideo.hashtags", 103, "UpsertSVHashtags", func(r SVHashtag) string { return r.Name }, preferFull(func(r SVHashtag) bool { return r.Partial }))
 
-var _ = upsert("shortvideo.hashtag_snapshots", 114, "UpsertSVHashtagSnapshots", func(r SVHashtagSnapshot) string { return r.Name }, func(prev, next SVHashtagSnapshot) SVHashtagSnapshot {
-	if optJSON(next.Growth) == nil {
-		next.Growth = prev.Growth
-	}
-	next.ViewCount = coalesce(next.ViewCount, prev.ViewCount)
-	next.VideoCount = coalesce(next.VideoCount, prev.VideoCount)
-	return next
-})
+var _ = upsert("shortvideo.hashtag_snapshots", 114, "UpsertSVHashtagSnapshots", func(r SVHashtagSnapshot) string { return r.Name }, fillNil)

@@ -29,16 +29,8 @@ type SVSongVideo struct {
 	VideoID string `db:"video_id"`
 }
 
-var _ = upsert("shortvideo.songs", 104, "UpsertSVSongs", func(r SVSong) string { return r.SongID }, func(prev, next SVSong) SVSong {
-	if !prev.Partial && next.Partial {
-		return prev
-	}
-	return next
-})
+var _ = upsert("shortvideo.songs", 104, "UpsertSVSongs", func(r SVSong) string { return r.SongID }, preferFull(func(r SVSong) bool { return r.Partial }))
 
-var _ = upsert("shortvideo.song_snapshots", 115, "UpsertSVSongSnapshots", func(r SVSongSnapshot) string { return r.SongID }, func(prev, next SVSongSnapshot) SVSongSnapshot {
-	next.UsageCount = coalesce(next.UsageCount, prev.UsageCount)
-	return next
-})
+var _ = upsert("shortvideo.song_snapshots", 115, "UpsertSVSongSnapshots", func(r SVSongSnapshot) string { return r.SongID }, fillNil)
 
 var _ = upsert("shortvideo.song_videos", 116, "UpsertSVSongVideos", func(r SVSongVideo) string { return r.SongID + "\x00" + r.VideoID }, nil)

@@ -5,13 +5,11 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/sinks"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 func TestWriteIsIdempotent(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
-	run := newRun(t, pool)
+	pool, run := poolWithRun(t)
 	b := batchOf(
 		[]sinks.SVUser{
 			{UniqueID: "owner", UserID: ptr("1"), SecUID: ptr("S"), Nickname: ptr("Owner"), Verified: ptr(true), Profile: true, Raw: []byte(`{"user":{"uniqueId":"owner"}}`)},

@@ -1,9 +1,5 @@
 package sinks
 
-import (
-	"github.com/jackc/pgx/v5"
-)
-
 // SVVideo is a short-video video from any list that carries videos: keyword
 // search, song videos, trending and popular feeds, a profile's item list, a
 // top-search result. Nil fields are unknown: they never erase a stored value.
@@ -29,27 +25,6 @@ type SVVideoSnapshot struct {
 	ShareCount   *int64 `db:"share_count"`
 }
 
-var upsertSVVideos = prepare[SVVideo]("UpsertSVVideos")
+var _ = upsert("shortvideo.videos", 102, "UpsertSVVideos", func(r SVVideo) string { return r.VideoID }, preferFull(func(r SVVideo) bool { return r.Partial }))
 
-var _ = register("shortvideo.videos", 102, writeSVVideos)
-
-func writeSVVideos(batch *pgx.Batch, runID int64, rows []SVVideo) {
-	// Within a batch, a full object beats a partial one; otherwise the last wins.
-	rows = dedupe(rows, func(r SVVideo) string { return r.VideoID }, func(prev, next SVVideo) SVVideo {
-		if !prev.Partial && next.Partial {
-			return prev
-		}
-		return next
-	})
-	queue(batch, upsertSVVideos, runID, rows)
-}
-
-var _ = upsert("shortvideo.video_snapshots", 113, "UpsertSVVideoSnapshots", func(r SVVideoSnapshot) string { return r.VideoID }, func(prev, next SVVideoSnapshot) SVVideoSnapshot {
-	return SVVideoSnapshot{
-		VideoID:      next.VideoID,
-		PlayCount:    coalesce(next.PlayCount, prev.PlayCount),
-		DiggCount:    coalesce(next.DiggCount, prev.DiggCount),
-		CommentCount: coalesce(next.CommentCount, prev.CommentCount),
-		ShareCount:   coalesce(next.ShareCount, prev.ShareCount),
-	}
-})
+var _ = upsert("shortvideo.video_snapshots", 113, "UpsertSVVideoSnapshots", func(r SVVideoSnapshot) string { return r.VideoID }, fillNil)
