@@ -292,10 +292,6 @@ var (
 	loadCredits           = db.Prepare[runArg]("LoadCredits")
 )
 
-// leaseLostCode is the SQLSTATE crawl.expect_lease raises when
-// ReserveCredits took the budget for a lease that is gone.
-const leaseLostCode = "CR002"
-
 // reserve is called before each request of lease lc may be sent (its page
 // lease's Reserve): the request spends one of the lease's spare credits, or
 // a reservation asks the database for more. await reads the lease's unread
@@ -333,7 +329,7 @@ func (b *budget) reserve(ctx context.Context, lc *leaseCredits, await func() err
 		err := b.retry(ctx, func(ctx context.Context) error {
 			sent = time.Now()
 			err := reserveCredits.QueryRow(ctx, b.pool, arg).Scan(&ok, &held, &validS, &billed, &committed, &max)
-			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == leaseLostCode {
+			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.LeaseLostCode {
 				return backoff.Permanent(ErrLeaseLost)
 			}
 			if err != nil {

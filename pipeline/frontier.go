@@ -269,10 +269,6 @@ func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Tas
 	return t, nil
 }
 
-// notAdvancedCode is the SQLSTATE crawl.expect_advanced raises when
-// AdvanceTask matches no row.
-const notAdvancedCode = "CR001"
-
 // PageCommit is what one page of a task commits: its rows, the tasks it
 // discovered, and how the task goes on.
 type PageCommit struct {
@@ -392,7 +388,7 @@ func (sc *SentCommit) Wait(ctx context.Context) error {
 	if err != nil {
 		outcome = commitFailed
 	}
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
 		err = sc.f.notAdvanced(ctx, &sc.task, sc.next)
 		if errors.Is(err, errAlreadyApplied) {
 			outcome = commitApplied // the first attempt settled; what it left is unknown

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/socialcrawl/crawler/internal/db"
 )
 
 func TestCleanReason(t *testing.T) {
@@ -33,10 +34,10 @@ func TestIsDataError(t *testing.T) {
 	for code, want := range map[string]bool{
 		"54000": true, "22021": true, "23505": true, "22003": true, "42P01": true,
 		"40001": false, "40P01": false, "08006": false, "57P01": false, "57014": false, "53100": false, "XX000": false,
-		notAdvancedCode: false,
+		db.NotAdvancedCode: false,
 	} {
-		if got := isDataError(&pgconn.PgError{Code: code}); got != want {
-			t.Errorf("isDataError(%s) = %v, want %v", code, got, want)
+		if got := db.IsData(&pgconn.PgError{Code: code}); got != want {
+			t.Errorf("db.IsData(%s) = %v, want %v", code, got, want)
 		}
 	}
 }

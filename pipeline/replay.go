@@ -86,11 +86,11 @@ func writeReplayBatch(ctx context.Context, pool *pgxpool.Pool, runID int64, b *r
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil && classifyDB(err) != dbConflict {
+		if err != nil && db.Classify(err) != db.Conflict {
 			return backoff.Permanent(err)
 		}
 		return err
-	}, conflictBackOff(ctx))
+	}, db.ConflictBackOff(ctx))
 }
 
 type archivedPagesParams struct {

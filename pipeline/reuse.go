@@ -287,7 +287,7 @@ func (f *Frontier) endFresh(ctx context.Context, runID int64, t *Task, reason st
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == notAdvancedCode {
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
 		return ErrLeaseLost
 	}
 	return err

@@ -3,11 +3,12 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
-	"github.com/jackc/pgx/v5"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 

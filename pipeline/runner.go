@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -26,6 +27,9 @@ const (
 	// PollIntervalDefault is how often an idle worker looks for tasks that
 	// other workers or processes may have added, or whose lease expired.
 	PollIntervalDefault = 250 * time.Millisecond
+	// OutageTimeoutDefault is how long workers wait for an unreachable
+	// database before the run fails.
+	OutageTimeoutDefault = 10 * time.Minute
 	// GraceDefault is how long in-flight requests may finish after a stop
 	// was asked for (SIGINT/SIGTERM) before they are cancelled and released.
 	GraceDefault = 5 * time.Second
@@ -236,10 +240,10 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 	return sum, err
 }
 
-// retryDB retries op while the database is unreachable, up to the outage
+// db.Retry retries op while the database is unreachable, up to the outage
 // timeout, logging each wait.
 func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) error {
-	return retryDB(ctx, c.opts.OutageTimeout, func(err error, wait time.Duration) {
+	return db.Retry(ctx, c.opts.OutageTimeout, func(err error, wait time.Duration) {
 		c.log.Warn("database unreachable; waiting", "err", err, "retry_in", wait)
 	}, op)
 }
@@ -407,7 +411,7 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 		return c.finish(t, StateFailed, err.Error())
 	case errors.As(err, &fe):
 		return c.fail(log, t, fe.err)
-	case isDataError(err):
+	case db.IsData(err):
 		// This page cannot be stored (the upstream sent something the
 		// schema refuses): the task fails with the reason, the run goes on.
 		log.Warn("page cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
@@ -457,7 +461,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 	ctx := c.work
 	start := time.Now()
 	err := p.sc.Wait(ctx)
-	if cl := classifyDB(err); cl == dbUnreachable || cl == dbConflict {
+	if cl := db.Classify(err); cl == db.Unreachable || cl == db.Conflict {
 		err = c.commit(ctx, &p.task, p.res, p.children)
 	} else if errors.Is(err, errAlreadyApplied) {
 		err = nil
@@ -610,11 +614,11 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *result, children []New
 		var err error
 		_ = backoff.Retry(func() error {
 			err = c.frontier.Commit(ctx, c.runID, t, c.pageCommit(res, children))
-			if classifyDB(err) == dbConflict {
+			if db.Classify(err) == db.Conflict {
 				return err
 			}
 			return backoff.Permanent(err)
-		}, conflictBackOff(ctx))
+		}, db.ConflictBackOff(ctx))
 		if errors.Is(err, errAlreadyApplied) {
 			return nil
 		}

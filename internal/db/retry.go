@@ -1,4 +1,4 @@
-package pipeline
+package db
 
 import (
 	"context"
@@ -8,17 +8,13 @@ import (
 	"github.com/cenkalti/backoff/v4"
 )
 
-// OutageTimeoutDefault is how long workers wait for an unreachable database
-// before the run fails.
-const OutageTimeoutDefault = 10 * time.Minute
-
-// retryDB runs op until it succeeds, fails with an error other than a lost
-// database connection (dbUnreachable), ctx ends, or the database stayed
+// Retry runs op until it succeeds, fails with an error other than a lost
+// database connection (Unreachable), ctx ends, or the database stayed
 // away for longer than timeout. onWait is told of each wait, for logging.
 // op ends the retries at once with backoff.Permanent. The error is always
 // op's last one, also when ctx ends during a wait: callers tell a stop by
 // ctx, and report what the database said.
-func retryDB(ctx context.Context, timeout time.Duration, onWait func(error, time.Duration), op func(context.Context) error) error {
+func Retry(ctx context.Context, timeout time.Duration, onWait func(error, time.Duration), op func(context.Context) error) error {
 	bo := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(100*time.Millisecond),
 		backoff.WithMaxInterval(5*time.Second),
@@ -32,7 +28,7 @@ func retryDB(ctx context.Context, timeout time.Duration, onWait func(error, time
 			return err
 		}
 		last = err
-		if classifyDB(err) != dbUnreachable {
+		if Classify(err) != Unreachable {
 			return backoff.Permanent(err)
 		}
 		return err
@@ -40,10 +36,10 @@ func retryDB(ctx context.Context, timeout time.Duration, onWait func(error, time
 	return last
 }
 
-// conflictBackOff paces the retries of a transaction that lost a deadlock or
+// ConflictBackOff paces the retries of a transaction that lost a deadlock or
 // a serialization check: short, jittered pauses so the same transactions do
 // not collide again, 5 attempts in all.
-func conflictBackOff(ctx context.Context) backoff.BackOff {
+func ConflictBackOff(ctx context.Context) backoff.BackOff {
 	bo := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(20*time.Millisecond),
 		backoff.WithRandomizationFactor(0.5),

@@ -1,4 +1,4 @@
-package pipeline
+package db
 
 import (
 	"context"
@@ -82,9 +82,9 @@ func TestClassifyDB(t *testing.T) {
 	cases := []struct {
 		name string
 		err  func(t *testing.T) error
-		want dbClass
+		want Class
 	}{
-		{"no error", func(*testing.T) error { return exec(`SELECT 1`) }, dbNone},
+		{"no error", func(*testing.T) error { return exec(`SELECT 1`) }, None},
 
 		// The database is away: wait and retry.
 		{"connection refused", func(t *testing.T) error {
@@ -93,18 +93,18 @@ func TestClassifyDB(t *testing.T) {
 				t.Errorf("not ECONNREFUSED: %v", err)
 			}
 			return err
-		}, dbUnreachable},
+		}, Unreachable},
 		{"server hangs up during the handshake", func(t *testing.T) error {
 			_, err := pgx.Connect(ctx, "postgres://postgres@"+hangUpAddr(t)+"/postgres?sslmode=disable&connect_timeout=5")
 			return err
-		}, dbUnreachable},
+		}, Unreachable},
 		{"backend terminated (57P01), then the closed connection", func(t *testing.T) error {
 			c := connect(t, ctx, url)
 			if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, c.PgConn().PID()); err != nil {
 				t.Fatal(err)
 			}
 			first := c.Ping(ctx)
-			if got := classifyDB(first); got != dbUnreachable {
+			if got := Classify(first); got != Unreachable {
 				t.Errorf("first use after termination: %v: %v", got, first)
 			}
 			err := c.Ping(ctx)
@@ -112,15 +112,15 @@ func TestClassifyDB(t *testing.T) {
 				t.Errorf("second use: %v, want conn closed", err)
 			}
 			return err
-		}, dbUnreachable},
+		}, Unreachable},
 		{"statement outlives its context deadline (a hung server)", func(t *testing.T) error {
 			sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 			defer cancel()
 			_, err := connect(t, ctx, url).Exec(sctx, `SELECT pg_sleep(10)`)
 			return fmt.Errorf("lease: %w", err)
-		}, dbUnreachable},
-		{"connection exception 08006", func(*testing.T) error { return exec(raise("08006")) }, dbUnreachable},
-		{"cannot connect now 57P03", func(*testing.T) error { return exec(raise("57P03")) }, dbUnreachable},
+		}, Unreachable},
+		{"connection exception 08006", func(*testing.T) error { return exec(raise("08006")) }, Unreachable},
+		{"cannot connect now 57P03", func(*testing.T) error { return exec(raise("57P03")) }, Unreachable},
 
 		// Lost a conflict: retry now.
 		{"serialization failure", func(t *testing.T) error {
@@ -137,7 +137,7 @@ func TestClassifyDB(t *testing.T) {
 			}
 			_, err = tx.Exec(ctx, `UPDATE k SET v = v + 1 WHERE id = 1`)
 			return err
-		}, dbConflict},
+		}, Conflict},
 		{"deadlock", func(t *testing.T) error {
 			var txs [2]pgx.Tx
 			for i := range txs {
@@ -167,13 +167,13 @@ func TestClassifyDB(t *testing.T) {
 			}
 			wg.Wait()
 			return errors.Join(errs...)
-		}, dbConflict},
+		}, Conflict},
 
 		// The data is refused: the task fails.
-		{"division by zero", func(*testing.T) error { return exec(`SELECT 1/0`) }, dbData},
-		{"unique violation", func(*testing.T) error { return exec(`INSERT INTO k VALUES (1, 0)`) }, dbData},
-		{"undefined table", func(*testing.T) error { return exec(`SELECT * FROM no_such_table`) }, dbData},
-		{"invalid byte sequence", func(*testing.T) error { return exec(`SELECT convert_from('\xff'::bytea, 'UTF8')`) }, dbData},
+		{"division by zero", func(*testing.T) error { return exec(`SELECT 1/0`) }, Data},
+		{"unique violation", func(*testing.T) error { return exec(`INSERT INTO k VALUES (1, 0)`) }, Data},
+		{"undefined table", func(*testing.T) error { return exec(`SELECT * FROM no_such_table`) }, Data},
+		{"invalid byte sequence", func(*testing.T) error { return exec(`SELECT convert_from('\xff'::bytea, 'UTF8')`) }, Data},
 
 		// Neither: the run stops.
 		{"statement timeout 57014", func(t *testing.T) error {
@@ -183,33 +183,33 @@ func TestClassifyDB(t *testing.T) {
 			}
 			_, err := c.Exec(ctx, `SELECT pg_sleep(5)`)
 			return err
-		}, dbFatal},
+		}, Fatal},
 		{"statement cancelled by its context", func(t *testing.T) error {
 			sctx, cancel := context.WithCancel(ctx)
 			time.AfterFunc(50*time.Millisecond, cancel)
 			_, err := connect(t, ctx, url).Exec(sctx, `SELECT pg_sleep(10)`)
 			return err
-		}, dbFatal},
-		{"insufficient resources 53100", func(*testing.T) error { return exec(raise("53100")) }, dbFatal},
-		{"internal error XX000", func(*testing.T) error { return exec(raise("XX000")) }, dbFatal},
-		{"commit not advanced " + notAdvancedCode, func(*testing.T) error { return exec(raise(notAdvancedCode)) }, dbFatal},
-		{"not the database's", func(*testing.T) error { return errors.New("handler bug") }, dbFatal},
+		}, Fatal},
+		{"insufficient resources 53100", func(*testing.T) error { return exec(raise("53100")) }, Fatal},
+		{"internal error XX000", func(*testing.T) error { return exec(raise("XX000")) }, Fatal},
+		{"commit not advanced " + NotAdvancedCode, func(*testing.T) error { return exec(raise(NotAdvancedCode)) }, Fatal},
+		{"not the database's", func(*testing.T) error { return errors.New("handler bug") }, Fatal},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.err(t)
-			if got := classifyDB(err); got != tc.want {
-				t.Fatalf("classifyDB = %v, want %v; err %T: %v", got, tc.want, err, err)
+			if got := Classify(err); got != tc.want {
+				t.Fatalf("Classify = %v, want %v; err %T: %v", got, tc.want, err, err)
 			}
 			// Wrapping, and backoff.Permanent, keep the class.
-			if got := classifyDB(backoff.Permanent(fmt.Errorf("wrapped: %w", err))); err != nil && got != tc.want {
-				t.Errorf("wrapped: classifyDB = %v, want %v", got, tc.want)
+			if got := Classify(backoff.Permanent(fmt.Errorf("wrapped: %w", err))); err != nil && got != tc.want {
+				t.Errorf("wrapped: Classify = %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-// retryDB waits (logging each wait) while the database is unreachable and
+// Retry waits (logging each wait) while the database is unreachable and
 // returns the database's error, not the context's, when the wait is cut; a
 // permanent or non-connection error ends it at once.
 func TestRetryDB(t *testing.T) {
@@ -229,7 +229,7 @@ func TestRetryDB(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
 		defer cancel()
 		calls, waits := 0, 0
-		err := retryDB(cctx, time.Minute, func(err error, d time.Duration) {
+		err := Retry(cctx, time.Minute, func(err error, d time.Duration) {
 			if waits++; waits == 1 && (d < 50*time.Millisecond || d > 150*time.Millisecond) {
 				t.Errorf("first wait %s, want 100ms±50%%", d)
 			}
@@ -244,19 +244,19 @@ func TestRetryDB(t *testing.T) {
 	t.Run("outage timeout", func(t *testing.T) {
 		t.Parallel()
 		calls := 0
-		err := retryDB(ctx, 300*time.Millisecond, nil, func(ctx context.Context) error { calls++; return refused(ctx) })
+		err := Retry(ctx, 300*time.Millisecond, nil, func(ctx context.Context) error { calls++; return refused(ctx) })
 		if !errors.As(err, new(*pgconn.ConnectError)) || calls < 2 {
 			t.Fatalf("err = %v after %d calls, want the refused connection after a few", err, calls)
 		}
 	})
 	for name, op := range map[string]func(context.Context) error{
 		"permanent":      func(ctx context.Context) error { return backoff.Permanent(fmt.Errorf("x: %w", refused(ctx))) },
-		"not connection": func(context.Context) error { return ErrLeaseLost },
+		"not connection": func(context.Context) error { return errors.New("lease lost") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			calls := 0
-			err := retryDB(ctx, time.Minute, func(error, time.Duration) { t.Error("waited") },
+			err := Retry(ctx, time.Minute, func(error, time.Duration) { t.Error("waited") },
 				func(ctx context.Context) error { calls++; return op(ctx) })
 			if calls != 1 || err == nil || errors.As(err, new(*backoff.PermanentError)) {
 				t.Errorf("calls %d, err %T %v", calls, err, err)
