@@ -81,12 +81,7 @@ func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int,
 	}
 	end := t0.Add(d)
 	for {
-		wi := 0
-		for i := range ws {
-			if ws[i].at.Before(ws[wi].at) {
-				wi = i
-			}
-		}
+		wi := earliest(ws)
 		w, p := &ws[wi], wi/workers
 		now := w.at
 		if !now.Before(end) {
@@ -96,44 +91,60 @@ func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int,
 			at(now)
 		}
 		rc := rcs[p]
-		if rc == nil {
-			if !w.inflight {
-				w.at = now.Add(10 * time.Millisecond)
-				continue
-			}
+		switch {
+		case rc == nil && !w.inflight:
+			w.at = now.Add(10 * time.Millisecond)
+		case rc == nil:
 			w.inflight = false // its process died with the request out
-			continue
+		case w.inflight:
+			w.answered(rc, now)
+		default:
+			w.send(rc, up, runs[p], now, latency)
 		}
-		if w.inflight {
-			w.inflight = false
-			if w.ok {
-				rc.mu.Lock()
-				rc.hist.add(now)
-				rc.mu.Unlock()
-			} else {
-				rc.mu.Lock()
-				if rc.throttledAt(now, w.retry) && rc.share.sharer != nil {
-					rc.share.sharer.Paused(w.retry)
-				}
-				rc.mu.Unlock()
-			}
-			w.at = now.Add(2 * time.Millisecond)
-			continue
-		}
-		if wait := rc.step(now); wait > 0 {
-			w.at = now.Add(wait)
-			continue
-		}
-		arrival := now.Add(time.Millisecond)
-		w.ok, w.retry = up.arrive(arrival)
-		if w.ok {
-			runs[p].oks = append(runs[p].oks, arrival)
-		} else {
-			runs[p].limited = append(runs[p].limited, arrival)
-		}
-		w.inflight = true
-		w.at = now.Add(latency)
 	}
+}
+
+// earliest is the index of the worker whose next event comes first.
+func earliest(ws []simWorker) int {
+	wi := 0
+	for i := range ws {
+		if ws[i].at.Before(ws[wi].at) {
+			wi = i
+		}
+	}
+	return wi
+}
+
+// answered hands the answer to w's request to rc at now: a success, or a
+// 429 announced to the other processes when it starts a pause.
+func (w *simWorker) answered(rc *Controller, now time.Time) {
+	w.inflight = false
+	rc.mu.Lock()
+	if w.ok {
+		rc.hist.add(now)
+	} else if rc.throttledAt(now, w.retry) && rc.share.sharer != nil {
+		rc.share.sharer.Paused(w.retry)
+	}
+	rc.mu.Unlock()
+	w.at = now.Add(2 * time.Millisecond)
+}
+
+// send asks rc for leave at now and, given it, sends w's request to up,
+// recording its fate in run; otherwise w waits as long as rc says.
+func (w *simWorker) send(rc *Controller, up *simUpstream, run *simRun, now time.Time, latency time.Duration) {
+	if wait := rc.step(now); wait > 0 {
+		w.at = now.Add(wait)
+		return
+	}
+	arrival := now.Add(time.Millisecond)
+	w.ok, w.retry = up.arrive(arrival)
+	if w.ok {
+		run.oks = append(run.oks, arrival)
+	} else {
+		run.limited = append(run.limited, arrival)
+	}
+	w.inflight = true
+	w.at = now.Add(latency)
 }
 
 // Without a ceiling the first 429s install a bucket just under the quota,
