@@ -19,6 +19,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/socialcrawl/crawler/sources/ratecontrol"
 )
 
 // Platform selects the path prefix of a call.
@@ -54,7 +56,7 @@ type Outcome struct {
 type Client struct {
 	cfg     Config
 	base    *url.URL
-	control *rateControl
+	control *ratecontrol.Controller
 	bodies  *bodyBudget
 	gate    *outageGate
 	pauses  pauseClock // the 429 pauses, for Pauses
@@ -68,12 +70,12 @@ func New(cfg Config) (*Client, error) {
 	}
 	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
 	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
-	return &Client{cfg: cfg, base: base, control: newRateControl(cfg.Rate, cfg.Burst), bodies: bodies,
+	return &Client{cfg: cfg, base: base, control: ratecontrol.New(cfg.Rate, cfg.Burst), bodies: bodies,
 		gate: newOutageGate(time.Duration(cfg.OutageWindow), time.Duration(cfg.RetryInitial), time.Duration(cfg.RetryMax), cfg.Logger)}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
-func (c *Client) RateLimit() float64 { return c.control.current() }
+func (c *Client) RateLimit() float64 { return c.control.Current() }
 
 func (c *Client) endpointPath(p Platform, path string) string {
 	if p == PhotoSocial {
@@ -224,13 +226,13 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo
 			}
 			probe = p
 		}
-		if err := c.control.wait(ctx); err != nil {
+		if err := c.control.Wait(ctx); err != nil {
 			return nil, 0, err
 		}
 		if err := l.Reserve(ctx, endpoint); err != nil {
 			return nil, 0, err
 		}
-		if !c.control.paused() && (probe != 0 || !c.gate.isClosed()) {
+		if !c.control.Paused() && (probe != 0 || !c.gate.isClosed()) {
 			break
 		}
 		// A 429 arrived, or an outage closed the gate, while Reserve ran
@@ -280,12 +282,12 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo
 		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), time.Duration(c.cfg.RetryAfterCap)); retry <= 0 {
 			retry = bo.NextBackOff()
 		}
-		c.control.throttled(retry)
+		c.control.Throttled(retry)
 		c.pauses.pause(time.Now(), retry)
 	} else if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		// Admitted by the upstream's quota: stamped when the status line
 		// is read, like a 429, not after the body and its bookkeeping.
-		c.control.success()
+		c.control.Success()
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body []byte

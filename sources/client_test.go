@@ -509,7 +509,7 @@ func TestPauseBeatsHooksAndWithdraws(t *testing.T) {
 			case o.Withdrawn:
 				withdrawn.Add(1)
 			case o.Status == 429:
-				pausedAtHook.Store(c.control.paused())
+				pausedAtHook.Store(c.control.Paused())
 				close(limitedSeen)
 			}
 		}

@@ -1,8 +1,9 @@
 // Package sources is the HTTP client of the upstream social-data API.
 //
 // One Client serves one API key and is shared by every worker of a run, so
-// the things that belong to the key live here: the token bucket, the pause
-// that a 429 imposes on all workers, and retries. Errors are classified once,
+// the things that belong to the key live here: the token bucket and the
+// pause that a 429 imposes on all workers (package ratecontrol), and
+// retries. Errors are classified once,
 // in classify, into the Class values the pipeline acts on.
 //
 // Decoding is tolerant of the real service's variations (see

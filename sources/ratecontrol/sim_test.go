@@ -1,4 +1,4 @@
-package sources
+package ratecontrol
 
 import (
 	"math"
@@ -58,14 +58,14 @@ type simWorker struct {
 // leaves and is answered latency after it leaves; a worker spends 2 ms on
 // an answer before asking again. at(t) is called before each event, for
 // scripted changes.
-func simulate(rc *rateControl, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) *simRun {
-	return simulateMany([]*rateControl{rc}, up, t0, workers, latency, d, at)[0]
+func simulate(rc *Controller, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) *simRun {
+	return simulateMany([]*Controller{rc}, up, t0, workers, latency, d, at)[0]
 }
 
 // simulateMany is simulate with one process per rate control, each with
 // its workers, all on one upstream key; it returns what each process saw.
 // A process whose control is nil is not running (it may be started by at).
-func simulateMany(rcs []*rateControl, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) []*simRun {
+func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) []*simRun {
 	for _, rc := range rcs {
 		if rc != nil {
 			rc.now = func() time.Time { panic("the simulation passes its own clock") }
@@ -81,12 +81,7 @@ func simulateMany(rcs []*rateControl, up *simUpstream, t0 time.Time, workers int
 	}
 	end := t0.Add(d)
 	for {
-		wi := 0
-		for i := range ws {
-			if ws[i].at.Before(ws[wi].at) {
-				wi = i
-			}
-		}
+		wi := earliest(ws)
 		w, p := &ws[wi], wi/workers
 		now := w.at
 		if !now.Before(end) {
@@ -96,44 +91,60 @@ func simulateMany(rcs []*rateControl, up *simUpstream, t0 time.Time, workers int
 			at(now)
 		}
 		rc := rcs[p]
-		if rc == nil {
-			if !w.inflight {
-				w.at = now.Add(10 * time.Millisecond)
-				continue
-			}
+		switch {
+		case rc == nil && !w.inflight:
+			w.at = now.Add(10 * time.Millisecond)
+		case rc == nil:
 			w.inflight = false // its process died with the request out
-			continue
+		case w.inflight:
+			w.answered(rc, now)
+		default:
+			w.send(rc, up, runs[p], now, latency)
 		}
-		if w.inflight {
-			w.inflight = false
-			if w.ok {
-				rc.mu.Lock()
-				rc.hist.add(now)
-				rc.mu.Unlock()
-			} else {
-				rc.mu.Lock()
-				if rc.throttledAt(now, w.retry) && rc.sharer != nil {
-					rc.sharer.Paused(w.retry)
-				}
-				rc.mu.Unlock()
-			}
-			w.at = now.Add(2 * time.Millisecond)
-			continue
-		}
-		if wait := rc.step(now); wait > 0 {
-			w.at = now.Add(wait)
-			continue
-		}
-		arrival := now.Add(time.Millisecond)
-		w.ok, w.retry = up.arrive(arrival)
-		if w.ok {
-			runs[p].oks = append(runs[p].oks, arrival)
-		} else {
-			runs[p].limited = append(runs[p].limited, arrival)
-		}
-		w.inflight = true
-		w.at = now.Add(latency)
 	}
+}
+
+// earliest is the index of the worker whose next event comes first.
+func earliest(ws []simWorker) int {
+	wi := 0
+	for i := range ws {
+		if ws[i].at.Before(ws[wi].at) {
+			wi = i
+		}
+	}
+	return wi
+}
+
+// answered hands the answer to w's request to rc at now: a success, or a
+// 429 announced to the other processes when it starts a pause.
+func (w *simWorker) answered(rc *Controller, now time.Time) {
+	w.inflight = false
+	rc.mu.Lock()
+	if w.ok {
+		rc.hist.add(now)
+	} else if rc.throttledAt(now, w.retry) && rc.share.sharer != nil {
+		rc.share.sharer.Paused(w.retry)
+	}
+	rc.mu.Unlock()
+	w.at = now.Add(2 * time.Millisecond)
+}
+
+// send asks rc for leave at now and, given it, sends w's request to up,
+// recording its fate in run; otherwise w waits as long as rc says.
+func (w *simWorker) send(rc *Controller, up *simUpstream, run *simRun, now time.Time, latency time.Duration) {
+	if wait := rc.step(now); wait > 0 {
+		w.at = now.Add(wait)
+		return
+	}
+	arrival := now.Add(time.Millisecond)
+	w.ok, w.retry = up.arrive(arrival)
+	if w.ok {
+		run.oks = append(run.oks, arrival)
+	} else {
+		run.limited = append(run.limited, arrival)
+	}
+	w.inflight = true
+	w.at = now.Add(latency)
 }
 
 // Without a ceiling the first 429s install a bucket just under the quota,
@@ -151,7 +162,7 @@ func TestRateControlFindsTheQuotaWithoutCeiling(t *testing.T) {
 			t0 := time.Unix(1_000_000, 0)
 			up := &simUpstream{lim: rate.NewLimiter(R, B), pause: c.pause}
 			up.lim.AllowN(t0, 0)
-			rc := newRateControl(0, 1)
+			rc := New(0, 1)
 			var installed time.Time
 			run := simulate(rc, up, t0, 16, 5*time.Millisecond, T, func(now time.Time) {
 				if installed.IsZero() && rc.limiter != nil {
@@ -171,18 +182,18 @@ func TestRateControlFindsTheQuotaWithoutCeiling(t *testing.T) {
 			late := run.count(run.limited, t0.Add(10*time.Second), t0.Add(T))
 			per1000 := 1000 * float64(late) / float64(run.count(run.oks, t0.Add(10*time.Second), t0.Add(T))+late)
 			t.Logf("achieved %.3f of the quota; bucket after %v; estimate %.2f/s, burst %.0f; 429s %d (%d after 10 s, %.2f per 1000)",
-				frac, installed.Sub(t0), rc.known, rc.burst, len(run.limited), late, per1000)
+				frac, installed.Sub(t0), rc.quota.rate, rc.quota.burst, len(run.limited), late, per1000)
 			if frac < 0.95 {
 				t.Errorf("achieved %.3f of the allowed rate, want >= 0.95", frac)
 			}
 			if per1000 > 5 {
 				t.Errorf("%.2f 429s per 1000 after the first 10 s, want <= 5", per1000)
 			}
-			if math.Abs(rc.known-R)/R > 0.03 {
-				t.Errorf("estimate %.2f, want within 3%% of %v", rc.known, R)
+			if math.Abs(rc.quota.rate-R)/R > 0.03 {
+				t.Errorf("estimate %.2f, want within 3%% of %v", rc.quota.rate, R)
 			}
-			if rc.burst < B-2 || rc.burst > B+2 {
-				t.Errorf("burst estimate %v, want %d +- 2", rc.burst, B)
+			if rc.quota.burst < B-2 || rc.quota.burst > B+2 {
+				t.Errorf("burst estimate %v, want %d +- 2", rc.quota.burst, B)
 			}
 		})
 	}
@@ -190,11 +201,11 @@ func TestRateControlFindsTheQuotaWithoutCeiling(t *testing.T) {
 
 // run0 is a hook for the installed check: the 429 events seen (lastPause
 // set, or pending).
-func run0(rc *rateControl) []time.Time {
-	if rc.lastPause.IsZero() {
+func run0(rc *Controller) []time.Time {
+	if rc.marks.lastPause.IsZero() {
 		return nil
 	}
-	return []time.Time{rc.lastPause}
+	return []time.Time{rc.marks.lastPause}
 }
 
 // The quota drops mid-run, then rises again, with no ceiling: the drop is
@@ -205,20 +216,20 @@ func TestRateControlFollowsAQuotaThatMoves(t *testing.T) {
 	t0 := time.Unix(2_000_000, 0)
 	up := &simUpstream{lim: rate.NewLimiter(50, B)}
 	up.lim.AllowN(t0, 0)
-	rc := newRateControl(0, 1)
+	rc := New(0, 1)
 	phase := 60 * time.Second
 	var known [3]float64 // the estimate at the end of each phase
 	run := simulate(rc, up, t0, 16, 5*time.Millisecond, 3*phase, func(now time.Time) {
 		switch i := int(now.Sub(t0) / phase); {
 		case i == 1 && up.lim.Limit() == 50:
-			known[0] = rc.known
+			known[0] = rc.quota.rate
 			up.lim.SetLimitAt(now, 20)
 		case i == 2 && up.lim.Limit() == 20:
-			known[1] = rc.known
+			known[1] = rc.quota.rate
 			up.lim.SetLimitAt(now, 50)
 		}
 	})
-	known[2] = rc.known
+	known[2] = rc.quota.rate
 	for i, want := range []float64{50, 20, 50} {
 		from, to := t0.Add(time.Duration(i)*phase), t0.Add(time.Duration(i+1)*phase)
 		got := float64(run.count(run.oks, from.Add(20*time.Second), to)) / 40
@@ -264,7 +275,7 @@ func TestRateControlRespectsTheCeiling(t *testing.T) {
 		t0 := time.Unix(3_000_000, 0)
 		up := &simUpstream{lim: rate.NewLimiter(50, 10)}
 		up.lim.AllowN(t0, 0)
-		rc := newRateControl(ceiling, 10)
+		rc := New(ceiling, 10)
 		above := 0.0
 		run := simulate(rc, up, t0, 16, 5*time.Millisecond, 120*time.Second, func(time.Time) {
 			above = max(above, rc.currentLocked()-ceiling)
@@ -273,38 +284,18 @@ func TestRateControlRespectsTheCeiling(t *testing.T) {
 			t.Errorf("ceiling %v: the bucket's rate went %v above it", ceiling, above)
 		}
 		sent := float64(len(run.oks)+len(run.limited)) / 120
-		t.Logf("ceiling %v: %.2f requests/s, %d 429s, estimate %.2f", ceiling, sent, len(run.limited), rc.known)
+		t.Logf("ceiling %v: %.2f requests/s, %d 429s, estimate %.2f", ceiling, sent, len(run.limited), rc.quota.rate)
 		if sent > ceiling*1.01+0.1 {
 			t.Errorf("ceiling %v: sent %.2f/s", ceiling, sent)
 		}
 		if ceiling < 50 && len(run.limited) > 0 {
 			t.Errorf("ceiling %v under the quota: %d 429s", ceiling, len(run.limited))
 		}
-		if ceiling > 50 && math.Abs(rc.known-50)/50 > 0.03 {
-			t.Errorf("ceiling %v: estimate %.2f, want within 3%% of 50", ceiling, rc.known)
+		if ceiling > 50 && math.Abs(rc.quota.rate-50)/50 > 0.03 {
+			t.Errorf("ceiling %v: estimate %.2f, want within 3%% of 50", ceiling, rc.quota.rate)
 		}
 	}
 }
-
-// A RateShare has the last word: a process given a share of the quota
-// sends at it, before any 429 as after.
-func TestRateControlShare(t *testing.T) {
-	t.Parallel()
-	t0 := time.Unix(4_000_000, 0)
-	up := &simUpstream{lim: rate.NewLimiter(50, 10)}
-	up.lim.AllowN(t0, 0)
-	rc := newRateControl(0, 1)
-	rc.share = halfShare{}
-	run := simulate(rc, up, t0, 16, 5*time.Millisecond, 60*time.Second, nil)
-	sent := float64(len(run.oks)+len(run.limited)) / 60
-	if len(run.limited) != 0 || sent < 24 || sent > 25.5 {
-		t.Errorf("with a share of 25/s: %.2f requests/s, %d 429s", sent, len(run.limited))
-	}
-}
-
-type halfShare struct{}
-
-func (halfShare) Allowed(_ time.Time, want float64, _ QuotaEstimate) float64 { return min(want, 25) }
 
 // simHub is the database of a shared quota in the simulation: the shared
 // row, read by each process once a second (its heartbeat), and the pauses
@@ -325,15 +316,15 @@ type simPause struct {
 
 type simMember struct {
 	hub      *simHub
-	rc       *rateControl
+	rc       *Controller
 	view     SharedQuota
 	lastSync time.Time
 	left     bool
 }
 
-func (h *simHub) join(now time.Time, rc *rateControl) *simMember {
+func (h *simHub) join(now time.Time, rc *Controller) *simMember {
 	m := &simMember{hub: h, rc: rc}
-	rc.sharer = m
+	rc.share.sharer = m
 	h.members = append(h.members, m)
 	m.sync(now)
 	return m
@@ -399,7 +390,7 @@ func (h *simHub) tick(now time.Time, dead func(*simMember) bool) {
 
 func (m *simMember) View() SharedQuota { return m.view }
 
-func (m *simMember) Publish(q QuotaEstimate, probeAt time.Time, hold time.Duration) {
+func (m *simMember) Publish(q Estimate, probeAt time.Time, hold time.Duration) {
 	r := &m.hub.row
 	*r = SharedQuota{Version: r.Version + 1, Rate: q.Rate, Burst: max(r.Burst, q.Burst), ProbeAt: probeAt, Hold: hold, Measured: !q.Measured.IsZero()}
 	// The others read it at once (a notification), not at their next beat.
@@ -431,13 +422,13 @@ func TestRateControlSharedQuota(t *testing.T) {
 			up := &simUpstream{lim: rate.NewLimiter(R, B)}
 			up.lim.AllowN(t0, 0)
 			hub := &simHub{}
-			rcs := make([]*rateControl, n)
-			rcs[0] = newRateControl(0, 1)
+			rcs := make([]*Controller, n)
+			rcs[0] = New(0, 1)
 			hub.join(t0, rcs[0])
 			runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, T, func(now time.Time) {
 				for i := 1; i < n; i++ {
 					if rcs[i] == nil && now.Sub(t0) >= 500*time.Millisecond {
-						rcs[i] = newRateControl(0, 1)
+						rcs[i] = New(0, 1)
 						rcs[i].now = rcs[0].now
 						hub.join(now, rcs[i])
 					}
@@ -449,7 +440,7 @@ func TestRateControlSharedQuota(t *testing.T) {
 				total += len(r.oks)
 				late += r.count(r.limited, t0.Add(10*time.Second), t0.Add(T))
 				lateAll += r.count(r.oks, t0.Add(10*time.Second), t0.Add(T))
-				t.Logf("process %d: %d 2xx, %d 429s, estimate %.2f, burst %.0f, rate %.2f", i+1, len(r.oks), len(r.limited), rcs[i].known, rcs[i].burst, rcs[i].currentLocked())
+				t.Logf("process %d: %d 2xx, %d 429s, estimate %.2f, burst %.0f, rate %.2f", i+1, len(r.oks), len(r.limited), rcs[i].quota.rate, rcs[i].quota.burst, rcs[i].currentLocked())
 			}
 			frac := float64(total) / (R*T.Seconds() + B)
 			per1000 := 1000 * float64(late) / float64(lateAll+late)
@@ -479,13 +470,13 @@ func TestRateControlSharedQuotaAbsorbsADeath(t *testing.T) {
 	up := &simUpstream{lim: rate.NewLimiter(R, B)}
 	up.lim.AllowN(t0, 0)
 	hub := &simHub{}
-	rcs := []*rateControl{newRateControl(0, 1), nil}
+	rcs := []*Controller{New(0, 1), nil}
 	hub.join(t0, rcs[0])
 	death := t0.Add(60 * time.Second)
 	var second *simMember
 	runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, 90*time.Second, func(now time.Time) {
 		if rcs[1] == nil && second == nil && now.Sub(t0) >= 500*time.Millisecond {
-			rcs[1] = newRateControl(0, 1)
+			rcs[1] = New(0, 1)
 			rcs[1].now = rcs[0].now
 			second = hub.join(now, rcs[1])
 		}
@@ -516,12 +507,12 @@ func TestRateControlSharedQuotaComesBack(t *testing.T) {
 	up := &simUpstream{lim: rate.NewLimiter(50, B)}
 	up.lim.AllowN(t0, 0)
 	hub := &simHub{}
-	rcs := []*rateControl{newRateControl(0, 1), nil}
+	rcs := []*Controller{New(0, 1), nil}
 	hub.join(t0, rcs[0])
 	phase := 60 * time.Second
 	runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, 3*phase, func(now time.Time) {
 		if rcs[1] == nil && now.Sub(t0) >= 500*time.Millisecond {
-			rcs[1] = newRateControl(0, 1)
+			rcs[1] = New(0, 1)
 			rcs[1].now = rcs[0].now
 			hub.join(now, rcs[1])
 		}
@@ -536,7 +527,7 @@ func TestRateControlSharedQuotaComesBack(t *testing.T) {
 	from, to := t0.Add(2*phase+15*time.Second), t0.Add(3*phase)
 	for i, r := range runs {
 		got := float64(r.count(r.oks, from, to)) / to.Sub(from).Seconds()
-		t.Logf("process %d: %.2f/s from 15 s after the return; estimate %.2f", i+1, got, rcs[i].known)
+		t.Logf("process %d: %.2f/s from 15 s after the return; estimate %.2f", i+1, got, rcs[i].quota.rate)
 		if math.Abs(got-25) > 2.5 {
 			t.Errorf("process %d: %.2f/s after the quota came back, want 25 +- 10%%", i+1, got)
 		}

@@ -1,4 +1,4 @@
-package sources
+package ratecontrol
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // b that starts full at t0 and is drained by a client sending faster than r
 // for d: b at once, then one every 1/r. It returns the instant the bucket is
 // empty, when the next request would be refused.
-func feed(rc *rateControl, t0 time.Time, r float64, b int, d time.Duration) time.Time {
+func feed(rc *Controller, t0 time.Time, r float64, b int, d time.Duration) time.Time {
 	for range b {
 		rc.hist.add(t0)
 	}
@@ -26,12 +26,12 @@ func near(got, want, tol float64) bool { return got >= want-tol && got <= want+t
 
 func TestRateControlStartsAtCeiling(t *testing.T) {
 	t.Parallel()
-	rc := newRateControl(50, 10)
+	rc := New(50, 10)
 	rc.adjust(time.Now().Add(time.Minute))
-	if got := rc.current(); got != 50 {
+	if got := rc.Current(); got != 50 {
 		t.Errorf("rate = %v, want the ceiling 50 while no 429 is seen", got)
 	}
-	if none := newRateControl(0, 0); none.current() != 0 || none.limiter != nil {
+	if none := New(0, 0); none.Current() != 0 || none.limiter != nil {
 		t.Error("no ceiling must mean no bucket")
 	}
 }
@@ -40,7 +40,7 @@ func TestRateControlStartsAtCeiling(t *testing.T) {
 // within 1/window, the rate settles just under it and holds, then probes.
 func TestRateControlSettlesUnderTheQuota(t *testing.T) {
 	t.Parallel()
-	rc := newRateControl(80, 10)
+	rc := New(80, 10)
 	t0 := time.Now()
 	at := feed(rc, t0, 50, 10, 3*time.Second)
 	rc.throttledAt(at, time.Second)
@@ -56,13 +56,13 @@ func TestRateControlSettlesUnderTheQuota(t *testing.T) {
 	if rc.pending != nil {
 		t.Fatal("event not applied when the pause ended")
 	}
-	if !near(rc.known, 50, 0.5) {
-		t.Errorf("estimate %v, want 50 +- 0.5", rc.known)
+	if !near(rc.quota.rate, 50, 0.5) {
+		t.Errorf("estimate %v, want 50 +- 0.5", rc.quota.rate)
 	}
-	if got := rc.current(); got > 50 || got < 48.5 {
+	if got := rc.Current(); got > 50 || got < 48.5 {
 		t.Errorf("settled at %v, want just under 50", got)
 	}
-	base := rc.current()
+	base := rc.Current()
 	if got := rc.target(end.Add(holdMin - time.Millisecond)); got != base {
 		t.Errorf("during the hold: %v, want %v", got, base)
 	}
@@ -78,7 +78,7 @@ func TestRateControlSettlesUnderTheQuota(t *testing.T) {
 // different quota resets the hold.
 func TestRateControlHoldGrowsWhileTheQuotaStays(t *testing.T) {
 	t.Parallel()
-	rc := newRateControl(100, 10)
+	rc := New(100, 10)
 	now := time.Now()
 	var holds []time.Duration
 	for i := range 5 {
@@ -91,7 +91,7 @@ func TestRateControlHoldGrowsWhileTheQuotaStays(t *testing.T) {
 		rc.throttledAt(now, time.Second)
 		now = now.Add(time.Second)
 		rc.adjust(now)
-		holds = append(holds, rc.hold)
+		holds = append(holds, rc.hold.length)
 	}
 	want := []time.Duration{holdMin, min(2*holdMin, holdMax), min(4*holdMin, holdMax), min(8*holdMin, holdMax), holdMin}
 	if fmt.Sprint(holds) != fmt.Sprint(want) {
@@ -106,12 +106,12 @@ func TestRateControlHoldGrowsWhileTheQuotaStays(t *testing.T) {
 // drop the next probe comes within holdAfterDrop.
 func TestRateControlCutsOnUnexpected429(t *testing.T) {
 	t.Parallel()
-	rc := newRateControl(100, 10)
+	rc := New(100, 10)
 	now := feed(rc, time.Now(), 50, 10, 3*time.Second)
 	rc.throttledAt(now, time.Second)
 	now = now.Add(time.Second)
 	rc.adjust(now)
-	before := rc.current()
+	before := rc.Current()
 	// Held under the estimate, but the upstream admits only 48/s.
 	now = feed(rc, now, 48, 10, 5*time.Second)
 	rc.throttledAt(now, time.Second)
@@ -120,32 +120,32 @@ func TestRateControlCutsOnUnexpected429(t *testing.T) {
 	}
 	now = now.Add(time.Second)
 	rc.adjust(now)
-	if got := rc.current(); got > before*slightCap || !near(got, 48*settleFraction, 0.3) {
+	if got := rc.Current(); got > before*slightCap || !near(got, 48*settleFraction, 0.3) {
 		t.Errorf("after an unexpected 429 at 48/s: %v, want %v (and <= %v)", got, 48*settleFraction, before*slightCap)
 	}
-	if rc.hold != holdMin {
-		t.Errorf("hold %v, want %v after the estimate moved a little", rc.hold, holdMin)
+	if rc.hold.length != holdMin {
+		t.Errorf("hold %v, want %v after the estimate moved a little", rc.hold.length, holdMin)
 	}
 	// The quota drops to 20/s: the next 429 measures it since the pause.
 	now = feed(rc, now, 20, 10, 2*time.Second)
 	rc.throttledAt(now, time.Second)
 	now = now.Add(time.Second)
 	rc.adjust(now)
-	if got := rc.current(); !near(got, 20*settleFraction, 0.5) {
+	if got := rc.Current(); !near(got, 20*settleFraction, 0.5) {
 		t.Errorf("after the drop to 20/s: %v, want %v", got, 20*settleFraction)
 	}
-	if rc.hold != holdAfterDrop {
-		t.Errorf("hold %v, want %v after a drop", rc.hold, holdAfterDrop)
+	if rc.hold.length != holdAfterDrop {
+		t.Errorf("hold %v, want %v after a drop", rc.hold.length, holdAfterDrop)
 	}
 }
 
 func TestRateControlWithoutSuccessesHalves(t *testing.T) {
 	t.Parallel()
-	rc := newRateControl(40, 5)
+	rc := New(40, 5)
 	now := time.Now()
 	rc.throttledAt(now, time.Second)
 	rc.adjust(now.Add(time.Second))
-	if got := rc.current(); got != 40*settleFraction/2 {
+	if got := rc.Current(); got != 40*settleFraction/2 {
 		t.Errorf("rate %v, want half the ceiling (x%v)", got, settleFraction)
 	}
 }

@@ -1,0 +1,130 @@
+package ratecontrol
+
+import (
+	"math"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// adjust applies a 429 whose pause has ended, then sets the bucket's rate
+// for now (held or probing); rc.mu is held.
+func (rc *Controller) adjust(now time.Time) {
+	rc.readShare(now)
+	rc.endPause(now)
+	rc.cameBack(now)
+	rc.setRate(now, rc.processRate(rc.target(now)))
+}
+
+// endPause reacts to the pending 429 once its pause is over: a follower
+// only empties its bucket (the leader measures), any other re-estimates.
+func (rc *Controller) endPause(now time.Time) {
+	if rc.pending == nil || now.Before(rc.until) {
+		return
+	}
+	e := *rc.pending
+	rc.pending = nil
+	if rc.following() {
+		rc.marks.lastPause, rc.marks.regime = now, now
+		if rc.limiter != nil {
+			rc.emptyBucket(now)
+		}
+		return
+	}
+	measured := rc.react(now, e)
+	rc.publish(now, measured || rc.quota.measured)
+}
+
+// emptyBucket takes every whole token left in our bucket at now.
+func (rc *Controller) emptyBucket(now time.Time) {
+	if tok := rc.limiter.TokensAt(now); tok >= 1 {
+		rc.limiter.AllowN(now, int(tok))
+	}
+}
+
+// setRate sets our bucket to r requests/s at now, within [rateFloor,
+// maxRate], creating it if needed; +Inf with no bucket leaves none.
+func (rc *Controller) setRate(now time.Time, r float64) {
+	if math.IsInf(r, 1) || math.IsNaN(r) {
+		if rc.limiter == nil {
+			return
+		}
+		r = maxRate
+	}
+	r = min(max(r, rateFloor), maxRate)
+	if rc.limiter == nil {
+		rc.limiter = rate.NewLimiter(rate.Limit(r), rc.processBurst())
+		return
+	}
+	if math.Abs(r-float64(rc.limiter.Limit())) > 1e-9 {
+		rc.limiter.SetLimitAt(now, rate.Limit(r))
+	}
+	if b := rc.processBurst(); b != rc.limiter.Burst() {
+		rc.limiter.SetBurstAt(now, b)
+	}
+}
+
+func (rc *Controller) ceilingOrMax() float64 {
+	if rc.limits.ceiling > 0 {
+		return rc.limits.ceiling
+	}
+	return maxRate
+}
+
+// settled is the rate held under the estimate est.
+func (rc *Controller) settled(est float64) float64 {
+	return max(min(rc.ceilingOrMax(), est*settleFraction), rateFloor)
+}
+
+// target is the key's rate at now: the ceiling (or none, +Inf) until a
+// 429 is seen, then the settled rate during the hold, then a probe growing
+// exponentially.
+func (rc *Controller) target(now time.Time) float64 {
+	if rc.quota.rate == 0 {
+		if rc.limits.ceiling == 0 {
+			return math.Inf(1)
+		}
+		return rc.limits.ceiling
+	}
+	if now.Before(rc.hold.end) {
+		return rc.hold.base
+	}
+	if rc.jumping(now) {
+		return min(rc.ceilingOrMax(), rc.drop.high*settleFraction)
+	}
+	g := probeGrowth
+	if rc.limits.ceiling == 0 && !rc.quota.everMeasured {
+		g = discoveryGrowth
+	}
+	s := now.Sub(rc.hold.end).Seconds()
+	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s))
+}
+
+// jumping reports whether the probe at now is one after a drop: straight
+// to the estimate before it, and flat there, rather than a ramp.
+func (rc *Controller) jumping(now time.Time) bool {
+	return rc.drop.high > rc.hold.base && rc.quota.measured && rc.hold.length > 0 && !now.Before(rc.hold.end)
+}
+
+// cameBack ends a probe after a drop that has run for returnConfirm
+// without a 429 at the estimate before the drop, with the successes to
+// show it (at least 90% of that rate, which the low quota could not
+// admit): the quota came back, and the run holds at it without the pause
+// a 429 would cost to measure it. A higher quota is left to the next
+// probe.
+func (rc *Controller) cameBack(now time.Time) {
+	if rc.pending != nil || !rc.jumping(now) {
+		return
+	}
+	// Leading other processes, their part is sent at the rate they were
+	// given (others) and only this one's successes are seen.
+	w := now.Sub(rc.hold.end)
+	if w < returnConfirm || float64(rc.hist.count(rc.hold.end, now))+rc.others()*w.Seconds() < 0.9*rc.drop.high*w.Seconds() {
+		return
+	}
+	rc.quota.rate, rc.drop.high = rc.drop.high, 0
+	rc.hold.base = rc.settled(rc.quota.rate)
+	rc.hold.first, rc.hold.length = holdMin, holdMin
+	rc.hold.end, rc.marks.regime = now.Add(rc.hold.length), now
+	rc.publish(now, true)
+}

@@ -1,0 +1,242 @@
+package ratecontrol
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Controller is one key's gate (see the package doc). It is safe for
+// concurrent use by all the workers of a client.
+type Controller struct {
+	mu      sync.Mutex
+	now     func() time.Time // time.Now; a test's clock
+	until   time.Time        // no request leaves before this instant
+	pending *throttleEvent   // the 429 event waiting for its pause to end
+	// limiter is our bucket; nil until there is a rate to keep (a ceiling,
+	// a 429, or an estimate another process shared).
+	limiter *rate.Limiter
+	hist    successRing
+
+	limits limits
+	quota  quota
+	hold   holding
+	marks  marks
+	drop   dropMemory
+	share  sharing
+}
+
+// limits is what the job file sets (api.rate, api.burst).
+type limits struct {
+	ceiling float64 // requests/s; 0: none
+	burst   int     // api.burst when there is a ceiling; 0: none
+}
+
+// quota is what the controller knows of the upstream's quota.
+type quota struct {
+	// rate is the latest estimate (0: no 429 seen yet, the rate stays at
+	// the ceiling, or unlimited).
+	rate float64
+	// burst is the estimate of the upstream's burst B (at least 1).
+	burst float64
+	// measured is whether rate was measured, not guessed (as after a
+	// burst); everMeasured whether any 429 has been measured.
+	measured, everMeasured bool
+}
+
+// holding is the rate settled at and how long it is held before probing.
+type holding struct {
+	base   float64       // the rate settled at after the last 429
+	length time.Duration // how long base is held before probing
+	// first is the first hold after the estimate moved: holdMin, or
+	// holdAfterDrop since the quota last dropped (until it rises).
+	first time.Duration
+	end   time.Time // when the hold ends and the probe starts
+}
+
+// marks are the instants the measurement windows reach back to.
+type marks struct {
+	// lastPause is when the last reacted-to pause ended: the upstream
+	// bucket was full again then.
+	lastPause time.Time
+	// regime is the end of the pause of the last 429 that came while not
+	// probing (dropped), or when the processes sharing the key changed:
+	// rate windows never reach back before it, burst windows not before
+	// dropped.
+	regime, dropped time.Time
+}
+
+// dropMemory is what a drop of the quota leaves behind, for a probe that
+// finds it came back.
+type dropMemory struct {
+	// high is the estimate before the quota last dropped (0: none, or
+	// found again): a probe after a drop starts there.
+	high float64
+	// before is the estimate before the latest run of 429s that came
+	// while not probing (the first of them may cut it only slightly),
+	// unexpected when the first of them came.
+	before     float64
+	unexpected time.Time
+}
+
+// throttleEvent is a 429 as the controller reacts to it.
+type throttleEvent struct {
+	at      time.Time
+	rate    float64 // the bucket's rate when it came (0: no bucket)
+	probing bool    // the rate was above the estimate (or there was none)
+}
+
+// New returns the controller of a key with the ceiling api.rate (0: none)
+// and api.burst.
+func New(ceiling float64, burst int) *Controller {
+	rc := &Controller{now: time.Now, quota: quota{burst: 1}, hold: holding{length: holdMin, first: holdMin}, share: sharing{scale: 1}}
+	rc.limits.ceiling = ceiling
+	if ceiling > 0 {
+		rc.limits.burst = max(burst, 1)
+		rc.quota.burst = float64(rc.limits.burst)
+		rc.limiter = rate.NewLimiter(rate.Limit(ceiling), rc.bucketBurst())
+	}
+	return rc
+}
+
+// jitterMargin is how many tokens our bucket holds less than the
+// upstream's: requests leave when our bucket allows, but the upstream counts
+// them when they arrive, and a request delayed on its way (a new
+// connection, a late goroutine) arrives together with the next ones. At a
+// rate equal to the upstream's, its bucket then stays this many tokens
+// above empty, which absorbs a delay of margin/R (40 ms at 50/s, B = 10).
+func jitterMargin(burst int) int { return max(1, burst/5) }
+
+// bucketBurst is our bucket's burst for the estimate of the upstream's:
+// api.burst less jitterMargin, or half a measured burst. A measured burst
+// may be too large (answers read together look like a burst), and a
+// bucket of ours larger than the upstream's would meet a 429 at the end of
+// every pause; a smaller one costs nothing once the rate is settled.
+func (rc *Controller) bucketBurst() int {
+	b := int(rc.quota.burst + 1e-9)
+	if rc.limits.ceiling > 0 && b == rc.limits.burst {
+		return max(1, b-jitterMargin(b))
+	}
+	return max(1, b/2)
+}
+
+// processBurst is our bucket's burst: this process's part of bucketBurst.
+func (rc *Controller) processBurst() int {
+	return max(1, int(float64(rc.bucketBurst())/rc.share.scale))
+}
+
+// Current is our bucket's rate in requests/s (0: no bucket).
+func (rc *Controller) Current() float64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.currentLocked()
+}
+
+func (rc *Controller) currentLocked() float64 {
+	if rc.limiter == nil {
+		return 0
+	}
+	return float64(rc.limiter.Limit())
+}
+
+// Wait blocks until the shared pause is over and a token is available.
+func (rc *Controller) Wait(ctx context.Context) error {
+	for {
+		d := rc.step(rc.now())
+		if d <= 0 {
+			return nil
+		}
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// step is one turn of Wait at now: 0 when the request may leave (its token
+// taken), else how long to wait before asking again. A token is taken only
+// at the moment a request leaves, never reserved ahead: with reservations,
+// workers queued at a low rate keep their places when the rate rises, and
+// those that come later are let through at once, together, in a burst that
+// empties the upstream's bucket; and a worker holding a reservation when a
+// 429 comes would have to give it up. Each waiting worker instead wakes
+// when the next token is due and takes it if no other worker did first.
+func (rc *Controller) step(now time.Time) time.Duration {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if now.Before(rc.until) {
+		return rc.until.Sub(now)
+	}
+	rc.adjust(now)
+	if rc.limiter == nil || rc.limiter.AllowN(now, 1) {
+		return 0
+	}
+	tok := rc.limiter.TokensAt(now)
+	return max(time.Duration((1-tok)/float64(rc.limiter.Limit())*float64(time.Second)), time.Microsecond)
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Paused reports whether a 429's pause is in force.
+func (rc *Controller) Paused() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.now().Before(rc.until)
+}
+
+// Throttled records a 429: every worker pauses for d (those of the other
+// processes sharing the key too); the rate is adjusted when the pause ends.
+func (rc *Controller) Throttled(d time.Duration) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.throttledAt(rc.now(), d) {
+		if rc.share.sharer != nil {
+			rc.share.sharer.Paused(d)
+		}
+	}
+}
+
+// Pause pauses every worker for d from now, as a 429 of another process
+// sharing the key did (Sharer.Paused); the rate is re-estimated when the
+// pause ends, as after a 429 of this one.
+func (rc *Controller) Pause(d time.Duration) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.throttledAt(rc.now(), d)
+}
+
+// throttledAt records a pause of d from now; it reports whether it starts
+// a new 429 event (no pause was in force).
+func (rc *Controller) throttledAt(now time.Time, d time.Duration) bool {
+	inPause := now.Before(rc.until)
+	if until := now.Add(d); until.After(rc.until) {
+		rc.until = until
+	}
+	if inPause {
+		return false // a request in flight when the pause began
+	}
+	cur := rc.keyRate()
+	rc.pending = &throttleEvent{at: now, rate: cur, probing: rc.quota.rate == 0 || cur > rc.quota.rate}
+	return true
+}
+
+// Success records a successful attempt, for the estimates.
+func (rc *Controller) Success() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.hist.add(rc.now())
+}

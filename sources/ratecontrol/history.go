@@ -1,0 +1,98 @@
+package ratecontrol
+
+import "time"
+
+// successRing holds the times of the latest successes.
+type successRing struct {
+	t [2048]int64 // unix nanoseconds
+	n int         // successes recorded so far
+}
+
+func (r *successRing) add(t time.Time) {
+	r.t[r.n%len(r.t)] = t.UnixNano()
+	r.n++
+}
+
+// estimate is the largest lower bound (n - burst)/(at - s) of the upstream's
+// rate over the windows starting at a success s in [since, at), where n
+// counts the successes from s up to upto (answers to requests sent before
+// the 429 may come after it). Only windows with at least minExcess
+// successes beyond the burst count: their bound is within 1/(n - burst) of
+// R, and long enough for the timing of the answers not to matter. ok is
+// false without one.
+func (r *successRing) estimate(at, upto, since time.Time, burst float64) (est float64, ok bool) {
+	atNs, uptoNs, from := at.UnixNano(), upto.UnixNano(), since.UnixNano()
+	kept := min(r.n, len(r.t))
+	n := 0
+	for i := 1; i <= kept; i++ {
+		s := r.t[(r.n-i)%len(r.t)]
+		if s > uptoNs {
+			continue
+		}
+		if s < from {
+			break
+		}
+		n++
+		w := time.Duration(atNs - s)
+		if w < minWindow {
+			continue
+		}
+		if float64(n)-burst < minExcess {
+			continue
+		}
+		if l := (float64(n) - burst + estimateLift) / w.Seconds(); l > est {
+			est, ok = l, true
+		}
+	}
+	return est, ok
+}
+
+// count is the number of successes in [from, to].
+func (r *successRing) count(from, to time.Time) int {
+	fromNs, toNs := from.UnixNano(), to.UnixNano()
+	kept := min(r.n, len(r.t))
+	n := 0
+	for i := 1; i <= kept; i++ {
+		s := r.t[(r.n-i)%len(r.t)]
+		if s < fromNs {
+			break
+		}
+		if s <= toNs {
+			n++
+		}
+	}
+	return n
+}
+
+// burstAt is the largest lower bound n - rate*(t_j - t_i) of the upstream's
+// burst over the windows [t_i, t_j] of successes in [since, upto] no longer
+// than burstSpan (n of them in the window): in any window a bucket of that
+// rate admits at most its burst plus rate times the window. Only short
+// windows count, where the burst is seen (a full bucket emptied at once):
+// over a long one, a rate a little under the true one would add the
+// difference times the window, and successes from before a drop of the
+// quota would count at the new, lower rate.
+func (r *successRing) burstAt(rate float64, since, upto time.Time) float64 {
+	from, uptoNs := since.UnixNano(), upto.UnixNano()
+	kept := min(r.n, len(r.t))
+	best := 0.0
+	for j := 1; j <= kept; j++ {
+		tj := r.t[(r.n-j)%len(r.t)]
+		if tj > uptoNs {
+			continue
+		}
+		if tj < from {
+			break
+		}
+		// Windows ending at t_j, from older successes back to burstSpan.
+		for i := j; i <= kept; i++ {
+			ti := r.t[(r.n-i)%len(r.t)]
+			w := time.Duration(tj - ti)
+			if ti < from || w > burstSpan {
+				break
+			}
+			best = max(best, float64(i-j+1)-rate*w.Seconds())
+		}
+	}
+	return best
+}

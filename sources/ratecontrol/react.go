@@ -1,0 +1,180 @@
+package ratecontrol
+
+import (
+	"math"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// react re-estimates the quota after the 429 e, at now (its pause over),
+// and settles under it; it reports whether it measured.
+func (rc *Controller) react(now time.Time, e throttleEvent) bool {
+	rateSince, burstSince := rc.windows(e)
+	rc.marks.lastPause = now
+	if !e.probing {
+		rc.marks.regime, rc.marks.dropped = now, now
+	}
+	est, ok := rc.reestimate(now, e, rateSince, burstSince)
+	prev := rc.quota.rate
+	rc.noteDrop(e, est, ok, prev)
+	rc.hold.length = rc.nextHold(now, e, est, ok, prev)
+	rc.settle(now, e, est, ok)
+	return ok
+}
+
+// windows is how far back the windows measuring the rate and the burst
+// may reach for the 429 e: never before the marks of an earlier drop.
+func (rc *Controller) windows(e throttleEvent) (rateSince, burstSince time.Time) {
+	since := e.at.Add(-estimateHorizon)
+	if !e.probing && rc.marks.lastPause.After(since) {
+		// The quota dropped, maybe moments ago: windows reaching back
+		// before the last pause would measure the old one.
+		since = rc.marks.lastPause
+	}
+	burstSince = since
+	if rc.marks.dropped.After(burstSince) {
+		burstSince = rc.marks.dropped
+	}
+	if rc.marks.regime.After(since) {
+		since = rc.marks.regime // nor, on a probe, before the last drop
+	}
+	rateSince = since
+	if rc.shared() && rc.marks.lastPause.After(since) {
+		rateSince = rc.marks.lastPause // the followers were steady since then
+	}
+	return rateSince, burstSince
+}
+
+// reestimate is the new estimate of the quota after the 429 e: measured
+// from the successes in the windows when they suffice (ok), else guessed
+// from the rate the 429 came at; it grows the burst estimate with it.
+func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burstSince time.Time) (est float64, ok bool) {
+	est, burst, ok := rc.measure(e.at, now, rateSince, burstSince, e.probing)
+	if ok {
+		rc.quota.everMeasured = true
+		if burst > rc.quota.burst {
+			rc.quota.burst = burst
+			if rc.limiter != nil {
+				rc.limiter.SetBurstAt(now, rc.processBurst())
+			}
+		}
+	} else if e.rate > 0 {
+		// Too few successes to measure (the 429 came right after a burst):
+		// halve, and probe at once to measure on the way up.
+		est = e.rate / 2
+	} else {
+		// No bucket yet: start from what the upstream admitted in the
+		// second before the 429.
+		est = float64(rc.hist.count(e.at.Add(-time.Second), now)) * rc.share.scale
+	}
+	if !e.probing {
+		// Measured, the windows since the last pause (or over the last
+		// 10 s) bound R from below, unless the quota dropped within them:
+		// then the next 429 comes soon, and measures since this pause.
+		// Guessed, the rate may still be far above R.
+		if ok {
+			est = min(est, e.rate*slightCap)
+		} else {
+			est = min(est, e.rate*dropCap)
+		}
+	}
+	return max(est, rateFloor), ok
+}
+
+// noteDrop remembers a drop of the quota from prev to est (the 429 e came
+// while not probing), so that the probes come soon, or forgets it once a
+// probe finds the quota back.
+func (rc *Controller) noteDrop(e throttleEvent, est float64, ok bool, prev float64) {
+	if !e.probing && e.at.Sub(rc.drop.unexpected) > estimateHorizon {
+		rc.drop.before, rc.drop.unexpected = prev, e.at
+	}
+	switch {
+	case !e.probing && est < (1-sameQuota)*prev:
+		// The quota dropped: it may come back as suddenly, so the probes
+		// come soon, and space out as they find the same quota.
+		rc.hold.first = holdAfterDrop
+		rc.drop.high = max(rc.drop.high, prev, rc.drop.before)
+	case e.probing && ok && rc.quota.measured && est > (1+sameQuota)*prev:
+		rc.hold.first = holdMin // it rose
+		if est >= (1-sameQuota)*rc.drop.high {
+			rc.drop.high = 0
+		}
+	}
+}
+
+// nextHold is how long the rate settled under est is held: none when
+// guessed, longer each time a probe finds the same quota, and hold.first
+// when it moved.
+func (rc *Controller) nextHold(now time.Time, e throttleEvent, est float64, ok bool, prev float64) time.Duration {
+	switch {
+	case !ok:
+		return 0
+	case e.probing && prev > 0 && math.Abs(est-prev) <= sameQuota*prev:
+		if rc.hold.first == holdAfterDrop && now.Sub(rc.marks.dropped) >= dropWatch {
+			// Still the same quota a while after the drop: it is the
+			// quota now, probed as rarely as any other.
+			rc.hold.first, rc.drop.high = holdMin, 0
+		}
+		if rc.hold.first == holdAfterDrop {
+			// A quota that dropped may come back: probe every few
+			// seconds (a pause each, a few % of a low quota) rather
+			// than find it a minute late.
+			return holdAfterDrop
+		}
+		return min(2*max(rc.hold.length, rc.hold.first), holdMax)
+	default:
+		return rc.hold.first
+	}
+}
+
+// settle takes est as the estimate and holds under it from now.
+func (rc *Controller) settle(now time.Time, e throttleEvent, est float64, ok bool) {
+	rc.quota.measured = ok
+	rc.quota.rate = est
+	rc.hold.base = rc.settled(est)
+	rc.hold.end = now.Add(rc.hold.length)
+	if rc.limiter == nil {
+		// Our bucket starts now, empty (below).
+		rc.limiter = rate.NewLimiter(rate.Limit(rc.hold.base/rc.share.scale), rc.processBurst())
+	}
+	if !ok || !e.probing {
+		// The new rate may still be above R. The upstream bucket refilled
+		// during the pause, and ours did too: sending our burst at once
+		// would empty theirs, and the next request above R would meet a 429
+		// before anything could be measured. Starting from an empty bucket
+		// keeps their B tokens as the margin, and the next 429 measures R.
+		rc.emptyBucket(now)
+	}
+}
+
+// measure estimates the upstream's rate and burst from the successes in
+// [since, upto], with the 429 at at: the rate for the burst estimate
+// (successRing.estimate), then the burst for that rate (successRing.burstAt),
+// until the burst stops growing. It starts from the burst estimated so far,
+// so the estimate of B only grows, and only on a probe: after a drop of the
+// quota, the rate is capped (reestimate) and what the successes say of the
+// burst is unsure. ok is false when no window holds enough successes to
+// measure.
+func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing bool) (est, burst float64, ok bool) {
+	burst = rc.quota.burst
+	others := rc.others()
+	for range 8 {
+		r, rok := rc.hist.estimate(at, upto, since, burst)
+		if !rok {
+			return est, burst, ok
+		}
+		est, ok = r+others, true
+		if !probing {
+			return est, burst, ok
+		}
+		// Leading other processes, n - R*w over this one's successes is
+		// still a lower bound of B.
+		b := rc.hist.burstAt(est, burstSince, upto)
+		if b < burst+burstSlack {
+			return est, burst, ok
+		}
+		burst = math.Ceil(b - burstSlack)
+	}
+	return est, burst, ok
+}

@@ -1,0 +1,43 @@
+package ratecontrol
+
+import "time"
+
+// Tuning of the Controller; see the package doc.
+const (
+	rateFloor       = 0.5                 // requests per second: the lowest rate the control sets
+	settleFraction  = 0.995               // of the estimate
+	dropCap         = 0.85                // of the rate an unexpected 429 came at, unmeasured
+	slightCap       = 0.99                // of the rate an unexpected 429 came at, measured
+	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
+	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
+	discoveryGrowth = 1.0986122886681098  // ln(3): x3 per second, before any estimate without a ceiling
+	holdMin         = 60 * time.Second
+	holdMax         = 120 * time.Second
+	// holdAfterDrop is the hold for dropWatch after a drop: the quota may
+	// come back, and a probe straight to the rate before the drop costs
+	// only a pause at the low rate (about R - B requests of quota).
+	holdAfterDrop = 5 * time.Second
+	dropWatch     = 60 * time.Second
+	// returnConfirm is how long a probe after a drop runs at the rate
+	// before the drop, without a 429, to show the quota came back.
+	returnConfirm   = time.Second
+	sameQuota       = 0.05 // relative change of the estimate still "the same quota"
+	estimateHorizon = 10 * time.Second
+	// minWindow is the shortest window the rate is measured over: shorter,
+	// answers read together and an uncertain burst weigh too much.
+	minWindow = 250 * time.Millisecond
+	// estimateLift places the estimate inside the interval the 429 leaves
+	// R in: [(n - B)/w, (n - B + 1)/w) for the window since the upstream
+	// bucket was last full (it was empty at the 429, with less than a token).
+	estimateLift = 0.5
+	// burstSlack: B is a whole number of tokens at least the bound
+	// n - R*w, which the few milliseconds between the first answers of a
+	// burst lower by R*w (a third of a token at 7 ms and 50/s): the bound
+	// is rounded up, less this slack for an estimate of R a little low.
+	burstSlack = 0.25
+	// burstSpan is the longest window the burst is measured over.
+	burstSpan = 250 * time.Millisecond
+	// minExcess is the fewest successes beyond the burst a window needs
+	// for its bound (n - B)/w to be within 1/minExcess of R.
+	minExcess = 10
+)
