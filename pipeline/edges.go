@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"time"
+
+	"github.com/socialcrawl/crawler/internal/yamlstrict"
 )
 
 // edgeDecl declares one expansion edge once: the tasks of which kinds make
@@ -72,7 +74,7 @@ var (
 )
 
 // expandFields indexes the fields of Expand by their job-file key.
-var expandFields = yamlFields(reflect.TypeFor[Expand]())
+var expandFields = yamlstrict.Fields(reflect.TypeFor[Expand]())
 
 // edge is the job's configuration of the expand key (nil: off).
 func (e *Expand) edge(key string) *Edge {

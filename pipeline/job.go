@@ -1,21 +1,17 @@
 package pipeline
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -26,6 +22,17 @@ const (
 	MaxPagesDefault     = 20
 	MaxDepthDefault     = 1
 	LeaseTimeoutDefault = 2 * time.Minute
+)
+
+// MaxJobFileBytes caps a job file: a larger one is refused before it is
+// read.
+const MaxJobFileBytes = 1 << 20
+
+// JobError is a problem in a job file, located by key path and line;
+// JobErrors is every problem found, in the order of lines.
+type (
+	JobError  = yamlstrict.Error
+	JobErrors = yamlstrict.Errors
 )
 
 // Job is a parsed, defaulted and validated job file.
@@ -126,45 +133,6 @@ type Edge struct {
 // Duration is a time.Duration written as "90s" or "2m" in YAML and JSON.
 type Duration = sources.Duration
 
-// JobError is a problem in a job file, located by key path and line.
-type JobError struct {
-	File string
-	Line int
-	Key  string // dotted path, e.g. "limits.workers"
-	Msg  string
-}
-
-func (e *JobError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc += ":" + strconv.Itoa(e.Line)
-	}
-	var b strings.Builder
-	for _, part := range []string{loc, e.Key} {
-		if part != "" {
-			b.WriteString(part + ": ")
-		}
-	}
-	return b.String() + e.Msg
-}
-
-// JobErrors is every problem found in a job file, in the order of lines.
-type JobErrors []*JobError
-
-func (es JobErrors) Error() string {
-	msgs := make([]string, len(es))
-	for i, e := range es {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
-
-func (es JobErrors) sort() {
-	slices.SortStableFunc(es, func(a, b *JobError) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Key, b.Key))
-	})
-}
-
 // LoadOptions are the operator's command-line choices that validation
 // must see.
 type LoadOptions struct {
@@ -217,40 +185,13 @@ func ParseJobWith(path string, data []byte, o LoadOptions) (*Job, error) {
 	if len(data) > MaxJobFileBytes {
 		return nil, JobErrors{tooLarge(path, int64(len(data)))}
 	}
-	if n := roughValues(data); n > 2*MaxJobValues {
-		return nil, JobErrors{{File: path, Msg: fmt.Sprintf("the file holds more than %d values; job files are capped there", MaxJobValues)}}
-	}
-	data, bad := cleanRawText(data)
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		if bad != nil {
-			return nil, JobErrors{{File: path, Line: bad.line, Msg: bad.msg}}
-		}
-		return nil, JobErrors{syntaxError(path, err)}
-	}
-	if bad != nil {
-		var key string
-		if len(root.Content) > 0 {
-			key = nodeAt(root.Content[0], bad.line, bad.col)
-		}
-		return nil, JobErrors{{File: path, Line: bad.line, Key: key, Msg: bad.msg}}
-	}
-	if len(root.Content) == 0 {
-		return nil, JobErrors{{File: path, Line: 1, Msg: "the job file is empty"}}
-	}
-	doc := root.Content[0]
-	d := newJobDecoder(path)
 	// Keys left out keep their defaults; an explicit zero stays zero.
 	job := Job{API: API{Options: sources.DefaultOptions(), KeyEnv: KeyEnvDefault}}
-	d.decode(doc, reflect.ValueOf(&job).Elem(), "", 0)
-	if len(d.errs) > 0 {
-		d.errs.sort()
-		if d.overflow {
-			d.errs = append(d.errs, &JobError{File: path, Msg: fmt.Sprintf("more errors follow; these are the first %d", maxJobErrors)})
-		}
-		return nil, d.errs
+	doc, present, err := yamlstrict.Unmarshal(path, data, &job, reflect.TypeFor[Duration]())
+	if err != nil {
+		return nil, err
 	}
-	job.present = d.present
+	job.present = present
 	job.applyDefaults()
 	if o.BaseURL != "" {
 		job.API.BaseURL = o.BaseURL
@@ -263,100 +204,12 @@ func ParseJobWith(path string, data []byte, o LoadOptions) (*Job, error) {
 				continue // a flag, not a line of the file
 			}
 			e.File = path
-			e.Line = lineOf(doc, e.Key)
+			e.Line = yamlstrict.LineOf(doc, e.Key)
 		}
-		errs.sort()
+		errs.Sort()
 		return nil, errs
 	}
 	return &job, nil
-}
-
-// rawTextError is a byte that yaml refuses without saying where (invalid
-// UTF-8, a control character written raw), at a 1-based line and column.
-type rawTextError struct {
-	line, col int
-	msg       string
-}
-
-// cleanRawText replaces each byte yaml would refuse with '?' (offsets, lines
-// and columns stay put), so the file can still be parsed and the key that
-// holds the first such byte named; it reports the first.
-func cleanRawText(data []byte) ([]byte, *rawTextError) {
-	var first *rawTextError
-	var clean []byte
-	line, col := 1, 1
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		var msg string
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			msg = fmt.Sprintf("is not valid UTF-8 (byte 0x%02x)", data[i])
-		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7f, r >= 0x80 && r < 0xa0 && r != 0x85:
-			msg = fmt.Sprintf("contains the control character %U", r)
-		}
-		if msg != "" {
-			if first == nil {
-				first = &rawTextError{line: line, col: col, msg: msg}
-				clean = slices.Clone(data)
-			}
-			for k := range size {
-				clean[i+k] = '?'
-			}
-		}
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-		i += size
-	}
-	if first == nil {
-		return data, nil
-	}
-	return clean, first
-}
-
-// nodeAt is the dotted path of the last node that starts at or before
-// line:col (so the one holding that position), or "".
-func nodeAt(root *yaml.Node, line, col int) string {
-	best, bestLine, bestCol := "", 0, 0
-	consider := func(n *yaml.Node, path string) {
-		if (n.Line < line || n.Line == line && n.Column <= col) && (n.Line > bestLine || n.Line == bestLine && n.Column >= bestCol) {
-			best, bestLine, bestCol = path, n.Line, n.Column
-		}
-	}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		consider(n, path)
-		switch n.Kind {
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				kp := joinKey(path, n.Content[i].Value)
-				consider(n.Content[i], kp)
-				walk(n.Content[i+1], kp)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", path, i))
-			}
-		}
-	}
-	walk(root, "")
-	return best
-}
-
-var syntaxLineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
-// syntaxError locates a YAML syntax error, the one problem found before
-// there is a node tree to take positions from.
-func syntaxError(path string, err error) *JobError {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	je := &JobError{File: path, Msg: "not valid YAML: " + msg}
-	if m := syntaxLineRe.FindStringSubmatch(msg); m != nil {
-		je.Line, _ = strconv.Atoi(m[1])
-		je.Msg = "not valid YAML: " + m[2]
-	}
-	return je
 }
 
 // has reports whether key (a dotted path outside lists) was written in the
@@ -436,7 +289,7 @@ func (j *Job) validate() JobErrors {
 	}
 	if !keyEnvRe.MatchString(j.API.KeyEnv) || len(j.API.KeyEnv) > MaxNameBytes {
 		add("api.key_env", "%s is not a variable of the CRAWLER_ namespace (CRAWLER_ then A-Z, 0-9, _; e.g. CRAWLER_API_KEY): a job file may not name another variable",
-			quoteShort(j.API.KeyEnv))
+			yamlstrict.QuoteShort(j.API.KeyEnv))
 	}
 	intRange := func(key string, v, lo, hi int64, hint string) {
 		if v < lo || v > hi {

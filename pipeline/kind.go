@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -169,7 +170,7 @@ func seedField(key string, want reflect.Type) []int {
 		if t.Kind() != reflect.Struct {
 			panic("pipeline: seed key " + key + " is too deep")
 		}
-		idx, ok := yamlFields(t)[name]
+		idx, ok := yamlstrict.Fields(t)[name]
 		if !ok {
 			panic("pipeline: seed key " + key + " names no field of Seeds")
 		}

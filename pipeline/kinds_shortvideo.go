@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -291,14 +292,15 @@ type KeywordSeed struct {
 	sources.KeywordQuery
 }
 
-func (k *KeywordSeed) decodeNode(d *jobDecoder, n *yaml.Node, path string, depth int) {
+// DecodeYAML reads either form (yamlstrict.Unmarshaler).
+func (k *KeywordSeed) DecodeYAML(d *yamlstrict.Decoder, n *yaml.Node, path string, depth int) {
 	switch {
-	case n.Kind == yaml.ScalarNode && !isNull(n):
-		d.decodeValue(n, reflect.ValueOf(&k.Keyword).Elem(), path, depth)
+	case n.Kind == yaml.ScalarNode && !yamlstrict.IsNull(n):
+		d.DecodeValue(n, reflect.ValueOf(&k.Keyword).Elem(), path, depth)
 	case n.Kind == yaml.MappingNode:
-		d.decodeStruct(n, reflect.ValueOf(&k.KeywordQuery).Elem(), path, depth)
+		d.DecodeStruct(n, reflect.ValueOf(&k.KeywordQuery).Elem(), path, depth)
 	default:
-		d.wrongType(n, path, "a keyword, or a mapping with query and options")
+		d.WrongType(n, path, "a keyword, or a mapping with query and options")
 	}
 }
 

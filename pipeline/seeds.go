@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -30,7 +31,7 @@ var handleRe = regexp.MustCompile(`^[A-Za-z0-9._]{1,64}$`)
 func quoted(check func(string) string) func(string) string {
 	return func(v string) string {
 		if msg := check(v); msg != "" {
-			return quoteShort(v) + " " + msg
+			return yamlstrict.QuoteShort(v) + " " + msg
 		}
 		return ""
 	}

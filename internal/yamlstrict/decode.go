@@ -1,6 +1,7 @@
-package pipeline
+package yamlstrict
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
@@ -14,21 +15,190 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The job file is parsed once into a yaml.Node tree and decoded by walking
-// that tree against the Go types (reflection over their yaml tags), so every
-// rejection carries the node's line and the full dotted key path
-// ("seeds.shortvideo.profiles[2]"), and a field added to a job struct is
-// checked for unknown keys and wrong types without code of its own.
+// Unmarshal decodes data, a YAML document named path in errors, into v
+// (a pointer to a struct), strictly: every problem found (a syntax error, a
+// raw byte YAML refuses, an unknown key, a wrong type, a value past a cap)
+// is an Error with its line and dotted key, as Errors sorted by line. doc
+// is the document's node tree (LineOf locates the keys of later checks);
+// present holds the dotted paths of the keys written outside lists, so an
+// explicit zero is told apart from an absent key.
+//
+// Values of the durations types (and of time.Duration) are written as
+// "90s" or "2m" and must not be negative.
+func Unmarshal(path string, data []byte, v any, durations ...reflect.Type) (doc *yaml.Node, present map[string]bool, err error) {
+	if n := roughValues(data); n > 2*MaxValues {
+		return nil, nil, Errors{{File: path, Msg: fmt.Sprintf("the file holds more than %d values; job files are capped there", MaxValues)}}
+	}
+	data, bad := cleanRawText(data)
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		if bad != nil {
+			return nil, nil, Errors{{File: path, Line: bad.line, Msg: bad.msg}}
+		}
+		return nil, nil, Errors{syntaxError(path, err)}
+	}
+	if bad != nil {
+		var key string
+		if len(root.Content) > 0 {
+			key = NodeAt(root.Content[0], bad.line, bad.col)
+		}
+		return nil, nil, Errors{{File: path, Line: bad.line, Key: key, Msg: bad.msg}}
+	}
+	if len(root.Content) == 0 {
+		return nil, nil, Errors{{File: path, Line: 1, Msg: "the job file is empty"}}
+	}
+	doc = root.Content[0]
+	d := NewDecoder(path)
+	for _, t := range durations {
+		d.durations[t] = true
+	}
+	d.Decode(doc, reflect.ValueOf(v).Elem(), "", 0)
+	if len(d.errs) > 0 {
+		d.errs.Sort()
+		if d.overflow {
+			d.errs = append(d.errs, &Error{File: path, Msg: fmt.Sprintf("more errors follow; these are the first %d", MaxErrors)})
+		}
+		return nil, nil, d.errs
+	}
+	return doc, d.present, nil
+}
+
+// Error is a problem in a job file, located by key path and line.
+type Error struct {
+	File string
+	Line int
+	Key  string // dotted path, e.g. "limits.workers"
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	var b strings.Builder
+	for _, part := range []string{loc, e.Key} {
+		if part != "" {
+			b.WriteString(part + ": ")
+		}
+	}
+	return b.String() + e.Msg
+}
+
+// Errors is every problem found in a job file, in the order of lines.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+func (es Errors) Sort() {
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Key, b.Key))
+	})
+}
+
+// rawTextError is a byte that yaml refuses without saying where (invalid
+// UTF-8, a control character written raw), at a 1-based line and column.
+type rawTextError struct {
+	line, col int
+	msg       string
+}
+
+// cleanRawText replaces each byte yaml would refuse with '?' (offsets, lines
+// and columns stay put), so the file can still be parsed and the key that
+// holds the first such byte named; it reports the first.
+func cleanRawText(data []byte) ([]byte, *rawTextError) {
+	var first *rawTextError
+	var clean []byte
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		var msg string
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			msg = fmt.Sprintf("is not valid UTF-8 (byte 0x%02x)", data[i])
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7f, r >= 0x80 && r < 0xa0 && r != 0x85:
+			msg = fmt.Sprintf("contains the control character %U", r)
+		}
+		if msg != "" {
+			if first == nil {
+				first = &rawTextError{line: line, col: col, msg: msg}
+				clean = slices.Clone(data)
+			}
+			for k := range size {
+				clean[i+k] = '?'
+			}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	if first == nil {
+		return data, nil
+	}
+	return clean, first
+}
+
+// NodeAt is the dotted path of the last node that starts at or before
+// line:col (so the one holding that position), or "".
+func NodeAt(root *yaml.Node, line, col int) string {
+	best, bestLine, bestCol := "", 0, 0
+	consider := func(n *yaml.Node, path string) {
+		if (n.Line < line || n.Line == line && n.Column <= col) && (n.Line > bestLine || n.Line == bestLine && n.Column >= bestCol) {
+			best, bestLine, bestCol = path, n.Line, n.Column
+		}
+	}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		consider(n, path)
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				kp := JoinKey(path, n.Content[i].Value)
+				consider(n.Content[i], kp)
+				walk(n.Content[i+1], kp)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(root, "")
+	return best
+}
+
+var syntaxLineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// syntaxError locates a YAML syntax error, the one problem found before
+// there is a node tree to take positions from.
+func syntaxError(path string, err error) *Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	je := &Error{File: path, Msg: "not valid YAML: " + msg}
+	if m := syntaxLineRe.FindStringSubmatch(msg); m != nil {
+		je.Line, _ = strconv.Atoi(m[1])
+		je.Msg = "not valid YAML: " + m[2]
+	}
+	return je
+}
 
 // Caps of a job file: its size, and the values it may hold with YAML aliases
-// expanded (so a "billion laughs" file is refused after MaxJobValues nodes,
+// expanded (so a "billion laughs" file is refused after MaxValues nodes,
 // in bounded time and memory). MaxStringBytes caps any string in the file;
 // some keys have smaller caps (see validate).
 const (
 	MaxJobFileBytes = 1 << 20
-	MaxJobValues    = 100_000
+	MaxValues       = 100_000
 	MaxStringBytes  = 2048
-	maxJobNesting   = 64
+	maxNesting      = 64
 )
 
 // roughValues bounds from above the nodes yaml builds from data: every node
@@ -50,68 +220,71 @@ func roughValues(data []byte) int {
 	return n
 }
 
-// nodeDecoder is a type that decodes itself from a node (a duration, a
+// Unmarshaler is a type that decodes itself from a node (a duration, a
 // keyword search in either form).
-type nodeDecoder interface {
-	decodeNode(d *jobDecoder, n *yaml.Node, path string, depth int)
+type Unmarshaler interface {
+	DecodeYAML(d *Decoder, n *yaml.Node, path string, depth int)
 }
 
-// jobDecoder decodes a node tree into a value, collecting every error.
-type jobDecoder struct {
+// Decoder decodes a node tree into a value, collecting every error.
+type Decoder struct {
 	file      string
-	errs      JobErrors
+	errs      Errors
 	values    int
 	exhausted bool // stop decoding: too many values or errors
-	overflow  bool // errors past maxJobErrors were dropped
+	overflow  bool // errors past MaxErrors were dropped
 	// present holds the dotted paths of the keys written outside lists, so
 	// an explicit zero is told apart from an absent key.
 	present   map[string]bool
 	expanding map[*yaml.Node]bool
+	durations map[reflect.Type]bool
 }
 
-func newJobDecoder(file string) *jobDecoder {
-	return &jobDecoder{file: file, present: map[string]bool{}, expanding: map[*yaml.Node]bool{}}
+// NewDecoder is a decoder of the document named file in errors.
+func NewDecoder(file string) *Decoder {
+	return &Decoder{file: file, present: map[string]bool{}, expanding: map[*yaml.Node]bool{},
+		durations: map[reflect.Type]bool{reflect.TypeFor[time.Duration](): true}}
 }
 
-// maxJobErrors bounds the errors reported for one file.
-const maxJobErrors = 50
+// MaxErrors bounds the errors reported for one file.
+const MaxErrors = 50
 
-func (d *jobDecoder) errorf(n *yaml.Node, path, format string, args ...any) {
+func (d *Decoder) errorf(n *yaml.Node, path, format string, args ...any) {
 	if d.exhausted {
 		return
 	}
-	if len(d.errs) == maxJobErrors {
+	if len(d.errs) == MaxErrors {
 		d.exhausted, d.overflow = true, true
 		return
 	}
-	d.errs = append(d.errs, &JobError{File: d.file, Line: n.Line, Key: path, Msg: fmt.Sprintf(format, args...)})
+	d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Key: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (d *jobDecoder) wrongType(n *yaml.Node, path, want string) {
+func (d *Decoder) WrongType(n *yaml.Node, path, want string) {
 	d.errorf(n, path, "expected %s, got %s", want, describeNode(n))
 }
 
 // visit counts n against the value budget and follows aliases; it returns
 // nil when n must not be decoded.
-func (d *jobDecoder) visit(n *yaml.Node, path string, depth int) *yaml.Node {
+func (d *Decoder) visit(n *yaml.Node, path string, depth int) *yaml.Node {
 	for hops := 0; ; hops++ {
 		if d.exhausted {
 			return nil
 		}
-		if d.values++; d.values > MaxJobValues {
-			d.errorf(n, path, "the file holds more than %d values (aliases expanded); job files are capped there", MaxJobValues)
+		if d.values++; d.values > MaxValues {
+			d.errorf(n, path, "the file holds more than %d values (aliases expanded); job files are capped there", MaxValues)
 			d.exhausted = true
 			return nil
 		}
-		if depth > maxJobNesting {
-			d.errorf(n, path, "nested deeper than %d levels", maxJobNesting)
+		if depth > maxNesting {
+			d.errorf(n, path, "nested deeper than %d levels", maxNesting)
 			return nil
 		}
 		if n.Kind != yaml.AliasNode {
 			return n
 		}
-		if n.Alias == nil || hops > maxJobNesting {
-			d.errorf(n, path, "alias *%s cannot be resolved", shortText(n.Value))
+		if n.Alias == nil || hops > maxNesting {
+			d.errorf(n, path, "alias *%s cannot be resolved", ShortText(n.Value))
 			return nil
 		}
 		n = n.Alias
@@ -119,7 +292,7 @@ func (d *jobDecoder) visit(n *yaml.Node, path string, depth int) *yaml.Node {
 }
 
 // decode sets v from n.
-func (d *jobDecoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) {
+func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string, depth int) {
 	if n = d.visit(n, path, depth); n == nil {
 		return
 	}
@@ -127,24 +300,24 @@ func (d *jobDecoder) decode(n *yaml.Node, v reflect.Value, path string, depth in
 	// until the budget runs out; say what it is instead.
 	if n.Anchor != "" {
 		if d.expanding[n] {
-			d.errorf(n, path, "alias *%s refers to a value that contains it", shortText(n.Anchor))
+			d.errorf(n, path, "alias *%s refers to a value that contains it", ShortText(n.Anchor))
 			return
 		}
 		d.expanding[n] = true
 		defer delete(d.expanding, n)
 	}
-	d.decodeValue(n, v, path, depth)
+	d.DecodeValue(n, v, path, depth)
 }
 
-// decodeValue sets v from n, a node already visited.
-func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, depth int) {
-	if v.Type() == durationType {
+// DecodeValue sets v from n, a node already visited.
+func (d *Decoder) DecodeValue(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if d.durations[v.Type()] {
 		d.decodeDuration(n, v, path)
 		return
 	}
 	if v.CanAddr() {
-		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
-			nd.decodeNode(d, n, path, depth)
+		if nd, ok := v.Addr().Interface().(Unmarshaler); ok {
+			nd.DecodeYAML(d, n, path, depth)
 			return
 		}
 	}
@@ -153,28 +326,28 @@ func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, dep
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
-		d.decodeValue(n, v.Elem(), path, depth)
+		d.DecodeValue(n, v.Elem(), path, depth)
 	case reflect.Struct:
-		d.decodeStruct(n, v, path, depth)
+		d.DecodeStruct(n, v, path, depth)
 	case reflect.Slice:
-		if isNull(n) {
+		if IsNull(n) {
 			return // a key without a value is an empty list
 		}
 		if n.Kind != yaml.SequenceNode {
-			d.wrongType(n, path, "a list")
+			d.WrongType(n, path, "a list")
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 		for i, c := range n.Content {
-			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
+			d.Decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
 		}
 		v.Set(s)
 	case reflect.Map:
-		if isNull(n) {
+		if IsNull(n) {
 			return
 		}
 		if n.Kind != yaml.MappingNode || v.Type().Key().Kind() != reflect.String {
-			d.wrongType(n, path, "a mapping")
+			d.WrongType(n, path, "a mapping")
 			return
 		}
 		m := reflect.MakeMap(v.Type())
@@ -185,16 +358,16 @@ func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, dep
 				continue
 			}
 			e := reflect.New(v.Type().Elem()).Elem()
-			d.decode(kv[1], e, kp, depth+1)
+			d.Decode(kv[1], e, kp, depth+1)
 			m.SetMapIndex(reflect.ValueOf(name).Convert(v.Type().Key()), e)
 		}
 		v.Set(m)
 	case reflect.String:
-		if n.Kind != yaml.ScalarNode || isNull(n) {
-			d.wrongType(n, path, "a string")
+		if n.Kind != yaml.ScalarNode || IsNull(n) {
+			d.WrongType(n, path, "a string")
 			return
 		}
-		if msg := checkText(n.Value); msg != "" {
+		if msg := CheckText(n.Value); msg != "" {
 			d.errorf(n, path, "%s", msg)
 			return
 		}
@@ -202,7 +375,7 @@ func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, dep
 	case reflect.Bool:
 		b, err := strconv.ParseBool(n.Value)
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || err != nil {
-			d.wrongType(n, path, "true or false")
+			d.WrongType(n, path, "true or false")
 			return
 		}
 		v.SetBool(b)
@@ -211,7 +384,7 @@ func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, dep
 	case reflect.Float32, reflect.Float64:
 		f, ok := scalarFloat(n)
 		if !ok {
-			d.wrongType(n, path, "a number")
+			d.WrongType(n, path, "a number")
 			return
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) || v.OverflowFloat(f) {
@@ -224,13 +397,10 @@ func (d *jobDecoder) decodeValue(n *yaml.Node, v reflect.Value, path string, dep
 	}
 }
 
-var durationType = reflect.TypeFor[Duration]()
-
-// decodeDuration reads "90s" or "2m" (sources.Duration, which cannot
-// implement nodeDecoder: it is sources').
-func (d *jobDecoder) decodeDuration(n *yaml.Node, v reflect.Value, path string) {
-	if n.Kind != yaml.ScalarNode || isNull(n) {
-		d.wrongType(n, path, "a duration like 30s or 2m")
+// decodeDuration reads "90s" or "2m" into a duration type.
+func (d *Decoder) decodeDuration(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode || IsNull(n) {
+		d.WrongType(n, path, "a duration like 30s or 2m")
 		return
 	}
 	p, err := time.ParseDuration(n.Value)
@@ -247,14 +417,14 @@ func (d *jobDecoder) decodeDuration(n *yaml.Node, v reflect.Value, path string) 
 
 var digitsRe = regexp.MustCompile(`^[-+]?[0-9_]+$`)
 
-func (d *jobDecoder) decodeInt(n *yaml.Node, v reflect.Value, path string) {
-	if n.Kind != yaml.ScalarNode || isNull(n) {
-		d.wrongType(n, path, "an integer")
+func (d *Decoder) decodeInt(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode || IsNull(n) {
+		d.WrongType(n, path, "an integer")
 		return
 	}
 	bits := v.Type().Bits()
 	outOfRange := func() {
-		d.errorf(n, path, "%s is out of range (at most %d)", shortText(n.Value), int64(1)<<(bits-1)-1)
+		d.errorf(n, path, "%s is out of range (at most %d)", ShortText(n.Value), int64(1)<<(bits-1)-1)
 	}
 	switch n.ShortTag() {
 	case "!!int":
@@ -270,9 +440,9 @@ func (d *jobDecoder) decodeInt(n *yaml.Node, v reflect.Value, path string) {
 			outOfRange()
 			return
 		}
-		d.wrongType(n, path, "an integer")
+		d.WrongType(n, path, "an integer")
 	default:
-		d.wrongType(n, path, "an integer")
+		d.WrongType(n, path, "an integer")
 	}
 }
 
@@ -302,9 +472,9 @@ func scalarFloat(n *yaml.Node) (float64, bool) {
 	return 0, false
 }
 
-// decodeStruct decodes a mapping into a struct by its fields' yaml tags.
-func (d *jobDecoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth int) {
-	if isNull(n) {
+// DecodeStruct decodes a mapping into a struct by its fields' yaml tags.
+func (d *Decoder) DecodeStruct(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if IsNull(n) {
 		return // a key without a value is an empty mapping
 	}
 	if n.Kind != yaml.MappingNode {
@@ -312,10 +482,10 @@ func (d *jobDecoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, de
 			d.errorf(n, "", "a job file is a mapping of keys (name, api, limits, seeds, expand), got %s", describeNode(n))
 			return
 		}
-		d.wrongType(n, path, "a mapping")
+		d.WrongType(n, path, "a mapping")
 		return
 	}
-	fields := yamlFields(v.Type())
+	fields := Fields(v.Type())
 	seen := map[string]int{}
 	for _, kv := range d.pairs(n, path, depth) {
 		name, kp, ok := d.key(kv[0], path, seen)
@@ -334,18 +504,18 @@ func (d *jobDecoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, de
 		if !strings.Contains(kp, "[") {
 			d.present[kp] = true
 		}
-		d.decode(kv[1], v.FieldByIndex(idx), kp, depth+1)
+		d.Decode(kv[1], v.FieldByIndex(idx), kp, depth+1)
 	}
 }
 
 // key checks a mapping key: a scalar, not seen before in this mapping. It
 // returns the key's name and dotted path.
-func (d *jobDecoder) key(k *yaml.Node, path string, seen map[string]int) (string, string, bool) {
+func (d *Decoder) key(k *yaml.Node, path string, seen map[string]int) (string, string, bool) {
 	if k.Kind != yaml.ScalarNode {
 		d.errorf(k, path, "a key must be a name, got %s", describeNode(k))
 		return "", "", false
 	}
-	kp := joinKey(path, k.Value)
+	kp := JoinKey(path, k.Value)
 	if line, dup := seen[k.Value]; dup {
 		d.errorf(k, kp, "duplicate key (first at line %d)", line)
 		return "", "", false
@@ -356,7 +526,7 @@ func (d *jobDecoder) key(k *yaml.Node, path string, seen map[string]int) (string
 
 // pairs lists a mapping's key/value pairs with YAML merge keys (<<: *base)
 // expanded: explicit keys win over merged ones, earlier merges over later.
-func (d *jobDecoder) pairs(n *yaml.Node, path string, depth int) [][2]*yaml.Node {
+func (d *Decoder) pairs(n *yaml.Node, path string, depth int) [][2]*yaml.Node {
 	var explicit, merged [][2]*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -379,7 +549,7 @@ func (d *jobDecoder) pairs(n *yaml.Node, path string, depth int) [][2]*yaml.Node
 		}
 		for _, src := range sources {
 			if src.Kind != yaml.MappingNode || d.expanding[src] {
-				d.errorf(k, joinKey(path, "<<"), "a merge key takes a mapping or a list of mappings, got %s", describeNode(src))
+				d.errorf(k, JoinKey(path, "<<"), "a merge key takes a mapping or a list of mappings, got %s", describeNode(src))
 				continue
 			}
 			d.expanding[src] = true
@@ -403,10 +573,10 @@ func (d *jobDecoder) pairs(n *yaml.Node, path string, depth int) [][2]*yaml.Node
 	return explicit
 }
 
-// yamlFields maps the yaml keys of a struct type to its field indexes, as
+// Fields maps the yaml keys of a struct type to its field indexes, as
 // yaml.v3 names them: the tag's name, else the lowercased field name; "-"
 // skips a field, ",inline" flattens an embedded struct.
-func yamlFields(t reflect.Type) map[string][]int {
+func Fields(t reflect.Type) map[string][]int {
 	fields := map[string][]int{}
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -419,7 +589,7 @@ func yamlFields(t reflect.Type) map[string][]int {
 			continue
 		}
 		if strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct {
-			for k, idx := range yamlFields(f.Type) {
+			for k, idx := range Fields(f.Type) {
 				fields[k] = append([]int{i}, idx...)
 			}
 			continue
@@ -474,11 +644,11 @@ func editDistance(a, b string) int {
 
 var plainKeyRe = regexp.MustCompile(`^[A-Za-z0-9_\-]{1,64}$`)
 
-// joinKey appends a key to a dotted path; a key that is not a plain name
+// JoinKey appends a key to a dotted path; a key that is not a plain name
 // is shown quoted and cut.
-func joinKey(path, key string) string {
+func JoinKey(path, key string) string {
 	if !plainKeyRe.MatchString(key) {
-		key = quoteShort(key)
+		key = QuoteShort(key)
 	}
 	if path == "" {
 		return key
@@ -486,7 +656,7 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+func IsNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
 
 // describeNode says what a node is, for "expected X, got Y".
 func describeNode(n *yaml.Node) string {
@@ -497,16 +667,16 @@ func describeNode(n *yaml.Node) string {
 		return "a list"
 	case n.Kind == yaml.AliasNode:
 		return "an alias"
-	case isNull(n):
+	case IsNull(n):
 		return "no value"
 	case n.ShortTag() == "!!str":
-		return quoteShort(n.Value)
+		return QuoteShort(n.Value)
 	}
-	return shortText(n.Value)
+	return ShortText(n.Value)
 }
 
-// checkText is why a string cannot be stored or sent, or "".
-func checkText(s string) string {
+// CheckText is why a string cannot be stored or sent, or "".
+func CheckText(s string) string {
 	if !utf8.ValidString(s) {
 		return "is not valid UTF-8"
 	}
@@ -515,14 +685,14 @@ func checkText(s string) string {
 	}
 	for i, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return fmt.Sprintf("%s contains the control character %U at byte %d", quoteShort(s), r, i)
+			return fmt.Sprintf("%s contains the control character %U at byte %d", QuoteShort(s), r, i)
 		}
 	}
 	return ""
 }
 
-// shortText cuts s to 60 bytes at a rune boundary, for messages.
-func shortText(s string) string {
+// ShortText cuts s to 60 bytes at a rune boundary, for messages.
+func ShortText(s string) string {
 	const max = 60
 	if len(s) <= max {
 		return s
@@ -534,12 +704,12 @@ func shortText(s string) string {
 	return s[:cut] + "…"
 }
 
-// quoteShort is s cut and quoted, for messages.
-func quoteShort(s string) string { return strconv.Quote(shortText(s)) }
+// QuoteShort is s cut and quoted, for messages.
+func QuoteShort(s string) string { return strconv.Quote(ShortText(s)) }
 
-// lineOf is the line of the key at a dotted path in the tree, or of its
+// LineOf is the line of the key at a dotted path in the tree, or of its
 // nearest ancestor present, or 1.
-func lineOf(root *yaml.Node, path string) int {
+func LineOf(root *yaml.Node, path string) int {
 	line, n := 1, root
 	for _, seg := range splitPath(path) {
 		n = deref(n)
@@ -570,7 +740,7 @@ func lineOf(root *yaml.Node, path string) int {
 }
 
 func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxJobNesting; i++ {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxNesting; i++ {
 		n = n.Alias
 	}
 	return n
