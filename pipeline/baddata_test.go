@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/kinds"
 )
 
 // A list entry the schema would refuse (a time past timestamptz's range) is
@@ -51,7 +51,7 @@ func TestUnstorablePageFailsOnlyItsTask(t *testing.T) {
 			t.Errorf("unexpected task %q (all: %q)", g, got)
 		}
 	}
-	if got := b.task(t, sum.RunID, pipeline.KindSVTrending, "trending"); got.Dropped != 1 || got.Items != 2 ||
+	if got := b.task(t, sum.RunID, kinds.KindSVTrending, "trending"); got.Dropped != 1 || got.Items != 2 ||
 		got.DropReason != "videos[0]: createTime 99999999999999 is out of the timestamp range" {
 		t.Errorf("trending task = %+v", got)
 	}

@@ -1,6 +1,10 @@
 package pipeline
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/socialcrawl/crawler/kinds"
+)
 
 // Review finding: a page's commit goes through on the server but its
 // answer is lost; by the time it is read, the next page's answer is billed.
@@ -9,7 +13,7 @@ import "testing"
 // (it was dropped with the retry's settle before).
 func TestRetriedCommitCarriesOnlyItsOwnSettle(t *testing.T) {
 	t.Parallel()
-	lc := &leaseCredits{task: &Task{ID: 1, Token: 2}, held: 16}
+	lc := &leaseCredits{task: &Task{Task: kinds.Task{ID: 1}, Token: 2}, held: 16}
 	lc.billed, lc.usage = 1, usageDelta{endpoint: "/e", requests: 1}
 	first := lc.settleFor(7, false)
 	if first.Billed != 1 || first.Requests != 1 || lc.billed != 0 || lc.spare() != 15 {

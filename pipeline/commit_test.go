@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -33,8 +34,8 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 	if err != nil || t1 == nil {
 		t.Fatalf("lease: %v %v", t1, err)
 	}
-	page := func(user string) *result {
-		res := &result{Items: 1, Next: "c1"}
+	page := func(user string) *fetched {
+		res := &fetched{Result: &kinds.Result{Items: 1, Next: "c1"}}
 		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: user, Raw: []byte(`{}`)})
 		return res
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 )
 
@@ -33,36 +34,17 @@ const (
 // the stale worker's transaction is rolled back and its page discarded.
 var ErrLeaseLost = errors.New("lease lost: the task was taken over by another worker")
 
-// Task is a leased unit of work: one object, or one list walked page by page.
+// Task is a leased task: the kinds' task (what it is and how far it got)
+// with its lease, as this process holds it.
 type Task struct {
-	ID       int64
-	RunID    int64
-	Kind     string
-	Key      string
-	Params   map[string]string
-	Depth    int
-	MaxPages int
-	Cursor   string
-	Pages    int
-	Items    int   // items of the pages fetched so far (ranks continue from it)
-	Token    int64 // fencing token of the lease
+	kinds.Task
+	Token int64 // fencing token of the lease
 
 	credits *leaseCredits // the lease's credits in this process (budget.go)
-	// RefreshAfter is the task's refresh_after window (0: always fetch).
-	RefreshAfter time.Duration
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
-type NewTask struct {
-	Kind     string
-	Key      string
-	Params   map[string]string
-	Depth    int
-	MaxPages int
-	// RefreshAfter: see Task.RefreshAfter; set where the task is created
-	// (refreshWindow), from its seed list or edge.
-	RefreshAfter time.Duration
-}
+type NewTask = kinds.NewTask
 
 // Frontier is the durable queue of a run's tasks in Postgres.
 type Frontier struct {
@@ -251,7 +233,7 @@ func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Co
 // scanTask reads the task of a LeaseTask or HeldTask row; nil when there
 // is none.
 func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Task, error) {
-	t := &Task{RunID: runID}
+	t := &Task{Task: kinds.Task{RunID: runID}}
 	var params []byte
 	var refreshUS int64
 	err := row.Scan(
@@ -274,21 +256,17 @@ func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Tas
 type PageCommit struct {
 	Rows     *sinks.Batch // nil: none
 	Children []NewTask
-	Next     string // the cursor to continue from
-	Items    int    // entries the page held, dropped ones included
-	Stop     string // when not empty, the task ends with this reason
-	Drops    Drops  // entries received but not stored
-	Saved    int    // credits saved by reuse (stop_at_seen), added to crawl.tasks.credits_saved
+	Next     string      // the cursor to continue from
+	Items    int         // entries the page held, dropped ones included
+	Stop     string      // when not empty, the task ends with this reason
+	Drops    kinds.Drops // entries received but not stored
+	Saved    int         // credits saved by reuse (stop_at_seen), added to crawl.tasks.credits_saved
 	// Archive, when not nil, is the page's body, kept in crawl.pages.
 	Archive *ArchivedPage
 }
 
-// Drops are a page's entries that were received but not stored, and why
-// the last one was (see crawl.tasks.dropped).
-type Drops struct {
-	N      int
-	Reason string
-}
+// kinds.Drops are a page's entries that were received but not stored.
+type Drops = kinds.Drops
 
 // Commit records a fetched page: the task's advance (the cursor to
 // continue from and, when stop is not empty, the end of the task with stop

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -25,7 +26,7 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 			batch := 0
 			seeds := make([]pipeline.NewTask, pending)
 			for i := range seeds {
-				seeds[i] = pipeline.NewTask{Kind: pipeline.KindSVProfile, Key: fmt.Sprintf("u0_%d", i), Depth: 1}
+				seeds[i] = pipeline.NewTask{Kind: kinds.KindSVProfile, Key: fmt.Sprintf("u0_%d", i), Depth: 1}
 			}
 			runID, err := pipeline.CreateRun(ctx, pool, job, seeds)
 			if err != nil {
@@ -43,7 +44,7 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 					batch++
 					if _, err := pool.Exec(ctx, `INSERT INTO crawl.tasks (run_id, kind, key, depth)
 						SELECT $1, $2, format('u%s_%s', $3::int, g), 1 FROM generate_series(1, $4::int) g`,
-						runID, pipeline.KindSVProfile, batch, pending); err != nil {
+						runID, kinds.KindSVProfile, batch, pending); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
 )
 
@@ -125,21 +126,21 @@ expand: {followers: {}}
 	if sum.State != "done" {
 		t.Fatalf("run %s: %s", sum.State, sum.Reason)
 	}
-	fol := b.task(t, sum.RunID, pipeline.KindSVFollowers, "SGOOD")
+	fol := b.task(t, sum.RunID, kinds.KindSVFollowers, "SGOOD")
 	want := taskRow{State: "done", Reason: "end", DropReason: "followers[17]: uniqueId is 4096 bytes, cap 1000", Pages: 1, Items: 50, Dropped: 1}
 	if fol != want {
 		t.Errorf("followers task = %+v, want %+v", fol, want)
 	}
-	bad := b.task(t, sum.RunID, pipeline.KindSVProfile, "badsec")
+	bad := b.task(t, sum.RunID, kinds.KindSVProfile, "badsec")
 	if bad.State != "failed" || bad.Reason != "shortvideo/profile: user.secUid is 4096 bytes, cap 1000" {
 		t.Errorf("badsec task = %+v", bad)
 	}
 	for _, h := range []string{"good", "other"} {
-		if got := b.task(t, sum.RunID, pipeline.KindSVProfile, h); got.State != "done" {
+		if got := b.task(t, sum.RunID, kinds.KindSVProfile, h); got.State != "done" {
 			t.Errorf("profile %s = %+v", h, got)
 		}
 	}
-	if got := b.task(t, sum.RunID, pipeline.KindSVFollowers, "SOTHER"); got.State != "done" || got.Dropped != 0 {
+	if got := b.task(t, sum.RunID, kinds.KindSVFollowers, "SOTHER"); got.State != "done" || got.Dropped != 0 {
 		t.Errorf("other's followers = %+v", got)
 	}
 	// good, other and 49 + 2 followers; badsec stored nothing.
@@ -163,7 +164,7 @@ expand: {followers: {}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Dropped != 1 || len(st.Drops) != 1 || st.Drops[0].Kind != pipeline.KindSVFollowers || st.Drops[0].Reason != want.DropReason {
+	if st.Dropped != 1 || len(st.Drops) != 1 || st.Drops[0].Kind != kinds.KindSVFollowers || st.Drops[0].Reason != want.DropReason {
 		t.Errorf("status drops = %d %+v", st.Dropped, st.Drops)
 	}
 
@@ -174,7 +175,7 @@ expand: {followers: {}}
 	if got := up.calls.Load(); got != 5 {
 		t.Errorf("requests after resume = %d, want 5", got)
 	}
-	if got := b.task(t, sum.RunID, pipeline.KindSVProfile, "badsec"); got.State != "failed" {
+	if got := b.task(t, sum.RunID, kinds.KindSVProfile, "badsec"); got.State != "failed" {
 		t.Errorf("badsec after resume = %+v", got)
 	}
 }
@@ -204,7 +205,7 @@ func TestDroppedEntriesAreCounted(t *testing.T) {
 	if sum.State != "done" {
 		t.Fatalf("run %s: %s", sum.State, sum.Reason)
 	}
-	got := b.task(t, sum.RunID, pipeline.KindSVFollowers, "SACCT")
+	got := b.task(t, sum.RunID, kinds.KindSVFollowers, "SACCT")
 	want := taskRow{State: "done", Reason: "end", DropReason: "followers[7]: no uniqueId", Pages: 2, Items: 14, Dropped: 12}
 	if got != want {
 		t.Errorf("followers task = %+v, want %+v", got, want)
@@ -239,7 +240,7 @@ func TestReelCodesNeedNotBeUnique(t *testing.T) {
 	if sum.State != "done" {
 		t.Fatalf("run %s: %s", sum.State, sum.Reason)
 	}
-	if got := b.task(t, sum.RunID, pipeline.KindPSReelsSearch, "surf"); got.State != "done" || got.Pages != 2 || got.Dropped != 0 {
+	if got := b.task(t, sum.RunID, kinds.KindPSReelsSearch, "surf"); got.State != "done" || got.Pages != 2 || got.Dropped != 0 {
 		t.Errorf("reels task = %+v", got)
 	}
 	if n := b.count(t, `SELECT count(*) FROM photosocial.reels`); n != 4 {
@@ -321,11 +322,11 @@ func TestLongMultibyteReasonIsStored(t *testing.T) {
 	if sum.State != "done" {
 		t.Fatalf("run %s: %s", sum.State, sum.Reason)
 	}
-	got := b.task(t, sum.RunID, pipeline.KindSVProfile, "bad")
+	got := b.task(t, sum.RunID, kinds.KindSVProfile, "bad")
 	if got.State != "failed" || !utf8.ValidString(got.Reason) || len(got.Reason) > pipeline.MaxReasonBytes || !strings.Contains(got.Reason, "é") {
 		t.Errorf("bad task = %s, reason (%d bytes) %q", got.State, len(got.Reason), got.Reason)
 	}
-	if got := b.task(t, sum.RunID, pipeline.KindSVProfile, "fine"); got.State != "done" {
+	if got := b.task(t, sum.RunID, kinds.KindSVProfile, "fine"); got.State != "done" {
 		t.Errorf("fine task = %+v", got)
 	}
 }
@@ -345,7 +346,7 @@ func TestHighlightBadItemsAreCounted(t *testing.T) {
 	if sum.State != "done" {
 		t.Fatalf("run %s: %s", sum.State, sum.Reason)
 	}
-	got := b.task(t, sum.RunID, pipeline.KindPSHighlight, "17890")
+	got := b.task(t, sum.RunID, kinds.KindPSHighlight, "17890")
 	if got.State != "done" || got.Dropped != 3 || got.Items != 5 || !strings.HasPrefix(got.DropReason, "items[3]: ") {
 		t.Errorf("highlight task = %+v, want done with 5 items, 3 dropped, the last for items[3]", got)
 	}

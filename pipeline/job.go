@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -37,10 +38,10 @@ type (
 
 // Job is a parsed, defaulted and validated job file.
 type Job struct {
-	Name   string `yaml:"name" json:"name"`
-	API    API    `yaml:"api" json:"api"`
-	Limits Limits `yaml:"limits" json:"limits"`
-	Seeds  Seeds  `yaml:"seeds" json:"seeds"`
+	Name   string      `yaml:"name" json:"name"`
+	API    API         `yaml:"api" json:"api"`
+	Limits Limits      `yaml:"limits" json:"limits"`
+	Seeds  kinds.Seeds `yaml:"seeds" json:"seeds"`
 	// Expand lists the expansion edges to follow. When the key is absent,
 	// profiles fan out to followers and following.
 	Expand *Expand `yaml:"expand" json:"expand"`
@@ -82,53 +83,12 @@ type Limits struct {
 	MaxCredits *int64 `yaml:"max_credits" json:"max_credits,omitempty"`
 }
 
-// Expand holds the expansion edges; a nil edge is not followed.
-type Expand struct {
-	// Followers and Following: a profile -> its followers / following lists.
-	Followers *Edge `yaml:"followers" json:"followers,omitempty"`
-	Following *Edge `yaml:"following" json:"following,omitempty"`
-	// FollowerProfiles: a follower or following entry -> its profile, one
-	// hop deeper (snowball sampling).
-	FollowerProfiles *Edge `yaml:"follower_profiles" json:"follower_profiles,omitempty"`
-	// SongVideos: a song -> the videos using it.
-	SongVideos *Edge `yaml:"song_videos" json:"song_videos,omitempty"`
-	// VideoAuthors: any video seen -> its author's profile, one hop deeper.
-	VideoAuthors *Edge `yaml:"video_authors" json:"video_authors,omitempty"`
-	// SearchResults: a keyword or top search result -> its user's profile, its
-	// video's author's profile, or its sound's song, one hop deeper.
-	SearchResults *Edge `yaml:"search_results" json:"search_results,omitempty"`
-	// Comments bounds the comment lists of post seeds (always fetched: a
-	// post seed is its comments) and of reels.
-	Comments *Edge `yaml:"comments" json:"comments,omitempty"`
-	// ReelComments and ReelTranscripts: a reel found by a reels search ->
-	// its comments / its transcript, one hop deeper.
-	ReelComments    *Edge `yaml:"reel_comments" json:"reel_comments,omitempty"`
-	ReelTranscripts *Edge `yaml:"reel_transcripts" json:"reel_transcripts,omitempty"`
-}
-
-// edges names every edge, for defaults and validation.
-func (e *Expand) edges() map[string]**Edge {
-	return map[string]**Edge{
-		"followers": &e.Followers, "following": &e.Following, "follower_profiles": &e.FollowerProfiles,
-		"song_videos": &e.SongVideos, "video_authors": &e.VideoAuthors, "search_results": &e.SearchResults,
-		"comments": &e.Comments, "reel_comments": &e.ReelComments, "reel_transcripts": &e.ReelTranscripts,
-	}
-}
-
-// Edge configures one expansion edge.
-type Edge struct {
-	// MaxPages bounds each list walked along the edge (default:
-	// limits.max_pages). Edges to single objects ignore it.
-	MaxPages int `yaml:"max_pages" json:"max_pages"`
-	// StopAtSeen ends a newest-first list along the edge at its first page
-	// holding only entries stored by earlier runs (followers, following,
-	// comments, song_videos; see Reuse.FullWalkEvery).
-	StopAtSeen bool `yaml:"stop_at_seen" json:"stop_at_seen,omitempty"`
-	// RefreshAfter is the refresh_after window of the entities fetched
-	// along the edge (edges to an entity fetched whole), overriding
-	// reuse.refresh_after.
-	RefreshAfter Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
-}
+// Expand holds the expansion edges (kinds.Expand: edges are the kinds');
+// Edge configures one.
+type (
+	Expand = kinds.Expand
+	Edge   = kinds.Edge
+)
 
 // Duration is a time.Duration written as "90s" or "2m" in YAML and JSON.
 type Duration = sources.Duration
@@ -235,7 +195,7 @@ func (j *Job) applyDefaults() {
 	if j.Expand == nil {
 		j.Expand = &Expand{Followers: &Edge{}, Following: &Edge{}}
 	}
-	for name, e := range j.Expand.edges() {
+	for name, e := range j.Expand.Edges() {
 		if *e != nil && !j.has("expand."+name+".max_pages") {
 			(*e).MaxPages = j.Limits.MaxPages
 		}
@@ -243,20 +203,52 @@ func (j *Job) applyDefaults() {
 	j.Reuse.applyDefaults(j)
 }
 
-// listPages is the page limit of lists along edge e, or of seed lists when
+// The kinds read a job through kinds.Job.
+var _ kinds.Job = (*Job)(nil)
+
+// Edge is the expand section's edge of key, nil when it is off.
+func (j *Job) Edge(key string) *Edge {
+	if j.Expand == nil {
+		return nil
+	}
+	return j.Expand.Edge(key)
+}
+
+// ListPages is the page limit of lists along edge e, or of seed lists when
 // e is off.
-func (j *Job) listPages(e *Edge) int {
+func (j *Job) ListPages(e *Edge) int {
 	if e != nil {
 		return e.MaxPages
 	}
 	return j.Limits.MaxPages
 }
 
+// Window is the refresh_after window of the tasks of seed list key
+// ("seeds.shortvideo.profiles") or found along expand key
+// ("expand.follower_profiles"): the one the file sets there, else
+// reuse.refresh_after.
+func (j *Job) Window(key string) time.Duration {
+	if name, ok := strings.CutPrefix(key, "seeds."); ok {
+		if d, ok := j.Reuse.Seeds[name]; ok {
+			return time.Duration(d)
+		}
+	}
+	if name, ok := strings.CutPrefix(key, "expand."); ok && j.has(key+".refresh_after") {
+		if e := j.Edge(name); e != nil {
+			return time.Duration(e.RefreshAfter)
+		}
+	}
+	return time.Duration(j.Reuse.RefreshAfter)
+}
+
+// SeedTasks turns the job's seeds into the run's first tasks.
+func SeedTasks(job *Job) []NewTask { return kinds.SeedTasks(&job.Seeds, job) }
+
 // Caps and minimums of job-file values (README "Job file"). Integers that
 // reach a database integer column are capped at MaxInt32 so none wraps.
 const (
-	MaxNameBytes    = 1000 // name, key_env, ids
-	MaxKeywordBytes = 500  // keyword, hashtag, top and reels searches
+	MaxNameBytes    = kinds.MaxNameBytes // name, key_env, ids
+	MaxKeywordBytes = kinds.MaxKeywordBytes
 	MaxWorkers      = 256
 	// A lease lasts at least max(api.timeout, MinLeaseTimeout).
 	MinLeaseTimeout = time.Second
@@ -314,12 +306,12 @@ func (j *Job) validate() JobErrors {
 	if j.Limits.MaxCredits != nil && *j.Limits.MaxCredits < 0 {
 		add("limits.max_credits", "must not be negative, got %d", *j.Limits.MaxCredits)
 	}
-	for name, e := range j.Expand.edges() {
+	for name, e := range j.Expand.Edges() {
 		if *e != nil && j.has("expand."+name+".max_pages") { // else limits.max_pages, checked above
 			intRange("expand."+name+".max_pages", int64((*e).MaxPages), 1, math.MaxInt32, " (omit the key for limits.max_pages)")
 		}
 	}
-	errs = append(errs, j.Seeds.validate()...)
+	errs = append(errs, j.Seeds.Validate()...)
 	errs = append(errs, j.validateReuse()...)
 	return errs
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -50,12 +51,11 @@ func BenchmarkNormalizeFollowersPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := &mapper{job: job}
 	ctx := context.Background()
 	rows := 0
 	for b.Loop() {
-		t := &Task{Kind: KindSVFollowers, Key: secUID, Params: map[string]string{"handle": "bench"}, MaxPages: 1000, Cursor: "500", Pages: 10}
-		res, err := kindOf(KindSVFollowers).Call.fetch(ctx, client, nil, m, t)
+		t := &kinds.Task{Kind: kinds.KindSVFollowers, Key: secUID, Params: map[string]string{"handle": "bench"}, MaxPages: 1000, Cursor: "500", Pages: 10}
+		res, err := kinds.Of(kinds.KindSVFollowers).Fetch(ctx, client, nil, job, t)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
 )
 
@@ -47,7 +48,7 @@ func TestSentCommitFailureDiscardsTheNextPage(t *testing.T) {
 	if sum.State != "done" || sum.Failed != 1 {
 		t.Fatalf("run %s (%s), %d failed; want done with 1 failed", sum.State, sum.Reason, sum.Failed)
 	}
-	got := b.task(t, sum.RunID, pipeline.KindSVFollowers, "SACCT_OWNER")
+	got := b.task(t, sum.RunID, kinds.KindSVFollowers, "SACCT_OWNER")
 	if got.State != "failed" || !strings.HasPrefix(got.Reason, "cannot store page") || got.Pages != 0 {
 		t.Errorf("followers task = %+v, want failed, cannot store page, 0 pages", got)
 	}

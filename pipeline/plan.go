@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/kinds"
 )
 
 // `crawler plan JOB`: what a run of the job would do and cost, read from
@@ -54,9 +55,9 @@ type bounder struct {
 // child rule that the job turns on adds, per task or per entry, the bound
 // of the child at its depth, unless that depth is past limits.max_depth.
 // Deduplication of tasks within a run only lowers the real cost.
-func (b *bounder) bound(k *Kind, depth int, pages int64) int64 {
+func (b *bounder) bound(k *kinds.Kind, depth int, pages int64) int64 {
 	if pages == 0 && k.List {
-		pages = int64(k.task(b.job, "", nil, depth).MaxPages)
+		pages = int64(k.Task(b.job, "", nil, depth).MaxPages)
 	}
 	memoKey := fmt.Sprintf("%s/%d/%d", k.Name, depth, pages)
 	if v, ok := b.memo[memoKey]; ok {
@@ -66,22 +67,22 @@ func (b *bounder) bound(k *Kind, depth int, pages int64) int64 {
 	if k.List {
 		cost, entries = pages, satMul(pages, b.entries)
 	}
-	for _, r := range boundEdges[k.Name] {
-		if !r.on(b.job) {
+	for _, r := range kinds.BoundEdges(k.Name) {
+		if !r.On(b.job) {
 			continue
 		}
 		d := depth
-		if r.hop {
+		if r.Hop {
 			d++
 		}
 		if d > b.job.Limits.MaxDepth {
 			continue
 		}
 		n := int64(1)
-		if r.perEntry {
+		if r.PerEntry {
 			n = entries
 		}
-		cost = satAdd(cost, satMul(n, b.bound(registry[r.child], d, 0)))
+		cost = satAdd(cost, satMul(n, b.bound(kinds.Of(r.Child), d, 0)))
 	}
 	b.memo[memoKey] = cost
 	return cost
@@ -180,7 +181,7 @@ func MakePlan(ctx context.Context, tx pgx.Tx, job *Job, entries int64, forceNew 
 	b := &bounder{job: job, entries: p.EntriesPerPage, memo: map[string]int64{}}
 	for _, t := range SeedTasks(job) {
 		s := PlanSeed{Kind: t.Kind, Key: t.Key, MaxPages: t.MaxPages, Estimate: -1}
-		s.Bound = b.bound(registry[t.Kind], t.Depth, int64(t.MaxPages))
+		s.Bound = b.bound(kinds.Of(t.Kind), t.Depth, int64(t.MaxPages))
 		p.Bound = satAdd(p.Bound, s.Bound)
 		p.Seeds = append(p.Seeds, s)
 	}

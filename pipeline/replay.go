@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 )
 
@@ -137,7 +138,6 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 	if job.Expand == nil {
 		job.Expand = &Expand{}
 	}
-	m := &mapper{job: job}
 	log = log.With("run_id", runID)
 	var requests atomic.Int64
 
@@ -180,7 +180,7 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 				return fmt.Errorf("replay run %d: %w", runID, err)
 			}
 			for _, p := range pages {
-				res, err := replayOne(m, p, &requests)
+				res, err := replayOne(job, p, &requests)
 				if err != nil {
 					sum.Failed++
 					log.Warn("archived page not mapped", "task_id", p.task.ID, "kind", p.task.Kind, "page", p.task.Pages, "err", err)
@@ -235,8 +235,8 @@ func readArchived(ctx context.Context, pool *pgxpool.Pool, p archivedPagesParams
 
 // replayOne maps one archived page through its kind's call and mapping,
 // counting the call in requests when the archive answers it.
-func replayOne(m *mapper, p replayPage, requests *atomic.Int64) (*result, error) {
-	k := kindOf(p.task.Kind)
+func replayOne(job *Job, p replayPage, requests *atomic.Int64) (*kinds.Result, error) {
+	k := kinds.Of(p.task.Kind)
 	if k == nil {
 		return nil, fmt.Errorf("unknown task kind %s", p.task.Kind)
 	}
@@ -245,8 +245,8 @@ func replayOne(m *mapper, p replayPage, requests *atomic.Int64) (*result, error)
 		return nil, err
 	}
 	t := p.task
-	res, err := k.Call.replay(m, &t, p.endpoint, p.qury, body)
-	if !errors.Is(err, errReplayMismatch) {
+	res, err := k.Replay(job, &t.Task, p.endpoint, p.qury, body)
+	if !errors.Is(err, kinds.ErrReplayMismatch) {
 		requests.Add(1)
 	}
 	return res, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/socialcrawl/crawler/kinds"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,7 +25,7 @@ import (
 //
 //   - refresh_after: a task whose entity another run fetched successfully
 //     (its task ended done) within the task's window ends skipped, reason
-//     "fresh: ...", without a request; its kind's FreshRule expands it from
+//     "fresh: ...", without a request; its kind's kinds.FreshRule expands it from
 //     the stored data (a fresh profile still fans out to its lists).
 //   - stop_at_seen: a newest-first list (its kind has Seen) ends, reason
 //     "stop_at_seen: ...", at the first page whose entries earlier runs all
@@ -41,7 +43,7 @@ const FullWalkEveryDefault = 7
 type Reuse struct {
 	// RefreshAfter is the job-wide refresh_after window (0: always fetch).
 	RefreshAfter Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
-	// Seeds overrides the window per seed list, keyed like
+	// kinds.Seeds overrides the window per seed list, keyed like
 	// "shortvideo.profiles" (the key under seeds).
 	Seeds map[string]Duration `yaml:"seeds" json:"seeds,omitempty"`
 	// FullWalkEvery: a stop_at_seen list whose last full walk was followed
@@ -72,8 +74,8 @@ func (j *Job) validateReuse() JobErrors {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		var l *SeedList
-		for _, s := range seedLists {
+		var l *kinds.SeedList
+		for _, s := range kinds.SeedLists() {
 			if s.Key == "seeds."+name {
 				l = s
 			}
@@ -81,12 +83,12 @@ func (j *Job) validateReuse() JobErrors {
 		switch {
 		case l == nil:
 			add("reuse.seeds."+name, "names no seed list (e.g. shortvideo.profiles)")
-		case l.kind.Fresh == nil:
+		case l.Kind().Fresh == nil:
 			add("reuse.seeds."+name, "%s seeds are lists or rankings, which refresh_after does not skip (use stop_at_seen on their edge)", name)
 		}
 	}
-	stopAtSeen, refresh := stopAtSeenKeys(), refreshKeys()
-	for name, e := range j.Expand.edges() {
+	stopAtSeen, refresh := kinds.StopAtSeenKeys(), kinds.RefreshKeys()
+	for name, e := range j.Expand.Edges() {
 		if *e == nil {
 			continue
 		}
@@ -109,45 +111,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// seedWindow is the refresh_after window of the tasks of seed list key
-// ("seeds.shortvideo.profiles").
-func (j *Job) seedWindow(key string) time.Duration {
-	if d, ok := j.Reuse.Seeds[strings.TrimPrefix(key, "seeds.")]; ok {
-		return time.Duration(d)
-	}
-	return time.Duration(j.Reuse.RefreshAfter)
-}
-
-// FreshRule declares how refresh_after reuses a kind's earlier fetches.
-type FreshRule struct {
-	// Last finds the latest successful fetch of t's entity by a run other
-	// than runID within window; nil: lastDone, the kind's tasks that
-	// ended done.
-	Last func(ctx context.Context, q db.Querier, t *Task, runID int64, window time.Duration) (Fetch, bool, error)
-	// Expand returns the tasks a fetch of t would have created, from the
-	// stored data; ok false when the stored data cannot say, and the task
-	// is fetched. nil: none.
-	Expand func(ctx context.Context, q db.Querier, j *Job, t *Task) (children []NewTask, ok bool, err error)
-}
-
-// Fetch is a successful fetch by an earlier run.
-type Fetch struct {
-	RunID int64
-	At    time.Time
-}
-
-// SeenFunc counts the entries of a fetched list page that earlier runs
-// stored (stop_at_seen), and the page's entries; declared by kinds of
-// lists returned newest first.
-type SeenFunc func(ctx context.Context, q db.Querier, runID int64, t *Task, res *result) (seen, total int, err error)
-
 type (
-	lastFetchParams struct {
-		Kind     string `db:"kind"`
-		Key      string `db:"key"`
-		RunID    int64  `db:"run_id"`
-		WindowUS int64  `db:"window_us"`
-	}
 	endFreshParams struct {
 		ID     int64  `db:"id"`
 		Token  int64  `db:"token"`
@@ -159,61 +123,33 @@ type (
 		Key   string `db:"key"`
 		RunID int64  `db:"run_id"`
 	}
-	storedProfileParams struct {
-		UniqueID string `db:"unique_id"`
-	}
-	seenParams struct {
-		Owner string   `db:"owner"`
-		Keys  []string `db:"keys"`
-		RunID int64    `db:"run_id"`
-	}
 )
 
 var (
-	lastFetch      = db.Prepare[lastFetchParams]("LastFetch")
-	endFresh       = db.Prepare[endFreshParams]("EndFresh")
-	lastFullWalk   = db.Prepare[lastWalkParams]("LastFullWalk")
-	storedProfile  = db.Prepare[storedProfileParams]("StoredProfile")
-	seenFollowers  = db.Prepare[seenParams]("SeenFollowers")
-	seenFollowing  = db.Prepare[seenParams]("SeenFollowing")
-	seenComments   = db.Prepare[seenParams]("SeenComments")
-	seenSongVideos = db.Prepare[seenParams]("SeenSongVideos")
+	endFresh     = db.Prepare[endFreshParams]("EndFresh")
+	lastFullWalk = db.Prepare[lastWalkParams]("LastFullWalk")
 )
-
-// lastDone is FreshRule.Last's default: the kind's tasks of other runs
-// that ended done within window.
-func lastDone(ctx context.Context, q db.Querier, t *Task, runID int64, window time.Duration) (Fetch, bool, error) {
-	var f Fetch
-	err := lastFetch.QueryRow(ctx, q, lastFetchParams{Kind: t.Kind, Key: t.Key, RunID: runID, WindowUS: window.Microseconds()}).Scan(&f.RunID, &f.At)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Fetch{}, false, nil
-	}
-	if err != nil {
-		return Fetch{}, false, fmt.Errorf("last fetch of %s %s: %w", t.Kind, t.Key, err)
-	}
-	return f, true, nil
-}
 
 // freshOf says whether t is fresh (refresh_after), with the fetch that
 // makes it so and the tasks it expands to from stored data (those deeper
 // than limits.max_depth left out).
-func freshOf(ctx context.Context, q db.Querier, j *Job, k *Kind, t *Task, runID int64) (Fetch, []NewTask, bool, error) {
+func freshOf(ctx context.Context, q db.Querier, j *Job, k *kinds.Kind, t *kinds.Task, runID int64) (kinds.Fetch, []NewTask, bool, error) {
 	if k.Fresh == nil || t.RefreshAfter <= 0 || t.Pages > 0 {
-		return Fetch{}, nil, false, nil
+		return kinds.Fetch{}, nil, false, nil
 	}
 	last := k.Fresh.Last
 	if last == nil {
-		last = lastDone
+		last = kinds.LastDone
 	}
 	f, ok, err := last(ctx, q, t, runID, t.RefreshAfter)
 	if err != nil || !ok {
-		return Fetch{}, nil, false, err
+		return kinds.Fetch{}, nil, false, err
 	}
 	var children []NewTask
 	if k.Fresh.Expand != nil {
 		all, ok, err := k.Fresh.Expand(ctx, q, j, t)
 		if err != nil || !ok {
-			return Fetch{}, nil, false, err
+			return kinds.Fetch{}, nil, false, err
 		}
 		for _, ch := range all {
 			if ch.Depth <= j.Limits.MaxDepth && sinks.CheckKey(ch.Kind+" task key", ch.Key) == nil {
@@ -226,29 +162,29 @@ func freshOf(ctx context.Context, q db.Querier, j *Job, k *Kind, t *Task, runID 
 
 // freshReason is the reason of a task skipped as fresh; its first two
 // colon-separated parts group such tasks in crawler status.
-func freshReason(t *Task, f Fetch) string {
+func freshReason(t *kinds.Task, f kinds.Fetch) string {
 	return fmt.Sprintf("fresh: within refresh_after %s: fetched by run %d at %s", t.RefreshAfter, f.RunID, f.At.UTC().Format(time.RFC3339))
 }
 
 // skipFresh ends t as skipped when refresh_after finds it fresh, adding
 // the tasks it expands to from stored data in the same transaction; it
 // reports whether it did. Nothing is bought.
-func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *Kind, t *Task) (bool, error) {
+func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task) (bool, error) {
 	if k.Fresh == nil || t.RefreshAfter <= 0 || t.Pages > 0 {
 		return false, nil
 	}
 	var (
-		f        Fetch
+		f        kinds.Fetch
 		children []NewTask
 		fresh    bool
 	)
 	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		f, children, fresh, err = freshOf(ctx, c.opts.Pool, c.job, k, t, c.runID)
+		f, children, fresh, err = freshOf(ctx, c.opts.Pool, c.job, k, &t.Task, c.runID)
 		return err
 	})
 	if err == nil && fresh {
 		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-			return c.frontier.endFresh(ctx, c.runID, t, freshReason(t, f), 1, children)
+			return c.frontier.endFresh(ctx, c.runID, t, freshReason(&t.Task, f), 1, children)
 		})
 	}
 	switch {
@@ -332,16 +268,16 @@ func listWalk(ctx context.Context, q db.Querier, j *Job, kind, key string, runID
 // stopAtSeen ends a list page's task when its edge has stop_at_seen, the
 // page's entries were all stored by earlier runs, and no full walk is
 // due; the credits saved are estimated from the list's last full walk.
-func (c *crawl) stopAtSeen(ctx context.Context, k *Kind, t *Task, res *result) error {
+func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kinds.Result) error {
 	if k.Seen == nil || k.Pages == "" || res.Stop != "" {
 		return nil
 	}
-	if e := c.job.Expand.edge(k.Pages); e == nil || !e.StopAtSeen {
+	if e := c.job.Edge(k.Pages); e == nil || !e.StopAtSeen {
 		return nil
 	}
 	var seen, total int
 	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		seen, total, err = k.Seen(ctx, c.opts.Pool, c.runID, t, res)
+		seen, total, err = k.Seen(ctx, c.opts.Pool, c.runID, &t.Task, res)
 		return err
 	})
 	if err != nil || total == 0 || seen < total {
@@ -364,29 +300,6 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *Kind, t *Task, res *result) e
 	return nil
 }
 
-// seenBy returns a SeenFunc counting the distinct keys of a page, read by
-// keys, with stmt, the owner of the list being owner(t).
-func seenBy(stmt db.Stmt[seenParams], owner func(*Task) string, keys func(*result) []string) SeenFunc {
-	return func(ctx context.Context, q db.Querier, runID int64, t *Task, res *result) (int, int, error) {
-		set := map[string]bool{}
-		var distinct []string
-		for _, k := range keys(res) {
-			if !set[k] {
-				set[k] = true
-				distinct = append(distinct, k)
-			}
-		}
-		if len(distinct) == 0 {
-			return 0, 0, nil
-		}
-		var n int
-		if err := stmt.QueryRow(ctx, q, seenParams{Owner: owner(t), Keys: distinct, RunID: runID}).Scan(&n); err != nil {
-			return 0, 0, fmt.Errorf("stop_at_seen: %w", err)
-		}
-		return n, len(distinct), nil
-	}
-}
-
 // ReusePlan is what refresh_after and stop_at_seen would do in a new run
 // of a job now, as far as the database can tell before it starts.
 type ReusePlan struct {
@@ -401,11 +314,11 @@ type ReusePlan struct {
 // FreshTask is a task refresh_after would skip.
 type FreshTask struct {
 	Task     NewTask
-	Fetch    Fetch
+	Fetch    kinds.Fetch
 	Children []NewTask
 }
 
-// PlanReuse says, for crawler plan, which of tasks (a job's SeedTasks)
+// PlanReuse says, for crawler plan, which of tasks (a job's kinds.SeedTasks)
 // refresh_after would skip in a new run of job now, following the tasks
 // fresh ones expand to from stored data, and the history of every
 // stop_at_seen list among them. It buys and writes nothing.
@@ -419,11 +332,11 @@ func PlanReuse(ctx context.Context, q db.Querier, job *Job, tasks []NewTask) (*R
 			continue
 		}
 		seen[[2]string{nt.Kind, nt.Key}] = true
-		k := kindOf(nt.Kind)
+		k := kinds.Of(nt.Kind)
 		if k == nil {
 			continue
 		}
-		t := &Task{Kind: nt.Kind, Key: nt.Key, Params: nt.Params, Depth: nt.Depth, MaxPages: nt.MaxPages, RefreshAfter: nt.RefreshAfter}
+		t := &kinds.Task{Kind: nt.Kind, Key: nt.Key, Params: nt.Params, Depth: nt.Depth, MaxPages: nt.MaxPages, RefreshAfter: nt.RefreshAfter}
 		f, children, fresh, err := freshOf(ctx, q, job, k, t, 0)
 		if err != nil {
 			return nil, err
@@ -434,7 +347,7 @@ func PlanReuse(ctx context.Context, q db.Querier, job *Job, tasks []NewTask) (*R
 			continue
 		}
 		if k.Seen != nil && k.Pages != "" {
-			if e := job.Expand.edge(k.Pages); e != nil && e.StopAtSeen {
+			if e := job.Edge(k.Pages); e != nil && e.StopAtSeen {
 				w, err := listWalk(ctx, q, job, nt.Kind, nt.Key, 0)
 				if err != nil {
 					return nil, err

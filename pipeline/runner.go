@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -97,7 +98,6 @@ type crawl struct {
 	job      *Job
 	runID    int64
 	client   *sources.Client
-	mapper   *mapper
 	budget   *budget
 	frontier *Frontier
 	log      *slog.Logger
@@ -145,7 +145,6 @@ func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, er
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, job.Limits.Workers),
 		mon:      monitorState{started: time.Now()},
-		mapper:   &mapper{job: job},
 	}
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
@@ -357,7 +356,7 @@ func (c *crawl) wakeOthers() {
 // commits run under c.work, which outlives ctx by the grace period. A
 // heartbeat keeps the lease alive while a page is fetched and committed.
 func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
-	k := kindOf(t.Kind)
+	k := kinds.Of(t.Kind)
 	if k == nil {
 		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
 	}
@@ -404,7 +403,7 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 		return nil
 	case errors.Is(err, errRunStopping):
 		return c.release(t) // it was waiting for the budget: nothing sent
-	case errors.As(err, new(*unstorableError)):
+	case errors.As(err, new(*kinds.UnstorableError)):
 		// A single-object page whose key cannot be stored: only this
 		// task fails, and a resume does not buy the object again.
 		log.Warn("object cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
@@ -426,16 +425,23 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 	}
 }
 
+// fetched is a page the kind mapped, with its body when the job archives
+// pages.
+type fetched struct {
+	*kinds.Result
+	archive *ArchivedPage
+}
+
 // sentPage is a page whose commit batch is written, its results unread
 // (Frontier.Send), with what a retry needs.
 type sentPage struct {
 	sc       *SentCommit
 	task     Task // as at the send
-	res      *result
+	res      *fetched
 	children []NewTask
 	sending  time.Duration // how long writing the batch took
 	release  func()        // the page's hold on the in-flight body budget
-	done     bool          // await ran: err is its result
+	done     bool          // await ran: err is its kinds.Result
 	err      error
 }
 
@@ -476,7 +482,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 }
 
 // committed counts a page whose commit went through.
-func (c *crawl) committed(res *result, took time.Duration) {
+func (c *crawl) committed(res *fetched, took time.Duration) {
 	c.pages.Add(1)
 	c.rows.Add(int64(res.Batch.Len()))
 	c.observeCommit(res.Batch.Len(), took)
@@ -502,7 +508,7 @@ func (e fetchError) Unwrap() error { return e.err }
 // kill still costs at most the request in flight. When a sent commit fails
 // for good (the lease was lost, or the database refuses the page), the
 // next page, already requested, is discarded: one credit, and only then.
-func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, error) {
+func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPage, error) {
 	fctx, cancel := context.WithCancelCause(c.work)
 	defer cancel(nil)
 	// What the page's requests spend and wait for: the lease's credits,
@@ -538,7 +544,7 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 	// own, and before a read waits for the body budget it holds (the
 	// lease's awaitPrev); its failure stays the answer for the rest of the
 	// page.
-	res, err := k.Call.fetch(fctx, c.client, lease, c.mapper, t)
+	mapped, err := k.Fetch(fctx, c.client, lease, c.job, &t.Task)
 	// The previous page's commit comes first: if it failed, this page
 	// (bought on the strength of its cursor) is discarded, and its billed
 	// answer stays in the lease's credits for the end of the lease.
@@ -551,15 +557,15 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 		}
 		return nil, nil, fetchError{err}
 	}
+	res := &fetched{Result: mapped, archive: lease.archived()}
 	c.budget.release(fctx, lease.credits)
-	if err := c.stopAtSeen(fctx, k, t, res); err != nil {
+	if err := c.stopAtSeen(fctx, k, t, res.Result); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
 			return nil, nil, ErrLeaseLost
 		}
 		return nil, nil, err
 	}
-	res.archive = lease.archived()
-	children := c.children(res)
+	children := c.children(res.Result)
 	start := time.Now()
 	if res.Stop == "" {
 		// Not the last page: send, and let the next call read it. The
@@ -582,7 +588,7 @@ func (c *crawl) page(k *Kind, t *Task, prev *sentPage) (*result, *sentPage, erro
 
 // children are the tasks res discovered that the job keeps: within
 // max_depth, with keys that can be stored (others are counted as drops).
-func (c *crawl) children(res *result) []NewTask {
+func (c *crawl) children(res *kinds.Result) []NewTask {
 	children := make([]NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
 		if ch.Depth > c.job.Limits.MaxDepth {
@@ -591,7 +597,7 @@ func (c *crawl) children(res *result) []NewTask {
 		if err := sinks.CheckKey(ch.Kind+" task key", ch.Key); err != nil {
 			// Entries are checked before they become tasks; this is the
 			// backstop for keys built from them (a reel's URL).
-			res.drop(err.Error())
+			res.Drop(err.Error())
 			continue
 		}
 		children = append(children, ch)
@@ -600,7 +606,7 @@ func (c *crawl) children(res *result) []NewTask {
 }
 
 // pageCommit is what committing res records.
-func (c *crawl) pageCommit(res *result, children []NewTask) PageCommit {
+func (c *crawl) pageCommit(res *fetched, children []NewTask) PageCommit {
 	return PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
 }
 
@@ -609,7 +615,7 @@ func (c *crawl) pageCommit(res *result, children []NewTask) PageCommit {
 // and while the database is unreachable. A retried commit that had in fact
 // gone through is recognised (Frontier.Commit answers errAlreadyApplied),
 // so a page is never counted twice.
-func (c *crawl) commit(ctx context.Context, t *Task, res *result, children []NewTask) error {
+func (c *crawl) commit(ctx context.Context, t *Task, res *fetched, children []NewTask) error {
 	return c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {

@@ -50,6 +50,11 @@ var (
 	retryFailedTasks = db.Prepare[runArg]("RetryFailedTasks")
 )
 
+// Start records a new run of job with its seeds and budget, and returns its id.
+func Start(ctx context.Context, pool *pgxpool.Pool, job *Job) (int64, error) {
+	return CreateRun(ctx, pool, job, SeedTasks(job))
+}
+
 // CreateRun records a new run with its seed tasks in one transaction.
 func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTask) (int64, error) {
 	var runID int64

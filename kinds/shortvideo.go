@@ -1,4 +1,4 @@
-package pipeline
+package kinds
 
 import (
 	"context"
@@ -48,7 +48,7 @@ var _ = register(&Kind{
 
 // storedSVProfile expands a fresh profile as fetchSVProfile would, from
 // the stored secUid and private flag.
-func storedSVProfile(ctx context.Context, q db.Querier, j *Job, t *Task) ([]NewTask, bool, error) {
+func storedSVProfile(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
 	var secUID string
 	var private bool
 	err := storedProfile.QueryRow(ctx, q, storedProfileParams{UniqueID: t.Key}).Scan(&secUID, &private)
@@ -58,7 +58,7 @@ func storedSVProfile(ctx context.Context, q db.Querier, j *Job, t *Task) ([]NewT
 	if err != nil || private || secUID == "" {
 		return nil, err == nil, err
 	}
-	res := &result{}
+	res := &Result{}
 	m := &mapper{job: j}
 	params := map[string]string{"handle": t.Key}
 	m.follow(res, t, edgeFollowers, secUID, params)
@@ -66,7 +66,7 @@ func storedSVProfile(ctx context.Context, q db.Querier, j *Job, t *Task) ([]NewT
 	return res.Children, true, nil
 }
 
-func mapSVProfile(m *mapper, t *Task, p *sources.SVProfile) (*result, error) {
+func mapSVProfile(m *mapper, t *Task, p *sources.SVProfile) (*Result, error) {
 	handle := string(p.User.UniqueID)
 	if handle == "" {
 		handle = t.Key
@@ -74,7 +74,7 @@ func mapSVProfile(m *mapper, t *Task, p *sources.SVProfile) (*result, error) {
 	if err := checkObjectKeys("shortvideo/profile", "user.uniqueId", handle, "user.secUid", string(p.User.SecUID), "user.id", string(p.User.ID)); err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: 1}
+	res := &Result{Stop: StopDone, Items: 1}
 	sinks.Add(&res.Batch, sinks.SVUser{
 		UniqueID:  handle,
 		UserID:    textPtr(p.User.ID),
@@ -140,21 +140,21 @@ var _ = register(&Kind{
 			return "is not a secUid (8 to 200 letters, digits, _ - .)"
 		}
 		return ""
-	}), func(j *Job, k *Kind, s string) []NewTask {
+	}), func(j Job, k *Kind, s string) []NewTask {
 		// The owner's handle is unknown: edges name it by its secUid.
 		owner := map[string]string{"handle": secUIDUser(s)}
-		ex := j.Expand
+		followers, following := j.Edge("followers"), j.Edge("following")
 		var out []NewTask
-		if ex.Followers != nil || ex.Following == nil {
+		if followers != nil || following == nil {
 			out = append(out, k.task(j, s, owner, 0))
 		}
-		if ex.Following != nil || ex.Followers == nil {
-			out = append(out, kindNamed(KindSVFollowing).task(j, s, owner, 0))
+		if following != nil || followers == nil {
+			out = append(out, named(KindSVFollowing).task(j, s, owner, 0))
 		}
 		return out
 	}),
 	Call: byKeyCursor(sources.SVFollowersCall, mapSVFollowList),
-	Seen: seenBy(seenFollowers, followOwner, func(r *result) []string {
+	Seen: seenBy(seenFollowers, followOwner, func(r *Result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Follower })
 	}),
 })
@@ -164,14 +164,14 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "following",
 	Call:  byKeyCursor(sources.SVFollowingCall, mapSVFollowList),
-	Seen: seenBy(seenFollowing, followOwner, func(r *result) []string {
+	Seen: seenBy(seenFollowing, followOwner, func(r *Result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Followee })
 	}),
 })
 
 func followOwner(t *Task) string { return t.Params["handle"] }
 
-func followKeys(r *result, entry func(sinks.SVFollow) string) []string {
+func followKeys(r *Result, entry func(sinks.SVFollow) string) []string {
 	rows := sinks.Rows[sinks.SVFollow](&r.Batch)
 	keys := make([]string, len(rows))
 	for i, f := range rows {
@@ -183,7 +183,7 @@ func followKeys(r *result, entry func(sinks.SVFollow) string) []string {
 // secUIDUser is the users key of an account known only by its secUid.
 func secUIDUser(secUID string) string { return "secuid:" + secUID }
 
-func mapSVFollowList(m *mapper, t *Task, page *sources.Page[sources.SVFollowEntry]) (*result, error) {
+func mapSVFollowList(m *mapper, t *Task, page *sources.Page[sources.SVFollowEntry]) (*Result, error) {
 	owner := t.Params["handle"]
 	if owner == "" {
 		return nil, fmt.Errorf("task %d: %s without params.handle", t.ID, t.Kind)
@@ -200,7 +200,7 @@ func mapSVFollowList(m *mapper, t *Task, page *sources.Page[sources.SVFollowEntr
 	for _, it := range page.Items {
 		e := it.V
 		if why := entryProblem(list, it.Pos, "uniqueId", e.UniqueID, "secUid", e.SecUID); why != "" {
-			res.drop(why)
+			res.Drop(why)
 			continue
 		}
 		sinks.Add(&res.Batch, sinks.SVUser{
@@ -227,7 +227,7 @@ func isSecUIDUser(handle string) bool { return len(handle) > 7 && handle[:7] == 
 // A video that cannot be stored (no id, a key over the cap, a time out of
 // range) is counted as dropped, as an entry of list, and addVideo returns
 // false.
-func (m *mapper) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo], songID, list string) bool {
+func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo], songID, list string) bool {
 	v := it.V
 	if songID == "" {
 		songID = string(v.MusicID)
@@ -239,7 +239,7 @@ func (m *mapper) addVideo(t *Task, res *result, it sources.Item[sources.SVVideo]
 		}
 	}
 	if why != "" {
-		res.drop(why)
+		res.Drop(why)
 		return false
 	}
 	sinks.Add(&res.Batch, sinks.SVVideo{
@@ -278,7 +278,7 @@ var _ = register(&Kind{
 			return err.Error()
 		}
 		return ""
-	}, func(j *Job, k *Kind, q KeywordSeed) []NewTask {
+	}, func(j Job, k *Kind, q KeywordSeed) []NewTask {
 		return []NewTask{k.task(j, q.Key(), flatParams(q.Params()), 0)}
 	}),
 	Call: mapped(func(t *Task) sources.Call[*sources.Page[sources.SVVideo]] {
@@ -304,7 +304,7 @@ func (k *KeywordSeed) DecodeYAML(d *yamlstrict.Decoder, n *yaml.Node, path strin
 	}
 }
 
-func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
+func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
 	q := sources.ParseKeywordQuery(paramValues(t.Params))
 	res := listResult(t, page)
 	qk := sinks.QueryKey(q.Term(), q.Filters())
@@ -351,13 +351,13 @@ var _ = register(&Kind{
 	Call:  byKeyCursor(sources.SVHashtagSearchCall, mapSVHashtagSearch),
 })
 
-func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[sources.SVHashtag]) (*result, error) {
+func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[sources.SVHashtag]) (*Result, error) {
 	res := listResult(t, page)
 	qk := sinks.QueryKey(t.Key, nil)
 	for _, it := range page.Items {
 		name := string(it.V.Name)
 		if why := entryProblem("hashtags", it.Pos, "name", name); why != "" {
-			res.drop(why)
+			res.Drop(why)
 			continue
 		}
 		sinks.Add(&res.Batch, sinks.SVHashtag{Name: name, Raw: it.Raw})
@@ -381,7 +381,7 @@ var _ = register(&Kind{
 	Call:  byKeyCursor(sources.SVTopSearchCall, mapSVTopSearch),
 })
 
-func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult]) (*result, error) {
+func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult]) (*Result, error) {
 	res := listResult(t, page)
 	qk := sinks.QueryKey(t.Key, nil)
 	for _, it := range page.Items {
@@ -396,7 +396,7 @@ func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult])
 			why = entryProblem("results", it.Pos, "id", string(it.V.ID))
 		}
 		if why != "" {
-			res.drop(why)
+			res.Drop(why)
 			continue
 		}
 		switch r.Type {
@@ -443,14 +443,14 @@ var _ = register(&Kind{
 		return ""
 	}), asIsTasks),
 	Call: byKey(sources.SVSongCall, mapSVSong),
-	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j *Job, t *Task) ([]NewTask, bool, error) {
-		res := &result{}
+	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
+		res := &Result{}
 		(&mapper{job: j}).follow(res, t, edgeSongVideos, t.Key, nil)
 		return res.Children, true, nil
 	}},
 })
 
-func mapSVSong(m *mapper, t *Task, s *sources.SVSong) (*result, error) {
+func mapSVSong(m *mapper, t *Task, s *sources.SVSong) (*Result, error) {
 	id := string(s.ID)
 	if id == "" {
 		id = t.Key
@@ -458,7 +458,7 @@ func mapSVSong(m *mapper, t *Task, s *sources.SVSong) (*result, error) {
 	if err := checkObjectKeys("shortvideo/song", "id", id); err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: 1}
+	res := &Result{Stop: StopDone, Items: 1}
 	sinks.Add(&res.Batch, sinks.SVSong{
 		SongID: id, Title: textPtr(s.Title), AuthorName: textPtr(s.AuthorName), DurationSeconds: intPtr(s.Duration),
 		CoverLargeURL: textPtr(s.CoverLarge), CoverThumbURL: textPtr(s.CoverThumb), Raw: s.Raw,
@@ -476,7 +476,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "song_videos",
 	Call:  byKeyCursor(sources.SVSongVideosCall, mapSVSongVideos),
-	Seen: seenBy(seenSongVideos, func(t *Task) string { return t.Key }, func(r *result) []string {
+	Seen: seenBy(seenSongVideos, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.SVSongVideo](&r.Batch)
 		keys := make([]string, len(rows))
 		for i, v := range rows {
@@ -486,7 +486,7 @@ var _ = register(&Kind{
 	}),
 })
 
-func mapSVSongVideos(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
+func mapSVSongVideos(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		if !m.addVideo(t, res, it, t.Key, "videos") {
@@ -506,8 +506,8 @@ var _ = register(&Kind{
 	Call:  byKey(sources.SVLiveCall, mapSVLive),
 })
 
-func mapSVLive(m *mapper, t *Task, l *sources.SVLive) (*result, error) {
-	res := &result{Stop: stopDone, Items: 1}
+func mapSVLive(m *mapper, t *Task, l *sources.SVLive) (*Result, error) {
+	res := &Result{Stop: StopDone, Items: 1}
 	var start *int64
 	if l.StartTime.Valid && l.StartTime.V != 0 {
 		start = &l.StartTime.V
@@ -538,9 +538,9 @@ var _ = register(&Kind{
 })
 
 // mapSVFeed maps a page of feed's videos.
-func mapSVFeed(feed string) func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
-	return func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*result, error) {
-		res := &result{Stop: stopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
+func mapSVFeed(feed string) func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
+	return func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
+		res := &Result{Stop: StopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
 		for _, it := range page.Items {
 			if !m.addVideo(t, res, it, "", "videos") {
 				continue
@@ -560,12 +560,12 @@ var _ = register(&Kind{
 	Call:  noKey(sources.SVPopularCreatorsCall, mapSVPopularCreators),
 })
 
-func mapSVPopularCreators(m *mapper, t *Task, page *sources.Page[sources.SVCreator]) (*result, error) {
-	res := &result{Stop: stopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
+func mapSVPopularCreators(m *mapper, t *Task, page *sources.Page[sources.SVCreator]) (*Result, error) {
+	res := &Result{Stop: StopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
 	for _, it := range page.Items {
 		h := string(it.V.UniqueID)
 		if why := entryProblem("creators", it.Pos, "uniqueId", h); why != "" {
-			res.drop(why)
+			res.Drop(why)
 			continue
 		}
 		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Verified: flagPtr(it.V.Verified), Raw: it.Raw})

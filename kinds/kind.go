@@ -1,9 +1,10 @@
-package pipeline
+package kinds
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -57,10 +58,10 @@ var (
 // stops every test at once.
 func register(k *Kind) *Kind {
 	if k.Name == "" || k.Call == nil {
-		panic("pipeline: register: a kind needs a name and a call")
+		panic("kinds: register: a kind needs a name and a call")
 	}
 	if _, dup := registry[k.Name]; dup {
-		panic("pipeline: register: kind " + k.Name + " registered twice")
+		panic("kinds: register: kind " + k.Name + " registered twice")
 	}
 	registry[k.Name] = k
 	if s := k.Seeds; s != nil {
@@ -73,28 +74,60 @@ func register(k *Kind) *Kind {
 }
 
 // kindOf returns the registered kind named name, or nil.
-func kindOf(name string) *Kind { return registry[name] }
+func Of(name string) *Kind { return registry[name] }
 
 // kindNamed is kindOf for a name the code itself writes (a child task's
 // kind): an unknown one is a programming error.
-func kindNamed(name string) *Kind {
+func named(name string) *Kind {
 	k := registry[name]
 	if k == nil {
-		panic("pipeline: unknown kind " + name)
+		panic("kinds: unknown kind " + name)
 	}
 	return k
 }
 
+// Fetch fetches t's next page (or its object) under lease l and maps the
+// answer for job j.
+func (k *Kind) Fetch(ctx context.Context, c *sources.Client, l sources.Lease, j Job, t *Task) (*Result, error) {
+	return k.Call.fetch(ctx, c, l, &mapper{job: j}, t)
+}
+
+// Replay maps body, the archived answer to the request endpoint?query made
+// for t's page, for job j, with no request; ErrReplayMismatch when the
+// kind would now ask something else for it.
+func (k *Kind) Replay(j Job, t *Task, endpoint, query string, body []byte) (*Result, error) {
+	return k.Call.replay(&mapper{job: j}, t, endpoint, query, body)
+}
+
+// All is every registered kind, by name.
+func All() []*Kind {
+	out := slices.Collect(maps.Values(registry))
+	slices.SortFunc(out, func(a, b *Kind) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// SeedLists are the job file's seed lists, in the order of Seeds' fields.
+func SeedLists() []*SeedList { return slices.Clone(seedLists) }
+
+// Kind is the kind whose tasks the seed list starts.
+func (s *SeedList) Kind() *Kind { return s.kind }
+
+// Task is a task of kind k at depth with the page limit the job gives its
+// lists (0, no limit, for an object).
+func (k *Kind) Task(j Job, key string, params map[string]string, depth int) NewTask {
+	return k.task(j, key, params, depth)
+}
+
 // task is a task of kind k at depth with the page limit the job gives its
 // lists (0, no limit, for an object).
-func (k *Kind) task(j *Job, key string, params map[string]string, depth int) NewTask {
+func (k *Kind) task(j Job, key string, params map[string]string, depth int) NewTask {
 	t := NewTask{Kind: k.Name, Key: key, Params: params, Depth: depth}
 	if k.List {
 		var e *Edge
-		if k.Pages != "" && j.Expand != nil {
-			e = j.Expand.edge(k.Pages)
+		if k.Pages != "" {
+			e = j.Edge(k.Pages)
 		}
-		t.MaxPages = j.listPages(e)
+		t.MaxPages = j.ListPages(e)
 	}
 	return t
 }
@@ -115,13 +148,13 @@ type SeedList struct {
 	// is keyed by Key[i].
 	check func(val any) string
 	// tasks turns a valid value into the run's first tasks.
-	tasks func(j *Job, k *Kind, val any) []NewTask
+	tasks func(j Job, k *Kind, val any) []NewTask
 }
 
 // seedsOf declares the seed list at key, a field of Seeds of type []T:
 // check says what is wrong with one value ("" when nothing; the message
 // is keyed by key[i]), tasks turns a valid value into tasks of k.
-func seedsOf[T any](key string, check func(T) string, tasks func(j *Job, k *Kind, v T) []NewTask) *SeedList {
+func seedsOf[T any](key string, check func(T) string, tasks func(j Job, k *Kind, v T) []NewTask) *SeedList {
 	return &SeedList{
 		Key: key,
 		typ: reflect.TypeFor[[]T](),
@@ -131,7 +164,7 @@ func seedsOf[T any](key string, check func(T) string, tasks func(j *Job, k *Kind
 			}
 		},
 		check: func(val any) string { return check(val.(T)) },
-		tasks: func(j *Job, k *Kind, val any) []NewTask { return tasks(j, k, val.(T)) },
+		tasks: func(j Job, k *Kind, val any) []NewTask { return tasks(j, k, val.(T)) },
 	}
 }
 
@@ -147,14 +180,14 @@ func seedFlag(key, taskKey string) *SeedList {
 			}
 		},
 		check: func(any) string { return "" },
-		tasks: func(j *Job, k *Kind, _ any) []NewTask { return []NewTask{k.task(j, taskKey, nil, 0)} },
+		tasks: func(j Job, k *Kind, _ any) []NewTask { return []NewTask{k.task(j, taskKey, nil, 0)} },
 	}
 }
 
 // seedKey is the tasks of a seed that is one task of its kind, keyed by
 // norm(value).
-func seedKey(norm func(string) string) func(j *Job, k *Kind, v string) []NewTask {
-	return func(j *Job, k *Kind, v string) []NewTask { return []NewTask{k.task(j, norm(v), nil, 0)} }
+func seedKey(norm func(string) string) func(j Job, k *Kind, v string) []NewTask {
+	return func(j Job, k *Kind, v string) []NewTask { return []NewTask{k.task(j, norm(v), nil, 0)} }
 }
 
 // seedField resolves a dotted seeds key to the index of its field in
@@ -162,59 +195,59 @@ func seedKey(norm func(string) string) func(j *Job, k *Kind, v string) []NewTask
 func seedField(key string, want reflect.Type) []int {
 	path, ok := strings.CutPrefix(key, "seeds.")
 	if !ok {
-		panic("pipeline: seed key " + key + " is not under seeds.")
+		panic("kinds: seed key " + key + " is not under seeds.")
 	}
 	t := reflect.TypeFor[Seeds]()
 	var index []int
 	for _, name := range strings.Split(path, ".") {
 		if t.Kind() != reflect.Struct {
-			panic("pipeline: seed key " + key + " is too deep")
+			panic("kinds: seed key " + key + " is too deep")
 		}
 		idx, ok := yamlstrict.Fields(t)[name]
 		if !ok {
-			panic("pipeline: seed key " + key + " names no field of Seeds")
+			panic("kinds: seed key " + key + " names no field of Seeds")
 		}
 		index = append(index, idx...)
 		t = t.FieldByIndex(idx).Type
 	}
 	if t != want {
-		panic(fmt.Sprintf("pipeline: seed key %s is a %s, not %s", key, t, want))
+		panic(fmt.Sprintf("kinds: seed key %s is a %s, not %s", key, t, want))
 	}
 	return index
 }
 
-// validate checks every seed and that there is at least one. Every string
+// Validate checks every seed and that there is at least one. Every string
 // in the file already passed checkText (valid UTF-8, no control
 // characters, at most MaxStringBytes); each kind's check adds its own
 // shape and cap, so nothing the upstream or the database would refuse
 // reaches them.
-func (s *Seeds) validate() JobErrors {
-	var errs JobErrors
+func (s *Seeds) Validate() yamlstrict.Errors {
+	var errs yamlstrict.Errors
 	n := 0
 	v := reflect.ValueOf(s).Elem()
 	for _, l := range seedLists {
 		l.each(v.FieldByIndex(l.index), func(i int, val any) {
 			n++
 			if msg := l.check(val); msg != "" {
-				errs = append(errs, &JobError{Key: fmt.Sprintf("%s[%d]", l.Key, i), Msg: msg})
+				errs = append(errs, &yamlstrict.Error{Key: fmt.Sprintf("%s[%d]", l.Key, i), Msg: msg})
 			}
 		})
 	}
 	if n == 0 && len(errs) == 0 {
-		errs = append(errs, &JobError{Key: "seeds", Msg: "no seeds: list at least one, e.g. seeds.shortvideo.profiles"})
+		errs = append(errs, &yamlstrict.Error{Key: "seeds", Msg: "no seeds: list at least one, e.g. seeds.shortvideo.profiles"})
 	}
 	return errs
 }
 
-// SeedTasks turns the job's seeds into the run's first tasks, at depth 0,
+// SeedTasks turns a job's seeds into the run's first tasks, at depth 0,
 // in the order of the fields of Seeds.
-func SeedTasks(job *Job) []NewTask {
+func SeedTasks(seeds *Seeds, job Job) []NewTask {
 	var out []NewTask
-	v := reflect.ValueOf(&job.Seeds).Elem()
+	v := reflect.ValueOf(seeds).Elem()
 	for _, l := range seedLists {
 		l.each(v.FieldByIndex(l.index), func(_ int, val any) {
 			for _, t := range l.tasks(job, l.kind, val) {
-				t.RefreshAfter = job.seedWindow(l.Key)
+				t.RefreshAfter = job.Window(l.Key)
 				out = append(out, t)
 			}
 		})
@@ -226,8 +259,8 @@ func SeedTasks(job *Job) []NewTask {
 // upstream under the page's lease, replay maps an archived answer with no
 // call at all. endpoint is the one implementation.
 type fetcher interface {
-	fetch(ctx context.Context, c *sources.Client, l sources.Lease, m *mapper, t *Task) (*result, error)
-	replay(m *mapper, t *Task, endpoint, query string, body []byte) (*result, error)
+	fetch(ctx context.Context, c *sources.Client, l sources.Lease, m *mapper, t *Task) (*Result, error)
+	replay(m *mapper, t *Task, endpoint, query string, body []byte) (*Result, error)
 }
 
 // endpoint declares a kind's call and its mapping: call is the request
@@ -236,13 +269,13 @@ type fetcher interface {
 // alone and replayed from the archive.
 type endpoint[A any] struct {
 	call  func(t *Task) sources.Call[A]
-	mapTo func(m *mapper, t *Task, a A) (*result, error)
-	// early, when set, ends t without a request when it returns a result
+	mapTo func(m *mapper, t *Task, a A) (*Result, error)
+	// early, when set, ends t without a request when it returns a Result
 	// (a cursor that asks for nothing the upstream could answer).
-	early func(t *Task) *result
+	early func(t *Task) *Result
 }
 
-func (e *endpoint[A]) fetch(ctx context.Context, c *sources.Client, l sources.Lease, m *mapper, t *Task) (*result, error) {
+func (e *endpoint[A]) fetch(ctx context.Context, c *sources.Client, l sources.Lease, m *mapper, t *Task) (*Result, error) {
 	if e.early != nil {
 		if res := e.early(t); res != nil {
 			return res, nil
@@ -255,11 +288,11 @@ func (e *endpoint[A]) fetch(ctx context.Context, c *sources.Client, l sources.Le
 	return e.mapTo(m, t, a)
 }
 
-// errReplayMismatch: the archived page answered another request than the
+// ErrReplayMismatch: the archived page answered another request than the
 // one the kind asks for the task (its code changed since).
-var errReplayMismatch = errors.New("replay: the archived page answers another request")
+var ErrReplayMismatch = errors.New("replay: the archived page answers another request")
 
-func (e *endpoint[A]) replay(m *mapper, t *Task, endpoint, query string, body []byte) (*result, error) {
+func (e *endpoint[A]) replay(m *mapper, t *Task, endpoint, query string, body []byte) (*Result, error) {
 	if e.early != nil {
 		if res := e.early(t); res != nil {
 			return res, nil
@@ -267,7 +300,7 @@ func (e *endpoint[A]) replay(m *mapper, t *Task, endpoint, query string, body []
 	}
 	call := e.call(t)
 	if call.Endpoint() != endpoint || call.Query() != query {
-		return nil, fmt.Errorf("%w: the kind asks %s?%s; the archive holds %s?%s", errReplayMismatch, call.Endpoint(), call.Query(), endpoint, query)
+		return nil, fmt.Errorf("%w: the kind asks %s?%s; the archive holds %s?%s", ErrReplayMismatch, call.Endpoint(), call.Query(), endpoint, query)
 	}
 	a, err := call.Decode(body)
 	if err != nil {
@@ -277,25 +310,25 @@ func (e *endpoint[A]) replay(m *mapper, t *Task, endpoint, query string, body []
 }
 
 // mapped declares a kind's endpoint: call, then mapTo.
-func mapped[A any](call func(t *Task) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+func mapped[A any](call func(t *Task) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*Result, error)) fetcher {
 	return &endpoint[A]{call: call, mapTo: mapTo}
 }
 
 // byKey: an object called by the task's key.
-func byKey[A any](call func(key string) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+func byKey[A any](call func(key string) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*Result, error)) fetcher {
 	return mapped(func(t *Task) sources.Call[A] { return call(t.Key) }, mapTo)
 }
 
 // byKeyCursor: a list called by the task's key and cursor.
-func byKeyCursor[A any](call func(key, cursor string) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+func byKeyCursor[A any](call func(key, cursor string) sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*Result, error)) fetcher {
 	return mapped(func(t *Task) sources.Call[A] { return call(t.Key, t.Cursor) }, mapTo)
 }
 
 // noKey: a call without parameters (a feed).
-func noKey[A any](call func() sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*result, error)) fetcher {
+func noKey[A any](call func() sources.Call[A], mapTo func(m *mapper, t *Task, a A) (*Result, error)) fetcher {
 	return mapped(func(*Task) sources.Call[A] { return call() }, mapTo)
 }
 
 // mapper maps decoded answers to rows and child tasks for a job: which
 // edges it follows, at what depth and with which windows. Pure: no I/O.
-type mapper struct{ job *Job }
+type mapper struct{ job Job }

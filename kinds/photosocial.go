@@ -1,4 +1,4 @@
-package pipeline
+package kinds
 
 import (
 	"fmt"
@@ -35,10 +35,10 @@ var _ = register(&Kind{
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*result, error) {
+func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*Result, error) {
 	if p.Empty {
 		// The documented answer for a private account: empty and free.
-		return &result{Stop: "done: private account (empty answer, not charged)"}, nil
+		return &Result{Stop: "done: private account (empty answer, not charged)"}, nil
 	}
 	name := string(p.Username)
 	if name == "" {
@@ -47,7 +47,7 @@ func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*result, error) {
 	if err := checkObjectKeys("photosocial/profile", "user.username", name, "user.id", string(p.ID)); err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: 1}
+	res := &Result{Stop: StopDone, Items: 1}
 	sinks.Add(&res.Batch, sinks.PSUser{
 		Username: name, UserID: textPtr(p.ID), FullName: textPtr(p.FullName), Biography: textPtr(p.Biography),
 		ProfilePicURL: textPtr(p.PicURL), Private: flagPtr(p.IsPrivate), Verified: flagPtr(p.IsVerified), BusinessAccount: flagPtr(p.IsBusiness), Category: nullTextPtr(p.CategoryName),
@@ -70,7 +70,7 @@ var _ = register(&Kind{
 	Pages: "comments",
 	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, asIsTasks),
 	Call:  byKeyCursor(sources.PSCommentsCall, mapPSComments),
-	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *result) []string {
+	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSComment](&r.Batch)
 		keys := make([]string, len(rows))
 		for i, c := range rows {
@@ -80,7 +80,7 @@ var _ = register(&Kind{
 	}),
 })
 
-func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*result, error) {
+func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*Result, error) {
 	res := listResult(t, page)
 	code := sinks.PostCode(t.Key)
 	for _, it := range page.Items {
@@ -90,7 +90,7 @@ func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*
 			why = fmt.Sprintf("comments[%d]: %v", it.Pos, err)
 		}
 		if why != "" {
-			res.drop(why)
+			res.Drop(why)
 			continue
 		}
 		sinks.Add(&res.Batch, sinks.PSComment{
@@ -110,9 +110,9 @@ var _ = register(&Kind{
 	List:  true,
 	Seeds: seedsOf("seeds.photosocial.reels_searches", checkSearch, searchTasks),
 	Call: &endpoint[*sources.Page[sources.PSReel]]{
-		early: func(t *Task) *result {
+		early: func(t *Task) *Result {
 			if _, ok := reelsPage(t); !ok {
-				return &result{Stop: "bad page cursor " + strconv.Quote(t.Cursor)}
+				return &Result{Stop: "bad page cursor " + strconv.Quote(t.Cursor)}
 			}
 			return nil
 		},
@@ -134,13 +134,13 @@ func reelsPage(t *Task) (n int, ok bool) {
 	return n, err == nil && n >= 1
 }
 
-func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*result, error) {
+func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		r := it.V
 		id := string(r.ID)
 		if why := entryProblem("reels", it.Pos, "id", id, "code", string(r.Code), "owner.username", string(r.OwnerUsername)); why != "" {
-			res.drop(why)
+			res.Drop(why)
 			continue
 		}
 		sinks.Add(&res.Batch, sinks.PSReel{
@@ -168,8 +168,8 @@ var _ = register(&Kind{
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func mapPSTranscript(m *mapper, t *Task, tr *sources.PSTranscript) (*result, error) {
-	res := &result{Stop: stopDone, Items: len(tr.Entries) + tr.Dropped, Drops: Drops{N: tr.Dropped, Reason: tr.DropReason}}
+func mapPSTranscript(m *mapper, t *Task, tr *sources.PSTranscript) (*Result, error) {
+	res := &Result{Stop: StopDone, Items: len(tr.Entries) + tr.Dropped, Drops: Drops{N: tr.Dropped, Reason: tr.DropReason}}
 	code := sinks.PostCode(t.Key)
 	if err := checkObjectKeys("photosocial/transcript", "shortcode", code); err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func mapPSTranscript(m *mapper, t *Task, tr *sources.PSTranscript) (*result, err
 			sc = code
 		}
 		if why := entryProblem("transcripts", it.Pos, "id", entryID, "shortcode", sc); why != "" {
-			res.drop(why)
+			res.Drop(why)
 			continue
 		}
 		stored++
@@ -215,8 +215,8 @@ var _ = register(&Kind{
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func mapPSEmbed(m *mapper, t *Task, e *sources.PSEmbed) (*result, error) {
-	res := &result{Stop: stopDone, Items: 1}
+func mapPSEmbed(m *mapper, t *Task, e *sources.PSEmbed) (*Result, error) {
+	res := &Result{Stop: StopDone, Items: 1}
 	sinks.Add(&res.Batch, sinks.PSEmbed{Username: t.Key, HTML: textPtr(e.HTML), Raw: e.Raw})
 	return res, nil
 }
@@ -242,7 +242,7 @@ var _ = register(&Kind{
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func mapPSHighlight(m *mapper, t *Task, h *sources.PSHighlight) (*result, error) {
+func mapPSHighlight(m *mapper, t *Task, h *sources.PSHighlight) (*Result, error) {
 	id := string(h.Digits)
 	if id == "" {
 		id = t.Key
@@ -250,7 +250,7 @@ func mapPSHighlight(m *mapper, t *Task, h *sources.PSHighlight) (*result, error)
 	if err := checkObjectKeys("photosocial/highlight", "id", id, "user.username", string(h.Username)); err != nil {
 		return nil, err
 	}
-	res := &result{Stop: stopDone, Items: len(h.Items) + h.Dropped}
+	res := &Result{Stop: StopDone, Items: len(h.Items) + h.Dropped}
 	if h.Dropped > 0 {
 		res.Drops.N, res.Drops.Reason = h.Dropped, h.DropReason
 	}

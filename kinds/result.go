@@ -1,4 +1,4 @@
-package pipeline
+package kinds
 
 import (
 	"encoding/json"
@@ -8,9 +8,9 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// result is what one fetch produced: rows, discovered tasks, and how the
+// Result is what one fetch produced: rows, discovered tasks, and how the
 // task goes on (Next cursor, or Stop reason when it ends).
-type result struct {
+type Result struct {
 	Batch    sinks.Batch
 	Children []NewTask
 	Items    int
@@ -18,32 +18,30 @@ type result struct {
 	Stop     string
 	Drops    Drops // entries received but not stored
 	Saved    int   // credits saved by reuse (stop_at_seen's pages not walked)
-	// archive is the page's body to keep (job `archive: true`), else nil.
-	archive *ArchivedPage
 }
 
-// drop counts an entry of the page that is not stored, and why.
-func (r *result) drop(reason string) {
+// Drop counts an entry of the page that is not stored, and why.
+func (r *Result) Drop(reason string) {
 	r.Drops.N++
 	r.Drops.Reason = reason
 }
 
-// unstorableError is a single-object answer whose key the database cannot
+// UnstorableError is a single-object answer whose key the database cannot
 // hold: the task fails with it as the reason (the object is not a page that
 // could be split).
-type unstorableError struct {
+type UnstorableError struct {
 	endpoint string // e.g. shortvideo/profile
 	err      error
 }
 
-func (e *unstorableError) Error() string { return e.endpoint + ": " + e.err.Error() }
+func (e *UnstorableError) Error() string { return e.endpoint + ": " + e.err.Error() }
 
-// checkObjectKeys returns an *unstorableError for the first of keys (field
+// checkObjectKeys returns an *UnstorableError for the first of keys (field
 // name, value pairs) that is too long to be a key.
 func checkObjectKeys(endpoint string, keys ...string) error {
 	for i := 0; i+1 < len(keys); i += 2 {
 		if err := sinks.CheckKey(keys[i], keys[i+1]); err != nil {
-			return &unstorableError{endpoint: endpoint, err: err}
+			return &UnstorableError{endpoint: endpoint, err: err}
 		}
 	}
 	return nil
@@ -69,13 +67,13 @@ func keyProblem(list string, pos int, keys ...string) string {
 	return ""
 }
 
-// stopDone ends an object task (not a list).
-const stopDone = "done"
+// StopDone ends an object task (not a list).
+const StopDone = "done"
 
-// listResult starts the result of a list page and decides, with the shared
+// listResult starts the Result of a list page and decides, with the shared
 // loop protections, whether the list goes on.
-func listResult[T any](t *Task, p *sources.Page[T]) *result {
-	return &result{
+func listResult[T any](t *Task, p *sources.Page[T]) *Result {
+	return &Result{
 		Items: p.Info().Items,
 		Next:  p.Cursor,
 		Stop:  string(sources.NextStep(t.Cursor, p.Info(), t.Pages+1, t.MaxPages)),

@@ -1,13 +1,10 @@
-package pipeline
+package kinds
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/sources"
@@ -19,6 +16,12 @@ type Seeds struct {
 	ShortVideo  ShortVideoSeeds  `yaml:"shortvideo" json:"shortvideo"`
 	PhotoSocial PhotoSocialSeeds `yaml:"photosocial" json:"photosocial"`
 }
+
+// Caps of seed values (README "Job file").
+const (
+	MaxNameBytes    = 1000 // ids (and the job's name and key_env)
+	MaxKeywordBytes = 500  // keyword, hashtag, top and reels searches
+)
 
 // maxHandleBytes caps a handle (after its @).
 const maxHandleBytes = 64
@@ -73,8 +76,3 @@ var (
 	searchTasks = seedKey(strings.TrimSpace)
 	asIsTasks   = seedKey(func(v string) string { return v })
 )
-
-// Start records a new run of job with its seeds and budget, and returns its id.
-func Start(ctx context.Context, pool *pgxpool.Pool, job *Job) (int64, error) {
-	return CreateRun(ctx, pool, job, SeedTasks(job))
-}

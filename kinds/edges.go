@@ -1,4 +1,4 @@
-package pipeline
+package kinds
 
 import (
 	"fmt"
@@ -7,7 +7,58 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
+	"github.com/socialcrawl/crawler/sources"
 )
+
+// The job file's expand section.
+
+// Expand holds the expansion edges; a nil edge is not followed.
+type Expand struct {
+	// Followers and Following: a profile -> its followers / following lists.
+	Followers *Edge `yaml:"followers" json:"followers,omitempty"`
+	Following *Edge `yaml:"following" json:"following,omitempty"`
+	// FollowerProfiles: a follower or following entry -> its profile, one
+	// hop deeper (snowball sampling).
+	FollowerProfiles *Edge `yaml:"follower_profiles" json:"follower_profiles,omitempty"`
+	// SongVideos: a song -> the videos using it.
+	SongVideos *Edge `yaml:"song_videos" json:"song_videos,omitempty"`
+	// VideoAuthors: any video seen -> its author's profile, one hop deeper.
+	VideoAuthors *Edge `yaml:"video_authors" json:"video_authors,omitempty"`
+	// SearchResults: a keyword or top search result -> its user's profile, its
+	// video's author's profile, or its sound's song, one hop deeper.
+	SearchResults *Edge `yaml:"search_results" json:"search_results,omitempty"`
+	// Comments bounds the comment lists of post seeds (always fetched: a
+	// post seed is its comments) and of reels.
+	Comments *Edge `yaml:"comments" json:"comments,omitempty"`
+	// ReelComments and ReelTranscripts: a reel found by a reels search ->
+	// its comments / its transcript, one hop deeper.
+	ReelComments    *Edge `yaml:"reel_comments" json:"reel_comments,omitempty"`
+	ReelTranscripts *Edge `yaml:"reel_transcripts" json:"reel_transcripts,omitempty"`
+}
+
+// edges names every edge, for defaults and validation.
+func (e *Expand) Edges() map[string]**Edge {
+	return map[string]**Edge{
+		"followers": &e.Followers, "following": &e.Following, "follower_profiles": &e.FollowerProfiles,
+		"song_videos": &e.SongVideos, "video_authors": &e.VideoAuthors, "search_results": &e.SearchResults,
+		"comments": &e.Comments, "reel_comments": &e.ReelComments, "reel_transcripts": &e.ReelTranscripts,
+	}
+}
+
+// Edge configures one expansion edge.
+type Edge struct {
+	// MaxPages bounds each list walked along the edge (default:
+	// limits.max_pages). Edges to single objects ignore it.
+	MaxPages int `yaml:"max_pages" json:"max_pages"`
+	// StopAtSeen ends a newest-first list along the edge at its first page
+	// holding only entries stored by earlier runs (followers, following,
+	// comments, song_videos; see Reuse.FullWalkEvery).
+	StopAtSeen bool `yaml:"stop_at_seen" json:"stop_at_seen,omitempty"`
+	// RefreshAfter is the refresh_after window of the entities fetched
+	// along the edge (edges to an entity fetched whole), overriding
+	// reuse.refresh_after.
+	RefreshAfter sources.Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
+}
 
 // edgeDecl declares one expansion edge once: the tasks of which kinds make
 // tasks of which kind, when the job turns it on. A mapping follows it
@@ -54,7 +105,7 @@ var (
 	// A follower or following entry -> its profile (snowball sampling).
 	edgeFollowerProfiles = declareEdge(edgeDecl{Key: "follower_profiles", From: []string{KindSVFollowers, KindSVFollowing},
 		To: KindSVProfile, Hop: true, PerEntry: true})
-	// A keyword or top search result -> its user's or its video's author's
+	// A keyword or top search Result -> its user's or its video's author's
 	// profile; a top search's sound -> its song. Declared before
 	// video_authors: a profile found by a search takes this edge's window.
 	edgeSearchProfiles = declareEdge(edgeDecl{Key: "search_results", From: []string{KindSVKeywordSearch, KindSVTopSearch},
@@ -76,35 +127,35 @@ var (
 // expandFields indexes the fields of Expand by their job-file key.
 var expandFields = yamlstrict.Fields(reflect.TypeFor[Expand]())
 
-// edge is the job's configuration of the expand key (nil: off).
-func (e *Expand) edge(key string) *Edge {
+// Edge is the job's configuration of the expand key (nil: off).
+func (e *Expand) Edge(key string) *Edge {
 	idx, ok := expandFields[key]
 	if !ok {
-		panic("pipeline: no expand key " + key)
+		panic("kinds: no expand key " + key)
 	}
 	return reflect.ValueOf(e).Elem().FieldByIndex(idx).Interface().(*Edge)
 }
 
 // on reports whether the job follows the edge.
-func (d *edgeDecl) on(j *Job) bool { return j.Expand.edge(d.Key) != nil }
+func (d *edgeDecl) on(j Job) bool { return j.Edge(d.Key) != nil }
 
 // from reports whether tasks of kind follow the edge.
 func (d *edgeDecl) from(kind string) bool { return slices.Contains(d.From, kind) }
 
 // task is the task the edge makes from t, for key: at t's depth, or one
 // level deeper with the window of the edge it was found along.
-func (d *edgeDecl) task(j *Job, t *Task, key string, params map[string]string) NewTask {
+func (d *edgeDecl) task(j Job, t *Task, key string, params map[string]string) NewTask {
 	if !d.Hop {
-		return kindNamed(d.To).task(j, key, params, t.Depth)
+		return named(d.To).task(j, key, params, t.Depth)
 	}
-	nt := kindNamed(d.To).task(j, key, params, t.Depth+1)
-	nt.RefreshAfter = j.hopWindow(t.Kind, d.To)
+	nt := named(d.To).task(j, key, params, t.Depth+1)
+	nt.RefreshAfter = hopWindow(j, t.Kind, d.To)
 	return nt
 }
 
 // follow adds the task the edge makes from t for key to res, when the job
 // turns the edge on.
-func (m *mapper) follow(res *result, t *Task, d *edgeDecl, key string, params map[string]string) {
+func (m *mapper) follow(res *Result, t *Task, d *edgeDecl, key string, params map[string]string) {
 	if d.on(m.job) {
 		res.Children = append(res.Children, d.task(m.job, t, key, params))
 	}
@@ -114,27 +165,23 @@ func (m *mapper) follow(res *result, t *Task, d *edgeDecl, key string, params ma
 // task of kind parent: that of the first edge from parent to child the job
 // turns on, when the file sets one, else the job's. A task found along
 // several edges keeps the window of the first that found it.
-func (j *Job) hopWindow(parent, child string) time.Duration {
+func hopWindow(j Job, parent, child string) time.Duration {
 	for _, d := range edgeDecls {
-		if !d.Hop || d.To != child || !d.from(parent) || !d.on(j) {
-			continue
+		if d.Hop && d.To == child && d.from(parent) && d.on(j) {
+			return j.Window("expand." + d.Key)
 		}
-		if j.has("expand." + d.Key + ".refresh_after") {
-			return time.Duration(j.Expand.edge(d.Key).RefreshAfter)
-		}
-		break
 	}
-	return time.Duration(j.Reuse.RefreshAfter)
+	return j.Window("")
 }
 
-// refreshKeys are the expand keys whose refresh_after applies: hops to an
-// entity fetched whole (its kind has a FreshRule); stopAtSeenKeys those
+// RefreshKeys are the expand keys whose refresh_after applies: hops to an
+// entity fetched whole (its kind has a FreshRule); StopAtSeenKeys those
 // whose stop_at_seen applies: the page limits of newest-first lists (their
 // kind has Seen). Sorted, for messages.
-func refreshKeys() []string {
+func RefreshKeys() []string {
 	var keys []string
 	for _, d := range edgeDecls {
-		if d.Hop && kindNamed(d.To).Fresh != nil {
+		if d.Hop && named(d.To).Fresh != nil {
 			keys = append(keys, d.Key)
 		}
 	}
@@ -142,7 +189,7 @@ func refreshKeys() []string {
 	return slices.Compact(keys)
 }
 
-func stopAtSeenKeys() []string {
+func StopAtSeenKeys() []string {
 	var keys []string
 	for _, k := range registry {
 		if k.Seen != nil && k.Pages != "" {
@@ -153,51 +200,56 @@ func stopAtSeenKeys() []string {
 	return slices.Compact(keys)
 }
 
-// boundEdge is how tasks of a kind make tasks of another, for the plan's
+// BoundEdge is how tasks of a kind make tasks of another, for the plan's
 // bound: the edges between the two kinds, any of which the job may turn on
 // (a keyword search's profiles are found as results and as authors: once).
-type boundEdge struct {
-	child    string
+type BoundEdge struct {
+	Child    string
 	edges    []*edgeDecl
-	perEntry bool
-	hop      bool
+	PerEntry bool
+	Hop      bool
 }
 
-func (b boundEdge) on(j *Job) bool {
+// On reports whether job j follows any of the edges.
+func (b BoundEdge) On(j Job) bool {
 	return slices.ContainsFunc(b.edges, func(d *edgeDecl) bool { return d.on(j) })
 }
 
 // boundEdges are the edges from each kind, grouped by the kind they lead
 // to, in declaration order; an edge's Own kinds count nothing.
-var boundEdges = map[string][]boundEdge{}
+var boundEdges = map[string][]BoundEdge{}
+
+// BoundEdges are the ways tasks of kind make other tasks, for crawler
+// plan's credit bound.
+func BoundEdges(kind string) []BoundEdge { return boundEdges[kind] }
 
 func init() {
 	for _, d := range edgeDecls {
-		if kindOf(d.To) == nil || expandFields[d.Key] == nil {
-			panic(fmt.Sprintf("pipeline: edge %s -> %s: unknown kind or expand key", d.Key, d.To))
+		if Of(d.To) == nil || expandFields[d.Key] == nil {
+			panic(fmt.Sprintf("kinds: edge %s -> %s: unknown kind or expand key", d.Key, d.To))
 		}
 		for _, from := range d.From {
-			if kindOf(from) == nil {
-				panic("pipeline: edge " + d.Key + " from unknown kind " + from)
+			if Of(from) == nil {
+				panic("kinds: edge " + d.Key + " from unknown kind " + from)
 			}
 			if slices.Contains(d.Own, from) {
 				continue
 			}
 			groups := boundEdges[from]
-			i := slices.IndexFunc(groups, func(b boundEdge) bool { return b.child == d.To })
+			i := slices.IndexFunc(groups, func(b BoundEdge) bool { return b.Child == d.To })
 			if i < 0 {
-				boundEdges[from] = append(groups, boundEdge{child: d.To, edges: []*edgeDecl{d}, perEntry: d.PerEntry, hop: d.Hop})
+				boundEdges[from] = append(groups, BoundEdge{Child: d.To, edges: []*edgeDecl{d}, PerEntry: d.PerEntry, Hop: d.Hop})
 				continue
 			}
-			if groups[i].perEntry != d.PerEntry || groups[i].hop != d.Hop {
-				panic("pipeline: edges " + from + " -> " + d.To + " disagree on PerEntry or Hop")
+			if groups[i].PerEntry != d.PerEntry || groups[i].Hop != d.Hop {
+				panic("kinds: edges " + from + " -> " + d.To + " disagree on PerEntry or Hop")
 			}
 			groups[i].edges = append(groups[i].edges, d)
 		}
 	}
 	for _, k := range registry {
 		if k.Pages != "" && expandFields[k.Pages] == nil {
-			panic("pipeline: kind " + k.Name + " is bounded by unknown expand key " + k.Pages)
+			panic("kinds: kind " + k.Name + " is bounded by unknown expand key " + k.Pages)
 		}
 	}
 }

@@ -1,0 +1,19 @@
+package kinds
+
+import "time"
+
+// Job is what the kinds read of a job file (package pipeline's Job): which
+// expansion edges it turns on, the page limit of each list, and the
+// refresh_after windows. Kinds know no more of a job.
+type Job interface {
+	// Edge is the expand section's edge of key, nil when it is off.
+	Edge(key string) *Edge
+	// ListPages is the page limit of lists along e, or of seed lists when
+	// e is off (nil).
+	ListPages(e *Edge) int
+	// Window is the refresh_after window of the tasks of seed list key
+	// ("seeds.shortvideo.profiles") or found along expand key
+	// ("expand.follower_profiles"): the one the file sets there, else the
+	// job's.
+	Window(key string) time.Duration
+}

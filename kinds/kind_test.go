@@ -1,0 +1,40 @@
+package kinds
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// TestEverySeedFieldHasItsKind: each leaf of Seeds is the seed list of
+// exactly one registered kind, in the order of the fields, so a field
+// added without its entry (or an entry without its field) fails here.
+func TestEverySeedFieldHasItsKind(t *testing.T) {
+	var leaves []string
+	var walk func(rt reflect.Type, path string)
+	walk = func(rt reflect.Type, path string) {
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			name := f.Tag.Get("yaml")
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, path+"."+name)
+				continue
+			}
+			leaves = append(leaves, path+"."+name)
+		}
+	}
+	walk(reflect.TypeFor[Seeds](), "seeds")
+	var keys []string
+	for _, l := range seedLists {
+		keys = append(keys, l.Key)
+		if registry[l.kind.Name] != l.kind {
+			t.Errorf("%s: its kind %s is not the registered one", l.Key, l.kind.Name)
+		}
+	}
+	if !slices.Equal(keys, leaves) {
+		t.Errorf("seed lists %v\nwant the fields of Seeds %v", keys, leaves)
+	}
+	if len(registry) != 18 {
+		t.Errorf("%d kinds registered, want 18", len(registry))
+	}
+}

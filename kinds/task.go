@@ -1,0 +1,39 @@
+package kinds
+
+import "time"
+
+// Task is a unit of work: one object, or one list walked page by page,
+// and how far it got.
+type Task struct {
+	ID       int64
+	RunID    int64
+	Kind     string
+	Key      string
+	Params   map[string]string
+	Depth    int
+	MaxPages int
+	Cursor   string
+	Pages    int
+	Items    int // items of the pages fetched so far (ranks continue from it)
+	// RefreshAfter is the task's refresh_after window (0: always fetch).
+	RefreshAfter time.Duration
+}
+
+// NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
+type NewTask struct {
+	Kind     string
+	Key      string
+	Params   map[string]string
+	Depth    int
+	MaxPages int
+	// RefreshAfter: see Task.RefreshAfter; set where the task is created
+	// (refreshWindow), from its seed list or edge.
+	RefreshAfter time.Duration
+}
+
+// Drops are a page's entries that were received but not stored, and why
+// the last one was (see crawl.tasks.dropped).
+type Drops struct {
+	N      int
+	Reason string
+}
