@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
@@ -20,7 +21,7 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	ctx := context.Background()
-	job, err := ParseJob("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: CRAWLER_K}\nseeds: {shortvideo: {profiles: [a]}}\n"))
+	job, err := jobfile.Parse("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: CRAWLER_K}\nseeds: {shortvideo: {profiles: [a]}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
@@ -23,7 +24,7 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	ctx := context.Background()
-	job, err := ParseJob("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: CRAWLER_K}\n"+
+	job, err := jobfile.Parse("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: CRAWLER_K}\n"+
 		"expand: {}\nseeds: {shortvideo: {profiles: [a, b, c, d, e, f, g]}}\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -265,7 +265,7 @@ type PageCommit struct {
 	Archive *ArchivedPage
 }
 
-// kinds.Drops are a page's entries that were received but not stored.
+// Drops are a page's entries that were received but not stored.
 type Drops = kinds.Drops
 
 // Commit records a fetched page: the task's advance (the cursor to

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
@@ -19,7 +20,7 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
 			pool, _ := pgtest.Pool(b)
 			ctx := context.Background()
-			job, err := pipeline.ParseJob("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\nseeds: {shortvideo: {profiles: [bench]}}\n"))
+			job, err := jobfile.Parse("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\nseeds: {shortvideo: {profiles: [bench]}}\n"))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
@@ -47,10 +48,10 @@ func setupWith(t *testing.T, cfg sandbox.Config) *bundle {
 
 // job parses a job file whose api section points at the sandbox; body holds
 // the other sections.
-func (b *bundle) job(t *testing.T, body string) *pipeline.Job {
+func (b *bundle) job(t *testing.T, body string) *jobfile.Job {
 	t.Helper()
 	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: CRAWLER_TEST_KEY\n  max_retries: 1\n%s", b.baseURL, body)
-	job, err := pipeline.ParseJob("test.yaml", []byte(text))
+	job, err := jobfile.Parse("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("job: %v\n%s", err, text)
 	}
@@ -58,7 +59,7 @@ func (b *bundle) job(t *testing.T, body string) *pipeline.Job {
 }
 
 // run starts a new run of job and works it to the end.
-func (b *bundle) run(t *testing.T, job *pipeline.Job) *pipeline.Summary {
+func (b *bundle) run(t *testing.T, job *jobfile.Job) *pipeline.Summary {
 	t.Helper()
 	ctx := context.Background()
 	runID := b.start(t, job)
@@ -70,7 +71,7 @@ func (b *bundle) run(t *testing.T, job *pipeline.Job) *pipeline.Summary {
 }
 
 // start records a new run of job and returns its id.
-func (b *bundle) start(t *testing.T, job *pipeline.Job) int64 {
+func (b *bundle) start(t *testing.T, job *jobfile.Job) int64 {
 	t.Helper()
 	runID, err := pipeline.Start(context.Background(), b.pool, job)
 	if err != nil {
@@ -81,8 +82,8 @@ func (b *bundle) start(t *testing.T, job *pipeline.Job) int64 {
 
 // options are the run options of a test: the job's client config with key
 // and tiny retry back-offs.
-func (b *bundle) options(job *pipeline.Job, key string) pipeline.Options {
-	cfg := pipeline.ClientConfig(job, sources.Secret(key), nil)
+func (b *bundle) options(job *jobfile.Job, key string) pipeline.Options {
+	cfg := job.ClientConfig(sources.Secret(key), nil)
 	cfg.RetryInitial, cfg.RetryMax = sources.Duration(time.Millisecond), sources.Duration(5*time.Millisecond)
 	return pipeline.Options{Pool: b.pool, Client: cfg, PollInterval: 20 * time.Millisecond}
 }

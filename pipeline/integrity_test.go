@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
 )
@@ -54,7 +55,7 @@ func (b *bundle) task(t *testing.T, runID int64, kind, key string) taskRow {
 }
 
 // resume works run runID again, as `crawler run --resume` does.
-func (b *bundle) resume(t *testing.T, job *pipeline.Job, runID int64) *pipeline.Summary {
+func (b *bundle) resume(t *testing.T, job *jobfile.Job, runID int64) *pipeline.Summary {
 	t.Helper()
 	ctx := context.Background()
 	if err := pipeline.Resume(ctx, b.pool, runID, job.Name); err != nil {

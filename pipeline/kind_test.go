@@ -4,13 +4,14 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 )
 
 // TestSeedTasksPageLimits: a seed's list takes its page limit from its
 // kind's edge, else limits.max_pages; an object has none.
 func TestSeedTasksPageLimits(t *testing.T) {
-	job, err := ParseJob("j.yaml", []byte(`name: n
+	job, err := jobfile.Parse("j.yaml", []byte(`name: n
 api: {base_url: "http://127.0.0.1:1/api"}
 limits: {max_pages: 7}
 expand: {following: {max_pages: 3}, comments: {max_pages: 2}}
@@ -21,7 +22,7 @@ seeds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := SeedTasks(job)
+	got := job.SeedTasks()
 	want := []NewTask{
 		{Kind: kinds.KindSVFollowing, Key: "SECUID0001", Params: map[string]string{"handle": "secuid:SECUID0001"}, MaxPages: 3},
 		{Kind: kinds.KindSVKeywordSearch, Key: "query=cats&region=us", Params: map[string]string{"query": "cats", "region": "US"}, MaxPages: 7},

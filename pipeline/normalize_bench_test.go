@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -41,7 +42,7 @@ func BenchmarkNormalizeFollowersPage(b *testing.B) {
 	if rec.Code != http.StatusOK {
 		b.Fatalf("sandbox: %d", rec.Code)
 	}
-	job, err := ParseJob("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\n"+
+	job, err := jobfile.Parse("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\n"+
 		"seeds: {shortvideo: {profiles: [bench]}}\nexpand: {followers: {}, follower_profiles: {}}\n"))
 	if err != nil {
 		b.Fatal(err)

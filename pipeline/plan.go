@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 )
 
@@ -43,7 +44,7 @@ func satMul(a, b int64) int64 {
 // bounder computes the most credits a task of a kind at a depth can cost,
 // with everything it can create, memoized per (kind, depth).
 type bounder struct {
-	job     *Job
+	job     *jobfile.Job
 	entries int64
 	memo    map[string]int64
 }
@@ -150,13 +151,13 @@ var (
 // MakePlan reads, in tx (a read-only transaction), what `crawler run`
 // would do with job and what it would cost. entries is the page size to
 // assume (0: EntriesPerPageDefault); forceNew is --new-run.
-func MakePlan(ctx context.Context, tx pgx.Tx, job *Job, entries int64, forceNew bool) (*Plan, error) {
+func MakePlan(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, forceNew bool) (*Plan, error) {
 	p := &Plan{Job: job.Name, Fingerprint: Fingerprint(job), MaxCredits: job.Limits.MaxCredits, Estimate: -1, Reuse: []string{}}
 	prev, err := LatestRun(ctx, tx, job)
 	if err != nil {
 		return nil, err
 	}
-	action, abandon, err := Decide(prev, p.Fingerprint, job.resumeWithin(), forceNew)
+	action, abandon, err := Decide(prev, p.Fingerprint, time.Duration(job.ResumeWithin), forceNew)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ func MakePlan(ctx context.Context, tx pgx.Tx, job *Job, entries int64, forceNew 
 		p.EntriesPerPage = EntriesPerPageDefault
 	}
 	b := &bounder{job: job, entries: p.EntriesPerPage, memo: map[string]int64{}}
-	for _, t := range SeedTasks(job) {
+	for _, t := range job.SeedTasks() {
 		s := PlanSeed{Kind: t.Kind, Key: t.Key, MaxPages: t.MaxPages, Estimate: -1}
 		s.Bound = b.bound(kinds.Of(t.Kind), t.Depth, int64(t.MaxPages))
 		p.Bound = satAdd(p.Bound, s.Bound)
@@ -202,7 +203,7 @@ func MakePlan(ctx context.Context, tx pgx.Tx, job *Job, entries int64, forceNew 
 // make it above 1). A seed of this job that the run had costs what its
 // tasks cost then; a new seed costs the average of that run's seeds of
 // its kind, or, with none, its bound.
-func (p *Plan) estimate(ctx context.Context, tx pgx.Tx, job *Job) error {
+func (p *Plan) estimate(ctx context.Context, tx pgx.Tx, job *jobfile.Job) error {
 	var last lastDoneRun
 	err := lastDoneRunStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&last.ID, &last.Billed)
 	if err == pgx.ErrNoRows {
@@ -282,8 +283,8 @@ func (p *Plan) estimate(ctx context.Context, tx pgx.Tx, job *Job) error {
 // and lowers the estimate by the fetches refresh_after would skip (1 credit
 // each; the pages stop_at_seen saves depend on how much the lists grew, so
 // the estimate keeps them).
-func planReuse(ctx context.Context, tx pgx.Tx, job *Job, p *Plan) ([]string, error) {
-	rp, err := PlanReuse(ctx, tx, job, SeedTasks(job))
+func planReuse(ctx context.Context, tx pgx.Tx, job *jobfile.Job, p *Plan) ([]string, error) {
+	rp, err := PlanReuse(ctx, tx, job, job.SeedTasks())
 	if err != nil {
 		return nil, fmt.Errorf("reuse: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestPlanRulesCoverRuns(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	example, err := pipeline.LoadJobWith("../jobs.example.yaml", pipeline.LoadOptions{BaseURL: b.baseURL})
+	example, err := jobfile.LoadWith("../jobs.example.yaml", jobfile.LoadOptions{BaseURL: b.baseURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ seeds:
     popular_videos: true
 expand: {video_authors: {}, song_videos: {}, search_results: {}}
 `)
-	for _, job := range []*pipeline.Job{example, authors} {
+	for _, job := range []*jobfile.Job{example, authors} {
 		b.run(t, job)
 	}
 	rows, err := b.pool.Query(context.Background(), `

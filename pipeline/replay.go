@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 )
@@ -131,12 +132,12 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 	if archived == 0 {
 		return nil, fmt.Errorf("replay run %d: %w", runID, ErrNoArchive)
 	}
-	job := &Job{}
+	job := &jobfile.Job{}
 	if err := json.Unmarshal(spec, job); err != nil {
 		return nil, fmt.Errorf("replay run %d: the run's job: %w", runID, err)
 	}
 	if job.Expand == nil {
-		job.Expand = &Expand{}
+		job.Expand = &kinds.Expand{}
 	}
 	log = log.With("run_id", runID)
 	var requests atomic.Int64
@@ -235,7 +236,7 @@ func readArchived(ctx context.Context, pool *pgxpool.Pool, p archivedPagesParams
 
 // replayOne maps one archived page through its kind's call and mapping,
 // counting the call in requests when the archive answers it.
-func replayOne(job *Job, p replayPage, requests *atomic.Int64) (*kinds.Result, error) {
+func replayOne(job *jobfile.Job, p replayPage, requests *atomic.Int64) (*kinds.Result, error) {
 	k := kinds.Of(p.task.Kind)
 	if k == nil {
 		return nil, fmt.Errorf("unknown task kind %s", p.task.Kind)

@@ -15,17 +15,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/jobfile"
 )
 
 // The same command is safe to rerun: `crawler run JOB` continues the job's
 // interrupted run, or joins it while another process works on it, instead
 // of starting over (README "Rerunning a job"). A job is its name; whether an
 // earlier run is the same work is its fingerprint.
-
-// ResumeWithinDefault is how long after its last activity an interrupted
-// run is still continued by `crawler run JOB` (job-file resume_within).
-// Shorter than a day, so last night's dead run does not swallow tonight's.
-const ResumeWithinDefault = 12 * time.Hour
 
 // What FindOrCreateRun did.
 const (
@@ -53,11 +49,11 @@ var ErrJobChanged = errors.New("job changed")
 
 // Fingerprint identifies what a job harvests: its seed tasks (kind, key,
 // params and page limit; sorted, so reordering seeds changes nothing), its
-// expand section (edges and their options) and limits.max_depth. The API
+// expand section (edges and their options) and limits.max_depth. The jobfile.API
 // section, workers, lease timeout, budget and resume window are not part of
 // it: changing them does not make an interrupted run a different harvest.
-func Fingerprint(job *Job) string {
-	seeds := SeedTasks(job)
+func Fingerprint(job *jobfile.Job) string {
+	seeds := job.SeedTasks()
 	keys := make([]string, 0, len(seeds))
 	for _, t := range seeds {
 		params, _ := json.Marshal(t.Params) // map keys marshal sorted
@@ -70,9 +66,6 @@ func Fingerprint(job *Job) string {
 	fmt.Fprintf(h, "seeds\x00%s\x00expand\x00%s\x00max_depth\x00%d", strings.Join(keys, "\x01"), expand, job.Limits.MaxDepth)
 	return hex.EncodeToString(h.Sum(nil))
 }
-
-// resumeWithin is the job's resume window.
-func (j *Job) resumeWithin() time.Duration { return time.Duration(j.ResumeWithin) }
 
 type jobNameArg struct {
 	JobName string `db:"job_name"`
@@ -105,7 +98,7 @@ type PriorRun struct {
 }
 
 // LatestRun returns the latest run of the job named name, or nil.
-func LatestRun(ctx context.Context, q db.Querier, job *Job) (*PriorRun, error) {
+func LatestRun(ctx context.Context, q db.Querier, job *jobfile.Job) (*PriorRun, error) {
 	var r PriorRun
 	var idle float64
 	err := latestRun.QueryRow(ctx, q, latestRunParams{JobName: job.Name, LeaseTimeout: time.Duration(job.Limits.LeaseTimeout)}).
@@ -162,7 +155,7 @@ func Decide(prev *PriorRun, fingerprint string, within time.Duration, forceNew b
 // create two runs: the second sees the first's run, in progress, and joins
 // it. With the job file's limits.max_credits set (or --max-credits), a
 // continued or joined run takes it as its budget; otherwise it keeps its own.
-func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, forceNew bool) (RunChoice, error) {
+func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, forceNew bool) (RunChoice, error) {
 	fp := Fingerprint(job)
 	var ch RunChoice
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -174,7 +167,7 @@ func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, forceNew
 		if err != nil {
 			return err
 		}
-		action, abandon, err := Decide(prev, fp, job.resumeWithin(), forceNew)
+		action, abandon, err := Decide(prev, fp, time.Duration(job.ResumeWithin), forceNew)
 		if err != nil {
 			return err
 		}
@@ -191,7 +184,7 @@ func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, forceNew
 			}
 			return nil
 		}
-		if ch.RunID, err = createRunTx(ctx, tx, job, fp, SeedTasks(job)); err != nil {
+		if ch.RunID, err = createRunTx(ctx, tx, job, fp, job.SeedTasks()); err != nil {
 			return err
 		}
 		if abandon != "" {

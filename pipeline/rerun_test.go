@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 )
 
@@ -30,7 +31,7 @@ func (b *bundle) runRows(t *testing.T) []string {
 	return out
 }
 
-func findOrCreate(t *testing.T, b *bundle, job *pipeline.Job, forceNew bool) pipeline.RunChoice {
+func findOrCreate(t *testing.T, b *bundle, job *jobfile.Job, forceNew bool) pipeline.RunChoice {
 	t.Helper()
 	ch, err := pipeline.FindOrCreateRun(context.Background(), b.pool, job, forceNew)
 	if err != nil {

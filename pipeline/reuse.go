@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sort"
-	"strings"
 	"time"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 
 	"github.com/jackc/pgx/v5"
@@ -25,7 +24,7 @@ import (
 //
 //   - refresh_after: a task whose entity another run fetched successfully
 //     (its task ended done) within the task's window ends skipped, reason
-//     "fresh: ...", without a request; its kind's kinds.FreshRule expands it from
+//     "fresh: ...", without a request; its kind's FreshRule expands it from
 //     the stored data (a fresh profile still fans out to its lists).
 //   - stop_at_seen: a newest-first list (its kind has Seen) ends, reason
 //     "stop_at_seen: ...", at the first page whose entries earlier runs all
@@ -34,82 +33,6 @@ import (
 //
 // Both record the credits they saved in crawl.tasks.credits_saved, summed
 // by the view crawl.run_ledger next to the credits billed.
-
-// FullWalkEveryDefault: a stop_at_seen list is walked whole when its last
-// full walk was followed by 6 incremental ones.
-const FullWalkEveryDefault = 7
-
-// Reuse is the job file's reuse section.
-type Reuse struct {
-	// RefreshAfter is the job-wide refresh_after window (0: always fetch).
-	RefreshAfter Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
-	// kinds.Seeds overrides the window per seed list, keyed like
-	// "shortvideo.profiles" (the key under seeds).
-	Seeds map[string]Duration `yaml:"seeds" json:"seeds,omitempty"`
-	// FullWalkEvery: a stop_at_seen list whose last full walk was followed
-	// by FullWalkEvery-1 walks cut short is walked whole (1: always).
-	FullWalkEvery int `yaml:"full_walk_every" json:"full_walk_every"`
-	// FullWalkAfter: a stop_at_seen list whose last full walk is older is
-	// walked whole (0: no age limit).
-	FullWalkAfter Duration `yaml:"full_walk_after" json:"full_walk_after,omitempty"`
-}
-
-func (r *Reuse) applyDefaults(j *Job) {
-	if !j.has("reuse.full_walk_every") {
-		r.FullWalkEvery = FullWalkEveryDefault
-	}
-}
-
-func (j *Job) validateReuse() JobErrors {
-	var errs JobErrors
-	add := func(key, format string, args ...any) {
-		errs = append(errs, &JobError{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
-	if r := j.Reuse.FullWalkEvery; r < 1 || r > math.MaxInt32 {
-		add("reuse.full_walk_every", "must be between 1 and %d, got %d (1: every walk is full)", math.MaxInt32, r)
-	}
-	var names []string
-	for name := range j.Reuse.Seeds {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		var l *kinds.SeedList
-		for _, s := range kinds.SeedLists() {
-			if s.Key == "seeds."+name {
-				l = s
-			}
-		}
-		switch {
-		case l == nil:
-			add("reuse.seeds."+name, "names no seed list (e.g. shortvideo.profiles)")
-		case l.Kind().Fresh == nil:
-			add("reuse.seeds."+name, "%s seeds are lists or rankings, which refresh_after does not skip (use stop_at_seen on their edge)", name)
-		}
-	}
-	stopAtSeen, refresh := kinds.StopAtSeenKeys(), kinds.RefreshKeys()
-	for name, e := range j.Expand.Edges() {
-		if *e == nil {
-			continue
-		}
-		if (*e).StopAtSeen && !contains(stopAtSeen, name) {
-			add("expand."+name+".stop_at_seen", "applies only to lists returned newest first: %s", strings.Join(stopAtSeen, ", "))
-		}
-		if j.has("expand."+name+".refresh_after") && !contains(refresh, name) {
-			add("expand."+name+".refresh_after", "applies only to edges to an entity fetched whole: %s (a list uses stop_at_seen)", strings.Join(refresh, ", "))
-		}
-	}
-	return errs
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
 
 type (
 	endFreshParams struct {
@@ -133,7 +56,7 @@ var (
 // freshOf says whether t is fresh (refresh_after), with the fetch that
 // makes it so and the tasks it expands to from stored data (those deeper
 // than limits.max_depth left out).
-func freshOf(ctx context.Context, q db.Querier, j *Job, k *kinds.Kind, t *kinds.Task, runID int64) (kinds.Fetch, []NewTask, bool, error) {
+func freshOf(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t *kinds.Task, runID int64) (kinds.Fetch, []NewTask, bool, error) {
 	if k.Fresh == nil || t.RefreshAfter <= 0 || t.Pages > 0 {
 		return kinds.Fetch{}, nil, false, nil
 	}
@@ -246,7 +169,7 @@ type ListWalk struct {
 }
 
 // listWalk reads what earlier runs (before runID; 0: all) did of list t.
-func listWalk(ctx context.Context, q db.Querier, j *Job, kind, key string, runID int64) (ListWalk, error) {
+func listWalk(ctx context.Context, q db.Querier, j *jobfile.Job, kind, key string, runID int64) (ListWalk, error) {
 	if runID == 0 {
 		runID = math.MaxInt64
 	}
@@ -318,11 +241,11 @@ type FreshTask struct {
 	Children []NewTask
 }
 
-// PlanReuse says, for crawler plan, which of tasks (a job's kinds.SeedTasks)
+// PlanReuse says, for crawler plan, which of tasks (a job's SeedTasks)
 // refresh_after would skip in a new run of job now, following the tasks
 // fresh ones expand to from stored data, and the history of every
 // stop_at_seen list among them. It buys and writes nothing.
-func PlanReuse(ctx context.Context, q db.Querier, job *Job, tasks []NewTask) (*ReusePlan, error) {
+func PlanReuse(ctx context.Context, q db.Querier, job *jobfile.Job, tasks []NewTask) (*ReusePlan, error) {
 	plan := &ReusePlan{}
 	seen := map[[2]string]bool{}
 	for len(tasks) > 0 {

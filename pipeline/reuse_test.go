@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -216,7 +217,7 @@ seeds: {shortvideo: {profiles: ` + profiles + `}}
 
 	second := atDay(t, pool, 0)
 	job := second.job(t, body(`[fresh0_f60_g0, fresh1_f60_g0, fresh2_f60_g0, private_fresh3_f60, new4_f60_g0]`))
-	plan, err := pipeline.PlanReuse(context.Background(), pool, job, pipeline.SeedTasks(job))
+	plan, err := pipeline.PlanReuse(context.Background(), pool, job, job.SeedTasks())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestReuseJobKeys(t *testing.T) {
 		{"reuse: {refresh_after: -1h}\n", "reuse.refresh_after: must not be negative"},
 	} {
 		text := "name: x\napi: {base_url: http://127.0.0.1:1/api}\nseeds: {shortvideo: {profiles: [a]}}\n" + tc.body
-		_, err := pipeline.ParseJob("j.yaml", []byte(text))
+		_, err := jobfile.Parse("j.yaml", []byte(text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.body, err, tc.want)
 		}
@@ -317,11 +318,11 @@ func TestReuseJobKeys(t *testing.T) {
 	ok := "name: x\napi: {base_url: http://127.0.0.1:1/api}\nseeds: {shortvideo: {profiles: [a]}}\n" +
 		"reuse: {refresh_after: 20h, seeds: {shortvideo.profiles: 6h}, full_walk_every: 3, full_walk_after: 168h}\n" +
 		"expand: {followers: {stop_at_seen: true}, follower_profiles: {refresh_after: 72h}}\n"
-	job, err := pipeline.ParseJob("j.yaml", []byte(ok))
+	job, err := jobfile.Parse("j.yaml", []byte(ok))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ts := pipeline.SeedTasks(job); len(ts) != 1 || ts[0].RefreshAfter.String() != "6h0m0s" {
+	if ts := job.SeedTasks(); len(ts) != 1 || ts[0].RefreshAfter.String() != "6h0m0s" {
 		t.Errorf("seed tasks %+v, want refresh_after 6h", ts)
 	}
 }

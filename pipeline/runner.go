@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
@@ -39,7 +40,7 @@ const (
 // Options are the parts a run is built from.
 type Options struct {
 	Pool *pgxpool.Pool
-	// Client configures the API client; Run adds the credit hooks.
+	// Client configures the jobfile.API client; Run adds the credit hooks.
 	Client sources.Config
 	Logger *slog.Logger
 	// Owner identifies this process in leases. Default host:pid:random.
@@ -60,12 +61,6 @@ type Options struct {
 	// Version is recorded as the crawler version of this process on the
 	// run (crawl.run_processes). Default: from the build info.
 	Version string
-}
-
-// ClientConfig is the client configuration a job asks for, with key: the
-// job's api section is the client's Options.
-func ClientConfig(job *Job, key sources.Secret, log *slog.Logger) sources.Config {
-	return sources.Config{Options: job.API.Options, APIKey: key, Logger: log}
 }
 
 // Summary is how a run ended, as seen by this process.
@@ -95,7 +90,7 @@ func (e *StopError) Unwrap() error { return e.Err }
 // crawl is the state shared by the workers of one run in one process.
 type crawl struct {
 	opts     Options
-	job      *Job
+	job      *jobfile.Job
 	runID    int64
 	client   *sources.Client
 	budget   *budget
@@ -122,7 +117,7 @@ type crawl struct {
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
 // (in-flight work gets opts.Grace to finish, then is released), or an error
 // stops the run.
-func Run(ctx context.Context, opts Options, job *Job, runID int64) (*Summary, error) {
+func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Summary, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -441,7 +436,7 @@ type sentPage struct {
 	children []NewTask
 	sending  time.Duration // how long writing the batch took
 	release  func()        // the page's hold on the in-flight body budget
-	done     bool          // await ran: err is its kinds.Result
+	done     bool          // await ran: err is its result
 	err      error
 }
 

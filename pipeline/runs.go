@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/jobfile"
 )
 
 // The run lifecycle: a run is created with its seed tasks, resumed or
@@ -51,12 +52,12 @@ var (
 )
 
 // Start records a new run of job with its seeds and budget, and returns its id.
-func Start(ctx context.Context, pool *pgxpool.Pool, job *Job) (int64, error) {
-	return CreateRun(ctx, pool, job, SeedTasks(job))
+func Start(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job) (int64, error) {
+	return CreateRun(ctx, pool, job, job.SeedTasks())
 }
 
 // CreateRun records a new run with its seed tasks in one transaction.
-func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTask) (int64, error) {
+func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, seeds []NewTask) (int64, error) {
 	var runID int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) (err error) {
 		runID, err = createRunTx(ctx, tx, job, Fingerprint(job), seeds)
@@ -66,7 +67,7 @@ func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *Job, seeds []NewTas
 }
 
 // createRunTx is CreateRun inside tx.
-func createRunTx(ctx context.Context, tx pgx.Tx, job *Job, fingerprint string, seeds []NewTask) (int64, error) {
+func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint string, seeds []NewTask) (int64, error) {
 	spec, err := json.Marshal(job)
 	if err != nil {
 		return 0, err

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
 	"github.com/socialcrawl/crawler/testkit/netfault"
@@ -55,7 +56,7 @@ func flakyBundle(t *testing.T, at int64) (*bundle, *netfault.Server) {
 
 // outageOptions are the run options with probes spaced 100 ms doubling to
 // 400 ms, so an outage of a few probes lasts about a second.
-func outageOptions(b *bundle, job *pipeline.Job, log slog.Handler) pipeline.Options {
+func outageOptions(b *bundle, job *jobfile.Job, log slog.Handler) pipeline.Options {
 	opts := b.options(job, testKey)
 	opts.Client.RetryInitial, opts.Client.RetryMax = sources.Duration(100*time.Millisecond), sources.Duration(400*time.Millisecond)
 	opts.Logger = slog.New(log)

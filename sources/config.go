@@ -42,7 +42,7 @@ const (
 )
 
 // Options are the client's settings a user writes: a job file's `api:`
-// section decodes into them by their yaml tags (pipeline.API embeds them),
+// section decodes into them by their yaml tags (jobfile.API embeds them),
 // and the run's spec stores them as JSON. Start from DefaultOptions: a zero
 // value means what it says (MaxRetries 0: no retries) or is refused by
 // Validate (a zero Timeout).

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/socialcrawl/crawler/pipeline"
 )
 
 // crawlerLine finds a crawler command line in a cron line or a systemd
@@ -101,7 +100,7 @@ func checkConfigMapJobs(t *testing.T, path string, doc map[string]any) {
 	}
 	data, _ := doc["data"].(map[string]any)
 	for name, v := range data {
-		if _, err := pipeline.ParseJob(name, []byte(v.(string))); err != nil {
+		if _, err := jobfile.Parse(name, []byte(v.(string))); err != nil {
 			t.Errorf("%s: ConfigMap job file %s: %v", path, name, err)
 		}
 	}

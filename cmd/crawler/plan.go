@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
@@ -47,7 +48,7 @@ func cmdPlan(ctx context.Context, env *cliEnv, args []string) error {
 	if *entries < 1 {
 		return usagef("--entries-per-page must be at least 1, got %d", *entries)
 	}
-	p, err := plan(ctx, env, fs.Arg(0), pipeline.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure}, *maxCredits, *newRun, *entries)
+	p, err := plan(ctx, env, fs.Arg(0), jobfile.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure}, *maxCredits, *newRun, *entries)
 	if err != nil {
 		// Whatever stops the plan stops the run: exit 2, with the reason.
 		if *asJSON && !errors.Is(err, flag.ErrHelp) {
@@ -69,8 +70,8 @@ func cmdPlan(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
-func plan(ctx context.Context, env *cliEnv, path string, opts pipeline.LoadOptions, maxCredits int64, newRun bool, entries int64) (*pipeline.Plan, error) {
-	job, err := pipeline.LoadJobWith(path, opts)
+func plan(ctx context.Context, env *cliEnv, path string, opts jobfile.LoadOptions, maxCredits int64, newRun bool, entries int64) (*pipeline.Plan, error) {
+	job, err := jobfile.LoadWith(path, opts)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -81,7 +82,7 @@ func plan(ctx context.Context, env *cliEnv, path string, opts pipeline.LoadOptio
 	if maxCredits >= 0 {
 		job.Limits.MaxCredits = &maxCredits
 	}
-	if err := pipeline.ClientConfig(job, sources.Secret(key), nil).Validate(); err != nil {
+	if err := job.ClientConfig(sources.Secret(key), nil).Validate(); err != nil {
 		return nil, usageError{fmt.Errorf("%s: api: %w", path, err)}
 	}
 	pool, err := connect(ctx, env, 2)

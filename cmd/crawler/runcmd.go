@@ -14,6 +14,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/live"
 	"github.com/socialcrawl/crawler/internal/metrics"
 	"github.com/socialcrawl/crawler/internal/version"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -113,7 +114,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		defer metricsLn.Close()
 	}
 	path := fs.Arg(0)
-	job, err := pipeline.LoadJobWith(path, pipeline.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure})
+	job, err := jobfile.LoadWith(path, jobfile.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure})
 	if err != nil {
 		return usageError{err}
 	}
@@ -124,7 +125,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if *maxCredits >= 0 {
 		job.Limits.MaxCredits = maxCredits
 	}
-	clientCfg := pipeline.ClientConfig(job, sources.Secret(key), log)
+	clientCfg := job.ClientConfig(sources.Secret(key), log)
 	if err := clientCfg.Validate(); err != nil {
 		return usageError{fmt.Errorf("%s: api: %w", path, err)}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -76,8 +77,8 @@ func (s jobSpec) yaml() string {
 	return b.String()
 }
 
-func (s jobSpec) parse() (*pipeline.Job, error) {
-	return pipeline.ParseJob(s.name+".yaml", []byte(s.yaml()))
+func (s jobSpec) parse() (*jobfile.Job, error) {
+	return jobfile.Parse(s.name+".yaml", []byte(s.yaml()))
 }
 
 // write saves the job file in dir.
@@ -104,7 +105,7 @@ func bigAccounts(prefix string, n, f int) []string {
 // database.
 type inProcess struct {
 	pool  *pgxpool.Pool
-	job   *pipeline.Job
+	job   *jobfile.Job
 	runID int64
 }
 
@@ -134,7 +135,7 @@ func (e *env) startInProcess(ctx context.Context, label string, spec jobSpec) (*
 func (p *inProcess) run(ctx context.Context) (*pipeline.Summary, error) {
 	opts := pipeline.Options{
 		Pool:   p.pool,
-		Client: pipeline.ClientConfig(p.job, sources.Secret(apiKey), nil),
+		Client: p.job.ClientConfig(sources.Secret(apiKey), nil),
 		Logger: slog.New(slog.DiscardHandler),
 		Grace:  2 * time.Second,
 	}

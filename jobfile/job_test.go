@@ -1,4 +1,4 @@
-package pipeline
+package jobfile
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 
 func TestParseJobDefaults(t *testing.T) {
 	t.Parallel()
-	job, err := ParseJob("j.yaml", []byte(`
+	job, err := Parse("j.yaml", []byte(`
 name: nightly
 api:
   base_url: http://127.0.0.1:1/api
@@ -40,7 +40,7 @@ seeds:
 	if job.Expand.Followers == nil || job.Expand.Following == nil || job.Expand.Followers.MaxPages != MaxPagesDefault {
 		t.Errorf("default expansion = %+v", job.Expand)
 	}
-	seeds := SeedTasks(job)
+	seeds := job.SeedTasks()
 	if len(seeds) != 2 || seeds[0].Key != "alice" {
 		t.Errorf("seeds = %+v", seeds)
 	}
@@ -48,7 +48,7 @@ seeds:
 
 func TestEverySeedKindBecomesATask(t *testing.T) {
 	t.Parallel()
-	job, err := ParseJob("j.yaml", []byte(`
+	job, err := Parse("j.yaml", []byte(`
 name: all
 api: {base_url: https://h/api}
 expand: {comments: {max_pages: 4}}
@@ -76,7 +76,7 @@ seeds:
 		t.Fatal(err)
 	}
 	var got []string
-	for _, s := range SeedTasks(job) {
+	for _, s := range job.SeedTasks() {
 		got = append(got, s.Kind+" "+s.Key)
 	}
 	want := []string{
@@ -217,10 +217,10 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ParseJob("j.yaml", []byte(tc.text))
-			var errs JobErrors
+			_, err := Parse("j.yaml", []byte(tc.text))
+			var errs Errors
 			if !errors.As(err, &errs) {
-				t.Fatalf("error %T %v is not JobErrors", err, err)
+				t.Fatalf("error %T %v is not Errors", err, err)
 			}
 			if err.Error() != tc.want {
 				t.Errorf("error\n%s\nwant\n%s", err, tc.want)
@@ -238,7 +238,7 @@ func TestBaseURLCredentialsNeverEchoed(t *testing.T) {
 		"user:hunter2@host/api", "//user:hunter2@/x", "http://user:hunter2@", "http://user:hunter2@host:port/",
 		"https://user:hunter2@api.example.com/api", "https://hunter2@api.example.com/api", "hunter2@host", "http://[::1:hunter2@/",
 	} {
-		_, err := ParseJob("j.yaml", []byte("name: x\napi:\n  base_url: \""+u+"\"\n"+oneSeed))
+		_, err := Parse("j.yaml", []byte("name: x\napi:\n  base_url: \""+u+"\"\n"+oneSeed))
 		if err == nil || err.Error() != "j.yaml:3: api.base_url: "+cred {
 			t.Errorf("%s: %v", u, err)
 		}
@@ -254,7 +254,7 @@ func TestBaseURLCredentialsNeverEchoed(t *testing.T) {
 		"http://example.com/api#k=hunter2":  `"http://example.com/api" would send the API key over plain http to a host that is not loopback: use https (plain http goes only to 127.0.0.0/8, ::1 and localhost, unless the operator passes crawler run --allow-insecure-http)`,
 		"gopher://example.com/?tok=hunter2": `"gopher://example.com/" must be an absolute http(s) URL with a host, e.g. https://api.example.com/api`,
 	} {
-		_, err := ParseJob("j.yaml", []byte("name: x\napi:\n  base_url: \""+u+"\"\n"+oneSeed))
+		_, err := Parse("j.yaml", []byte("name: x\napi:\n  base_url: \""+u+"\"\n"+oneSeed))
 		if err == nil || err.Error() != "j.yaml:3: api.base_url: "+want {
 			t.Errorf("%s: %v", u, err)
 		}
@@ -277,44 +277,44 @@ func TestPlainHTTPOnlyToLoopback(t *testing.T) {
 	t.Parallel()
 	job := func(base string) []byte { return []byte("name: x\napi:\n  base_url: " + base + "\n" + oneSeed) }
 	for _, base := range []string{"http://127.0.0.1:9/api", "http://127.9.9.9/api", "http://localhost:8/api", "http://[::1]:8/api", "https://api.example.com/api"} {
-		j, err := ParseJob("j.yaml", job(base))
+		j, err := Parse("j.yaml", job(base))
 		if err != nil {
 			t.Errorf("%s: %v", base, err)
 			continue
 		}
-		if _, err := sources.New(ClientConfig(j, "k", nil)); err != nil {
+		if _, err := sources.New(j.ClientConfig("k", nil)); err != nil {
 			t.Errorf("client %s: %v", base, err)
 		}
 	}
 	insecure := "http://10.0.0.8/api"
-	if _, err := ParseJob("j.yaml", job(insecure)); err == nil {
+	if _, err := Parse("j.yaml", job(insecure)); err == nil {
 		t.Error("plain http to 10.0.0.8 accepted")
 	}
 	if _, err := sources.New(clientAt(insecure)); err == nil {
 		t.Error("client: plain http to 10.0.0.8 accepted")
 	}
-	j, err := ParseJobWith("j.yaml", job(insecure), LoadOptions{AllowInsecureHTTP: true})
+	j, err := ParseWith("j.yaml", job(insecure), LoadOptions{AllowInsecureHTTP: true})
 	if err != nil {
 		t.Fatalf("allowed by the operator: %v", err)
 	}
-	if _, err := sources.New(ClientConfig(j, "k", nil)); err != nil {
+	if _, err := sources.New(j.ClientConfig("k", nil)); err != nil {
 		t.Errorf("client, allowed by the operator: %v", err)
 	}
 	// The override is what is checked, named as the flag.
-	_, err = ParseJobWith("j.yaml", job("https://api.example.com/api"), LoadOptions{BaseURL: "http://example.com/api"})
+	_, err = ParseWith("j.yaml", job("https://api.example.com/api"), LoadOptions{BaseURL: "http://example.com/api"})
 	want := `--base-url: "http://example.com/api" would send the API key over plain http to a host that is not loopback: use https (plain http goes only to 127.0.0.0/8, ::1 and localhost, unless the operator passes crawler run --allow-insecure-http)`
 	if err == nil || err.Error() != want {
 		t.Errorf("override: %v", err)
 	}
-	if j, err := ParseJobWith("j.yaml", job("https://api.example.com/api"), LoadOptions{BaseURL: "http://127.0.0.1:7/api"}); err != nil || j.API.BaseURL != "http://127.0.0.1:7/api" {
+	if j, err := ParseWith("j.yaml", job("https://api.example.com/api"), LoadOptions{BaseURL: "http://127.0.0.1:7/api"}); err != nil || j.API.BaseURL != "http://127.0.0.1:7/api" {
 		t.Errorf("loopback override: %v", err)
 	}
 	// A job file cannot allow it.
-	if _, err := ParseJob("j.yaml", []byte(jobHead+"  allowinsecurehttp: true\n"+oneSeed)); err == nil ||
+	if _, err := Parse("j.yaml", []byte(jobHead+"  allowinsecurehttp: true\n"+oneSeed)); err == nil ||
 		err.Error() != "j.yaml:4: api.allowinsecurehttp: unknown key" {
 		t.Errorf("job file setting the flag: %v", err)
 	}
-	if _, err := ParseJob("j.yaml", []byte(jobHead+"allowinsecurehttp: true\n"+oneSeed)); err == nil ||
+	if _, err := Parse("j.yaml", []byte(jobHead+"allowinsecurehttp: true\n"+oneSeed)); err == nil ||
 		err.Error() != "j.yaml:4: allowinsecurehttp: unknown key" {
 		t.Errorf("job file setting the flag: %v", err)
 	}
@@ -330,14 +330,14 @@ func TestJobZeroMeansZero(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(srv.Close)
-	job, err := ParseJob("j.yaml", []byte("name: x\napi:\n  base_url: "+srv.URL+"/api\n  max_retries: 0\n  retry_initial: 1ms\n  retry_max: 1ms\nlimits:\n  max_depth: 0\n"+oneSeed))
+	job, err := Parse("j.yaml", []byte("name: x\napi:\n  base_url: "+srv.URL+"/api\n  max_retries: 0\n  retry_initial: 1ms\n  retry_max: 1ms\nlimits:\n  max_depth: 0\n"+oneSeed))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if job.Limits.MaxDepth != 0 || job.API.MaxRetries != 0 {
 		t.Errorf("explicit zeros became max_depth %d, max_retries %d", job.Limits.MaxDepth, job.API.MaxRetries)
 	}
-	cfg := ClientConfig(job, "k", nil)
+	cfg := job.ClientConfig("k", nil)
 	if cfg.MaxRetries != 0 {
 		t.Errorf("ClientConfig.MaxRetries = %d, want 0 (none)", cfg.MaxRetries)
 	}
@@ -352,11 +352,11 @@ func TestJobZeroMeansZero(t *testing.T) {
 		t.Errorf("max_retries: 0 made %d requests, want 1", n)
 	}
 
-	job, err = ParseJob("j.yaml", []byte(jobHead+oneSeed))
+	job, err = Parse("j.yaml", []byte(jobHead+oneSeed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if job.Limits.MaxDepth != MaxDepthDefault || job.API.MaxRetries != sources.MaxRetriesDefault || ClientConfig(job, "k", nil).MaxRetries != sources.MaxRetriesDefault ||
+	if job.Limits.MaxDepth != MaxDepthDefault || job.API.MaxRetries != sources.MaxRetriesDefault || job.ClientConfig("k", nil).MaxRetries != sources.MaxRetriesDefault ||
 		time.Duration(job.API.Timeout) != sources.TimeoutDefault || time.Duration(job.Limits.LeaseTimeout) != LeaseTimeoutDefault {
 		t.Errorf("absent keys: max_depth %d, max_retries %d, timeout %v, lease %v", job.Limits.MaxDepth, job.API.MaxRetries, job.API.Timeout, job.Limits.LeaseTimeout)
 	}
@@ -378,7 +378,7 @@ func TestJobFileSizeCap(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err = LoadJob(big)
+	_, err = Load(big)
 	runtime.ReadMemStats(&after)
 	if err == nil || err.Error() != big+": the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
 		t.Errorf("50 MB file: %v", err)
@@ -387,7 +387,7 @@ func TestJobFileSizeCap(t *testing.T) {
 		t.Errorf("refusing a 50 MB file allocated %d bytes", alloc)
 	}
 	runtime.ReadMemStats(&before)
-	_, err = LoadJob("/dev/zero")
+	_, err = Load("/dev/zero")
 	runtime.ReadMemStats(&after)
 	if err == nil || err.Error() != "/dev/zero: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
 		t.Errorf("endless stream: %v", err)
@@ -397,13 +397,13 @@ func TestJobFileSizeCap(t *testing.T) {
 	}
 	// At the cap, the file is parsed.
 	seeds := "name: x\napi: {base_url: http://127.0.0.1:9/api}\nseeds:\n  shortvideo:\n    profiles:\n"
-	text := seeds + strings.Repeat("      - abc\n", (MaxJobFileBytes-len(seeds))/12)
-	text += strings.Repeat("#", MaxJobFileBytes-len(text))
-	job, err := ParseJob("j.yaml", []byte(text))
-	if err != nil || len(job.Seeds.ShortVideo.Profiles) != (MaxJobFileBytes-len(seeds))/12 {
+	text := seeds + strings.Repeat("      - abc\n", (MaxFileBytes-len(seeds))/12)
+	text += strings.Repeat("#", MaxFileBytes-len(text))
+	job, err := Parse("j.yaml", []byte(text))
+	if err != nil || len(job.Seeds.ShortVideo.Profiles) != (MaxFileBytes-len(seeds))/12 {
 		t.Errorf("file at the cap: %v", err)
 	}
-	if _, err := ParseJob("j.yaml", []byte(text+"\n")); err == nil || err.Error() != "j.yaml: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
+	if _, err := Parse("j.yaml", []byte(text+"\n")); err == nil || err.Error() != "j.yaml: the job file is more than 1048576 bytes; job files are at most 1048576 bytes (1 MiB)" {
 		t.Errorf("a byte past the cap: %v", err)
 	}
 }
@@ -416,7 +416,7 @@ func TestJobFileSizeCap(t *testing.T) {
 func TestJobFileMemory(t *testing.T) {
 	if path := os.Getenv("JOBMEM_FILE"); path != "" {
 		before := vmHWMKiB(t)
-		_, err := LoadJob(path)
+		_, err := Load(path)
 		fmt.Printf("growth-kib %d\nerror %v\n", vmHWMKiB(t)-before, err)
 		return
 	}
@@ -488,7 +488,7 @@ func vmHWMKiB(t *testing.T) int64 {
 // MaxJobValues, fast; an alias inside its own anchor is named.
 func TestJobAliasesAreBounded(t *testing.T) {
 	t.Parallel()
-	job, err := ParseJob("j.yaml", []byte(jobHead+"expand:\n  followers: &edge {max_pages: 3}\n  following: {<<: *edge}\nseeds:\n  shortvideo:\n    profiles: &p [a, b]\n    live: *p\n"))
+	job, err := Parse("j.yaml", []byte(jobHead+"expand:\n  followers: &edge {max_pages: 3}\n  following: {<<: *edge}\nseeds:\n  shortvideo:\n    profiles: &p [a, b]\n    live: *p\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +503,7 @@ func TestJobAliasesAreBounded(t *testing.T) {
 	}
 	b.WriteString("limits: {<<: [*m9, *m9, *m9, *m9, *m9, *m9, *m9, *m9, *m9, *m9]}\n" + oneSeed)
 	start := time.Now()
-	_, err = ParseJob("j.yaml", []byte(b.String()))
+	_, err = Parse("j.yaml", []byte(b.String()))
 	if err == nil || !strings.Contains(err.Error(), ": limits: the file holds more than 100000 values (aliases expanded); job files are capped there") {
 		t.Errorf("billion laughs: %v", err)
 	}
@@ -512,12 +512,12 @@ func TestJobAliasesAreBounded(t *testing.T) {
 	}
 
 	// Values are bounded before yaml builds its tree, too.
-	_, err = ParseJob("j.yaml", []byte(jobHead+"seeds: {shortvideo: {profiles: ["+strings.Repeat("a,", 250_000)+"]}}\n"))
+	_, err = Parse("j.yaml", []byte(jobHead+"seeds: {shortvideo: {profiles: ["+strings.Repeat("a,", 250_000)+"]}}\n"))
 	if err == nil || err.Error() != "j.yaml: the file holds more than 100000 values; job files are capped there" {
 		t.Errorf("250k values: %v", err)
 	}
 
-	_, err = ParseJob("j.yaml", []byte(jobHead+"seeds:\n  shortvideo:\n    profiles: &p [a, *p]\n"))
+	_, err = Parse("j.yaml", []byte(jobHead+"seeds:\n  shortvideo:\n    profiles: &p [a, *p]\n"))
 	if err == nil || err.Error() != "j.yaml:6: seeds.shortvideo.profiles[1]: alias *p refers to a value that contains it" {
 		t.Errorf("self-reference: %v", err)
 	}
@@ -526,7 +526,7 @@ func TestJobAliasesAreBounded(t *testing.T) {
 // The example job in the repository parses.
 func TestExampleJobParses(t *testing.T) {
 	t.Parallel()
-	if _, err := LoadJob("../jobs.example.yaml"); err != nil {
+	if _, err := Load("../jobs.example.yaml"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -535,7 +535,7 @@ func TestExampleJobParses(t *testing.T) {
 // never the operator's flag.
 func TestJobSpecJSON(t *testing.T) {
 	t.Parallel()
-	job, err := ParseJobWith("j.yaml", []byte(jobHead+"  max_retries: 0\n  outage_window: 90s\n"+oneSeed), LoadOptions{AllowInsecureHTTP: true})
+	job, err := ParseWith("j.yaml", []byte(jobHead+"  max_retries: 0\n  outage_window: 90s\n"+oneSeed), LoadOptions{AllowInsecureHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

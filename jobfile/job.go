@@ -1,8 +1,9 @@
-package pipeline
+package jobfile
 
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"reflect"
@@ -25,15 +26,15 @@ const (
 	LeaseTimeoutDefault = 2 * time.Minute
 )
 
-// MaxJobFileBytes caps a job file: a larger one is refused before it is
+// MaxFileBytes caps a job file: a larger one is refused before it is
 // read.
-const MaxJobFileBytes = 1 << 20
+const MaxFileBytes = 1 << 20
 
-// JobError is a problem in a job file, located by key path and line;
-// JobErrors is every problem found, in the order of lines.
+// Error is a problem in a job file, located by key path and line;
+// Errors is every problem found, in the order of lines.
 type (
-	JobError  = yamlstrict.Error
-	JobErrors = yamlstrict.Errors
+	Error  = yamlstrict.Error
+	Errors = yamlstrict.Errors
 )
 
 // Job is a parsed, defaulted and validated job file.
@@ -103,47 +104,47 @@ type LoadOptions struct {
 	AllowInsecureHTTP bool
 }
 
-// LoadJob reads, decodes strictly, defaults and validates a job file.
-func LoadJob(path string) (*Job, error) { return LoadJobWith(path, LoadOptions{}) }
+// Load reads, decodes strictly, defaults and validates a job file.
+func Load(path string) (*Job, error) { return LoadWith(path, LoadOptions{}) }
 
-// LoadJobWith is LoadJob with the operator's options. A file larger than
-// MaxJobFileBytes is refused before it is read.
-func LoadJobWith(path string, o LoadOptions) (*Job, error) {
+// LoadWith is Load with the operator's options. A file larger than
+// MaxFileBytes is refused before it is read.
+func LoadWith(path string, o LoadOptions) (*Job, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("job file: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxJobFileBytes {
-		return nil, JobErrors{tooLarge(path, fi.Size())}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxFileBytes {
+		return nil, Errors{tooLarge(path, fi.Size())}
 	}
 	// A file that grows, or is not a regular file, is read only up to the cap.
-	data, err := io.ReadAll(io.LimitReader(f, MaxJobFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("job file: %w", err)
 	}
-	return ParseJobWith(path, data, o)
+	return ParseWith(path, data, o)
 }
 
-func tooLarge(path string, size int64) *JobError {
-	return &JobError{File: path, Msg: fmt.Sprintf("the job file is %s bytes; job files are at most %d bytes (1 MiB)", sizeText(size), MaxJobFileBytes)}
+func tooLarge(path string, size int64) *Error {
+	return &Error{File: path, Msg: fmt.Sprintf("the job file is %s bytes; job files are at most %d bytes (1 MiB)", sizeText(size), MaxFileBytes)}
 }
 
 func sizeText(n int64) string {
-	if n > MaxJobFileBytes {
-		return "more than " + strconv.Itoa(MaxJobFileBytes)
+	if n > MaxFileBytes {
+		return "more than " + strconv.Itoa(MaxFileBytes)
 	}
 	return strconv.FormatInt(n, 10)
 }
 
-// ParseJob decodes data (named path in errors), rejecting unknown keys and
+// Parse decodes data (named path in errors), rejecting unknown keys and
 // wrong types, then applies defaults and validates.
-func ParseJob(path string, data []byte) (*Job, error) { return ParseJobWith(path, data, LoadOptions{}) }
+func Parse(path string, data []byte) (*Job, error) { return ParseWith(path, data, LoadOptions{}) }
 
-// ParseJobWith is ParseJob with the operator's options.
-func ParseJobWith(path string, data []byte, o LoadOptions) (*Job, error) {
-	if len(data) > MaxJobFileBytes {
-		return nil, JobErrors{tooLarge(path, int64(len(data)))}
+// ParseWith is Parse with the operator's options.
+func ParseWith(path string, data []byte, o LoadOptions) (*Job, error) {
+	if len(data) > MaxFileBytes {
+		return nil, Errors{tooLarge(path, int64(len(data)))}
 	}
 	// Keys left out keep their defaults; an explicit zero stays zero.
 	job := Job{API: API{Options: sources.DefaultOptions(), KeyEnv: KeyEnvDefault}}
@@ -241,8 +242,14 @@ func (j *Job) Window(key string) time.Duration {
 	return time.Duration(j.Reuse.RefreshAfter)
 }
 
+// ClientConfig is the client configuration the job asks for, with key: the
+// api section is the client's Options.
+func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config {
+	return sources.Config{Options: j.API.Options, APIKey: key, Logger: log}
+}
+
 // SeedTasks turns the job's seeds into the run's first tasks.
-func SeedTasks(job *Job) []NewTask { return kinds.SeedTasks(&job.Seeds, job) }
+func (j *Job) SeedTasks() []kinds.NewTask { return kinds.SeedTasks(&j.Seeds, j) }
 
 // Caps and minimums of job-file values (README "Job file"). Integers that
 // reach a database integer column are capped at MaxInt32 so none wraps.
@@ -262,10 +269,10 @@ const (
 
 var keyEnvRe = regexp.MustCompile(`^CRAWLER_[A-Z0-9_]+$`)
 
-func (j *Job) validate() JobErrors {
-	var errs JobErrors
+func (j *Job) validate() Errors {
+	var errs Errors
 	add := func(key, format string, args ...any) {
-		errs = append(errs, &JobError{Key: key, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	if strings.TrimSpace(j.Name) == "" {
 		add("name", "is required: a name for the job")

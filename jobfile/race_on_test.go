@@ -1,6 +1,6 @@
 //go:build race
 
-package pipeline
+package jobfile
 
 // raceFactor scales memory bounds measured under the race detector, whose
 // shadow memory multiplies a heap's footprint.

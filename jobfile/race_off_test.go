@@ -1,6 +1,6 @@
 //go:build !race
 
-package pipeline
+package jobfile
 
 // raceFactor: see race_on_test.go.
 const raceFactor = 1

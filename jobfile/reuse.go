@@ -1,0 +1,92 @@
+package jobfile
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/socialcrawl/crawler/kinds"
+)
+
+// ResumeWithinDefault is how long after its last activity an interrupted
+// run is still continued by `crawler run JOB` (job-file resume_within).
+// Shorter than a day, so last night's dead run does not swallow tonight's.
+const ResumeWithinDefault = 12 * time.Hour
+
+// FullWalkEveryDefault: a stop_at_seen list is walked whole when its last
+// full walk was followed by 6 incremental ones.
+const FullWalkEveryDefault = 7
+
+// Reuse is the job file's reuse section.
+type Reuse struct {
+	// RefreshAfter is the job-wide refresh_after window (0: always fetch).
+	RefreshAfter Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
+	// Seeds overrides the window per seed list, keyed like
+	// "shortvideo.profiles" (the key under seeds).
+	Seeds map[string]Duration `yaml:"seeds" json:"seeds,omitempty"`
+	// FullWalkEvery: a stop_at_seen list whose last full walk was followed
+	// by FullWalkEvery-1 walks cut short is walked whole (1: always).
+	FullWalkEvery int `yaml:"full_walk_every" json:"full_walk_every"`
+	// FullWalkAfter: a stop_at_seen list whose last full walk is older is
+	// walked whole (0: no age limit).
+	FullWalkAfter Duration `yaml:"full_walk_after" json:"full_walk_after,omitempty"`
+}
+
+func (r *Reuse) applyDefaults(j *Job) {
+	if !j.has("reuse.full_walk_every") {
+		r.FullWalkEvery = FullWalkEveryDefault
+	}
+}
+
+func (j *Job) validateReuse() Errors {
+	var errs Errors
+	add := func(key, format string, args ...any) {
+		errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if r := j.Reuse.FullWalkEvery; r < 1 || r > math.MaxInt32 {
+		add("reuse.full_walk_every", "must be between 1 and %d, got %d (1: every walk is full)", math.MaxInt32, r)
+	}
+	var names []string
+	for name := range j.Reuse.Seeds {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var l *kinds.SeedList
+		for _, s := range kinds.SeedLists() {
+			if s.Key == "seeds."+name {
+				l = s
+			}
+		}
+		switch {
+		case l == nil:
+			add("reuse.seeds."+name, "names no seed list (e.g. shortvideo.profiles)")
+		case l.Kind().Fresh == nil:
+			add("reuse.seeds."+name, "%s seeds are lists or rankings, which refresh_after does not skip (use stop_at_seen on their edge)", name)
+		}
+	}
+	stopAtSeen, refresh := kinds.StopAtSeenKeys(), kinds.RefreshKeys()
+	for name, e := range j.Expand.Edges() {
+		if *e == nil {
+			continue
+		}
+		if (*e).StopAtSeen && !contains(stopAtSeen, name) {
+			add("expand."+name+".stop_at_seen", "applies only to lists returned newest first: %s", strings.Join(stopAtSeen, ", "))
+		}
+		if j.has("expand."+name+".refresh_after") && !contains(refresh, name) {
+			add("expand."+name+".refresh_after", "applies only to edges to an entity fetched whole: %s (a list uses stop_at_seen)", strings.Join(refresh, ", "))
+		}
+	}
+	return errs
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
