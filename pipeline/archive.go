@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/klauspost/compress/zstd"
 
@@ -48,14 +46,4 @@ func queueArchive(batch *pgx.Batch, runID int64, t *Task, p *ArchivedPage) {
 // zstd's encoder and decoder are safe for concurrent EncodeAll/DecodeAll.
 var (
 	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
 )
-
-// unarchive decompresses an archived body.
-func unarchive(body []byte) ([]byte, error) {
-	out, err := zdec.DecodeAll(body, nil)
-	if err != nil {
-		return nil, fmt.Errorf("archived body: %w", err)
-	}
-	return out, nil
-}

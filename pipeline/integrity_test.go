@@ -15,6 +15,7 @@ import (
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 // scripted is an upstream answering with route(path, query); it counts the
@@ -161,7 +162,7 @@ expand: {followers: {}}
 	if got := up.calls.Load(); got != 5 || sum.Pages != 4 {
 		t.Errorf("requests = %d, pages committed = %d; want 5 and 4", got, sum.Pages)
 	}
-	st, err := pipeline.LoadRunStatus(context.Background(), b.pool, sum.RunID)
+	st, err := runs.LoadStatus(context.Background(), b.pool, sum.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestDroppedEntriesAreCounted(t *testing.T) {
 	if n := up.calls.Load(); n != 3 {
 		t.Errorf("requests = %d, want 3", n)
 	}
-	st, err := pipeline.LoadRunStatus(context.Background(), b.pool, sum.RunID)
+	st, err := runs.LoadStatus(context.Background(), b.pool, sum.RunID)
 	if err != nil || st.Dropped != 12 {
 		t.Errorf("status dropped = %d, %v; want 12", st.Dropped, err)
 	}

@@ -69,6 +69,7 @@ func (f RunFigures) CreditsReserved() int64 { return f.CreditsCommitted - f.Cred
 var (
 	joinRun      = db.Prepare[joinRunParams]("JoinRun")
 	recordSample = db.Prepare[sampleParams]("RecordSample")
+	progress     = db.Prepare[runArg]("Progress")
 )
 
 type joinRunParams struct {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 // dataTables lists the data tables (schemas shortvideo and photosocial).
@@ -108,7 +108,7 @@ func TestReplayRebuildsRunFromArchive(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM shortvideo.users`); n != 0 {
 		t.Fatalf("users after truncate = %d", n)
 	}
-	rs, err := pipeline.Replay(context.Background(), b.pool, sum.RunID, nil)
+	rs, err := runs.Replay(context.Background(), b.pool, sum.RunID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +142,11 @@ func TestReplayWithoutArchive(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM crawl.pages`); n != 0 {
 		t.Fatalf("archived %d pages without archive: true", n)
 	}
-	if _, err := pipeline.Replay(context.Background(), b.pool, sum.RunID, nil); err == nil || !errorsIs(err, pipeline.ErrNoArchive) {
+	if _, err := runs.Replay(context.Background(), b.pool, sum.RunID, nil); err == nil || !errorsIs(err, runs.ErrNoArchive) {
 		t.Errorf("replay = %v, want ErrNoArchive", err)
 	}
-	if _, err := pipeline.Replay(context.Background(), b.pool, sum.RunID+100, nil); !errorsIs(err, pipeline.ErrNoRun) {
-		t.Errorf("replay of no run = %v, want ErrNoRun", err)
+	if _, err := runs.Replay(context.Background(), b.pool, sum.RunID+100, nil); !errorsIs(err, runs.ErrNoRun) {
+		t.Errorf("replay of no run = %v, want runs.ErrNoRun", err)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
@@ -280,24 +279,4 @@ func PlanReuse(ctx context.Context, q db.Querier, job *jobfile.Job, tasks []NewT
 		}
 	}
 	return plan, nil
-}
-
-// Savings are the credits reuse saved a run (crawl.run_ledger).
-type Savings struct {
-	Saved          int64 // FreshSaved + PagesNotWalked
-	FetchesSkipped int64 // tasks skipped as fresh
-	FreshSaved     int64 // their credits (1 per object)
-	ListsStopped   int64 // lists stop_at_seen ended
-	PagesNotWalked int64 // their pages not walked, estimated from each list's last full walk
-}
-
-var runSavings = db.Prepare[runArg]("RunSavings")
-
-// LoadSavings reads what reuse saved run runID.
-func LoadSavings(ctx context.Context, pool *pgxpool.Pool, runID int64) (Savings, error) {
-	var s Savings
-	if err := runSavings.QueryRow(ctx, pool, runArg{runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
-		return s, fmt.Errorf("savings of run %d: %w", runID, err)
-	}
-	return s, nil
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -97,7 +99,7 @@ func TestStopAtSeen(t *testing.T) {
 		AND state = 'done' AND reason LIKE 'stop_at_seen: page %'`, sum.RunID); stopped != followerAccounts {
 		t.Errorf("%d lists stopped at seen, want %d", stopped, followerAccounts)
 	}
-	sv, err := pipeline.LoadSavings(context.Background(), pool, sum.RunID)
+	sv, err := runs.LoadSavings(context.Background(), pool, sum.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,15 +219,15 @@ seeds: {shortvideo: {profiles: ` + profiles + `}}
 
 	second := atDay(t, pool, 0)
 	job := second.job(t, body(`[fresh0_f60_g0, fresh1_f60_g0, fresh2_f60_g0, private_fresh3_f60, new4_f60_g0]`))
-	plan, err := pipeline.PlanReuse(context.Background(), pool, job, job.SeedTasks())
+	rp, err := pipeline.PlanReuse(context.Background(), pool, job, job.SeedTasks())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Fresh) != 4 {
-		t.Errorf("plan: %d fresh tasks, want 4: %+v", len(plan.Fresh), plan.Fresh)
+	if len(rp.Fresh) != 4 {
+		t.Errorf("plan: %d fresh tasks, want 4: %+v", len(rp.Fresh), rp.Fresh)
 	}
 	children := 0
-	for _, f := range plan.Fresh {
+	for _, f := range rp.Fresh {
 		children += len(f.Children)
 		if f.Fetch.RunID != run1 {
 			t.Errorf("plan: %s fresh from run %d, want %d", f.Task.Key, f.Fetch.RunID, run1)
@@ -239,7 +241,7 @@ seeds: {shortvideo: {profiles: ` + profiles + `}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	mp, err := pipeline.MakePlan(context.Background(), tx, job, 0, false)
+	mp, err := plan.Make(context.Background(), tx, job, 0, false)
 	_ = tx.Rollback(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +272,7 @@ seeds: {shortvideo: {profiles: ` + profiles + `}}
 	if fresh != 4 {
 		t.Errorf("%d profile tasks skipped as fresh, want 4:\n%s", fresh, strings.Join(second.tasks(t, sum.RunID), "\n"))
 	}
-	sv, err := pipeline.LoadSavings(context.Background(), pool, sum.RunID)
+	sv, err := runs.LoadSavings(context.Background(), pool, sum.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +280,12 @@ seeds: {shortvideo: {profiles: ` + profiles + `}}
 		t.Errorf("savings %+v, want 4 fetches skipped", sv)
 	}
 	// crawler runs shows the same credits saved beside the credits billed.
-	runs, err := pipeline.ListRuns(context.Background(), pool, job.Name, 5)
+	list, err := runs.List(context.Background(), pool, job.Name, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := slices.IndexFunc(runs, func(r pipeline.RunSummary) bool { return r.ID == sum.RunID }); i < 0 || runs[i].CreditsSaved != 4 {
-		t.Errorf("crawler runs = %+v, want run %d with 4 credits saved", runs, sum.RunID)
+	if i := slices.IndexFunc(list, func(r runs.Summary) bool { return r.ID == sum.RunID }); i < 0 || list[i].CreditsSaved != 4 {
+		t.Errorf("crawler runs = %+v, want run %d with 4 credits saved", list, sum.RunID)
 	}
 	// Freshness does not chain: a third run still finds run 1's fetch
 	// (the second run's skips are no fetches).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 // The run lifecycle: a run is created with its seed tasks, resumed or
@@ -107,9 +108,6 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 	return got, nil
 }
 
-// ErrNoRun means the run to resume does not exist.
-var ErrNoRun = errors.New("no such run")
-
 // Resume marks run runID running again so this process can work on it; a
 // run can be resumed after a stop or joined while another process runs it.
 // The job must be the one the run was started with.
@@ -124,7 +122,7 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 	var name string
 	err = runJobName.QueryRow(ctx, pool, runArg{runID}).Scan(&name)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("resume run %d: %w", runID, ErrNoRun)
+		return fmt.Errorf("resume run %d: %w", runID, runs.ErrNoRun)
 	}
 	if err != nil {
 		return fmt.Errorf("resume run %d: %w", runID, err)

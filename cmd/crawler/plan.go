@@ -15,6 +15,7 @@ import (
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/plan"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -37,7 +38,7 @@ func cmdPlan(ctx context.Context, env *cliEnv, args []string) error {
 	insecure := fs.Bool("allow-insecure-http", false, "as crawler run --allow-insecure-http")
 	maxCredits := fs.Int64("max-credits", -1, "override limits.max_credits (as crawler run --max-credits)")
 	newRun := fs.Bool("new-run", false, "plan as crawler run --new-run would run")
-	entries := fs.Int64("entries-per-page", pipeline.EntriesPerPageDefault, "list page size the bound assumes (the upstream documents none; a larger one seen in earlier runs is used instead)")
+	entries := fs.Int64("entries-per-page", plan.EntriesPerPageDefault, "list page size the bound assumes (the upstream documents none; a larger one seen in earlier runs is used instead)")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -48,7 +49,7 @@ func cmdPlan(ctx context.Context, env *cliEnv, args []string) error {
 	if *entries < 1 {
 		return usagef("--entries-per-page must be at least 1, got %d", *entries)
 	}
-	p, err := plan(ctx, env, fs.Arg(0), jobfile.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure}, *maxCredits, *newRun, *entries)
+	p, err := planJob(ctx, env, fs.Arg(0), jobfile.LoadOptions{BaseURL: *baseURL, AllowInsecureHTTP: *insecure}, *maxCredits, *newRun, *entries)
 	if err != nil {
 		// Whatever stops the plan stops the run: exit 2, with the reason.
 		if *asJSON && !errors.Is(err, flag.ErrHelp) {
@@ -63,14 +64,14 @@ func cmdPlan(ctx context.Context, env *cliEnv, args []string) error {
 	if *asJSON {
 		return printJSON(env.stdout, struct {
 			CanRun bool `json:"can_run"`
-			*pipeline.Plan
+			*plan.Plan
 		}{true, p})
 	}
 	printPlan(env.stdout, p)
 	return nil
 }
 
-func plan(ctx context.Context, env *cliEnv, path string, opts jobfile.LoadOptions, maxCredits int64, newRun bool, entries int64) (*pipeline.Plan, error) {
+func planJob(ctx context.Context, env *cliEnv, path string, opts jobfile.LoadOptions, maxCredits int64, newRun bool, entries int64) (*plan.Plan, error) {
 	job, err := jobfile.LoadWith(path, opts)
 	if err != nil {
 		return nil, usageError{err}
@@ -90,7 +91,7 @@ func plan(ctx context.Context, env *cliEnv, path string, opts jobfile.LoadOption
 		return nil, err
 	}
 	defer pool.Close()
-	var p *pipeline.Plan
+	var p *plan.Plan
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		pending, err := migrations.Pending(ctx, tx)
 		if err != nil {
@@ -99,7 +100,7 @@ func plan(ctx context.Context, env *cliEnv, path string, opts jobfile.LoadOption
 		if len(pending) > 0 {
 			return fmt.Errorf("the database lacks migrations %v of this binary: run crawler migrate", pending)
 		}
-		p, err = pipeline.MakePlan(ctx, tx, job, entries, newRun)
+		p, err = plan.Make(ctx, tx, job, entries, newRun)
 		if errors.Is(err, pipeline.ErrJobChanged) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -115,7 +116,7 @@ func credits(n int64) string {
 	return fmt.Sprintf("%d", n)
 }
 
-func printPlan(w io.Writer, p *pipeline.Plan) {
+func printPlan(w io.Writer, p *plan.Plan) {
 	fmt.Fprintf(w, "plan: job %q can run (fingerprint %s)\n", p.Job, p.Fingerprint[:12])
 	fmt.Fprintf(w, "next: crawler run would %s\n", p.Next)
 	if p.Abandons != "" {

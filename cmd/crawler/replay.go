@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 const replaySummary = `Rebuild the normalized rows of run ID from its page archive (the run's
@@ -39,8 +39,8 @@ func cmdReplay(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	sum, err := pipeline.Replay(ctx, pool, *runID, log)
-	if errors.Is(err, pipeline.ErrNoRun) || errors.Is(err, pipeline.ErrNoArchive) {
+	sum, err := runs.Replay(ctx, pool, *runID, log)
+	if errors.Is(err, runs.ErrNoRun) || errors.Is(err, runs.ErrNoArchive) {
 		return usageError{err}
 	}
 	if err != nil {

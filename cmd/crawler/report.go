@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/socialcrawl/crawler/internal/report"
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 const reportSummary = `Write the report of a run (default: the latest): credits per endpoint,
@@ -41,7 +41,7 @@ func cmdReport(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	r, err := pipeline.LoadReport(ctx, pool, *runID)
+	r, err := runs.LoadReport(ctx, pool, *runID)
 	if err != nil {
 		return noRun(err, *runID)
 	}

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 const runsSummary = `List the latest runs, newest first: id, job, state, when it started, how
@@ -33,28 +33,28 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	runs, err := pipeline.ListRuns(ctx, pool, *job, *limit)
+	list, err := runs.List(ctx, pool, *job, *limit)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		type runJSON struct {
-			pipeline.RunSummary
+			runs.Summary
 			Seconds float64 `json:"duration_seconds"`
 		}
-		out := make([]runJSON, len(runs))
-		for i, r := range runs {
+		out := make([]runJSON, len(list))
+		for i, r := range list {
 			out[i] = runJSON{r, runDuration(r).Seconds()}
 		}
 		return printJSON(env.stdout, out)
 	}
-	if len(runs) == 0 {
+	if len(list) == 0 {
 		fmt.Fprintln(env.stdout, "no runs")
 		return nil
 	}
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tJOB\tSTATE\tSTARTED\tDURATION\tCREDITS BILLED\tCREDITS SAVED\tPAGES\tFAILED TASKS\tVERSION")
-	for _, r := range runs {
+	for _, r := range list {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.ID, r.Job, r.State, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			runDuration(r).Round(time.Second), r.CreditsBilled, r.CreditsSaved, r.Pages, r.FailedTasks, strings.Join(r.Versions, ", "))
 	}
@@ -62,7 +62,7 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 // runDuration is how long a run took, or has been running.
-func runDuration(r pipeline.RunSummary) time.Duration {
+func runDuration(r runs.Summary) time.Duration {
 	if r.FinishedAt != nil {
 		return r.FinishedAt.Sub(r.StartedAt)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 const statusSummary = `Show one run's figures (default: the latest run): its state, pages and
@@ -27,19 +28,19 @@ behind this binary it says so and exits 1 (run crawler migrate).`
 
 // statusJSON is the --json form of crawler status.
 type statusJSON struct {
-	pipeline.RunHeader
-	Seconds       float64                `json:"duration_seconds"`
-	Pages         int64                  `json:"pages"`
-	Items         int64                  `json:"items"`
-	Rows          int64                  `json:"rows_written"`
-	CreditsBilled int64                  `json:"credits_billed"`
-	CreditsHeld   int64                  `json:"credits_reserved"`
-	MaxCredits    *int64                 `json:"max_credits"`
-	Tasks         map[string]int64       `json:"tasks"`
-	Reasons       []pipeline.ReasonCount `json:"reasons"`
-	Dropped       int64                  `json:"entries_dropped"`
-	Drops         []pipeline.ReasonCount `json:"drops"`
-	Processes     []pipeline.RunProcess  `json:"processes"`
+	runs.Header
+	Seconds       float64            `json:"duration_seconds"`
+	Pages         int64              `json:"pages"`
+	Items         int64              `json:"items"`
+	Rows          int64              `json:"rows_written"`
+	CreditsBilled int64              `json:"credits_billed"`
+	CreditsHeld   int64              `json:"credits_reserved"`
+	MaxCredits    *int64             `json:"max_credits"`
+	Tasks         map[string]int64   `json:"tasks"`
+	Reasons       []runs.ReasonCount `json:"reasons"`
+	Dropped       int64              `json:"entries_dropped"`
+	Drops         []runs.ReasonCount `json:"drops"`
+	Processes     []runs.Process     `json:"processes"`
 }
 
 func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
@@ -57,7 +58,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	st, err := pipeline.LoadRunStatus(ctx, pool, *runID)
+	st, err := runs.LoadStatus(ctx, pool, *runID)
 	if err != nil {
 		return noRun(err, *runID)
 	}
@@ -65,7 +66,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	procs, err := pipeline.LoadRunProcesses(ctx, pool, st.ID)
+	procs, err := runs.LoadProcesses(ctx, pool, st.ID)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		end = *st.FinishedAt
 	}
 	if *asJSON {
-		out := statusJSON{RunHeader: st.RunHeader, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
+		out := statusJSON{Header: st.Header, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
 			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, Tasks: st.Tasks,
 			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs)}
 		return printJSON(env.stdout, out)
@@ -109,7 +110,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		held = fmt.Sprintf("; %d reserved by requests in flight", n)
 	}
 	fmt.Fprintf(w, "  credits billed\t%d (%s%s)\n", cr.Billed, budget, held)
-	if sv, err := pipeline.LoadSavings(ctx, pool, st.ID); err == nil && (sv.FetchesSkipped > 0 || sv.ListsStopped > 0) {
+	if sv, err := runs.LoadSavings(ctx, pool, st.ID); err == nil && (sv.FetchesSkipped > 0 || sv.ListsStopped > 0) {
 		fmt.Fprintf(w, "  credits saved\t%d (%d fetches skipped as fresh; ~%d pages not walked by %d lists stopped at seen)\n",
 			sv.Saved, sv.FetchesSkipped, sv.PagesNotWalked, sv.ListsStopped)
 	}
@@ -150,7 +151,7 @@ func schemaCurrent(ctx context.Context, pool *pgxpool.Pool) error {
 
 // noRun turns "no such run" into a usage error naming the run asked for.
 func noRun(err error, runID int64) error {
-	if errors.Is(err, pipeline.ErrNoRun) {
+	if errors.Is(err, runs.ErrNoRun) {
 		return usagef("no run found (id %d)", runID)
 	}
 	return err

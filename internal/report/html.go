@@ -1,4 +1,4 @@
-// Package report writes a run's report (pipeline.LoadReport) as one
+// Package report writes a run's report (runs.LoadReport) as one
 // self-contained HTML file with inline SVG charts, for `crawler report`.
 package report
 
@@ -11,17 +11,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 )
 
-// Report is the report's figures (pipeline.LoadReport).
-type Report = pipeline.Report
+// Report is the report's figures (runs.LoadReport).
+type Report = runs.Report
 
 // Mover is an entity's change between two runs.
-type Mover = pipeline.Mover
+type Mover = runs.Mover
 
 // Point is one interval of the timeline.
-type Point = pipeline.TimelinePoint
+type Point = runs.TimelinePoint
 
 // The HTML form: one file, no external script, font, style or image. The
 // charts are inline SVG computed here (geometry in Go, markup in

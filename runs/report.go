@@ -1,4 +1,4 @@
-package pipeline
+package runs
 
 // The run report's figures (credits per endpoint, pages/s and 429s over
 // time, task outcomes by kind, rows per table, top movers against the
@@ -39,7 +39,7 @@ type Report struct {
 
 // ReportRun is the run's header.
 type ReportRun struct {
-	RunHeader
+	Header
 	Seconds       float64 `json:"duration_seconds"`
 	CreditsBilled int64   `json:"credits_billed"`
 	// CreditsSaved: not spent thanks to refresh_after and stop_at_seen
@@ -156,7 +156,7 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 		}
 		u.RowsCounted = u.Rows > 0
 	}
-	st, err := LoadRunStatus(ctx, pool, u.ID)
+	st, err := LoadStatus(ctx, pool, u.ID)
 	if err != nil {
 		return nil, err
 	}

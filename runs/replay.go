@@ -1,4 +1,4 @@
-package pipeline
+package runs
 
 import (
 	"bytes"
@@ -109,7 +109,7 @@ var (
 
 // replayPage is an archived page with its task, as read.
 type replayPage struct {
-	task           Task
+	task           kinds.Task
 	endpoint, qury string
 	body           []byte // zstd
 }
@@ -246,7 +246,7 @@ func replayOne(job *jobfile.Job, p replayPage, requests *atomic.Int64) (*kinds.R
 		return nil, err
 	}
 	t := p.task
-	res, err := k.Replay(job, &t.Task, p.endpoint, p.qury, body)
+	res, err := k.Replay(job, &t, p.endpoint, p.qury, body)
 	if !errors.Is(err, kinds.ErrReplayMismatch) {
 		requests.Add(1)
 	}

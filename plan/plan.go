@@ -1,4 +1,4 @@
-package pipeline
+package plan
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline"
 )
 
 // `crawler plan JOB`: what a run of the job would do and cost, read from
@@ -89,8 +90,8 @@ func (b *bounder) bound(k *kinds.Kind, depth int, pages int64) int64 {
 	return cost
 }
 
-// PlanSeed is one seed task and its credit bound.
-type PlanSeed struct {
+// Seed is one seed task and its credit bound.
+type Seed struct {
 	Kind     string `json:"kind"`
 	Key      string `json:"key"`
 	MaxPages int    `json:"max_pages,omitempty"`
@@ -108,9 +109,9 @@ type Plan struct {
 	Fingerprint string `json:"fingerprint"`
 	// Next is what `crawler run JOB` would do now: "new run", "continue
 	// run N", "join run N"; Abandons the run it would mark abandoned.
-	Next     string     `json:"next"`
-	Abandons string     `json:"abandons,omitempty"`
-	Seeds    []PlanSeed `json:"seeds"`
+	Next     string `json:"next"`
+	Abandons string `json:"abandons,omitempty"`
+	Seeds    []Seed `json:"seeds"`
 	// EntriesPerPage is the page size the bound assumes; ObservedPerPage
 	// the largest average page of the job's earlier runs (0: none).
 	EntriesPerPage  int64 `json:"entries_per_page"`
@@ -142,34 +143,43 @@ type planTask struct {
 	Pages  int64  `db:"pages"`
 }
 
+type (
+	jobNameArg struct {
+		JobName string `db:"job_name"`
+	}
+	runArg struct {
+		RunID int64 `db:"run_id"`
+	}
+)
+
 var (
 	lastDoneRunStmt  = db.Prepare[jobNameArg]("LastDoneRun")
 	runTaskTreeStmt  = db.Prepare[runArg]("RunTaskTree")
 	observedPageStmt = db.Prepare[jobNameArg]("ObservedEntriesPerPage")
 )
 
-// MakePlan reads, in tx (a read-only transaction), what `crawler run`
+// Make reads, in tx (a read-only transaction), what `crawler run`
 // would do with job and what it would cost. entries is the page size to
 // assume (0: EntriesPerPageDefault); forceNew is --new-run.
-func MakePlan(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, forceNew bool) (*Plan, error) {
-	p := &Plan{Job: job.Name, Fingerprint: Fingerprint(job), MaxCredits: job.Limits.MaxCredits, Estimate: -1, Reuse: []string{}}
-	prev, err := LatestRun(ctx, tx, job)
+func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, forceNew bool) (*Plan, error) {
+	p := &Plan{Job: job.Name, Fingerprint: pipeline.Fingerprint(job), MaxCredits: job.Limits.MaxCredits, Estimate: -1, Reuse: []string{}}
+	prev, err := pipeline.LatestRun(ctx, tx, job)
 	if err != nil {
 		return nil, err
 	}
-	action, abandon, err := Decide(prev, p.Fingerprint, time.Duration(job.ResumeWithin), forceNew)
+	action, abandon, err := pipeline.Decide(prev, p.Fingerprint, time.Duration(job.ResumeWithin), forceNew)
 	if err != nil {
 		return nil, err
 	}
 	switch action {
-	case RunNew:
+	case pipeline.RunNew:
 		p.Next = "start a new run"
 		if abandon != "" {
 			p.Abandons = fmt.Sprintf("run %d: %s", prev.ID, strings.ReplaceAll(abandon, "run %d", "the new run"))
 		}
-	case RunContinue:
+	case pipeline.RunContinue:
 		p.Next = fmt.Sprintf("continue run %d (interrupted, last active %s ago)", prev.ID, prev.Idle)
-	case RunJoin:
+	case pipeline.RunJoin:
 		p.Next = fmt.Sprintf("join run %d (in progress)", prev.ID)
 	}
 	if err := observedPageStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&p.ObservedPerPage); err != nil {
@@ -181,7 +191,7 @@ func MakePlan(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, f
 	}
 	b := &bounder{job: job, entries: p.EntriesPerPage, memo: map[string]int64{}}
 	for _, t := range job.SeedTasks() {
-		s := PlanSeed{Kind: t.Kind, Key: t.Key, MaxPages: t.MaxPages, Estimate: -1}
+		s := Seed{Kind: t.Kind, Key: t.Key, MaxPages: t.MaxPages, Estimate: -1}
 		s.Bound = b.bound(kinds.Of(t.Kind), t.Depth, int64(t.MaxPages))
 		p.Bound = satAdd(p.Bound, s.Bound)
 		p.Seeds = append(p.Seeds, s)
@@ -279,12 +289,12 @@ func (p *Plan) estimate(ctx context.Context, tx pgx.Tx, job *jobfile.Job) error 
 }
 
 // planReuse reports what refresh_after / stop_at_seen would skip in the
-// next run, from the data earlier runs stored (PlanReuse), one line each,
+// next run, from the data earlier runs stored (pipeline.PlanReuse), one line each,
 // and lowers the estimate by the fetches refresh_after would skip (1 credit
 // each; the pages stop_at_seen saves depend on how much the lists grew, so
 // the estimate keeps them).
 func planReuse(ctx context.Context, tx pgx.Tx, job *jobfile.Job, p *Plan) ([]string, error) {
-	rp, err := PlanReuse(ctx, tx, job, job.SeedTasks())
+	rp, err := pipeline.PlanReuse(ctx, tx, job, job.SeedTasks())
 	if err != nil {
 		return nil, fmt.Errorf("reuse: %w", err)
 	}

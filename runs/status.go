@@ -1,4 +1,4 @@
-package pipeline
+package runs
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 )
 
-// RunHeader is what names a run and its course: the head of crawler
+// Header is what names a run and its course: the head of crawler
 // status and of the run report, in their text and JSON forms.
-type RunHeader struct {
+type Header struct {
 	ID         int64      `json:"id"`
 	Job        string     `json:"job"`
 	State      string     `json:"state"`
@@ -23,9 +23,9 @@ type RunHeader struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
-// RunStatus describes a run for people: its state and what its tasks did.
-type RunStatus struct {
-	RunHeader
+// Status describes a run for people: its state and what its tasks did.
+type Status struct {
+	Header
 	Tasks   map[string]int64 // by state
 	Pages   int64
 	Items   int64
@@ -50,7 +50,6 @@ var (
 	taskStates     = db.Prepare[runArg]("TaskStates")
 	failureReasons = db.Prepare[runArg]("FailureReasons")
 	droppedEntries = db.Prepare[runArg]("DroppedEntries")
-	progress       = db.Prepare[runArg]("Progress")
 )
 
 // runStatusParams selects run RunID, or the latest run when it is nil.
@@ -58,13 +57,13 @@ type runStatusParams struct {
 	RunID *int64 `db:"run_id"`
 }
 
-// LoadRunStatus reads run id, or the latest run when id is 0.
-func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatus, error) {
+// LoadStatus reads run id, or the latest run when id is 0.
+func LoadStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*Status, error) {
 	var arg *int64
 	if id != 0 {
 		arg = &id
 	}
-	s := &RunStatus{Tasks: map[string]int64{}}
+	s := &Status{Tasks: map[string]int64{}}
 	err := runStatus.QueryRow(ctx, pool, runStatusParams{arg}).Scan(&s.ID, &s.Job, &s.State, &s.StopReason, &s.StartedAt, &s.FinishedAt, &s.Pages, &s.Items)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRun
@@ -94,7 +93,7 @@ func LoadRunStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*RunStatu
 }
 
 // loadDrops fills s.Dropped and s.Drops: entries dropped, by kind.
-func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *RunStatus) error {
+func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *Status) error {
 	rows, _ := droppedEntries.Query(ctx, pool, runArg{s.ID})
 	rc := ReasonCount{State: "dropped"}
 	if _, err := pgx.ForEachRow(rows, []any{&rc.Kind, &rc.N, &rc.Reason}, func() error {
@@ -107,8 +106,8 @@ func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *RunStatus) error {
 	return nil
 }
 
-// RunProcess is one process that worked on a run (crawl.run_processes).
-type RunProcess struct {
+// Process is one process that worked on a run (crawl.run_processes).
+type Process struct {
 	Owner       string     `json:"owner"`
 	Version     string     `json:"crawler_version"`
 	State       string     `json:"state,omitempty"` // "" while it works, or if it died
@@ -120,8 +119,8 @@ type RunProcess struct {
 	RateLimited int64      `json:"rate_limited"`
 }
 
-// RunSummary is one line of the list of runs (crawler runs).
-type RunSummary struct {
+// Summary is one line of the list of runs (crawler runs).
+type Summary struct {
 	ID            int64      `json:"id"`
 	Job           string     `json:"job"`
 	State         string     `json:"state"`
@@ -146,11 +145,11 @@ type listRunsParams struct {
 	MaxRuns int64  `db:"max_runs"`
 }
 
-// LoadRunProcesses lists the processes that worked on run runID.
-func LoadRunProcesses(ctx context.Context, pool *pgxpool.Pool, runID int64) ([]RunProcess, error) {
+// LoadProcesses lists the processes that worked on run runID.
+func LoadProcesses(ctx context.Context, pool *pgxpool.Pool, runID int64) ([]Process, error) {
 	rows, _ := runProcesses.Query(ctx, pool, runArg{runID})
-	var p RunProcess
-	var out []RunProcess
+	var p Process
+	var out []Process
 	if _, err := pgx.ForEachRow(rows, []any{&p.Owner, &p.Version, &p.State, &p.StartedAt, &p.FinishedAt, &p.Pages, &p.Rows, &p.Requests, &p.RateLimited}, func() error {
 		out = append(out, p)
 		return nil
@@ -160,15 +159,15 @@ func LoadRunProcesses(ctx context.Context, pool *pgxpool.Pool, runID int64) ([]R
 	return out, nil
 }
 
-// ListRuns lists the latest max runs, of job (all jobs when ""), newest
+// List lists the latest max runs, of job (all jobs when ""), newest
 // first.
-func ListRuns(ctx context.Context, pool *pgxpool.Pool, job string, max int64) ([]RunSummary, error) {
+func List(ctx context.Context, pool *pgxpool.Pool, job string, max int64) ([]Summary, error) {
 	rows, _ := listRuns.Query(ctx, pool, listRunsParams{JobName: job, MaxRuns: max})
-	var r RunSummary
-	out := []RunSummary{}
+	var r Summary
+	out := []Summary{}
 	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions, &r.CreditsSaved}, func() error {
 		out = append(out, r)
-		r = RunSummary{}
+		r = Summary{}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)

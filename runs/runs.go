@@ -1,0 +1,52 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/klauspost/compress/zstd"
+	"github.com/socialcrawl/crawler/internal/db"
+)
+
+// ErrNoRun means the run asked for does not exist.
+var ErrNoRun = errors.New("no such run")
+
+// runArg is the parameter of the statements that read one run.
+type runArg struct {
+	RunID int64 `db:"run_id"`
+}
+
+// zdec decodes archived bodies (the runner writes them with zstd);
+// DecodeAll is safe for concurrent use.
+var zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
+
+// unarchive decompresses an archived body.
+func unarchive(body []byte) ([]byte, error) {
+	out, err := zdec.DecodeAll(body, nil)
+	if err != nil {
+		return nil, fmt.Errorf("archived body: %w", err)
+	}
+	return out, nil
+}
+
+// Savings are the credits reuse saved a run (crawl.run_ledger).
+type Savings struct {
+	Saved          int64 // FreshSaved + PagesNotWalked
+	FetchesSkipped int64 // tasks skipped as fresh
+	FreshSaved     int64 // their credits (1 per object)
+	ListsStopped   int64 // lists stop_at_seen ended
+	PagesNotWalked int64 // their pages not walked, estimated from each list's last full walk
+}
+
+var runSavings = db.Prepare[runArg]("RunSavings")
+
+// LoadSavings reads what reuse saved run runID.
+func LoadSavings(ctx context.Context, pool *pgxpool.Pool, runID int64) (Savings, error) {
+	var s Savings
+	if err := runSavings.QueryRow(ctx, pool, runArg{runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
+		return s, fmt.Errorf("savings of run %d: %w", runID, err)
+	}
+	return s, nil
+}
