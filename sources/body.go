@@ -1,13 +1,11 @@
 package sources
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"unicode/utf8"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -197,132 +195,4 @@ func readErrorBody(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return body, nil
-}
-
-// RedactedMarker replaces the API key wherever an upstream body or message
-// carries it. It holds no quote or backslash, so a JSON string stays valid.
-const RedactedMarker = "[REDACTED]"
-
-// redactKey replaces every occurrence of key in body, raw or in any JSON
-// escaped spelling of its characters (\u0041, \u00e9, \/, a surrogate
-// pair), with RedactedMarker. It returns body itself when the key is
-// absent (the common case: no copy).
-func redactKey(body []byte, key string) []byte {
-	if key == "" || len(body) == 0 {
-		return body
-	}
-	first := key[0]
-	var out []byte
-	last := 0
-	for i := 0; i < len(body); i++ {
-		if c := body[i]; c != first && c != '\\' {
-			continue
-		}
-		n := matchKey(body[i:], key)
-		if n == 0 {
-			continue
-		}
-		if out == nil {
-			out = make([]byte, 0, len(body))
-		}
-		out = append(out, body[last:i]...)
-		out = append(out, RedactedMarker...)
-		i += n - 1
-		last = i + 1
-	}
-	if out == nil {
-		return body
-	}
-	return append(out, body[last:]...)
-}
-
-// redactString is redactKey for messages.
-func redactString(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return string(redactKey([]byte(s), key))
-}
-
-// matchKey returns the length of the spelling of key that b starts with, or
-// 0. Each character of the key matches itself or a JSON escape of it.
-func matchKey(b []byte, key string) int {
-	pos := 0
-	for _, r := range key {
-		if pos >= len(b) {
-			return 0
-		}
-		if r < utf8.RuneSelf && b[pos] == byte(r) {
-			pos++
-			continue
-		}
-		if r >= utf8.RuneSelf {
-			var enc [utf8.UTFMax]byte
-			n := utf8.EncodeRune(enc[:], r)
-			if bytes.HasPrefix(b[pos:], enc[:n]) {
-				pos += n
-				continue
-			}
-		}
-		if b[pos] != '\\' || pos+1 >= len(b) {
-			return 0
-		}
-		switch e := b[pos+1]; {
-		case e == 'u':
-			v, ok := hexAt(b, pos+2)
-			if !ok {
-				return 0
-			}
-			if v == r {
-				pos += 6
-				continue
-			}
-			// A character beyond the BMP spelled as a surrogate pair.
-			if r > 0xFFFF && v >= 0xD800 && v <= 0xDBFF && pos+11 < len(b) && b[pos+6] == '\\' && b[pos+7] == 'u' {
-				if lo, ok := hexAt(b, pos+8); ok && utf16Pair(v, lo) == r {
-					pos += 12
-					continue
-				}
-			}
-			return 0
-		case shortEscape(e) == r:
-			pos += 2
-		default:
-			return 0
-		}
-	}
-	return pos
-}
-
-func hexAt(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	return hex4(b[i : i+4])
-}
-
-func utf16Pair(hi, lo rune) rune {
-	if lo < 0xDC00 || lo > 0xDFFF {
-		return -1
-	}
-	return (hi-0xD800)<<10 + (lo - 0xDC00) + 0x10000
-}
-
-// shortEscape is the character a two-character JSON escape stands for.
-func shortEscape(e byte) rune {
-	switch e {
-	case '"', '\\', '/':
-		return rune(e)
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	}
-	return -1
 }

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,15 +10,14 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/socialcrawl/crawler/internal/jsontext"
 	"github.com/socialcrawl/crawler/sources/ratecontrol"
 )
 
@@ -102,7 +100,7 @@ func (c *Client) fetch(ctx context.Context, l Lease, p Platform, path string, q 
 	err := c.fetchRaw(ctx, l, p, path, q, decode)
 	var e *Error
 	if errors.As(err, &e) {
-		e.Message = redactString(e.Message, c.cfg.APIKey.Reveal())
+		e.Message = jsontext.RedactString(e.Message, c.cfg.APIKey.Reveal())
 	}
 	return err
 }
@@ -303,7 +301,7 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo
 	}
 	if readErr == nil {
 		// Before anything can log, store or print it.
-		body = storable(redactKey(body, c.cfg.APIKey.Reveal()))
+		body = jsontext.Storable(jsontext.Redact(body, c.cfg.APIKey.Reveal()))
 	}
 	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
 	if readErr == nil && !tooLarge {
@@ -350,57 +348,6 @@ func (c *Client) settle(ctx context.Context, l Lease, o Outcome) {
 func malformed(endpoint string, attempts int, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "malformed body: ")
 	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempts, Message: "malformed body: " + truncate(msg, 300), Err: err}
-}
-
-// storable makes a body storable in PostgreSQL, whose text and jsonb refuse
-// what JSON and Go accept: the escape \u0000 (NUL) and lone UTF-16
-// surrogate escapes (\ud800 without its pair) become \ufffd, and invalid
-// UTF-8 bytes become U+FFFD, which is what Go's decoder makes of all three
-// anyway. One such character would otherwise make every write of the page
-// fail. Escaped backslashes (\\u0000) are text and stay.
-func storable(body []byte) []byte {
-	if !utf8.Valid(body) {
-		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
-	}
-	if !bytes.Contains(body, []byte(`\u`)) {
-		return body
-	}
-	// The body is the client's own buffer: escapes are fixed in place.
-	for i := 0; i+5 < len(body); i++ {
-		if body[i] != '\\' {
-			continue
-		}
-		if body[i+1] != 'u' {
-			i++ // an escaped character: \\u0000 stays text
-			continue
-		}
-		r, ok := hex4(body[i+2 : i+6])
-		bad := false
-		switch {
-		case !ok:
-		case r == 0 || (r >= 0xDC00 && r <= 0xDFFF): // NUL, or a low surrogate without its high one
-			bad = true
-		case r >= 0xD800 && r <= 0xDBFF:
-			if i+11 < len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
-				if lo, ok := hex4(body[i+8 : i+12]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					i += 11 // a valid pair
-					continue
-				}
-			}
-			bad = true
-		}
-		if bad {
-			copy(body[i+2:i+6], "fffd")
-		}
-		i += 5
-	}
-	return body
-}
-
-// hex4 decodes the four hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
-	v, err := strconv.ParseUint(string(b), 16, 16)
-	return rune(v), err == nil
 }
 
 // isEmptyBody reports an empty response: no bytes, null, or {}.

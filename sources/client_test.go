@@ -554,32 +554,6 @@ func TestUnsentRequestIsReported(t *testing.T) {
 	}
 }
 
-// What PostgreSQL refuses becomes U+FFFD; everything else is left byte
-// for byte, escaped backslashes and valid surrogate pairs included.
-func TestStorable(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ in, want string }{
-		{`"plain"`, `"plain"`},
-		{`"a\u0000b"`, `"a\ufffdb"`},
-		{`"lone high \ud800 x"`, `"lone high \ufffd x"`},
-		{`"lone high at end \uD83D"`, `"lone high at end \ufffd"`},
-		{`"lone low \udc00"`, `"lone low \ufffd"`},
-		{`"pair \ud83d\ude00 ok"`, `"pair \ud83d\ude00 ok"`},
-		{`"high then high \ud83d\ud83d\ude00"`, `"high then high \ufffd\ud83d\ude00"`},
-		{`"text \\u0000 and \\ud800"`, `"text \\u0000 and \\ud800"`},
-		{`"other \n\u00e9"`, `"other \n\u00e9"`},
-		{"\"bad \xff byte\"", "\"bad \uFFFD byte\""},
-	}
-	for _, c := range cases {
-		if got := string(storable([]byte(c.in))); got != c.want {
-			t.Errorf("storable(%s) = %s, want %s", c.in, got, c.want)
-		}
-	}
-	if in := []byte(`{"a":"\u00e9"}`); &storable(in)[0] != &in[0] {
-		t.Error("a clean body was copied")
-	}
-}
-
 func TestNULEscapesReplaced(t *testing.T) {
 	t.Parallel()
 	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
