@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// layers orders the product's packages (docs/architecture.md): a package
+// imports only packages of lower layers. The harness (testkit/, tools/)
+// sits above them all, and nothing the binary ships imports it.
+var layers = [][]string{
+	{"internal/version", "internal/jsontext", "internal/yamlstrict", "internal/db", "sources/ratecontrol", "migrations"},
+	{"sources", "sinks", "internal/sandbox"},
+	{"kinds"},
+	{"jobfile"},
+	{"runs"},
+	{"pipeline"},
+	{"plan", "internal/live", "internal/metrics", "internal/report"},
+	{"cmd/crawler"},
+}
+
+const module = "github.com/socialcrawl/crawler/"
+
+// TestLayers fails on an import of a package of the same or a higher
+// layer, on a product package missing from the table, and on a harness
+// package in the binary's dependencies.
+func TestLayers(t *testing.T) {
+	t.Parallel()
+	layerOf := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			layerOf[p] = i
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		pkg := strings.TrimPrefix(fields[0], module)
+		if strings.HasPrefix(pkg, "testkit/") || strings.HasPrefix(pkg, "tools/") {
+			continue
+		}
+		from, ok := layerOf[pkg]
+		if !ok {
+			t.Errorf("package %s has no layer in layers_test.go (and docs/architecture.md)", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			if to, ok := layerOf[dep]; !ok || to >= from {
+				t.Errorf("%s (layer %d) imports %s (layer %d, or harness)", pkg, from, dep, to)
+			}
+		}
+	}
+	deps, err := exec.Command("go", "list", "-deps", module+"cmd/crawler").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, d := range strings.Fields(string(deps)) {
+		if strings.HasPrefix(d, module+"testkit/") || strings.HasPrefix(d, module+"tools/") {
+			t.Errorf("the binary depends on harness package %s", d)
+		}
+	}
+}
