@@ -2,7 +2,7 @@ package kinds
 
 import "time"
 
-// Job is what the kinds read of a job file (package pipeline's Job): which
+// Job is what the kinds read of a job file (package jobfile's Job): which
 // expansion edges it turns on, the page limit of each list, and the
 // refresh_after windows. Kinds know no more of a job.
 type Job interface {

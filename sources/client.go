@@ -43,7 +43,7 @@ type Outcome struct {
 	// NotSent marks an attempt that failed before its request was written
 	// (connection refused, DNS): certainly not billed. Status is 0.
 	NotSent bool
-	// Withdrawn marks an attempt called off after BeforeSend because a 429
+	// Withdrawn marks an attempt called off after its lease's Reserve because a 429
 	// paused the key meanwhile: nothing was sent, so there is nothing to
 	// record beyond giving the reservation back.
 	Withdrawn bool
@@ -147,7 +147,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string,
 		}
 		var e *Error
 		if !errors.As(err, &e) {
-			return err // context or BeforeSend refusal: not the upstream's doing
+			return err // context or the lease's refusal: not the upstream's doing
 		}
 		e.Attempts = attempt
 		var wait time.Duration

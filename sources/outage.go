@@ -202,7 +202,7 @@ func (g *outageGate) failure(probe uint64, endpoint string, cause error) (s *str
 }
 
 // abandon gives up a probe that was not sent (the caller's context ended,
-// or its BeforeSend hook refused), so another waiter can probe.
+// or its lease refused to reserve), so another waiter can probe.
 func (g *outageGate) abandon(probe uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
