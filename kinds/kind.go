@@ -261,6 +261,9 @@ func SeedTasks(seeds *Seeds, job Job) []NewTask {
 type fetcher interface {
 	fetch(ctx context.Context, c *sources.Client, l sources.Lease, m *mapper, t *Task) (*Result, error)
 	replay(m *mapper, t *Task, endpoint, query string, body []byte) (*Result, error)
+	// request is the endpoint and query t's next call asks (the archive's
+	// key of its answer).
+	request(t *Task) (endpoint, query string)
 }
 
 // endpoint declares a kind's call and its mapping: call is the request
@@ -286,6 +289,11 @@ func (e *endpoint[A]) fetch(ctx context.Context, c *sources.Client, l sources.Le
 		return nil, err
 	}
 	return e.mapTo(m, t, a)
+}
+
+func (e *endpoint[A]) request(t *Task) (string, string) {
+	call := e.call(t)
+	return call.Endpoint(), call.Query()
 }
 
 // ErrReplayMismatch: the archived page answered another request than the
