@@ -1,15 +1,9 @@
 package pipeline_test
 
 import (
-	"context"
-	"os"
 	"testing"
 
-	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	pgtest.SetTemplate(func(ctx context.Context, url string) error { return migrations.UpURL(ctx, url) })
-	os.Exit(pgtest.Main(m))
-}
+func TestMain(m *testing.M) { pgtest.MainMigrated(m) }

@@ -1,15 +1,11 @@
 // Package pgtest gives tests their own database on a real PostgreSQL server:
 // never a mock, fast enough for t.Parallel everywhere.
 //
-// A package whose tests need PostgreSQL calls Main from TestMain, then DB or
-// Pool in each test:
+// A package whose tests need the crawler's schema calls MainMigrated from
+// TestMain (the migrations run once per package, not per test; Main and
+// SetTemplate do the same for another schema), then DB or Pool in each test:
 //
-//	func TestMain(m *testing.M) {
-//		pgtest.SetTemplate(func(ctx context.Context, url string) error {
-//			return migrations.UpURL(ctx, url) // once per package, not per test
-//		})
-//		os.Exit(pgtest.Main(m))
-//	}
+//	func TestMain(m *testing.M) { pgtest.MainMigrated(m) }
 //
 //	func TestStore(t *testing.T) {
 //		t.Parallel()

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
@@ -356,4 +357,15 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
+}
+
+// MainMigrated is the TestMain of a package whose tests need the crawler's
+// schema: each test's database is a clone of one migrated once (the
+// migrations' Up), then Main runs the tests and the process exits with
+// their code.
+//
+//	func TestMain(m *testing.M) { pgtest.MainMigrated(m) }
+func MainMigrated(m *testing.M) {
+	SetTemplate(func(ctx context.Context, url string) error { return migrations.UpURL(ctx, url) })
+	os.Exit(Main(m))
 }

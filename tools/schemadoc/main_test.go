@@ -2,20 +2,15 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	pgtest.SetTemplate(func(ctx context.Context, url string) error { return migrations.UpURL(ctx, url) })
-	os.Exit(pgtest.Main(m))
-}
+func TestMain(m *testing.M) { pgtest.MainMigrated(m) }
 
 const docPath = "../../docs/schema.md"
 
