@@ -177,7 +177,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string,
 			slog.String("endpoint", endpoint), slog.String("class", e.Class.String()),
 			slog.Int("status", e.Status), slog.Int("attempt", attempt), slog.Duration("wait", wait))
 		if e.Class == ClassRetry {
-			if err := sleepCtx(ctx, wait); err != nil {
+			if err := ratecontrol.Sleep(ctx, wait); err != nil {
 				return err
 			}
 			if doubt != nil {
@@ -376,18 +376,4 @@ func scrubURL(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

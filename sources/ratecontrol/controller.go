@@ -148,7 +148,7 @@ func (rc *Controller) Wait(ctx context.Context) error {
 		if d <= 0 {
 			return nil
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -176,8 +176,8 @@ func (rc *Controller) step(now time.Time) time.Duration {
 	return max(time.Duration((1-tok)/float64(rc.limiter.Limit())*float64(time.Second)), time.Microsecond)
 }
 
-// sleep waits d, or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx is done (its error then).
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
