@@ -57,8 +57,10 @@ type (
 	}
 )
 
+var lastFetch = db.Prepare[lastFetchParams]("LastFetch")
+
+// The statements the kinds' Seen and Fresh rules read.
 var (
-	lastFetch      = db.Prepare[lastFetchParams]("LastFetch")
 	storedProfile  = db.Prepare[storedProfileParams]("StoredProfile")
 	seenFollowers  = db.Prepare[seenParams]("SeenFollowers")
 	seenFollowing  = db.Prepare[seenParams]("SeenFollowing")

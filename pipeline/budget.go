@@ -283,14 +283,7 @@ type (
 	}
 )
 
-var (
-	reserveCredits        = db.Prepare[reserveParams]("ReserveCredits")
-	reclaimExpiredCredits = db.Prepare[runArg]("ReclaimExpiredCredits")
-	reclaimStaleCredits   = db.Prepare[runArg]("ReclaimStaleCredits")
-	settleCredits         = db.Prepare[settleParams]("SettleCredits")
-	setMaxCredits         = db.Prepare[maxCreditsParams]("SetMaxCredits")
-	loadCredits           = db.Prepare[runArg]("LoadCredits")
-)
+var reserveCredits = db.Prepare[reserveParams]("ReserveCredits")
 
 // reserve is called before each request of lease lc may be sent (its page
 // lease's Reserve): the request spends one of the lease's spare credits, or
@@ -406,6 +399,8 @@ func (b *budget) gaveBack() {
 	b.mu.Unlock()
 }
 
+var reclaimExpiredCredits = db.Prepare[runArg]("ReclaimExpiredCredits")
+
 // reclaimExpired gives back the reservations of the run's expired leases
 // (ReclaimExpiredCredits) and wakes the workers waiting for the budget.
 func (b *budget) reclaimExpired(ctx context.Context) error {
@@ -419,6 +414,8 @@ func (b *budget) reclaimExpired(ctx context.Context) error {
 	}
 	return nil
 }
+
+var reclaimStaleCredits = db.Prepare[runArg]("ReclaimStaleCredits")
 
 // reclaimStale gives back credits held by tasks that no lease holds any
 // more (a settle lost past the outage timeout), once per process and run.
@@ -468,6 +465,8 @@ func (b *budget) settle(ctx context.Context, lc *leaseCredits, o sources.Outcome
 	}
 }
 
+var settleCredits = db.Prepare[settleParams]("SettleCredits")
+
 // flush settles what lc has pending by a statement of its own: the lease
 // ends without a commit (its task fails or is released, or it was lost),
 // or its answers went to two endpoints. A billed answer counts even when
@@ -512,6 +511,8 @@ func (b *budget) release(_ context.Context, lc *leaseCredits) {
 	lc.inFlight = false
 }
 
+var setMaxCredits = db.Prepare[maxCreditsParams]("SetMaxCredits")
+
 // SetMaxCredits sets (or with nil lifts) the credit budget of a run.
 func SetMaxCredits(ctx context.Context, pool *pgxpool.Pool, runID int64, max *int64) error {
 	if _, err := setMaxCredits.Exec(ctx, pool, maxCreditsParams{RunID: runID, MaxCredits: max}); err != nil {
@@ -526,6 +527,8 @@ type Credits struct {
 	Committed int64
 	Billed    int64
 }
+
+var loadCredits = db.Prepare[runArg]("LoadCredits")
 
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {

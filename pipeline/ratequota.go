@@ -62,13 +62,6 @@ type (
 	noParams struct{}
 )
 
-var (
-	rateSync   = db.Prepare[rateSyncParams]("RateSync")
-	rateLeave  = db.Prepare[rateLeaveParams]("RateLeave")
-	ratePause  = db.Prepare[ratePauseParams]("RatePause")
-	rateListen = db.Prepare[noParams]("RateListen")
-)
-
 // quotaShare is this process's side of the shared quota.
 type quotaShare struct {
 	pool   *pgxpool.Pool
@@ -90,6 +83,8 @@ type quotaShare struct {
 	// statements counts the statements sent for sharing.
 	statements atomic.Int64
 }
+
+var rateLeave = db.Prepare[rateLeaveParams]("RateLeave")
 
 // startQuotaShare joins the run's shared quota (one synchronous heartbeat,
 // so the first request already knows its share) and starts the background
@@ -148,6 +143,8 @@ func (s *quotaShare) Paused(d time.Duration) {
 	default: // one is on its way
 	}
 }
+
+var rateSync = db.Prepare[rateSyncParams]("RateSync")
 
 // sync is one heartbeat.
 func (s *quotaShare) sync(ctx context.Context) error {
@@ -211,6 +208,8 @@ func (s *quotaShare) beat(ctx context.Context) {
 	}
 }
 
+var ratePause = db.Prepare[ratePauseParams]("RatePause")
+
 func (s *quotaShare) announce(ctx context.Context) {
 	for {
 		select {
@@ -242,6 +241,8 @@ func (s *quotaShare) listen(ctx context.Context) {
 		}
 	}
 }
+
+var rateListen = db.Prepare[noParams]("RateListen")
 
 func (s *quotaShare) listenOnce(ctx context.Context) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())

@@ -81,12 +81,6 @@ type abandonRunParams struct {
 	Reason string `db:"reason"`
 }
 
-var (
-	lockJob    = db.Prepare[jobNameArg]("LockJob")
-	latestRun  = db.Prepare[latestRunParams]("LatestRun")
-	abandonRun = db.Prepare[abandonRunParams]("AbandonRun")
-)
-
 // PriorRun is the latest run of a job as FindOrCreateRun sees it.
 type PriorRun struct {
 	ID          int64
@@ -96,6 +90,8 @@ type PriorRun struct {
 	Idle        time.Duration // since its last activity
 	InProgress  bool          // a process is working on it
 }
+
+var latestRun = db.Prepare[latestRunParams]("LatestRun")
 
 // LatestRun returns the latest run of the job named name, or nil.
 func LatestRun(ctx context.Context, q db.Querier, job *jobfile.Job) (*PriorRun, error) {
@@ -147,6 +143,10 @@ func Decide(prev *PriorRun, fingerprint string, within time.Duration, forceNew b
 	}
 	return RunContinue, "", nil
 }
+
+var lockJob = db.Prepare[jobNameArg]("LockJob")
+
+var abandonRun = db.Prepare[abandonRunParams]("AbandonRun")
 
 // FindOrCreateRun picks the run `crawler run JOB` works on (see Decide)
 // and records the choice: a new run with its seed tasks, or the chosen run

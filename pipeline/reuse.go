@@ -47,11 +47,6 @@ type (
 	}
 )
 
-var (
-	endFresh     = db.Prepare[endFreshParams]("EndFresh")
-	lastFullWalk = db.Prepare[lastWalkParams]("LastFullWalk")
-)
-
 // freshOf says whether t is fresh (refresh_after), with the fetch that
 // makes it so and the tasks it expands to from stored data (those deeper
 // than limits.max_depth left out).
@@ -126,6 +121,8 @@ func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, 
 	return fresh, nil
 }
 
+var endFresh = db.Prepare[endFreshParams]("EndFresh")
+
 // endFresh ends t's lease as skipped with reason and saved credits, and
 // adds children, in one transaction (one batch).
 func (f *Frontier) endFresh(ctx context.Context, runID int64, t *Task, reason string, saved int, children []NewTask) error {
@@ -166,6 +163,8 @@ type ListWalk struct {
 	// reuse.full_walk_every / full_walk_after reached).
 	FullDue bool
 }
+
+var lastFullWalk = db.Prepare[lastWalkParams]("LastFullWalk")
 
 // listWalk reads what earlier runs (before runID; 0: all) did of list t.
 func listWalk(ctx context.Context, q db.Querier, j *jobfile.Job, kind, key string, runID int64) (ListWalk, error) {

@@ -42,16 +42,6 @@ type resumeRunParams struct {
 	JobName string `db:"job_name"`
 }
 
-var (
-	createRun        = db.Prepare[createRunParams]("CreateRun")
-	finishRun        = db.Prepare[finishRunParams]("FinishRun")
-	runState         = db.Prepare[runArg]("RunState")
-	resumeRun        = db.Prepare[resumeRunParams]("ResumeRun")
-	runJobName       = db.Prepare[runArg]("RunJobName")
-	countFailedTasks = db.Prepare[runArg]("CountFailedTasks")
-	retryFailedTasks = db.Prepare[runArg]("RetryFailedTasks")
-)
-
 // Start records a new run of job with its seeds and budget, and returns its id.
 func Start(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job) (int64, error) {
 	return CreateRun(ctx, pool, job, job.SeedTasks())
@@ -66,6 +56,8 @@ func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, seeds 
 	})
 	return runID, err
 }
+
+var createRun = db.Prepare[createRunParams]("CreateRun")
 
 // createRunTx is CreateRun inside tx.
 func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint string, seeds []NewTask) (int64, error) {
@@ -83,6 +75,10 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 	}
 	return runID, nil
 }
+
+var finishRun = db.Prepare[finishRunParams]("FinishRun")
+
+var runState = db.Prepare[runArg]("RunState")
 
 // FinishRun records the end of this process's work on a run as state (done,
 // stopped, failed) and returns the state the run is in afterwards:
@@ -108,6 +104,10 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 	return got, nil
 }
 
+var resumeRun = db.Prepare[resumeRunParams]("ResumeRun")
+
+var runJobName = db.Prepare[runArg]("RunJobName")
+
 // Resume marks run runID running again so this process can work on it; a
 // run can be resumed after a stop or joined while another process runs it.
 // The job must be the one the run was started with.
@@ -130,6 +130,8 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
 }
 
+var countFailedTasks = db.Prepare[runArg]("CountFailedTasks")
+
 // CountFailed counts the failed tasks of a run.
 func CountFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
 	var n int64
@@ -138,6 +140,8 @@ func CountFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, e
 	}
 	return n, nil
 }
+
+var retryFailedTasks = db.Prepare[runArg]("RetryFailedTasks")
 
 // RetryFailed re-queues the failed tasks of a run (crawler run --resume ID
 // --retry-failed) and says how many. A list keeps its cursor and page

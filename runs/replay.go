@@ -102,17 +102,14 @@ type archivedPagesParams struct {
 	Limit     int   `db:"lim"`
 }
 
-var (
-	archivedPages = db.Prepare[archivedPagesParams]("ArchivedPages")
-	runJobSpec    = db.Prepare[runArg]("RunJobSpec")
-)
-
 // replayPage is an archived page with its task, as read.
 type replayPage struct {
 	task           kinds.Task
 	endpoint, qury string
 	body           []byte // zstd
 }
+
+var runJobSpec = db.Prepare[runArg]("RunJobSpec")
 
 // Replay maps run runID's archived pages again and writes their rows.
 func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logger) (*ReplaySummary, error) {
@@ -210,6 +207,8 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 	sum.Requests = requests.Load()
 	return sum, nil
 }
+
+var archivedPages = db.Prepare[archivedPagesParams]("ArchivedPages")
 
 // readArchived reads one chunk of archived pages.
 func readArchived(ctx context.Context, pool *pgxpool.Pool, p archivedPagesParams) ([]replayPage, error) {

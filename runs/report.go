@@ -109,15 +109,7 @@ type moversParams struct {
 	Limit  int   `db:"lim"`
 }
 
-var (
-	reportRun       = db.Prepare[reportRunParam]("ReportRun")
-	reportCredits   = db.Prepare[runArg]("ReportCredits")
-	reportSamples   = db.Prepare[runArg]("ReportSamples")
-	reportKinds     = db.Prepare[runArg]("ReportTaskKinds")
-	reportTables    = db.Prepare[struct{}]("ReportTables")
-	followerMovers  = db.Prepare[moversParams]("ReportFollowerMovers")
-	playCountMovers = db.Prepare[moversParams]("ReportPlayMovers")
-)
+var reportRun = db.Prepare[reportRunParam]("ReportRun")
 
 // LoadReport gathers the report of run id (0: the latest run). It only reads.
 func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
@@ -164,6 +156,8 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 	return r, nil
 }
 
+var reportCredits = db.Prepare[runArg]("ReportCredits")
+
 func (r *Report) loadCredits(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, _ := reportCredits.Query(ctx, pool, runArg{r.Run.ID})
 	var e EndpointCredits
@@ -181,6 +175,8 @@ type reportSample struct {
 	at, procStart float64
 	pages, r429   int64
 }
+
+var reportSamples = db.Prepare[runArg]("ReportSamples")
 
 func (r *Report) loadTimeline(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, _ := reportSamples.Query(ctx, pool, runArg{r.Run.ID})
@@ -256,6 +252,8 @@ func roundTo(x float64, digits int) float64 {
 	return math.Round(x*p) / p
 }
 
+var reportKinds = db.Prepare[runArg]("ReportTaskKinds")
+
 func (r *Report) loadKinds(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, _ := reportKinds.Query(ctx, pool, runArg{r.Run.ID})
 	var k KindOutcome
@@ -266,6 +264,8 @@ func (r *Report) loadKinds(ctx context.Context, pool *pgxpool.Pool) error {
 	})
 	return err
 }
+
+var reportTables = db.Prepare[struct{}]("ReportTables")
 
 // loadTables counts, per data table, the rows naming the run. Each count
 // is one scan of its table (by the run_id index where there is one).
@@ -315,6 +315,11 @@ func quoteTable(name string) string {
 	}
 	return pgx.Identifier{name}.Sanitize()
 }
+
+var (
+	followerMovers  = db.Prepare[moversParams]("ReportFollowerMovers")
+	playCountMovers = db.Prepare[moversParams]("ReportPlayMovers")
+)
 
 func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
 	r.Followers, r.Plays = []Mover{}, []Mover{}

@@ -45,17 +45,17 @@ type ReasonCount struct {
 }
 
 // The statements of the reports (internal/db/queries/status.sql).
-var (
-	runStatus      = db.Prepare[runStatusParams]("RunStatus")
-	taskStates     = db.Prepare[runArg]("TaskStates")
-	failureReasons = db.Prepare[runArg]("FailureReasons")
-	droppedEntries = db.Prepare[runArg]("DroppedEntries")
-)
 
 // runStatusParams selects run RunID, or the latest run when it is nil.
 type runStatusParams struct {
 	RunID *int64 `db:"run_id"`
 }
+
+var runStatus = db.Prepare[runStatusParams]("RunStatus")
+
+var taskStates = db.Prepare[runArg]("TaskStates")
+
+var failureReasons = db.Prepare[runArg]("FailureReasons")
 
 // LoadStatus reads run id, or the latest run when id is 0.
 func LoadStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*Status, error) {
@@ -91,6 +91,8 @@ func LoadStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*Status, err
 	}
 	return s, nil
 }
+
+var droppedEntries = db.Prepare[runArg]("DroppedEntries")
 
 // loadDrops fills s.Dropped and s.Drops: entries dropped, by kind.
 func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *Status) error {
