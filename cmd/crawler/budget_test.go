@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -71,10 +69,7 @@ seeds:
   shortvideo:
     profiles: %s
 `, up.url, c.workers, budget, pages, c.seeds))
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, db)
 	defer conn.Close(context.Background())
 	billed := func() int64 {
 		var n int64
@@ -118,7 +113,7 @@ seeds:
 	before := up.sb.Usage(cliKey).Billable
 	var held int64
 	connMu.Lock()
-	err = conn.QueryRow(context.Background(), `SELECT credits_committed - credits_billed FROM crawl.runs`).Scan(&held)
+	err := conn.QueryRow(context.Background(), `SELECT credits_committed - credits_billed FROM crawl.runs`).Scan(&held)
 	connMu.Unlock()
 	if err != nil {
 		t.Fatal(err)

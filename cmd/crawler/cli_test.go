@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -84,10 +82,7 @@ func TestBadJobFileWritesNothing(t *testing.T) {
 			t.Errorf("%s: code %d, stderr %q, want %q", name, r.code, r.stderr, tc.want)
 		}
 	}
-	conn, err := pgx.Connect(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, dbURL)
 	defer conn.Close(context.Background())
 	var n int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_namespace WHERE nspname IN ('crawl', 'shortvideo')`).Scan(&n); err != nil || n != 0 {
@@ -147,13 +142,10 @@ func TestRunKeepsKeySecret(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, cliKey) {
 		t.Error("key in output")
 	}
-	conn, err := pgx.Connect(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, dbURL)
 	defer conn.Close(context.Background())
 	var hits int
-	err = conn.QueryRow(context.Background(), `
+	err := conn.QueryRow(context.Background(), `
 		SELECT (SELECT count(*) FROM crawl.runs WHERE job::text LIKE '%' || $1 || '%')
 		     + (SELECT count(*) FROM crawl.tasks WHERE params::text || coalesce(reason, '') LIKE '%' || $1 || '%')
 		     + (SELECT count(*) FROM shortvideo.users WHERE raw::text LIKE '%' || $1 || '%')

@@ -177,15 +177,23 @@ func (p *process) wait() int {
 	return 0
 }
 
+// testConn opens a connection to the database at dbURL for the test; the
+// caller closes it.
+func testConn(t *testing.T, dbURL string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // content is the harvest as an analyst sees it plus the frontier's
 // outcome, without timestamps, lease bookkeeping or insertion-order ids.
 func content(t *testing.T, dbURL string) string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, dbURL)
 	defer conn.Close(ctx)
 	var out strings.Builder
 	for _, q := range []string{
@@ -273,20 +281,10 @@ func TestKill9ThenResume(t *testing.T) {
 			up := newUpstream(t)
 			db := pgtest.DB(t)
 			job := crashJobLease(t, up.url, "3s")
-			var victim atomic.Pointer[os.Process]
-			up.setTrigger(func(n int64) {
-				if n == at {
-					if p := victim.Load(); p != nil {
-						_ = p.Signal(syscall.SIGKILL)
-					}
-				}
-			})
-			p := startCrawler(t, db, "run", job)
-			victim.Store(p.cmd.Process)
-			if code := p.wait(); code != -int(syscall.SIGKILL) {
+			p, code := runSignalledAt(t, up, db, job, at, syscall.SIGKILL)
+			if code != -int(syscall.SIGKILL) {
 				t.Fatalf("first run exit %d, want SIGKILL: %s", code, p.stderr.String())
 			}
-			up.setTrigger(nil)
 			r := startCrawler(t, db, "run", "--resume", "1", job)
 			if code := r.wait(); code != 0 {
 				t.Fatalf("resume exit %d: %s", code, r.stderr.String())
@@ -303,10 +301,7 @@ func TestKill9ThenResume(t *testing.T) {
 			// came back when the dead leases expired: once the run is done,
 			// what is committed is exactly what was billed.
 			var billed, committed int64
-			conn, err := pgx.Connect(context.Background(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
+			conn := testConn(t, db)
 			defer conn.Close(context.Background())
 			if err := conn.QueryRow(context.Background(), `SELECT credits_billed, credits_committed FROM crawl.runs`).Scan(&billed, &committed); err != nil {
 				t.Fatal(err)
@@ -329,27 +324,17 @@ func TestInterruptThenResume(t *testing.T) {
 	up := newUpstream(t)
 	db := pgtest.DB(t)
 	job := crashJob(t, up.url)
-	var victim atomic.Pointer[os.Process]
-	up.setTrigger(func(n int64) {
-		if n == 6 {
-			_ = victim.Load().Signal(syscall.SIGINT)
-		}
-	})
-	p := startCrawler(t, db, "run", job)
-	victim.Store(p.cmd.Process)
-	if code := p.wait(); code != exitStopped {
+	p, code := runSignalledAt(t, up, db, job, 6, syscall.SIGINT)
+	if code != exitStopped {
 		t.Fatalf("exit %d, want %d: %s", code, exitStopped, p.stderr.String())
 	}
 	if !strings.Contains(p.stderr.String(), "crawler run --resume 1 ") {
 		t.Errorf("no resume hint in %q", p.stderr.String())
 	}
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, db)
 	var leased int
 	var state string
-	err = conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM crawl.tasks WHERE state = 'leased'), (SELECT state FROM crawl.runs)`).Scan(&leased, &state)
+	err := conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM crawl.tasks WHERE state = 'leased'), (SELECT state FROM crawl.runs)`).Scan(&leased, &state)
 	conn.Close(context.Background())
 	if err != nil || leased != 0 || state != "stopped" {
 		t.Errorf("after SIGINT: %d tasks still leased, run %s (%v)", leased, state, err)
@@ -427,6 +412,26 @@ seeds:
 	if !strings.Contains(first.stderr.String()+second().stderr.String(), "budget") {
 		t.Errorf("no budget message:\n%s\n%s", first.stderr.String(), second().stderr.String())
 	}
+}
+
+// runSignalledAt runs `crawler run job` and sends it sig as the upstream
+// receives its at-th request; it returns the process, ended, and its exit
+// code.
+func runSignalledAt(t *testing.T, up *upstream, db, job string, at int64, sig os.Signal) (*process, int) {
+	t.Helper()
+	var victim atomic.Pointer[os.Process]
+	up.setTrigger(func(n int64) {
+		if n == at {
+			if p := victim.Load(); p != nil {
+				_ = p.Signal(sig)
+			}
+		}
+	})
+	p := startCrawler(t, db, "run", job)
+	victim.Store(p.cmd.Process)
+	code := p.wait()
+	up.setTrigger(nil)
+	return p, code
 }
 
 // joinAt starts a second crawler joining run 1 when the upstream sees its

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -86,10 +84,7 @@ seeds:
 	if d := up.duplicates(); len(d) != 0 {
 		t.Errorf("bought twice: %v", d)
 	}
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, db)
 	defer conn.Close(context.Background())
 	var state, reason string
 	var pages, items, follows int

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/socialcrawl/crawler/testkit/bench"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -87,10 +85,7 @@ func hostileUpstream(t *testing.T) (string, *atomic.Int64) {
 func taskStates(t *testing.T, dbURL string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, dbURL)
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `SELECT key, state || ': ' || coalesce(reason, '') FROM crawl.tasks`)
 	if err != nil {

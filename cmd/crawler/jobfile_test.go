@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -120,10 +118,7 @@ func TestBadJobFilesExit2RealBinary(t *testing.T) {
 
 	// Nothing was written: not even the schemas.
 	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := testConn(t, dbURL)
 		defer conn.Close(context.Background())
 		var n int
 		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_namespace WHERE nspname IN ('crawl', 'shortvideo', 'photosocial')`).Scan(&n); err != nil || n != 0 {

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -126,10 +125,7 @@ func TestMetricsScrapedDuringAndAfterRun(t *testing.T) {
 	}
 	rows, _ := strconv.ParseFloat(m[2], 64)
 	var tasks float64
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, db)
 	defer conn.Close(context.Background())
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM crawl.tasks WHERE state = 'done'`).Scan(&tasks); err != nil {
 		t.Fatal(err)
@@ -245,10 +241,7 @@ func TestRunsAndStatusJSON(t *testing.T) {
 	}
 
 	// A schema behind the binary: status and runs refuse, and change nothing.
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, db)
 	defer conn.Close(context.Background())
 	var latest int64
 	if err := conn.QueryRow(context.Background(), `SELECT max(version_id) FROM goose_db_version`).Scan(&latest); err != nil {

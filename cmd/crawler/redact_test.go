@@ -79,10 +79,7 @@ func TestEchoedKeyNeverStoredOrPrinted(t *testing.T) {
 func dumpAll(t *testing.T, dbURL string) string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, dbURL)
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `SELECT format('%I.%I', table_schema, table_name) FROM information_schema.tables
 		WHERE table_schema IN ('crawl', 'shortvideo', 'photosocial', 'public') AND table_type = 'BASE TABLE'`)

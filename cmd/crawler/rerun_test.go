@@ -8,12 +8,9 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -41,20 +38,10 @@ func TestRerunAfterKill(t *testing.T) {
 			up := newUpstream(t)
 			db := pgtest.DB(t)
 			job := crashJobLease(t, up.url, "3s")
-			var victim atomic.Pointer[os.Process]
-			up.setTrigger(func(n int64) {
-				if n == s.at {
-					if p := victim.Load(); p != nil {
-						_ = p.Signal(s.sig)
-					}
-				}
-			})
-			p := startCrawler(t, db, "run", job)
-			victim.Store(p.cmd.Process)
-			if code := p.wait(); code != s.code {
+			p, code := runSignalledAt(t, up, db, job, s.at, s.sig)
+			if code != s.code {
 				t.Fatalf("first run exit %d, want %d: %s", code, s.code, p.stderr.String())
 			}
-			up.setTrigger(nil)
 			r := startCrawler(t, db, "run", job) // the same command
 			if code := r.wait(); code != 0 {
 				t.Fatalf("rerun exit %d: %s", code, r.stderr.String())
@@ -177,18 +164,10 @@ func TestNewRunFlag(t *testing.T) {
 	up := newUpstream(t)
 	db := pgtest.DB(t)
 	job := crashJob(t, up.url)
-	var victim atomic.Pointer[os.Process]
-	up.setTrigger(func(n int64) {
-		if n == 4 {
-			_ = victim.Load().Signal(syscall.SIGTERM)
-		}
-	})
-	p := startCrawler(t, db, "run", job)
-	victim.Store(p.cmd.Process)
-	if code := p.wait(); code != exitStopped {
+	p, code := runSignalledAt(t, up, db, job, 4, syscall.SIGTERM)
+	if code != exitStopped {
 		t.Fatalf("exit %d, want %d: %s", code, exitStopped, p.stderr.String())
 	}
-	up.setTrigger(nil)
 	r := startCrawler(t, db, "run", "--new-run", job)
 	if code := r.wait(); code != 0 {
 		t.Fatalf("--new-run exit %d: %s", code, r.stderr.String())
@@ -197,10 +176,7 @@ func TestNewRunFlag(t *testing.T) {
 		t.Errorf("stdout %q", r.stdout.String())
 	}
 	var states string
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, db)
 	defer conn.Close(context.Background())
 	if err := conn.QueryRow(context.Background(), `SELECT string_agg(state, ',' ORDER BY id) FROM crawl.runs`).Scan(&states); err != nil {
 		t.Fatal(err)
@@ -216,10 +192,7 @@ func TestNewRunFlag(t *testing.T) {
 
 func countRuns(t *testing.T, db string) int {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := testConn(t, db)
 	defer conn.Close(context.Background())
 	var n int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM crawl.runs`).Scan(&n); err != nil {
