@@ -25,11 +25,20 @@ type pageLease struct {
 	await func(*sentPage) error
 	// archive: the job keeps pages; page is the body recorded.
 	archive bool
+	bodies  *bodyHold
 
+	mu   sync.Mutex
+	page *ArchivedPage
+}
+
+// bodyHold is a page's hold on the in-flight body budget, apart from its
+// lease: the page's commit, sent while the next page is fetched, keeps the
+// hold (to give it back once read) without keeping the lease, whose
+// previous page would keep its own, and so on down the list.
+type bodyHold struct {
 	mu    sync.Mutex
-	held  []func() // the bodies' hold on the in-flight budget
+	held  []func()
 	freed bool
-	page  *ArchivedPage
 }
 
 var _ sources.Lease = (*pageLease)(nil)
@@ -52,15 +61,17 @@ func (l *pageLease) Settle(ctx context.Context, o sources.Outcome) {
 	l.budget.settle(ctx, l.credits, o, l.awaitPrev())
 }
 
-// Hold keeps a body counted against the in-flight budget until release.
+// Hold keeps a body counted against the in-flight budget until the page's
+// hold is released.
 func (l *pageLease) Hold(release func()) {
-	l.mu.Lock()
-	if !l.freed {
-		l.held = append(l.held, release)
-		l.mu.Unlock()
+	h := l.bodies
+	h.mu.Lock()
+	if !h.freed {
+		h.held = append(h.held, release)
+		h.mu.Unlock()
 		return
 	}
-	l.mu.Unlock()
+	h.mu.Unlock()
 	release()
 }
 
@@ -93,11 +104,11 @@ func (l *pageLease) archived() *ArchivedPage {
 
 // release gives back the page's bodies (after its commit, or when the page
 // is given up). Idempotent.
-func (l *pageLease) release() {
-	l.mu.Lock()
-	held := l.held
-	l.held, l.freed = nil, true
-	l.mu.Unlock()
+func (h *bodyHold) release() {
+	h.mu.Lock()
+	held := h.held
+	h.held, h.freed = nil, true
+	h.mu.Unlock()
 	for _, f := range held {
 		f()
 	}

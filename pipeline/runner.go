@@ -510,12 +510,16 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	// the previous page's commit, and the page's bodies, which stay counted
 	// against the client's in-flight budget until its rows are committed
 	// (or it is given up).
-	lease := &pageLease{budget: c.budget, credits: t.leaseCredits(), prev: prev, await: c.await, archive: c.job.Archive}
+	bodies := &bodyHold{}
+	lease := &pageLease{budget: c.budget, credits: t.leaseCredits(), prev: prev, await: c.await, archive: c.job.Archive, bodies: bodies}
 	held := true
 	defer func() {
 		if held {
-			lease.release()
+			bodies.release()
 		}
+		// Nothing of this page keeps the previous one once it is done:
+		// its commit (sent, unread) holds only the bodies it counts.
+		lease.prev = nil
 	}()
 	ttl := time.Duration(c.job.Limits.LeaseTimeout)
 	done := make(chan struct{})
@@ -568,7 +572,7 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		sc, err := c.frontier.Send(c.work, c.runID, t, c.pageCommit(res, children))
 		if err == nil {
 			held = false
-			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: lease.release}, nil
+			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: bodies.release}, nil
 		}
 	}
 	if err := c.commit(fctx, t, res, children); err != nil {
