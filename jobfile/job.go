@@ -1,6 +1,7 @@
 package jobfile
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -242,6 +243,13 @@ func (j *Job) Window(key string) time.Duration {
 	return time.Duration(j.Reuse.RefreshAfter)
 }
 
+// SentAs is the name the job's dialect sends kind's contract parameter
+// param under.
+func (j *Job) SentAs(kind, param string) string {
+	r, _ := j.API.Route(kind)
+	return r.SentAs(param)
+}
+
 // ClientConfig is the client configuration the job asks for, with key: the
 // api section is the client's Options.
 func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config {
@@ -318,7 +326,31 @@ func (j *Job) validate() Errors {
 			intRange("expand."+name+".max_pages", int64((*e).MaxPages), 1, math.MaxInt32, " (omit the key for limits.max_pages)")
 		}
 	}
+	errs = append(errs, j.validateDialect()...)
 	errs = append(errs, j.Seeds.Validate()...)
 	errs = append(errs, j.validateReuse()...)
+	return errs
+}
+
+// validateDialect refuses what the chosen preset cannot do: prefixes
+// outside the contract's dialect, and secUid seeds where follow lists are
+// addressed otherwise.
+func (j *Job) validateDialect() Errors {
+	var errs Errors
+	preset := cmp.Or(j.API.Preset, sources.PresetContract)
+	if preset != sources.PresetContract && j.has("api.prefixes") {
+		errs = append(errs, &Error{Key: "api.prefixes", Msg: fmt.Sprintf("applies to the %s preset only: under %s each endpoint's path is whole; "+
+			"change one with api.endpoints.<platform>.<endpoint>.path", sources.PresetContract, preset)})
+	}
+	if len(j.Seeds.ShortVideo.SecUIDs) > 0 {
+		for _, kind := range []string{kinds.KindSVFollowers, kinds.KindSVFollowing} {
+			if by := j.SentAs(kind, "secUid"); by != "secUid" {
+				errs = append(errs, &Error{Key: "seeds.shortvideo.sec_uids", Msg: fmt.Sprintf(
+					"the %s preset addresses %s lists by %s (the endpoint takes no secUid parameter): list the accounts under seeds.shortvideo.profiles instead",
+					preset, kind, by)})
+				break
+			}
+		}
+	}
 	return errs
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -190,6 +191,20 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 				"j.yaml:6: limits.max_pages: must be between 1 and 2147483647, got 0 (a list's page limit; omit the key for the default)"},
 		{"zero edge pages", jobHead + "expand:\n  followers: {max_pages: 0}\n" + oneSeed,
 			"j.yaml:5: expand.followers.max_pages: must be between 1 and 2147483647, got 0 (omit the key for limits.max_pages)"},
+		// The dialect: presets, overrides by endpoint and parameter, what a
+		// preset cannot do.
+		{"unknown preset", jobHead + "  preset: realapi\n" + oneSeed,
+			`j.yaml:4: api.preset: "realapi" is not a preset: contract (what the sandbox serves) or scrapecreators (the real service)`},
+		{"unknown endpoint", jobHead + "  endpoints:\n    shortvideo:\n      folowers: {path: /v1/x}\n" + oneSeed,
+			"j.yaml:6: api.endpoints.shortvideo.folowers: is not an endpoint; the endpoints are " + strings.Join(endpointNames(), ", ")},
+		{"unknown parameter", jobHead + "  endpoints:\n    shortvideo:\n      song:\n        params: {clip: clipId}\n" + oneSeed,
+			"j.yaml:7: api.endpoints.shortvideo.song.params.clip: is not a parameter of /shortvideo/song; it takes id"},
+		{"bad override path", jobHead + "  endpoints:\n    photosocial:\n      comments: {path: v2/comments}\n" + oneSeed,
+			`j.yaml:6: api.endpoints.photosocial.comments.path: "v2/comments" must start with / and hold a path only (at most 1000 bytes, no ? or #)`},
+		{"prefixes under the real preset", "name: x\napi:\n  preset: scrapecreators\n  prefixes: {shortvideo: /v1/tiktok}\n" + oneSeed,
+			"j.yaml:4: api.prefixes: applies to the contract preset only: under scrapecreators each endpoint's path is whole; change one with api.endpoints.<platform>.<endpoint>.path"},
+		{"secUid seeds under the real preset", "name: x\napi:\n  preset: scrapecreators\nseeds: {shortvideo: {sec_uids: [MS4wLjABAAAAv7iSuuXDJGDvJkmH_vz1qkDZYo1apxgzaxdBSeIuPiM]}}\n",
+			"j.yaml:4: seeds.shortvideo.sec_uids: the scrapecreators preset addresses shortvideo.followers lists by handle (the endpoint takes no secUid parameter): list the accounts under seeds.shortvideo.profiles instead"},
 		{"zero burst", jobHead + "  rate: 5\n  burst: 0\n" + oneSeed, "j.yaml:5: api.burst: must be between 1 and 1000000, got 0"},
 		// Durations have minimums; a lease outlasts a request.
 		{"lease shorter than a request", jobHead + "limits:\n  lease_timeout: 1ms\n" + oneSeed,
@@ -549,7 +564,74 @@ func TestJobSpecJSON(t *testing.T) {
 		t.Errorf("spec api\n%s\nwant\n%s", b, want)
 	}
 	var back API
-	if err := json.Unmarshal(b, &back); err != nil || back.Options != func() sources.Options { o := job.API.Options; o.AllowInsecureHTTP = false; return o }() {
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Options, func() sources.Options { o := job.API.Options; o.AllowInsecureHTTP = false; return o }()) {
 		t.Errorf("round trip: %+v, %v", back, err)
+	}
+}
+
+func endpointNames() []string {
+	var names []string
+	for _, e := range sources.Endpoints {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// The real service's preset needs no base_url and reaches every endpoint
+// by its own path and parameter names; an override changes one endpoint
+// and leaves the others as the preset says.
+func TestScrapeCreatorsPreset(t *testing.T) {
+	t.Parallel()
+	job, err := Parse("j.yaml", []byte(`name: x
+api:
+  preset: scrapecreators
+  endpoints:
+    shortvideo:
+      trending_feed: {fixed: {region: GB}}
+      followers: {params: {secUid: user_id}}
+    photosocial:
+      comments: {path: /v3/instagram/post/comments}
+seeds: {shortvideo: {profiles: [a]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := job.ClientConfig("k", nil)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[string]string{
+		"shortvideo.followers":     "/v1/tiktok/user/followers user_id cursor->min_time",
+		"shortvideo.following":     "/v1/tiktok/user/following handle cursor->min_time",
+		"shortvideo.song":          "/v1/tiktok/song clipId",
+		"shortvideo.trending_feed": "/v1/tiktok/get-trending-feed region=GB",
+		"photosocial.comments":     "/v3/instagram/post/comments",
+		"photosocial.transcript":   "/v2/instagram/media/transcript",
+		"photosocial.highlight":    "/v1/instagram/user/highlight/detail",
+	} {
+		r, ok := job.API.Route(kind)
+		got := r.Path
+		switch kind {
+		case "shortvideo.followers", "shortvideo.following":
+			got += " " + job.SentAs(kind, "secUid") + " cursor->" + r.SentAs("cursor")
+		case "shortvideo.song":
+			got += " " + r.SentAs("id")
+		case "shortvideo.trending_feed":
+			got += " region=" + r.Fixed["region"]
+		}
+		if !ok || got != want {
+			t.Errorf("%s: %q, want %q", kind, got, want)
+		}
+	}
+	if r, _ := job.API.Route("shortvideo.popular_videos"); r.Retired == "" {
+		t.Error("popular videos are not retired under the real preset")
+	}
+	// The contract's default: paths under the prefixes, names unchanged.
+	job2, err := Parse("j.yaml", []byte(jobHead+oneSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := job2.API.Route("shortvideo.followers"); r.Path != "/shortvideo/user/followers" || job2.SentAs("shortvideo.followers", "secUid") != "secUid" {
+		t.Errorf("contract route %+v", r)
 	}
 }

@@ -16,4 +16,9 @@ type Job interface {
 	// ("expand.follower_profiles"): the one the file sets there, else the
 	// job's.
 	Window(key string) time.Duration
+	// SentAs is the name the upstream's dialect sends the contract's
+	// parameter param of kind's endpoint under (param itself when the
+	// dialect keeps it): follow lists are addressed by what their secUid
+	// parameter becomes (secUid, handle or user_id).
+	SentAs(kind, param string) string
 }

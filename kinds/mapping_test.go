@@ -35,6 +35,8 @@ func (j testJob) ListPages(e *Edge) int {
 }
 func (testJob) Window(string) time.Duration { return 0 }
 
+func (testJob) SentAs(_, param string) string { return param }
+
 // summary is what a mapping produced, one line per table (rows), per child
 // task (kind key depth), and the list's control: how many items, the next
 // cursor, the stop reason, the drops.

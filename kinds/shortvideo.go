@@ -49,21 +49,45 @@ var _ = register(&Kind{
 // storedSVProfile expands a fresh profile as fetchSVProfile would, from
 // the stored secUid and private flag.
 func storedSVProfile(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
-	var secUID string
+	var id account
 	var private bool
-	err := storedProfile.QueryRow(ctx, q, storedProfileParams{UniqueID: t.Key}).Scan(&secUID, &private)
+	err := storedProfile.QueryRow(ctx, q, storedProfileParams{UniqueID: t.Key}).Scan(&id.secUID, &id.userID, &private)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil // not stored under this key: fetch it
 	}
-	if err != nil || private || secUID == "" {
+	if err != nil || private {
 		return nil, err == nil, err
 	}
+	id.handle = t.Key
 	res := &Result{}
-	m := &mapper{job: j}
-	params := map[string]string{"handle": t.Key}
-	m.follow(res, t, edgeFollowers, secUID, params)
-	m.follow(res, t, edgeFollowing, secUID, params)
+	(&mapper{job: j}).followLists(res, t, id)
 	return res.Children, true, nil
+}
+
+// account is what a profile tells of the ways to address its lists.
+type account struct{ handle, secUID, userID string }
+
+// followLists adds the account's followers and following tasks, each
+// keyed by the identifier its endpoint is addressed by in the upstream's
+// dialect (the contract's secUid; the real service's handle, or for
+// followers the numeric user id when the job renames secUid to user_id),
+// so that a list is walked once per run whichever profile found it. It
+// returns why a list was left out, "" when none was.
+func (m *mapper) followLists(res *Result, t *Task, id account) (why string) {
+	params := map[string]string{"handle": id.handle}
+	for _, d := range []*edgeDecl{edgeFollowers, edgeFollowing} {
+		by := m.job.SentAs(d.To, "secUid")
+		key := map[string]string{"handle": id.handle, "user_id": id.userID}[by]
+		if by != "handle" && by != "user_id" {
+			by, key = "secUid", id.secUID
+		}
+		if key == "" {
+			why = "profile carries no " + by + ", lists not fetched"
+			continue
+		}
+		m.follow(res, t, d, key, params)
+	}
+	return why
 }
 
 func mapSVProfile(m *mapper, t *Task, p *sources.SVProfile) (*Result, error) {
@@ -106,16 +130,10 @@ func mapSVProfile(m *mapper, t *Task, p *sources.SVProfile) (*Result, error) {
 		res.Drops.N += p.VideosDropped
 		res.Drops.Reason = p.VideosDropReason
 	}
-	secUID := string(p.User.SecUID)
-	switch {
-	case p.User.PrivateAccount.V:
+	if p.User.PrivateAccount.V {
 		res.Stop = "done: private account, lists not fetched"
-	case secUID == "":
-		res.Stop = "done: profile carries no secUid, lists not fetched"
-	default:
-		params := map[string]string{"handle": handle}
-		m.follow(res, t, edgeFollowers, secUID, params)
-		m.follow(res, t, edgeFollowing, secUID, params)
+	} else if why := m.followLists(res, t, account{handle: handle, secUID: string(p.User.SecUID), userID: string(p.User.ID)}); why != "" {
+		res.Stop = "done: " + why
 	}
 	return res, nil
 }

@@ -39,7 +39,7 @@ func TestErrorClassesExactRequests(t *testing.T) {
 		{"bad request", []int{400}, "ok_f0_g0", "failed", "bad_request (HTTP 400)", 1, 0, false, 0},
 		{"not found", nil, "missing_person", "skipped", "not found", 1, 0, false, 0},
 		{"key refused 401", []int{401}, "ok_f0_g0", "pending", "", 1, 0, true, sources.ClassAuth},
-		{"blocked 403", []int{403}, "ok_f0_g0", "pending", "", 1, 0, true, sources.ClassAuth},
+		{"blocked 403", []int{403}, "ok_f0_g0", "failed", "blocked: ", 1, 0, false, 0},
 		{"out of credits 402", []int{402}, "ok_f0_g0", "pending", "", 1, 0, true, sources.ClassNoCredits},
 	}
 	for _, tc := range cases {

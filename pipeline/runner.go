@@ -648,6 +648,11 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 		return stop
 	case class == sources.ClassNotFound:
 		return c.finish(t, StateSkipped, "not found: "+err.Error())
+	case class == sources.ClassRetired:
+		return c.finish(t, StateSkipped, "retired: "+err.Error())
+	case class == sources.ClassBlocked:
+		// The platform blocked this item: it fails, a resume does not ask again.
+		return c.finish(t, StateFailed, "blocked: "+err.Error())
 	case class != 0:
 		log.Warn("task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
 		return c.finish(t, StateFailed, err.Error())

@@ -58,6 +58,7 @@ type Client struct {
 	bodies  *bodyBudget
 	gate    *outageGate
 	pauses  pauseClock // the 429 pauses, for Pauses
+	routes  map[string]Route
 }
 
 // New validates cfg and returns a Client.
@@ -66,21 +67,14 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	base, _ := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+	base, _ := url.Parse(strings.TrimRight(cfg.baseURL(), "/"))
 	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
-	return &Client{cfg: cfg, base: base, control: ratecontrol.New(cfg.Rate, cfg.Burst), bodies: bodies,
+	return &Client{cfg: cfg, base: base, routes: cfg.routes(), control: ratecontrol.New(cfg.Rate, cfg.Burst), bodies: bodies,
 		gate: newOutageGate(time.Duration(cfg.OutageWindow), time.Duration(cfg.RetryInitial), time.Duration(cfg.RetryMax), cfg.Logger)}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
 func (c *Client) RateLimit() float64 { return c.control.Current() }
-
-func (c *Client) endpointPath(p Platform, path string) string {
-	if p == PhotoSocial {
-		return c.cfg.Prefixes.PhotoSocial + path
-	}
-	return c.cfg.Prefixes.ShortVideo + path
-}
 
 // fetch performs a GET with retries and hands the body of a 2xx response to
 // decode. A body received whole that fails checkShape or decode fails the
@@ -107,9 +101,16 @@ func (c *Client) fetch(ctx context.Context, l Lease, p Platform, path string, q 
 
 func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string, q url.Values, decode func(*answer) error) error {
 	endpoint := specPrefix(p) + path
+	route, err := c.routeOf(endpoint)
+	if err != nil {
+		return err
+	}
+	if route.Retired != "" {
+		return &Error{Endpoint: endpoint, Class: ClassRetired, Message: route.Retired}
+	}
 	u := *c.base
-	u.Path = strings.TrimRight(c.base.Path, "/") + c.endpointPath(p, path)
-	u.RawQuery = q.Encode()
+	u.Path = strings.TrimRight(c.base.Path, "/") + route.Path
+	u.RawQuery = route.translate(q).Encode()
 	full := u.String()
 
 	bo := backoff.NewExponentialBackOff()
@@ -255,6 +256,14 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo
 		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
 	}))
 	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil && resp != nil {
+		// An HTTP answer that could not be followed (a redirect loop): the
+		// upstream is up, and this request is at fault, not billed.
+		c.gate.answered()
+		resp.Body.Close()
+		c.settle(ctx, l, Outcome{Endpoint: endpoint, Status: resp.StatusCode})
+		return nil, 0, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: "redirect not followed: " + scrubURL(err).Error()}
+	}
 	if err != nil {
 		if !wrote.Load() {
 			// Never sent, so never billed: give the reservation back.
@@ -325,7 +334,7 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo
 	if tooLarge {
 		return nil, held, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: fmt.Sprintf("body larger than %d bytes", c.cfg.MaxBodyBytes)}
 	}
-	if class := classify(resp.StatusCode); class != 0 {
+	if class := classify(resp.StatusCode, body); class != 0 {
 		e := &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: class, Message: upstreamMessage(body)}
 		e.Retry = retry
 		return nil, held, e

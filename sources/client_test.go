@@ -116,7 +116,7 @@ func TestErrorClasses(t *testing.T) {
 		{400, ClassBadRequest, 1},
 		{401, ClassAuth, 1},
 		{402, ClassNoCredits, 1},
-		{403, ClassAuth, 1},
+		{403, ClassBlocked, 1},
 		{404, ClassNotFound, 1},
 		{500, ClassRetry, 3}, // 1 + MaxRetries(2)
 		{503, ClassRetry, 3},

@@ -47,12 +47,21 @@ const (
 // value means what it says (MaxRetries 0: no retries) or is refused by
 // Validate (a zero Timeout).
 type Options struct {
-	// BaseURL is the service address including its /api segment, e.g.
-	// "https://api.example.com/api". Required.
+	// Preset is the upstream's dialect (dialect.go): PresetContract (or
+	// empty), what the sandbox serves, or PresetScrapeCreators, the real
+	// service.
+	Preset string `yaml:"preset" json:"preset,omitempty"`
+	// BaseURL is the service address, e.g. "https://api.example.com/api"
+	// for the contract. Required, but for the real service's preset, whose
+	// address is its default.
 	BaseURL string `yaml:"base_url" json:"base_url"`
-	// Prefixes are the platforms' path prefixes under BaseURL; the real
-	// service uses others (e.g. "/v1/<platform>").
+	// Prefixes are the platforms' path prefixes under BaseURL in the
+	// contract's dialect; a preset's paths are whole.
 	Prefixes Prefixes `yaml:"prefixes" json:"prefixes"`
+	// Endpoints override the preset per endpoint, by platform then
+	// endpoint ("shortvideo" -> "followers"): its path, its parameters'
+	// names, parameters always sent.
+	Endpoints map[string]map[string]Override `yaml:"endpoints" json:"endpoints,omitempty"`
 	// Timeout bounds one attempt.
 	Timeout Duration `yaml:"timeout" json:"timeout"`
 	// MaxRetries bounds the retries of a retryable failure (5xx, network,
@@ -146,9 +155,10 @@ func (o Options) check(minTimeout, minBackoff time.Duration) FieldErrors {
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &FieldError{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	if err := CheckBaseURL(o.BaseURL, o.AllowInsecureHTTP); err != nil {
+	if err := CheckBaseURL(o.baseURL(), o.AllowInsecureHTTP); err != nil {
 		add("base_url", "%v", err)
 	}
+	o.checkDialect(add)
 	for _, p := range []struct{ key, v string }{{"prefixes.shortvideo", o.Prefixes.ShortVideo}, {"prefixes.photosocial", o.Prefixes.PhotoSocial}} {
 		if !strings.HasPrefix(p.v, "/") {
 			add(p.key, "%s must start with /", quoteCut(p.v))
@@ -179,6 +189,14 @@ func (o Options) check(minTimeout, minBackoff time.Duration) FieldErrors {
 		add("burst", "must be between 1 and %d, got %d", MaxBurst, o.Burst)
 	}
 	return errs
+}
+
+// baseURL is BaseURL, or the preset's address when it has one.
+func (o Options) baseURL() string {
+	if o.BaseURL == "" && o.Preset == PresetScrapeCreators {
+		return ScrapeCreatorsBaseURL
+	}
+	return o.BaseURL
 }
 
 // quoteCut is s quoted, cut to 60 bytes at a rune boundary, for messages.

@@ -26,7 +26,8 @@ const (
 	// ClassBadRequest: 400 (or another 4xx). Recorded with the upstream's
 	// message; no retry.
 	ClassBadRequest
-	// ClassAuth: 401/403. The key was refused: the run stops.
+	// ClassAuth: 401, or 500 "apiKey is required". The key was refused:
+	// the run stops.
 	ClassAuth
 	// ClassNoCredits: 402. The account is out of credits: the run stops and
 	// can be resumed later.
@@ -35,6 +36,13 @@ const (
 	// reset, DNS, TLS, timeouts) for longer than Config.OutageWindow: the
 	// run stops and can be resumed once it is back. No task fails for it.
 	ClassUnreachable
+	// ClassBlocked: 403 from a service that answers it for one piece of
+	// content the platform blocked (the real service): that item fails
+	// with reason blocked, the run goes on.
+	ClassBlocked
+	// ClassRetired: the dialect says the upstream no longer serves the
+	// endpoint; nothing is sent and the task ends skipped.
+	ClassRetired
 )
 
 func (c Class) String() string {
@@ -53,6 +61,10 @@ func (c Class) String() string {
 		return "out_of_credits"
 	case ClassUnreachable:
 		return "unreachable"
+	case ClassBlocked:
+		return "blocked"
+	case ClassRetired:
+		return "retired"
 	}
 	return "unknown"
 }
@@ -116,14 +128,21 @@ func ClassOf(err error) Class {
 	return 0
 }
 
-// classify maps an HTTP status to a Class. 2xx returns 0.
-func classify(status int) Class {
+// classify maps an HTTP status (and, for the one known case, its error
+// body) to a Class. 2xx returns 0. A 403 is the platform blocking one
+// piece of content, never the key: the real service answers 401 for a bad
+// key, and 500 "apiKey is required" for a missing one.
+func classify(status int, body []byte) Class {
 	switch {
 	case status >= 200 && status < 300:
 		return 0
 	case status == http.StatusTooManyRequests:
 		return ClassRateLimited
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	case status == http.StatusUnauthorized:
+		return ClassAuth
+	case status == http.StatusForbidden:
+		return ClassBlocked
+	case status == http.StatusInternalServerError && strings.Contains(upstreamMessage(body), "apiKey is required"):
 		return ClassAuth
 	case status == http.StatusPaymentRequired:
 		return ClassNoCredits

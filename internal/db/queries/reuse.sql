@@ -44,9 +44,9 @@ WHERE f.kind = @kind AND f.key = @key AND f.state = 'done' AND f.run_id < @run_i
 ORDER BY f.finished_at DESC LIMIT 1;
 
 -- name: StoredProfile
--- What a short-video profile fetch stored: its secUid and whether it is
--- private (refresh_after expands a fresh profile from it).
-SELECT coalesce(sec_uid, ''), coalesce(private_account, false) FROM shortvideo.users
+-- What a short-video profile fetch stored: its secUid, user id and whether
+-- it is private (refresh_after expands a fresh profile from it).
+SELECT coalesce(sec_uid, ''), coalesce(user_id, ''), coalesce(private_account, false) FROM shortvideo.users
 WHERE unique_id = @unique_id AND profile_fetched;
 
 -- name: SeenFollowers

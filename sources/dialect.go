@@ -1,0 +1,302 @@
+package sources
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// A dialect is how one upstream spells the contract's 18 endpoints: each
+// endpoint's path below the base URL, the names its parameters go out
+// under, the parameters it always needs, and whether it still answers.
+// The contract (what the sandbox serves by default) and the real service
+// (ScrapeCreators) differ in all four; docs/upstream.md has the tables.
+//
+// The calls (SVProfileCall, ...) always speak the contract: the client
+// translates each request through the dialect's Route just before sending
+// it, so a kind's code and its errors are the same in every dialect.
+
+// Presets of Options.Preset.
+const (
+	PresetContract       = "contract"
+	PresetScrapeCreators = "scrapecreators"
+	// ScrapeCreatorsBaseURL is the real service's address: no /api segment.
+	ScrapeCreatorsBaseURL = "https://api.scrapecreators.com"
+	// TrendingRegionDefault is the region the real service's trending feed
+	// requires; override it with
+	// api.endpoints.shortvideo.trending_feed.fixed.region.
+	TrendingRegionDefault = "US"
+)
+
+// Endpoint is one of the contract's endpoints: Name is its task kind's
+// ("shortvideo.followers"), Path its path in the contract's terms, Params
+// every parameter the contract lets a call send.
+type Endpoint struct {
+	Name     string
+	Platform Platform
+	Path     string // below the platform's prefix, e.g. "/user/followers"
+	Params   []string
+}
+
+// Spec is the endpoint's path in the contract's terms ("/shortvideo/...").
+func (e Endpoint) Spec() string { return specPrefix(e.Platform) + e.Path }
+
+// Endpoints are the contract's endpoints, in its order.
+var Endpoints = []Endpoint{
+	{"shortvideo.keyword_search", ShortVideo, "/search/keyword", []string{"keyword", "query", "date_posted", "sort_by", "region", "trim", "cursor"}},
+	{"shortvideo.hashtag_search", ShortVideo, "/search/hashtag", []string{"keyword", "cursor"}},
+	{"shortvideo.top_search", ShortVideo, "/search/top", []string{"keyword", "cursor"}},
+	{"shortvideo.followers", ShortVideo, "/user/followers", []string{"secUid", "cursor"}},
+	{"shortvideo.following", ShortVideo, "/user/following", []string{"secUid", "cursor"}},
+	{"shortvideo.song_videos", ShortVideo, "/song/videos", []string{"id", "cursor"}},
+	{"shortvideo.song", ShortVideo, "/song", []string{"id"}},
+	{"shortvideo.trending_feed", ShortVideo, "/get-trending-feed", nil},
+	{"shortvideo.popular_videos", ShortVideo, "/videos/popular", nil},
+	{"shortvideo.popular_creators", ShortVideo, "/creators/popular", nil},
+	{"shortvideo.profile", ShortVideo, "/profile", []string{"handle", "cache_max_age"}},
+	{"shortvideo.live", ShortVideo, "/user/live", []string{"handle"}},
+	{"photosocial.profile", PhotoSocial, "/profile", []string{"handle", "cache_max_age"}},
+	{"photosocial.comments", PhotoSocial, "/post/comments", []string{"url", "cursor", "include_replies"}},
+	{"photosocial.reels_search", PhotoSocial, "/reels/search", []string{"query", "page"}},
+	{"photosocial.transcript", PhotoSocial, "/media/transcript", []string{"url", "cache_max_age"}},
+	{"photosocial.embed", PhotoSocial, "/user/embed", []string{"handle"}},
+	{"photosocial.highlight", PhotoSocial, "/user/highlight/detail", []string{"id"}},
+}
+
+// endpointBySpec finds an endpoint by its contract path.
+var endpointBySpec = func() map[string]*Endpoint {
+	m := make(map[string]*Endpoint, len(Endpoints))
+	for i := range Endpoints {
+		m[Endpoints[i].Spec()] = &Endpoints[i]
+	}
+	return m
+}()
+
+// EndpointNamed is the endpoint whose Name is name, or nil.
+func EndpointNamed(name string) *Endpoint {
+	for i := range Endpoints {
+		if Endpoints[i].Name == name {
+			return &Endpoints[i]
+		}
+	}
+	return nil
+}
+
+// Override changes how a dialect reaches one endpoint: the job file's
+// api.endpoints.<platform>.<endpoint>. Empty fields keep the preset's.
+type Override struct {
+	// Path is the endpoint's whole path below base_url, e.g.
+	// "/v2/instagram/post/comments".
+	Path string `yaml:"path" json:"path,omitempty"`
+	// Params renames the contract's parameters: contract name -> name sent.
+	Params map[string]string `yaml:"params" json:"params,omitempty"`
+	// Fixed are parameters sent on every request as they are (the trending
+	// feed's region); an empty value stops the preset's from being sent.
+	Fixed map[string]string `yaml:"fixed" json:"fixed,omitempty"`
+}
+
+// Route is how requests of one endpoint go out in the chosen dialect.
+type Route struct {
+	Path   string
+	Params map[string]string // contract name -> name sent (absent: same)
+	Fixed  map[string]string
+	// Retired, when set, is why the upstream no longer serves the endpoint:
+	// its calls are not sent, they fail with ClassRetired.
+	Retired string
+	// Cached marks an endpoint whose answers the upstream may serve from
+	// its cache when asked to (cache_max_age, reuse.upstream_cache).
+	Cached bool
+}
+
+// SentAs is the name the route sends the contract's parameter param under.
+func (r Route) SentAs(param string) string {
+	if n, ok := r.Params[param]; ok {
+		return n
+	}
+	return param
+}
+
+// translate is q, in contract names, as the route sends it.
+func (r Route) translate(q url.Values) url.Values {
+	out := make(url.Values, len(q)+len(r.Fixed))
+	for name, v := range q {
+		out[r.SentAs(name)] = v
+	}
+	for name, v := range r.Fixed {
+		if v != "" {
+			out.Set(name, v)
+		}
+	}
+	return out
+}
+
+// scrapeCreators is the real service's dialect (docs/upstream.md).
+func scrapeCreators() map[string]Route {
+	tt := func(path string, params ...string) Route { return route("/v1/tiktok"+path, params...) }
+	return map[string]Route{
+		"shortvideo.keyword_search":   tt("/search/keyword", "keyword", "query"),
+		"shortvideo.hashtag_search":   tt("/search/hashtag", "keyword", "hashtag"),
+		"shortvideo.top_search":       tt("/search/top", "keyword", "query"),
+		"shortvideo.followers":        tt("/user/followers", "secUid", "handle", "cursor", "min_time"),
+		"shortvideo.following":        tt("/user/following", "secUid", "handle", "cursor", "min_time"),
+		"shortvideo.song_videos":      tt("/song/videos", "id", "clipId"),
+		"shortvideo.song":             tt("/song", "id", "clipId"),
+		"shortvideo.trending_feed":    {Path: "/v1/tiktok/get-trending-feed", Fixed: map[string]string{"region": TrendingRegionDefault}},
+		"shortvideo.popular_videos":   {Path: "/v1/tiktok/videos/popular", Retired: "the real service retired its popular-videos feed (2026-04-24)"},
+		"shortvideo.popular_creators": tt("/creators/popular"),
+		"shortvideo.profile":          {Path: "/v1/tiktok/profile", Cached: true},
+		"shortvideo.live":             tt("/user/live"),
+		"photosocial.profile":         {Path: "/v1/instagram/profile", Cached: true},
+		"photosocial.comments":        route("/v2/instagram/post/comments"),
+		"photosocial.reels_search":    route("/v2/instagram/reels/search"),
+		"photosocial.transcript":      {Path: "/v2/instagram/media/transcript", Cached: true},
+		"photosocial.embed":           route("/v1/instagram/user/embed"),
+		"photosocial.highlight":       route("/v1/instagram/user/highlight/detail"),
+	}
+}
+
+// route is a Route with renames given as pairs: contract name, name sent.
+func route(path string, renames ...string) Route {
+	r := Route{Path: path}
+	for i := 0; i+1 < len(renames); i += 2 {
+		if r.Params == nil {
+			r.Params = map[string]string{}
+		}
+		r.Params[renames[i]] = renames[i+1]
+	}
+	return r
+}
+
+// routes resolves every endpoint's Route from the preset, the contract's
+// prefixes and the overrides. It assumes o passed check.
+func (o Options) routes() map[string]Route {
+	out := make(map[string]Route, len(Endpoints))
+	var preset map[string]Route
+	if o.Preset == PresetScrapeCreators {
+		preset = scrapeCreators()
+	}
+	for _, e := range Endpoints {
+		r, ok := preset[e.Name]
+		if !ok {
+			prefix := o.Prefixes.ShortVideo
+			if e.Platform == PhotoSocial {
+				prefix = o.Prefixes.PhotoSocial
+			}
+			r = Route{Path: prefix + e.Path}
+		}
+		platform, name, _ := strings.Cut(e.Name, ".")
+		if ov, ok := o.Endpoints[platform][name]; ok {
+			r = r.with(ov)
+		}
+		out[e.Name] = r
+	}
+	return out
+}
+
+// with is r changed by ov: a path set by hand means the endpoint answers
+// again, whatever the preset said.
+func (r Route) with(ov Override) Route {
+	if ov.Path != "" {
+		r.Path, r.Retired = ov.Path, ""
+	}
+	r.Params = merged(r.Params, ov.Params)
+	r.Fixed = merged(r.Fixed, ov.Fixed)
+	return r
+}
+
+func merged(a, b map[string]string) map[string]string {
+	if len(b) == 0 {
+		return a
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+// Route is how requests of the endpoint named name go out under o, and
+// false for an unknown name.
+func (o Options) Route(name string) (Route, bool) {
+	r, ok := o.routes()[name]
+	return r, ok
+}
+
+// checkDialect adds the problems of the preset and the overrides.
+func (o Options) checkDialect(add func(key, format string, args ...any)) {
+	switch o.Preset {
+	case "", PresetContract, PresetScrapeCreators:
+	default:
+		add("preset", "%s is not a preset: %s (what the sandbox serves) or %s (the real service)", quoteCut(o.Preset), PresetContract, PresetScrapeCreators)
+	}
+	for _, platform := range slices.Sorted(maps.Keys(o.Endpoints)) {
+		for _, name := range slices.Sorted(maps.Keys(o.Endpoints[platform])) {
+			key := "endpoints." + platform + "." + name
+			e := EndpointNamed(platform + "." + name)
+			if e == nil {
+				add(key, "is not an endpoint; the endpoints are %s", endpointNames())
+				continue
+			}
+			o.Endpoints[platform][name].check(key, e, add)
+		}
+	}
+}
+
+func (ov Override) check(key string, e *Endpoint, add func(key, format string, args ...any)) {
+	if ov.Path != "" && (!strings.HasPrefix(ov.Path, "/") || len(ov.Path) > MaxPrefixBytes || strings.ContainsAny(ov.Path, "?#")) {
+		add(key+".path", "%s must start with / and hold a path only (at most %d bytes, no ? or #)", quoteCut(ov.Path), MaxPrefixBytes)
+	}
+	for _, p := range slices.Sorted(maps.Keys(ov.Params)) {
+		if !slices.Contains(e.Params, p) {
+			add(key+".params."+p, "is not a parameter of %s; it takes %s", e.Spec(), paramList(e.Params))
+		} else if !paramNameOK(ov.Params[p]) {
+			add(key+".params."+p, "%s is not a parameter name (1 to 100 letters, digits, _ - .)", quoteCut(ov.Params[p]))
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(ov.Fixed)) {
+		if !paramNameOK(p) {
+			add(key+".fixed", "%s is not a parameter name (1 to 100 letters, digits, _ - .)", quoteCut(p))
+		} else if len(ov.Fixed[p]) > MaxPrefixBytes {
+			add(key+".fixed."+p, "is %d bytes long; at most %d", len(ov.Fixed[p]), MaxPrefixBytes)
+		}
+	}
+}
+
+func paramNameOK(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func paramList(ps []string) string {
+	if len(ps) == 0 {
+		return "no parameters"
+	}
+	return strings.Join(ps, ", ")
+}
+
+func endpointNames() string {
+	names := make([]string, len(Endpoints))
+	for i, e := range Endpoints {
+		names[i] = e.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// routeOf is the route of the endpoint at the contract path spec.
+func (c *Client) routeOf(spec string) (Route, error) {
+	e, ok := endpointBySpec[spec]
+	if !ok {
+		return Route{}, fmt.Errorf("sources: no endpoint %s", spec) // a call built wrong: a bug
+	}
+	return c.routes[e.Name], nil
+}
