@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -57,6 +58,8 @@ type Job struct {
 	// Archive keeps every fetched page's body (crawl.pages), so `crawler
 	// replay` can rebuild the run's rows without buying them again.
 	Archive bool `yaml:"archive" json:"archive,omitempty"`
+	// Comments are the photo-sharing comments' options.
+	Comments Comments `yaml:"comments" json:"comments,omitempty"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
@@ -73,6 +76,40 @@ type API struct {
 
 // Prefixes are the platforms' path prefixes under base_url.
 type Prefixes = sources.Prefixes
+
+// Comments: IncludeReplies asks the comments endpoint for each comment's
+// replies (include_replies=true), which the real service charges
+// sources.RepliesCredits per page whether or not there are any; the
+// budget and crawler plan count them so.
+type Comments struct {
+	IncludeReplies bool `yaml:"include_replies" json:"include_replies,omitempty"`
+}
+
+// applyTo sets the comments endpoint's fixed parameter and credits in o,
+// unless api.endpoints.photosocial.comments sets them.
+func (c Comments) applyTo(o *sources.Options) {
+	if !c.IncludeReplies {
+		return
+	}
+	ov := o.Endpoints["photosocial"]["comments"]
+	if _, ok := ov.Fixed["include_replies"]; !ok {
+		ov.Fixed = maps.Clone(ov.Fixed)
+		if ov.Fixed == nil {
+			ov.Fixed = map[string]string{}
+		}
+		ov.Fixed["include_replies"] = "true"
+	}
+	if ov.Credits == 0 {
+		ov.Credits = sources.RepliesCredits
+	}
+	if o.Endpoints == nil {
+		o.Endpoints = map[string]map[string]sources.Override{}
+	}
+	if o.Endpoints["photosocial"] == nil {
+		o.Endpoints["photosocial"] = map[string]sources.Override{}
+	}
+	o.Endpoints["photosocial"]["comments"] = ov
+}
 
 // Limits bound the work of a run.
 type Limits struct {
@@ -203,6 +240,7 @@ func (j *Job) applyDefaults() {
 		}
 	}
 	j.Reuse.applyDefaults(j)
+	j.Comments.applyTo(&j.API.Options)
 }
 
 // The kinds read a job through kinds.Job.

@@ -99,9 +99,10 @@ type leaseCredits struct {
 	// credits are still its own; after it, the next request asks the
 	// database (a lease that expired has its credits given back).
 	validUntil time.Time
-	// inFlight: a credit is in use by a request whose answer has not been
-	// settled; the retry of a request whose answer was lost reuses it.
-	inFlight bool
+	// inFlight: the credits in use by a request whose answer has not been
+	// settled (what it is expected to cost); the retry of a request whose
+	// answer was lost reuses them.
+	inFlight int64
 	// billed counts the billed answers not settled yet; usage is what the
 	// answers not settled yet add to crawl.credit_usage.
 	billed int
@@ -130,10 +131,7 @@ func (lc *leaseCredits) spare() int64 {
 	if lc.carry != nil {
 		n -= int64(lc.carry.Billed)
 	}
-	if lc.inFlight {
-		n--
-	}
-	return n
+	return n - lc.inFlight
 }
 
 // pending reports answers not settled yet.
@@ -235,11 +233,11 @@ func awaitPrev(await func() error) error {
 	return await()
 }
 
-// takeSpare spends one of the lease's spare credits on the next request,
+// takeSpare spends credits of the lease's spare ones on the next request,
 // while the lease cannot have expired.
-func (lc *leaseCredits) takeSpare() bool {
-	if lc.spare() > 0 && time.Now().Before(lc.validUntil) {
-		lc.inFlight = true
+func (lc *leaseCredits) takeSpare(credits int64) bool {
+	if lc.spare() >= credits && time.Now().Before(lc.validUntil) {
+		lc.inFlight = credits
 		return true
 	}
 	return false
@@ -262,6 +260,7 @@ type (
 		Token  int64 `db:"token"`
 		Block  int64 `db:"block"` // credits asked for far from the budget
 		Far    int64 `db:"far"`   // what must be left for a block
+		Need   int64 `db:"need"`  // credits asked for near the budget
 	}
 	settleParams struct {
 		RunID            int64  `db:"run_id"`
@@ -286,14 +285,16 @@ type (
 var reserveCredits = db.Prepare[reserveParams]("ReserveCredits")
 
 // reserve is called before each request of lease lc may be sent (its page
-// lease's Reserve): the request spends one of the lease's spare credits, or
-// a reservation asks the database for more. await reads the lease's unread
+// lease's Reserve): the request spends credits (what its answer is
+// expected to cost, at least 1) of the lease's spare ones, or a
+// reservation asks the database for more. await reads the lease's unread
 // commit (nil: none).
-func (b *budget) reserve(ctx context.Context, lc *leaseCredits, await func() error) error {
-	if lc.inFlight {
-		return nil // the retry of a request whose answer was lost reuses its credit
+func (b *budget) reserve(ctx context.Context, lc *leaseCredits, credits int64, await func() error) error {
+	if lc.inFlight > 0 {
+		return nil // the retry of a request whose answer was lost reuses its credits
 	}
-	if lc.takeSpare() {
+	credits = max(credits, 1)
+	if lc.takeSpare(credits) {
 		return nil
 	}
 	// Asking the database: the previous page's commit must be read first
@@ -302,7 +303,7 @@ func (b *budget) reserve(ctx context.Context, lc *leaseCredits, await func() err
 	if err := awaitPrev(await); err != nil {
 		return err
 	}
-	if lc.takeSpare() {
+	if lc.takeSpare(credits) {
 		return nil
 	}
 	block := int64(creditBlock)
@@ -310,18 +311,19 @@ func (b *budget) reserve(ctx context.Context, lc *leaseCredits, await func() err
 		// A list reserves no more than the pages it may still have.
 		block = max(1, min(block, int64(t.MaxPages-t.Pages)))
 	}
-	arg := reserveParams{RunID: b.runID, TaskID: lc.task.ID, Token: lc.task.Token, Block: block, Far: blockFar(b.workers)}
+	arg := reserveParams{RunID: b.runID, TaskID: lc.task.ID, Token: lc.task.Token, Block: block * credits, Far: blockFar(b.workers),
+		Need: credits - max(lc.spare(), 0)}
 	var deadline time.Time
 	poll := 5 * time.Millisecond
 	for {
 		var ok int
 		var held, billed, committed int64
 		var validS float64
-		var max *int64
+		var maxCredits *int64
 		var sent time.Time
 		err := b.retry(ctx, func(ctx context.Context) error {
 			sent = time.Now()
-			err := reserveCredits.QueryRow(ctx, b.pool, arg).Scan(&ok, &held, &validS, &billed, &committed, &max)
+			err := reserveCredits.QueryRow(ctx, b.pool, arg).Scan(&ok, &held, &validS, &billed, &committed, &maxCredits)
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.LeaseLostCode {
 				return backoff.Permanent(ErrLeaseLost)
 			}
@@ -336,21 +338,23 @@ func (b *budget) reserve(ctx context.Context, lc *leaseCredits, await func() err
 		case ok == 1:
 			lc.held = held
 			lc.validUntil = sent.Add(time.Duration(validS * 0.9 * float64(time.Second)))
-			if lc.spare() <= 0 {
-				// The lease's credits were given back meanwhile (it
-				// expired), billed answers included: ask again.
+			if lc.spare() < credits {
+				// Not enough yet (a dear request near the budget takes
+				// its credits in steps), or the lease's credits were given
+				// back meanwhile (it expired): ask again.
+				arg.Need = credits - max(lc.spare(), 0)
 				continue
 			}
-			lc.inFlight = true
+			lc.inFlight = credits
 			return nil
-		case max == nil || billed >= *max:
+		case maxCredits == nil || billed+arg.Need > *maxCredits:
 			return ErrBudgetExhausted
 		}
 		// Full of reservations that may still come back: wait for them.
 		now := time.Now()
 		if deadline.IsZero() {
 			deadline = now.Add(b.waitMax)
-			b.log.Debug("credit budget full of reservations in flight; waiting", "billed", billed, "held", committed-billed, "max", *max)
+			b.log.Debug("credit budget full of reservations in flight; waiting", "billed", billed, "held", committed-billed, "max", *maxCredits)
 		} else if now.After(deadline) {
 			return fmt.Errorf("%w: %d credits held by requests that did not settle within %s", ErrBudgetExhausted, committed-billed, b.waitMax)
 		}
@@ -435,7 +439,7 @@ func (b *budget) reclaimStale(ctx context.Context) error {
 // answer that was not billed leaves its credit to the lease's next
 // request. await reads the lease's unread commit (nil: none).
 func (b *budget) settle(ctx context.Context, lc *leaseCredits, o sources.Outcome, await func() error) {
-	lc.inFlight = false
+	lc.inFlight = 0
 	if o.Withdrawn {
 		return // never sent: nothing to record
 	}
@@ -450,7 +454,7 @@ func (b *budget) settle(ctx context.Context, lc *leaseCredits, o sources.Outcome
 	case o.NotSent:
 		u.errors++
 	case o.Billed:
-		lc.billed++
+		lc.billed += int(o.Cost())
 	case o.Free:
 		u.free++
 	case o.Status == 429:
@@ -508,7 +512,7 @@ func (b *budget) flush(ctx context.Context, lc *leaseCredits, await func() error
 // handler finished without it: it is taken as not billed and stays the
 // lease's for its next request.
 func (b *budget) release(_ context.Context, lc *leaseCredits) {
-	lc.inFlight = false
+	lc.inFlight = 0
 }
 
 var setMaxCredits = db.Prepare[maxCreditsParams]("SetMaxCredits")

@@ -65,14 +65,14 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	billedAnswer := sources.Outcome{Endpoint: "e", Status: 200, Billed: true}
 
 	a, actx := lease()
-	if err := b.reserve(ctx, actx, nil); err != nil || a.credits.held != creditBlock {
+	if err := b.reserve(ctx, actx, 1, nil); err != nil || a.credits.held != creditBlock {
 		t.Fatalf("first reserve: %v, lease holds %d; want a block of %d", err, a.credits.held, creditBlock)
 	}
 	check("block for a", creditBlock, 0)
 	// A 429 and a free answer keep their credit for the next request,
 	// which asks nothing of the database.
 	b.settle(ctx, actx, sources.Outcome{Endpoint: "e", Status: 429}, nil)
-	if err := b.reserve(ctx, actx, nil); err != nil {
+	if err := b.reserve(ctx, actx, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.settle(ctx, actx, billedAnswer, nil)
@@ -82,7 +82,7 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	ct, cctx := lease()
 	dt, dctx := lease()
 	for _, c := range []*leaseCredits{bctx, cctx, dctx} {
-		if err := b.reserve(ctx, c, nil); err != nil {
+		if err := b.reserve(ctx, c, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,13 +132,13 @@ func TestCreditBlocksFarFromBudgetOneNearItGivenBackExactly(t *testing.T) {
 	}
 	for range 2 {
 		e, ectx := lease()
-		if err := b.reserve(ctx, ectx, nil); err != nil || e.credits.held != 1 {
+		if err := b.reserve(ctx, ectx, 1, nil); err != nil || e.credits.held != 1 {
 			t.Fatalf("reserve near the budget: %v, holds %d; want 1", err, e.credits.held)
 		}
 	}
 	check("two single credits", 20, 2)
 	_, gctx := lease()
-	if err := b.reserve(ctx, gctx, nil); !errors.Is(err, ErrBudgetExhausted) {
+	if err := b.reserve(ctx, gctx, 1, nil); !errors.Is(err, ErrBudgetExhausted) {
 		t.Errorf("reserve on a budget full of reservations: %v; want ErrBudgetExhausted after the wait", err)
 	}
 	check("nothing granted", 20, 2)

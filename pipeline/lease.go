@@ -51,9 +51,9 @@ func (l *pageLease) awaitPrev() func() error {
 	return func() error { return l.await(l.prev) }
 }
 
-// Reserve reserves the credit of the request about to be sent.
-func (l *pageLease) Reserve(ctx context.Context, _ string) error {
-	return l.budget.reserve(ctx, l.credits, l.awaitPrev())
+// Reserve reserves the credits of the request about to be sent.
+func (l *pageLease) Reserve(ctx context.Context, _ string, credits int) error {
+	return l.budget.reserve(ctx, l.credits, int64(credits), l.awaitPrev())
 }
 
 // Settle notes what the answer cost, for the page's commit to settle.

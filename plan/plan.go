@@ -53,7 +53,8 @@ type bounder struct {
 // bound is the bound of a task of kind k at depth with a page limit of
 // pages (lists; 0: k's page limit in this job). A list costs at most its
 // page limit and yields at most pages x entries entries; an object costs
-// one credit (a feed's one page yields at most entries entries). Each
+// one request (a feed's one page yields at most entries entries); a
+// request costs one credit or what the job's dialect declares. Each
 // child rule that the job turns on adds, per task or per entry, the bound
 // of the child at its depth, unless that depth is past limits.max_depth.
 // Deduplication of tasks within a run only lowers the real cost.
@@ -65,9 +66,18 @@ func (b *bounder) bound(k *kinds.Kind, depth int, pages int64) int64 {
 	if v, ok := b.memo[memoKey]; ok {
 		return v
 	}
-	cost, entries := int64(1), b.entries
+	// A request costs what the job's dialect says it does (comments with
+	// replies: 15), else 1; a retired endpoint is never asked.
+	perPage := int64(1)
+	if r, ok := b.job.API.Route(k.Name); ok {
+		perPage = int64(max(r.Credits, 1))
+		if r.Retired != "" {
+			perPage = 0
+		}
+	}
+	cost, entries := perPage, b.entries
 	if k.List {
-		cost, entries = pages, satMul(pages, b.entries)
+		cost, entries = satMul(pages, perPage), satMul(pages, b.entries)
 	}
 	for _, r := range kinds.BoundEdges(k.Name) {
 		if !r.On(b.job) {

@@ -12,9 +12,11 @@ import (
 // statements after the previous page's commit. A nil Lease reserves and
 // holds nothing (tools, tests): a body is given back once decoded.
 type Lease interface {
-	// Reserve is called before every attempt that may be billed; an error
-	// aborts the call. The pipeline reserves a credit here.
-	Reserve(ctx context.Context, endpoint string) error
+	// Reserve is called before every attempt that may be billed, with what
+	// the answer is expected to cost (1 but for the documented dearer
+	// requests, Call.Credits); an error aborts the call. The pipeline
+	// reserves the credits here.
+	Reserve(ctx context.Context, endpoint string, credits int) error
 	// Settle is told the outcome of every attempt Reserve let through that
 	// got an HTTP response, or was never sent or withdrawn.
 	Settle(ctx context.Context, o Outcome)
@@ -27,8 +29,9 @@ type Lease interface {
 	// only its own caller could free.
 	BeforeBudgetWait()
 	// Body is handed every 2xx body that decoded, after the key was
-	// redacted from it, with the request it answered (endpoint in the
-	// spec's terms, query as sent). It is the client's buffer, aliased by
+	// redacted from it, with the request it answered in the contract's
+	// terms (endpoint and query before the dialect's translation, so that
+	// a replay matches it whatever the dialect). It is the client's buffer, aliased by
 	// the decoded values: copy what you keep.
 	Body(endpoint, query string, body []byte)
 }
@@ -36,7 +39,7 @@ type Lease interface {
 // noLease is the nil Lease.
 type noLease struct{}
 
-func (noLease) Reserve(context.Context, string) error { return nil }
+func (noLease) Reserve(context.Context, string, int) error { return nil }
 func (noLease) Settle(context.Context, Outcome)       {}
 func (noLease) Hold(release func())                   { release() }
 func (noLease) BeforeBudgetWait()                     {}
@@ -54,9 +57,7 @@ func leaseOr(l Lease) Lease {
 // or applied to a stored body by Decode (the page archive's replay) with
 // no transport at all.
 type Call[A any] struct {
-	platform Platform
-	path     string // below the platform's prefix, e.g. "/profile"
-	query    url.Values
+	request
 	// err is a parameter refused before anything is sent or reserved.
 	err    error
 	decode func(*answer) (A, error)
@@ -64,6 +65,19 @@ type Call[A any] struct {
 	// reels search's page numbers and its 400 past the last page).
 	after func(A, error) (A, error)
 }
+
+// request is what a call sends, in the contract's terms.
+type request struct {
+	platform Platform
+	path     string // below the platform's prefix, e.g. "/profile"
+	query    url.Values
+	// credits is what an answer is expected to cost when more than 1.
+	credits int
+}
+
+// Credits is what the call's answer is expected to cost (and reserves):
+// 1, but for the documented dearer requests (comments with replies).
+func (c Call[A]) Credits() int { return max(c.credits, 1) }
 
 // Endpoint is the call's endpoint in the spec's terms, e.g.
 // "/shortvideo/profile".
@@ -78,7 +92,7 @@ func Do[A any](ctx context.Context, c *Client, l Lease, call Call[A]) (A, error)
 	var out, zero A
 	err := call.err
 	if err == nil {
-		err = c.fetch(ctx, leaseOr(l), call.platform, call.path, call.query, func(a *answer) (err error) {
+		err = c.fetch(ctx, leaseOr(l), call.request, func(a *answer) (err error) {
 			out, err = call.decode(a)
 			return err
 		})
@@ -115,13 +129,13 @@ func (c Call[A]) finish(out A, err error, zero A) (A, error) {
 
 // objectCall is a call of an endpoint that answers one object.
 func objectCall[A any](p Platform, path string, q url.Values, decode func(*answer) (A, error)) Call[A] {
-	return Call[A]{platform: p, path: path, query: q, decode: decode}
+	return Call[A]{request: request{platform: p, path: path, query: q}, decode: decode}
 }
 
 // pageCall is a call of a list endpoint: its entries are under the first
 // of listKeys the body has.
 func pageCall[T any](p Platform, path string, q url.Values, listKeys ...string) Call[*Page[T]] {
-	return Call[*Page[T]]{platform: p, path: path, query: q, decode: func(a *answer) (*Page[T], error) {
+	return Call[*Page[T]]{request: request{platform: p, path: path, query: q}, decode: func(a *answer) (*Page[T], error) {
 		return decodePage[T](a, listKeys...)
 	}}
 }

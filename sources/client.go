@@ -49,6 +49,18 @@ type Outcome struct {
 	Withdrawn bool
 }
 
+// Cost is what the attempt cost in credits: what the body says it charged
+// (credits_charged) when it says, else 1 for a billed answer, else 0.
+func (o Outcome) Cost() int64 {
+	switch {
+	case !o.Billed:
+		return 0
+	case o.Credits.Charged.Valid && o.Credits.Charged.V > 0:
+		return o.Credits.Charged.V
+	}
+	return 1
+}
+
 // Client calls the upstream with one API key. It is safe for concurrent use
 // and meant to be shared by all workers of a run.
 type Client struct {
@@ -85,13 +97,13 @@ func (c *Client) RateLimit() float64 { return c.control.Current() }
 // Every parameter a method sends is required (an optional one is left
 // out), so an empty one is refused here, before any credit is reserved:
 // the endpoint's path is written once, in its method's call.
-func (c *Client) fetch(ctx context.Context, l Lease, p Platform, path string, q url.Values, decode func(*answer) error) error {
-	for _, name := range slices.Sorted(maps.Keys(q)) {
-		if v := q[name]; len(v) == 0 || v[0] == "" {
-			return paramError(specPrefix(p)+path, name, "is empty")
+func (c *Client) fetch(ctx context.Context, l Lease, r request, decode func(*answer) error) error {
+	for _, name := range slices.Sorted(maps.Keys(r.query)) {
+		if v := r.query[name]; len(v) == 0 || v[0] == "" {
+			return paramError(specPrefix(r.platform)+r.path, name, "is empty")
 		}
 	}
-	err := c.fetchRaw(ctx, l, p, path, q, decode)
+	err := c.fetchRaw(ctx, l, r, decode)
 	var e *Error
 	if errors.As(err, &e) {
 		e.Message = jsontext.RedactString(e.Message, c.cfg.APIKey.Reveal())
@@ -99,8 +111,8 @@ func (c *Client) fetch(ctx context.Context, l Lease, p Platform, path string, q 
 	return err
 }
 
-func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string, q url.Values, decode func(*answer) error) error {
-	endpoint := specPrefix(p) + path
+func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*answer) error) error {
+	endpoint := specPrefix(r.platform) + r.path
 	route, err := c.routeOf(endpoint)
 	if err != nil {
 		return err
@@ -110,7 +122,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string,
 	}
 	u := *c.base
 	u.Path = strings.TrimRight(c.base.Path, "/") + route.Path
-	u.RawQuery = route.translate(q).Encode()
+	u.RawQuery = route.translate(r.query).Encode()
 	full := u.String()
 
 	bo := backoff.NewExponentialBackOff()
@@ -124,7 +136,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string,
 	// request's own (it costs a retry) or part of an outage (it is free).
 	var doubt *streak
 	for attempt, retries := 1, 0; ; attempt++ {
-		ans, held, err := c.attempt(ctx, l, endpoint, full, bo)
+		ans, held, err := c.attempt(ctx, l, endpoint, full, max(r.credits, route.Credits, 1), bo)
 		if doubt != nil {
 			// Decided now: this attempt either got an answer or failed too.
 			if _, own := c.gate.ownFault(doubt); own {
@@ -143,7 +155,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string,
 			if derr != nil {
 				return malformed(endpoint, attempt, derr)
 			}
-			l.Body(endpoint, u.RawQuery, ans.body)
+			l.Body(endpoint, r.query.Encode(), ans.body)
 			return nil
 		}
 		var e *Error
@@ -204,7 +216,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, p Platform, path string,
 //
 // A 2xx body is returned, its envelope parsed, with the bytes of the
 // in-flight budget it holds, which the caller hands on (bodyBudget.keep).
-func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo backoff.BackOff) (ans *answer, held int64, err error) {
+func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, credits int, bo backoff.BackOff) (ans *answer, held int64, err error) {
 	// probe: this attempt is the one request an outage lets through; it
 	// must end in answered or failure, or be abandoned.
 	var probe uint64
@@ -228,7 +240,7 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, bo
 		if err := c.control.Wait(ctx); err != nil {
 			return nil, 0, err
 		}
-		if err := l.Reserve(ctx, endpoint); err != nil {
+		if err := l.Reserve(ctx, endpoint, credits); err != nil {
 			return nil, 0, err
 		}
 		if !c.control.Paused() && (probe != 0 || !c.gate.isClosed()) {

@@ -24,6 +24,11 @@ const (
 	PresetScrapeCreators = "scrapecreators"
 	// ScrapeCreatorsBaseURL is the real service's address: no /api segment.
 	ScrapeCreatorsBaseURL = "https://api.scrapecreators.com"
+	// MaxRequestCredits caps what one request may be declared to cost.
+	MaxRequestCredits = 1000
+	// RepliesCredits is what the real service charges for a page of
+	// comments with replies, whether or not it has any.
+	RepliesCredits = 15
 	// TrendingRegionDefault is the region the real service's trending feed
 	// requires; override it with
 	// api.endpoints.shortvideo.trending_feed.fixed.region.
@@ -95,6 +100,11 @@ type Override struct {
 	// Fixed are parameters sent on every request as they are (the trending
 	// feed's region); an empty value stops the preset's from being sent.
 	Fixed map[string]string `yaml:"fixed" json:"fixed,omitempty"`
+	// Credits is what one request costs when the upstream charges more
+	// than 1 (comments with replies: 15): reserved before it is sent, so a
+	// budget holds. Zero: the preset's (1). What an answer says it charged
+	// (credits_charged) is what is billed.
+	Credits int `yaml:"credits" json:"credits,omitempty"`
 }
 
 // Route is how requests of one endpoint go out in the chosen dialect.
@@ -105,6 +115,8 @@ type Route struct {
 	// Retired, when set, is why the upstream no longer serves the endpoint:
 	// its calls are not sent, they fail with ClassRetired.
 	Retired string
+	// Credits is what one request is expected to cost (0: 1).
+	Credits int
 	// Cached marks an endpoint whose answers the upstream may serve from
 	// its cache when asked to (cache_max_age, reuse.upstream_cache).
 	Cached bool
@@ -201,6 +213,9 @@ func (r Route) with(ov Override) Route {
 	if ov.Path != "" {
 		r.Path, r.Retired = ov.Path, ""
 	}
+	if ov.Credits > 0 {
+		r.Credits = ov.Credits
+	}
 	r.Params = merged(r.Params, ov.Params)
 	r.Fixed = merged(r.Fixed, ov.Fixed)
 	return r
@@ -255,6 +270,9 @@ func (ov Override) check(key string, e *Endpoint, add func(key, format string, a
 		} else if !paramNameOK(ov.Params[p]) {
 			add(key+".params."+p, "%s is not a parameter name (1 to 100 letters, digits, _ - .)", quoteCut(ov.Params[p]))
 		}
+	}
+	if ov.Credits < 0 || ov.Credits > MaxRequestCredits {
+		add(key+".credits", "must be between 1 and %d, got %d (omit it for 1)", MaxRequestCredits, ov.Credits)
 	}
 	for _, p := range slices.Sorted(maps.Keys(ov.Fixed)) {
 		if !paramNameOK(p) {

@@ -70,7 +70,7 @@ type testLease struct {
 	held    []func()
 }
 
-func (l *testLease) Reserve(context.Context, string) error {
+func (l *testLease) Reserve(context.Context, string, int) error {
 	if l.reserve != nil {
 		return l.reserve()
 	}

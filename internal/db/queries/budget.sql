@@ -5,9 +5,10 @@
 -- name: ReserveCredits
 -- Takes credits for a lease in one statement: the run's counter (the budget
 -- check, serialised on the run's row) and the lease's. It grants @block
--- credits while the run has no budget or at least @far left uncommitted, one
--- near the budget, none when the budget is all committed: the lease then
--- spends them one request at a time without asking again. When the lease is
+-- credits while the run has no budget or at least @far left uncommitted,
+-- @need (what the next request lacks: 1, or more for a dearer one) near
+-- the budget, none when that much is not left: the lease then spends them
+-- request by request without asking again. When the lease is
 -- gone but the budget was taken, crawl.expect_lease aborts the statement, so
 -- neither write happens. It returns whether it granted (ok), how many, what
 -- the lease now holds and for how many seconds its lease runs still; on
@@ -15,8 +16,8 @@
 -- reservations in flight.
 WITH x AS (
     SELECT id, CASE
-        WHEN max_credits IS NULL OR max_credits - credits_committed >= @far::bigint THEN @block::bigint
-        WHEN credits_committed < max_credits THEN 1
+        WHEN max_credits IS NULL OR max_credits - credits_committed >= @far::bigint THEN greatest(@block::bigint, @need::bigint)
+        WHEN max_credits - credits_committed >= @need::bigint THEN @need::bigint
         ELSE 0 END AS n
     FROM crawl.runs WHERE id = @run_id
     FOR UPDATE
