@@ -40,10 +40,10 @@ type Lease interface {
 type noLease struct{}
 
 func (noLease) Reserve(context.Context, string, int) error { return nil }
-func (noLease) Settle(context.Context, Outcome)       {}
-func (noLease) Hold(release func())                   { release() }
-func (noLease) BeforeBudgetWait()                     {}
-func (noLease) Body(string, string, []byte)           {}
+func (noLease) Settle(context.Context, Outcome)            {}
+func (noLease) Hold(release func())                        { release() }
+func (noLease) BeforeBudgetWait()                          {}
+func (noLease) Body(string, string, []byte)                {}
 
 func leaseOr(l Lease) Lease {
 	if l == nil {
