@@ -1,0 +1,171 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Under the real service's preset every call goes out on that service's
+// path, with its parameter names and fixed parameters, and nothing else:
+// the request line of each of the 18 calls, as the server saw it.
+func TestScrapeCreatorsRequests(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	seen := map[string]string{}
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		mu.Lock()
+		seen[r.URL.Path] = r.URL.RawQuery
+		mu.Unlock()
+		fmt.Fprint(w, `{"success":true}`)
+	})
+	c := testClient(t, s.srv.URL, func(c *Config) { c.Preset, c.BaseURL = PresetScrapeCreators, s.srv.URL })
+	ctx := context.Background()
+	post := "https://www.photosocial.example/p/ABC123/"
+	calls := []func() error{
+		func() error { _, err := c.SVKeywordSearch(ctx, KeywordQuery{Keyword: "cats"}, "12"); return err },
+		func() error { _, err := c.SVHashtagSearch(ctx, "cats", "12"); return err },
+		func() error { _, err := c.SVTopSearch(ctx, "cats", ""); return err },
+		func() error { _, err := c.SVFollowers(ctx, "alice", "1700000000"); return err },
+		func() error { _, err := c.SVFollowing(ctx, "alice", ""); return err },
+		func() error { _, err := c.SVSongVideos(ctx, "7370375686554782506", "30"); return err },
+		func() error { _, err := c.SVSong(ctx, "7370375686554782506"); return err },
+		func() error { _, err := c.SVTrendingFeed(ctx); return err },
+		func() error { _, err := c.SVPopularCreators(ctx); return err },
+		func() error { _, err := c.SVProfile(ctx, "alice"); return err },
+		func() error { _, err := c.SVLive(ctx, "alice"); return err },
+		func() error { _, err := c.PSProfile(ctx, "bob"); return err },
+		func() error { _, err := c.PSComments(ctx, post, "QVFE"); return err },
+		func() error { _, err := c.PSReelsSearch(ctx, "dogs", 2); return err },
+		func() error { _, err := c.PSTranscript(ctx, post); return err },
+		func() error { _, err := c.PSEmbed(ctx, "bob"); return err },
+		func() error { _, err := c.PSHighlight(ctx, "18067016518767507"); return err },
+	}
+	for i, call := range calls {
+		if err := call(); err != nil && ClassOf(err) != ClassBadRequest { // {"success":true} is no page: malformed is fine
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	want := map[string]string{
+		"/v1/tiktok/search/keyword":           "cursor=12&query=cats",
+		"/v1/tiktok/search/hashtag":           "cursor=12&hashtag=cats",
+		"/v1/tiktok/search/top":               "query=cats",
+		"/v1/tiktok/user/followers":           "handle=alice&min_time=1700000000",
+		"/v1/tiktok/user/following":           "handle=alice",
+		"/v1/tiktok/song/videos":              "clipId=7370375686554782506&cursor=30",
+		"/v1/tiktok/song":                     "clipId=7370375686554782506",
+		"/v1/tiktok/get-trending-feed":        "region=US",
+		"/v1/tiktok/creators/popular":         "",
+		"/v1/tiktok/profile":                  "handle=alice",
+		"/v1/tiktok/user/live":                "handle=alice",
+		"/v1/instagram/profile":               "handle=bob",
+		"/v2/instagram/post/comments":         "cursor=QVFE&url=" + strings.NewReplacer(":", "%3A", "/", "%2F").Replace(post),
+		"/v2/instagram/reels/search":          "page=2&query=dogs",
+		"/v2/instagram/media/transcript":      "url=" + strings.NewReplacer(":", "%3A", "/", "%2F").Replace(post),
+		"/v1/instagram/user/embed":            "handle=bob",
+		"/v1/instagram/user/highlight/detail": "id=18067016518767507",
+	}
+	for path, q := range want {
+		if got, ok := seen[path]; !ok || got != q {
+			t.Errorf("%s?%s, want ?%s (sent: %v)", path, got, q, ok)
+		}
+	}
+	if len(seen) != len(want) {
+		paths := make([]string, 0, len(seen))
+		for p := range seen {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		t.Errorf("paths sent: %v", paths)
+	}
+	// The retired feed is not asked at all.
+	before := s.calls.Load()
+	if _, err := c.SVPopularVideos(ctx); ClassOf(err) != ClassRetired || !strings.Contains(err.Error(), "retired") {
+		t.Errorf("popular videos: %v, want ClassRetired", err)
+	}
+	if s.calls.Load() != before {
+		t.Error("a retired endpoint was called")
+	}
+}
+
+// Errors as the real service means them: 403 is one item blocked, a
+// missing key's 500 is an auth failure, and a redirect loop is that
+// request's own fault (never an outage that would pause every worker).
+func TestRealServiceErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		class  Class
+		calls  int64
+	}{
+		{"blocked", 403, `{"success":false,"message":"This content is blocked"}`, ClassBlocked, 1},
+		{"missing key", 500, `{"success":false,"message":"apiKey is required"}`, ClassAuth, 1},
+		{"other 500", 500, `{"success":false,"message":"oops"}`, ClassRetry, 3},
+		{"out of credits", 402, `{"success":false,"message":"Looks like you're out of credits :("}`, ClassNoCredits, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, tc.body)
+			})
+			c := testClient(t, s.srv.URL, func(c *Config) { c.MaxRetries = 2 })
+			_, err := c.SVProfile(context.Background(), "alice")
+			if ClassOf(err) != tc.class || s.calls.Load() != tc.calls {
+				t.Errorf("err = %v after %d requests, want class %v after %d", err, s.calls.Load(), tc.class, tc.calls)
+			}
+		})
+	}
+	t.Run("redirect loop", func(t *testing.T) {
+		t.Parallel()
+		s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+			http.Redirect(w, r, r.URL.Path+"?again=1", http.StatusFound)
+		})
+		c := testClient(t, s.srv.URL, func(c *Config) { c.MaxRetries = 2; c.OutageWindow = Duration(time.Hour) })
+		start := time.Now()
+		_, err := c.SVProfile(context.Background(), "alice")
+		var e *Error
+		if !errors.As(err, &e) || e.Class != ClassBadRequest || !strings.Contains(e.Message, "redirect") {
+			t.Fatalf("err = %v, want a bad request naming the redirect", err)
+		}
+		// One call of 10 requests (the first and 9 redirects: the 10th is not
+		// followed), no retry,
+		// and the outage gate stays open.
+		if n := s.calls.Load(); n != 10 {
+			t.Errorf("requests = %d, want 10", n)
+		}
+		if c.gate.isClosed() {
+			t.Error("a redirect loop closed the outage gate")
+		}
+		if time.Since(start) > time.Minute {
+			t.Error("the redirect loop was waited out")
+		}
+	})
+}
+
+// What an answer costs: its credits_charged when it says, else 1 when billed.
+func TestOutcomeCost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		o    Outcome
+		want int64
+	}{
+		{Outcome{Billed: true}, 1},
+		{Outcome{Billed: true, Credits: Credits{Charged: Int64{V: 15, Valid: true}}}, 15},
+		{Outcome{Free: true, Credits: Credits{Charged: Int64{V: 0, Valid: true}}}, 0},
+		{Outcome{Status: 404, Credits: Credits{Charged: Int64{V: 3, Valid: true}}}, 0},
+	} {
+		if got := tc.o.Cost(); got != tc.want {
+			t.Errorf("%+v: cost %d, want %d", tc.o, got, tc.want)
+		}
+	}
+}
