@@ -530,6 +530,9 @@ type Credits struct {
 	Max       *int64
 	Committed int64
 	Billed    int64
+	// Remaining is the upstream account's balance its answers reported
+	// (credits_remaining), nil when none did.
+	Remaining *int64
 }
 
 var loadCredits = db.Prepare[runArg]("LoadCredits")
@@ -537,7 +540,7 @@ var loadCredits = db.Prepare[runArg]("LoadCredits")
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {
 	var c Credits
-	err := loadCredits.QueryRow(ctx, pool, runArg{runID}).Scan(&c.Max, &c.Committed, &c.Billed)
+	err := loadCredits.QueryRow(ctx, pool, runArg{runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Remaining)
 	if err != nil {
 		return c, fmt.Errorf("credits of run %d: %w", runID, err)
 	}

@@ -46,6 +46,9 @@ type ReportRun struct {
 	// (crawl.run_ledger).
 	CreditsSaved int64  `json:"credits_saved"`
 	MaxCredits   *int64 `json:"max_credits"`
+	// CreditsRemaining is the account's balance as the upstream last
+	// reported it (the lowest credits_remaining of the run), nil: never.
+	CreditsRemaining *int64 `json:"credits_remaining,omitempty"`
 	Pages        int64  `json:"pages"`
 	Rows         int64  `json:"rows_written"`
 	// RowsCounted: no process recorded its rows (samples off), so Rows
@@ -61,6 +64,9 @@ type EndpointCredits struct {
 	Free        int64  `json:"free"`
 	RateLimited int64  `json:"rate_limited"`
 	Errors      int64  `json:"errors"`
+	// Remaining is the account's balance the endpoint's answers last
+	// reported (credits_remaining), nil when none did.
+	Remaining *int64 `json:"credits_remaining,omitempty"`
 }
 
 // TimelinePoint is one interval of the run's timeline: pages per second committed
@@ -162,8 +168,11 @@ func (r *Report) loadCredits(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, _ := reportCredits.Query(ctx, pool, runArg{r.Run.ID})
 	var e EndpointCredits
 	r.Credits = []EndpointCredits{}
-	_, err := pgx.ForEachRow(rows, []any{&e.Endpoint, &e.Requests, &e.Billed, &e.Free, &e.RateLimited, &e.Errors}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&e.Endpoint, &e.Requests, &e.Billed, &e.Free, &e.RateLimited, &e.Errors, &e.Remaining}, func() error {
 		r.Credits = append(r.Credits, e)
+		if left := e.Remaining; left != nil && (r.Run.CreditsRemaining == nil || *left < *r.Run.CreditsRemaining) {
+			r.Run.CreditsRemaining = left
+		}
 		return nil
 	})
 	return err

@@ -29,18 +29,20 @@ behind this binary it says so and exits 1 (run crawler migrate).`
 // statusJSON is the --json form of crawler status.
 type statusJSON struct {
 	runs.Header
-	Seconds       float64            `json:"duration_seconds"`
-	Pages         int64              `json:"pages"`
-	Items         int64              `json:"items"`
-	Rows          int64              `json:"rows_written"`
-	CreditsBilled int64              `json:"credits_billed"`
-	CreditsHeld   int64              `json:"credits_reserved"`
-	MaxCredits    *int64             `json:"max_credits"`
-	Tasks         map[string]int64   `json:"tasks"`
-	Reasons       []runs.ReasonCount `json:"reasons"`
-	Dropped       int64              `json:"entries_dropped"`
-	Drops         []runs.ReasonCount `json:"drops"`
-	Processes     []runs.Process     `json:"processes"`
+	Seconds       float64 `json:"duration_seconds"`
+	Pages         int64   `json:"pages"`
+	Items         int64   `json:"items"`
+	Rows          int64   `json:"rows_written"`
+	CreditsBilled int64   `json:"credits_billed"`
+	CreditsHeld   int64   `json:"credits_reserved"`
+	MaxCredits    *int64  `json:"max_credits"`
+	// UpstreamLeft is the account's balance the upstream reported.
+	UpstreamLeft *int64             `json:"credits_remaining,omitempty"`
+	Tasks        map[string]int64   `json:"tasks"`
+	Reasons      []runs.ReasonCount `json:"reasons"`
+	Dropped      int64              `json:"entries_dropped"`
+	Drops        []runs.ReasonCount `json:"drops"`
+	Processes    []runs.Process     `json:"processes"`
 }
 
 func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
@@ -80,7 +82,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *asJSON {
 		out := statusJSON{Header: st.Header, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
-			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, Tasks: st.Tasks,
+			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, UpstreamLeft: cr.Remaining, Tasks: st.Tasks,
 			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs)}
 		return printJSON(env.stdout, out)
 	}
@@ -110,6 +112,9 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		held = fmt.Sprintf("; %d reserved by requests in flight", n)
 	}
 	fmt.Fprintf(w, "  credits billed\t%d (%s%s)\n", cr.Billed, budget, held)
+	if cr.Remaining != nil {
+		fmt.Fprintf(w, "  credits remaining\t%d (the account's balance, as the upstream last reported it)\n", *cr.Remaining)
+	}
 	if sv, err := runs.LoadSavings(ctx, pool, st.ID); err == nil && (sv.FetchesSkipped > 0 || sv.ListsStopped > 0) {
 		fmt.Fprintf(w, "  credits saved\t%d (%d fetches skipped as fresh; ~%d pages not walked by %d lists stopped at seen)\n",
 			sv.Saved, sv.FetchesSkipped, sv.PagesNotWalked, sv.ListsStopped)

@@ -114,4 +114,9 @@ SELECT coalesce((SELECT held FROM t), 0)::bigint;
 UPDATE crawl.runs SET max_credits = @max_credits WHERE id = @run_id;
 
 -- name: LoadCredits
-SELECT max_credits, credits_committed, credits_billed FROM crawl.runs WHERE id = @run_id;
+-- The run's budget and, when the upstream reports it, the account's
+-- balance: the lowest credits_remaining any endpoint's answers reported
+-- (the balance only falls while a run spends it).
+SELECT max_credits, credits_committed, credits_billed,
+       (SELECT min(credits_remaining) FROM crawl.credit_usage u WHERE u.run_id = r.id)
+FROM crawl.runs r WHERE id = @run_id;

@@ -12,7 +12,7 @@ WHERE r.id = coalesce(@run_id::bigint, (SELECT max(id) FROM crawl.runs));
 
 -- name: ReportCredits
 -- Requests and credits by endpoint.
-SELECT endpoint, requests, billed, free, rate_limited, errors
+SELECT endpoint, requests, billed, free, rate_limited, errors, credits_remaining
 FROM crawl.credit_usage WHERE run_id = @run_id
 ORDER BY billed DESC, endpoint;
 
