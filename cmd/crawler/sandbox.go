@@ -16,6 +16,13 @@ import (
 const sandboxSummary = `Serve the deterministic local stand-in for the upstream API at http://ADDR/api.
 See docs/sandbox.md for its world and conventions.
 
+--preset scrapecreators speaks the real service's dialect instead (ScrapeCreators; see
+../shared/real-service.md): the same world at the real paths, with no /api segment
+(http://ADDR/v1/tiktok/..., /v1/instagram/..., /v2/instagram/...), real parameter names,
+snake_case shapes, min_time cursors on follow lists, include_replies at 15 credits,
+cache_max_age answers at 0 credits, and 403 for items named "blocked..."; a contract
+parameter name answers 400.
+
 Fault injection (all off by default) makes it behave like the real service on a bad day:
 a token bucket per API key answering 429, a credit balance per key answering 402, latency,
 and seeded 5xx answers, hangs and truncated bodies. The seeded faults are a function of
@@ -26,6 +33,8 @@ GET /debug/usage (header x-api-key).`
 
 func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "sandbox", "", sandboxSummary)
+	preset := fs.String("preset", sandbox.PresetDefault,
+		"dialect: contract (upstream-api.md under /api) or scrapecreators (the real service's paths at the root, parameters and shapes)")
 	addr := fs.String("addr", "127.0.0.1:8099", "listen address HOST:PORT (port 0 picks a free one, printed on start)")
 	keys := fs.String("api-key", "", "accepted API key(s), comma-separated (default: $SANDBOX_API_KEY)")
 	pageSize := fs.Int("page-size", 0, "items per page of cursor lists (0: the sandbox default)")
@@ -41,8 +50,8 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 	latency := fs.Duration("latency", 0, "delay of every request past the bucket and the credit check (e.g. 2s; real service: 2-4s)")
 	jitter := fs.Duration("latency-jitter", 0, "extra seeded delay, uniform in [0, jitter), added to --latency")
 	seed := fs.Int64("seed", 0, "seed of the 5xx, hang, truncation and jitter draws: same seed and requests, same faults")
-	credits := fs.Int64("credits", 0, "starting credit balance of each API key; a billable answer spends one, an empty balance answers 402 (0: unlimited)")
-	realFields := fs.Bool("real-service-fields", false, "add credits_charged (and credits_remaining with --credits) to billable bodies, as the real service does")
+	credits := fs.Int64("credits", 0, "starting credit balance of each API key; a billable answer spends its cost (one; 15 for comments with replies), an empty balance answers 402 (0: unlimited)")
+	realFields := fs.Bool("real-service-fields", false, "contract preset: add credits_charged (and credits_remaining with --credits) to billable bodies, as the real service does")
 	newLogger := logFlags(fs)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -62,6 +71,7 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("--api-key is required (or set SANDBOX_API_KEY)")
 	}
 	srv, err := sandbox.New(sandbox.Config{
+		Preset:            *preset,
 		APIKeys:           strings.Split(keyList, ","),
 		PageSize:          *pageSize,
 		WorldTime:         *worldTime,
@@ -96,7 +106,11 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("--addr %s: %v", *addr, err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(env.stdout, "sandbox: serving http://%s/api (usage at /debug/usage)\n", ln.Addr())
+	base := fmt.Sprintf("http://%s/api", ln.Addr())
+	if *preset == sandbox.PresetScrapeCreators {
+		base = fmt.Sprintf("http://%s (the scrapecreators dialect)", ln.Addr())
+	}
+	fmt.Fprintf(env.stdout, "sandbox: serving %s (usage at /debug/usage)\n", base)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -29,6 +29,19 @@ const (
 	WorldEpoch int64 = 1735689600
 )
 
+// Presets of Config.Preset: the dialect the sandbox speaks.
+const (
+	// PresetContract serves the contract of upstream-api.md under /api.
+	PresetContract = "contract"
+	// PresetScrapeCreators serves the real service's dialect (ScrapeCreators,
+	// see real-service.md): its paths at the root (/v1/tiktok/...,
+	// /v1/instagram/..., /v2/instagram/...), parameter names, response
+	// shapes, credit costs, cache and errors, over the same world.
+	PresetScrapeCreators = "scrapecreators"
+	// PresetDefault is the preset when Config.Preset is "".
+	PresetDefault = PresetContract
+)
+
 // Retry-After modes of Config.RetryAfterMode: how a 429 announces its delay.
 const (
 	// RetryAfterSeconds sends the whole seconds until the key's bucket has a
@@ -47,6 +60,13 @@ const (
 
 // Config of the sandbox. Zero values get the defaults documented per field.
 type Config struct {
+	// Preset is the dialect: PresetContract (default) serves the contract's
+	// 18 endpoints under /api; PresetScrapeCreators serves the same world in
+	// the real service's dialect at the root (see doc.go for what differs:
+	// parameters, shapes, min_time cursors, 15-credit replies, the
+	// cache_max_age cache, 403 for "blocked..." items). Both count
+	// Usage.Credits.
+	Preset string
 	// APIKeys are the accepted values of the x-api-key header. Required: at
 	// least one, none empty (the empty key is the bucket of unknown callers).
 	APIKeys []string
@@ -83,7 +103,8 @@ type Config struct {
 	// CreditLimit makes Credits a balance even when it is 0 (every request
 	// answers 402 until AddCredits). Credits > 0 implies it.
 	CreditLimit bool
-	// RealServiceFields adds credits_charged (1) and, when credits are
+	// RealServiceFields (contract preset only; the real preset writes its own
+	// envelope) adds credits_charged (1) and, when credits are
 	// limited, credits_remaining (the key's balance after this answer) at the
 	// top level of billable 200 bodies, as the real service does. Default
 	// false: the contract's exact shapes.
@@ -105,6 +126,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
+	c.Preset = cmp.Or(c.Preset, PresetDefault)
 	c.PageSize = cmp.Or(c.PageSize, PageSizeDefault)
 	c.WorldTime = cmp.Or(c.WorldTime, WorldTimeDefault)
 	if c.Logger == nil {
@@ -128,6 +150,9 @@ func (c Config) validate() error {
 		if k == "" {
 			return fmt.Errorf("sandbox: Config.APIKeys[%d] is empty", i)
 		}
+	}
+	if c.Preset != PresetContract && c.Preset != PresetScrapeCreators {
+		return fmt.Errorf("sandbox: Config.Preset must be %q or %q, got %q", PresetContract, PresetScrapeCreators, c.Preset)
 	}
 	if c.PageSize < 1 || c.PageSize > PageSizeMax {
 		return fmt.Errorf("sandbox: Config.PageSize must be in [1, %d], got %d", PageSizeMax, c.PageSize)

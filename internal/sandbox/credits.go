@@ -73,3 +73,20 @@ func (b *creditBook) get(key string) (left int64, limited bool) {
 	defer b.mu.Unlock()
 	return b.balance(key), true
 }
+
+// holdMore takes n more of key's credits, for an answer that costs more than
+// the one hold took: all of them, or none when the balance is short (ok
+// false). left is the balance after. Always ok when credits are unlimited.
+func (b *creditBook) holdMore(key string, n int64) (ok bool, left int64) {
+	if !b.limited {
+		return true, 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := b.balance(key)
+	if v < n {
+		return false, v
+	}
+	b.left[key] = v - n
+	return true, v - n
+}

@@ -55,7 +55,8 @@ type Faults struct {
 	// give the same faults.
 	Seed int64
 	// Script fixes the answers of an endpoint (key: the path after /api, e.g.
-	// "/shortvideo/profile"): the i-th request to that endpoint that reaches
+	// "/shortvideo/profile"; in the real preset the whole path, e.g.
+	// "/v1/tiktok/profile"): the i-th request to that endpoint that reaches
 	// the draw (all keys together, counted from New or SetFaults) answers
 	// the i-th entry in place of the seeded outcome (the latency still
 	// applies). Entries: ScriptNormal (0), ScriptTruncate, ScriptHang, or a
@@ -96,8 +97,9 @@ func (f Faults) validate(name string) error {
 	}
 	known := (&world{}).endpoints()
 	for _, path := range slices.Sorted(maps.Keys(f.Script)) {
-		if _, ok := known[path]; !ok {
-			return fmt.Errorf("sandbox: %s.Script: %q is not an endpoint path (the path after /api, e.g. \"/shortvideo/profile\")", name, path)
+		_, contract := known[path]
+		if _, real := realRoutes[path]; !contract && !real {
+			return fmt.Errorf("sandbox: %s.Script: %q is not an endpoint path (the path after /api, e.g. \"/shortvideo/profile\", or a real preset path, e.g. \"/v1/tiktok/profile\")", name, path)
 		}
 		for i, st := range f.Script[path] {
 			if st != ScriptNormal && st != ScriptTruncate && st != ScriptHang && (st < 400 || st > 599) {

@@ -520,7 +520,7 @@ func TestDebug(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("usage: %d %s", status, body)
 	}
-	want := `{"requests":3,"billable":1,"rate_limited":0,"out_of_credits":0,"errors":0,"truncated":0,"hung":0,"by_endpoint":{"/photosocial/profile":{"requests":1,"billable":0},"/shortvideo/profile":{"requests":2,"billable":1}}}`
+	want := `{"requests":3,"billable":1,"credits":1,"rate_limited":0,"out_of_credits":0,"errors":0,"truncated":0,"hung":0,"by_endpoint":{"/photosocial/profile":{"requests":1,"billable":0,"credits":0},"/shortvideo/profile":{"requests":2,"billable":1,"credits":1}}}`
 	if got := strings.TrimSpace(string(body)); got != want {
 		t.Errorf("usage body\n got %s\nwant %s", got, want)
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,9 @@ type Server struct {
 	holding    func()                      // test hook, may be nil
 	closing    chan struct{}               // closed by Close: held requests are released
 	closeOnce  sync.Once
+	prefix     string // apiPrefix, or "" in the real preset
 	endpoints  map[string]endpoint
+	real       *realState // the real preset's endpoints and state; nil in the contract preset
 	handler    http.Handler
 }
 
@@ -71,13 +74,19 @@ func New(cfg Config) (*Server, error) {
 	}
 	w := &world{pageSize: int64(cfg.PageSize), day: cfg.WorldTime}
 	s.endpoints = w.endpoints()
+	s.prefix = apiPrefix
+	route := s.route
+	if cfg.Preset == PresetScrapeCreators {
+		s.real = newRealState(w)
+		s.prefix, s.realFields, route = "", false, s.realRoute
+	}
 
 	// The one chain every /api request goes through. identify and count come
 	// first so that every request, rejected or not, is counted under its key;
 	// inject (per-key 429 token bucket, 402 credit balance, latency, 5xx,
 	// hangs, truncated bodies) sits between authorize and route, where the
 	// key is known and the counter sees its status codes.
-	api := chain(http.HandlerFunc(s.route), s.identify, s.count, s.authorize, s.inject)
+	api := chain(http.HandlerFunc(route), s.identify, s.count, s.authorize, s.inject)
 
 	s.handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/debug/") {
@@ -89,8 +98,8 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Handler serves /api/... (the 18 endpoints) and /debug/... (usage and
-// health, not counted).
+// Handler serves /api/... (the 18 endpoints; in the real preset their real
+// paths at the root) and /debug/... (usage and health, not counted).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Usage returns the counts recorded for apiKey; requests without a key or
@@ -162,11 +171,12 @@ func chain(h http.Handler, mws ...middleware) http.Handler {
 // so count sees them when it records.
 type exchange struct {
 	key      string    // accepted API key, or "" when missing or unknown
-	endpoint string    // path after /api when it is an endpoint, else OtherEndpoint
-	path     string    // URL path after /api (the whole path if it lacks the prefix)
+	endpoint string    // path after the prefix when it is an endpoint, else OtherEndpoint
+	path     string    // URL path after the prefix (/api, or none in the real preset)
 	arrived  time.Time // when identify saw the request
 
 	free           bool          // set by a handler whose 200 answer costs no credit
+	charge         int64         // credits a billable answer costs; 0 is 1
 	fault          string        // what inject did, for the log ("" = nothing)
 	retryAfter     time.Duration // delay announced by a 429
 	creditsLimited bool          // a credit is held for this request
@@ -195,9 +205,9 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				ex.key = k
 			}
 		}
-		if p, ok := strings.CutPrefix(r.URL.Path, apiPrefix); ok {
+		if p, ok := strings.CutPrefix(r.URL.Path, s.prefix); ok {
 			ex.path = p
-			if _, known := s.endpoints[p]; known {
+			if s.known(p) {
 				ex.endpoint = p
 			}
 		}
@@ -225,7 +235,8 @@ func (s *Server) count(next http.Handler) http.Handler {
 
 func (s *Server) record(r *http.Request, ex *exchange, status int) {
 	billable := ex.billable(status)
-	s.usage.record(ex.key, ex.endpoint, outcome{status: status, billable: billable, truncated: ex.truncated, hung: ex.hung})
+	s.usage.record(ex.key, ex.endpoint, outcome{status: status, billable: billable, credits: cmp.Or(ex.charge, 1),
+		truncated: ex.truncated, hung: ex.hung})
 	a := Arrival{Time: ex.arrived, Answered: s.now(), Endpoint: ex.endpoint,
 		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.retryAfter}
 	s.arrivals.add(ex.key, a)
@@ -252,6 +263,17 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(rw, r)
 	})
+}
+
+// known reports whether p (the path after the prefix) is an endpoint of the
+// preset.
+func (s *Server) known(p string) bool {
+	if s.real != nil {
+		_, ok := realRoutes[p]
+		return ok
+	}
+	_, ok := s.endpoints[p]
+	return ok
 }
 
 // route dispatches to the endpoint: unknown path 404, non-GET 405, then the

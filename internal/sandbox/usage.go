@@ -8,7 +8,9 @@ import (
 
 // Usage is what one API key consumed. Requests counts every request that
 // reached the /api chain with that key (errors included); Billable counts
-// the ones that cost a credit. The fault counters split Requests by what the
+// the ones that cost a credit, and Credits the credits they cost (1 each in
+// the contract preset; in the real preset 15 for comments with replies, 0
+// for cached answers, which are not billable). The fault counters split Requests by what the
 // fault layer did: RateLimited counts 429 answers, OutOfCredits 402 answers,
 // Errors 5xx answers (injected or not, hangs excepted), Truncated the 200s
 // sent cut (also Billable), Hung the requests held by a hang (whether they
@@ -16,6 +18,7 @@ import (
 type Usage struct {
 	Requests     int64 `json:"requests"`
 	Billable     int64 `json:"billable"`
+	Credits      int64 `json:"credits"`
 	RateLimited  int64 `json:"rate_limited"`
 	OutOfCredits int64 `json:"out_of_credits"`
 	Errors       int64 `json:"errors"`
@@ -28,16 +31,19 @@ type Usage struct {
 }
 
 // EndpointUsage is the share of one endpoint, keyed in Usage.ByEndpoint by
-// the path after /api (e.g. "/shortvideo/user/followers") or OtherEndpoint.
+// the path after /api (e.g. "/shortvideo/user/followers"; in the real preset
+// the whole path, e.g. "/v1/tiktok/user/followers") or OtherEndpoint.
 type EndpointUsage struct {
 	Requests int64 `json:"requests"`
 	Billable int64 `json:"billable"`
+	Credits  int64 `json:"credits"`
 }
 
 // outcome is what count learned about one answer.
 type outcome struct {
 	status    int
 	billable  bool
+	credits   int64 // charged when billable
 	truncated bool
 	hung      bool
 }
@@ -51,9 +57,9 @@ type usageBook struct {
 func newUsageBook() *usageBook { return &usageBook{byKey: map[string]*Usage{}} }
 
 func (b *usageBook) record(key, endpoint string, o outcome) {
-	var bill int64
+	var bill, credits int64
 	if o.billable {
-		bill = 1
+		bill, credits = 1, o.credits
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -64,6 +70,7 @@ func (b *usageBook) record(key, endpoint string, o outcome) {
 	}
 	u.Requests++
 	u.Billable += bill
+	u.Credits += credits
 	switch {
 	case o.hung:
 		u.Hung++
@@ -79,6 +86,7 @@ func (b *usageBook) record(key, endpoint string, o outcome) {
 	e := u.ByEndpoint[endpoint]
 	e.Requests++
 	e.Billable += bill
+	e.Credits += credits
 	u.ByEndpoint[endpoint] = e
 }
 
