@@ -49,8 +49,8 @@ type ReportRun struct {
 	// CreditsRemaining is the account's balance as the upstream last
 	// reported it (the lowest credits_remaining of the run), nil: never.
 	CreditsRemaining *int64 `json:"credits_remaining,omitempty"`
-	Pages        int64  `json:"pages"`
-	Rows         int64  `json:"rows_written"`
+	Pages            int64  `json:"pages"`
+	Rows             int64  `json:"rows_written"`
 	// RowsCounted: no process recorded its rows (samples off), so Rows
 	// is the sum of rows per table instead.
 	RowsCounted bool `json:"rows_counted_from_tables,omitempty"`
