@@ -343,6 +343,12 @@ func TestMappingRealFacts(t *testing.T) {
 			t.Errorf("videos = %+v", videos)
 		}
 	})
+}
+
+// TestMappingRealObjects checks the real service's object answers and
+// photo-sharing lists, as TestMappingRealFacts does.
+func TestMappingRealObjects(t *testing.T) {
+	t.Parallel()
 	t.Run("comments' created_at is parsed", func(t *testing.T) {
 		comments := sinks.Rows[sinks.PSComment](&realCase(t, "real comments").Batch)
 		if len(comments) != 2 || comments[0].CreatedAt != 1758042184 || comments[0].Username != "catherina_thijs" ||
