@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/socialcrawl/crawler/sinks"
 )
 
 var update = flag.Bool("update", false, "write the mapping tests' golden files")
@@ -110,21 +112,27 @@ func TestMapping(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "mapping", "golden", strings.ReplaceAll(c.name, " ", "_")+".txt")
-			got := summary(res) + "\n"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("mapped:\n%swant (%s):\n%s", got, golden, want)
-			}
+			checkGolden(t, c.name, summary(res)+"\n")
 		})
+	}
+}
+
+// checkGolden compares what a mapping produced with the golden file named
+// after the case (rewritten with -update).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", "mapping", "golden", strings.ReplaceAll(name, " ", "_")+".txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("mapped:\n%swant (%s):\n%s", got, golden, want)
 	}
 }
 
@@ -193,4 +201,204 @@ func TestMappingEdgeCases(t *testing.T) {
 			t.Errorf("err = %v, want ErrReplayMismatch", err)
 		}
 	})
+}
+
+// TestMappingReal maps the real service's sample answers (testdata/mapping/
+// real_*.json, cut from the official CLI's samples; see the README there)
+// with the kinds that map the contract's, against golden files: the client
+// speaks both dialects into the same rows.
+func TestMappingReal(t *testing.T) {
+	t.Parallel()
+	for _, c := range realCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, c.name, summary(res)+"\n")
+		})
+	}
+}
+
+type mappingCase struct {
+	name string
+	task Task
+	on   []string
+	file string
+}
+
+const realSecUID = "MS4wLjABAAAAINC_ElRRtestowner"
+
+var (
+	realFollow = map[string]string{"handle": "stoolpresidente"}
+	realAll    = []string{"followers", "following", "follower_profiles", "song_videos", "video_authors", "search_results", "comments", "reel_comments", "reel_transcripts"}
+	realCases  = []mappingCase{
+		{"real profile", Task{Kind: KindSVProfile, Key: "stoolpresidente"}, []string{"followers", "following"}, "real_shortvideo.profile.json"},
+		{"real followers", Task{Kind: KindSVFollowers, Key: realSecUID, Params: realFollow, MaxPages: 5}, realAll, "real_shortvideo.followers.json"},
+		{"real followers, trimmed", Task{Kind: KindSVFollowers, Key: realSecUID, Params: realFollow, MaxPages: 5}, nil, "real_shortvideo.followers.trimmed.json"},
+		{"real followers, last page", Task{Kind: KindSVFollowers, Key: realSecUID, Params: realFollow, MaxPages: 5, Cursor: "1737751376"}, nil, "real_shortvideo.followers.last_page.json"},
+		{"real following", Task{Kind: KindSVFollowing, Key: realSecUID, Params: realFollow, MaxPages: 5}, realAll, "real_shortvideo.following.json"},
+		{"real following, trimmed", Task{Kind: KindSVFollowing, Key: realSecUID, Params: realFollow, MaxPages: 5}, nil, "real_shortvideo.following.trimmed.json"},
+		{"real keyword search", Task{Kind: KindSVKeywordSearch, Key: "query=super+bowl", Params: map[string]string{"query": "super bowl"}, MaxPages: 5}, realAll, "real_shortvideo.keyword_search.json"},
+		{"real keyword search, trimmed", Task{Kind: KindSVKeywordSearch, Key: "query=super+bowl", Params: map[string]string{"query": "super bowl"}, MaxPages: 5}, nil, "real_shortvideo.keyword_search.trimmed.json"},
+		{"real hashtag search", Task{Kind: KindSVHashtagSearch, Key: "fyp", MaxPages: 5}, realAll, "real_shortvideo.hashtag_search.json"},
+		{"real hashtag search, trimmed", Task{Kind: KindSVHashtagSearch, Key: "friends", MaxPages: 5}, nil, "real_shortvideo.hashtag_search.trimmed.json"},
+		{"real top search", Task{Kind: KindSVTopSearch, Key: "funny dogs", MaxPages: 5}, realAll, "real_shortvideo.top_search.json"},
+		{"real song", Task{Kind: KindSVSong, Key: "6717159721276540930"}, realAll, "real_shortvideo.song.json"},
+		{"real song, no id_str", Task{Kind: KindSVSong, Key: "6717159721276540930"}, nil, "real_shortvideo.song.no_id_str.json"},
+		{"real song videos", Task{Kind: KindSVSongVideos, Key: "7439295283975702544", MaxPages: 5}, realAll, "real_shortvideo.song_videos.json"},
+		{"real trending feed", Task{Kind: KindSVTrending, Key: "trending"}, realAll, "real_shortvideo.trending_feed.json"},
+		{"real popular videos", Task{Kind: KindSVPopularVideos, Key: "popular_videos"}, nil, "real_shortvideo.popular_videos.json"},
+		{"real popular creators", Task{Kind: KindSVPopularCreators, Key: "popular_creators"}, realAll, "real_shortvideo.popular_creators.json"},
+		{"real popular creators, no link", Task{Kind: KindSVPopularCreators, Key: "popular_creators"}, nil, "real_shortvideo.popular_creators.no_link.json"},
+		{"real live", Task{Kind: KindSVLive, Key: "thejustalex"}, realAll, "real_shortvideo.live.json"},
+		{"real photo profile", Task{Kind: KindPSProfile, Key: "adrianhorning"}, realAll, "real_photosocial.profile.json"},
+		{"real photo profile, trimmed", Task{Kind: KindPSProfile, Key: "adrianhorning"}, nil, "real_photosocial.profile.trimmed.json"},
+		{"real comments", Task{Kind: KindPSComments, Key: "https://www.instagram.com/p/DOq6eV6iIgD/", MaxPages: 5}, realAll, "real_photosocial.comments.json"},
+		{"real reels search", Task{Kind: KindPSReelsSearch, Key: "dogs", MaxPages: 5}, []string{"reel_comments", "reel_transcripts"}, "real_photosocial.reels_search.json"},
+		{"real transcript", Task{Kind: KindPSTranscript, Key: "https://www.instagram.com/reel/DHsD6HGqJhp/"}, realAll, "real_photosocial.transcript.json"},
+		{"real embed", Task{Kind: KindPSEmbed, Key: "adrianhorning"}, realAll, "real_photosocial.embed.json"},
+		{"real highlight", Task{Kind: KindPSHighlight, Key: "18067016518767507"}, realAll, "real_photosocial.highlight.json"},
+	}
+)
+
+// realCase maps the real case named name (from realCases).
+func realCase(t *testing.T, name string) *Result {
+	t.Helper()
+	for _, c := range realCases {
+		if c.name == name {
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+	}
+	t.Fatalf("no real case %q", name)
+	return nil
+}
+
+// TestMappingRealFacts checks, beyond the golden counts, the values that
+// the real service's shapes make easy to lose.
+func TestMappingRealFacts(t *testing.T) {
+	t.Parallel()
+	t.Run("a follow page's next cursor is its min_time", func(t *testing.T) {
+		for name, want := range map[string]string{"real followers": "1737751140", "real followers, trimmed": "1750289478",
+			"real following": "1694905758", "real following, trimmed": "1734010829"} {
+			if res := realCase(t, name); res.Next != want || res.Stop != "" {
+				t.Errorf("%s: next %q stop %q, want next %q and the walk going on", name, res.Next, res.Stop, want)
+			}
+		}
+		if res := realCase(t, "real followers, last page"); res.Stop != "end" {
+			t.Errorf("has_more 0: stop %q, want end", res.Stop)
+		}
+		follows := sinks.Rows[sinks.SVFollow](&realCase(t, "real following").Batch)
+		if len(follows) != 2 || follows[0].Follower != "stoolpresidente" || follows[0].Followee != "barstoolgruden" {
+			t.Errorf("followings = %+v", follows)
+		}
+	})
+	t.Run("the song id keeps its digits", func(t *testing.T) {
+		for _, name := range []string{"real song", "real song, no id_str"} {
+			songs := sinks.Rows[sinks.SVSong](&realCase(t, name).Batch)
+			if len(songs) != 1 || songs[0].SongID != "6717159721276540930" || deref(songs[0].Title) != "Different (Acoustic)" ||
+				deref(songs[0].AuthorName) != "Micah Tyler" || songs[0].CoverLargeURL == nil {
+				t.Errorf("%s: songs = %+v", name, songs)
+			}
+			snaps := sinks.Rows[sinks.SVSongSnapshot](&realCase(t, name).Batch)
+			if len(snaps) != 1 || snaps[0].UsageCount == nil || *snaps[0].UsageCount != 358 {
+				t.Errorf("%s: snapshots = %+v", name, snaps)
+			}
+		}
+	})
+	t.Run("trending videos without an author handle are stored", func(t *testing.T) {
+		res := realCase(t, "real trending feed")
+		videos := sinks.Rows[sinks.SVVideo](&res.Batch)
+		const key = "secuid:MS4wLjABAAAANbZGXVN-iwJvesiIVGgD_nRTpyI4PGOXHEbt01cN9U5S3Ih21qUe5WQ9ztsn2J6h"
+		if len(videos) != 2 || res.Drops.N != 0 || videos[0].VideoID != "7540000301621841183" || deref(videos[0].AuthorUniqueID) != key {
+			t.Fatalf("videos = %+v, drops %d", videos, res.Drops.N)
+		}
+		users := sinks.Rows[sinks.SVUser](&res.Batch)
+		if len(users) != 1 || users[0].UniqueID != key || deref(users[0].UserID) != "6754760670083138566" || deref(users[0].Nickname) != "Bre 🤍" {
+			t.Errorf("users = %+v", users)
+		}
+	})
+	t.Run("hashtag search videos land as that search's results", func(t *testing.T) {
+		res := realCase(t, "real hashtag search")
+		results := sinks.Rows[sinks.SVSearchResult](&res.Batch)
+		if len(results) != 1 || results[0].Kind != sinks.SearchHashtag || results[0].QueryKey != sinks.QueryKey("fyp", nil) ||
+			results[0].Type != sinks.ResultVideo || deref(results[0].VideoID) != "6862153058223197445" || results[0].Rank != 1 {
+			t.Errorf("results = %+v", results)
+		}
+		if n := len(sinks.Rows[sinks.SVHashtag](&res.Batch)); n != 0 {
+			t.Errorf("%d hashtag rows from videos", n)
+		}
+		videos := sinks.Rows[sinks.SVVideo](&res.Batch)
+		if len(videos) != 1 || deref(videos[0].AuthorUniqueID) != "bellapoarch" || deref(videos[0].SongID) != "6840839890826038022" {
+			t.Errorf("videos = %+v", videos)
+		}
+	})
+	t.Run("top search posts are videos with their ISO times", func(t *testing.T) {
+		res := realCase(t, "real top search")
+		videos := sinks.Rows[sinks.SVVideo](&res.Batch)
+		if len(videos) != 2 || videos[0].CreateTime == nil || *videos[0].CreateTime != 1774326345 {
+			t.Errorf("videos = %+v", videos)
+		}
+	})
+}
+
+// TestMappingRealObjects checks the real service's object answers and
+// photo-sharing lists, as TestMappingRealFacts does.
+func TestMappingRealObjects(t *testing.T) {
+	t.Parallel()
+	t.Run("comments' created_at is parsed", func(t *testing.T) {
+		comments := sinks.Rows[sinks.PSComment](&realCase(t, "real comments").Batch)
+		if len(comments) != 2 || comments[0].CreatedAt != 1758042184 || comments[0].Username != "catherina_thijs" ||
+			comments[0].LikeCount == nil || *comments[0].LikeCount != 0 || deref(comments[0].CommentID) != "18051843701642870" {
+			t.Errorf("comments = %+v", comments)
+		}
+	})
+	t.Run("reels: shortcode as code, taken_at, no play count", func(t *testing.T) {
+		res := realCase(t, "real reels search")
+		reels := sinks.Rows[sinks.PSReel](&res.Batch)
+		if len(reels) != 3 || reels[0].Code != "DOq6eV6iIgD" || reels[0].TakenAt == nil || *reels[0].TakenAt != 1758041805 {
+			t.Errorf("reels = %+v", reels)
+		}
+		snaps := sinks.Rows[sinks.PSReelSnapshot](&res.Batch)
+		if snaps[0].PlayCount != nil || snaps[0].LikeCount == nil || *snaps[0].LikeCount != 3487 {
+			t.Errorf("snapshots = %+v", snaps)
+		}
+	})
+	t.Run("live reads liveRoom", func(t *testing.T) {
+		live := sinks.Rows[sinks.SVLiveStatus](&realCase(t, "real live").Batch)
+		want := sinks.SVLiveStatus{UniqueID: "thejustalex", IsLive: ptr(true), Title: ptr("6'13 Grateful Streamer"), ViewerCount: ptr(int64(804)), StartTime: ptr(int64(1751744708))}
+		if len(live) != 1 || live[0].UniqueID != want.UniqueID || *live[0].IsLive != *want.IsLive || deref(live[0].Title) != *want.Title ||
+			*live[0].ViewerCount != *want.ViewerCount || *live[0].StartTime != *want.StartTime {
+			t.Errorf("live = %+v", live)
+		}
+	})
+	t.Run("popular creators: handle from tt_link, counts from follower_cnt", func(t *testing.T) {
+		creators := sinks.Rows[sinks.SVPopularCreator](&realCase(t, "real popular creators").Batch)
+		if len(creators) != 2 || creators[0].UniqueID != "sanievv_" || creators[0].FollowerCount == nil || *creators[0].FollowerCount != 431339 {
+			t.Errorf("creators = %+v", creators)
+		}
+	})
+	t.Run("highlight items keep their id", func(t *testing.T) {
+		res := realCase(t, "real highlight")
+		h := sinks.Rows[sinks.PSHighlight](&res.Batch)
+		items := sinks.Rows[sinks.PSHighlightItem](&res.Batch)
+		if len(h) != 1 || h[0].HighlightID != "18067016518767507" || deref(h[0].OwnerUsername) != "jane" ||
+			len(items) != 1 || deref(items[0].ItemID) != "3565907942018983442_21393171" || items[0].VideoURL == nil {
+			t.Errorf("highlight = %+v, items = %+v", h, items)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

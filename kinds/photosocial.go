@@ -139,12 +139,16 @@ func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*
 	for _, it := range page.Items {
 		r := it.V
 		id := string(r.ID)
-		if why := entryProblem("reels", it.Pos, "id", id, "code", string(r.Code), "owner.username", string(r.OwnerUsername)); why != "" {
+		why := entryProblem("reels", it.Pos, "id", id, "code", string(r.Code), "owner.username", string(r.OwnerUsername))
+		if err := sinks.CheckUnixTime("taken_at", r.TakenAt.V); why == "" && err != nil {
+			why = fmt.Sprintf("reels[%d]: %v", it.Pos, err)
+		}
+		if why != "" {
 			res.Drop(why)
 			continue
 		}
 		sinks.Add(&res.Batch, sinks.PSReel{
-			ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), Raw: it.Raw,
+			ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), TakenAt: intPtr(r.TakenAt), Raw: it.Raw,
 		})
 		sinks.Add(&res.Batch, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
 		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: sinks.QueryKey(t.Key, nil), Rank: t.Items + it.Pos + 1, ReelID: id})
@@ -259,7 +263,7 @@ func mapPSHighlight(m *mapper, t *Task, h *sources.PSHighlight) (*Result, error)
 		OwnerUsername: textPtr(h.Username), OwnerVerified: flagPtr(h.UserVerified), Raw: h.Raw,
 	})
 	for _, it := range h.Items {
-		item := sinks.PSHighlightItem{HighlightID: id, Position: it.Pos + 1, MediaType: intPtr(it.V.MediaType), Raw: it.Raw}
+		item := sinks.PSHighlightItem{HighlightID: id, Position: it.Pos + 1, ItemID: textPtr(it.V.ID), MediaType: intPtr(it.V.MediaType), Raw: it.Raw}
 		if len(it.V.VideoURLs) > 0 {
 			item.VideoURL = &it.V.VideoURLs[0]
 		}

@@ -244,13 +244,15 @@ func isSecUIDUser(handle string) bool { return len(handle) > 7 && handle[:7] == 
 // author's profile task. songID links it to a song when known from context.
 // A video that cannot be stored (no id, a key over the cap, a time out of
 // range) is counted as dropped, as an entry of list, and addVideo returns
-// false.
+// false. An author sent without a handle (the real trending feed) is kept
+// by its secUid, as a user row of its own (see videoAuthor).
 func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo], songID, list string) bool {
 	v := it.V
 	if songID == "" {
 		songID = string(v.MusicID)
 	}
-	why := entryProblem(list, it.Pos, "id", string(v.ID), "author.uniqueId", string(v.Author.UniqueID), "music.id", songID)
+	author := videoAuthor(v.Author)
+	why := entryProblem(list, it.Pos, "id", string(v.ID), "author.uniqueId", author, "music.id", songID)
 	if why == "" {
 		if err := sinks.CheckUnixTime("createTime", v.CreateTime.V); err != nil {
 			why = fmt.Sprintf("%s[%d]: %v", list, it.Pos, err)
@@ -260,9 +262,15 @@ func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo]
 		res.Drop(why)
 		return false
 	}
+	if author != "" && v.Author.UniqueID == "" {
+		sinks.Add(&res.Batch, sinks.SVUser{
+			UniqueID: author, UserID: textPtr(v.Author.UID), SecUID: textPtr(v.Author.SecUID), Nickname: textPtr(v.Author.Nickname),
+			Raw: stubJSON("secUid", string(v.Author.SecUID)),
+		})
+	}
 	sinks.Add(&res.Batch, sinks.SVVideo{
 		VideoID:        string(v.ID),
-		AuthorUniqueID: textPtr(v.Author.UniqueID),
+		AuthorUniqueID: strPtr(author),
 		Description:    textPtr(v.Desc),
 		CreateTime:     intPtr(v.CreateTime),
 		SongID:         strPtr(songID),
@@ -280,6 +288,34 @@ func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo]
 		m.follow(res, t, edgeVideoAuthors, string(v.Author.UniqueID), nil)
 	}
 	return true
+}
+
+// videoAuthor is the users key of a video's author: its handle, else the
+// key of an account known only by its secUid; "" when neither was sent (an
+// author with only a uid has no key: the video is kept without one).
+func videoAuthor(a sources.SVAuthor) string {
+	switch {
+	case a.UniqueID != "":
+		return string(a.UniqueID)
+	case a.SecUID != "":
+		return secUIDUser(string(a.SecUID))
+	}
+	return ""
+}
+
+// addSearchVideo adds a video found by a search (kind, query key qk) at its
+// rank, and its author's profile task when that edge is on.
+func (m *mapper) addSearchVideo(t *Task, res *Result, it sources.Item[sources.SVVideo], kind, qk, list string) {
+	if !m.addVideo(t, res, it, "", list) {
+		return
+	}
+	id := string(it.V.ID)
+	sinks.Add(&res.Batch, sinks.SVSearchResult{
+		Kind: kind, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
+	})
+	if it.V.Author.UniqueID != "" {
+		m.follow(res, t, edgeSearchProfiles, string(it.V.Author.UniqueID), nil)
+	}
 }
 
 // KindSVKeywordSearch: a keyword search's videos; key: its query's Key();
@@ -327,16 +363,7 @@ func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[sources.SVVideo])
 	res := listResult(t, page)
 	qk := sinks.QueryKey(q.Term(), q.Filters())
 	for _, it := range page.Items {
-		if !m.addVideo(t, res, it, "", "videos") {
-			continue
-		}
-		id := string(it.V.ID)
-		sinks.Add(&res.Batch, sinks.SVSearchResult{
-			Kind: sinks.SearchKeyword, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
-		})
-		if it.V.Author.UniqueID != "" {
-			m.follow(res, t, edgeSearchProfiles, string(it.V.Author.UniqueID), nil)
-		}
+		m.addSearchVideo(t, res, it, sinks.SearchKeyword, qk, "videos")
 	}
 	return res, nil
 }
@@ -369,10 +396,17 @@ var _ = register(&Kind{
 	Call:  byKeyCursor(sources.SVHashtagSearchCall, mapSVHashtagSearch),
 })
 
+// mapSVHashtagSearch maps the contract's hashtags, and the real service's
+// videos under the hashtag as that search's video results, as the keyword
+// search's are.
 func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[sources.SVHashtag]) (*Result, error) {
 	res := listResult(t, page)
 	qk := sinks.QueryKey(t.Key, nil)
 	for _, it := range page.Items {
+		if v := it.V.Video; v != nil {
+			m.addSearchVideo(t, res, sources.Item[sources.SVVideo]{V: *v, Raw: it.Raw, Pos: it.Pos}, sinks.SearchHashtag, qk, "videos")
+			continue
+		}
 		name := string(it.V.Name)
 		if why := entryProblem("hashtags", it.Pos, "name", name); why != "" {
 			res.Drop(why)
@@ -583,10 +617,13 @@ func mapSVPopularCreators(m *mapper, t *Task, page *sources.Page[sources.SVCreat
 	for _, it := range page.Items {
 		h := string(it.V.UniqueID)
 		if why := entryProblem("creators", it.Pos, "uniqueId", h); why != "" {
+			if h == "" && it.V.UserID != "" {
+				why += " (user_id " + string(it.V.UserID) + ")" // the real service's entries may name no handle
+			}
 			res.Drop(why)
 			continue
 		}
-		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Verified: flagPtr(it.V.Verified), Raw: it.Raw})
+		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, UserID: textPtr(it.V.UserID), Nickname: textPtr(it.V.Nickname), Verified: flagPtr(it.V.Verified), Raw: it.Raw})
 		sinks.Add(&res.Batch, sinks.SVPopularCreator{
 			Rank: it.Pos + 1, UniqueID: h, FollowerCount: intPtr(it.V.FollowerCount), Verified: flagPtr(it.V.Verified), Raw: it.Raw,
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -280,8 +281,23 @@ type Page[T any] struct {
 	Raw        json.RawMessage
 }
 
+// cursorKeys are the members a list's next cursor is read from, the first
+// present: the contract's "cursor", then the platform's own names.
+var cursorKeys = []string{"cursor", "next_cursor", "max_cursor"}
+
+// followCursorKeys add "min_time": the real follow lists carry their next
+// cursor there (and no cursor), so without it a walk would stop after one
+// page.
+var followCursorKeys = append(slices.Clip(cursorKeys), "min_time")
+
 // decodePage decodes a list body whose items are under one of listKeys.
 func decodePage[T any](a *answer, listKeys ...string) (*Page[T], error) {
+	return decodePageCursor[T](a, cursorKeys, listKeys...)
+}
+
+// decodePageCursor is decodePage reading the next cursor from the first of
+// cursors present.
+func decodePageCursor[T any](a *answer, cursors []string, listKeys ...string) (*Page[T], error) {
 	if a.err != nil {
 		return nil, a.err
 	}
@@ -294,7 +310,7 @@ func decodePage[T any](a *answer, listKeys ...string) (*Page[T], error) {
 		}
 		p.Items, p.Dropped, p.DropReason = decodeItems[T](raws, listKeys[0])
 	}
-	if raw, ok := env.first("cursor", "next_cursor", "max_cursor"); ok {
+	if raw, ok := env.first(cursors...); ok {
 		var c Cursor
 		if err := c.UnmarshalJSON(raw); err != nil {
 			return nil, err

@@ -3,6 +3,9 @@ package sources
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
 )
 
 // Helpers for the wire structs of the typed calls: the real service spells
@@ -107,4 +110,86 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// UnixTime is a timestamp in Unix seconds. The contract sends an integer (or
+// a string holding one); the real service sends ISO 8601 strings in places
+// ("2025-09-16T17:03:04.000Z": comments' created_at, reels' taken_at, the top
+// search's create_time), which are converted. null and "" are not Valid.
+type UnixTime Int64
+
+// isoLayouts are the ISO 8601 forms read; a time without a zone is UTC.
+var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"}
+
+func (u *UnixTime) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	s, isString, err := stringOrNull(b)
+	if err != nil {
+		return err
+	}
+	if isString && strings.Contains(s, "-") && !strings.HasPrefix(s, "-") {
+		for _, layout := range isoLayouts {
+			if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
+				*u = UnixTime{V: t.Unix(), Valid: true}
+				return nil
+			}
+		}
+		return fmt.Errorf("time %s: neither Unix seconds nor ISO 8601", truncate(string(b), 40))
+	}
+	var n Int64
+	if err := n.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*u = UnixTime(n)
+	return nil
+}
+
+// firstTime returns the first valid time, as the counter the rows keep.
+func firstTime(vs ...UnixTime) Int64 {
+	for _, v := range vs {
+		if v.Valid {
+			return Int64(v)
+		}
+	}
+	return Int64{}
+}
+
+// softText is a display string (a name, a title) that some variant may send
+// as an object: a string or number gives its text, anything else "" rather
+// than failing the entry.
+type softText Text
+
+func (t *softText) UnmarshalJSON(b []byte) error {
+	var s Text
+	if s.UnmarshalJSON(b) != nil {
+		s = ""
+	}
+	*t = softText(s)
+	return nil
+}
+
+// imageURL is an image that arrives as a URL string (the contract) or as the
+// platform's {uri, url_list: [...]} object (the real service), read as the
+// first URL of the list.
+type imageURL Text
+
+func (u *imageURL) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return (*Text)(u).UnmarshalJSON(b)
+	}
+	var w struct {
+		URLList []softText `json:"url_list"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*u = ""
+	for _, s := range w.URLList {
+		if s != "" {
+			*u = imageURL(s)
+			break
+		}
+	}
+	return nil
 }

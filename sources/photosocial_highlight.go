@@ -43,15 +43,19 @@ type PSHighlight struct {
 	Raw        json.RawMessage
 }
 
-// PSHighlightItem is a media item of a highlight: MediaType 1 is an image, 2
-// a video; VideoURLs are the URLs of the video versions (none for images).
+// PSHighlightItem is a media item of a highlight: ID is its media id (id,
+// else pk); MediaType 1 is an image, 2 a video; VideoURLs are the URLs of
+// the video versions (none for images).
 type PSHighlightItem struct {
+	ID        Text
 	MediaType Int64
 	VideoURLs []string
 }
 
 func (it *PSHighlightItem) UnmarshalJSON(b []byte) error {
 	var w struct {
+		ID            Text  `json:"id"`
+		PK            Text  `json:"pk"`
 		MediaType     Int64 `json:"media_type"`
 		VideoVersions []object[struct {
 			URL Text `json:"url"`
@@ -60,7 +64,7 @@ func (it *PSHighlightItem) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*it = PSHighlightItem{MediaType: w.MediaType}
+	*it = PSHighlightItem{ID: firstText(w.ID, w.PK), MediaType: w.MediaType}
 	for _, v := range w.VideoVersions {
 		if v.V.URL != "" {
 			it.VideoURLs = append(it.VideoURLs, string(v.V.URL))

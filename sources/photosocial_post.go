@@ -8,7 +8,9 @@ import (
 
 // PSComment is a comment on a photo-sharing post. ID is set when the
 // upstream sends one (id, or the platform's pk); ChildCommentCount can be
-// null (Valid false).
+// null (Valid false). CreatedAt is Unix seconds whether the upstream sends
+// them (the contract) or an ISO 8601 string (the real service); the like
+// count is like_count or the real service's comment_like_count.
 type PSComment struct {
 	ID                Text
 	Text              Text
@@ -29,8 +31,8 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		User              object[user] `json:"user"`
 		Owner             object[user] `json:"owner"`
 		Username          Text         `json:"username"`
-		CreatedAt         Int64        `json:"created_at"`
-		CreatedAtUTC      Int64        `json:"created_at_utc"`
+		CreatedAt         UnixTime     `json:"created_at"`
+		CreatedAtUTC      UnixTime     `json:"created_at_utc"`
 		LikeCount         Int64        `json:"like_count"`
 		CommentLikeCount  Int64        `json:"comment_like_count"`
 		ChildCommentCount Int64        `json:"child_comment_count"`
@@ -42,7 +44,7 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		ID:                firstText(w.ID, w.PK),
 		Text:              w.Text,
 		Username:          firstText(w.User.V.Username, w.Owner.V.Username, w.Username),
-		CreatedAt:         firstInt(w.CreatedAt, w.CreatedAtUTC),
+		CreatedAt:         firstTime(w.CreatedAt, w.CreatedAtUTC),
 		LikeCount:         firstInt(w.LikeCount, w.CommentLikeCount),
 		ChildCommentCount: w.ChildCommentCount,
 	}

@@ -9,7 +9,9 @@ import (
 )
 
 // PSReel is a reel of the reels search. Caption is the caption text, whether
-// the upstream sends a string or the platform's {"text": ...} object.
+// the upstream sends a string or the platform's {"text": ...} object. The
+// real service sends shortcode for code, no play count (PlayCount not
+// Valid), and taken_at as an ISO 8601 string; TakenAt is Unix seconds.
 type PSReel struct {
 	ID            Text
 	Code          Text
@@ -17,6 +19,7 @@ type PSReel struct {
 	PlayCount     Int64
 	LikeCount     Int64
 	Caption       Text
+	TakenAt       Int64
 }
 
 type psReelWire struct {
@@ -38,6 +41,8 @@ type psReelWire struct {
 	Caption     json.RawMessage `json:"caption"`
 	CaptionText Text            `json:"caption_text"`
 	Media       json.RawMessage `json:"media"`
+	TakenAt     UnixTime        `json:"taken_at"`
+	TakenAtC    UnixTime        `json:"takenAt"`
 }
 
 func (r *PSReel) UnmarshalJSON(b []byte) error {
@@ -55,6 +60,7 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 		PlayCount:     firstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
 		LikeCount:     firstInt(w.LikeCount, w.LikeCountC),
 		Caption:       w.CaptionText,
+		TakenAt:       firstTime(w.TakenAt, w.TakenAtC),
 	}
 	if len(w.Caption) > 0 {
 		var caption object[struct {

@@ -50,6 +50,7 @@ type SVFollowEntry struct {
 	UniqueID      string
 	Nickname      string
 	SecUID        string
+	UID           string // the numeric user id (uid), when sent
 	Verified      Flag
 	FollowerCount Int64
 }
@@ -61,6 +62,7 @@ func (e *SVFollowEntry) UnmarshalJSON(b []byte) error {
 		Nickname       Text  `json:"nickname"`
 		SecUID         Text  `json:"secUid"`
 		SecUIDSnake    Text  `json:"sec_uid"`
+		UID            Text  `json:"uid"`
 		Verified       Flag  `json:"verified"`
 		FollowerCount  Int64 `json:"followerCount"`
 		FollowerCountS Int64 `json:"follower_count"`
@@ -72,6 +74,7 @@ func (e *SVFollowEntry) UnmarshalJSON(b []byte) error {
 		UniqueID:      string(firstText(w.UniqueID, w.UniqueIDSnake)),
 		Nickname:      string(w.Nickname),
 		SecUID:        string(firstText(w.SecUID, w.SecUIDSnake)),
+		UID:           string(w.UID),
 		Verified:      w.Verified,
 		FollowerCount: w.FollowerCount,
 	}
@@ -109,12 +112,23 @@ func SVProfileCall(handle string) Call[*SVProfile] {
 
 // SVFollowersCall calls one page of /shortvideo/user/followers.
 func SVFollowersCall(secUID, cursor string) Call[*Page[SVFollowEntry]] {
-	return pageCall[SVFollowEntry](ShortVideo, "/user/followers", withCursor(url.Values{"secUid": {secUID}}, cursor), "followers", "users", "user_list")
+	return followCall("/user/followers", secUID, cursor, "followers", "users", "user_list")
 }
 
-// SVFollowingCall calls one page of /shortvideo/user/following.
+// SVFollowingCall calls one page of /shortvideo/user/following. The real
+// service names its list "followings".
 func SVFollowingCall(secUID, cursor string) Call[*Page[SVFollowEntry]] {
-	return pageCall[SVFollowEntry](ShortVideo, "/user/following", withCursor(url.Values{"secUid": {secUID}}, cursor), "following", "users", "user_list")
+	return followCall("/user/following", secUID, cursor, "following", "followings", "users", "user_list")
+}
+
+// followCall is a page of a follow list, whose next cursor may be the real
+// service's min_time.
+func followCall(path, secUID, cursor string, listKeys ...string) Call[*Page[SVFollowEntry]] {
+	call := pageCall[SVFollowEntry](ShortVideo, path, withCursor(url.Values{"secUid": {secUID}}, cursor), listKeys...)
+	call.decode = func(a *answer) (*Page[SVFollowEntry], error) {
+		return decodePageCursor[SVFollowEntry](a, followCursorKeys, listKeys...)
+	}
+	return call
 }
 
 // paramError is a client-side refusal: the call is never sent.

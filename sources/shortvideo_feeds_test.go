@@ -34,7 +34,8 @@ func TestFeeds(t *testing.T) {
 		{"unique_id":"b","follower_count":3,"verified":0}],"credits_remaining":4}`,
 		func(ctx context.Context, c *Client) (*Page[SVCreator], error) { return c.SVPopularCreators(ctx) })
 	wantQuery(t, sent, "/api/shortvideo/creators/popular", url.Values{})
-	want := []SVCreator{{"a", "A", Int64{12, true}, Flag{true, true}}, {"b", "", Int64{3, true}, Flag{false, true}}}
+	want := []SVCreator{{UniqueID: "a", Nickname: "A", FollowerCount: Int64{12, true}, Verified: Flag{true, true}},
+		{UniqueID: "b", FollowerCount: Int64{3, true}, Verified: Flag{false, true}}}
 	if len(p.Items) != 2 || p.Items[0].V != want[0] || p.Items[1].V != want[1] || p.Credits.Remaining.V != 4 || p.HasMoreKnown {
 		t.Errorf("creators = %+v", p)
 	}

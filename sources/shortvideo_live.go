@@ -5,8 +5,11 @@ import (
 	"net/url"
 )
 
-// SVLive is the response of /shortvideo/user/live: a flat object. When the
-// account is not live, IsLive is false and the other fields are zero.
+// SVLive is the response of /shortvideo/user/live: a flat object on the
+// contract; on the real service a top-level is_live with the room in
+// liveRoom {title, startTime, liveRoomStats{userCount}} and the account in
+// liveRoomUserInfo. When the account is not live, IsLive is false and the
+// other fields are zero.
 type SVLive struct {
 	IsLive      Flag
 	Title       Text
@@ -16,24 +19,35 @@ type SVLive struct {
 	Raw         json.RawMessage
 }
 
+// svLiveRoom is the real service's liveRoom object.
+type svLiveRoom struct {
+	Title     Text     `json:"title"`
+	StartTime UnixTime `json:"startTime"`
+	Stats     object[struct {
+		UserCount Int64 `json:"userCount"`
+	}] `json:"liveRoomStats"`
+}
+
 func (l *SVLive) UnmarshalJSON(b []byte) error {
 	var w struct {
-		IsLive       Flag  `json:"isLive"`
-		IsLiveS      Flag  `json:"is_live"`
-		Title        Text  `json:"title"`
-		ViewerCount  Int64 `json:"viewerCount"`
-		ViewerCountS Int64 `json:"viewer_count"`
-		StartTime    Int64 `json:"startTime"`
-		StartTimeS   Int64 `json:"start_time"`
+		IsLive       Flag               `json:"isLive"`
+		IsLiveS      Flag               `json:"is_live"`
+		Title        Text               `json:"title"`
+		ViewerCount  Int64              `json:"viewerCount"`
+		ViewerCountS Int64              `json:"viewer_count"`
+		StartTime    UnixTime           `json:"startTime"`
+		StartTimeS   UnixTime           `json:"start_time"`
+		Room         object[svLiveRoom] `json:"liveRoom"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	room := w.Room.V
 	*l = SVLive{
 		IsLive:      firstFlag(w.IsLive, w.IsLiveS),
-		Title:       w.Title,
-		ViewerCount: firstInt(w.ViewerCount, w.ViewerCountS),
-		StartTime:   firstInt(w.StartTime, w.StartTimeS),
+		Title:       firstText(w.Title, room.Title),
+		ViewerCount: firstInt(w.ViewerCount, w.ViewerCountS, room.Stats.V.UserCount),
+		StartTime:   firstTime(w.StartTime, w.StartTimeS, room.StartTime),
 	}
 	return nil
 }

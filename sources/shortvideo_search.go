@@ -164,15 +164,21 @@ func SVKeywordSearchCall(q KeywordQuery, cursor string) Call[*Page[SVVideo]] {
 // SVHashtag is an entry of the hashtag search. Growth is the growth
 // signals object the upstream may add (growth, growthSignals or trend), as
 // raw JSON, nil when none.
+//
+// The contract answers hashtags; the real service answers the videos under
+// the hashtag (aweme_list): such an entry has Video set and nothing else.
 type SVHashtag struct {
 	Name       Text
 	ViewCount  Int64
 	VideoCount Int64
 	Growth     json.RawMessage
+	Video      *SVVideo
 }
 
 func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	var w struct {
+		AwemeID     rawRef `json:"aweme_id"`
+		AwemeInfo   rawRef `json:"aweme_info"`
 		Name        Text   `json:"name"`
 		NameS       Text   `json:"hashtag_name"`
 		ChaName     Text   `json:"cha_name"`
@@ -186,6 +192,14 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
+	}
+	if len(w.AwemeID) > 0 || len(w.AwemeInfo) > 0 {
+		v := new(SVVideo)
+		if err := v.UnmarshalJSON(b); err != nil {
+			return err
+		}
+		*h = SVHashtag{Video: v}
+		return nil
 	}
 	*h = SVHashtag{
 		Name:       firstText(w.Name, w.NameS, w.ChaName),
@@ -201,15 +215,18 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SVHashtagSearchCall calls one page of /shortvideo/search/hashtag.
+// SVHashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
+// on the contract, videos (aweme_list) on the real service.
 func SVHashtagSearchCall(keyword, cursor string) Call[*Page[SVHashtag]] {
-	return pageCall[SVHashtag](ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list")
+	return pageCall[SVHashtag](ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
 }
 
 // SVTopResult is an entry of the top search, in the platform's rank order.
 // Type says which fields are set: video (ID, Desc, and Video, the entry
 // read as a video), user (UniqueID, Nickname), hashtag (Name), sound (ID,
-// Title); the rest of an entry stays in the item's Raw.
+// Title); the rest of an entry stays in the item's Raw. The real service
+// sends no type, only posts with a content_type ("video", or "multi_photo"
+// for a photo carousel, a post of the same id space): both are videos.
 type SVTopResult struct {
 	Type     Text
 	ID       Text
@@ -226,12 +243,13 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 	// video it is.
 	var w struct {
 		svVideoWire
-		Type      Text `json:"type"`
-		UniqueID  Text `json:"uniqueId"`
-		UniqueIDS Text `json:"unique_id"`
-		Nickname  Text `json:"nickname"`
-		Name      Text `json:"name"`
-		Title     Text `json:"title"`
+		Type        Text `json:"type"`
+		ContentType Text `json:"content_type"`
+		UniqueID    Text `json:"uniqueId"`
+		UniqueIDS   Text `json:"unique_id"`
+		Nickname    Text `json:"nickname"`
+		Name        Text `json:"name"`
+		Title       Text `json:"title"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		// A member only the video reads is malformed: the result stands
@@ -248,7 +266,7 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 		}
 		return nil
 	}
-	r.set(&topResultWire{Type: w.Type, ID: w.ID, Desc: w.Desc, UniqueID: w.UniqueID, UniqueIDS: w.UniqueIDS,
+	r.set(&topResultWire{Type: w.Type, ContentType: w.ContentType, ID: w.ID, Desc: w.Desc, UniqueID: w.UniqueID, UniqueIDS: w.UniqueIDS,
 		Nickname: w.Nickname, Name: w.Name, Title: w.Title})
 	if r.Type == "video" {
 		if err := r.Video.fromWire(&w.svVideoWire, true); err != nil {
@@ -261,19 +279,24 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 
 // topResultWire is a top search entry as a result.
 type topResultWire struct {
-	Type      Text `json:"type"`
-	ID        Text `json:"id"`
-	Desc      Text `json:"desc"`
-	UniqueID  Text `json:"uniqueId"`
-	UniqueIDS Text `json:"unique_id"`
-	Nickname  Text `json:"nickname"`
-	Name      Text `json:"name"`
-	Title     Text `json:"title"`
+	Type        Text `json:"type"`
+	ContentType Text `json:"content_type"`
+	ID          Text `json:"id"`
+	Desc        Text `json:"desc"`
+	UniqueID    Text `json:"uniqueId"`
+	UniqueIDS   Text `json:"unique_id"`
+	Nickname    Text `json:"nickname"`
+	Name        Text `json:"name"`
+	Title       Text `json:"title"`
 }
 
 func (r *SVTopResult) set(w *topResultWire) {
+	typ := w.Type
+	if typ == "" && w.ContentType != "" {
+		typ = "video" // a post of the real service
+	}
 	*r = SVTopResult{
-		Type: w.Type, ID: w.ID, Desc: w.Desc,
+		Type: typ, ID: w.ID, Desc: w.Desc,
 		UniqueID: firstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
 		Name: w.Name, Title: w.Title,
 	}
@@ -282,7 +305,7 @@ func (r *SVTopResult) set(w *topResultWire) {
 // SVTopSearchCall calls one page of /shortvideo/search/top. The order of the
 // items is the platform's ranking and is kept.
 func SVTopSearchCall(keyword, cursor string) Call[*Page[SVTopResult]] {
-	return pageCall[SVTopResult](ShortVideo, "/search/top", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results")
+	return pageCall[SVTopResult](ShortVideo, "/search/top", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
 }
 
 // withCursor adds the cursor when there is one; the first page sends none.

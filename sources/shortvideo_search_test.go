@@ -220,7 +220,8 @@ func TestHashtagAndTopSearch(t *testing.T) {
 				return c.SVHashtagSearch(ctx, "cats", "1")
 			})
 		wantQuery(t, sent, "/api/shortvideo/search/hashtag", url.Values{"keyword": {"cats"}, "cursor": {"1"}})
-		want := []SVHashtag{{"cats", Int64{12, true}, Int64{3, true}, json.RawMessage(`{"views7d":70}`)}, {"dogs", Int64{1, true}, Int64{2, true}, nil}}
+		want := []SVHashtag{{Name: "cats", ViewCount: Int64{12, true}, VideoCount: Int64{3, true}, Growth: json.RawMessage(`{"views7d":70}`)},
+			{Name: "dogs", ViewCount: Int64{1, true}, VideoCount: Int64{2, true}}}
 		if len(p.Items) != 2 || !reflect.DeepEqual(p.Items[0].V, want[0]) || !reflect.DeepEqual(p.Items[1].V, want[1]) || !strings.Contains(string(p.Items[0].Raw), "views7d") {
 			t.Errorf("items = %+v", p.Items)
 		}

@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// SVSong is the response of /shortvideo/song: a flat object. Cover art other
-// than CoverLarge and CoverThumb, and the play URL, stay in Raw.
+// SVSong is the response of /shortvideo/song: a flat object on the
+// contract, wrapped in music_info on the real service. Cover art other than
+// CoverLarge and CoverThumb, and the play URL, stay in Raw.
 type SVSong struct {
 	ID         Text
 	Title      Text
@@ -20,32 +21,47 @@ type SVSong struct {
 	Raw        json.RawMessage
 }
 
+// svSongWire is a song in either spelling. The real service's id is a JSON
+// number beyond float64's precision, with its exact digits in id_str: id_str
+// is read first, and id as Text keeps a number's digits as sent. Its covers
+// are {uri, url_list} objects and its author a plain name.
+type svSongWire struct {
+	ID          Text     `json:"id"`
+	IDStr       Text     `json:"id_str"`
+	Title       Text     `json:"title"`
+	AuthorName  Text     `json:"authorName"`
+	AuthorNameS Text     `json:"author_name"`
+	Author      softText `json:"author"`
+	Duration    Int64    `json:"duration"`
+	UsageCount  Int64    `json:"usageCount"`
+	UsageCountS Int64    `json:"usage_count"`
+	UserCount   Int64    `json:"user_count"`
+	CoverLarge  imageURL `json:"coverLarge"`
+	CoverLargeS imageURL `json:"cover_large"`
+	CoverThumb  imageURL `json:"coverThumb"`
+	CoverThumbS imageURL `json:"cover_thumb"`
+	MusicInfo   rawRef   `json:"music_info"`
+}
+
 func (s *SVSong) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ID          Text  `json:"id"`
-		IDStr       Text  `json:"id_str"`
-		Title       Text  `json:"title"`
-		AuthorName  Text  `json:"authorName"`
-		AuthorNameS Text  `json:"author_name"`
-		Duration    Int64 `json:"duration"`
-		UsageCount  Int64 `json:"usageCount"`
-		UsageCountS Int64 `json:"usage_count"`
-		CoverLarge  Text  `json:"coverLarge"`
-		CoverLargeS Text  `json:"cover_large"`
-		CoverThumb  Text  `json:"coverThumb"`
-		CoverThumbS Text  `json:"cover_thumb"`
-	}
+	var w svSongWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	if info := w.MusicInfo; len(info) > 0 && info[0] == '{' && w.ID == "" && w.IDStr == "" {
+		w = svSongWire{}
+		if err := json.Unmarshal(info, &w); err != nil {
+			return err
+		}
+	}
 	*s = SVSong{
-		ID:         firstText(w.ID, w.IDStr),
+		ID:         firstText(w.IDStr, w.ID),
 		Title:      w.Title,
-		AuthorName: firstText(w.AuthorName, w.AuthorNameS),
+		AuthorName: firstText(w.AuthorName, w.AuthorNameS, Text(w.Author)),
 		Duration:   w.Duration,
-		UsageCount: firstInt(w.UsageCount, w.UsageCountS),
-		CoverLarge: firstText(w.CoverLarge, w.CoverLargeS),
-		CoverThumb: firstText(w.CoverThumb, w.CoverThumbS),
+		UsageCount: firstInt(w.UsageCount, w.UsageCountS, w.UserCount),
+		CoverLarge: firstText(Text(w.CoverLarge), Text(w.CoverLargeS)),
+		CoverThumb: firstText(Text(w.CoverThumb), Text(w.CoverThumbS)),
 	}
 	return nil
 }

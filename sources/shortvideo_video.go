@@ -10,7 +10,10 @@ import "encoding/json"
 // Besides the contract's camelCase ({id, desc, createTime, author{uniqueId},
 // stats{playCount}}) it accepts the platform's snake_case spelling
 // ({aweme_id, create_time, author{unique_id}, statistics{play_count}}) and a
-// search entry that wraps the video in aweme_info.
+// search entry that wraps the video in aweme_info. Times may be ISO 8601
+// strings (the top search's create_time, the trimmed lists'
+// create_time_utc); a music id is read from id_str before id, as the
+// platform's numeric id has lost digits wherever it went through a float.
 type SVVideo struct {
 	ID         Text
 	Desc       Text
@@ -20,10 +23,23 @@ type SVVideo struct {
 	MusicID    Text
 }
 
-// SVAuthor is the author of a video.
+// SVAuthor is the author of a video. Some lists (the real trending feed)
+// send no handle, only the ids: UID and SecUID.
 type SVAuthor struct {
 	UniqueID Text
 	Nickname Text
+	UID      Text
+	SecUID   Text
+}
+
+type svAuthorWire struct {
+	UniqueID  Text `json:"uniqueId"`
+	UniqueIDS Text `json:"unique_id"`
+	Nickname  Text `json:"nickname"`
+	ID        Text `json:"id"`
+	UID       Text `json:"uid"`
+	SecUID    Text `json:"secUid"`
+	SecUIDS   Text `json:"sec_uid"`
 }
 
 // SVVideoStats are the counters of a video.
@@ -46,20 +62,17 @@ type svStatsWire struct {
 }
 
 type svVideoWire struct {
-	ID          Text  `json:"id"`
-	AwemeID     Text  `json:"aweme_id"`
-	VideoID     Text  `json:"video_id"`
-	Desc        Text  `json:"desc"`
-	CreateTime  Int64 `json:"createTime"`
-	CreateTimeS Int64 `json:"create_time"`
-	Author      object[struct {
-		UniqueID  Text `json:"uniqueId"`
-		UniqueIDS Text `json:"unique_id"`
-		Nickname  Text `json:"nickname"`
-	}] `json:"author"`
-	Stats      object[svStatsWire] `json:"stats"`
-	Statistics object[svStatsWire] `json:"statistics"`
-	Music      object[struct {
+	ID            Text                 `json:"id"`
+	AwemeID       Text                 `json:"aweme_id"`
+	VideoID       Text                 `json:"video_id"`
+	Desc          Text                 `json:"desc"`
+	CreateTime    UnixTime             `json:"createTime"`
+	CreateTimeS   UnixTime             `json:"create_time"`
+	CreateTimeUTC UnixTime             `json:"create_time_utc"`
+	Author        object[svAuthorWire] `json:"author"`
+	Stats         object[svStatsWire]  `json:"stats"`
+	Statistics    object[svStatsWire]  `json:"statistics"`
+	Music         object[struct {
 		ID    Text `json:"id"`
 		IDStr Text `json:"id_str"`
 	}] `json:"music"`
@@ -85,14 +98,16 @@ func (v *SVVideo) fromWire(w *svVideoWire, unwrap bool) error {
 	if unwrap && len(w.AwemeInfo) > 0 && w.AwemeInfo[0] == '{' && w.ID == "" && w.AwemeID == "" {
 		return v.decode(w.AwemeInfo, false) // a search entry {type, aweme_info: {...}}
 	}
-	s, st := w.Stats.V, w.Statistics.V
+	a, s, st := w.Author.V, w.Stats.V, w.Statistics.V
 	*v = SVVideo{
 		ID:         firstText(w.ID, w.AwemeID, w.VideoID),
 		Desc:       w.Desc,
-		CreateTime: firstInt(w.CreateTime, w.CreateTimeS),
+		CreateTime: firstTime(w.CreateTime, w.CreateTimeS, w.CreateTimeUTC),
 		Author: SVAuthor{
-			UniqueID: firstText(w.Author.V.UniqueID, w.Author.V.UniqueIDS),
-			Nickname: w.Author.V.Nickname,
+			UniqueID: firstText(a.UniqueID, a.UniqueIDS),
+			Nickname: a.Nickname,
+			UID:      firstText(a.UID, a.ID),
+			SecUID:   firstText(a.SecUID, a.SecUIDS),
 		},
 		Stats: SVVideoStats{
 			PlayCount:    firstInt(s.PlayCount, s.PlayCountS, st.PlayCount, st.PlayCountS),
@@ -100,7 +115,7 @@ func (v *SVVideo) fromWire(w *svVideoWire, unwrap bool) error {
 			CommentCount: firstInt(s.CommentCount, s.CommentCountS, st.CommentCount, st.CommentCountS),
 			ShareCount:   firstInt(s.ShareCount, s.ShareCountS, st.ShareCount, st.ShareCountS),
 		},
-		MusicID: firstText(w.MusicID, w.MusicIDS, w.Music.V.ID, w.Music.V.IDStr),
+		MusicID: firstText(w.MusicID, w.MusicIDS, w.Music.V.IDStr, w.Music.V.ID),
 	}
 	return nil
 }
