@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"net/url"
 )
 
@@ -110,7 +111,7 @@ func (c Call[A]) Decode(body []byte) (A, error) {
 		if err == nil {
 			out, err = c.decode(newAnswer(body))
 		}
-		if err != nil {
+		if e := (*Error)(nil); err != nil && !errors.As(err, &e) {
 			err = malformed(c.Endpoint(), 1, err)
 		}
 	}
@@ -127,9 +128,18 @@ func (c Call[A]) finish(out A, err error, zero A) (A, error) {
 	return out, nil
 }
 
-// objectCall is a call of an endpoint that answers one object.
+// objectCall is a call of an endpoint that answers one object. A charged
+// answer whose data is all nulls is the real service's way of saying not
+// found: ClassNotFound (billed, the task skipped), never a row of nulls.
 func objectCall[A any](p Platform, path string, q url.Values, decode func(*answer) (A, error)) Call[A] {
-	return Call[A]{request: request{platform: p, path: path, query: q}, decode: decode}
+	return Call[A]{request: request{platform: p, path: path, query: q}, decode: func(a *answer) (A, error) {
+		if a.err == nil && a.env.allNull() {
+			var zero A
+			return zero, &Error{Endpoint: specPrefix(p) + path, Class: ClassNotFound, Status: 200,
+				Message: "the answer's fields are all null: recorded as not found (billed)"}
+		}
+		return decode(a)
+	}}
 }
 
 // pageCall is a call of a list endpoint: its entries are under the first

@@ -153,6 +153,10 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 			// the lease lets it go (after its page's commit).
 			c.bodies.keep(l, held)
 			if derr != nil {
+				if e := (*Error)(nil); errors.As(derr, &e) {
+					e.Attempts = attempt
+					return e // the decoder's own verdict (all nulls: not found)
+				}
 				return malformed(endpoint, attempt, derr)
 			}
 			l.Body(endpoint, r.query.Encode(), ans.body)
@@ -333,7 +337,7 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		}
 	}
 	if ok2xx {
-		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
+		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || ans.env.dataless() || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
 		out.Billed = !out.Free
 	}
 	c.settle(ctx, l, out)

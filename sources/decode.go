@@ -242,6 +242,63 @@ func (e envelope) first(names ...string) (json.RawMessage, bool) {
 	return nil, false
 }
 
+// envelopeKeys are the members the real service adds around the data.
+var envelopeKeys = map[string]bool{"success": true, "credits_remaining": true, "credits_charged": true,
+	"status": true, "message": true, "cached": true, "cached_at": true}
+
+// dataless reports a body of envelope members only (the real service's
+// {"success":true} for a private photo-sharing profile): like an empty
+// body, an answer without data, not charged.
+func (e envelope) dataless() bool {
+	if len(e) == 0 {
+		return false // not an object, or {} (isEmptyBody)
+	}
+	for k := range e {
+		if !envelopeKeys[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// allNull reports a body whose data members are all null, or objects of
+// nulls: how the real service sometimes answers "not found" with a
+// charged 200.
+func (e envelope) allNull() bool {
+	n := 0
+	for k, v := range e {
+		if envelopeKeys[k] {
+			continue
+		}
+		if n++; !nullLike(v, 0) {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// nullLike: null, or an object whose members are all nullLike (to a small
+// depth: the body passed checkShape, this only looks a few levels in).
+func nullLike(raw []byte, depth int) bool {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return true
+	}
+	if depth > 3 || len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	var m map[string]rawRef
+	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
+		return false
+	}
+	for _, v := range m {
+		if !nullLike(v, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
 func (e envelope) credits() Credits {
 	var c Credits
 	if raw, ok := e["credits_remaining"]; ok {

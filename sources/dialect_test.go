@@ -169,3 +169,38 @@ func TestOutcomeCost(t *testing.T) {
 		}
 	}
 }
+
+// A charged 200 whose data is all nulls is not found (billed once, never
+// retried, no row of nulls); a body of envelope members only is an answer
+// without data, not charged.
+func TestAllNullAndDatalessAnswers(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		class      Class
+		billed     bool
+	}{
+		{"all null", `{"success":true,"credits_charged":1,"user":null,"stats":null}`, ClassNotFound, true},
+		{"nested nulls", `{"user":{"id":null,"uniqueId":null},"stats":{"followerCount":null}}`, ClassNotFound, true},
+		{"dataless", `{"success":true}`, 0, false},
+		{"some data", `{"user":{"id":null,"uniqueId":"alice"},"stats":null}`, 0, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, tc.body) })
+			var outs []Outcome
+			var mu sync.Mutex
+			c := testClient(t, s.srv.URL, func(c *Config) {
+				c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
+			})
+			_, err := c.SVProfile(context.Background(), "alice")
+			if ClassOf(err) != tc.class || s.calls.Load() != 1 {
+				t.Errorf("err = %v after %d requests, want class %v after 1", err, s.calls.Load(), tc.class)
+			}
+			if len(outs) != 1 || outs[0].Billed != tc.billed {
+				t.Errorf("outcomes %+v, want one billed=%v", outs, tc.billed)
+			}
+		})
+	}
+}

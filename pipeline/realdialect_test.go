@@ -1,0 +1,119 @@
+package pipeline_test
+
+import (
+	"testing"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
+)
+
+// realJob is everythingJob for the real service's dialect: every seed kind
+// that service has (no secUid seeds: its follow lists are addressed by
+// handle), every expansion edge, comments with their replies.
+const realJob = `
+  preset: scrapecreators
+limits: {workers: 4, max_pages: 3, max_depth: 1}
+comments: {include_replies: true}
+seeds:
+  shortvideo:
+    profiles: ["@hub_f60_g12", "bare_f7_g3"]
+    keyword_searches:
+      - cats n70
+      - {query: dogs n30, sort_by: most-liked, date_posted: this-week, region: us}
+    hashtag_searches: [fit n12]
+    top_searches: [mixed n8]
+    songs: [tune_v75]
+    live: [streamer_live, quiet_one]
+    trending_feed: true
+    popular_videos: true
+    popular_creators: true
+  photosocial:
+    profiles: [brand_business, private_cam, missing_gone, plain_user, blocked_acct]
+    posts: ["https://www.photosocial.example/p/post_c120/"]
+    reels_searches: [surf n20]
+    transcripts: ["https://www.photosocial.example/reel/talk_t2/", "https://www.photosocial.example/reel/quiet_nospeech/"]
+    embeds: [brand_business]
+    highlights: ["7"]
+expand:
+  followers: {max_pages: 3}
+  following: {max_pages: 3}
+  follower_profiles: {}
+  song_videos: {max_pages: 3}
+  video_authors: {}
+  search_results: {}
+  comments: {max_pages: 3}
+  reel_comments: {}
+  reel_transcripts: {}
+`
+
+// The whole crawl in the real service's dialect, against the sandbox
+// speaking it (written from the vendor's samples, independently of the
+// client): only the preset line differs from a contract job. No request is
+// refused as malformed, every follow list is walked to its end through
+// min_time, every entity the server served is stored, and the credits
+// billed are the server's credits_charged total, nothing bought twice.
+func TestEverySeedKindAndEdgeRealDialect(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, sandbox.Config{Preset: sandbox.PresetScrapeCreators})
+	b.baseURL = b.srv.URL // the real service has no /api segment
+	job := b.job(t, realJob)
+	sum := b.run(t, job)
+	if sum.State != "done" {
+		t.Fatalf("state %s: %s", sum.State, sum.Reason)
+	}
+	exact := map[string]int64{
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'cats%'`: 70,
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'dogs%'`: 30,
+		`SELECT max(rank) FROM shortvideo.search_results WHERE query_key LIKE 'cats%'`:                            70,
+		// The hashtag search's videos land as that search's results.
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'hashtag' AND result_type = 'video'`: 12,
+		`SELECT count(*) FROM shortvideo.song_videos WHERE song_id = 'tune_v75'`:                                 75,
+		`SELECT count(*) FROM shortvideo.feed_entries WHERE feed = 'trending'`:                                   20,
+		`SELECT count(*) FROM shortvideo.live_status`:                                                            2,
+		`SELECT count(*) FROM shortvideo.live_status WHERE is_live`:                                              1,
+		// Follow lists addressed by handle, walked to their end via min_time:
+		// 60 followers is two pages of 50.
+		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'hub_f60_g12'`: 60,
+		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'hub_f60_g12'`: 12,
+		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'bare_f7_g3'`:  7,
+		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'bare_f7_g3'`:  3,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.followers' AND key = 'hub_f60_g12' AND pages = 2`: 1,
+		// Each list once per run, keyed by handle.
+		`SELECT count(*) - count(DISTINCT (kind, key)) FROM crawl.tasks`: 0,
+		`SELECT count(*) FROM photosocial.profiles`:                      2,
+		`SELECT count(*) FROM photosocial.comments WHERE post_code = 'post_c120'`:    120,
+		`SELECT count(*) FROM photosocial.reels`:                                     20,
+		`SELECT count(*) FROM photosocial.reels WHERE code IS NULL OR code = ''`:     0,
+		`SELECT count(*) FROM photosocial.transcripts WHERE shortcode = 'talk_t2'`:   2,
+		`SELECT count(*) FROM photosocial.embeds`:                                    1,
+		`SELECT count(*) FROM photosocial.highlights`:                                1,
+		`SELECT count(*) FROM crawl.tasks WHERE state IN ('pending', 'leased')`:      0,
+		`SELECT count(*) FROM crawl.tasks WHERE reason LIKE '%bad_request%'`:         0,
+		`SELECT count(*) FROM crawl.tasks WHERE state = 'skipped' AND reason LIKE 'retired:%' AND kind = 'shortvideo.popular_videos'`: 1,
+		`SELECT count(*) FROM crawl.tasks WHERE state = 'failed' AND reason LIKE 'blocked:%' AND key = 'blocked_acct'`:                1,
+		`SELECT count(*) FROM crawl.tasks WHERE state = 'failed' AND key <> 'blocked_acct'`:                                           0,
+	}
+	for q, want := range exact {
+		if got := b.count(t, q); got != want {
+			t.Errorf("%s\n  = %d, want %d", q, got, want)
+		}
+	}
+	for _, a := range b.sandbox.Arrivals(testKey) {
+		if a.Status == 400 {
+			t.Errorf("400 for %s?%s", a.Endpoint, a.Query)
+		}
+	}
+	// Credits as the service counts them: comments pages with replies cost
+	// 15 each, and the ledger agrees with the server to the credit.
+	u := b.sandbox.Usage(testKey)
+	billed := b.count(t, `SELECT credits_billed FROM crawl.runs`)
+	commentPages := b.count(t, `SELECT sum(pages) FROM crawl.tasks WHERE kind = 'photosocial.comments'`)
+	if billed != u.Credits || u.ByEndpoint["/v2/instagram/post/comments"].Credits != 15*commentPages {
+		t.Errorf("billed %d, server charged %d; comments %d credits for %d pages", billed, u.Credits,
+			u.ByEndpoint["/v2/instagram/post/comments"].Credits, commentPages)
+	}
+	pages := b.count(t, `SELECT sum(pages) FROM crawl.tasks`)
+	if u.Billable > pages {
+		t.Errorf("billable answers %d > pages committed %d: something was bought twice", u.Billable, pages)
+	}
+	t.Logf("real dialect: %d tasks, %d requests, %d billable, %d credits", b.count(t, `SELECT count(*) FROM crawl.tasks`), u.Requests, u.Billable, u.Credits)
+}
