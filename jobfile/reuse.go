@@ -1,6 +1,7 @@
 package jobfile
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // ResumeWithinDefault is how long after its last activity an interrupted
@@ -32,18 +34,34 @@ type Reuse struct {
 	// FullWalkAfter: a stop_at_seen list whose last full walk is older is
 	// walked whole (0: no age limit).
 	FullWalkAfter Duration `yaml:"full_walk_after" json:"full_walk_after,omitempty"`
+	// UpstreamCache lets the upstream answer from its own cache when its
+	// answer is at most this old (the real service's cache_max_age: 1d,
+	// 3d, 7d, 14d or 30d), on the endpoints that have one (profiles,
+	// transcripts); such answers cost 0 credits. "": always fresh.
+	UpstreamCache string `yaml:"upstream_cache" json:"upstream_cache,omitempty"`
 }
+
+// UpstreamCacheAges are the ages the real service's cache_max_age takes.
+var UpstreamCacheAges = []string{"1d", "3d", "7d", "14d", "30d"}
 
 func (r *Reuse) applyDefaults(j *Job) {
 	if !j.has("reuse.full_walk_every") {
 		r.FullWalkEvery = FullWalkEveryDefault
 	}
+	j.API.CacheMaxAge = r.UpstreamCache
 }
 
 func (j *Job) validateReuse() Errors {
 	var errs Errors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if c := j.Reuse.UpstreamCache; c != "" {
+		if !contains(UpstreamCacheAges, c) {
+			add("reuse.upstream_cache", "%q is not an age the upstream's cache takes: %s", c, strings.Join(UpstreamCacheAges, ", "))
+		} else if !j.API.HasCache() {
+			add("reuse.upstream_cache", "the %s preset's service has no cache to reuse (the real service's, preset scrapecreators, has)", cmp.Or(j.API.Preset, sources.PresetContract))
+		}
 	}
 	if r := j.Reuse.FullWalkEvery; r < 1 || r > math.MaxInt32 {
 		add("reuse.full_walk_every", "must be between 1 and %d, got %d (1: every walk is full)", math.MaxInt32, r)

@@ -121,6 +121,7 @@ type leaseCredits struct {
 type usageDelta struct {
 	endpoint                            string
 	requests, free, rateLimited, errors int
+	cached                              int
 	charged                             int64
 	remaining                           *int64
 }
@@ -143,7 +144,7 @@ func (lc *leaseCredits) settleArgs(runID int64, end bool) settleParams {
 	u := lc.usage
 	return settleParams{RunID: runID, TaskID: lc.task.ID, Token: lc.task.Token, End: end,
 		Endpoint: u.endpoint, Requests: u.requests, Billed: lc.billed, Free: u.free, RateLimited: u.rateLimited,
-		Errors: u.errors, CreditsCharged: u.charged, CreditsRemaining: u.remaining}
+		Errors: u.errors, CreditsCharged: u.charged, CreditsRemaining: u.remaining, Cached: u.cached}
 }
 
 // settled records that SettleCredits went through: the lease holds held.
@@ -216,6 +217,7 @@ func (lc *leaseCredits) giveBack() {
 	lc.usage.free += u.Free
 	lc.usage.rateLimited += u.RateLimited
 	lc.usage.errors += u.Errors
+	lc.usage.cached += u.Cached
 	lc.usage.charged += u.CreditsCharged
 	if u.CreditsRemaining != nil && lc.usage.remaining == nil {
 		lc.usage.remaining = u.CreditsRemaining
@@ -275,6 +277,7 @@ type (
 		Errors           int    `db:"errors"`
 		CreditsCharged   int64  `db:"credits_charged"`
 		CreditsRemaining *int64 `db:"credits_remaining"`
+		Cached           int    `db:"cached"`
 	}
 	maxCreditsParams struct {
 		RunID      int64  `db:"run_id"`
@@ -461,6 +464,9 @@ func (b *budget) settle(ctx context.Context, lc *leaseCredits, o sources.Outcome
 		u.rateLimited++
 	default:
 		u.errors++
+	}
+	if o.Cached {
+		u.cached++
 	}
 	u.charged += o.Credits.Charged.V
 	if o.Credits.Remaining.Valid {

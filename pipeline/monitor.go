@@ -99,6 +99,7 @@ type monitorState struct {
 	billed      atomic.Int64
 	rateLimited atomic.Int64
 	figures     atomic.Pointer[RunFigures]
+	shapes      shapeBook
 }
 
 // join records this process and its version on the run.
@@ -130,6 +131,7 @@ func (c *crawl) observeRequest(o sources.Outcome) {
 	if o.Status == 429 {
 		c.mon.rateLimited.Add(1)
 	}
+	c.mon.shapes.add(o)
 	for _, ob := range c.opts.Observers {
 		ob.Request(o)
 	}
@@ -159,6 +161,9 @@ func (c *crawl) progress() Progress {
 // refresh reads the run-wide figures: with sampling on, in the statement
 // that records the sample (final: this process's last one, with state).
 func (c *crawl) refresh(ctx context.Context, final bool, state string) error {
+	if err := c.mon.shapes.flush(ctx, c); err != nil {
+		c.log.Debug("could not record the answers' shapes", "err", err)
+	}
 	p := c.progress()
 	f := RunFigures{At: time.Now()}
 	var row interface{ Scan(...any) error }

@@ -1,9 +1,15 @@
 package pipeline_test
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/runs"
 )
 
 // realJob is everythingJob for the real service's dialect: every seed kind
@@ -116,4 +122,40 @@ func TestEverySeedKindAndEdgeRealDialect(t *testing.T) {
 		t.Errorf("billable answers %d > pages committed %d: something was bought twice", u.Billable, pages)
 	}
 	t.Logf("real dialect: %d tasks, %d requests, %d billable, %d credits", b.count(t, `SELECT count(*) FROM crawl.tasks`), u.Requests, u.Billable, u.Credits)
+}
+
+// When the upstream's schema changes between two runs of a job (a key
+// renamed, one added), the second run's drift names them: the answers'
+// shapes are sampled and compared with the previous run's.
+func TestSchemaDriftBetweenRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var version atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.URL.Query().Get("handle")
+		if version.Load() == 0 {
+			fmt.Fprintf(w, `{"user":{"uniqueId":%q,"secUid":"S%s","verified":true},"stats":{"followerCount":1}}`, h, h)
+			return
+		}
+		fmt.Fprintf(w, `{"user":{"uniqueId":%q,"secUid":"S%s","is_verified":true},"stats":{"followerCount":1},"extra":{"x":1}}`, h, h)
+	}))
+	t.Cleanup(srv.Close)
+	b.baseURL = srv.URL + "/api"
+	job := b.job(t, "expand: {}\nseeds: {shortvideo: {profiles: [a1, a2, a3, a4, a5, a6]}}\n")
+	ctx := context.Background()
+	first := b.run(t, job)
+	if d, err := runs.LoadDrift(ctx, b.pool, first.RunID); err != nil || d.Against != nil || d.Summary() != "" {
+		t.Fatalf("first run's drift: %+v, %v", d, err)
+	}
+	version.Store(1)
+	second := b.run(t, job)
+	d, err := runs.LoadDrift(ctx, b.pool, second.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(d.New, d.Gone)
+	want := "[{/shortvideo/profile extra 6} {/shortvideo/profile extra.x 6} {/shortvideo/profile user.is_verified 6}] [{/shortvideo/profile user.verified 6}]"
+	if d.Against == nil || *d.Against != first.RunID || got != want {
+		t.Errorf("drift against %v: %s\nwant against %d: %s", d.Against, got, first.RunID, want)
+	}
 }

@@ -34,7 +34,10 @@ type Report struct {
 	Previous  *int64            `json:"previous_run_id"` // of the same job; nil: none
 	Followers []Mover           `json:"top_follower_growth"`
 	Plays     []Mover           `json:"top_play_count_growth"`
-	Generated time.Time         `json:"generated_at"`
+	// Drift is how the shape of the answers changed since the job's
+	// previous run (new and vanished key paths).
+	Drift     *Drift    `json:"schema_drift"`
+	Generated time.Time `json:"generated_at"`
 }
 
 // ReportRun is the run's header.
@@ -156,6 +159,9 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 	}
 	st, err := LoadStatus(ctx, pool, u.ID)
 	if err != nil {
+		return nil, err
+	}
+	if r.Drift, err = LoadDrift(ctx, pool, u.ID); err != nil {
 		return nil, err
 	}
 	r.Reasons = nonNil(st.Reasons)

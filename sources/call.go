@@ -132,14 +132,21 @@ func (c Call[A]) finish(out A, err error, zero A) (A, error) {
 // answer whose data is all nulls is the real service's way of saying not
 // found: ClassNotFound (billed, the task skipped), never a row of nulls.
 func objectCall[A any](p Platform, path string, q url.Values, decode func(*answer) (A, error)) Call[A] {
-	return Call[A]{request: request{platform: p, path: path, query: q}, decode: func(a *answer) (A, error) {
+	return plainObjectCall(p, path, q, func(a *answer) (A, error) {
 		if a.err == nil && a.env.allNull() {
 			var zero A
 			return zero, &Error{Endpoint: specPrefix(p) + path, Class: ClassNotFound, Status: 200,
 				Message: "the answer's fields are all null: recorded as not found (billed)"}
 		}
 		return decode(a)
-	}}
+	})
+}
+
+// plainObjectCall is objectCall for an endpoint whose decoder gives an
+// all-null answer its own meaning (the photo-sharing profile's empty
+// answer is a private account, a null list of transcripts no speech).
+func plainObjectCall[A any](p Platform, path string, q url.Values, decode func(*answer) (A, error)) Call[A] {
+	return Call[A]{request: request{platform: p, path: path, query: q}, decode: decode}
 }
 
 // pageCall is a call of a list endpoint: its entries are under the first

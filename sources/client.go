@@ -47,6 +47,11 @@ type Outcome struct {
 	// paused the key meanwhile: nothing was sent, so there is nothing to
 	// record beyond giving the reservation back.
 	Withdrawn bool
+	// Keys is the shape of a sampled 2xx body (shape.go), nil when the
+	// answer was not sampled.
+	Keys []string
+	// Cached marks an answer the upstream served from its cache.
+	Cached bool
 }
 
 // Cost is what the attempt cost in credits: what the body says it charged
@@ -71,6 +76,10 @@ type Client struct {
 	gate    *outageGate
 	pauses  pauseClock // the 429 pauses, for Pauses
 	routes  map[string]Route
+	// drained: an answer said the account has no credits left
+	// (credits_remaining 0): calls stop before sending, as after a 402.
+	drained atomic.Bool
+	shapes  shapeSampler
 }
 
 // New validates cfg and returns a Client.
@@ -119,6 +128,9 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 	}
 	if route.Retired != "" {
 		return &Error{Endpoint: endpoint, Class: ClassRetired, Message: route.Retired}
+	}
+	if c.drained.Load() {
+		return &Error{Endpoint: endpoint, Class: ClassNoCredits, Message: "the account has no credits left (an answer said credits_remaining 0); nothing more is sent"}
 	}
 	u := *c.base
 	u.Path = strings.TrimRight(c.base.Path, "/") + route.Path
@@ -334,7 +346,16 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		ans = newAnswer(body)
 		if ans.err == nil {
 			out.Credits = ans.env.credits()
+			if ok2xx {
+				out.Cached = ans.env.cached()
+				if c.shapes.take(endpoint) {
+					out.Keys = ans.env.keyPaths()
+				}
+			}
 		}
+	}
+	if ok2xx && out.Credits.Remaining.Valid && out.Credits.Remaining.V <= 0 {
+		c.drained.Store(true) // this answer is kept; the next call would be refused
 	}
 	if ok2xx {
 		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || ans.env.dataless() || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))

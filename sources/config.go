@@ -81,6 +81,10 @@ type Options struct {
 	// all workers; 0 means no ceiling. Burst is the bucket's size.
 	Rate  float64 `yaml:"rate" json:"rate"`
 	Burst int     `yaml:"burst" json:"burst"`
+	// CacheMaxAge, when set, is sent as cache_max_age on the endpoints
+	// whose answers the upstream may serve from its cache (Route.Cached):
+	// the job's reuse.upstream_cache, not an api key.
+	CacheMaxAge string `yaml:"-" json:"cache_max_age,omitempty"`
 	// AllowInsecureHTTP lets the key go over plain http to a host that is
 	// not loopback (127.0.0.0/8, ::1, localhost). Only the operator sets it
 	// (crawler run --allow-insecure-http); a job file cannot.

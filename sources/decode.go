@@ -299,6 +299,13 @@ func nullLike(raw []byte, depth int) bool {
 	return true
 }
 
+// cached reports an answer marked as served from the upstream's cache.
+func (e envelope) cached() bool {
+	var f Flag
+	raw, ok := e["cached"]
+	return ok && f.UnmarshalJSON(raw) == nil && f.V
+}
+
 func (e envelope) credits() Credits {
 	var c Credits
 	if raw, ok := e["credits_remaining"]; ok {

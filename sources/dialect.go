@@ -202,6 +202,9 @@ func (o Options) routes() map[string]Route {
 		if ov, ok := o.Endpoints[platform][name]; ok {
 			r = r.with(ov)
 		}
+		if r.Cached && o.CacheMaxAge != "" {
+			r.Fixed = merged(r.Fixed, map[string]string{"cache_max_age": o.CacheMaxAge})
+		}
 		out[e.Name] = r
 	}
 	return out
@@ -231,6 +234,16 @@ func merged(a, b map[string]string) map[string]string {
 	}
 	maps.Copy(out, b)
 	return out
+}
+
+// HasCache reports whether any endpoint of o's dialect has an answer cache.
+func (o Options) HasCache() bool {
+	for _, r := range o.routes() {
+		if r.Cached {
+			return true
+		}
+	}
+	return false
 }
 
 // Route is how requests of the endpoint named name go out under o, and

@@ -204,3 +204,23 @@ func TestAllNullAndDatalessAnswers(t *testing.T) {
 		})
 	}
 }
+
+// An answer saying the account has 0 credits left is kept, and the next
+// call stops like a 402 without sending anything.
+func TestCreditsRemainingZeroStops(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		fmt.Fprintf(w, `{"success":true,"credits_remaining":%d,"credits_charged":1,"user":{"uniqueId":"alice"}}`, 2-n)
+	})
+	c := testClient(t, s.srv.URL, nil)
+	ctx := context.Background()
+	for i, wantErr := range []bool{false, false, true} {
+		_, err := c.SVProfile(ctx, "alice")
+		if (err != nil) != wantErr || (wantErr && ClassOf(err) != ClassNoCredits) {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	if n := s.calls.Load(); n != 2 {
+		t.Errorf("requests = %d, want 2", n)
+	}
+}

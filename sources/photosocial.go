@@ -142,7 +142,7 @@ func orNull(raw json.RawMessage) json.RawMessage {
 // PSProfileCall calls /photosocial/profile, the deep profile. A private
 // account gives &PSProfile{Empty: true} and no error.
 func PSProfileCall(handle string) Call[*PSProfile] {
-	return objectCall(PhotoSocial, "/profile", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(decodePSProfile))
+	return plainObjectCall(PhotoSocial, "/profile", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(decodePSProfile))
 }
 
 // PSEmbed is the response of /photosocial/user/embed: markup embedding a

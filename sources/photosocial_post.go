@@ -116,7 +116,8 @@ func PSTranscriptCall(mediaURL string) Call[*PSTranscript] {
 	if err != nil {
 		return refused[*PSTranscript](err)
 	}
-	return objectCall(PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *answer) (*PSTranscript, error) {
+	// A null list of transcripts is a media without speech, not "not found".
+	return plainObjectCall(PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *answer) (*PSTranscript, error) {
 		p, err := decodePage[PSTranscriptEntry](a, "transcripts")
 		if err != nil {
 			return nil, err

@@ -240,7 +240,7 @@ func TestPSHighlight(t *testing.T) {
 		}
 	}
 	// An answer without an id keeps the digits sent.
-	h, _ := call(t, `{"success":true,"id":null,"items":null}`, func(ctx context.Context, c *Client) (*PSHighlight, error) { return c.PSHighlight(ctx, "highlight:42") })
+	h, _ := call(t, `{"success":true,"id":null,"title":"T","items":null}`, func(ctx context.Context, c *Client) (*PSHighlight, error) { return c.PSHighlight(ctx, "highlight:42") })
 	if h.ID != "" || h.Digits != "42" || len(h.Items) != 0 {
 		t.Errorf("null highlight = %+v", h)
 	}

@@ -2,6 +2,8 @@ package sources
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"net/url"
 	"testing"
 )
@@ -20,7 +22,6 @@ func TestSong(t *testing.T) {
 			"id":6900000000000000002,"title":"S","author_name":"A","duration":"15","usage_count":"9007199254740993","cover_large":"L","cover_thumb":"T"}`,
 			SVSong{ID: "6900000000000000002", Title: "S", AuthorName: "A", Duration: Int64{15, true}, UsageCount: Int64{9007199254740993, true},
 				CoverLarge: "L", CoverThumb: "T", Credits: Credits{Remaining: Int64{7, true}, Charged: Int64{1, true}}}},
-		{"not found as a charged 200 with nulls", `{"id":null,"title":null,"duration":null,"usageCount":null}`, SVSong{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,5 +53,18 @@ func TestSongVideos(t *testing.T) {
 		if len(p.Items) != 1 || p.Items[0].V.ID != "7" || p.Cursor != "100" || !p.HasMore {
 			t.Errorf("page = %+v", p)
 		}
+	}
+}
+
+// A charged 200 whose fields are all null is the real service's "not
+// found": ClassNotFound, never a song row of nulls.
+func TestSongAllNullIsNotFound(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		fmt.Fprint(w, `{"id":null,"title":null,"duration":null,"usageCount":null}`)
+	})
+	_, err := testClient(t, s.srv.URL, nil).SVSong(context.Background(), "6900000000000000001")
+	if ClassOf(err) != ClassNotFound || s.calls.Load() != 1 {
+		t.Errorf("err = %v after %d requests, want not found after 1", err, s.calls.Load())
 	}
 }

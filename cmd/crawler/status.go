@@ -43,6 +43,7 @@ type statusJSON struct {
 	Dropped      int64              `json:"entries_dropped"`
 	Drops        []runs.ReasonCount `json:"drops"`
 	Processes    []runs.Process     `json:"processes"`
+	Drift        *runs.Drift        `json:"schema_drift"`
 }
 
 func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
@@ -72,6 +73,10 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	drift, err := runs.LoadDrift(ctx, pool, st.ID)
+	if err != nil {
+		return err
+	}
 	var rows int64
 	for _, p := range procs {
 		rows += p.Rows
@@ -83,7 +88,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if *asJSON {
 		out := statusJSON{Header: st.Header, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
 			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, UpstreamLeft: cr.Remaining, Tasks: st.Tasks,
-			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs)}
+			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs), Drift: drift}
 		return printJSON(env.stdout, out)
 	}
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
@@ -119,6 +124,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(w, "  credits saved\t%d (%d fetches skipped as fresh; ~%d pages not walked by %d lists stopped at seen)\n",
 			sv.Saved, sv.FetchesSkipped, sv.PagesNotWalked, sv.ListsStopped)
 	}
+	printDrift(w, drift)
 	for _, state := range slices.Sorted(maps.Keys(st.Tasks)) {
 		fmt.Fprintf(w, "  tasks %s\t%d\n", state, st.Tasks[state])
 	}
@@ -186,4 +192,24 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
+}
+
+// printDrift prints the schema drift's summary and its first keys.
+func printDrift(w io.Writer, drift *runs.Drift) {
+	line := drift.Summary()
+	if line == "" {
+		return
+	}
+	fmt.Fprintf(w, "  schema drift\t%s\n", line)
+	for i, k := range append(slices.Clone(drift.New), drift.Gone...) {
+		if i == 10 {
+			fmt.Fprintf(w, "    ...\t(crawler status --json and crawler report list them all)\n")
+			return
+		}
+		change := "new"
+		if i >= len(drift.New) {
+			change = "gone"
+		}
+		fmt.Fprintf(w, "    %s\t%s %s (%d sampled answers)\n", change, k.Endpoint, k.Key, k.Answers)
+	}
 }

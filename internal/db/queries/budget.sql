@@ -96,8 +96,8 @@ WITH o AS (
         credits_committed = credits_committed + @billed::int - coalesce((SELECT before - held FROM t), 0)
     WHERE id = @run_id AND (@billed::int > 0 OR EXISTS (SELECT 1 FROM t WHERE before <> held))
 ), usage AS (
-    INSERT INTO crawl.credit_usage AS u (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
-    SELECT @run_id, @endpoint::text, @requests::int, @billed::int, @free::int, @rate_limited::int, @errors::int, @credits_charged::bigint, @credits_remaining::bigint
+    INSERT INTO crawl.credit_usage AS u (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining, cached)
+    SELECT @run_id, @endpoint::text, @requests::int, @billed::int, @free::int, @rate_limited::int, @errors::int, @credits_charged::bigint, @credits_remaining::bigint, @cached::int
     WHERE @endpoint::text <> ''
     ON CONFLICT (run_id, endpoint) DO UPDATE SET
         requests          = u.requests + EXCLUDED.requests,
@@ -106,7 +106,8 @@ WITH o AS (
         rate_limited      = u.rate_limited + EXCLUDED.rate_limited,
         errors            = u.errors + EXCLUDED.errors,
         credits_charged   = u.credits_charged + EXCLUDED.credits_charged,
-        credits_remaining = COALESCE(EXCLUDED.credits_remaining, u.credits_remaining)
+        credits_remaining = COALESCE(EXCLUDED.credits_remaining, u.credits_remaining),
+        cached            = u.cached + EXCLUDED.cached
 )
 SELECT coalesce((SELECT held FROM t), 0)::bigint;
 

@@ -31,3 +31,10 @@ SELECT @run_id::bigint, @owner::text, @pages::bigint, @rows_written::bigint, @re
 FROM crawl.runs r, t WHERE r.id = @run_id
 RETURNING credits_billed, credits_committed, (SELECT max_credits FROM crawl.runs WHERE id = @run_id),
           tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped;
+
+-- name: RecordShapes
+-- Adds the sampled shapes of a process's answers (pipeline/shapes.go): per
+-- endpoint and key path, how many sampled answers carried it.
+INSERT INTO crawl.response_keys AS k (run_id, endpoint, key, answers)
+SELECT @run_id, x.e, x.k, x.n FROM unnest(@endpoints::text[], @keys::text[], @counts::bigint[]) AS x(e, k, n)
+ON CONFLICT (run_id, endpoint, key) DO UPDATE SET answers = k.answers + EXCLUDED.answers;

@@ -65,3 +65,31 @@ FROM crawl.runs r
 WHERE @job_name::text = '' OR r.job_name = @job_name
 ORDER BY r.id DESC
 LIMIT @max_runs;
+
+-- name: SchemaDrift
+-- How the shape of run @run_id's answers differs from the job's previous
+-- run that sampled any (crawl.response_keys): key paths new on an
+-- endpoint both runs asked, and paths gone that the previous run saw in at
+-- least half its sampled answers of an endpoint this run sampled 5 times
+-- or more (a rare optional key is not reported gone). The first column is
+-- the previous run (NULL: none to compare with, and no other row).
+WITH prev_run AS (
+    SELECT max(q.id) AS id FROM crawl.runs q JOIN crawl.runs r ON r.job_name = q.job_name
+    WHERE r.id = @run_id AND q.id < r.id AND EXISTS (SELECT 1 FROM crawl.response_keys k WHERE k.run_id = q.id)
+), cur AS (
+    SELECT endpoint, key, answers FROM crawl.response_keys WHERE run_id = @run_id
+), prev AS (
+    SELECT endpoint, key, answers FROM crawl.response_keys WHERE run_id = (SELECT id FROM prev_run)
+), drift AS (
+    SELECT 'new' AS change, c.endpoint, c.key, c.answers FROM cur c
+    WHERE c.key <> '' AND EXISTS (SELECT 1 FROM prev p WHERE p.endpoint = c.endpoint AND p.key = '')
+      AND NOT EXISTS (SELECT 1 FROM prev p WHERE p.endpoint = c.endpoint AND p.key = c.key)
+    UNION ALL
+    SELECT 'gone', p.endpoint, p.key, p.answers FROM prev p
+    JOIN prev pt ON pt.endpoint = p.endpoint AND pt.key = ''
+    JOIN cur ct ON ct.endpoint = p.endpoint AND ct.key = ''
+    WHERE p.key <> '' AND p.answers * 2 >= pt.answers AND ct.answers >= 5
+      AND NOT EXISTS (SELECT 1 FROM cur c WHERE c.endpoint = p.endpoint AND c.key = p.key)
+)
+SELECT (SELECT id FROM prev_run), d.change, d.endpoint, d.key, d.answers
+FROM (SELECT 1) one LEFT JOIN (SELECT * FROM drift ORDER BY change DESC, endpoint, key LIMIT 200) d ON true;
