@@ -84,21 +84,39 @@ func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*
 	res := listResult(t, page)
 	code := sinks.PostCode(t.Key)
 	for _, it := range page.Items {
-		v := it.V
-		why := keyProblem("comments", it.Pos, "user.username", string(v.Username))
-		if err := sinks.CheckUnixTime("created_at", v.CreatedAt.V); why == "" && err != nil {
-			why = fmt.Sprintf("comments[%d]: %v", it.Pos, err)
-		}
-		if why != "" {
-			res.Drop(why)
+		if !addPSComment(res, t, code, it, "comments", nil) {
 			continue
 		}
-		sinks.Add(&res.Batch, sinks.PSComment{
-			PostCode: code, PostURL: t.Key, CommentID: textPtr(v.ID), Username: string(v.Username), Text: string(v.Text),
-			CreatedAt: v.CreatedAt.V, LikeCount: intPtr(v.LikeCount), ChildCommentCount: intPtr(v.ChildCommentCount), Raw: it.Raw,
-		})
+		// Replies bought with the comment (include_replies) are comments
+		// too, linked to it.
+		for _, r := range it.V.Replies {
+			addPSComment(res, t, code, r, fmt.Sprintf("comments[%d].replies", it.Pos), textPtr(it.V.ID))
+		}
+		if it.V.RepliesDropped > 0 {
+			res.Drops.N += it.V.RepliesDropped
+			res.Drops.Reason = fmt.Sprintf("comments[%d].%s", it.Pos, it.V.RepliesDropReason)
+		}
 	}
 	return res, nil
+}
+
+// addPSComment adds a comment (or a reply, with parent) of list, or counts
+// it dropped with a reason; it reports whether it was added.
+func addPSComment(res *Result, t *Task, code string, it sources.Item[sources.PSComment], list string, parent *string) bool {
+	v := it.V
+	why := keyProblem(list, it.Pos, "user.username", string(v.Username))
+	if err := sinks.CheckUnixTime("created_at", v.CreatedAt.V); why == "" && err != nil {
+		why = fmt.Sprintf("%s[%d]: %v", list, it.Pos, err)
+	}
+	if why != "" {
+		res.Drop(why)
+		return false
+	}
+	sinks.Add(&res.Batch, sinks.PSComment{
+		PostCode: code, PostURL: t.Key, CommentID: textPtr(v.ID), Username: string(v.Username), Text: string(v.Text),
+		CreatedAt: v.CreatedAt.V, LikeCount: intPtr(v.LikeCount), ChildCommentCount: intPtr(v.ChildCommentCount), ParentID: parent, Raw: it.Raw,
+	})
+	return true
 }
 
 // KindPSReelsSearch: a reels search; key: the query; cursor: the next

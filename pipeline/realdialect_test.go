@@ -84,9 +84,16 @@ func TestEverySeedKindAndEdgeRealDialect(t *testing.T) {
 		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'bare_f7_g3'`:                                      3,
 		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.followers' AND key = 'hub_f60_g12' AND pages = 2`: 1,
 		// Each list once per run, keyed by handle.
-		`SELECT count(*) - count(DISTINCT (kind, key)) FROM crawl.tasks`:                                                              0,
-		`SELECT count(*) FROM photosocial.profiles`:                                                                                   2,
-		`SELECT count(*) FROM photosocial.comments WHERE post_code = 'post_c120'`:                                                     120,
+		`SELECT count(*) - count(DISTINCT (kind, key)) FROM crawl.tasks`:                                        0,
+		`SELECT count(*) FROM photosocial.profiles`:                                                             2,
+		`SELECT count(*) FROM photosocial.comments WHERE post_code = 'post_c120' AND parent_comment_id IS NULL`: 120,
+		// Replies bought with their comments are kept, each linked to a
+		// comment stored, as many as the comments say up to 3 each.
+		`SELECT count(*) FROM photosocial.comments r WHERE r.parent_comment_id IS NOT NULL
+		   AND NOT EXISTS (SELECT 1 FROM photosocial.comments c WHERE c.comment_id = r.parent_comment_id)`: 0,
+		`SELECT coalesce(sum(CASE WHEN child_comment_count > 3 THEN 3 ELSE child_comment_count END), 0) - (SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL)
+		   FROM photosocial.comments WHERE parent_comment_id IS NULL`: 0,
+		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL`:                                               3295,
 		`SELECT count(*) FROM photosocial.reels`:                                                                                      20,
 		`SELECT count(*) FROM photosocial.reels WHERE code IS NULL OR code = ''`:                                                      0,
 		`SELECT count(*) FROM photosocial.transcripts WHERE shortcode = 'talk_t2'`:                                                    2,

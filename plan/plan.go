@@ -195,7 +195,32 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 	if err := observedPageStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&p.ObservedPerPage); err != nil {
 		return nil, fmt.Errorf("page sizes of earlier runs: %w", err)
 	}
-	p.EntriesPerPage = max(entries, p.ObservedPerPage)
+	p.bound(job, max(entries, p.ObservedPerPage))
+	if err := p.estimate(ctx, tx, job); err != nil {
+		return nil, err
+	}
+	reuse, err := planReuse(ctx, tx, job, p)
+	if err != nil {
+		return nil, err
+	}
+	p.Reuse = append(p.Reuse, reuse...)
+	return p, nil
+}
+
+// Fresh is the plan of job on a database no migration has touched yet (a
+// first `crawler plan` before any run): no history, so a new run and its
+// bound, nothing estimated, nothing read or written.
+func Fresh(job *jobfile.Job, entries int64) *Plan {
+	p := &Plan{Job: job.Name, Fingerprint: pipeline.Fingerprint(job), MaxCredits: job.Limits.MaxCredits, Estimate: -1, Reuse: []string{},
+		Next: "start a new run (the database is not migrated yet: crawler run migrates it first)"}
+	p.bound(job, entries)
+	return p
+}
+
+// bound fills the seeds and their credit bounds, lists assumed to hold
+// entries a page (EntriesPerPageDefault when not positive).
+func (p *Plan) bound(job *jobfile.Job, entries int64) {
+	p.EntriesPerPage = entries
 	if p.EntriesPerPage <= 0 {
 		p.EntriesPerPage = EntriesPerPageDefault
 	}
@@ -206,15 +231,6 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 		p.Bound = satAdd(p.Bound, s.Bound)
 		p.Seeds = append(p.Seeds, s)
 	}
-	if err := p.estimate(ctx, tx, job); err != nil {
-		return nil, err
-	}
-	reuse, err := planReuse(ctx, tx, job, p)
-	if err != nil {
-		return nil, err
-	}
-	p.Reuse = append(p.Reuse, reuse...)
-	return p, nil
 }
 
 // estimate fills the expected cost from the job's last completed run:

@@ -60,6 +60,7 @@ type PSComment struct {
 	CreatedAt         int64   `db:"created_at"` // created_at, unix seconds
 	LikeCount         *int64  `db:"like_count"`
 	ChildCommentCount *int64  `db:"child_comment_count"` // nil when the API sent null
+	ParentID          *string `db:"parent_comment_id"`   // the comment replied to (include_replies)
 	Raw               []byte  `db:"raw"`
 }
 

@@ -3,24 +3,25 @@
 
 -- name: UpsertPSComments
 INSERT INTO photosocial.comments AS c (comment_key, comment_id, post_code, post_url, username, text, created_at,
-    like_count, child_comment_count, raw, first_seen_run, last_seen_run)
+    like_count, child_comment_count, parent_comment_id, raw, first_seen_run, last_seen_run)
 SELECT r.comment_key, r.comment_id, r.post_code, r.post_url, r.username, r.text,
-    to_timestamp(NULLIF(r.created_at, 0)), r.like_count, r.child_comment_count, r.raw::jsonb, @run_id, @run_id
+    to_timestamp(NULLIF(r.created_at, 0)), r.like_count, r.child_comment_count, r.parent_comment_id, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@comment_key::text[], @comment_id::text[], @post_code::text[], @post_url::text[], @username::text[], @text::text[], @created_at::bigint[], @like_count::bigint[],
-    @child_comment_count::bigint[], @raw::text[])
+    @child_comment_count::bigint[], @parent_comment_id::text[], @raw::text[])
     AS r(comment_key, comment_id, post_code, post_url, username, text, created_at, like_count,
-         child_comment_count, raw)
+         child_comment_count, parent_comment_id, raw)
 ON CONFLICT (comment_key) DO UPDATE SET
     comment_id          = COALESCE(EXCLUDED.comment_id, c.comment_id),
     post_url            = EXCLUDED.post_url,
     like_count          = COALESCE(EXCLUDED.like_count, c.like_count),
     child_comment_count = COALESCE(EXCLUDED.child_comment_count, c.child_comment_count),
+    parent_comment_id   = COALESCE(EXCLUDED.parent_comment_id, c.parent_comment_id),
     raw                 = EXCLUDED.raw,
     first_seen_run      = LEAST(c.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run       = GREATEST(c.last_seen_run, EXCLUDED.last_seen_run),
     updated_at          = now()
-WHERE (c.comment_id, c.post_url, c.like_count, c.child_comment_count, c.raw, c.first_seen_run, c.last_seen_run)
+WHERE (c.comment_id, c.post_url, c.like_count, c.child_comment_count, c.parent_comment_id, c.raw, c.first_seen_run, c.last_seen_run)
   IS DISTINCT FROM
       (COALESCE(EXCLUDED.comment_id, c.comment_id), EXCLUDED.post_url, COALESCE(EXCLUDED.like_count, c.like_count),
-       COALESCE(EXCLUDED.child_comment_count, c.child_comment_count), EXCLUDED.raw,
+       COALESCE(EXCLUDED.child_comment_count, c.child_comment_count), COALESCE(EXCLUDED.parent_comment_id, c.parent_comment_id), EXCLUDED.raw,
        LEAST(c.first_seen_run, EXCLUDED.first_seen_run), GREATEST(c.last_seen_run, EXCLUDED.last_seen_run));

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -167,7 +168,7 @@ func TestRealPhotoSocial(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := PSComment{ID: "18", Text: "t", Username: "u", CreatedAt: Int64{1758042184, true}, LikeCount: Int64{4, true}}
-	if len(c.Items) != 1 || c.Items[0].V != want || c.Cursor != "AQ" || c.HasMoreKnown || c.Credits.Charged.V != 15 {
+	if len(c.Items) != 1 || !reflect.DeepEqual(c.Items[0].V, want) || c.Cursor != "AQ" || c.HasMoreKnown || c.Credits.Charged.V != 15 {
 		t.Errorf("comments = %+v", c)
 	}
 	r, err := PSReelsSearchCall("dogs", 1).Decode([]byte(`{"success":true,"reels":[{"id":"37","shortcode":"DOq","caption":"c",

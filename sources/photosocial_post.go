@@ -18,6 +18,13 @@ type PSComment struct {
 	CreatedAt         Int64 // Unix seconds
 	LikeCount         Int64
 	ChildCommentCount Int64
+	// Replies are the comment's replies the answer carries (the real
+	// service's include_replies), each with its raw JSON; entries that do
+	// not decode are counted in RepliesDropped, the last one's reason in
+	// RepliesDropReason.
+	Replies           []Item[PSComment]
+	RepliesDropped    int
+	RepliesDropReason string
 }
 
 func (c *PSComment) UnmarshalJSON(b []byte) error {
@@ -36,6 +43,7 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		LikeCount         Int64        `json:"like_count"`
 		CommentLikeCount  Int64        `json:"comment_like_count"`
 		ChildCommentCount Int64        `json:"child_comment_count"`
+		Replies           []rawRef     `json:"replies"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -47,6 +55,9 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		CreatedAt:         firstTime(w.CreatedAt, w.CreatedAtUTC),
 		LikeCount:         firstInt(w.LikeCount, w.CommentLikeCount),
 		ChildCommentCount: w.ChildCommentCount,
+	}
+	if len(w.Replies) > 0 {
+		c.Replies, c.RepliesDropped, c.RepliesDropReason = decodeItems[PSComment](w.Replies, "replies")
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func TestPSComments(t *testing.T) {
 				t.Fatalf("items = %+v", p.Items)
 			}
 			for i := range tc.want {
-				if p.Items[i].V != tc.want[i] {
+				if !reflect.DeepEqual(p.Items[i].V, tc.want[i]) {
 					t.Errorf("comment %d = %+v, want %+v", i, p.Items[i].V, tc.want[i])
 				}
 			}
@@ -134,7 +134,7 @@ func TestPSReelsSearch(t *testing.T) {
 				t.Fatalf("page %d: items = %+v", tc.page, p.Items)
 			}
 			for i := range tc.want {
-				if p.Items[i].V != tc.want[i] {
+				if !reflect.DeepEqual(p.Items[i].V, tc.want[i]) {
 					t.Errorf("page %d reel %d = %+v, want %+v", tc.page, i, p.Items[i].V, tc.want[i])
 				}
 			}

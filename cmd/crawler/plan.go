@@ -21,7 +21,8 @@ import (
 
 const planSummary = `Check that JOBFILE can run, and say what it would do and cost, without
 spending a credit or writing anything (the database is read in a read-only
-transaction; migrations are checked, never applied).
+transaction; migrations are checked, never applied: on a database never
+migrated, the plan has no history and crawler run migrates it first).
 
 Checks: the job file, the API key variable (set; never printed), the
 database in DATABASE_URL (reachable, migrations current), and what
@@ -96,6 +97,11 @@ func planJob(ctx context.Context, env *cliEnv, path string, opts jobfile.LoadOpt
 		pending, err := migrations.Pending(ctx, tx)
 		if err != nil {
 			return err
+		}
+		if len(pending) == len(migrations.Embedded()) {
+			// A fresh database: nothing to read, the plan has no history.
+			p = plan.Fresh(job, entries)
+			return nil
 		}
 		if len(pending) > 0 {
 			return fmt.Errorf("the database lacks migrations %v of this binary: run crawler migrate", pending)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -112,7 +113,6 @@ func TestPlanCannotRun(t *testing.T) {
 	}{
 		{"no key", map[string]string{"DATABASE_URL": db}, "CRAWLER_API_KEY is not set"},
 		{"no database", map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/none?connect_timeout=2", "CRAWLER_API_KEY": cliKey}, "cannot run: cannot reach PostgreSQL"},
-		{"not migrated", map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}, "lacks migrations [1 2"},
 	} {
 		res := invoke(t, c.env, "plan", job)
 		if res.code != exitUsage || !strings.Contains(res.stderr, c.want) {
@@ -122,8 +122,27 @@ func TestPlanCannotRun(t *testing.T) {
 			t.Errorf("%s: the key was printed", c.name)
 		}
 	}
-	// Still not migrated: plan only read.
-	if p, res := planJSON(t, map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}, job); res.code != exitUsage || p.CanRun || !strings.Contains(p.Reason, "lacks migrations") {
-		t.Errorf("plan --json on an unmigrated database: exit %d %+v", res.code, p)
+}
+
+// On a database never migrated, crawler plan still plans (no history: a
+// new run and its bound) and writes nothing: the database stays empty.
+func TestPlanOnFreshDatabase(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t)
+	db := pgtest.DB(t)
+	job := crashJob(t, up.url)
+	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	p, res := planJSON(t, env, job)
+	if res.code != 0 || !p.CanRun || !strings.Contains(p.Next, "not migrated") || p.Bound <= 0 || p.Estimate != -1 || len(p.Seeds) == 0 {
+		t.Errorf("plan on a fresh database: exit %d %+v\nstderr %s", res.code, p, res.stderr)
+	}
+	if res := invoke(t, env, "plan", job); res.code != 0 || !strings.Contains(res.stdout, "not migrated") {
+		t.Errorf("plan: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	conn := testConn(t, db)
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("plan created %d tables (%v)", n, err)
 	}
 }

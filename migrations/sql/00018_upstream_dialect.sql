@@ -1,7 +1,8 @@
 -- The real service's dialect (issue: speak the real service): an answer
 -- costs its credits_charged (comments with replies: 15), answers may come
 -- from the upstream's cache, and the shape of answers is sampled so that
--- a drift of the upstream's schema shows (sources/shape.go).
+-- a drift of the upstream's schema shows (sources/shape.go); comments
+-- bought with their replies keep them.
 
 -- +goose Up
 ALTER TABLE crawl.credit_usage ADD COLUMN cached bigint NOT NULL DEFAULT 0;
@@ -21,7 +22,11 @@ COMMENT ON COLUMN crawl.response_keys.endpoint IS 'The endpoint in the contract'
 COMMENT ON COLUMN crawl.response_keys.key IS 'A key path, e.g. user.secUid or aweme_list[].statistics.play_count (arrays read through their first element); the empty key counts the sampled answers.';
 COMMENT ON COLUMN crawl.response_keys.answers IS 'Sampled answers that carried the key.';
 
+ALTER TABLE photosocial.comments ADD COLUMN parent_comment_id text;
+COMMENT ON COLUMN photosocial.comments.parent_comment_id IS 'For a reply (comments: {include_replies: true}), the id of the comment it answers; NULL for a top-level comment.';
+
 -- +goose Down
+ALTER TABLE photosocial.comments DROP COLUMN parent_comment_id;
 DROP TABLE crawl.response_keys;
 ALTER TABLE crawl.credit_usage DROP COLUMN cached;
 COMMENT ON COLUMN crawl.credit_usage.billed IS 'Attempts that cost a credit.';
