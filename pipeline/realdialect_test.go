@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/runs"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // realJob is everythingJob for the real service's dialect: every seed kind
@@ -164,5 +167,102 @@ func TestSchemaDriftBetweenRuns(t *testing.T) {
 	want := "[{/shortvideo/profile extra 6} {/shortvideo/profile extra.x 6} {/shortvideo/profile user.is_verified 6}] [{/shortvideo/profile user.verified 6}]"
 	if d.Against == nil || *d.Against != first.RunID || got != want {
 		t.Errorf("drift against %v: %s\nwant against %d: %s", d.Against, got, first.RunID, want)
+	}
+}
+
+// realBundle is a bundle whose sandbox speaks the real service's dialect.
+func realBundle(t *testing.T, cfg sandbox.Config) *bundle {
+	t.Helper()
+	cfg.Preset = sandbox.PresetScrapeCreators
+	b := setupWith(t, cfg)
+	b.baseURL = b.srv.URL
+	return b
+}
+
+// reuse.upstream_cache asks the real service for its cached answers: the
+// second run's profiles come from the cache, cost nothing, and are
+// counted as cached; the lists are bought again.
+func TestUpstreamCacheRealDialect(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{})
+	job := b.job(t, "  preset: scrapecreators\nreuse: {upstream_cache: 3d}\nexpand: {}\nseeds: {shortvideo: {profiles: [a_f1_g1, b_f1_g1]}, photosocial: {profiles: [plain_user]}}\n")
+	b.run(t, job)
+	first := b.sandbox.Usage(testKey)
+	second := b.run(t, job)
+	if second.State != "done" {
+		t.Fatalf("second run: %+v", second)
+	}
+	u := b.sandbox.Usage(testKey)
+	if first.Credits != 3 || u.Credits != 3 || u.Requests != 6 {
+		t.Errorf("credits %d then %d over %d requests, want 3, 3 (the second run's answers cached) and 6", first.Credits, u.Credits, u.Requests)
+	}
+	for _, a := range b.sandbox.Arrivals(testKey) {
+		if !strings.Contains(a.Query, "cache_max_age=3d") {
+			t.Errorf("%s?%s: no cache_max_age", a.Endpoint, a.Query)
+		}
+	}
+	for q, want := range map[string]int64{
+		`SELECT sum(cached) FROM crawl.credit_usage WHERE run_id = ` + itoa(second.RunID):         3,
+		`SELECT sum(billed) FROM crawl.credit_usage WHERE run_id = ` + itoa(second.RunID):         0,
+		`SELECT credits_billed FROM crawl.runs WHERE id = ` + itoa(second.RunID):                  0,
+		`SELECT count(*) FROM shortvideo.user_snapshots WHERE run_id = ` + itoa(second.RunID):     2,
+		`SELECT count(*) FROM photosocial.profile_snapshots WHERE run_id = ` + itoa(second.RunID): 1,
+	} {
+		if got := b.count(t, q); got != want {
+			t.Errorf("%s = %d, want %d", q, got, want)
+		}
+	}
+}
+
+// Followers addressed by the numeric user id (the real service's faster
+// form), by one override; following stays by handle.
+func TestFollowersByUserID(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{})
+	job := b.job(t, "  preset: scrapecreators\n  endpoints: {shortvideo: {followers: {params: {secUid: user_id}}}}\nseeds: {shortvideo: {profiles: [acct_f120_g30]}}\n")
+	sum := b.run(t, job)
+	if sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	for q, want := range map[string]int64{
+		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'acct_f120_g30'`:                                                                                120,
+		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'acct_f120_g30'`:                                                                                30,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.followers' AND key = (SELECT user_id FROM shortvideo.users WHERE unique_id = 'acct_f120_g30')`: 1,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.following' AND key = 'acct_f120_g30'`:                                                          1,
+	} {
+		if got := b.count(t, q); got != want {
+			t.Errorf("%s = %d, want %d", q, got, want)
+		}
+	}
+	for _, a := range b.sandbox.Arrivals(testKey) {
+		if a.Endpoint == "/v1/tiktok/user/followers" && !strings.Contains(a.Query, "user_id=") {
+			t.Errorf("followers asked by %s", a.Query)
+		}
+	}
+}
+
+// When an answer says the account has 0 credits left, the run stops
+// cleanly, resumable, without sending a request that could only be
+// refused: every request sent was answered 200. (The comments carry
+// credits_remaining on the real service; 120 comments are 3 pages.)
+func TestCreditsRemainingZeroStopsRun(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{Credits: 4})
+	job := b.job(t, "  preset: scrapecreators\nlimits: {workers: 1}\nseeds: {photosocial: {posts: "+
+		"[\"https://www.photosocial.example/p/one_c120/\", \"https://www.photosocial.example/p/two_c120/\"]}}\n")
+	runID := b.start(t, job)
+	sum, err := pipeline.Run(context.Background(), b.options(job, testKey), job, runID)
+	if sources.ClassOf(err) != sources.ClassNoCredits || sum.State != "stopped" {
+		t.Fatalf("run: %v %+v, want a stop for credits", err, sum)
+	}
+	u := b.sandbox.Usage(testKey)
+	if u.Requests != 4 || u.Credits != 4 || u.OutOfCredits != 0 {
+		t.Errorf("requests %d, credits %d, 402s %d; want 4, 4, 0", u.Requests, u.Credits, u.OutOfCredits)
+	}
+	if got := b.count(t, `SELECT sum(pages) FROM crawl.tasks`); got != 4 {
+		t.Errorf("%d pages committed, want 4 (the last answer kept)", got)
+	}
+	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE state = 'pending'`); got != 1 {
+		t.Errorf("%d tasks pending, want 1 (resumable)", got)
 	}
 }
