@@ -32,8 +32,8 @@ build: ## Build bin/crawler from ./cmd/crawler
 schema-doc: ensure-postgres ## Regenerate docs/schema.md (the data dictionary) from a freshly migrated throwaway database
 	$(GO) run ./tools/withpg -- $(GO) run ./tools/schemadoc -out docs/schema.md
 
-demo: ## Run the demo (scripts/demo.sh)
-	@scripts/demo.sh
+demo: ## Run the demo (scripts/demo.sh); make demo PRESET=scrapecreators runs it in the real service's dialect
+	@PRESET=$(PRESET) scripts/demo.sh
 
 bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
 	$(GO) run ./tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)

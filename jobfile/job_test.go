@@ -538,11 +538,13 @@ func TestJobAliasesAreBounded(t *testing.T) {
 	}
 }
 
-// The example job in the repository parses.
+// The example jobs in the repository parse, in both dialects.
 func TestExampleJobParses(t *testing.T) {
 	t.Parallel()
-	if _, err := Load("../jobs.example.yaml"); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"../jobs.example.yaml", "../jobs.scrapecreators.example.yaml"} {
+		if _, err := Load(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

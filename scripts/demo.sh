@@ -2,17 +2,27 @@
 # demo.sh: the main job end to end. Starts the sandbox on a free port and
 # (unless DATABASE_URL is set) a throwaway PostgreSQL, runs
 # `crawler run jobs.example.yaml` against them, and prints what landed.
+# PRESET=scrapecreators (make demo PRESET=scrapecreators) does the same in
+# the real service's dialect: the sandbox speaks it and the job is
+# jobs.scrapecreators.example.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 start=$(date +%s%N)
 go build -buildvcs=true -o bin/crawler ./cmd/crawler
 
+preset=${PRESET:-contract}
+case $preset in
+contract) job=jobs.example.yaml ;;
+scrapecreators) job=jobs.scrapecreators.example.yaml ;;
+*) echo "demo: PRESET must be contract or scrapecreators, got $preset" >&2; exit 2 ;;
+esac
+
 export CRAWLER_API_KEY=demo-key-not-secret
 mkdir -p tmp
 report=$PWD/tmp/demo-report.html
 sandbox_out=$(mktemp)
-bin/crawler sandbox --addr 127.0.0.1:0 --api-key "$CRAWLER_API_KEY" --log-level warn >"$sandbox_out" 2>&1 &
+bin/crawler sandbox --preset "$preset" --addr 127.0.0.1:0 --api-key "$CRAWLER_API_KEY" --log-level warn >"$sandbox_out" 2>&1 &
 sandbox_pid=$!
 trap 'kill $sandbox_pid 2>/dev/null || true; rm -f "$sandbox_out"' EXIT
 
@@ -22,12 +32,12 @@ for _ in $(seq 1 100); do
 	kill -0 $sandbox_pid 2>/dev/null || { cat "$sandbox_out"; exit 1; }
 	sleep 0.05
 done
-base_url=$(grep -o 'http://[^ ]*/api' "$sandbox_out" | head -1)
-echo "demo: sandbox at $base_url"
+base_url=$(grep -o 'serving http://[^ ]*' "$sandbox_out" | head -1 | cut -d' ' -f2)
+echo "demo: sandbox ($preset dialect) at $base_url"
 
 go run ./tools/withpg -- bash -c '
 set -euo pipefail
-bin/crawler run --base-url "$0" --log-level warn jobs.example.yaml
+bin/crawler run --base-url "$0" --log-level warn "$2"
 echo
 bin/crawler status
 echo
@@ -39,7 +49,7 @@ LEFT JOIN shortvideo.user_snapshots s ON s.unique_id = f.followee
 GROUP BY f.followee, s.follower_count ORDER BY 2 DESC LIMIT 5;"
 echo
 bin/crawler report --html "$1"
-' "$base_url" "$report"
+' "$base_url" "$report" "$job"
 
 echo "demo: the run report: $report (open it in a browser)"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
