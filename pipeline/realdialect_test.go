@@ -113,9 +113,15 @@ func TestEverySeedKindAndEdgeRealDialect(t *testing.T) {
 			t.Errorf("%s\n  = %d, want %d", q, got, want)
 		}
 	}
+	bought := map[string]int{}
 	for _, a := range b.sandbox.Arrivals(testKey) {
 		if a.Status == 400 {
 			t.Errorf("400 for %s?%s", a.Endpoint, a.Query)
+		}
+		if a.Status == 200 {
+			if bought[a.Endpoint+"?"+a.Query]++; bought[a.Endpoint+"?"+a.Query] == 2 {
+				t.Errorf("bought twice: %s?%s", a.Endpoint, a.Query)
+			}
 		}
 	}
 	// Credits as the service counts them: comments pages with replies cost
