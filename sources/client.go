@@ -80,7 +80,15 @@ type Client struct {
 	// (credits_remaining 0): calls stop before sending, as after a 402.
 	drained atomic.Bool
 	shapes  shapeSampler
+	// forbidden counts 403s since the last 2xx: one is an item the
+	// platform blocked, a long run of them is the key (or a proxy) refused.
+	forbidden atomic.Int64
 }
+
+// BlockedRunMax is how many 403s in a row, with no 2xx between them, are
+// taken as the key refused (ClassAuth, the run stops) rather than that many
+// items blocked.
+const BlockedRunMax = 25
 
 // New validates cfg and returns a Client.
 func New(cfg Config) (*Client, error) {
@@ -358,7 +366,10 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		c.drained.Store(true) // this answer is kept; the next call would be refused
 	}
 	if ok2xx {
-		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || ans.env.dataless() || (out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
+		// Free: the documented empty answer, one of envelope members only,
+		// one the upstream's cache served, or one that says it cost 0.
+		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || ans.env.dataless() || out.Cached ||
+			(out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
 		out.Billed = !out.Free
 	}
 	c.settle(ctx, l, out)
@@ -371,8 +382,15 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 	if tooLarge {
 		return nil, held, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest, Message: fmt.Sprintf("body larger than %d bytes", c.cfg.MaxBodyBytes)}
 	}
+	if ok2xx {
+		c.forbidden.Store(0)
+	}
 	if class := classify(resp.StatusCode, body); class != 0 {
 		e := &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: class, Message: upstreamMessage(body)}
+		if class == ClassBlocked && c.forbidden.Add(1) >= BlockedRunMax {
+			e.Class = ClassAuth
+			e.Message = fmt.Sprintf("%d answers in a row were 403, none a success: taken as the key refused rather than every item blocked (%s)", BlockedRunMax, e.Message)
+		}
 		e.Retry = retry
 		return nil, held, e
 	}

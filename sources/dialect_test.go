@@ -224,3 +224,33 @@ func TestCreditsRemainingZeroStops(t *testing.T) {
 		t.Errorf("requests = %d, want 2", n)
 	}
 }
+
+// One 403 is an item blocked; BlockedRunMax of them in a row, with no
+// success between, are the key refused, which stops the run.
+func TestForbiddenStreakIsAuth(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if r.URL.Query().Get("handle") == "ok" {
+			fmt.Fprint(w, `{"user":{"uniqueId":"ok"}}`)
+			return
+		}
+		w.WriteHeader(403)
+		fmt.Fprint(w, `{"success":false,"message":"blocked"}`)
+	})
+	c := testClient(t, s.srv.URL, nil)
+	ctx := context.Background()
+	for i := 1; i < BlockedRunMax; i++ {
+		if _, err := c.SVProfile(ctx, "x"); ClassOf(err) != ClassBlocked {
+			t.Fatalf("403 number %d: %v, want blocked", i, err)
+		}
+	}
+	if _, err := c.SVProfile(ctx, "ok"); err != nil { // a success ends the streak
+		t.Fatal(err)
+	}
+	for i := 1; i <= BlockedRunMax; i++ {
+		_, err := c.SVProfile(ctx, "x")
+		if want := map[bool]Class{true: ClassAuth, false: ClassBlocked}[i == BlockedRunMax]; ClassOf(err) != want {
+			t.Fatalf("403 number %d after a success: %v, want %v", i, err, want)
+		}
+	}
+}
