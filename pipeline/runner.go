@@ -462,7 +462,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 	ctx := c.work
 	start := time.Now()
 	err := p.sc.Wait(ctx)
-	if cl := db.Classify(err); cl == db.Unreachable || cl == db.Conflict {
+	if cl := db.Classify(err); cl.Retryable() || cl == db.Conflict {
 		err = c.commit(ctx, &p.task, p.res, p.children)
 	} else if errors.Is(err, errAlreadyApplied) {
 		err = nil

@@ -40,11 +40,20 @@ const (
 	// values (class 22), constraint violations (23), a value too large for
 	// an index (54000)... The task fails, the run goes on.
 	Data
+	// Transient: the statement ran out of time, not the data out of
+	// bounds: a statement timeout (57014) or a lock not available in time
+	// (55P03) on a busy server. Retried like Unreachable (Retry), never a
+	// reason to stop the run or fail a task while the outage timeout lasts.
+	Transient
 )
 
 func (c Class) String() string {
-	return [...]string{"none", "fatal", "unreachable", "conflict", "data"}[c]
+	return [...]string{"none", "fatal", "unreachable", "conflict", "data", "transient"}[c]
 }
+
+// Retryable reports the classes Retry waits out: the database away, or
+// a statement that ran out of time.
+func (c Class) Retryable() bool { return c == Unreachable || c == Transient }
 
 // Classify sorts an error of pgx by type and SQLSTATE, never by message.
 func Classify(err error) Class {
@@ -81,6 +90,9 @@ func classifySQLState(code string) Class {
 	case "40001", // serialization_failure
 		"40P01": // deadlock_detected
 		return Conflict
+	case "57014", // query_canceled: statement_timeout (or our own cancel, which ends the retry)
+		"55P03": // lock_not_available: lock_timeout
+		return Transient
 	case NotAdvancedCode:
 		return Fatal // Commit turns it into errAlreadyApplied or an error of its own
 	}

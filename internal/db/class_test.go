@@ -175,7 +175,7 @@ func TestClassifyDB(t *testing.T) {
 		{"undefined table", func(*testing.T) error { return exec(`SELECT * FROM no_such_table`) }, Data},
 		{"invalid byte sequence", func(*testing.T) error { return exec(`SELECT convert_from('\xff'::bytea, 'UTF8')`) }, Data},
 
-		// Neither: the run stops.
+		// Out of time, not out of bounds: retried.
 		{"statement timeout 57014", func(t *testing.T) error {
 			c := connect(t, ctx, url)
 			if _, err := c.Exec(ctx, `SET statement_timeout = '10ms'`); err != nil {
@@ -183,13 +183,18 @@ func TestClassifyDB(t *testing.T) {
 			}
 			_, err := c.Exec(ctx, `SELECT pg_sleep(5)`)
 			return err
-		}, Fatal},
+		}, Transient},
+		{"lock timeout 55P03", func(*testing.T) error { return exec(raise("55P03")) }, Transient},
+		// A statement its own context cancelled is 57014 too: Retry ends at
+		// once, its context being done.
 		{"statement cancelled by its context", func(t *testing.T) error {
 			sctx, cancel := context.WithCancel(ctx)
 			time.AfterFunc(50*time.Millisecond, cancel)
 			_, err := connect(t, ctx, url).Exec(sctx, `SELECT pg_sleep(10)`)
 			return err
-		}, Fatal},
+		}, Transient},
+
+		// Neither: the run stops.
 		{"insufficient resources 53100", func(*testing.T) error { return exec(raise("53100")) }, Fatal},
 		{"internal error XX000", func(*testing.T) error { return exec(raise("XX000")) }, Fatal},
 		{"commit not advanced " + NotAdvancedCode, func(*testing.T) error { return exec(raise(NotAdvancedCode)) }, Fatal},

@@ -28,7 +28,7 @@ func Retry(ctx context.Context, timeout time.Duration, onWait func(error, time.D
 			return err
 		}
 		last = err
-		if Classify(err) != Unreachable {
+		if !Classify(err).Retryable() {
 			return backoff.Permanent(err)
 		}
 		return err
