@@ -7,7 +7,7 @@
 // in classify, into the Class values the pipeline acts on.
 //
 // Decoding is tolerant of the real service's variations (see
-// shared/upstream-notes.md): counters as exact int64 whether they arrive as
+// docs/upstream.md): counters as exact int64 whether they arrive as
 // numbers or strings, has_more as a boolean or 0/1, cursors as strings or
 // numbers, snake_case entries. Every item keeps its raw JSON so unknown
 // fields are never lost.

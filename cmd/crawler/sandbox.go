@@ -17,7 +17,7 @@ const sandboxSummary = `Serve the deterministic local stand-in for the upstream 
 See docs/sandbox.md for its world and conventions.
 
 --preset scrapecreators speaks the real service's dialect instead (ScrapeCreators; see
-../shared/real-service.md): the same world at the real paths, with no /api segment
+docs/upstream.md): the same world at the real paths, with no /api segment
 (http://ADDR/v1/tiktok/..., /v1/instagram/..., /v2/instagram/...), real parameter names,
 snake_case shapes, min_time cursors on follow lists, include_replies at 15 credits,
 cache_max_age answers at 0 credits, and 403 for items named "blocked..."; a contract
@@ -34,7 +34,7 @@ GET /debug/usage (header x-api-key).`
 func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "sandbox", "", sandboxSummary)
 	preset := fs.String("preset", sandbox.PresetDefault,
-		"dialect: contract (upstream-api.md under /api) or scrapecreators (the real service's paths at the root, parameters and shapes)")
+		"dialect: contract (docs/upstream.md; paths under /api) or scrapecreators (the real service's paths at the root, parameters and shapes)")
 	addr := fs.String("addr", "127.0.0.1:8099", "listen address HOST:PORT (port 0 picks a free one, printed on start)")
 	keys := fs.String("api-key", "", "accepted API key(s), comma-separated (default: $SANDBOX_API_KEY)")
 	pageSize := fs.Int("page-size", 0, "items per page of cursor lists (0: the sandbox default)")

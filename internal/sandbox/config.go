@@ -31,10 +31,10 @@ const (
 
 // Presets of Config.Preset: the dialect the sandbox speaks.
 const (
-	// PresetContract serves the contract of upstream-api.md under /api.
+	// PresetContract serves the contract (docs/upstream.md) under /api.
 	PresetContract = "contract"
 	// PresetScrapeCreators serves the real service's dialect (ScrapeCreators,
-	// see real-service.md): its paths at the root (/v1/tiktok/...,
+	// see docs/upstream.md): its paths at the root (/v1/tiktok/...,
 	// /v1/instagram/..., /v2/instagram/...), parameter names, response
 	// shapes, credit costs, cache and errors, over the same world.
 	PresetScrapeCreators = "scrapecreators"

@@ -1,5 +1,5 @@
 // Package sandbox is a faithful, deterministic stand-in for the social-data
-// API of upstream-api.md: it serves the contract's 18 GET endpoints under
+// API our contract describes (docs/upstream.md): it serves the contract's 18 GET endpoints under
 // /api so the client and the pipeline can be tested without credits.
 //
 // It writes its JSON from its own types and never imports the client
@@ -11,7 +11,7 @@
 //
 // Config.Preset = PresetScrapeCreators (`crawler sandbox --preset
 // scrapecreators`) serves the same world in the real service's dialect, as
-// real-service.md and the vendor's sample responses describe it. The same
+// docs/upstream.md and the vendor's sample responses describe it. The same
 // job stores the same entities in both presets: every answer is derived
 // from the contract's generators (same handles, ids, counts, videos, songs,
 // comments, reels). What differs:

@@ -13,7 +13,7 @@ type reply struct {
 func billable(body any) (reply, error) { return reply{body: body}, nil }
 
 // routes maps the path after /api to its handler: the 18 endpoints of
-// upstream-api.md, each registered by route next to its handler.
+// contract (docs/upstream.md), each registered by route next to its handler.
 var routes = map[string]func(*world, query) (reply, error){}
 
 // route registers h as the handler of path; a path registered twice panics

@@ -7,7 +7,7 @@ import (
 )
 
 // Response shapes of the short-video platform. They are the sandbox's own
-// types, field names copied from upstream-api.md, never shared with the
+// types, field names copied from the contract (docs/upstream.md), never shared with the
 // client, so a misspelled field on either side fails the tests.
 
 type videoJSON struct {
