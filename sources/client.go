@@ -349,11 +349,17 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		body = jsontext.Storable(jsontext.Redact(body, c.cfg.APIKey.Reveal()))
 	}
 	out := Outcome{Endpoint: endpoint, Status: resp.StatusCode}
+	var badCharge int64
 	if readErr == nil && !tooLarge {
 		// The one parse of the envelope: for the credits, and for decoding.
 		ans = newAnswer(body)
 		if ans.err == nil {
 			out.Credits = ans.env.credits()
+			if c := out.Credits.Charged; c.Valid && (c.V < 0 || c.V > MaxRequestCredits) {
+				// Not a credible charge (2^62 would overflow every sum): billed
+				// as 1, and the answer refused as bad data for its task.
+				out.Credits.Charged, badCharge = Int64{}, c.V
+			}
 			if ok2xx {
 				out.Cached = ans.env.cached()
 				if c.shapes.take(endpoint) {
@@ -384,6 +390,10 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 	}
 	if ok2xx {
 		c.forbidden.Store(0)
+	}
+	if badCharge != 0 {
+		return nil, held, &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: ClassBadRequest,
+			Message: fmt.Sprintf("credits_charged %d is not a credible charge (0 to %d): answer refused, billed as 1", badCharge, MaxRequestCredits)}
 	}
 	if class := classify(resp.StatusCode, body); class != 0 {
 		e := &Error{Endpoint: endpoint, Status: resp.StatusCode, Class: class, Message: upstreamMessage(body)}

@@ -254,3 +254,26 @@ func TestForbiddenStreakIsAuth(t *testing.T) {
 		}
 	}
 }
+
+// A credits_charged no request can cost (2^62 would overflow the ledger's
+// sums) is refused as bad data for its task, billed as 1, never retried.
+func TestAbsurdChargeRefused(t *testing.T) {
+	t.Parallel()
+	for _, charge := range []string{"4611686018427387904", "-5", "1001"} {
+		s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+			fmt.Fprintf(w, `{"credits_charged":%s,"user":{"uniqueId":"alice"}}`, charge)
+		})
+		var outs []Outcome
+		var mu sync.Mutex
+		c := testClient(t, s.srv.URL, func(c *Config) {
+			c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
+		})
+		_, err := c.SVProfile(context.Background(), "alice")
+		if ClassOf(err) != ClassBadRequest || !strings.Contains(err.Error(), "not a credible charge") || s.calls.Load() != 1 {
+			t.Errorf("charge %s: %v after %d requests", charge, err, s.calls.Load())
+		}
+		if len(outs) != 1 || outs[0].Cost() != 1 {
+			t.Errorf("charge %s: outcomes %+v, want one costing 1", charge, outs)
+		}
+	}
+}
