@@ -11,12 +11,12 @@ FROM unnest(@comment_key::text[], @comment_id::text[], @post_code::text[], @post
     AS r(comment_key, comment_id, post_code, post_url, username, text, created_at, like_count,
          child_comment_count, parent_comment_id, raw)
 ON CONFLICT (comment_key) DO UPDATE SET
-    comment_id          = COALESCE(EXCLUDED.comment_id, c.comment_id),
-    post_url            = EXCLUDED.post_url,
-    like_count          = COALESCE(EXCLUDED.like_count, c.like_count),
-    child_comment_count = COALESCE(EXCLUDED.child_comment_count, c.child_comment_count),
-    parent_comment_id   = COALESCE(EXCLUDED.parent_comment_id, c.parent_comment_id),
-    raw                 = EXCLUDED.raw,
+    comment_id          = CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run THEN COALESCE(EXCLUDED.comment_id, c.comment_id) ELSE COALESCE(c.comment_id, EXCLUDED.comment_id) END,
+    post_url            = CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run THEN EXCLUDED.post_url ELSE c.post_url END,
+    like_count          = CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run THEN COALESCE(EXCLUDED.like_count, c.like_count) ELSE COALESCE(c.like_count, EXCLUDED.like_count) END,
+    child_comment_count = CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run THEN COALESCE(EXCLUDED.child_comment_count, c.child_comment_count) ELSE COALESCE(c.child_comment_count, EXCLUDED.child_comment_count) END,
+    parent_comment_id   = CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run THEN COALESCE(EXCLUDED.parent_comment_id, c.parent_comment_id) ELSE COALESCE(c.parent_comment_id, EXCLUDED.parent_comment_id) END,
+    raw                 = CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run THEN EXCLUDED.raw ELSE c.raw END,
     first_seen_run      = LEAST(c.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run       = GREATEST(c.last_seen_run, EXCLUDED.last_seen_run),
     updated_at          = now()

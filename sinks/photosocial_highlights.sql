@@ -8,11 +8,11 @@ SELECT r.highlight_id, r.title, r.media_count, r.owner_username, r.owner_verifie
 FROM unnest(@highlight_id::text[], @title::text[], @media_count::bigint[], @owner_username::text[], @owner_verified::boolean[], @raw::text[])
     AS r(highlight_id, title, media_count, owner_username, owner_verified, raw)
 ON CONFLICT (highlight_id) DO UPDATE SET
-    title          = COALESCE(EXCLUDED.title, h.title),
-    media_count    = COALESCE(EXCLUDED.media_count, h.media_count),
-    owner_username = COALESCE(EXCLUDED.owner_username, h.owner_username),
-    owner_verified = COALESCE(EXCLUDED.owner_verified, h.owner_verified),
-    raw            = EXCLUDED.raw,
+    title          = CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run THEN COALESCE(EXCLUDED.title, h.title) ELSE COALESCE(h.title, EXCLUDED.title) END,
+    media_count    = CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run THEN COALESCE(EXCLUDED.media_count, h.media_count) ELSE COALESCE(h.media_count, EXCLUDED.media_count) END,
+    owner_username = CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run THEN COALESCE(EXCLUDED.owner_username, h.owner_username) ELSE COALESCE(h.owner_username, EXCLUDED.owner_username) END,
+    owner_verified = CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run THEN COALESCE(EXCLUDED.owner_verified, h.owner_verified) ELSE COALESCE(h.owner_verified, EXCLUDED.owner_verified) END,
+    raw            = CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run THEN EXCLUDED.raw ELSE h.raw END,
     first_seen_run = LEAST(h.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(h.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
@@ -31,10 +31,10 @@ SELECT r.highlight_id, r.position, r.item_id, r.media_type, r.video_url, r.raw::
 FROM unnest(@highlight_id::text[], @position::integer[], @item_id::text[], @media_type::integer[], @video_url::text[], @raw::text[])
     AS r(highlight_id, position, item_id, media_type, video_url, raw)
 ON CONFLICT (highlight_id, position) DO UPDATE SET
-    item_id        = EXCLUDED.item_id,
-    media_type     = EXCLUDED.media_type,
-    video_url      = EXCLUDED.video_url,
-    raw            = EXCLUDED.raw,
+    item_id        = CASE WHEN EXCLUDED.last_seen_run >= i.last_seen_run THEN EXCLUDED.item_id ELSE i.item_id END,
+    media_type     = CASE WHEN EXCLUDED.last_seen_run >= i.last_seen_run THEN EXCLUDED.media_type ELSE i.media_type END,
+    video_url      = CASE WHEN EXCLUDED.last_seen_run >= i.last_seen_run THEN EXCLUDED.video_url ELSE i.video_url END,
+    raw            = CASE WHEN EXCLUDED.last_seen_run >= i.last_seen_run THEN EXCLUDED.raw ELSE i.raw END,
     first_seen_run = LEAST(i.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(i.last_seen_run, EXCLUDED.last_seen_run)
 WHERE (i.item_id, i.media_type, i.video_url, i.raw, i.first_seen_run, i.last_seen_run)

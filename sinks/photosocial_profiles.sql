@@ -13,19 +13,19 @@ FROM unnest(@username::text[], @user_id::text[], @full_name::text[], @biography:
     AS r(username, user_id, full_name, biography, profile_pic_url, is_verified, is_private, is_business_account,
          category_name, contact_email, contact_phone, contact_address, profile_fetched, raw)
 ON CONFLICT (username) DO UPDATE SET
-    user_id             = COALESCE(EXCLUDED.user_id, p.user_id),
-    full_name           = COALESCE(EXCLUDED.full_name, p.full_name),
-    biography           = COALESCE(EXCLUDED.biography, p.biography),
-    profile_pic_url     = COALESCE(EXCLUDED.profile_pic_url, p.profile_pic_url),
-    is_verified         = COALESCE(EXCLUDED.is_verified, p.is_verified),
-    is_private          = COALESCE(EXCLUDED.is_private, p.is_private),
-    is_business_account = COALESCE(EXCLUDED.is_business_account, p.is_business_account),
-    category_name       = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.category_name ELSE p.category_name END,
-    contact_email       = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_email ELSE p.contact_email END,
-    contact_phone       = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_phone ELSE p.contact_phone END,
-    contact_address     = CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_address ELSE p.contact_address END,
-    profile_fetched     = p.profile_fetched OR EXCLUDED.profile_fetched,
-    raw                 = CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END,
+    user_id             = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN COALESCE(EXCLUDED.user_id, p.user_id) ELSE COALESCE(p.user_id, EXCLUDED.user_id) END,
+    full_name           = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN COALESCE(EXCLUDED.full_name, p.full_name) ELSE COALESCE(p.full_name, EXCLUDED.full_name) END,
+    biography           = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN COALESCE(EXCLUDED.biography, p.biography) ELSE COALESCE(p.biography, EXCLUDED.biography) END,
+    profile_pic_url     = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN COALESCE(EXCLUDED.profile_pic_url, p.profile_pic_url) ELSE COALESCE(p.profile_pic_url, EXCLUDED.profile_pic_url) END,
+    is_verified         = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN COALESCE(EXCLUDED.is_verified, p.is_verified) ELSE COALESCE(p.is_verified, EXCLUDED.is_verified) END,
+    is_private          = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN COALESCE(EXCLUDED.is_private, p.is_private) ELSE COALESCE(p.is_private, EXCLUDED.is_private) END,
+    is_business_account = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN COALESCE(EXCLUDED.is_business_account, p.is_business_account) ELSE COALESCE(p.is_business_account, EXCLUDED.is_business_account) END,
+    category_name       = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.category_name ELSE p.category_name END ELSE p.category_name END,
+    contact_email       = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_email ELSE p.contact_email END ELSE p.contact_email END,
+    contact_phone       = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_phone ELSE p.contact_phone END ELSE p.contact_phone END,
+    contact_address     = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_address ELSE p.contact_address END ELSE p.contact_address END,
+    profile_fetched     = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN p.profile_fetched OR EXCLUDED.profile_fetched ELSE p.profile_fetched END,
+    raw                 = CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run THEN CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END ELSE p.raw END,
     first_seen_run      = LEAST(p.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run       = GREATEST(p.last_seen_run, EXCLUDED.last_seen_run),
     updated_at          = now()
@@ -63,8 +63,8 @@ INSERT INTO photosocial.embeds AS e (username, html, raw, first_seen_run, last_s
 SELECT r.username, r.html, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@username::text[], @html::text[], @raw::text[]) AS r(username, html, raw)
 ON CONFLICT (username) DO UPDATE SET
-    html           = COALESCE(EXCLUDED.html, e.html),
-    raw            = EXCLUDED.raw,
+    html           = CASE WHEN EXCLUDED.last_seen_run >= e.last_seen_run THEN COALESCE(EXCLUDED.html, e.html) ELSE COALESCE(e.html, EXCLUDED.html) END,
+    raw            = CASE WHEN EXCLUDED.last_seen_run >= e.last_seen_run THEN EXCLUDED.raw ELSE e.raw END,
     first_seen_run = LEAST(e.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(e.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()

@@ -10,11 +10,11 @@ SELECT r.reel_id, NULLIF(r.code, ''), r.owner_username, r.caption, to_timestamp(
 FROM unnest(@reel_id::text[], @code::text[], @owner_username::text[], @caption::text[], @taken_at::bigint[], @raw::text[])
     AS r(reel_id, code, owner_username, caption, taken_at, raw)
 ON CONFLICT (reel_id) DO UPDATE SET
-    code           = COALESCE(l.code, EXCLUDED.code),
-    owner_username = COALESCE(EXCLUDED.owner_username, l.owner_username),
-    caption        = COALESCE(EXCLUDED.caption, l.caption),
-    taken_at       = COALESCE(EXCLUDED.taken_at, l.taken_at),
-    raw            = EXCLUDED.raw,
+    code           = CASE WHEN EXCLUDED.last_seen_run >= l.last_seen_run THEN COALESCE(l.code, EXCLUDED.code) ELSE l.code END,
+    owner_username = CASE WHEN EXCLUDED.last_seen_run >= l.last_seen_run THEN COALESCE(EXCLUDED.owner_username, l.owner_username) ELSE COALESCE(l.owner_username, EXCLUDED.owner_username) END,
+    caption        = CASE WHEN EXCLUDED.last_seen_run >= l.last_seen_run THEN COALESCE(EXCLUDED.caption, l.caption) ELSE COALESCE(l.caption, EXCLUDED.caption) END,
+    taken_at       = CASE WHEN EXCLUDED.last_seen_run >= l.last_seen_run THEN COALESCE(EXCLUDED.taken_at, l.taken_at) ELSE COALESCE(l.taken_at, EXCLUDED.taken_at) END,
+    raw            = CASE WHEN EXCLUDED.last_seen_run >= l.last_seen_run THEN EXCLUDED.raw ELSE l.raw END,
     first_seen_run = LEAST(l.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(l.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()

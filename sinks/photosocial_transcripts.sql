@@ -6,9 +6,9 @@ INSERT INTO photosocial.transcripts AS t (shortcode, entry_id, text, media_url, 
 SELECT r.shortcode, r.entry_id, r.text, r.media_url, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@shortcode::text[], @entry_id::text[], @text::text[], @media_url::text[], @raw::text[]) AS r(shortcode, entry_id, text, media_url, raw)
 ON CONFLICT (shortcode, entry_id) DO UPDATE SET
-    text           = COALESCE(EXCLUDED.text, t.text),
-    media_url      = EXCLUDED.media_url,
-    raw            = EXCLUDED.raw,
+    text           = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN COALESCE(EXCLUDED.text, t.text) ELSE COALESCE(t.text, EXCLUDED.text) END,
+    media_url      = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.media_url ELSE t.media_url END,
+    raw            = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.raw ELSE t.raw END,
     first_seen_run = LEAST(t.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(t.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
@@ -23,9 +23,9 @@ INSERT INTO photosocial.transcript_checks AS c (shortcode, media_url, has_speech
 SELECT r.shortcode, r.media_url, r.has_speech, r.entry_count, @run_id, @run_id
 FROM unnest(@shortcode::text[], @media_url::text[], @has_speech::boolean[], @entry_count::integer[]) AS r(shortcode, media_url, has_speech, entry_count)
 ON CONFLICT (shortcode) DO UPDATE SET
-    media_url         = EXCLUDED.media_url,
-    has_speech        = EXCLUDED.has_speech,
-    entry_count       = EXCLUDED.entry_count,
+    media_url         = CASE WHEN EXCLUDED.last_checked_run >= c.last_checked_run THEN EXCLUDED.media_url ELSE c.media_url END,
+    has_speech        = CASE WHEN EXCLUDED.last_checked_run >= c.last_checked_run THEN EXCLUDED.has_speech ELSE c.has_speech END,
+    entry_count       = CASE WHEN EXCLUDED.last_checked_run >= c.last_checked_run THEN EXCLUDED.entry_count ELSE c.entry_count END,
     first_checked_run = LEAST(c.first_checked_run, EXCLUDED.first_checked_run),
     last_checked_run  = GREATEST(c.last_checked_run, EXCLUDED.last_checked_run),
     updated_at        = now()

@@ -10,15 +10,15 @@ FROM unnest(@unique_id::text[], @user_id::text[], @sec_uid::text[], @nickname::t
     @verified::boolean[], @private_account::boolean[], @profile_fetched::boolean[], @raw::text[])
     AS r(unique_id, user_id, sec_uid, nickname, avatar_url, signature, verified, private_account, profile_fetched, raw)
 ON CONFLICT (unique_id) DO UPDATE SET
-    user_id         = COALESCE(EXCLUDED.user_id, u.user_id),
-    sec_uid         = COALESCE(EXCLUDED.sec_uid, u.sec_uid),
-    nickname        = COALESCE(EXCLUDED.nickname, u.nickname),
-    avatar_url      = COALESCE(EXCLUDED.avatar_url, u.avatar_url),
-    signature       = COALESCE(EXCLUDED.signature, u.signature),
-    verified        = COALESCE(EXCLUDED.verified, u.verified),
-    private_account = COALESCE(EXCLUDED.private_account, u.private_account),
-    profile_fetched = u.profile_fetched OR EXCLUDED.profile_fetched,
-    raw             = CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
+    user_id         = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN COALESCE(EXCLUDED.user_id, u.user_id) ELSE COALESCE(u.user_id, EXCLUDED.user_id) END,
+    sec_uid         = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN COALESCE(EXCLUDED.sec_uid, u.sec_uid) ELSE COALESCE(u.sec_uid, EXCLUDED.sec_uid) END,
+    nickname        = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN COALESCE(EXCLUDED.nickname, u.nickname) ELSE COALESCE(u.nickname, EXCLUDED.nickname) END,
+    avatar_url      = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN COALESCE(EXCLUDED.avatar_url, u.avatar_url) ELSE COALESCE(u.avatar_url, EXCLUDED.avatar_url) END,
+    signature       = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN COALESCE(EXCLUDED.signature, u.signature) ELSE COALESCE(u.signature, EXCLUDED.signature) END,
+    verified        = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN COALESCE(EXCLUDED.verified, u.verified) ELSE COALESCE(u.verified, EXCLUDED.verified) END,
+    private_account = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN COALESCE(EXCLUDED.private_account, u.private_account) ELSE COALESCE(u.private_account, EXCLUDED.private_account) END,
+    profile_fetched = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN u.profile_fetched OR EXCLUDED.profile_fetched ELSE u.profile_fetched END,
+    raw             = CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run THEN CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END ELSE u.raw END,
     first_seen_run  = LEAST(u.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run   = GREATEST(u.last_seen_run, EXCLUDED.last_seen_run),
     updated_at      = now()
@@ -53,7 +53,7 @@ INSERT INTO shortvideo.follows AS f (follower, followee, raw, first_seen_run, la
 SELECT r.follower, r.followee, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@follower::text[], @followee::text[], @raw::text[]) AS r(follower, followee, raw)
 ON CONFLICT (follower, followee) DO UPDATE SET
-    raw            = EXCLUDED.raw,
+    raw            = CASE WHEN EXCLUDED.last_seen_run >= f.last_seen_run THEN EXCLUDED.raw ELSE f.raw END,
     first_seen_run = LEAST(f.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(f.last_seen_run, EXCLUDED.last_seen_run)
 WHERE (f.raw, f.first_seen_run, f.last_seen_run)

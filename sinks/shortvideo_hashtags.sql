@@ -6,8 +6,8 @@ INSERT INTO shortvideo.hashtags AS h (name, raw_partial, raw, first_seen_run, la
 SELECT r.name, r.raw_partial, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@name::text[], @raw_partial::boolean[], @raw::text[]) AS r(name, raw_partial, raw)
 ON CONFLICT (name) DO UPDATE SET
-    raw_partial    = h.raw_partial AND EXCLUDED.raw_partial,
-    raw            = CASE WHEN h.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE h.raw END,
+    raw_partial    = CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run THEN h.raw_partial AND EXCLUDED.raw_partial ELSE h.raw_partial END,
+    raw            = CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run THEN CASE WHEN h.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE h.raw END ELSE h.raw END,
     first_seen_run = LEAST(h.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(h.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()

@@ -9,12 +9,12 @@ SELECT r.video_id, r.author_unique_id, r.description, to_timestamp(NULLIF(r.crea
 FROM unnest(@video_id::text[], @author_unique_id::text[], @description::text[], @create_time::bigint[], @song_id::text[], @raw_partial::boolean[], @raw::text[])
     AS r(video_id, author_unique_id, description, create_time, song_id, raw_partial, raw)
 ON CONFLICT (video_id) DO UPDATE SET
-    author_unique_id = COALESCE(EXCLUDED.author_unique_id, v.author_unique_id),
-    description      = COALESCE(EXCLUDED.description, v.description),
-    create_time      = COALESCE(EXCLUDED.create_time, v.create_time),
-    song_id          = COALESCE(EXCLUDED.song_id, v.song_id),
-    raw_partial      = v.raw_partial AND EXCLUDED.raw_partial,
-    raw              = CASE WHEN v.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE v.raw END,
+    author_unique_id = CASE WHEN EXCLUDED.last_seen_run >= v.last_seen_run THEN COALESCE(EXCLUDED.author_unique_id, v.author_unique_id) ELSE COALESCE(v.author_unique_id, EXCLUDED.author_unique_id) END,
+    description      = CASE WHEN EXCLUDED.last_seen_run >= v.last_seen_run THEN COALESCE(EXCLUDED.description, v.description) ELSE COALESCE(v.description, EXCLUDED.description) END,
+    create_time      = CASE WHEN EXCLUDED.last_seen_run >= v.last_seen_run THEN COALESCE(EXCLUDED.create_time, v.create_time) ELSE COALESCE(v.create_time, EXCLUDED.create_time) END,
+    song_id          = CASE WHEN EXCLUDED.last_seen_run >= v.last_seen_run THEN COALESCE(EXCLUDED.song_id, v.song_id) ELSE COALESCE(v.song_id, EXCLUDED.song_id) END,
+    raw_partial      = CASE WHEN EXCLUDED.last_seen_run >= v.last_seen_run THEN v.raw_partial AND EXCLUDED.raw_partial ELSE v.raw_partial END,
+    raw              = CASE WHEN EXCLUDED.last_seen_run >= v.last_seen_run THEN CASE WHEN v.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE v.raw END ELSE v.raw END,
     first_seen_run   = LEAST(v.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run    = GREATEST(v.last_seen_run, EXCLUDED.last_seen_run),
     updated_at       = now()
