@@ -328,3 +328,40 @@ func TestReuseJobKeys(t *testing.T) {
 		t.Errorf("seed tasks %+v, want refresh_after 6h", ts)
 	}
 }
+
+// A walk capped by its page limit is not a full walk: stop_at_seen does
+// not trust it, so the next run walks the list again to the cap rather than
+// stopping at its first seen page; once a walk reaches the list's end,
+// stop_at_seen applies.
+func TestCappedWalkIsNotFull(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := func(b *bundle, pages int) *jobfile.Job {
+		return b.job(t, fmt.Sprintf("expand: {followers: {max_pages: %d, stop_at_seen: true}}\nseeds: {shortvideo: {profiles: [capped_f200_g0]}}\n", pages))
+	}
+	followerPages := func(b *bundle, j *jobfile.Job) (int64, string) {
+		t.Helper()
+		sum := b.run(t, j)
+		var reason string
+		if err := pool.QueryRow(context.Background(), `SELECT reason FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers'`, sum.RunID).Scan(&reason); err != nil {
+			t.Fatal(err)
+		}
+		return billable(b, "/shortvideo/user/followers"), reason
+	}
+	for i, want := range []struct {
+		maxPages int
+		pages    int64
+		reason   string
+	}{
+		{3, 3, "page_limit"}, // 200 followers are 4 pages: capped
+		{3, 3, "page_limit"}, // not trusted: walked again to the cap, not stopped at page 1
+		{10, 4, "end"},       // a full walk
+		{10, 1, "stop_at_seen"},
+	} {
+		b := atDay(t, pool, 0)
+		pages, reason := followerPages(b, job(b, want.maxPages))
+		if pages != want.pages || !strings.HasPrefix(reason, want.reason) {
+			t.Errorf("run %d: %d follower pages, reason %q; want %d, %q", i+1, pages, reason, want.pages, want.reason)
+		}
+	}
+}

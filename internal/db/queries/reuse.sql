@@ -31,16 +31,19 @@ WITH o AS (
 SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 
 -- name: LastFullWalk
--- The latest walk of list (@kind, @key) by an earlier run that stop_at_seen
--- did not cut short, its pages and age (microseconds), and how many walks
--- of the list stop_at_seen cut short since.
+-- The latest full walk of list (@kind, @key) by an earlier run: one that
+-- reached the list's end, neither cut short by stop_at_seen nor capped by
+-- its page limit (a capped walk never saw the pages past the cap: trusting
+-- it would leave them unbought for good). Its pages and age
+-- (microseconds), and how many walks of the list stop_at_seen cut short
+-- since.
 SELECT f.run_id, f.pages, (extract(epoch FROM now() - f.finished_at) * 1000000)::bigint,
        (SELECT count(*) FROM crawl.tasks s
         WHERE s.kind = @kind AND s.key = @key AND s.state = 'done' AND s.run_id < @run_id
           AND s.reason LIKE 'stop_at_seen:%' AND s.finished_at > f.finished_at)
 FROM crawl.tasks f
 WHERE f.kind = @kind AND f.key = @key AND f.state = 'done' AND f.run_id < @run_id
-  AND f.reason NOT LIKE 'stop_at_seen:%'
+  AND f.reason NOT LIKE 'stop_at_seen:%' AND f.reason <> 'page_limit'
 ORDER BY f.finished_at DESC LIMIT 1;
 
 -- name: StoredProfile
