@@ -179,3 +179,32 @@ func TestFindOrCreateRunConcurrent(t *testing.T) {
 		t.Errorf("%d tasks, want 1 seed", got)
 	}
 }
+
+// At the resume_within boundary: a start continues a run last active just
+// within the window; a second start a moment later, when the old activity
+// is past the window, sees the run continued (in progress) and joins it:
+// one run, never an abandoned one beside a new one.
+func TestResumeBoundaryMakesOneRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	job := b.job(t, "resume_within: 20h\nseeds: {shortvideo: {profiles: [a_f3_g0]}}\nexpand: {}\n")
+	first := findOrCreate(t, b, job, false)
+	if _, err := pipeline.FinishRun(ctx, b.pool, first.RunID, "x", "stopped", "interrupted"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `UPDATE crawl.runs SET started_at = now() - interval '19 hours 59 minutes', finished_at = now() - interval '19 hours 59 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	if ch := findOrCreate(t, b, job, false); ch.Action != pipeline.RunContinue || ch.RunID != first.RunID {
+		t.Fatalf("start within the window: %+v, want continue %d", ch, first.RunID)
+	}
+	// A moment later the old activity is past the window.
+	b.age(t, first.RunID)
+	if ch := findOrCreate(t, b, job, false); ch.Action != pipeline.RunJoin || ch.RunID != first.RunID {
+		t.Fatalf("second start a moment after the first continued: %+v, want join %d", ch, first.RunID)
+	}
+	if rows := b.runRows(t); len(rows) != 1 || !strings.Contains(rows[0], "running") {
+		t.Errorf("runs %v, want the one run, running", rows)
+	}
+}

@@ -23,7 +23,8 @@ RETURNING state;
 SELECT state FROM crawl.runs WHERE id = @run_id;
 
 -- name: ResumeRun
-UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL
+-- Marks the run continued or joined now (resumed_at: activity).
+UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL, resumed_at = now()
 WHERE id = @run_id AND job_name = @job_name;
 
 -- name: RunJobName
@@ -37,7 +38,7 @@ SELECT pg_advisory_xact_lock(hashtextextended('crawler run: ' || @job_name, 0));
 
 -- name: LatestRun
 -- The job's latest run, how long since it last showed activity (its start,
--- its end, or any change to one of its tasks, as the database's clock sees
+-- its end, its last continuation, or any change to one of its tasks, as the database's clock sees
 -- it) and whether a process is working on it: a live lease, or a run marked
 -- running that changed within the last lease timeout (just created, its
 -- workers not yet leasing).
@@ -48,7 +49,7 @@ SELECT r.id, r.state, coalesce(r.fingerprint, '') AS fingerprint, r.credits_bill
         OR (r.state = 'running' AND a.last_active > now() - @lease_timeout::interval)) AS in_progress
 FROM crawl.runs r
 CROSS JOIN LATERAL (
-    SELECT greatest(r.started_at, r.finished_at,
+    SELECT greatest(r.started_at, r.finished_at, r.resumed_at,
                     (SELECT max(t.updated_at) FROM crawl.tasks t WHERE t.run_id = r.id)) AS last_active
 ) a
 WHERE r.job_name = @job_name
