@@ -44,6 +44,24 @@ type Kind struct {
 	// Seen, when set, marks a list returned newest first: stop_at_seen
 	// ends it at a page of entries earlier runs stored (reuse.go).
 	Seen SeenFunc
+	// Reexpand, when set, gives the tasks a task of the kind creates, from
+	// what its fetch in this run stored, at the task's (smaller) depth: a
+	// task found again closer to a seed after it was fetched is expanded
+	// again without a request, so what a run reaches does not depend on
+	// which worker found it first (reuse.go).
+	Reexpand ReexpandFunc
+}
+
+// Reexpandable are the kinds that declare Reexpand.
+func Reexpandable() []string {
+	var out []string
+	for name, k := range registry {
+		if k.Reexpand != nil {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // registry holds every kind by name; seedLists holds their seed lists in

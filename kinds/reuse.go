@@ -35,6 +35,10 @@ type Fetch struct {
 	At    time.Time
 }
 
+// ReexpandFunc returns the tasks t creates, from the data t's fetch in
+// run t.RunID stored, at t's depth (Kind.Reexpand).
+type ReexpandFunc func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
+
 // SeenFunc counts the entries of a fetched list page that earlier runs
 // stored (stop_at_seen), and the page's entries; declared by kinds of
 // lists returned newest first.
@@ -50,6 +54,10 @@ type (
 	storedProfileParams struct {
 		UniqueID string `db:"unique_id"`
 	}
+	runListParams struct {
+		Owner string `db:"owner"`
+		RunID int64  `db:"run_id"`
+	}
 	seenParams struct {
 		Owner string   `db:"owner"`
 		Keys  []string `db:"keys"`
@@ -58,6 +66,11 @@ type (
 )
 
 var lastFetch = db.Prepare[lastFetchParams]("LastFetch")
+
+var (
+	runFollowers = db.Prepare[runListParams]("RunFollowers")
+	runFollowing = db.Prepare[runListParams]("RunFollowing")
+)
 
 // The statements the kinds' Seen and Fresh rules read.
 var (

@@ -44,6 +44,10 @@ var _ = register(&Kind{
 	Seeds: seedsOf("seeds.shortvideo.profiles", checkHandle, handleTasks),
 	Call:  byKey(sources.SVProfileCall, mapSVProfile),
 	Fresh: &FreshRule{Expand: storedSVProfile},
+	Reexpand: func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		children, _, err := storedSVProfile(ctx, q, j, t)
+		return children, err
+	},
 })
 
 // storedSVProfile expands a fresh profile as fetchSVProfile would, from
@@ -175,6 +179,7 @@ var _ = register(&Kind{
 	Seen: seenBy(seenFollowers, followOwner, func(r *Result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Follower })
 	}),
+	Reexpand: storedFollowList(&runFollowers),
 })
 
 var _ = register(&Kind{
@@ -185,7 +190,31 @@ var _ = register(&Kind{
 	Seen: seenBy(seenFollowing, followOwner, func(r *Result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Followee })
 	}),
+	Reexpand: storedFollowList(&runFollowing),
 })
+
+// storedFollowList expands a follow list again from the entries its walk
+// in this run stored (stmt: RunFollowers or RunFollowing): each entry's
+// profile, as mapSVFollowList would.
+func storedFollowList(stmt *db.Stmt[runListParams]) ReexpandFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		rows, err := stmt.Query(ctx, q, runListParams{Owner: followOwner(t), RunID: t.RunID})
+		if err != nil {
+			return nil, err
+		}
+		entries, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, err
+		}
+		res, m := &Result{}, &mapper{job: j}
+		for _, e := range entries {
+			if !isSecUIDUser(e) {
+				m.follow(res, t, edgeFollowerProfiles, e, nil)
+			}
+		}
+		return res.Children, nil
+	}
+}
 
 func followOwner(t *Task) string { return t.Params["handle"] }
 

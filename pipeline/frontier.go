@@ -39,6 +39,9 @@ var ErrLeaseLost = errors.New("lease lost: the task was taken over by another wo
 type Task struct {
 	kinds.Task
 	Token int64 // fencing token of the lease
+	// Reexpand: the task was found again at a smaller depth after it was
+	// fetched; it is expanded again from stored data (reuse.go).
+	Reexpand bool
 
 	credits *leaseCredits // the lease's credits in this process (budget.go)
 }
@@ -64,6 +67,9 @@ type (
 	addTasksParams struct {
 		RunID    int64  `db:"run_id"`
 		ParentID *int64 `db:"parent_id"`
+		// Reexpandable are the kinds expanded again when found at a smaller
+		// depth after their fetch (kinds.Reexpandable).
+		Reexpandable []string `db:"reexpandable"`
 	}
 	// taskRow is a row of AddTasks.
 	taskRow struct {
@@ -141,13 +147,21 @@ var (
 	releaseOwnedTasks = db.Prepare[ownerParams]("ReleaseOwnedTasks")
 )
 
+// reexpandable are the kinds.Reexpandable, read once.
+var reexpandable = kinds.Reexpandable()
+
+// addParams are the parameters of AddTasks for children of parent.
+func addParams(runID int64, parent *int64) addTasksParams {
+	return addTasksParams{RunID: runID, ParentID: parent, Reexpandable: reexpandable}
+}
+
 // addTasks inserts tasks inside tx.
 func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks []NewTask) error {
 	rows, err := taskRows(tasks)
 	if err != nil || rows == nil {
 		return err
 	}
-	_, err = insertTasks.Exec(ctx, tx, addTasksParams{RunID: runID, ParentID: parent}, rows)
+	_, err = insertTasks.Exec(ctx, tx, addParams(runID, parent), rows)
 	return err
 }
 
@@ -237,7 +251,7 @@ func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Tas
 	var params []byte
 	var refreshUS int64
 	err := row.Scan(
-		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS)
+		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -330,7 +344,7 @@ func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit)
 		return nil, fmt.Errorf("add tasks: %w", err)
 	}
 	if tasks != nil {
-		insertTasks.Queue(&batch, addTasksParams{RunID: runID, ParentID: &t.ID}, tasks)
+		insertTasks.Queue(&batch, addParams(runID, &t.ID), tasks)
 		labels = append(labels, "add tasks")
 	}
 	sc := &SentCommit{f: f, task: *t, next: next, lc: t.credits, labels: labels}

@@ -126,15 +126,24 @@ var endFresh = db.Prepare[endFreshParams]("EndFresh")
 // endFresh ends t's lease as skipped with reason and saved credits, and
 // adds children, in one transaction (one batch).
 func (f *Frontier) endFresh(ctx context.Context, runID int64, t *Task, reason string, saved int, children []NewTask) error {
+	return f.endWithChildren(ctx, runID, t, fmt.Sprintf("end fresh task %d", t.ID), func(b *pgx.Batch) {
+		endFresh.Queue(b, endFreshParams{ID: t.ID, Token: t.Token, Reason: CleanReason(reason), Saved: saved})
+	}, children)
+}
+
+// endWithChildren ends t's lease by the statement end queues and adds
+// children, in one transaction (one batch): a task ended without a
+// request, its children from stored data.
+func (f *Frontier) endWithChildren(ctx context.Context, runID int64, t *Task, label string, end func(*pgx.Batch), children []NewTask) error {
 	var batch pgx.Batch
-	endFresh.Queue(&batch, endFreshParams{ID: t.ID, Token: t.Token, Reason: CleanReason(reason), Saved: saved})
-	labels := []string{fmt.Sprintf("end fresh task %d", t.ID)}
+	end(&batch)
+	labels := []string{label}
 	rows, err := taskRows(children)
 	if err != nil {
 		return fmt.Errorf("add tasks: %w", err)
 	}
 	if rows != nil {
-		insertTasks.Queue(&batch, addTasksParams{RunID: runID, ParentID: &t.ID}, rows)
+		insertTasks.Queue(&batch, addParams(runID, &t.ID), rows)
 		labels = append(labels, "add tasks")
 	}
 	br := f.pool.SendBatch(ctx, &batch)

@@ -359,6 +359,9 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 		// Its rows could not be keyed: fail before buying anything.
 		return c.finish(t, StateFailed, t.Kind+": "+err.Error())
 	}
+	if t.Reexpand && k.Reexpand != nil {
+		return c.reexpand(ctx, log, k, t) // found closer to a seed after its fetch
+	}
 	if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
 		return err // refresh_after: an earlier run's fetch is fresh
 	}

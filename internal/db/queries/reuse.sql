@@ -19,7 +19,8 @@ WITH o AS (
     WHERE id = @id AND lease_token = @token AND state = 'leased'
     FOR UPDATE
 ), ended AS (
-    UPDATE crawl.tasks t SET state = 'skipped', reason = @reason, credits_saved = @saved, lease_expires_at = NULL,
+    UPDATE crawl.tasks t SET state = CASE WHEN t.reexpand THEN 'pending' ELSE 'skipped' END,
+        reason = @reason, credits_saved = @saved, lease_expires_at = NULL,
         finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
@@ -78,3 +79,12 @@ WHERE song_id = @owner AND video_id = ANY(@keys::text[]) AND first_seen_run < @r
 -- The credits reuse saved a run (crawl.run_ledger).
 SELECT credits_saved, fetches_skipped, credits_saved_fresh, lists_stopped_at_seen, pages_not_walked
 FROM crawl.run_ledger WHERE run_id = @run_id;
+
+-- name: RunFollowers
+-- The followers of @owner a walk of run @run_id stored (a list expanded
+-- again at a smaller depth).
+SELECT follower FROM shortvideo.follows WHERE followee = @owner AND last_seen_run = @run_id ORDER BY follower;
+
+-- name: RunFollowing
+-- The accounts @owner follows that a walk of run @run_id stored.
+SELECT followee FROM shortvideo.follows WHERE follower = @owner AND last_seen_run = @run_id ORDER BY followee;

@@ -6,14 +6,44 @@
 -- runs' budgets; it recurs in each statement that ends leases.
 
 -- name: AddTasks
--- Adds tasks once per run. A task found again at a smaller depth while still
--- pending takes that depth, so what a run reaches does not depend on which
--- worker found it first.
+-- Adds tasks once per run. A task found again at a smaller depth takes
+-- that depth, so what a run reaches does not depend on which worker found
+-- it first: a pending one simply; one of the @reexpandable kinds already
+-- fetched (done, or skipped as fresh) goes back to pending to be expanded
+-- again from what it stored (reexpand), and one being fetched is marked so
+-- its lease's end does the same.
 INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after)
 SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond'
 FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[]) AS t(kind, key, params, depth, max_pages, refresh_us)
-ON CONFLICT (run_id, kind, key) DO UPDATE SET depth = EXCLUDED.depth
-WHERE x.state = 'pending' AND EXCLUDED.depth < x.depth;
+ON CONFLICT (run_id, kind, key) DO UPDATE SET
+    depth = EXCLUDED.depth,
+    reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
+        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))),
+    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))
+                 THEN 'pending' ELSE x.state END,
+    updated_at = now()
+WHERE EXCLUDED.depth < x.depth;
+
+-- name: EndReexpand
+-- Ends the lease of a task expanded again from stored data (no request):
+-- done again, or skipped again when it had been skipped as fresh; for a
+-- commit batch with its children, aborted by crawl.expect_advanced when the
+-- lease is gone.
+WITH o AS (
+    SELECT id, run_id, credits_held FROM crawl.tasks
+    WHERE id = @id AND lease_token = @token AND state = 'leased'
+    FOR UPDATE
+), ended AS (
+    UPDATE crawl.tasks t SET state = CASE WHEN t.reason LIKE 'fresh:%' THEN 'skipped' ELSE 'done' END, reexpand = false,
+        lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
+    FROM o WHERE t.id = o.id
+    RETURNING o.run_id, o.credits_held AS held
+), given AS (
+    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
+    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
+    WHERE r.id = x.run_id AND x.held > 0
+)
+SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 
 -- name: LeaseTask
 -- Takes the next pending task and stamps it with a fresh fencing token.
@@ -32,13 +62,14 @@ SET state = 'leased', lease_owner = @owner, lease_token = nextval('crawl.lease_t
     lease_expires_at = now() + @ttl::interval, attempts = t.attempts + 1, updated_at = now()
 FROM next WHERE t.id = next.id
 RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token,
-    coalesce(extract(epoch FROM t.refresh_after) * 1000000, 0)::bigint;
+    coalesce(extract(epoch FROM t.refresh_after) * 1000000, 0)::bigint,
+    t.reexpand AND t.finished_at IS NOT NULL; -- to expand again: it ended once already
 
 -- name: HeldTask
 -- The task leased under owner tag @owner, if a lease whose answer was lost
 -- went through.
 SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token,
-    coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint
+    coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint, reexpand AND finished_at IS NOT NULL
 FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'leased';
 
 -- name: RescueTasks
@@ -74,7 +105,8 @@ WITH a AS (
         cursor = @cursor, pages = pages + 1, items = items + @items,
         dropped = dropped + @dropped, drop_reason = COALESCE(NULLIF(@drop_reason::text, ''), drop_reason),
         credits_saved = credits_saved + @saved,
-        state = CASE WHEN @stop::text = '' THEN 'leased' ELSE 'done' END,
+        -- Found at a smaller depth meanwhile: expanded again at its end.
+        state = CASE WHEN @stop::text = '' THEN 'leased' WHEN reexpand THEN 'pending' ELSE 'done' END,
         reason = NULLIF(@stop::text, ''),
         lease_expires_at = CASE WHEN @stop::text <> '' THEN NULL
             WHEN lease_expires_at < now() + @ttl::interval / 2 THEN now() + @ttl::interval
