@@ -206,7 +206,7 @@ func TestFollowGraphChangeViews(t *testing.T) {
 	if ch.NewAccounts != 4+4 || len(ch.NewAccountsTop) != 8 {
 		t.Errorf("run 3: %d new accounts (%d listed), want 8", ch.NewAccounts, len(ch.NewAccountsTop))
 	}
-	if ch.ListsWalked != 2 || ch.ListsComplete != 2 || ch.ListsCompared != 2 || ch.Gained != 12 || ch.Lost != 2 {
+	if ch.ListsWalked != 2 || ch.ListsComplete != 2 || ch.ListsCompared != 2 || ch.Changed != 2 || ch.Unchanged != 0 || ch.Gained != 12 || ch.Lost != 2 {
 		t.Errorf("run 3: %+v", ch)
 	}
 	wantLists := []runs.ListChange{

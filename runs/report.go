@@ -141,10 +141,13 @@ type Changes struct {
 	// unfinished.
 	Incomplete map[string]int64 `json:"follow_lists_incomplete"`
 	// Gained and Lost: follow edges started and stopped over the compared
-	// lists; Lists the most changed of them.
-	Gained int64        `json:"edges_gained"`
-	Lost   int64        `json:"edges_lost"`
-	Lists  []ListChange `json:"follow_lists"`
+	// lists; Lists the most changed of them (only lists that changed);
+	// Unchanged the compared lists that gained and lost nothing.
+	Gained    int64        `json:"edges_gained"`
+	Lost      int64        `json:"edges_lost"`
+	Lists     []ListChange `json:"follow_lists"`
+	Changed   int64        `json:"follow_lists_changed"`
+	Unchanged int64        `json:"follow_lists_unchanged"`
 	// FollowerRises, FollowerFalls, FollowerSame: accounts whose follower
 	// count rose, fell or stayed since the job's previous run (0 without
 	// one; the biggest moves are the top movers).
@@ -478,6 +481,11 @@ func (r *Report) loadChanges(ctx context.Context, pool *pgxpool.Pool) error {
 			c.ListsCompared++
 			c.Gained += l.Gained
 			c.Lost += l.Lost
+			if l.Gained+l.Lost == 0 {
+				c.Unchanged++
+				break
+			}
+			c.Changed++
 			if len(c.Lists) < ReportListsLimit {
 				l.PrevRun = *prev
 				c.Lists = append(c.Lists, l)
