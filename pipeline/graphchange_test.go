@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -231,6 +232,38 @@ func TestFollowGraphChangeViews(t *testing.T) {
 	if ch := rep.Changes; ch.ListsWalked != 2 || ch.ListsComplete != 0 || ch.ListsCompared != 0 || len(ch.Lists) != 0 ||
 		ch.Incomplete["page_limit"] != 1 || ch.Incomplete["stop_at_seen"] != 1 {
 		t.Errorf("run 4: %+v", ch)
+	}
+}
+
+// The example queries of docs/graph-change.md run on the history above
+// ('some_creator' being its account), and each returns rows but two:
+// the history has one account, and both its lists were walked whole.
+func TestGraphChangeDocQueries(t *testing.T) {
+	t.Parallel()
+	b, _ := graphHistory(t)
+	text, err := os.ReadFile("../docs/graph-change.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(text), "## Example queries\n\n```sql\n")
+	if !ok {
+		t.Fatal("docs/graph-change.md has no ```sql block under ## Example queries")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	n := 0
+	for _, stmt := range strings.Split(block, ";\n") {
+		if stmt = strings.TrimSpace(stmt); stmt == "" {
+			continue
+		}
+		n++
+		stmt = strings.ReplaceAll(stmt, "'some_creator'", "'"+graphAccount+"'")
+		empty := strings.Contains(stmt, "HAVING count(*) > 1") || strings.Contains(stmt, "never walked")
+		if rows := rowsOf(t, b, stmt); (len(rows) == 0) != empty {
+			t.Errorf("%d rows:\n%s", len(rows), stmt)
+		}
+	}
+	if n != 7 {
+		t.Errorf("%d example queries, want 7", n)
 	}
 }
 
