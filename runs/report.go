@@ -2,7 +2,7 @@ package runs
 
 // The run report's figures (credits per endpoint, pages/s and 429s over
 // time, task outcomes by kind, rows per table, top movers against the
-// job's previous run) for `crawler report`, which writes them as one
+// job's previous run, what changed in the follow graph) for `crawler report`, which writes them as one
 // self-contained HTML file with inline SVG charts (internal/report) or as
 // JSON.
 
@@ -23,6 +23,13 @@ import (
 // ReportMoversLimit is how many top movers each list shows.
 const ReportMoversLimit = 10
 
+// ReportNewAccountsLimit is how many new accounts "What changed" lists;
+// ReportListsLimit how many compared follow lists (the most changed).
+const (
+	ReportNewAccountsLimit = 10
+	ReportListsLimit       = 20
+)
+
 // Report is what the report shows; its JSON form is `crawler report --json`.
 type Report struct {
 	Run       ReportRun         `json:"run"`
@@ -33,7 +40,12 @@ type Report struct {
 	Tables    []TableRows       `json:"rows_by_table"`
 	Previous  *int64            `json:"previous_run_id"` // of the same job; nil: none
 	Followers []Mover           `json:"top_follower_growth"`
-	Plays     []Mover           `json:"top_play_count_growth"`
+	// FollowerFalls are the biggest follower losses (most negative first).
+	FollowerFalls []Mover `json:"top_follower_falls"`
+	Plays         []Mover `json:"top_play_count_growth"`
+	// Changes is what changed in this run: new accounts, follow edges
+	// gained and lost, how many follower counts moved.
+	Changes *Changes `json:"what_changed"`
 	// Drift is how the shape of the answers changed since the job's
 	// previous run (new and vanished key paths).
 	Drift     *Drift    `json:"schema_drift"`
@@ -108,8 +120,78 @@ type Mover struct {
 	Delta  int64  `json:"delta"`
 }
 
+// Changes is the report's "What changed" section. Edges are compared per
+// follow list between this run's complete walk and the list's previous
+// complete walk in any run (shortvideo.follow_changes), whatever the job;
+// counter moves are against the job's previous run, as the movers.
+type Changes struct {
+	// NewAccounts: shortvideo.users rows this run saw first;
+	// NewAccountsTop the most followed of them (by this run's snapshot,
+	// then by handle).
+	NewAccounts    int64        `json:"new_accounts"`
+	NewAccountsTop []NewAccount `json:"new_accounts_top"`
+	// ListsWalked: follow lists (followers or following of an account)
+	// the run walked; ListsComplete: of them, walked to the list's end;
+	// ListsCompared: of those, lists with an earlier complete walk.
+	ListsWalked   int64 `json:"follow_lists_walked"`
+	ListsComplete int64 `json:"follow_lists_complete"`
+	ListsCompared int64 `json:"follow_lists_compared"`
+	// Incomplete counts the walks not complete by why: page_limit,
+	// stop_at_seen, repeated_cursor, empty_page_more, failed, skipped,
+	// unfinished.
+	Incomplete map[string]int64 `json:"follow_lists_incomplete"`
+	// Gained and Lost: follow edges started and stopped over the compared
+	// lists; Lists the most changed of them (only lists that changed);
+	// Unchanged the compared lists that gained and lost nothing.
+	Gained    int64        `json:"edges_gained"`
+	Lost      int64        `json:"edges_lost"`
+	Lists     []ListChange `json:"follow_lists"`
+	Changed   int64        `json:"follow_lists_changed"`
+	Unchanged int64        `json:"follow_lists_unchanged"`
+	// FollowerRises, FollowerFalls, FollowerSame: accounts whose follower
+	// count rose, fell or stayed since the job's previous run (0 without
+	// one; the biggest moves are the top movers).
+	FollowerRises int64 `json:"follower_counts_risen"`
+	FollowerFalls int64 `json:"follower_counts_fallen"`
+	FollowerSame  int64 `json:"follower_counts_unchanged"`
+}
+
+// NewAccount is an account the run saw first, with its follower count if
+// the run fetched its profile.
+type NewAccount struct {
+	Account   string `json:"account"`
+	Followers *int64 `json:"follower_count"`
+}
+
+// ListChange is one follow list's change between its previous complete
+// walk (run PrevRun) and this run's.
+type ListChange struct {
+	Account string `json:"account"`
+	List    string `json:"list"` // followers or following
+	PrevRun int64  `json:"prev_run_id"`
+	Gained  int64  `json:"gained"`
+	Lost    int64  `json:"lost"`
+	// CountBefore and CountAfter: the counter the profile reported in
+	// PrevRun and in this run (follower_count or following_count); nil
+	// when that run took no snapshot.
+	CountBefore *int64 `json:"count_before"`
+	CountAfter  *int64 `json:"count_after"`
+	// Seen: entries this run's walk stored.
+	Seen int64 `json:"entries_seen"`
+}
+
 type reportRunParam struct {
 	RunID *int64 `db:"run_id"`
+}
+
+type runLimitParams struct {
+	RunID int64 `db:"run_id"`
+	Limit int   `db:"lim"`
+}
+
+type runPrevParams struct {
+	RunID  int64 `db:"run_id"`
+	PrevID int64 `db:"prev_run_id"`
 }
 
 type moversParams struct {
@@ -146,7 +228,7 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 		end = *u.FinishedAt
 	}
 	u.Seconds = end.Sub(u.StartedAt).Seconds()
-	for _, step := range []func(context.Context, *pgxpool.Pool) error{r.loadCredits, r.loadTimeline, r.loadKinds, r.loadTables, r.loadMovers} {
+	for _, step := range []func(context.Context, *pgxpool.Pool) error{r.loadCredits, r.loadTimeline, r.loadKinds, r.loadTables, r.loadMovers, r.loadChanges} {
 		if err := step(ctx, pool); err != nil {
 			return nil, fmt.Errorf("report of run %d: %w", u.ID, err)
 		}
@@ -333,11 +415,12 @@ func quoteTable(name string) string {
 
 var (
 	followerMovers  = db.Prepare[moversParams]("ReportFollowerMovers")
+	followerFalls   = db.Prepare[moversParams]("ReportFollowerFalls")
 	playCountMovers = db.Prepare[moversParams]("ReportPlayMovers")
 )
 
 func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
-	r.Followers, r.Plays = []Mover{}, []Mover{}
+	r.Followers, r.FollowerFalls, r.Plays = []Mover{}, []Mover{}, []Mover{}
 	if r.Previous == nil {
 		return nil
 	}
@@ -345,7 +428,7 @@ func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
 	for _, l := range []struct {
 		stmt db.Stmt[moversParams]
 		out  *[]Mover
-	}{{followerMovers, &r.Followers}, {playCountMovers, &r.Plays}} {
+	}{{followerMovers, &r.Followers}, {followerFalls, &r.FollowerFalls}, {playCountMovers, &r.Plays}} {
 		rows, _ := l.stmt.Query(ctx, pool, p)
 		var m Mover
 		if _, err := pgx.ForEachRow(rows, []any{&m.Key, &m.Before, &m.After, &m.Delta}, func() error {
@@ -353,6 +436,70 @@ func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
 			return nil
 		}); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+var (
+	reportNewAccounts = db.Prepare[runLimitParams]("ReportNewAccounts")
+	reportFollowLists = db.Prepare[runArg]("ReportFollowLists")
+	reportMoves       = db.Prepare[runPrevParams]("ReportFollowerMoves")
+)
+
+// loadChanges reads "What changed": new accounts, the follow lists the
+// run walked and what their complete walks gained and lost since the
+// previous complete walk, and how many follower counts moved.
+func (r *Report) loadChanges(ctx context.Context, pool *pgxpool.Pool) error {
+	c := &Changes{NewAccountsTop: []NewAccount{}, Incomplete: map[string]int64{}, Lists: []ListChange{}}
+	r.Changes = c
+	rows, _ := reportNewAccounts.Query(ctx, pool, runLimitParams{RunID: r.Run.ID, Limit: ReportNewAccountsLimit})
+	var a NewAccount
+	if _, err := pgx.ForEachRow(rows, []any{&a.Account, &a.Followers, &c.NewAccounts}, func() error {
+		c.NewAccountsTop = append(c.NewAccountsTop, a)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("new accounts: %w", err)
+	}
+
+	rows, _ = reportFollowLists.Query(ctx, pool, runArg{r.Run.ID})
+	var (
+		l        ListChange
+		complete bool
+		why      string
+		prev     *int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&l.Account, &l.List, &complete, &why, &l.Seen, &l.CountAfter, &prev, &l.CountBefore, &l.Gained, &l.Lost}, func() error {
+		c.ListsWalked++
+		switch {
+		case !complete:
+			c.Incomplete[why]++
+		case prev == nil:
+			c.ListsComplete++
+		default:
+			c.ListsComplete++
+			c.ListsCompared++
+			c.Gained += l.Gained
+			c.Lost += l.Lost
+			if l.Gained+l.Lost == 0 {
+				c.Unchanged++
+				break
+			}
+			c.Changed++
+			if len(c.Lists) < ReportListsLimit {
+				l.PrevRun = *prev
+				c.Lists = append(c.Lists, l)
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("follow lists: %w", err)
+	}
+
+	if r.Previous != nil {
+		err := reportMoves.QueryRow(ctx, pool, runPrevParams{RunID: r.Run.ID, PrevID: *r.Previous}).Scan(&c.FollowerRises, &c.FollowerFalls, &c.FollowerSame)
+		if err != nil {
+			return fmt.Errorf("follower moves: %w", err)
 		}
 	}
 	return nil

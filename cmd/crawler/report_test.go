@@ -17,17 +17,20 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/report"
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // reportJob harvests profiles (with their followers' profiles, so many
 // accounts get a follower count in each run), a 404, a search and a song.
+// Every follow list fits its one page but star's 120 followers; tiny's
+// lists gain an entry a world day.
 const reportJob = `name: report-test
 api: {base_url: http://127.0.0.1:1/api, max_retries: 1}
 limits: {workers: 4, max_pages: 2, max_depth: 1}
 seeds:
   shortvideo:
-    profiles: ["@star_f120_g10", "@small_f30_g4", missing_account, missing_too]
+    profiles: ["@star_f120_g10", "@small_f30_g4", "@tiny_f5_g2_r1", missing_account, missing_too]
     keyword_searches: [street food n40]
     songs: [hit_v60]
 expand:
@@ -143,7 +146,12 @@ func artifactDir(t *testing.T) string {
 // task state of each kind, per mover; a line and a point per interval of
 // each series), no resource is requested from anywhere, and a screenshot is
 // left in testdata/out. The first run, without samples or a previous run,
-// says so in those sections.
+// says so in those sections. Between the runs an account stops following
+// small (written in the database: the sandbox's lists only grow), so
+// "What changed" of the second run shows each list walked to its end both
+// times with the edges it gained (tiny's 30 new followers and 30 new
+// followings) and lost (that one), and star's followers, cut by the page
+// limit, as not compared.
 func TestReportInBrowser(t *testing.T) {
 	t.Parallel()
 	bin := chromium(t)
@@ -163,6 +171,17 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	// Run 1 records no samples; run 2 one every 50ms.
 	for i, sample := range []string{"0", "50ms"} {
+		if i == 1 {
+			// ghost_gone followed small in run 1 and no more.
+			conn := testConn(t, db)
+			if _, err := conn.Exec(context.Background(), `
+				WITH u AS (INSERT INTO shortvideo.users (unique_id, raw, first_seen_run, last_seen_run)
+				           VALUES ('ghost_gone', '{"uniqueId": "ghost_gone"}', 1, 1))
+				INSERT INTO shortvideo.follows (follower, followee, raw, first_seen_run, last_seen_run)
+				VALUES ('ghost_gone', 'small_f30_g4', '{"uniqueId": "ghost_gone"}', 1, 1)`); err != nil {
+				t.Fatal(err)
+			}
+		}
 		r := invoke(t, env, "run", "--base-url", bases[i], "--sample-interval", sample, "--live", "off", "--log-level", "error", jobPath)
 		if r.code != 0 {
 			t.Fatalf("run %d: exit %d\n%s", i+1, r.code, r.stderr)
@@ -202,7 +221,7 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		t.Logf("run %d: report %s, screenshot %s", run, htmlPath, png)
 
-		for _, id := range []string{"credits", "timeline", "tasks", "tables", "movers"} {
+		for _, id := range []string{"credits", "timeline", "tasks", "tables", "changes", "movers"} {
 			if !strings.Contains(dom, `<section id="`+id+`">`) {
 				t.Errorf("run %d: rendered page lacks section %s", run, id)
 			}
@@ -224,6 +243,15 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		if len(rep.Plays) > 0 {
 			want["plays"] = len(rep.Plays)
+		}
+		if len(rep.FollowerFalls) > 0 {
+			want["followerfalls"] = len(rep.FollowerFalls)
+		}
+		if rep.Changes == nil {
+			t.Fatalf("run %d: no what_changed in the JSON", run)
+		}
+		if len(rep.Changes.Lists) > 0 {
+			want["edges"] = 2 * len(rep.Changes.Lists)
 		}
 		for name, n := range want {
 			if got[name] != n || declared[name] != n {
@@ -262,12 +290,30 @@ func TestReportInBrowser(t *testing.T) {
 		if skipped != 2 {
 			t.Errorf("run %d: skipped tasks in the reasons = %d, want 2 (the two missing accounts)", run, skipped)
 		}
+		// The walks, counted from crawl.tasks (not the views).
+		var walked, complete, capped int64
+		if err := testConn(t, db).QueryRow(context.Background(), `SELECT count(*),
+			count(*) FILTER (WHERE state = 'done' AND reason = 'end'), count(*) FILTER (WHERE reason = 'page_limit')
+			FROM crawl.tasks WHERE run_id = $1 AND kind IN ('shortvideo.followers', 'shortvideo.following')`, run).Scan(&walked, &complete, &capped); err != nil {
+			t.Fatal(err)
+		}
+		if ch := rep.Changes; ch.ListsWalked != walked || ch.ListsComplete != complete || ch.Incomplete["page_limit"] != capped || capped == 0 ||
+			ch.ListsWalked != ch.ListsComplete+capped {
+			t.Errorf("run %d: %d lists walked, %d complete, %d capped; tasks say %d, %d, %d", run, ch.ListsWalked, ch.ListsComplete, ch.Incomplete["page_limit"], walked, complete, capped)
+		}
 		switch run {
 		case 1:
 			if len(rep.Timeline) != 0 || rep.Previous != nil || len(rep.Followers) != 0 {
 				t.Errorf("run 1: timeline %d points, previous %v, movers %d; want none", len(rep.Timeline), rep.Previous, len(rep.Followers))
 			}
-			for _, note := range []string{"No progress samples were recorded", "This is the first run of job report-test"} {
+			// Everything is new; nothing to compare a list with.
+			ch := rep.Changes
+			if ch.NewAccounts == 0 || len(ch.NewAccountsTop) != 10 || ch.ListsComplete == 0 || ch.ListsCompared != 0 ||
+				ch.Gained != 0 || ch.Lost != 0 || len(ch.Lists) != 0 {
+				t.Errorf("run 1: what changed %+v", ch)
+			}
+			for _, note := range []string{"No progress samples were recorded", "This is the first run of job report-test",
+				"No follow list of this run can be compared", fmt.Sprintf("Not walked to the end, so not compared: page_limit %d;", ch.Incomplete["page_limit"])} {
 				if !strings.Contains(dom, note) {
 					t.Errorf("run 1: the page does not say %q", note)
 				}
@@ -298,6 +344,41 @@ func TestReportInBrowser(t *testing.T) {
 				}
 			}
 			t.Logf("run 2: %d timeline points, %d 429s, %d follower movers, %d play movers", len(rep.Timeline), r429, len(rep.Followers), len(rep.Plays))
+			// What changed: tiny's lists gained 30 entries each, small's
+			// followers lost ghost_gone; every other list compared (the
+			// following lists of the seeds and of their followers, which
+			// do not grow) is unchanged, and not listed.
+			ch := rep.Changes
+			if ch.Gained != 60 || ch.Lost != 1 || ch.ListsCompared < 5 || len(ch.Lists) != 3 || ch.Changed != 3 || ch.Unchanged != ch.ListsCompared-3 {
+				t.Errorf("run 2: what changed %+v", ch)
+			}
+			wantLists := map[string][4]int64{ // gained, lost, entries seen, counter before
+				"tiny_f5_g2_r1 followers": {30, 0, 35, 5}, "tiny_f5_g2_r1 following": {30, 0, 32, 2}, "small_f30_g4 followers": {0, 1, 30, 30},
+			}
+			for i, l := range ch.Lists {
+				w, ok := wantLists[l.Account+" "+l.List]
+				if !ok || l.Gained != w[0] || l.Lost != w[1] || l.Seen != w[2] || l.PrevRun != 1 ||
+					l.CountAfter == nil || *l.CountAfter != w[2] || l.CountBefore == nil || *l.CountBefore != w[3] {
+					t.Errorf("run 2: list %d %s %s: gained %d lost %d seen %d counter %s -> %s; want %v", i, l.Account, l.List, l.Gained, l.Lost, l.Seen,
+						report.Opt(l.CountBefore), report.Opt(l.CountAfter), w)
+				}
+			}
+			for _, text := range []string{"What changed", "Follow edges gained and lost", "tiny_f5_g2_r1", "+30",
+				fmt.Sprintf("%d compared lists gained and lost no one.", ch.Unchanged),
+				fmt.Sprintf("Not walked to the end, so not compared: page_limit %d;", ch.Incomplete["page_limit"])} {
+				if !strings.Contains(dom, text) {
+					t.Errorf("run 2: the page does not say %q", text)
+				}
+			}
+			var risers int64
+			for _, m := range rep.Followers {
+				if m.Delta > 0 {
+					risers++
+				}
+			}
+			if ch.FollowerRises == 0 || ch.FollowerRises < risers || min(ch.FollowerFalls, runs.ReportMoversLimit) != int64(len(rep.FollowerFalls)) {
+				t.Errorf("run 2: follower counts risen %d, fallen %d (%d risers, %d fallers among the movers)", ch.FollowerRises, ch.FollowerFalls, risers, len(rep.FollowerFalls))
+			}
 		}
 	}
 	if seen := proxy.seen(); len(seen) != 0 {

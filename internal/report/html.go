@@ -37,7 +37,24 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f1":   func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
 	"dur":  duration,
 	"sign": func(n int64) string { return signed(n) },
+	"opt":  Opt,
+	"delta": func(a, b *int64) string {
+		if a == nil || b == nil {
+			return "–"
+		}
+		return signed(*b - *a)
+	},
+	"neg":   func(n int64) int64 { return -n },
+	"int64": func(n int) int64 { return int64(n) },
 }).Parse(pageText))
+
+// Opt writes a count that may be missing: grouped digits, or – for nil.
+func Opt(n *int64) string {
+	if n == nil {
+		return "–"
+	}
+	return group(*n)
+}
 
 // WriteHTML writes r as the HTML report.
 func WriteHTML(w io.Writer, r *Report) error {
@@ -155,6 +172,10 @@ func charts(r *Report) map[string]*Chart {
 	}
 	out["tables"] = bars("tables", "Rows per table", tables, nil)
 	out["followers"] = movers("followers", "Top follower growth", r.Followers)
+	out["followerfalls"] = movers("followerfalls", "Top follower losses", r.FollowerFalls)
+	if r.Changes != nil {
+		out["edges"] = edgeChanges(r.Changes.Lists)
+	}
 	out["plays"] = movers("plays", "Top play-count growth", r.Plays)
 	out["timeline"] = lines(r.Timeline)
 	return out
@@ -234,6 +255,38 @@ func movers(name, title string, ms []Mover) *Chart {
 		c.Marks++
 	}
 	if len(ms) > 0 {
+		c.Grid = append(c.Grid, Seg{zero, 0, zero, c.Height})
+	}
+	return c
+}
+
+// edgeChanges lays out the follow edges each compared list gained (right
+// of the zero line) and lost (left of it): two marks per list.
+func edgeChanges(ls []runs.ListChange) *Chart {
+	c := &Chart{Name: "edges", Title: "Follow edges gained and lost per list", Width: chartWidth, Height: float64(len(ls))*rowHeight + 8,
+		Legend: []Legend{{"up", "gained"}, {"down", "lost"}}}
+	maxV := 0.0
+	for _, l := range ls {
+		maxV = math.Max(maxV, math.Max(float64(l.Gained), float64(l.Lost)))
+	}
+	span := (chartWidth - labelWidth - valueWidth) / 2
+	zero := labelWidth + span
+	for i, l := range ls {
+		y := 4 + float64(i)*rowHeight
+		wg, wl := 0.0, 0.0
+		if maxV > 0 {
+			wg, wl = float64(l.Gained)/maxV*span, float64(l.Lost)/maxV*span
+		}
+		label := l.Account + " " + l.List
+		c.Bars = append(c.Bars, Bar{Label: clip(label, 40), LabelY: y + barHeight - 2, LabelWidth: labelWidth - 8,
+			Segs: []Rect{
+				{X: round(zero-wl, 2), Y: y, W: round(wl, 2), H: barHeight, Class: "down", Title: fmt.Sprintf("%s: %s lost since run %d", label, group(l.Lost), l.PrevRun)},
+				{X: zero, Y: y, W: round(wg, 2), H: barHeight, Class: "up", Title: fmt.Sprintf("%s: %s gained since run %d", label, group(l.Gained), l.PrevRun)},
+			},
+			Value: signed(l.Gained) + " / " + signed(-l.Lost), ValueX: zero + wg + 6})
+		c.Marks += 2
+	}
+	if len(ls) > 0 {
 		c.Grid = append(c.Grid, Seg{zero, 0, zero, c.Height})
 	}
 	return c

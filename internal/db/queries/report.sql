@@ -59,3 +59,52 @@ SELECT video_id, prev_play_count, play_count, play_count_delta
 FROM shortvideo.video_growth
 WHERE run_id = @run_id AND prev_run_id = @prev_run_id AND play_count_delta IS NOT NULL
 ORDER BY play_count_delta DESC, video_id LIMIT @lim;
+
+-- name: ReportFollowerFalls
+-- Accounts by follower loss between the previous run and this one.
+SELECT unique_id, prev_follower_count, follower_count, follower_count_delta
+FROM shortvideo.user_growth
+WHERE run_id = @run_id AND prev_run_id = @prev_run_id AND follower_count_delta < 0
+ORDER BY follower_count_delta, unique_id LIMIT @lim;
+
+-- name: ReportFollowerMoves
+-- How many accounts' follower counts rose, fell or stayed between the
+-- previous run and this one.
+SELECT count(*) FILTER (WHERE follower_count_delta > 0), count(*) FILTER (WHERE follower_count_delta < 0),
+       count(*) FILTER (WHERE follower_count_delta = 0)
+FROM shortvideo.user_growth
+WHERE run_id = @run_id AND prev_run_id = @prev_run_id;
+
+-- name: ReportNewAccounts
+-- Accounts the run saw first (the most followed first, by the run's
+-- snapshot), and how many there are.
+SELECT u.unique_id, s.follower_count, count(*) OVER ()
+FROM shortvideo.users u
+LEFT JOIN shortvideo.user_snapshots s ON s.unique_id = u.unique_id AND s.run_id = u.first_seen_run
+WHERE u.first_seen_run = @run_id
+ORDER BY s.follower_count DESC NULLS LAST, u.unique_id LIMIT @lim;
+
+-- name: ReportFollowLists
+-- The follow lists the run walked (shortvideo.follow_walks): complete or
+-- why not (pending and leased are unfinished; stop_at_seen without its
+-- detail), and for a complete walk after an earlier complete one, that
+-- walk's run, the counter at both and the edges gained and lost between
+-- them (shortvideo.follow_changes).
+SELECT w.unique_id, w.list, w.complete,
+       CASE WHEN w.state IN ('pending', 'leased') THEN 'unfinished'
+            WHEN w.state <> 'done' THEN w.state
+            WHEN w.reason LIKE 'stop_at_seen:%' THEN 'stop_at_seen'
+            ELSE coalesce(w.reason, '') END,
+       w.entries_stored, w.reported_count, p.run_id, p.reported_count,
+       coalesce(c.gained, 0), coalesce(c.lost, 0)
+FROM shortvideo.follow_walks w
+LEFT JOIN LATERAL (
+    SELECT p.run_id, p.reported_count FROM shortvideo.follow_walks p
+    WHERE p.unique_id = w.unique_id AND p.kind = w.kind AND p.complete AND p.run_id < w.run_id
+    ORDER BY p.run_id DESC LIMIT 1) p ON w.complete
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE c.change = 'started') AS gained, count(*) FILTER (WHERE c.change = 'stopped') AS lost
+    FROM shortvideo.follow_changes c
+    WHERE c.unique_id = w.unique_id AND c.list = w.list AND c.run_id = w.run_id) c ON p.run_id IS NOT NULL
+WHERE w.run_id = @run_id
+ORDER BY coalesce(c.gained, 0) + coalesce(c.lost, 0) DESC, w.unique_id, w.list;
