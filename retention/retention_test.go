@@ -369,3 +369,101 @@ seeds: {shortvideo: {profiles: [snapy_f10]}}
 		t.Errorf("users_latest changed:\nbefore %s\nafter  %s", view, got)
 	}
 }
+
+// TestPruneBesideRuns: prunes in a loop while the job's next run works
+// (a nightly prune beside the nightly run, from cron): the run loses
+// nothing and buys exactly what the same run buys in a database no prune
+// touches.
+func TestPruneBesideRuns(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	control, _ := pgtest.Pool(t)
+	for day := range int64(3) {
+		harvest(t, pool, "beside", day, reuseJob)
+		harvest(t, control, "beside", day, reuseJob)
+	}
+	type ran struct {
+		run    int64
+		bought map[string]int64
+	}
+	done := make(chan ran)
+	go func() {
+		id, b := harvest(t, pool, "beside", 3, reuseJob)
+		done <- ran{id, b}
+	}()
+	prunes := 0
+	var got ran
+loop:
+	for {
+		select {
+		case got = <-done:
+			break loop
+		default:
+			if _, err := retention.Prune(context.Background(), pool, retention.Options{KeepRuns: 1, Batch: 1}); err != nil {
+				t.Error(err)
+			}
+			prunes++
+		}
+	}
+	_, want := harvest(t, control, "beside", 3, reuseJob)
+	if fmt.Sprint(got.bought) != fmt.Sprint(want) {
+		t.Errorf("beside %d prunes the run bought %v, without them %v", prunes, got.bought, want)
+	}
+	// The profile (fresh: skipped) and its followers list (walked).
+	if n := count(t, pool, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state IN ('done', 'skipped')`, got.run); n != 2 {
+		t.Errorf("the run has %d ended tasks, want 2", n)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM crawl.runs WHERE id = $1 AND pruned_at IS NULL AND state = 'done'`, got.run); n != 1 {
+		t.Error("the run was pruned or did not end done")
+	}
+}
+
+// TestPruneRacesResume: a prune and a `crawler run --resume` of the same
+// stopped run, started together, 20 times: either the resume wins (the
+// run is running, not pruned, its task there) or the prune does (the run
+// is pruned and the resume refused), never both.
+func TestPruneRacesResume(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	job, err := jobfile.Parse("race.yaml", []byte("name: race\napi: {base_url: http://127.0.0.1:9/api}\nseeds: {shortvideo: {profiles: [race0]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(state string) int64 {
+		id, err := pipeline.Start(ctx, pool, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `UPDATE crawl.runs SET state = $2, finished_at = now() WHERE id = $1`, id, state); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	wins := map[string]int{}
+	for range 20 {
+		stopped := start("stopped")
+		start("done") // the job's latest
+		resumed := make(chan error)
+		go func() { resumed <- pipeline.Resume(ctx, pool, stopped, "race") }()
+		if _, err := retention.Prune(ctx, pool, retention.Options{KeepRuns: 1}); err != nil {
+			t.Fatal(err)
+		}
+		err := <-resumed
+		var state string
+		var pruned bool
+		if err := pool.QueryRow(ctx, `SELECT state, pruned_at IS NOT NULL FROM crawl.runs WHERE id = $1`, stopped).Scan(&state, &pruned); err != nil {
+			t.Fatal(err)
+		}
+		tasks := count(t, pool, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1`, stopped)
+		switch {
+		case err == nil && state == "running" && !pruned && tasks == 1:
+			wins["resume"]++
+		case errors.Is(err, runs.ErrPruned) && state == "stopped" && pruned && tasks == 0:
+			wins["prune"]++
+		default:
+			t.Fatalf("run %d: resume %v, state %s, pruned %v, %d tasks", stopped, err, state, pruned, tasks)
+		}
+	}
+	t.Logf("wins: %v", wins)
+}

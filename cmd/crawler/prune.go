@@ -107,9 +107,9 @@ func printPrune(env *cliEnv, res *retention.Result) {
 	}
 	fmt.Fprintf(env.stdout, "%s %d runs (%d not pruned before): %s\n", verb, len(res.Runs), res.NewlyPruned, idRanges(res.Runs))
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "TABLE\tROWS\tBATCHES\t\n")
+	fmt.Fprintf(w, "TABLE\tROWS\tBATCHES\n")
 	for _, t := range res.Tables {
-		fmt.Fprintf(w, "%s\t%d\t%d\t\n", t.Name, t.Rows, t.Batches)
+		fmt.Fprintf(w, "%s\t%d\t%d\n", t.Name, t.Rows, t.Batches)
 	}
 	_ = w.Flush()
 	fmt.Fprintf(env.stdout, "%s %d rows\n", removed, res.Rows())
