@@ -123,35 +123,34 @@ var (
 
 // table is a table the prune deletes from by run, but crawl.tasks.
 type table struct {
-	name     string
-	stmt     db.Stmt[batchParams]
-	snapshot bool // only with Options.Snapshots
+	name string
+	stmt db.Stmt[batchParams]
 }
 
 // tables before crawl.tasks, in deletion order; crawl.credit_usage and
 // crawl.run_processes stay (a few rows a run: its cost per endpoint and the
 // versions, pages and rows of its processes, which crawler runs shows).
 var before = []table{
-	{"crawl.pages", db.Prepare[batchParams]("PrunePages"), false},
-	{"crawl.run_samples", db.Prepare[batchParams]("PruneSamples"), false},
-	{"crawl.response_keys", db.Prepare[batchParams]("PruneResponseKeys"), false},
-	{"crawl.rate_members", db.Prepare[batchParams]("PruneRateMembers"), false},
-	{"crawl.rate_quota", db.Prepare[batchParams]("PruneRateQuota"), false},
+	{"crawl.pages", db.Prepare[batchParams]("PrunePages")},
+	{"crawl.run_samples", db.Prepare[batchParams]("PruneSamples")},
+	{"crawl.response_keys", db.Prepare[batchParams]("PruneResponseKeys")},
+	{"crawl.rate_members", db.Prepare[batchParams]("PruneRateMembers")},
+	{"crawl.rate_quota", db.Prepare[batchParams]("PruneRateQuota")},
 }
 
 // snapshots are the per-run data tables --snapshots prunes, after tasks.
 var snapshots = []table{
-	{"shortvideo.user_snapshots", db.Prepare[batchParams]("PruneUserSnapshots"), true},
-	{"shortvideo.video_snapshots", db.Prepare[batchParams]("PruneVideoSnapshots"), true},
-	{"shortvideo.hashtag_snapshots", db.Prepare[batchParams]("PruneHashtagSnapshots"), true},
-	{"shortvideo.song_snapshots", db.Prepare[batchParams]("PruneSongSnapshots"), true},
-	{"shortvideo.live_status", db.Prepare[batchParams]("PruneLiveStatus"), true},
-	{"shortvideo.search_results", db.Prepare[batchParams]("PruneSearchResults"), true},
-	{"shortvideo.feed_entries", db.Prepare[batchParams]("PruneFeedEntries"), true},
-	{"shortvideo.popular_creators", db.Prepare[batchParams]("PrunePopularCreators"), true},
-	{"photosocial.profile_snapshots", db.Prepare[batchParams]("PruneProfileSnapshots"), true},
-	{"photosocial.reel_snapshots", db.Prepare[batchParams]("PruneReelSnapshots"), true},
-	{"photosocial.reel_search_results", db.Prepare[batchParams]("PruneReelSearchResults"), true},
+	{"shortvideo.user_snapshots", db.Prepare[batchParams]("PruneUserSnapshots")},
+	{"shortvideo.video_snapshots", db.Prepare[batchParams]("PruneVideoSnapshots")},
+	{"shortvideo.hashtag_snapshots", db.Prepare[batchParams]("PruneHashtagSnapshots")},
+	{"shortvideo.song_snapshots", db.Prepare[batchParams]("PruneSongSnapshots")},
+	{"shortvideo.live_status", db.Prepare[batchParams]("PruneLiveStatus")},
+	{"shortvideo.search_results", db.Prepare[batchParams]("PruneSearchResults")},
+	{"shortvideo.feed_entries", db.Prepare[batchParams]("PruneFeedEntries")},
+	{"shortvideo.popular_creators", db.Prepare[batchParams]("PrunePopularCreators")},
+	{"photosocial.profile_snapshots", db.Prepare[batchParams]("PruneProfileSnapshots")},
+	{"photosocial.reel_snapshots", db.Prepare[batchParams]("PruneReelSnapshots")},
+	{"photosocial.reel_search_results", db.Prepare[batchParams]("PruneReelSearchResults")},
 }
 
 // Prune removes the bookkeeping of the runs opts lets go (see Options),
