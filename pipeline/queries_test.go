@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	// crawler prune's statements (retention.sql) are bound by package
+	// retention, which the pipeline does not import.
+	_ "github.com/socialcrawl/crawler/retention"
 )
 
 // TestEveryQueryIsBound: the pipeline and the sinks it imports bind every

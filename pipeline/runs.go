@@ -120,12 +120,16 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 		return nil
 	}
 	var name string
-	err = runJobName.QueryRow(ctx, pool, runArg{runID}).Scan(&name)
+	var pruned bool
+	err = runJobName.QueryRow(ctx, pool, runArg{runID}).Scan(&name, &pruned)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("resume run %d: %w", runID, runs.ErrNoRun)
 	}
 	if err != nil {
 		return fmt.Errorf("resume run %d: %w", runID, err)
+	}
+	if pruned && name == jobName {
+		return fmt.Errorf("resume run %d: %w (crawler prune removed its tasks): start a new run", runID, runs.ErrPruned)
 	}
 	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
 }

@@ -13,6 +13,10 @@ import (
 // ErrNoRun means the run asked for does not exist.
 var ErrNoRun = errors.New("no such run")
 
+// ErrPruned means the run asked for was pruned (crawler prune): its tasks
+// are gone, so it cannot be worked on again.
+var ErrPruned = errors.New("run was pruned")
+
 // runArg is the parameter of the statements that read one run.
 type runArg struct {
 	RunID int64 `db:"run_id"`

@@ -135,6 +135,10 @@ type Summary struct {
 	Pages        int64    `json:"pages"`
 	FailedTasks  int64    `json:"failed_tasks"`
 	Versions     []string `json:"crawler_versions"`
+	// PrunedAt is when crawler prune removed the run's bookkeeping (nil:
+	// never): its pages and failed tasks stay as recorded, its status and
+	// report show only what was kept (docs/retention.md).
+	PrunedAt *time.Time `json:"pruned_at,omitempty"`
 }
 
 var (
@@ -167,7 +171,7 @@ func List(ctx context.Context, pool *pgxpool.Pool, job string, max int64) ([]Sum
 	rows, _ := listRuns.Query(ctx, pool, listRunsParams{JobName: job, MaxRuns: max})
 	var r Summary
 	out := []Summary{}
-	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions, &r.CreditsSaved}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions, &r.CreditsSaved, &r.PrunedAt}, func() error {
 		out = append(out, r)
 		r = Summary{}
 		return nil

@@ -57,6 +57,7 @@ func commands() []command {
 		{"report", "write a run's report: one HTML file with charts (--json for machines)", cmdReport},
 		{"replay", "rebuild a run's rows from its page archive, with no request upstream", cmdReplay},
 		{"version", "print the crawler's version (also: crawler --version)", cmdVersion},
+		{"prune", "remove old runs' bookkeeping (tasks, samples, page archive); keeps the data", cmdPrune},
 		{"migrate", "apply the database migrations", cmdMigrate},
 		{"sandbox", "serve the local stand-in for the upstream API", cmdSandbox},
 	}
@@ -70,7 +71,7 @@ Usage:
 Commands:
 %s
 Environment:
-  DATABASE_URL   PostgreSQL connection URL (required by run, status, runs and migrate)
+  DATABASE_URL   PostgreSQL connection URL (required by run, status, runs, prune and migrate)
   the variable named by api.key_env in the job file (default CRAWLER_API_KEY) holds the API key
 
 Run "crawler <command> --help" for a command's flags.

@@ -16,7 +16,7 @@ var layers = [][]string{
 	{"sources", "sinks", "internal/sandbox"},
 	{"kinds"},
 	{"jobfile"},
-	{"runs"},
+	{"runs", "retention"},
 	{"pipeline"},
 	{"plan", "internal/live", "internal/metrics", "internal/report"},
 	{"cmd/crawler"},

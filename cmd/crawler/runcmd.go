@@ -16,6 +16,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/version"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -158,6 +159,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	} else {
 		if err := pipeline.Resume(ctx, pool, runID, job.Name); err != nil {
+			if errors.Is(err, runs.ErrPruned) {
+				return usageError{err}
+			}
 			return err
 		}
 		if *maxCredits >= 0 {

@@ -55,7 +55,11 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tJOB\tSTATE\tSTARTED\tDURATION\tCREDITS BILLED\tCREDITS SAVED\tPAGES\tFAILED TASKS\tVERSION")
 	for _, r := range list {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.ID, r.Job, r.State, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+		state := r.State
+		if r.PrunedAt != nil {
+			state += " (pruned)" // its bookkeeping is gone: crawler prune
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.ID, r.Job, state, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			runDuration(r).Round(time.Second), r.CreditsBilled, r.CreditsSaved, r.Pages, r.FailedTasks, strings.Join(r.Versions, ", "))
 	}
 	return w.Flush()

@@ -23,12 +23,15 @@ RETURNING state;
 SELECT state FROM crawl.runs WHERE id = @run_id;
 
 -- name: ResumeRun
--- Marks the run continued or joined now (resumed_at: activity).
+-- Marks the run continued or joined now (resumed_at: activity). A pruned
+-- run is never resumed: its tasks are gone. crawler prune marks a run
+-- pruned only while it is not running, with this row locked, so a resume
+-- and a prune of one run never both succeed.
 UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL, resumed_at = now()
-WHERE id = @run_id AND job_name = @job_name;
+WHERE id = @run_id AND job_name = @job_name AND pruned_at IS NULL;
 
 -- name: RunJobName
-SELECT job_name FROM crawl.runs WHERE id = @run_id;
+SELECT job_name, pruned_at IS NOT NULL FROM crawl.runs WHERE id = @run_id;
 
 -- name: LockJob
 -- Serializes the find-or-create of `crawler run JOB` among every process

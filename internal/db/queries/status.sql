@@ -52,7 +52,8 @@ FROM crawl.run_processes WHERE run_id = @run_id ORDER BY started_at, owner;
 -- first. Cheap at millions of tasks: pages and failed tasks come from the
 -- processes' counters and the latest sample; only runs from before those
 -- were recorded (migration 00011) count their tasks. Credits saved are
--- crawl.run_ledger's (refresh_after and stop_at_seen).
+-- crawl.run_ledger's (refresh_after and stop_at_seen), or for a pruned run
+-- (its tasks gone) what they were when crawler prune removed them.
 SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed,
        CASE WHEN EXISTS (SELECT 1 FROM crawl.run_processes p WHERE p.run_id = r.id)
             THEN (SELECT sum(pages) FROM crawl.run_processes p WHERE p.run_id = r.id)
@@ -60,7 +61,9 @@ SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed,
        coalesce((SELECT s.tasks_failed FROM crawl.run_samples s WHERE s.run_id = r.id ORDER BY s.at DESC LIMIT 1),
                 (SELECT count(*) FROM crawl.tasks t WHERE t.run_id = r.id AND t.state = 'failed')),
        coalesce((SELECT array_agg(DISTINCT crawler_version ORDER BY crawler_version) FROM crawl.run_processes p WHERE p.run_id = r.id), '{}'),
-       (SELECT coalesce(sum(t.credits_saved), 0) FROM crawl.tasks t WHERE t.run_id = r.id)::bigint
+       coalesce(r.pruned_credits_saved,
+                (SELECT coalesce(sum(t.credits_saved), 0) FROM crawl.tasks t WHERE t.run_id = r.id))::bigint,
+       r.pruned_at
 FROM crawl.runs r
 WHERE @job_name::text = '' OR r.job_name = @job_name
 ORDER BY r.id DESC
