@@ -197,7 +197,7 @@ func (f *SeedFile) Check(dir string) yamlstrict.Errors {
 	}
 	defer r.Close()
 	var errs yamlstrict.Errors
-	f.Values = 0
+	f.Size, f.Values = r.size, 0
 	for {
 		v, line, err := r.Next()
 		if errors.Is(err, io.EOF) {

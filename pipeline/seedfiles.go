@@ -59,6 +59,12 @@ var ErrSeedFilesChanged = errors.New("seed files changed")
 // Several processes may call it on one run: batches take turns on the
 // run's row. log, when set, hears of progress every few seconds.
 func SeedFiles(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, runID int64, log *slog.Logger) (int64, error) {
+	return seedFiles(ctx, pool, job, runID, log, SeedBatch, -1)
+}
+
+// seedFiles is SeedFiles in batches of batch values, stopping after
+// batches of them when batches >= 0 (tests: a seeding killed there).
+func seedFiles(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, runID int64, log *slog.Logger, batch, batches int) (int64, error) {
 	var pending bool
 	var file int32
 	var offset int64
@@ -73,9 +79,9 @@ func SeedFiles(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, runID 
 		return 0, fmt.Errorf("%w: run %d is still being seeded from files other than the job file's (its fingerprint differs); "+
 			"restore the files it started with, or start a new run with --new-run", ErrSeedFilesChanged, runID)
 	}
-	s := &seeder{job: job, runID: runID, files: job.Seeds.FileList(), log: log, started: time.Now(), logged: time.Now()}
+	s := &seeder{job: job, runID: runID, files: job.Seeds.FileList(), log: log, size: batch, started: time.Now(), logged: time.Now()}
 	defer s.close()
-	for {
+	for n := 0; n != batches; n++ {
 		done, err := s.batch(ctx, pool)
 		if err != nil {
 			return s.values, fmt.Errorf("seed run %d from files: %w", runID, err)
@@ -87,6 +93,7 @@ func SeedFiles(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, runID 
 			return s.values, nil
 		}
 	}
+	return s.values, nil
 }
 
 // seeder is one process's seeding of a run: the file it has open, read up
@@ -96,6 +103,7 @@ type seeder struct {
 	runID   int64
 	files   []*kinds.SeedFile
 	log     *slog.Logger
+	size    int // values per batch
 	r       *kinds.SeedReader
 	at      int // index of the file r reads
 	values  int64
@@ -139,9 +147,9 @@ func (s *seeder) batch(ctx context.Context, pool *pgxpool.Pool) (done bool, err 
 			s.r, s.at = r, int(p.File)
 		}
 		f := s.files[p.File]
-		tasks := make([]NewTask, 0, SeedBatch)
+		tasks := make([]NewTask, 0, s.size)
 		eof := false
-		for read < SeedBatch {
+		for read < int64(s.size) {
 			v, line, err := s.r.Next()
 			if errors.Is(err, io.EOF) {
 				eof = true
