@@ -85,7 +85,7 @@ func (f *SeedFile) Name() string { return filepath.Join(f.dir, f.Path) }
 // can be written as text.
 var fileLists = map[string]*SeedList{}
 
-// Files are the seed files of s, in the order of the fields of Seeds (the
+// FileList is the seed files of s, in the order of the fields of Seeds (the
 // order they are seeded in).
 func (s *Seeds) FileList() []*SeedFile {
 	var out []*SeedFile
@@ -282,7 +282,7 @@ type SeedReader struct {
 // and positions it at offset. When sum is set, everything read from the
 // start is written to it.
 func (f *SeedFile) open(offset int64, sum hash.Hash) (*SeedReader, error) {
-	root, err := os.OpenRoot(cmpDir(f.dir))
+	root, err := os.OpenRoot(dirOrDot(f.dir))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the job file's directory: %w", err)
 	}
@@ -330,7 +330,8 @@ func (f *SeedFile) open(offset int64, sum hash.Hash) (*SeedReader, error) {
 	return r, nil
 }
 
-func cmpDir(dir string) string {
+// dirOrDot is dir, or "." for the working directory.
+func dirOrDot(dir string) string {
 	if dir == "" {
 		return "."
 	}

@@ -105,16 +105,16 @@ func seeded(t *testing.T, dbURL string, runID int64) (tasks, distinct int64, pen
 
 // A seed file seeds a run in memory independent of its size: the real
 // binary's peak RSS seeding ten times the lines is within a few MB. By
-// default 100,000 against 1,000,000 lines (23 MB), which keeps the test
+// default 50,000 against 500,000 lines (11.5 MB), which keeps the test
 // short on a shared machine (PostgreSQL's inserts dominate the time);
 // CRAWLER_SEED_2M=1 measures 200,000 against 2,000,000 (46 MB), the
 // figures of docs/seed-files.md.
 func TestSeedFileMillionsBoundedMemory(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("seeds 1.1 million tasks")
+		t.Skip("seeds 550,000 tasks")
 	}
-	sizes := []int{100_000, 1_000_000}
+	sizes := []int{50_000, 500_000}
 	if os.Getenv("CRAWLER_SEED_2M") == "1" {
 		sizes = []int{200_000, 2_000_000}
 	}
@@ -140,7 +140,7 @@ func TestSeedFileMillionsBoundedMemory(t *testing.T) {
 // with every line's task exactly once.
 func TestSeedFileKilledThenResumed(t *testing.T) {
 	t.Parallel()
-	const n = 100_000
+	const n = 60_000
 	dbURL := pgtest.DB(t)
 	job := writeSeedJob(t, "http://127.0.0.1:9/api", n, researchHandles)
 	p := startCrawler(t, dbURL, "run", job)
