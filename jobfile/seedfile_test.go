@@ -126,6 +126,8 @@ func TestSeedFileErrors(t *testing.T) {
 			[]string{`j.yaml:5: seeds.shortvideo.profiles_file: a.csv has no column "user" (its header: handle, n)`}},
 		{"ragged csv", "  shortvideo:\n    profiles_file: {path: a.csv, column: handle}\n", map[string]string{"a.csv": "handle,n\nalice,1\nbob\n"},
 			[]string{`a.csv:3: seeds.shortvideo.profiles_file: not valid CSV: wrong number of fields`}},
+		{"unclosed quote", "  shortvideo:\n    profiles_file: {path: a.csv, column: handle}\n", map[string]string{"a.csv": "handle\nalice\n\"bob\n" + strings.Repeat("x\n", 600_000)},
+			[]string{`a.csv: seeds.shortvideo.profiles_file: a CSV record is longer than 1048576 bytes (an unclosed quote?)`}},
 		{"empty", "  shortvideo:\n    profiles_file: e.txt\n", map[string]string{"e.txt": "# nothing\n\n"},
 			[]string{`j.yaml:5: seeds.shortvideo.profiles_file: e.txt holds no value (every line is blank or a # comment)`}},
 		{"long line", "  shortvideo:\n    profiles_file: l.txt\n", map[string]string{"l.txt": "a\n" + long + "\n"},

@@ -38,6 +38,9 @@ const FileSuffix = "_file"
 const (
 	MaxSeedFileBytes = 1 << 30
 	maxSeedLineBytes = 64 << 10
+	// A CSV record may span lines (quoted newlines): it is capped as a
+	// whole, so an unclosed quote cannot pull the file into memory.
+	maxCSVRecordBytes = 1 << 20
 )
 
 // SeedFile is a seed list read from a file: `profiles_file: handles.txt`
@@ -270,6 +273,7 @@ type SeedReader struct {
 	size   int64
 	text   *bufio.Scanner
 	csv    *csv.Reader
+	rec    *recordCap // under csv
 	col    int
 	base   int64 // the offset reading started at
 	offset int64 // bytes consumed by the values returned so far
@@ -366,7 +370,8 @@ func (r *SeedReader) openText(in io.Reader, offset int64) error {
 // openCSV reads the header (always from the start: it names the column),
 // then goes to offset when it is past the header.
 func (r *SeedReader) openCSV(f *SeedFile, in io.Reader, offset int64) error {
-	c := csv.NewReader(in)
+	r.rec = &recordCap{r: in}
+	c := csv.NewReader(r.rec)
 	head, err := c.Read()
 	if errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s is empty: a CSV seed file starts with a header naming its columns", f.Name())
@@ -394,8 +399,8 @@ func (r *SeedReader) openCSV(f *SeedFile, in io.Reader, offset int64) error {
 		}
 		r.base = offset
 		// Only seeding starts past the header, and it hashes nothing.
-		in = io.LimitReader(r.file, MaxSeedFileBytes-offset)
-		c = csv.NewReader(in)
+		r.rec = &recordCap{r: io.LimitReader(r.file, MaxSeedFileBytes-offset)}
+		c = csv.NewReader(r.rec)
 	}
 	c.FieldsPerRecord = len(head)
 	c.ReuseRecord = true
@@ -433,6 +438,7 @@ func (r *SeedReader) Next() (string, int, error) {
 
 func (r *SeedReader) nextCSV() (string, int, error) {
 	for {
+		r.rec.n = 0
 		rec, err := r.csv.Read()
 		if errors.Is(err, io.EOF) {
 			return "", 0, io.EOF
@@ -450,6 +456,22 @@ func (r *SeedReader) nextCSV() (string, int, error) {
 			return v, line, nil
 		}
 	}
+}
+
+// recordCap fails a read once n, the bytes read since the reader's last
+// record (nextCSV resets it), passes maxCSVRecordBytes.
+type recordCap struct {
+	r io.Reader
+	n int64
+}
+
+func (c *recordCap) Read(p []byte) (int, error) {
+	if c.n > maxCSVRecordBytes {
+		return 0, fmt.Errorf("a CSV record is longer than %d bytes (an unclosed quote?)", maxCSVRecordBytes)
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Offset is the byte offset just past the last value Next returned (and
