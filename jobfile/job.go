@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -197,18 +198,44 @@ func ParseWith(path string, data []byte, o LoadOptions) (*Job, error) {
 		job.baseURLFlag = true
 	}
 	job.API.AllowInsecureHTTP = o.AllowInsecureHTTP
-	if errs := job.validate(); len(errs) > 0 {
-		for _, e := range errs {
-			if strings.HasPrefix(e.Key, "--") {
-				continue // a flag, not a line of the file
-			}
-			e.File = path
-			e.Line = yamlstrict.LineOf(doc, e.Key)
+	errs := job.validate()
+	for _, e := range errs {
+		if strings.HasPrefix(e.Key, "--") {
+			continue // a flag, not a line of the file
 		}
-		errs.Sort()
+		e.File = path
+		e.Line = yamlstrict.LineOf(doc, e.Key)
+	}
+	errs.Sort()
+	// Then each seed file's problems: those of the file itself at the
+	// job file's line of its key, those of a value at the seed file's line.
+	for _, e := range job.checkSeedFiles(filepath.Dir(path), errs) {
+		if e.File == "" {
+			e.File, e.Line = path, yamlstrict.LineOf(doc, e.Key)
+		}
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
 		return nil, errs
 	}
 	return &job, nil
+}
+
+// checkSeedFiles streams every seed file (kinds.SeedFile.Check) whose key
+// has no error yet among errs, from dir, the job file's directory: each
+// value validated, the content hashed for the fingerprint.
+func (j *Job) checkSeedFiles(dir string, errs Errors) Errors {
+	bad := map[string]bool{}
+	for _, e := range errs {
+		bad[e.Key] = true
+	}
+	var out Errors
+	for _, f := range j.Seeds.FileList() {
+		if !bad[f.Key()] {
+			out = append(out, f.Check(dir)...)
+		}
+	}
+	return out
 }
 
 // has reports whether key (a dotted path outside lists) was written in the
@@ -294,7 +321,8 @@ func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config 
 	return sources.Config{Options: j.API.Options, APIKey: key, Logger: log}
 }
 
-// SeedTasks turns the job's seeds into the run's first tasks.
+// SeedTasks turns the job's inline seeds into the run's first tasks; its
+// seed files (Seeds.FileList) are seeded in batches by pipeline.
 func (j *Job) SeedTasks() []kinds.NewTask { return kinds.SeedTasks(&j.Seeds, j) }
 
 // Caps and minimums of job-file values (README "Job file"). Integers that
@@ -380,7 +408,7 @@ func (j *Job) validateDialect() Errors {
 		errs = append(errs, &Error{Key: "api.prefixes", Msg: fmt.Sprintf("applies to the %s preset only: under %s each endpoint's path is whole; "+
 			"change one with api.endpoints.<platform>.<endpoint>.path", sources.PresetContract, preset)})
 	}
-	if len(j.Seeds.ShortVideo.SecUIDs) > 0 {
+	if len(j.Seeds.ShortVideo.SecUIDs) > 0 || j.Seeds.Files["seeds.shortvideo.sec_uids"] != nil {
 		for _, kind := range []string{kinds.KindSVFollowers, kinds.KindSVFollowing} {
 			if by := j.SentAs(kind, "secUid"); by != "secUid" {
 				errs = append(errs, &Error{Key: "seeds.shortvideo.sec_uids", Msg: fmt.Sprintf(

@@ -87,6 +87,9 @@ func register(k *Kind) *Kind {
 		s.index = seedField(s.Key, s.typ)
 		seedLists = append(seedLists, s)
 		slices.SortFunc(seedLists, func(a, b *SeedList) int { return slices.Compare(a.index, b.index) })
+		if s.text != nil {
+			fileLists[s.Key+FileSuffix] = s
+		}
 	}
 	return k
 }
@@ -167,6 +170,9 @@ type SeedList struct {
 	check func(val any) string
 	// tasks turns a valid value into the run's first tasks.
 	tasks func(j Job, k *Kind, val any) []NewTask
+	// text makes a value of a line of a seed file (seedfile.go); nil: the
+	// list has no file key.
+	text func(string) any
 }
 
 // seedsOf declares the seed list at key, a field of Seeds of type []T:
@@ -183,6 +189,7 @@ func seedsOf[T any](key string, check func(T) string, tasks func(j Job, k *Kind,
 		},
 		check: func(val any) string { return check(val.(T)) },
 		tasks: func(j Job, k *Kind, val any) []NewTask { return tasks(j, k, val.(T)) },
+		text:  textOf[T](),
 	}
 }
 
@@ -234,7 +241,8 @@ func seedField(key string, want reflect.Type) []int {
 	return index
 }
 
-// Validate checks every seed and that there is at least one. Every string
+// Validate checks every seed and that there is at least one (a seed file
+// counts; its values are checked by SeedFile.Check). Every string
 // in the file already passed checkText (valid UTF-8, no control
 // characters, at most MaxStringBytes); each kind's check adds its own
 // shape and cap, so nothing the upstream or the database would refuse
@@ -251,14 +259,20 @@ func (s *Seeds) Validate() yamlstrict.Errors {
 			}
 		})
 	}
+	for _, f := range s.FileList() {
+		n++
+		errs = append(errs, f.validate()...)
+	}
 	if n == 0 && len(errs) == 0 {
 		errs = append(errs, &yamlstrict.Error{Key: "seeds", Msg: "no seeds: list at least one, e.g. seeds.shortvideo.profiles"})
 	}
 	return errs
 }
 
-// SeedTasks turns a job's seeds into the run's first tasks, at depth 0,
-// in the order of the fields of Seeds.
+// SeedTasks turns a job's inline seeds into the run's first tasks, at
+// depth 0, in the order of the fields of Seeds. Seed files are not read
+// here: they may hold millions of values, which pipeline seeds in batches
+// from SeedFile.Open.
 func SeedTasks(seeds *Seeds, job Job) []NewTask {
 	var out []NewTask
 	v := reflect.ValueOf(seeds).Elem()

@@ -16,6 +16,9 @@ func TestEverySeedFieldHasItsKind(t *testing.T) {
 		for i := range rt.NumField() {
 			f := rt.Field(i)
 			name := f.Tag.Get("yaml")
+			if name == "-" {
+				continue // Files: the X_file keys, declared once for every list (seedfile.go)
+			}
 			if f.Type.Kind() == reflect.Struct {
 				walk(f.Type, path+"."+name)
 				continue
@@ -27,6 +30,9 @@ func TestEverySeedFieldHasItsKind(t *testing.T) {
 	var keys []string
 	for _, l := range seedLists {
 		keys = append(keys, l.Key)
+		if flag := l.typ.Kind() == reflect.Bool; flag == (fileLists[l.Key+FileSuffix] != nil) {
+			t.Errorf("%s: a file key %v; want one for every list of values, none for a flag", l.Key, !flag)
+		}
 		if registry[l.kind.Name] != l.kind {
 			t.Errorf("%s: its kind %s is not the registered one", l.Key, l.kind.Name)
 		}

@@ -15,6 +15,10 @@ import (
 type Seeds struct {
 	ShortVideo  ShortVideoSeeds  `yaml:"shortvideo" json:"shortvideo"`
 	PhotoSocial PhotoSocialSeeds `yaml:"photosocial" json:"photosocial"`
+	// Files are the seed lists read from files (the X_file keys), by the
+	// key of the list each adds to, e.g. "seeds.shortvideo.profiles"
+	// (seedfile.go).
+	Files map[string]*SeedFile `yaml:"-" json:"files,omitempty"`
 }
 
 // Caps of seed values (README "Job file").

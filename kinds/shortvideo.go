@@ -375,6 +375,9 @@ type KeywordSeed struct {
 	sources.KeywordQuery
 }
 
+// setText is form A, as a line of a seed file writes it.
+func (k *KeywordSeed) setText(s string) { k.Keyword = s }
+
 // DecodeYAML reads either form (yamlstrict.Unmarshaler).
 func (k *KeywordSeed) DecodeYAML(d *yamlstrict.Decoder, n *yaml.Node, path string, depth int) {
 	switch {

@@ -52,6 +52,10 @@ var ErrJobChanged = errors.New("job changed")
 // expand section (edges and their options) and limits.max_depth. The jobfile.API
 // section, workers, lease timeout, budget and resume window are not part of
 // it: changing them does not make an interrupted run a different harvest.
+// A job with seed files adds each file's key, column and content hash
+// (taken when the job was loaded: a changed file is a changed job) and
+// limits.max_pages (the page limit of their lists); a job without any
+// keeps the fingerprint it always had.
 func Fingerprint(job *jobfile.Job) string {
 	seeds := job.SeedTasks()
 	keys := make([]string, 0, len(seeds))
@@ -64,6 +68,12 @@ func Fingerprint(job *jobfile.Job) string {
 	expand, _ := json.Marshal(job.Expand)
 	h := sha256.New()
 	fmt.Fprintf(h, "seeds\x00%s\x00expand\x00%s\x00max_depth\x00%d", strings.Join(keys, "\x01"), expand, job.Limits.MaxDepth)
+	if files := job.Seeds.FileList(); len(files) > 0 {
+		fmt.Fprintf(h, "\x00max_pages\x00%d", job.Limits.MaxPages)
+		for _, f := range files {
+			fmt.Fprintf(h, "\x00file\x00%s\x00%s\x00%s", f.Key(), f.Column, f.SHA256)
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -184,15 +184,25 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
 		c.log.Warn("could not give back credits of ended leases", "err", err)
 	}
-	for w := range job.Limits.Workers {
-		g.Go(func() error { return c.worker(gctx, w) })
+	// A run whose seeding from files was interrupted finishes it first, so
+	// the frontier is whole before workers can find it empty.
+	err = c.retryDB(runCtx, func(ctx context.Context) error {
+		_, err := SeedFiles(ctx, opts.Pool, job, runID, c.log)
+		return err
+	})
+	if err == nil {
+		for w := range job.Limits.Workers {
+			g.Go(func() error { return c.worker(gctx, w) })
+		}
+		mctx, stopMonitor := context.WithCancel(gctx)
+		monitorDone := make(chan struct{})
+		go func() { defer close(monitorDone); c.monitor(mctx) }()
+		err = g.Wait()
+		stopMonitor()
+		<-monitorDone
+	} else if ctx.Err() != nil {
+		err = nil // interrupted while seeding: stopped, resumable
 	}
-	mctx, stopMonitor := context.WithCancel(gctx)
-	monitorDone := make(chan struct{})
-	go func() { defer close(monitorDone); c.monitor(mctx) }()
-	err = g.Wait()
-	stopMonitor()
-	<-monitorDone
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
 	var stop *StopError
 	switch {

@@ -42,12 +42,20 @@ type resumeRunParams struct {
 	JobName string `db:"job_name"`
 }
 
-// Start records a new run of job with its seeds and budget, and returns its id.
+// Start records a new run of job with its seeds (its seed files too:
+// SeedFiles) and budget, and returns its id.
 func Start(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job) (int64, error) {
-	return CreateRun(ctx, pool, job, job.SeedTasks())
+	runID, err := CreateRun(ctx, pool, job, job.SeedTasks())
+	if err != nil {
+		return 0, err
+	}
+	_, err = SeedFiles(ctx, pool, job, runID, nil)
+	return runID, err
 }
 
-// CreateRun records a new run with its seed tasks in one transaction.
+// CreateRun records a new run with its seed tasks in one transaction; when
+// the job has seed files, the run is marked to be seeded from them
+// (SeedFiles: Start and Run do).
 func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, seeds []NewTask) (int64, error) {
 	var runID int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) (err error) {
@@ -72,6 +80,11 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 	}
 	if err := addTasks(ctx, tx, runID, nil, seeds); err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
+	}
+	if len(job.Seeds.Files) > 0 {
+		if _, err := markSeedsPending.Exec(ctx, tx, seedRunArg{runID}); err != nil {
+			return 0, fmt.Errorf("create run: %w", err)
+		}
 	}
 	return runID, nil
 }

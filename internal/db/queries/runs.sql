@@ -6,13 +6,13 @@ VALUES (@job_name, @job, @max_credits, NULLIF(@fingerprint, '')) RETURNING id;
 
 -- name: FinishRun
 -- Records how a run ended, unless that would misstate it: "done" needs an
--- empty frontier; a stop or failure is recorded only when no other process
+-- empty frontier and every seed file seeded; a stop or failure is recorded only when no other process
 -- (lease owner not starting with @owner) holds a live lease on the run, and
 -- never replaces "done" or "abandoned" (a run `crawler run` gave up on keeps
 -- saying so, whoever still finishes work on it).
 UPDATE crawl.runs r SET state = @state, stop_reason = NULLIF(@reason, ''), finished_at = now()
 WHERE r.id = @run_id AND (
-    (@state = 'done' AND NOT EXISTS (
+    (@state = 'done' AND NOT r.seeds_pending AND NOT EXISTS (
         SELECT 1 FROM crawl.tasks t WHERE t.run_id = @run_id AND t.state IN ('pending', 'leased')))
  OR (@state <> 'done' AND r.state NOT IN ('done', 'abandoned') AND NOT EXISTS (
         SELECT 1 FROM crawl.tasks t WHERE t.run_id = @run_id AND t.state = 'leased'
