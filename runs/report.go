@@ -364,8 +364,8 @@ func (r *Report) loadKinds(ctx context.Context, pool *pgxpool.Pool) error {
 
 var reportTables = db.Prepare[struct{}]("ReportTables")
 
-// loadTables counts, per data table, the rows naming the run. Each count
-// is one scan of its table (by the run_id index where there is one).
+// loadTables counts, per data table, the rows naming the run, each
+// through an index: by run_id, or by last_seen_run for entities.
 func (r *Report) loadTables(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, _ := reportTables.Query(ctx, pool, struct{}{})
 	type table struct {
@@ -387,8 +387,12 @@ func (r *Report) loadTables(ctx context.Context, pool *pgxpool.Pool) error {
 		case t.runID:
 			q = `SELECT count(*), count(*), 0 FROM ` + quoteTable(t.name) + ` WHERE run_id = $1`
 		case t.seenBy:
+			// first_seen_run <= last_seen_run: the rows the run saw first
+			// or last are among those last seen by it or a later run, read
+			// through the index on last_seen_run (migration 00023), not
+			// the whole table.
 			q = `SELECT count(*), count(*) FILTER (WHERE first_seen_run = $1), count(*) FILTER (WHERE first_seen_run < $1)
-			     FROM ` + quoteTable(t.name) + ` WHERE first_seen_run = $1 OR last_seen_run = $1`
+			     FROM ` + quoteTable(t.name) + ` WHERE last_seen_run >= $1 AND (first_seen_run = $1 OR last_seen_run = $1)`
 		default:
 			continue
 		}

@@ -114,6 +114,7 @@ var workloads = []workload{
 	{"ratechangeauto", "12. Rate change mid-run, api.rate unset", runRateChangeAuto},
 	{"dbcost", "13. Latency hiding at 50 ms, database cost per page", runDBCost},
 	{"scaleoutauto", "14. Scale-out, api.rate unset", runScaleOutAuto},
+	{"history", "15. Cost flat in history", runHistory},
 }
 
 // Workloads names the workloads, in the order Run runs them.

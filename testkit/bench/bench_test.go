@@ -32,7 +32,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4, "outage": 3, "hostile": 10,
-		"quotaauto": 13, "ratechangeauto": 7, "dbcost": 4, "scaleoutauto": 10}
+		"quotaauto": 13, "ratechangeauto": 7, "dbcost": 4, "scaleoutauto": 10, "history": 18}
 	for _, w := range rep.Workloads {
 		t.Logf("%s: %d figures in %s", w.Name, len(w.Figures), w.Took.Round(time.Millisecond))
 		if w.Err != "" {

@@ -16,7 +16,11 @@ FROM crawl.tasks WHERE run_id = @run_id;
 -- name: ObservedEntriesPerPage
 -- The largest average page (entries per page, rounded up) of the lists of
 -- the job's runs that walked more than one page (their first pages are
--- full); 0 when none did.
-SELECT coalesce(max(ceil(t.items::numeric / t.pages)), 0)::bigint
-FROM crawl.tasks t JOIN crawl.runs r ON r.id = t.run_id
-WHERE r.job_name = @job_name AND t.pages > 1;
+-- full); 0 when none did. A finished run's is its summary
+-- (crawl.runs.entries_per_page): only a run without one reads its tasks.
+-- (Two parts, not a subquery per run: the planner would cost one per run
+-- and compile it, JIT, for seconds.)
+SELECT coalesce(greatest(
+    (SELECT max(r.entries_per_page) FROM crawl.runs r WHERE r.job_name = @job_name),
+    (SELECT max(ceil(t.items::numeric / t.pages)) FROM crawl.runs r JOIN crawl.tasks t ON t.run_id = r.id
+     WHERE r.job_name = @job_name AND r.entries_per_page IS NULL AND t.pages > 1)), 0)::bigint;

@@ -9,8 +9,14 @@ VALUES (@job_name, @job, @max_credits, NULLIF(@fingerprint, '')) RETURNING id;
 -- empty frontier and every seed file seeded; a stop or failure is recorded only when no other process
 -- (lease owner not starting with @owner) holds a live lease on the run, and
 -- never replaces "done" or "abandoned" (a run `crawler run` gave up on keeps
--- saying so, whoever still finishes work on it).
-UPDATE crawl.runs r SET state = @state, stop_reason = NULLIF(@reason, ''), finished_at = now()
+-- saying so, whoever still finishes work on it). It summarizes the run's
+-- tasks (entries_per_page, credits_saved: read instead of every task of
+-- every run by ObservedEntriesPerPage and ListRuns), one read of the run.
+UPDATE crawl.runs r SET state = @state, stop_reason = NULLIF(@reason, ''), finished_at = now(),
+    entries_per_page = s.entries_per_page, credits_saved = s.credits_saved
+FROM (SELECT coalesce(max(ceil(t.items::numeric / t.pages)) FILTER (WHERE t.pages > 1), 0)::bigint AS entries_per_page,
+             coalesce(sum(t.credits_saved), 0)::bigint AS credits_saved
+      FROM crawl.tasks t WHERE t.run_id = @run_id) s
 WHERE r.id = @run_id AND (
     (@state = 'done' AND NOT r.seeds_pending AND NOT EXISTS (
         SELECT 1 FROM crawl.tasks t WHERE t.run_id = @run_id AND t.state IN ('pending', 'leased')))
@@ -23,11 +29,13 @@ RETURNING state;
 SELECT state FROM crawl.runs WHERE id = @run_id;
 
 -- name: ResumeRun
--- Marks the run continued or joined now (resumed_at: activity). A pruned
--- run is never resumed: its tasks are gone. crawler prune marks a run
--- pruned only while it is not running, with this row locked, so a resume
--- and a prune of one run never both succeed.
-UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL, resumed_at = now()
+-- Marks the run continued or joined now (resumed_at: activity); its tasks
+-- will change, so its summary is cleared (FinishRun writes it again). A
+-- pruned run is never resumed: its tasks are gone. crawler prune marks a
+-- run pruned only while it is not running, with this row locked, so a
+-- resume and a prune of one run never both succeed.
+UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL, resumed_at = now(),
+    entries_per_page = NULL, credits_saved = NULL
 WHERE id = @run_id AND job_name = @job_name AND pruned_at IS NULL;
 
 -- name: RunJobName
@@ -59,7 +67,12 @@ WHERE r.job_name = @job_name
 ORDER BY r.id DESC LIMIT 1;
 
 -- name: AbandonRun
--- Marks an unfinished run that `crawler run` will not continue.
-UPDATE crawl.runs SET state = 'abandoned', stop_reason = @reason, finished_at = coalesce(finished_at, now())
-WHERE id = @run_id AND state NOT IN ('done', 'abandoned');
+-- Marks an unfinished run that `crawler run` will not continue, with the
+-- summary of its tasks (see FinishRun) when it has none (it was killed).
+UPDATE crawl.runs r SET state = 'abandoned', stop_reason = @reason, finished_at = coalesce(finished_at, now()),
+    entries_per_page = coalesce(r.entries_per_page, s.entries_per_page), credits_saved = coalesce(r.credits_saved, s.credits_saved)
+FROM (SELECT coalesce(max(ceil(t.items::numeric / t.pages)) FILTER (WHERE t.pages > 1), 0)::bigint AS entries_per_page,
+             coalesce(sum(t.credits_saved), 0)::bigint AS credits_saved
+      FROM crawl.tasks t WHERE t.run_id = @run_id) s
+WHERE r.id = @run_id AND r.state NOT IN ('done', 'abandoned');
 

@@ -49,25 +49,35 @@ FROM crawl.run_processes WHERE run_id = @run_id ORDER BY started_at, owner;
 
 -- name: ListRuns
 -- The latest @max_runs runs (of job @job_name, or all when it is ''), newest
--- first. Cheap at millions of tasks: pages and failed tasks come from the
--- processes' counters and the latest sample; only runs from before those
--- were recorded (migration 00011) count their tasks. Credits saved are
--- crawl.run_ledger's (refresh_after and stop_at_seen), or for a pruned run
--- (its tasks gone) what they were when crawler prune removed them.
+-- first. Cheap at millions of tasks and a year of runs: pages and failed
+-- tasks come from the processes' counters and the latest sample, credits
+-- saved (crawl.run_ledger's: refresh_after and stop_at_seen) from the run's
+-- summary (crawl.runs.credits_saved); only runs without them (from before
+-- migration 00011, running, or killed) read their tasks, in one part apart
+-- (a fallback per row would be costed per row: JIT compiled for seconds).
+-- A pruned run (its tasks gone) shows the credits saved crawler prune
+-- recorded when it removed them.
+WITH r AS (
+    SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed, r.credits_saved,
+           r.pruned_credits_saved, r.pruned_at,
+           (SELECT sum(pages) FROM crawl.run_processes p WHERE p.run_id = r.id) AS pages,
+           (SELECT s.tasks_failed FROM crawl.run_samples s WHERE s.run_id = r.id ORDER BY s.at DESC LIMIT 1) AS failed,
+           (SELECT array_agg(DISTINCT crawler_version ORDER BY crawler_version) FROM crawl.run_processes p WHERE p.run_id = r.id) AS versions
+    FROM crawl.runs r
+    WHERE @job_name::text = '' OR r.job_name = @job_name
+    ORDER BY r.id DESC
+    LIMIT @max_runs
+), t AS (
+    SELECT x.run_id, sum(x.pages) AS pages, count(*) FILTER (WHERE x.state = 'failed') AS failed, sum(x.credits_saved) AS saved
+    FROM crawl.tasks x
+    WHERE x.run_id IN (SELECT id FROM r WHERE pages IS NULL OR failed IS NULL OR credits_saved IS NULL)
+    GROUP BY x.run_id
+)
 SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed,
-       CASE WHEN EXISTS (SELECT 1 FROM crawl.run_processes p WHERE p.run_id = r.id)
-            THEN (SELECT sum(pages) FROM crawl.run_processes p WHERE p.run_id = r.id)
-            ELSE (SELECT coalesce(sum(pages), 0) FROM crawl.tasks t WHERE t.run_id = r.id) END::bigint,
-       coalesce((SELECT s.tasks_failed FROM crawl.run_samples s WHERE s.run_id = r.id ORDER BY s.at DESC LIMIT 1),
-                (SELECT count(*) FROM crawl.tasks t WHERE t.run_id = r.id AND t.state = 'failed')),
-       coalesce((SELECT array_agg(DISTINCT crawler_version ORDER BY crawler_version) FROM crawl.run_processes p WHERE p.run_id = r.id), '{}'),
-       coalesce(r.pruned_credits_saved,
-                (SELECT coalesce(sum(t.credits_saved), 0) FROM crawl.tasks t WHERE t.run_id = r.id))::bigint,
-       r.pruned_at
-FROM crawl.runs r
-WHERE @job_name::text = '' OR r.job_name = @job_name
-ORDER BY r.id DESC
-LIMIT @max_runs;
+       coalesce(r.pages, t.pages, 0)::bigint, coalesce(r.failed, t.failed, 0), coalesce(r.versions, '{}'),
+       coalesce(r.pruned_credits_saved, r.credits_saved, t.saved, 0)::bigint, r.pruned_at
+FROM r LEFT JOIN t ON t.run_id = r.id
+ORDER BY r.id DESC;
 
 -- name: SchemaDrift
 -- How the shape of run @run_id's answers differs from the job's previous
@@ -77,8 +87,12 @@ LIMIT @max_runs;
 -- or more (a rare optional key is not reported gone). The first column is
 -- the previous run (NULL: none to compare with, and no other row).
 WITH prev_run AS (
-    SELECT max(q.id) AS id FROM crawl.runs q JOIN crawl.runs r ON r.job_name = q.job_name
-    WHERE r.id = @run_id AND q.id < r.id AND EXISTS (SELECT 1 FROM crawl.response_keys k WHERE k.run_id = q.id)
+    -- The latest earlier run of the job first (runs_job_name_idx, backwards):
+    -- not every run of the job.
+    SELECT (SELECT q.id FROM crawl.runs q
+            WHERE q.job_name = r.job_name AND q.id < r.id AND EXISTS (SELECT 1 FROM crawl.response_keys k WHERE k.run_id = q.id)
+            ORDER BY q.id DESC LIMIT 1) AS id
+    FROM crawl.runs r WHERE r.id = @run_id
 ), cur AS (
     SELECT endpoint, key, answers FROM crawl.response_keys WHERE run_id = @run_id
 ), prev AS (

@@ -1,0 +1,516 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/runs"
+	"github.com/socialcrawl/crawler/sources"
+)
+
+// Workload 15: the cost of each command against the history a job
+// accumulates when it runs every night for a year. For each history size
+// (1, 30 and 365 runs of one job) a fresh database is filled with a
+// synthetic history written by a few INSERT ... SELECT generate_series
+// statements at a nightly run's realistic sizes (~3,000 tasks, two
+// processes, ~60 samples, ~1,000 profile and video snapshots; the accounts,
+// videos and follow edges accumulate over the runs), then each command is
+// timed (median of several repetitions). A command whose statements read
+// the current run or a bounded window through an index costs the same at
+// 365 runs as at 1: its ratio to the 1-run time is the figure, held to
+// 1.5 at the largest size.
+
+// historyJob is the job the history is of, and the one the run command
+// measures: the same name, so the history's reuse lookups (refresh_after,
+// stop_at_seen) and the latest-run lookup apply.
+const historyJob = "bench-history"
+
+// historySeeds is the number of seed profiles of the job (each with a
+// followers and a following list).
+const historySeeds = 30
+
+// Per synthetic run: the tasks, in four segments (see fillHistory).
+const (
+	histTasksPerRun = 3000
+	histProfiles1   = 970 // depth-1 profiles, found in the seed lists
+	histSnapshots   = 1000
+	histSamples     = 30 // per process; 2 processes
+)
+
+type historySizes struct {
+	runs     []int // history sizes, the first is the reference
+	reps     int   // repetitions of each read command
+	runReps  int   // repetitions of the run command
+	runPages int   // pages the run command commits per repetition
+}
+
+func (e *env) historySizes() historySizes {
+	if e.cfg.Smoke {
+		return historySizes{runs: []int{1, 3, 10}, reps: 3, runReps: 1, runPages: 20}
+	}
+	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150}
+}
+
+// historyCommands are the commands timed, in the order of the figures.
+var historyCommands = []struct{ name, what string }{
+	{"run", "run start: ms per committed page over the first pages of a new run (FindOrCreateRun with its seeds, then the pages' leases and commits, reuse lookups on)"},
+	{"sampler", "the sampler's statement (RecordSample: a process's counters and the run's tasks by state)"},
+	{"status", "crawler status (LoadStatus, LoadCredits, LoadProcesses, LoadDrift, LoadSavings of the latest run)"},
+	{"runs", "crawler runs (the latest 20 runs)"},
+	{"report", "crawler report of the latest run (LoadReport)"},
+	{"plan", "crawler plan of the job (plan.Make in a read-only transaction)"},
+}
+
+func runHistory(ctx context.Context, e *env) (*outcome, error) {
+	hs := e.historySizes()
+	out := &outcome{setup: fmt.Sprintf("per history size (%s nightly runs of one job): a fresh migrated database, filled by INSERT ... SELECT generate_series with a synthetic history: "+
+		"per run %d tasks (%d seed profiles, their followers and following lists ended end, page_limit or stop_at_seen, %d profiles found in them, mostly done, some skipped fresh, a few failed, and their lists, a third skipped 404), parent_id links, "+
+		"2 processes, %d samples, 3 endpoints of credit usage, 120 answer key paths, %d profile and %d video snapshots; accounts and videos grow to ~20,000 and follow edges to ~200,000 at 365 runs; VACUUM ANALYZE. "+
+		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on). "+
+		"Each figure is the median time and its ratio to the time with 1 run; the aim holds the ratio at the largest history.",
+		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages)}
+	up, err := newUpstream(sandbox.Config{}, false)
+	if err != nil {
+		return out, err
+	}
+	defer up.close()
+	job, err := jobfile.Parse(historyJob+".yaml", []byte(historyJobYAML(up.url)))
+	if err != nil {
+		return out, err
+	}
+	times := map[string][]time.Duration{} // command -> median per size
+	details := map[string][]string{}
+	for _, n := range hs.runs {
+		begin := time.Now()
+		dsn, err := e.freshDB(ctx, fmt.Sprintf("hist%d", n))
+		if err != nil {
+			return out, err
+		}
+		pool, err := e.pool(ctx, dsn, job.Limits.Workers)
+		if err != nil {
+			return out, err
+		}
+		if err := fillHistory(ctx, pool, job, n); err != nil {
+			pool.Close()
+			return out, fmt.Errorf("history of %d runs: %w", n, err)
+		}
+		e.log.Info("history filled", "runs", n, "took", time.Since(begin).Round(time.Millisecond))
+		m, d, err := measureHistory(ctx, pool, job, hs)
+		pool.Close()
+		if err != nil {
+			return out, fmt.Errorf("history of %d runs: %w", n, err)
+		}
+		for _, c := range historyCommands {
+			times[c.name] = append(times[c.name], m[c.name])
+			details[c.name] = append(details[c.name], d[c.name])
+		}
+		e.log.Info("history measured", "runs", n, "took", time.Since(begin).Round(time.Millisecond))
+	}
+	for _, c := range historyCommands {
+		ref := times[c.name][0]
+		for i, n := range hs.runs {
+			t := times[c.name][i]
+			ratio := float64(t) / float64(max(ref, time.Microsecond))
+			f := Figure{
+				Name:   fmt.Sprintf("%s, %d runs of history: time (ratio to 1 run)", c.name, n),
+				Value:  ratio,
+				Text:   fmt.Sprintf("%s ms (×%.2f)", formatValue(ms(t)), ratio),
+				Detail: fmt.Sprintf("%s: %s; 1 run: %s ms", c.what, details[c.name][i], formatValue(ms(ref))),
+			}
+			if i == len(hs.runs)-1 {
+				f.Aim = Aim{Op: "<=", Bound: 1.5, Text: "ratio ≤ 1.5"}
+				f.Why = "a statement that reads every run of the job, or scans a table that grows with the history, costs in proportion to the history; one that reads the current run or a bounded window through an index does not."
+			}
+			out.figures = append(out.figures, f)
+		}
+	}
+	return out, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// historyHandles are the seed profiles of the job: sandbox accounts with
+// 5,000 followers and 300 followed.
+func historyHandles() []string {
+	h := make([]string, historySeeds)
+	for i := range h {
+		h[i] = fmt.Sprintf("hs%02d_f5000_g300", i)
+	}
+	return h
+}
+
+func historyJobYAML(baseURL string) string {
+	return fmt.Sprintf(`name: %s
+api:
+  base_url: %s
+  key_env: CRAWLER_API_KEY
+limits:
+  workers: 4
+  max_pages: 5
+seeds:
+  shortvideo:
+    profiles: [%s]
+expand:
+  followers: {max_pages: 5, stop_at_seen: true}
+  following: {max_pages: 5, stop_at_seen: true}
+  follower_profiles: {}
+reuse:
+  refresh_after: 20h
+`, historyJob, baseURL, strings.Join(historyHandles(), ", "))
+}
+
+// fillHistory writes n nightly runs of job, run i started i-n-1 days ago
+// and lasting 40 minutes. Run ids are 1..n, task ids (r-1)*3000+1.. .
+func fillHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, n int) error {
+	spec, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	handles := historyHandles()
+	secs := make([]string, len(handles))
+	for i, h := range handles {
+		secs[i] = secUIDOf(h)
+	}
+	// The accounts, videos and edges stored grow with the history: ~20,000
+	// accounts and videos and ~200,000 edges after a year.
+	accounts := 1000 + 19000*n/365
+	edges := max(10000, 200000*n/365)
+	args := pgx.NamedArgs{"n": n, "job_name": job.Name, "job": spec, "fp": pipeline.Fingerprint(job),
+		"handles": handles, "secs": secs, "u": accounts, "e": edges}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	// The rows are consistent by construction: as a superuser (the
+	// harness's own cluster) the foreign keys' triggers are skipped, which
+	// halves the time to write a year. Elsewhere they run.
+	if _, err := conn.Exec(ctx, "SET session_replication_role = replica"); err == nil {
+		defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET session_replication_role") }()
+	}
+	for i, s := range historySQL {
+		if _, err := conn.Exec(ctx, s, args); err != nil {
+			return fmt.Errorf("statement %d (%s): %w", i, strings.Fields(s)[2], err)
+		}
+	}
+	// Analyzed and vacuumed, as autovacuum leaves a year-old database.
+	_, err = conn.Exec(ctx, "VACUUM ANALYZE")
+	return err
+}
+
+// historySQL fills the history; the named arguments are fillHistory's.
+// acct(a) is 'u' || a 15-hex-digit hash, as the sandbox names accounts.
+var historySQL = []string{
+	`INSERT INTO crawl.runs (id, job_name, job, state, started_at, finished_at, fingerprint, credits_billed, credits_committed)
+SELECT r, @job_name, @job, 'done', now() - (@n::int - r + 1) * interval '1 day',
+       now() - (@n::int - r + 1) * interval '1 day' + interval '40 minutes', @fp, 2600 + r % 50, 2600 + r % 50
+FROM generate_series(1, @n::int) r`,
+	`SELECT setval('crawl.runs_id_seq', @n::int)`,
+	// Seed profiles: i 0..29.
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, state, reason, pages, items, attempts, lease_owner, lease_token,
+       created_at, updated_at, finished_at, refresh_after)
+SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 1, 1, 1,
+       'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours'
+FROM generate_series(1, @n::int) r, generate_series(0, 29) i,
+     LATERAL (SELECT now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+	// Seed lists: i 30..89, 2 per seed (followers, following), parent the
+	// seed's profile. Walked whole every 7th run and in the latest (end, or
+	// page_limit at 5 pages), cut short by stop_at_seen in the others.
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, cursor, pages, items, attempts,
+       lease_owner, lease_token, created_at, updated_at, finished_at, credits_saved)
+SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
+       (@secs::text[])[k / 2 + 1], jsonb_build_object('handle', (@handles::text[])[k / 2 + 1]), 0, 5, (r - 1) * 3000 + k / 2 + 1,
+       'done', CASE WHEN NOT whole THEN 'stop_at_seen: page 1 held only entries stored by earlier runs (last full walk: run ' || greatest(1, r - r % 7) || ', 4 pages)'
+                    WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
+       (pg * 50)::text, CASE WHEN whole THEN pg ELSE 1 END, CASE WHEN whole THEN pg * 50 - k % 7 ELSE 50 END, 1,
+       'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '30 s', t + interval '30 s', CASE WHEN whole THEN 0 ELSE 3 END
+FROM generate_series(1, @n::int) r, generate_series(30, 89) i,
+     LATERAL (SELECT i - 30 AS k, 2 + (i - 30) % 4 AS pg, r % 7 = 0 OR r = @n::int OR r = 1 AS whole,
+                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+	// Profiles found in the seed lists: i 90..1059, accounts of the pool.
+	// 1 in 20 skipped as fresh, 1 in 197 failed.
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, parent_id, state, reason, pages, items, attempts, lease_owner, lease_token,
+       created_at, updated_at, finished_at, refresh_after, credits_saved)
+SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', 'u' || substr(md5('acct' || a), 1, 15), 1, (r - 1) * 3000 + 30 + j % 60 + 1,
+       st, CASE st WHEN 'done' THEN 'done'
+                   WHEN 'skipped' THEN 'fresh: within refresh_after 20h0m0s: fetched by run ' || greatest(1, r - 1) || ' at 2025-01-01T00:00:00Z'
+                   ELSE '/shortvideo/profile: server_error (HTTP 502): bad gateway' END,
+       CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'failed' THEN 4 ELSE 1 END,
+       'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours', CASE st WHEN 'skipped' THEN 1 ELSE 0 END
+FROM generate_series(1, @n::int) r, generate_series(90, 1059) i,
+     LATERAL (SELECT i - 90 AS j, (r * 1009 + i - 90) % @u::int AS a,
+                     CASE WHEN (i - 90) % 20 = 19 THEN 'skipped' WHEN (i - 90) % 197 = 5 THEN 'failed' ELSE 'done' END AS st,
+                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+	// Their followers and following lists: i 1060..2999, a third skipped
+	// (404), the others walked to their end or their page limit.
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, cursor, pages, items, attempts,
+       lease_owner, lease_token, created_at, updated_at, finished_at)
+SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
+       'MS4wLjABAAAA' || md5('sec' || a), jsonb_build_object('handle', 'u' || substr(md5('acct' || a), 1, 15)), 1, 5,
+       (r - 1) * 3000 + 90 + k / 2 + 1, st,
+       CASE WHEN st = 'skipped' THEN 'not found: /shortvideo/user/followers: not_found (HTTP 404): no account with that secUid'
+            WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
+       CASE WHEN st = 'done' THEN (pg * 50)::text ELSE '' END, CASE WHEN st = 'done' THEN pg ELSE 0 END,
+       CASE WHEN st = 'done' THEN pg * 50 - k % 13 ELSE 0 END, 1,
+       'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '5 s', t + interval '5 s'
+FROM generate_series(1, @n::int) r, generate_series(1060, 2999) i,
+     LATERAL (SELECT i - 1060 AS k, (r * 1009 + (i - 1060) / 2) % @u::int AS a, 1 + (i - 1060) % 5 AS pg,
+                     CASE WHEN (i - 1060) % 3 = 0 THEN 'skipped' ELSE 'done' END AS st,
+                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+	`SELECT setval('crawl.tasks_id_seq', @n::int * 3000)`,
+	// What FinishRun summarizes of a finished run's tasks (migration 00023),
+	// when the schema has it.
+	`DO $$ BEGIN
+    IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = 'crawl' AND table_name = 'runs' AND column_name = 'entries_per_page') THEN
+        UPDATE crawl.runs r SET entries_per_page = s.e, credits_saved = s.c
+        FROM (SELECT run_id, coalesce(max(ceil(items::numeric / pages)) FILTER (WHERE pages > 1), 0)::bigint AS e,
+                     coalesce(sum(credits_saved), 0)::bigint AS c
+              FROM crawl.tasks GROUP BY run_id) s
+        WHERE s.run_id = r.id;
+    END IF;
+END $$`,
+	`INSERT INTO crawl.run_processes (run_id, owner, crawler_version, started_at, finished_at, state, pages, rows_written, requests, rate_limited)
+SELECT r, o.owner, 'v1.' || (r / 30) || '.0', s, s + interval '40 minutes', 'done', 1300 + o.k, 40000 + o.k, 1700 + o.k, r % 3
+FROM generate_series(1, @n::int) r, LATERAL (SELECT now() - (@n::int - r + 1) * interval '1 day' AS s) x,
+     (VALUES (0, 'bench-a:100:'), (1, 'bench-b:200:')) o0(k, p), LATERAL (SELECT o0.k, o0.p || r AS owner) o`,
+	`INSERT INTO crawl.run_samples (run_id, owner, at, pages, rows_written, requests, rate_limited, pause_seconds, outage_seconds, rate,
+       credits_billed, credits_committed, tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped)
+SELECT r, o.p || r, now() - (@n::int - r + 1) * interval '1 day' + q * interval '80 s', q * 43, q * 1300, q * 56, 0, 0, 0, 0,
+       q * 86, q * 86 + 4, greatest(0, 3000 - q * 100), 4, q * 95, q / 5, q * 4
+FROM generate_series(1, @n::int) r, generate_series(1, 30) q, (VALUES ('bench-a:100:'), ('bench-b:200:')) o(p)`,
+	`INSERT INTO crawl.credit_usage (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
+SELECT r, ep, 900, 880, 0, r % 3, 20, 880, 1000000 - r * 2600
+FROM generate_series(1, @n::int) r, unnest(ARRAY['/shortvideo/profile', '/shortvideo/user/followers', '/shortvideo/user/following']) ep`,
+	`INSERT INTO crawl.response_keys (run_id, endpoint, key, answers)
+SELECT r, ep, CASE WHEN q = 0 THEN '' ELSE 'data.field' || q END, CASE WHEN q = 0 THEN 60 ELSE 60 - q % 7 END
+FROM generate_series(1, @n::int) r, unnest(ARRAY['/shortvideo/profile', '/shortvideo/user/followers', '/shortvideo/user/following']) ep,
+     generate_series(0, 39) q`,
+	// Accounts: the seeds and the pool. An account of the pool is seen by
+	// run r when (a - 1009 r) mod u < 1000: its last sighting is among the
+	// latest runs, its first is spread over the history.
+	`INSERT INTO shortvideo.users (unique_id, user_id, sec_uid, nickname, profile_fetched, raw, first_seen_run, last_seen_run)
+SELECT h, 'id' || h, s, h, true, jsonb_build_object('uniqueId', h), 1, @n::int
+FROM unnest(@handles::text[], @secs::text[]) x(h, s)`,
+	`INSERT INTO shortvideo.users (unique_id, user_id, sec_uid, nickname, profile_fetched, raw, first_seen_run, last_seen_run)
+SELECT 'u' || substr(md5('acct' || a), 1, 15), 'id' || a, 'MS4wLjABAAAA' || md5('sec' || a), 'n' || a, true,
+       jsonb_build_object('uniqueId', 'u' || substr(md5('acct' || a), 1, 15), 'nickname', 'n' || a), least(l, 1 + a * @n::int / @u::int), l
+FROM generate_series(0, @u::int - 1) a,
+     LATERAL (SELECT coalesce(max(r), 1) AS l FROM generate_series(greatest(1, @n::int - 40), @n::int) r
+              WHERE ((a - r * 1009) % @u::int + @u::int) % @u::int < 1000) x`,
+	`INSERT INTO shortvideo.follows (follower, followee, raw, first_seen_run, last_seen_run)
+SELECT 'u' || substr(md5('acct' || f), 1, 15), 'u' || substr(md5('acct' || g), 1, 15), '{"entry": true}', least(l, 1 + e::bigint * @n::int / @e::int), l
+FROM generate_series(0, @e::int - 1) e,
+     LATERAL (SELECT e % @u::int AS f, (e % @u::int + 1 + (e / @u::int) * 37) % @u::int AS g, greatest(1, @n::int - e % 40) AS l) x`,
+	`INSERT INTO shortvideo.user_snapshots (unique_id, run_id, follower_count, following_count, heart_count, video_count, digg_count, captured_at)
+SELECT 'u' || substr(md5('acct' || ((r * 1009 + m) % @u::int)), 1, 15), r, 1000 + m + r, 300 + m % 50, 10000 + m, 40 + m % 9, 500,
+       now() - (@n::int - r + 1) * interval '1 day'
+FROM generate_series(1, @n::int) r, generate_series(0, 999) m`,
+	`INSERT INTO shortvideo.videos (video_id, author_unique_id, description, create_time, raw, first_seen_run, last_seen_run)
+SELECT (7000000000000000000 + v)::text, 'u' || substr(md5('acct' || (v % @u::int)), 1, 15), 'video ' || v, now() - v * interval '1 hour',
+       jsonb_build_object('id', (7000000000000000000 + v)::text), least(l, 1 + v * @n::int / @u::int), l
+FROM generate_series(0, @u::int - 1) v,
+     LATERAL (SELECT coalesce(max(r), 1) AS l FROM generate_series(greatest(1, @n::int - 40), @n::int) r
+              WHERE ((v - r * 1013) % @u::int + @u::int) % @u::int < 1000) x`,
+	`INSERT INTO shortvideo.video_snapshots (video_id, run_id, play_count, digg_count, comment_count, share_count, captured_at)
+SELECT (7000000000000000000 + (r * 1013 + m) % @u::int)::text, r, 100000 + m * 7 + r * 11, 5000 + m, 100, 10,
+       now() - (@n::int - r + 1) * interval '1 day'
+FROM generate_series(1, @n::int) r, generate_series(0, 999) m`,
+}
+
+// sampleStmt is the sampler's statement (pipeline/monitor.go), run here as
+// a process of the latest run would run it.
+type historySample struct {
+	RunID         int64   `db:"run_id"`
+	Owner         string  `db:"owner"`
+	Pages         int64   `db:"pages"`
+	Rows          int64   `db:"rows_written"`
+	Requests      int64   `db:"requests"`
+	RateLimited   int64   `db:"rate_limited"`
+	PauseSeconds  float64 `db:"pause_seconds"`
+	OutageSeconds float64 `db:"outage_seconds"`
+	Rate          float64 `db:"rate"`
+	Final         bool    `db:"final"`
+	State         string  `db:"state"`
+}
+
+var historySampleStmt = db.Prepare[historySample]("RecordSample")
+
+// measureHistory times each command on the history in pool: the median
+// and a line of detail per command.
+func measureHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, hs historySizes) (map[string]time.Duration, map[string]string, error) {
+	var latest int64
+	if err := pool.QueryRow(ctx, `SELECT max(id) FROM crawl.runs`).Scan(&latest); err != nil {
+		return nil, nil, err
+	}
+	var owner string
+	if err := pool.QueryRow(ctx, `SELECT min(owner) FROM crawl.run_processes WHERE run_id = $1`, latest).Scan(&owner); err != nil {
+		return nil, nil, err
+	}
+	reads := map[string]func(context.Context) error{
+		"sampler": func(ctx context.Context) error {
+			var billed, committed, pending, leased, done, failed, skipped int64
+			var maxCredits *int64
+			return historySampleStmt.QueryRow(ctx, pool, historySample{RunID: latest, Owner: owner, Pages: 1300, Rows: 40000, Requests: 1700}).
+				Scan(&billed, &committed, &maxCredits, &pending, &leased, &done, &failed, &skipped)
+		},
+		"status": func(ctx context.Context) error {
+			st, err := runs.LoadStatus(ctx, pool, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := pipeline.LoadCredits(ctx, pool, st.ID); err != nil {
+				return err
+			}
+			if _, err := runs.LoadProcesses(ctx, pool, st.ID); err != nil {
+				return err
+			}
+			if _, err := runs.LoadDrift(ctx, pool, st.ID); err != nil {
+				return err
+			}
+			_, err = runs.LoadSavings(ctx, pool, st.ID)
+			return err
+		},
+		"runs": func(ctx context.Context) error {
+			_, err := runs.List(ctx, pool, "", 20)
+			return err
+		},
+		"report": func(ctx context.Context) error {
+			_, err := runs.LoadReport(ctx, pool, 0)
+			return err
+		},
+		"plan": func(ctx context.Context) error {
+			return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+				_, err := plan.Make(ctx, tx, job, 0, false)
+				return err
+			})
+		},
+	}
+	med := map[string]time.Duration{}
+	detail := map[string]string{}
+	for _, c := range historyCommands {
+		f, ok := reads[c.name]
+		if !ok {
+			continue
+		}
+		// One untimed call warms the connection's prepared statements and
+		// the cache, as a second call of the command would find them.
+		if err := f(ctx); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		ts := make([]time.Duration, hs.reps)
+		for i := range ts {
+			t0 := time.Now()
+			if err := f(ctx); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+			ts[i] = time.Since(t0)
+		}
+		med[c.name] = median(ts)
+		detail[c.name] = fmt.Sprintf("median of %d: %s ms (min %s, max %s)", len(ts), formatValue(ms(med[c.name])), formatValue(ms(slices.Min(ts))), formatValue(ms(slices.Max(ts))))
+	}
+	// The run command last: it adds runs to the history.
+	per := make([]time.Duration, hs.runReps)
+	var starts []string
+	for i := range per {
+		d, start, err := historyRunOnce(ctx, pool, job, hs.runPages, i > 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("run: %w", err)
+		}
+		per[i] = d
+		starts = append(starts, formatValue(ms(start)))
+	}
+	med["run"] = median(per)
+	detail["run"] = fmt.Sprintf("median of %d runs of %d pages: %s ms per page; FindOrCreateRun took %s ms", len(per), hs.runPages,
+		formatValue(ms(med["run"])), strings.Join(starts, ", "))
+	return med, detail, nil
+}
+
+// historyRunOnce starts the job's next run (forceNew: the previous
+// measured run, stopped, is abandoned, as --new-run does) and works it
+// until it has committed pages pages: the time per page from the start,
+// and how long FindOrCreateRun took.
+func historyRunOnce(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, pages int, forceNew bool) (perPage, start time.Duration, err error) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t0 := time.Now()
+	ch, err := pipeline.FindOrCreateRun(ctx, pool, job, forceNew)
+	if err != nil {
+		return 0, 0, err
+	}
+	start = time.Since(t0)
+	ob := &pageCounter{target: int64(pages), done: cancel}
+	opts := pipeline.Options{
+		Pool:      pool,
+		Client:    job.ClientConfig(sources.Secret(apiKey), nil),
+		Logger:    slog.New(slog.DiscardHandler),
+		Grace:     time.Second,
+		Observers: []pipeline.Observer{ob},
+	}
+	sum, err := pipeline.Run(rctx, opts, job, ch.RunID)
+	at := ob.reached()
+	if at.IsZero() {
+		// Stopped by the target, the run may end on a canceled lookup:
+		// what it did after the target is not measured.
+		if err == nil {
+			err = fmt.Errorf("run %d ended after %d pages, before %d (%+v)", ch.RunID, ob.n.Load(), pages, sum)
+		}
+		return 0, 0, err
+	}
+	return at.Sub(t0) / time.Duration(pages), start, nil
+}
+
+// pageCounter is an observer that calls done when target pages are
+// committed, and remembers when.
+type pageCounter struct {
+	target int64
+	done   func()
+	n      atomic.Int64
+	mu     sync.Mutex
+	at     time.Time
+}
+
+func (p *pageCounter) Request(sources.Outcome)    {}
+func (p *pageCounter) Progress(pipeline.Progress) {}
+func (p *pageCounter) PageCommitted(int, time.Duration) {
+	if p.n.Add(1) == p.target {
+		p.mu.Lock()
+		p.at = time.Now()
+		p.mu.Unlock()
+		p.done()
+	}
+}
+
+func (p *pageCounter) reached() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.at
+}
+
+func median(ts []time.Duration) time.Duration {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
