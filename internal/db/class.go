@@ -90,7 +90,7 @@ func classifySQLState(code string) Class {
 	case "40001", // serialization_failure
 		"40P01": // deadlock_detected
 		return Conflict
-	case "57014", // query_canceled: statement_timeout (or our own cancel, which ends the retry)
+	case "57014", // query_canceled: statement_timeout (a cancel by our own context comes back as pgconn's timeout error, Fatal)
 		"55P03": // lock_not_available: lock_timeout
 		return Transient
 	case NotAdvancedCode:

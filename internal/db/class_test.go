@@ -185,16 +185,14 @@ func TestClassifyDB(t *testing.T) {
 			return err
 		}, Transient},
 		{"lock timeout 55P03", func(*testing.T) error { return exec(raise("55P03")) }, Transient},
-		// A statement its own context cancelled is 57014 too: Retry ends at
-		// once, its context being done.
+
+		// Neither: the run stops.
 		{"statement cancelled by its context", func(t *testing.T) error {
 			sctx, cancel := context.WithCancel(ctx)
 			time.AfterFunc(50*time.Millisecond, cancel)
 			_, err := connect(t, ctx, url).Exec(sctx, `SELECT pg_sleep(10)`)
 			return err
-		}, Transient},
-
-		// Neither: the run stops.
+		}, Fatal},
 		{"insufficient resources 53100", func(*testing.T) error { return exec(raise("53100")) }, Fatal},
 		{"internal error XX000", func(*testing.T) error { return exec(raise("XX000")) }, Fatal},
 		{"commit not advanced " + NotAdvancedCode, func(*testing.T) error { return exec(raise(NotAdvancedCode)) }, Fatal},
