@@ -147,8 +147,9 @@ type taskRow struct {
 }
 
 type addTasks struct {
-	RunID    int64  `db:"run_id"`
-	ParentID *int64 `db:"parent_id"`
+	RunID        int64    `db:"run_id"`
+	ParentID     *int64   `db:"parent_id"`
+	Reexpandable []string `db:"reexpandable"`
 }
 
 func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
@@ -159,9 +160,10 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 		{Kind: "k1", Key: "a", Params: []byte(`{}`), Depth: 1, MaxPages: &ten, Refresh: 7},
 		{Kind: "k2", Key: "b", Depth: 2},
 	})
-	// AddTasks uses @run_id, @parent_id, then the columns in unnest order.
+	// AddTasks uses @run_id, @parent_id, then the columns in unnest order,
+	// then @reexpandable.
 	want := []any{int64(3), (*int64)(nil), []string{"k1", "k2"}, []string{"a", "b"}, []string{"{}", ""},
-		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}}
+		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}, []string(nil)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("args = %#v\nwant %#v", got, want)
 	}
