@@ -277,6 +277,9 @@ func (e envelope) allNull() bool {
 	return n > 0
 }
 
+// nullObjectMax bounds the objects nullLike reads.
+const nullObjectMax = 4 << 10
+
 // nullLike: null, or an object whose members are all nullLike (to a small
 // depth: the body passed checkShape, this only looks a few levels in).
 func nullLike(raw []byte, depth int) bool {
@@ -284,7 +287,9 @@ func nullLike(raw []byte, depth int) bool {
 	if string(raw) == "null" {
 		return true
 	}
-	if depth > 3 || len(raw) == 0 || raw[0] != '{' {
+	// An object of nulls is small: a large one is data, and is not read
+	// again (a body of a few MB would cost a scan per level).
+	if depth > 3 || len(raw) == 0 || raw[0] != '{' || len(raw) > nullObjectMax {
 		return false
 	}
 	var m map[string]rawRef

@@ -23,6 +23,10 @@ const (
 	shapeDepth     = 4
 	shapeMaxKeys   = 300
 	shapeMaxKeyLen = 120
+	// shapeMaxObject: an object larger than this is recorded, its members
+	// not read (a scan of a huge field per level would cost more than the
+	// sample is worth); arrays are read through their first element only.
+	shapeMaxObject = 1 << 20
 )
 
 // shapeSampler decides which answers of each endpoint are sampled.
@@ -67,7 +71,7 @@ func appendPaths(out []string, path string, raw []byte, depth int) []string {
 	switch raw[0] {
 	case '{':
 		var m map[string]rawRef
-		if json.Unmarshal(raw, &m) != nil {
+		if len(raw) > shapeMaxObject || json.Unmarshal(raw, &m) != nil {
 			return out
 		}
 		for k, v := range m {
