@@ -179,7 +179,19 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 func TestReplayOldRunOverNewer(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	job := b.job(t, "archive: true\n"+fmt.Sprintf(everythingJob, secUID("bare_f7_g3")))
+	// Every family of entity the upserts keep: accounts, follow edges,
+	// songs, videos, comments, reels and their transcripts, photo profiles.
+	const body = `archive: true
+limits: {max_pages: 2}
+seeds:
+  shortvideo: {profiles: [hub_f60_g12], songs: [tune_v75], keyword_searches: [cats n30]}
+  photosocial:
+    profiles: [brand_business]
+    posts: ["https://www.photosocial.example/p/post_c120/"]
+    reels_searches: [surf n12]
+expand: {followers: {}, following: {}, song_videos: {}, search_results: {}, comments: {}, reel_transcripts: {}}
+`
+	job := b.job(t, body)
 	old := b.run(t, job)
 	if old.State != "done" {
 		t.Fatalf("old run: %+v", old)
@@ -192,7 +204,7 @@ func TestReplayOldRunOverNewer(t *testing.T) {
 	srv := httptest.NewServer(later.Handler())
 	t.Cleanup(srv.Close)
 	b.baseURL = srv.URL + "/api"
-	newer := b.run(t, b.job(t, "archive: true\n"+fmt.Sprintf(everythingJob, secUID("bare_f7_g3"))))
+	newer := b.run(t, b.job(t, body))
 	if newer.State != "done" {
 		t.Fatalf("newer run: %+v", newer)
 	}
