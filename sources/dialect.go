@@ -144,7 +144,11 @@ func (r Route) translate(q url.Values) url.Values {
 	return out
 }
 
-// scrapeCreators is the real service's dialect (docs/upstream.md).
+// scrapeCreatorsRoutes is the real service's dialect (docs/upstream.md),
+// built once and only read: a Route changed by an override gets maps of
+// its own (merged).
+var scrapeCreatorsRoutes = scrapeCreators()
+
 func scrapeCreators() map[string]Route {
 	tt := func(path string, params ...string) Route { return route("/v1/tiktok"+path, params...) }
 	return map[string]Route{
@@ -185,29 +189,34 @@ func route(path string, renames ...string) Route {
 // prefixes and the overrides. It assumes o passed check.
 func (o Options) routes() map[string]Route {
 	out := make(map[string]Route, len(Endpoints))
-	var preset map[string]Route
-	if o.Preset == PresetScrapeCreators {
-		preset = scrapeCreators()
-	}
-	for _, e := range Endpoints {
-		r, ok := preset[e.Name]
-		if !ok {
-			prefix := o.Prefixes.ShortVideo
-			if e.Platform == PhotoSocial {
-				prefix = o.Prefixes.PhotoSocial
-			}
-			r = Route{Path: prefix + e.Path}
-		}
-		platform, name, _ := strings.Cut(e.Name, ".")
-		if ov, ok := o.Endpoints[platform][name]; ok {
-			r = r.with(ov)
-		}
-		if r.Cached && o.CacheMaxAge != "" {
-			r.Fixed = merged(r.Fixed, map[string]string{"cache_max_age": o.CacheMaxAge})
-		}
-		out[e.Name] = r
+	for i := range Endpoints {
+		out[Endpoints[i].Name] = o.route(&Endpoints[i])
 	}
 	return out
+}
+
+// route resolves e's Route: the preset's, else the contract's path under
+// its platform's prefix, then e's override and the answer cache's age.
+func (o Options) route(e *Endpoint) Route {
+	r, ok := Route{}, false
+	if o.Preset == PresetScrapeCreators {
+		r, ok = scrapeCreatorsRoutes[e.Name]
+	}
+	if !ok {
+		prefix := o.Prefixes.ShortVideo
+		if e.Platform == PhotoSocial {
+			prefix = o.Prefixes.PhotoSocial
+		}
+		r = Route{Path: prefix + e.Path}
+	}
+	platform, name, _ := strings.Cut(e.Name, ".")
+	if ov, ok := o.Endpoints[platform][name]; ok {
+		r = r.with(ov)
+	}
+	if r.Cached && o.CacheMaxAge != "" {
+		r.Fixed = merged(r.Fixed, map[string]string{"cache_max_age": o.CacheMaxAge})
+	}
+	return r
 }
 
 // with is r changed by ov: a path set by hand means the endpoint answers
@@ -238,8 +247,8 @@ func merged(a, b map[string]string) map[string]string {
 
 // HasCache reports whether any endpoint of o's dialect has an answer cache.
 func (o Options) HasCache() bool {
-	for _, r := range o.routes() {
-		if r.Cached {
+	for i := range Endpoints {
+		if o.route(&Endpoints[i]).Cached {
 			return true
 		}
 	}
@@ -249,8 +258,11 @@ func (o Options) HasCache() bool {
 // Route is how requests of the endpoint named name go out under o, and
 // false for an unknown name.
 func (o Options) Route(name string) (Route, bool) {
-	r, ok := o.routes()[name]
-	return r, ok
+	e := EndpointNamed(name)
+	if e == nil {
+		return Route{}, false
+	}
+	return o.route(e), true
 }
 
 // checkDialect adds the problems of the preset and the overrides.
