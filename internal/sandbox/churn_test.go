@@ -443,3 +443,61 @@ func TestChurnReferenceModel(t *testing.T) {
 		}
 	}
 }
+
+// TestChurnDocumentedFormulas recomputes rates and a day's arrivals the way
+// docs/sandbox.md says, so the docs cannot drift from the code.
+func TestChurnDocumentedFormulas(t *testing.T) {
+	t.Parallel()
+	// The followers row of the docs' table: cumulative shares and bands.
+	bands := []struct {
+		upTo   uint64
+		class  RateClass
+		lo, hi float64
+	}{{600, RateStill, 0, 0}, {850, RateSlow, 0.05, 0.5}, {970, RateModerate, 1, 10}, {1000, RateFast, 20, 200}}
+	checked := 0
+	for i := range 300 {
+		h := fmt.Sprintf("doc%d", i)
+		u := fnvParts("churn", h, "followers.class") % 1000
+		j := 0
+		for u >= bands[j].upTo {
+			j++
+		}
+		want := ChurnRate{Class: bands[j].class}
+		if want.Class != RateStill {
+			f := float64(fnvParts("churn", h, "followers.rate")>>11) / (1 << 53)
+			want.PerDay = bands[j].lo * math.Pow(bands[j].hi/bands[j].lo, f)
+		}
+		r, err := ChurnRatesOf(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Followers.Class != want.Class || math.Abs(r.Followers.PerDay-want.PerDay) > 1e-9*want.PerDay {
+			t.Fatalf("%s: followers rate %+v, docs say %+v", h, r.Followers, want)
+		}
+		if want.PerDay == 0 || want.PerDay >= 10 {
+			continue
+		}
+		// Day 3's arrivals by Knuth's method on the documented stream.
+		s := splitmix(fnvParts("churn", h, "followers") + 3)
+		uniform := func() float64 {
+			s += 0x9e3779b97f4a7c15
+			return (float64(splitmix(s)>>11) + 0.5) / (1 << 53)
+		}
+		n, prod := int64(0), uniform()
+		for prod > math.Exp(-want.PerDay) {
+			n++
+			prod *= uniform()
+		}
+		d, err := ChurnChanges(h, 2, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.FollowersArrived != n {
+			t.Fatalf("%s: %d arrivals on day 3, docs say %d", h, d.FollowersArrived, n)
+		}
+		checked++
+	}
+	if checked < 50 {
+		t.Fatalf("only %d handles with a rate under 10", checked)
+	}
+}
