@@ -110,10 +110,10 @@ const (
 
 // Clamps keeping every product and sum finite.
 const (
-	maxRate  = 1e9
-	maxAge   = 3650
-	maxCost  = 1e9
-	maxWeigh = 1e9
+	rateCap       = 1e9
+	ageCap        = 3650
+	costCap       = 1e9
+	importanceCap = 1e9
 )
 
 // plan is an item as Schedule reads it.
@@ -207,7 +207,7 @@ func planOf(i int, it Item, cfg Config) plan {
 	if !(p.importance > 0) {
 		p.importance = 1
 	}
-	p.importance = min(p.importance, maxWeigh)
+	p.importance = min(p.importance, importanceCap)
 	rate := it.Rate
 	switch {
 	case math.IsNaN(rate) || math.IsInf(rate, 0):
@@ -215,18 +215,18 @@ func planOf(i int, it Item, cfg Config) plan {
 	case rate < 0:
 		rate = 0
 	}
-	rate = min(rate, maxRate)
+	rate = min(rate, rateCap)
 	age := it.Age
 	if !(age >= 0) {
 		age = 0
 	}
 	overAge := age >= cfg.MaxAge && !math.IsInf(cfg.MaxAge, 1)
-	age = min(age, maxAge)
+	age = min(age, ageCap)
 	cost := it.Cost
 	if !(cost > 0) {
 		cost = 1
 	}
-	cost = min(cost, maxCost)
+	cost = min(cost, costCap)
 
 	var events float64 // expected events a visit now captures
 	if it.Kind == List {
@@ -245,7 +245,7 @@ func planOf(i int, it Item, cfg Config) plan {
 		cost *= pages
 		if it.New || it.FullWalk {
 			if full := it.FullCost; full > 0 {
-				cost = min(full, maxCost)
+				cost = min(full, costCap)
 			}
 		}
 	} else {
