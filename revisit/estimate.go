@@ -21,7 +21,7 @@ type Prior struct{ Rate, Weight float64 }
 // visits outweigh it.
 func DefaultPrior(kind ItemKind) Prior {
 	if kind == List {
-		return Prior{Rate: 1, Weight: 1}
+		return Prior{Rate: 1, Weight: 0.25}
 	}
 	return Prior{Rate: 0.2, Weight: 1}
 }

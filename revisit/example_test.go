@@ -19,14 +19,14 @@ func Example() {
 			Rate: revisit.EstimateChange(revisit.DefaultPrior(revisit.Counter), profile, 14)},
 		{Kind: revisit.List, Group: "brands", New: true, FullCost: 4},
 	}
-	decisions, sum := revisit.Schedule(items, revisit.Config{Budget: 6.5})
+	decisions, sum := revisit.Schedule(items, revisit.Config{Budget: 7})
 	for i, d := range decisions {
 		fmt.Printf("%d: visit %v (%s), %.1f events for %.2f credits, priority %v\n", i, d.Visit, d.Reason, d.Yield, d.Cost, d.Priority)
 	}
 	fmt.Printf("%d visits, %.2f credits, %.1f events left unseen\n", sum.Visit, sum.Cost, sum.StalenessLeft)
 	// Output:
-	// 0: visit true (yield), 51.4 events for 2.03 credits, priority 2
+	// 0: visit true (yield), 58.2 events for 2.66 credits, priority 2
 	// 1: visit false (budget), 0.4 events for 1.00 credits, priority 1
 	// 2: visit true (new), 0.0 events for 4.00 credits, priority 3
-	// 2 visits, 6.03 credits, 0.4 events left unseen
+	// 2 visits, 6.66 credits, 0.4 events left unseen
 }

@@ -236,7 +236,13 @@ func planOf(i int, it Item, cfg Config) plan {
 		}
 		size = max(size, 1)
 		events = rate * age
-		pages := 1 + events/size // a page costs what the first does
+		// A walk that stops at its first page of known entries reads the
+		// pages holding the new ones, then that page: with E new entries,
+		// floor(E/size) + 2 pages when E > 0 (the last new page is mostly
+		// a partial one), 1 when E = 0. Its mean for a Poisson E of mean
+		// events is close to 1 + P(E > 0) + max(0, events/size - 1/2).
+		// A page costs what the first does.
+		pages := 1 - math.Expm1(-events) + max(0, events/size-0.5)
 		if limit := it.MaxPages; limit > 0 {
 			limit = max(limit, 1)
 			events = min(events, limit*size)

@@ -271,8 +271,8 @@ func TestScheduleModel(t *testing.T) {
 	}
 	ds, sum := Schedule(items, Config{Budget: 100})
 	want := []Decision{
-		{Yield: 3 * 200, Cost: 2 * (1 + 200.0/40)},
-		{Yield: 200, Cost: 1 + 200.0/50},
+		{Yield: 3 * 200, Cost: 2 * walkPages(200, 40)},
+		{Yield: 200, Cost: walkPages(200, 50)},
 		{Yield: 2 * -math.Expm1(-1), Cost: 3},
 	}
 	for i, d := range ds {
@@ -294,7 +294,7 @@ func TestScheduleModel(t *testing.T) {
 	}
 	// A page limit caps what a walk captures and what it costs.
 	ds, _ = Schedule([]Item{{Kind: List, Rate: 100, Age: 3, MaxPages: 2}, {Kind: List, Rate: 10, Age: 3, MaxPages: 2}}, Config{})
-	if ds[0].Yield != 100 || ds[0].Cost != 2 || ds[1].Yield != 30 || ds[1].Cost != 1+30.0/50 {
+	if ds[0].Yield != 100 || ds[0].Cost != 2 || ds[1].Yield != 30 || ds[1].Cost != min(2, walkPages(30, 50)) {
 		t.Errorf("max_pages 2: %+v", ds)
 	}
 	// What is skipped is left unseen.
@@ -343,3 +343,8 @@ func TestScheduleBadInput(t *testing.T) {
 		t.Errorf("list with a NaN rate: yield %v, want %v", ds[1].Yield, want)
 	}
 }
+
+// walkPages is the expected pages of a stop-at-seen walk finding e new
+// entries at size a page: the first, one more if any is new, and those
+// the new ones fill beyond half a page.
+func walkPages(e, size float64) float64 { return 1 - math.Expm1(-e) + max(0, e/size-0.5) }

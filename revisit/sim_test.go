@@ -185,8 +185,8 @@ func TestSimulationGreedyBeatsRoundRobin(t *testing.T) {
 		least, maxPage  float64
 		ratio, waitFrac float64 // at least, at most (0: any)
 	}{
-		{"lists", List, 0.05, 0, 1, 0.6},
-		{"lists, max_pages 2", List, 0.05, 2, 1.02, 0.6},
+		{"lists", List, 0.05, 0, 1, 0.65},
+		{"lists, max_pages 2", List, 0.05, 2, 1.02, 0.65},
 		{"counters", Counter, 0.02, 0, 1.15, 0},
 	} {
 		var g, rr simTotals
