@@ -1,12 +1,17 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/report"
+	"github.com/socialcrawl/crawler/plan"
 
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/runs"
@@ -144,6 +149,29 @@ func TestAdaptiveRevisits(t *testing.T) {
 	}
 	if rr.Captured < 2*fastGrowth || rr.CapturedCredits > 14 {
 		t.Errorf("night 3 captured %v events for %d credits, want >= %d for <= 14", rr.Captured, rr.CapturedCredits, 2*fastGrowth)
+	}
+	// The report shows the same, in a page.
+	rep, err := runs.LoadReport(context.Background(), pool, sum.RunID)
+	if err != nil || rep.Revisit == nil || rep.Revisit.Captured != rr.Captured {
+		t.Fatalf("report revisits: %+v, %v", rep.Revisit, err)
+	}
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, rep); err != nil || !strings.Contains(page.String(), "Adaptive revisits") {
+		t.Errorf("report page lacks its adaptive section (%v)", err)
+	}
+	// crawler plan shows tomorrow's schedule: every known item, the
+	// visits within the budget.
+	tx, err := pool.BeginTx(context.Background(), pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := plan.Make(context.Background(), tx, b.job(t, adaptiveJob(14)), 0, false)
+	_ = tx.Rollback(context.Background())
+	if err != nil || mp.Adaptive == nil {
+		t.Fatalf("plan: %+v, %v", mp, err)
+	}
+	if a := mp.Adaptive; a.Visit+a.Skip != 2*items || len(a.Items) != 2*items || a.Cost > 14 || a.Visit == 0 {
+		t.Errorf("plan's schedule: %d visits, %d skips, %d items, cost %.1f (budget 14)", a.Visit, a.Skip, len(a.Items), a.Cost)
 	}
 
 	// An owner whose counter fell below the entries seen lost followers:

@@ -48,8 +48,11 @@ type Report struct {
 	Changes *Changes `json:"what_changed"`
 	// Drift is how the shape of the answers changed since the job's
 	// previous run (new and vanished key paths).
-	Drift     *Drift    `json:"schema_drift"`
-	Generated time.Time `json:"generated_at"`
+	Drift *Drift `json:"schema_drift"`
+	// Revisit is an adaptive run's schedule against what it captured;
+	// nil when the run was not adaptive.
+	Revisit   *RunRevisit `json:"adaptive_revisits"`
+	Generated time.Time   `json:"generated_at"`
 }
 
 // ReportRun is the run's header.
@@ -244,6 +247,9 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 		return nil, err
 	}
 	if r.Drift, err = LoadDrift(ctx, pool, u.ID); err != nil {
+		return nil, err
+	}
+	if r.Revisit, err = LoadRunRevisit(ctx, pool, u.ID); err != nil {
 		return nil, err
 	}
 	r.Reasons = nonNil(st.Reasons)
