@@ -107,7 +107,7 @@ type (
 		TTL        time.Duration `db:"ttl"`
 		Dropped    int           `db:"dropped"`
 		DropReason string        `db:"drop_reason"`
-		Saved      int           `db:"saved"` // credits saved (stop_at_seen)
+		Saved      int           `db:"saved"`     // credits saved (stop_at_seen)
 		NewItems   *int          `db:"new_items"` // entries no earlier run stored; nil: not counted
 	}
 	advancedParams struct {
