@@ -45,6 +45,9 @@ type Task struct {
 	// fullWalk: the adaptive schedule wants the list walked to its end
 	// (revisit.go); stop_at_seen does not cut it.
 	fullWalk bool
+	// bought counts the pages of a visit the adaptive schedule admitted
+	// (nil otherwise), read by other workers weighing theirs.
+	bought *atomic.Int64
 
 	credits *leaseCredits // the lease's credits in this process (budget.go)
 }

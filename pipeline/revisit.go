@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -99,6 +100,7 @@ type (
 		FullPages   *int      `db:"full_pages"`
 		Edges       *int64    `db:"edges"`
 		Counter     *int64    `db:"counter"`
+		CounterRun  *int64    `db:"counter_run"`
 		Complete    bool      `db:"complete"`
 	}
 	markCutParams struct {
@@ -108,6 +110,7 @@ type (
 	}
 	listCountersParams struct {
 		JobName   string   `db:"job_name"`
+		RunID     int64    `db:"run_id"`
 		Owners    []string `db:"owners"`
 		Followers []*int64 `db:"followers"`
 		Following []*int64 `db:"following"`
@@ -171,9 +174,10 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 			pageSize       float32
 			fullPages      int
 			edges, counter *int64
+			counterRun     int64
 			cut            bool
 		)
-		if err := rows.Scan(&it.Kind, &it.Key, &owner, &visits, &lastRun, &age, &rate, &pageSize, &fullPages, &edges, &counter, &cut); err != nil {
+		if err := rows.Scan(&it.Kind, &it.Key, &owner, &visits, &lastRun, &age, &rate, &pageSize, &fullPages, &edges, &counter, &counterRun, &cut); err != nil {
 			return nil, fmt.Errorf("revisit items: %w", err)
 		}
 		kind, ok := revisitKind(it.Kind)
@@ -184,7 +188,9 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 		it.Group, it.Importance = weight(it.Kind, it.Key, owner)
 		if kind == revisit.List {
 			it.FullWalk = cut // its last walk stopped halfway: a gap only a whole walk fills
-			if edges != nil && counter != nil {
+			// The owner's counter tells only if it is no older than
+			// the list's last walk.
+			if edges != nil && counter != nil && counterRun >= lastRun {
 				tol := max(2, 0.02*float64(*edges))
 				switch c, e := float64(*counter), float64(*edges); {
 				case c < e-tol:
@@ -192,7 +198,7 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 					// some left (unfollows), which only a complete walk
 					// finds.
 					it.FullWalk = true
-				case c > e && it.Age > 0:
+				case c > e && it.Age > 0 && counterRun > lastRun:
 					// The counter says how much the list grew: at least
 					// that many new entries wait, whatever the estimate.
 					it.Rate = max(it.Rate, (c-e)/it.Age)
@@ -323,29 +329,31 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 	case !found:
 		return false, nil // never visited: explored
 	case visit:
-		ahead, ok := c.order.start(t.Kind, t.Key)
-		if !ok || reason == revisit.ReasonNew || reason == revisit.ReasonMaxAge {
-			t.fullWalk = full
-			return false, nil // forced visits are made whatever the budget
+		forced := reason == revisit.ReasonNew || reason == revisit.ReasonMaxAge
+		var left *int64
+		if !forced {
+			if left, err = c.creditsLeftNow(ctx); err != nil {
+				// max_credits still caps the spend: visit it.
+				log.Warn("could not weigh a visit against the credits left; visited", "task_id", t.ID, "err", err)
+			}
 		}
-		kept, err := c.keepsFor(ctx, float64(cost), ahead)
-		if err == nil && kept != "" && k.Fresh != nil && k.Fresh.Expand != nil {
-			children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task)
-		}
-		if err != nil {
-			// max_credits still caps the spend: visit it.
-			log.Warn("could not weigh a visit against the credits left; visited", "task_id", t.ID, "err", err)
-		}
-		if err != nil || kept == "" {
+		fits, ahead, scheduled := c.order.take(t, math.Ceil(float64(cost)), left)
+		if !scheduled || fits {
 			t.fullWalk = full
 			return false, nil
 		}
-		reason = kept
+		reason = fmt.Sprintf("%s: %d credits left, %.0f kept for the visits ranked higher or under way", revisit.ReasonBudget, max(*left, 0), math.Ceil(ahead))
+		if k.Fresh != nil && k.Fresh.Expand != nil {
+			if children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task); err != nil {
+				log.Warn("could not expand a profile from stored data; visited", "task_id", t.ID, "err", err)
+				t.fullWalk = full
+				return false, nil
+			}
+		}
 	}
 	if k.Fresh != nil && k.Fresh.Expand != nil && !fromStorage {
 		return false, nil // its lists cannot be found without a fetch
 	}
-	c.order.start(t.Kind, t.Key)
 	why := fmt.Sprintf("adaptive: %s: expected %.2f new per %.0f credits", reason, yield, math.Ceil(float64(cost)))
 	saved := int(math.Ceil(float64(cost)))
 	err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
@@ -381,7 +389,7 @@ func observeRevisits(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 		newItems             *int64
 		capped, complete     bool
 		changed              *bool
-		counter              *int64
+		counter, counterRun  *int64
 		followers, following *int64
 	}
 	rows, err := revisitVisits.Query(ctx, pool, revisitVisitsParams{RunID: runID, Kinds: revisitKinds()})
@@ -392,7 +400,7 @@ func observeRevisits(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 	for rows.Next() {
 		var v visit
 		if err := rows.Scan(&v.kind, &v.key, &v.owner, &v.at, &v.pages, &v.items, &v.newItems, &v.capped, &v.complete,
-			&v.changed, &v.counter, &v.followers, &v.following); err != nil {
+			&v.changed, &v.counter, &v.counterRun, &v.followers, &v.following); err != nil {
 			rows.Close()
 			return fmt.Errorf("revisit visits: %w", err)
 		}
@@ -440,7 +448,7 @@ func observeRevisits(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 		captured runs.RevisitCaptured
 		counters listCountersParams
 	)
-	counters.JobName = job.Name
+	counters.JobName, counters.RunID = job.Name, runID
 	for _, v := range visits {
 		kind, _ := revisitKind(v.kind)
 		k := byItem[[2]string{v.kind, v.key}]
@@ -448,7 +456,7 @@ func observeRevisits(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 			continue // recorded already
 		}
 		p := upsertRevisitParams{JobName: job.Name, Kind: v.kind, Key: v.key, Owner: v.owner, Visits: 1, LastRun: runID,
-			LastVisitAt: v.at, Intervals: []float32{}, Events: []float32{}, Censored: []bool{}, Counter: v.counter}
+			LastVisitAt: v.at, Intervals: []float32{}, Events: []float32{}, Censored: []bool{}, Counter: v.counter, CounterRun: v.counterRun}
 		if kind == revisit.Counter {
 			p.Owner = v.key
 			counters.Owners = append(counters.Owners, v.key)
@@ -554,13 +562,33 @@ func sendBatch(ctx context.Context, q *pgxpool.Pool, batch *pgx.Batch) error {
 // this process: a visit chosen for its yield starts only if the credits
 // left cover it after those of the higher-priority visits not started
 // yet, so that a budget the estimates undershoot runs out on the least
-// valuable visits, not on whichever the frontier leased first. Memory:
-// two words per scheduled visit.
+// valuable visits, not on whichever the frontier leased first. Visits
+// admitted by this process and not ended yet count for what they are
+// still expected to spend (their expected cost less the pages they
+// bought), so that workers admitting visits at once do not overrun the
+// budget together. Memory: two words per scheduled visit.
 type spendOrder struct {
-	mu   sync.Mutex
-	rank map[[2]string]int // (kind, key) -> rank, 0 the highest priority
-	cost []float64         // by rank
-	tree []float64         // Fenwick tree of the costs of visits not started
+	mu       sync.Mutex
+	rank     map[[2]string]int // (kind, key) -> rank, 0 the highest priority
+	cost     []float64         // by rank
+	tree     []float64         // Fenwick tree of the costs of visits not started
+	inflight map[int64]inflightVisit
+}
+
+// inflightVisit is a visit admitted and not ended: its expected cost and
+// the pages its task bought so far (Task.bought).
+type inflightVisit struct {
+	cost   float64
+	bought *atomic.Int64
+}
+
+// held is what the visits in flight are still expected to spend.
+func (o *spendOrder) held() float64 {
+	h := 0.0
+	for _, v := range o.inflight {
+		h += max(0, v.cost-float64(v.bought.Load()))
+	}
+	return h
 }
 
 type revisitOrderRow struct {
@@ -580,7 +608,7 @@ func loadSpendOrder(ctx context.Context, q db.Querier, runID int64) (*spendOrder
 	if err != nil {
 		return nil, fmt.Errorf("revisit order: %w", err)
 	}
-	o := &spendOrder{rank: map[[2]string]int{}}
+	o := &spendOrder{rank: map[[2]string]int{}, inflight: map[int64]inflightVisit{}}
 	var r revisitOrderRow
 	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Key, &r.Cost}, func() error {
 		o.rank[[2]string{r.Kind, r.Key}] = len(o.cost)
@@ -613,31 +641,46 @@ func (o *spendOrder) ahead(i int) float64 {
 	return max(s, 0)
 }
 
-// start takes item (kind, key) out of the visits waiting and returns the
-// cost still waiting ahead of it; ok is false for an item not scheduled
-// for a visit or already started.
-func (o *spendOrder) start(kind, key string) (ahead float64, ok bool) {
+// take takes task t's item out of the visits waiting and says whether its
+// visit, of expected cost, fits in left (the run's credits not billed;
+// nil: no budget) after the visits ranked before it still to come and
+// what those in flight in this process are still expected to spend; a
+// visit that fits is in flight until end(t.ID). scheduled is false for an
+// item the schedule does not visit, or one already taken.
+func (o *spendOrder) take(t *Task, cost float64, left *int64) (fits bool, ahead float64, scheduled bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	i, ok := o.rank[[2]string{kind, key}]
+	i, ok := o.rank[[2]string{t.Kind, t.Key}]
 	if !ok {
-		return 0, false
+		return false, 0, false
 	}
-	delete(o.rank, [2]string{kind, key})
+	delete(o.rank, [2]string{t.Kind, t.Key})
 	o.add(i, -o.cost[i])
-	return o.ahead(i), true
+	ahead = o.ahead(i) + o.held()
+	if left != nil && float64(*left)-ahead < cost {
+		return false, ahead, true
+	}
+	t.bought = new(atomic.Int64)
+	o.inflight[t.ID] = inflightVisit{cost: o.cost[i], bought: t.bought}
+	return true, ahead, true
 }
 
-// keepsFor says whether a visit of cost, with ahead credits of
-// higher-priority visits still to come, no longer fits in what is left
-// of the run's budget, and a reason to skip it.
-func (c *crawl) keepsFor(ctx context.Context, cost, ahead float64) (string, error) {
+// end stops counting task id's visit as in flight.
+func (o *spendOrder) end(id int64) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.inflight, id)
+}
+
+// creditsLeftNow is the run's credits not billed yet (nil: no
+// budget).
+func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
 	var left *int64
 	if err := creditsLeft.QueryRow(ctx, c.opts.Pool, runArg{c.runID}).Scan(&left); err != nil {
-		return "", fmt.Errorf("credits left: %w", err)
+		return nil, fmt.Errorf("credits left: %w", err)
 	}
-	if left == nil || float64(*left)-ahead >= cost {
-		return "", nil
-	}
-	return fmt.Sprintf("%s: %d credits left, %.0f kept for the visits the schedule ranks higher", revisit.ReasonBudget, max(*left, 0), math.Ceil(ahead)), nil
+	return left, nil
 }

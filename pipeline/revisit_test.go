@@ -36,7 +36,7 @@ func adaptiveJob(maxCredits int) string {
 		handles = append(handles, fmt.Sprintf("fast%d_f100_r%d", i, fastGrowth))
 	}
 	return fmt.Sprintf(`
-limits: {workers: 1, max_pages: 100, max_credits: %d}
+limits: {workers: 3, max_pages: 100, max_credits: %d}
 expand: {followers: {}}
 reuse: {adaptive: true}
 seeds: {shortvideo: {profiles: [%s]}}

@@ -392,6 +392,7 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if skipped, err := c.skipAdaptive(ctx, log, k, t); skipped || err != nil {
 		return err // reuse.adaptive: the run's schedule skips it
 	}
+	defer c.order.end(t.ID) // a visit the schedule admitted is no longer under way
 	// The schedule decides for the kinds it schedules, not refresh_after.
 	if _, scheduled := revisitKind(t.Kind); !scheduled || !c.job.Reuse.Adaptive {
 		if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
@@ -411,6 +412,9 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 			return nil
 		}
 		t.Cursor, t.Pages, t.Items = res.Next, t.Pages+1, t.Items+res.Items
+		if t.bought != nil {
+			t.bought.Add(1)
+		}
 		prev = sent
 		if ctx.Err() != nil {
 			// Stopping: the last page's commit is read, and a failure of

@@ -24,6 +24,7 @@ CREATE TABLE crawl.revisit_items (
     full_pages    integer,
     edges         bigint,
     counter       bigint,
+    counter_run   bigint,
     cut           boolean          NOT NULL DEFAULT false,
     PRIMARY KEY (job_name, kind, key)
 );
@@ -39,6 +40,7 @@ COMMENT ON COLUMN crawl.revisit_items.rate IS 'Estimated events per day (package
 COMMENT ON COLUMN crawl.revisit_items.page_size IS 'Lists: entries per page, as observed.';
 COMMENT ON COLUMN crawl.revisit_items.full_pages IS 'Lists: pages of the latest complete walk (one that reached the list''s end).';
 COMMENT ON COLUMN crawl.revisit_items.edges IS 'Lists: entries the list should hold by what was walked: the entries of its latest complete walk plus the new ones found since.';
+COMMENT ON COLUMN crawl.revisit_items.counter_run IS 'Lists: the run whose snapshot counter is; the counter is compared with edges only when it is no older than the list''s last visit.';
 COMMENT ON COLUMN crawl.revisit_items.cut IS 'Lists: a run ended with its walk unfinished (budget, stop): the entries past the pages bought may be new, which stop_at_seen would never reach, so its next visit walks it whole.';
 COMMENT ON COLUMN crawl.revisit_items.counter IS 'Lists: the owner profile''s counter of the list (follower_count, following_count) at its latest snapshot, when the list was last visited or its owner since.';
 

@@ -7,7 +7,7 @@
 -- the history it was learnt from.
 SELECT kind, key, coalesce(owner, ''), visits, last_run,
        extract(epoch FROM now() - last_visit_at) / 86400, rate,
-       coalesce(page_size, 0), coalesce(full_pages, 0), edges, counter, cut
+       coalesce(page_size, 0), coalesce(full_pages, 0), edges, counter, coalesce(counter_run, 0), cut
 FROM crawl.revisit_items WHERE job_name = @job_name
 ORDER BY kind, key;
 
@@ -48,6 +48,8 @@ SELECT t.kind, t.key, coalesce(t.params->>'handle', ''), t.finished_at, t.pages,
            WHEN 'shortvideo.following' THEN (SELECT s.following_count FROM shortvideo.user_snapshots s
                WHERE s.unique_id = t.params->>'handle' ORDER BY s.run_id DESC LIMIT 1)
        END,
+       CASE WHEN t.kind IN ('shortvideo.followers', 'shortvideo.following') THEN (SELECT s.run_id FROM shortvideo.user_snapshots s
+           WHERE s.unique_id = t.params->>'handle' ORDER BY s.run_id DESC LIMIT 1) END,
        CASE WHEN t.kind = 'shortvideo.profile' THEN (SELECT s.follower_count FROM shortvideo.user_snapshots s
            WHERE s.unique_id = t.key AND s.run_id = @run_id) END,
        CASE WHEN t.kind = 'shortvideo.profile' THEN (SELECT s.following_count FROM shortvideo.user_snapshots s
@@ -67,22 +69,23 @@ WHERE i.job_name = @job_name;
 -- name: UpsertRevisitItem
 -- Writes an item's observations and estimate after a visit.
 INSERT INTO crawl.revisit_items AS i (job_name, kind, key, owner, visits, last_run, last_visit_at,
-    intervals, events, censored, rate, page_size, full_pages, edges, counter)
+    intervals, events, censored, rate, page_size, full_pages, edges, counter, counter_run)
 VALUES (@job_name, @kind, @key, NULLIF(@owner::text, ''), @visits, @last_run, @last_visit_at,
-    @intervals, @events, @censored, @rate, @page_size, @full_pages, @edges, @counter)
+    @intervals, @events, @censored, @rate, @page_size, @full_pages, @edges, @counter, @counter_run)
 ON CONFLICT (job_name, kind, key) DO UPDATE SET
     owner = EXCLUDED.owner, visits = EXCLUDED.visits, last_run = EXCLUDED.last_run,
     last_visit_at = EXCLUDED.last_visit_at, intervals = EXCLUDED.intervals, events = EXCLUDED.events,
     censored = EXCLUDED.censored, rate = EXCLUDED.rate, page_size = EXCLUDED.page_size,
     full_pages = EXCLUDED.full_pages, edges = EXCLUDED.edges,
-    counter = coalesce(EXCLUDED.counter, i.counter),
+    counter = coalesce(EXCLUDED.counter, i.counter), counter_run = coalesce(EXCLUDED.counter_run, i.counter_run),
     cut = i.cut AND NOT @complete
 WHERE i.last_run < EXCLUDED.last_run;
 
 -- name: SetListCounters
 -- A profile visit's counters become its lists' counters (follower_count
 -- for its followers list, following_count for its following list).
-UPDATE crawl.revisit_items i SET counter = CASE i.kind WHEN 'shortvideo.followers' THEN c.followers ELSE c.following END
+UPDATE crawl.revisit_items i SET counter = CASE i.kind WHEN 'shortvideo.followers' THEN c.followers ELSE c.following END,
+    counter_run = @run_id
 FROM unnest(@owners::text[], @followers::bigint[], @following::bigint[]) AS c(owner, followers, following)
 WHERE i.job_name = @job_name AND i.owner = c.owner AND i.kind IN ('shortvideo.followers', 'shortvideo.following')
   AND (CASE i.kind WHEN 'shortvideo.followers' THEN c.followers ELSE c.following END) IS NOT NULL;
@@ -93,8 +96,8 @@ WHERE i.job_name = @job_name AND i.owner = c.owner AND i.kind IN ('shortvideo.fo
 SELECT kind, key, cost FROM crawl.revisit_plan WHERE run_id = @run_id AND visit ORDER BY priority DESC;
 
 -- name: CreditsLeft
--- The credits of the run's budget neither billed nor held (NULL: no budget).
-SELECT max_credits - credits_committed FROM crawl.runs WHERE id = @run_id;
+-- The credits of the run's budget not billed yet (NULL: no budget).
+SELECT max_credits - credits_billed FROM crawl.runs WHERE id = @run_id;
 
 -- name: MarkWalksCut
 -- The lists of job @job_name whose walk run @run_id left unfinished: their
