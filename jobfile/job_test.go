@@ -198,10 +198,11 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 			"j.yaml:5: reuse.adaptive: needs a credit budget for the night to spend: set limits.max_credits"},
 		{"adaptive keys alone", jobHead + "reuse:\n  max_age: 10d\n" + oneSeed,
 			"j.yaml:5: reuse.max_age: applies only with reuse.adaptive: true"},
-		{"adaptive importance", jobHead + "limits: {max_credits: 10}\nreuse:\n  adaptive: true\n  min_yield: -1\n  importance: {shortvideo.profile: 2, shortvideo.profiles: 0}\n" + oneSeed,
+		{"adaptive importance", jobHead + "limits: {max_credits: 10}\nreuse:\n  adaptive: true\n  min_yield: -1\n  importance: {shortvideo.profile: 2, shortvideo.profiles: 0}\n  counter_weight: 0\n" + oneSeed,
 			"j.yaml:7: reuse.min_yield: must be a number >= 0 (expected new entries or counter changes per credit), got -1\n" +
 				"j.yaml:8: reuse.importance.shortvideo.profile: names no seed list (e.g. shortvideo.profiles)\n" +
-				"j.yaml:8: reuse.importance.shortvideo.profiles: must be a weight above 0 and at most 1e6, got 0"},
+				"j.yaml:8: reuse.importance.shortvideo.profiles: must be a weight above 0 and at most 1e6, got 0\n" +
+				"j.yaml:9: reuse.counter_weight: must be a weight above 0 and at most 1e6 (new entries a counter change is worth), got 0"},
 		{"unknown preset", jobHead + "  preset: realapi\n" + oneSeed,
 			`j.yaml:4: api.preset: "realapi" is not a preset: contract (what the sandbox serves) or scrapecreators (the real service)`},
 		{"unknown endpoint", jobHead + "  endpoints:\n    shortvideo:\n      folowers: {path: /v1/x}\n" + oneSeed,

@@ -58,14 +58,25 @@ type Reuse struct {
 	// yield (new entries, counter changes) per credit is below it, unless
 	// max_age forces it. Default MinYieldDefault.
 	MinYield *float64 `yaml:"min_yield" json:"min_yield,omitempty"`
+	// CounterWeight is what a profile's graph counters moving (its
+	// follower or following count) is worth in the adaptive schedule, in
+	// new list entries. Default CounterWeightDefault.
+	CounterWeight *float64 `yaml:"counter_weight" json:"counter_weight,omitempty"`
 }
+
+// CounterWeightDefault is reuse.counter_weight's default: a counter that
+// moved is worth two new entries (bench workload 16 weighs it: 1 leaves
+// the counters stale, 3 and more buy them at the lists' expense).
+const CounterWeightDefault = 2.0
 
 // MaxAgeDefault is reuse.max_age's default: a month.
 const MaxAgeDefault = Duration(30 * 24 * time.Hour)
 
-// MinYieldDefault is reuse.min_yield's default: one new entry or counter
-// change per 50 credits.
-const MinYieldDefault = 0.02
+// MinYieldDefault is reuse.min_yield's default: a credit is spent for at
+// least one new entry expected (or half a counter change, at the default
+// counter_weight), the floor bench workload 16 measures the trade-off
+// of (a lower one buys visits that mostly find nothing).
+const MinYieldDefault = 1.0
 
 // UpstreamCacheAges are the ages the real service's cache_max_age takes.
 var UpstreamCacheAges = []string{"1d", "3d", "7d", "14d", "30d"}
@@ -152,7 +163,7 @@ func (j *Job) validateAdaptive() Errors {
 	}
 	r := &j.Reuse
 	if !r.Adaptive {
-		for _, k := range []string{"reuse.max_age", "reuse.importance", "reuse.min_yield"} {
+		for _, k := range []string{"reuse.max_age", "reuse.importance", "reuse.min_yield", "reuse.counter_weight"} {
 			if j.has(k) {
 				add(k, "applies only with reuse.adaptive: true")
 			}
@@ -167,6 +178,9 @@ func (j *Job) validateAdaptive() Errors {
 	}
 	if y := *r.MinYield; y < 0 || math.IsNaN(y) || math.IsInf(y, 0) {
 		add("reuse.min_yield", "must be a number >= 0 (expected new entries or counter changes per credit), got %v", y)
+	}
+	if w := r.CounterWeight; w != nil && (!(*w > 0) || math.IsInf(*w, 0) || *w > 1e6) {
+		add("reuse.counter_weight", "must be a weight above 0 and at most 1e6 (new entries a counter change is worth), got %v", *w)
 	}
 	var names []string
 	for name := range r.Importance {

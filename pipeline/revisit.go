@@ -142,9 +142,10 @@ type RevisitItem struct {
 type RevisitSchedule struct {
 	Items   []RevisitItem
 	Summary revisit.Summary
-	// Budget is the credits it spends (limits.max_credits), MaxAge and
-	// MinYield the job's reuse.max_age (days) and reuse.min_yield.
-	Budget, MaxAge, MinYield float64
+	// Budget is the credits it spends (limits.max_credits); MaxAge,
+	// MinYield and CounterWeight the job's reuse.max_age (days),
+	// reuse.min_yield and reuse.counter_weight.
+	Budget, MaxAge, MinYield, CounterWeight float64
 }
 
 // PlanRevisits makes the schedule a run of job would get now (crawler plan
@@ -157,6 +158,10 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 	}
 	if job.Reuse.MinYield != nil {
 		s.MinYield = *job.Reuse.MinYield
+	}
+	s.CounterWeight = jobfile.CounterWeightDefault
+	if job.Reuse.CounterWeight != nil {
+		s.CounterWeight = *job.Reuse.CounterWeight
 	}
 	weight := importance(job)
 	rows, err := revisitItems.Query(ctx, q, jobNameArg{job.Name})
@@ -186,6 +191,9 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 		}
 		it.Item = revisit.Item{Kind: kind, Rate: rate, Age: max(age, 0), Cost: 1, PageSize: float64(pageSize), FullCost: float64(fullPages)}
 		it.Group, it.Importance = weight(it.Kind, it.Key, owner)
+		if kind == revisit.Counter {
+			it.Importance *= s.CounterWeight
+		}
 		if kind == revisit.List {
 			it.FullWalk = cut // its last walk stopped halfway: a gap only a whole walk fills
 			// The owner's counter tells only if it is no older than

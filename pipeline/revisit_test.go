@@ -38,7 +38,7 @@ func adaptiveJob(maxCredits int) string {
 	return fmt.Sprintf(`
 limits: {workers: 3, max_pages: 100, max_credits: %d}
 expand: {followers: {}}
-reuse: {adaptive: true}
+reuse: {adaptive: true, min_yield: 0.02}
 seeds: {shortvideo: {profiles: [%s]}}
 `, maxCredits, strings.Join(handles, ", "))
 }

@@ -34,7 +34,7 @@ COMMENT ON COLUMN crawl.revisit_items.visits IS 'Visits recorded, the first incl
 COMMENT ON COLUMN crawl.revisit_items.last_run IS 'The run of the latest visit.';
 COMMENT ON COLUMN crawl.revisit_items.last_visit_at IS 'When the latest visit ended.';
 COMMENT ON COLUMN crawl.revisit_items.intervals IS 'Days between consecutive visits, oldest first, the last 30.';
-COMMENT ON COLUMN crawl.revisit_items.events IS 'What each of those visits saw, aligned with intervals: lists, entries no earlier run had stored; profiles, 1 if a counter changed, else 0.';
+COMMENT ON COLUMN crawl.revisit_items.events IS 'What each of those visits saw, aligned with intervals: lists, entries no earlier run had stored; profiles, 1 if its follower or following count changed, else 0.';
 COMMENT ON COLUMN crawl.revisit_items.censored IS 'Aligned with intervals: the visit''s events are only a lower bound (its walk was cut by the page limit).';
 COMMENT ON COLUMN crawl.revisit_items.rate IS 'Estimated events per day (package revisit: Gamma-Poisson mean for lists, the Cho and Garcia-Molina estimator for counters), from the prior and the observations, older ones discounted.';
 COMMENT ON COLUMN crawl.revisit_items.page_size IS 'Lists: entries per page, as observed.';

@@ -28,15 +28,15 @@ SELECT revisit FROM crawl.runs WHERE id = @run_id AND revisit IS NOT NULL;
 -- What run @run_id saw of the items it visited (tasks of @kinds that ended
 -- done after at least one request): for lists, the entries no earlier run
 -- stored, whether the walk was capped or reached the end, and the owner's
--- latest counter of the list; for short-video profiles, whether a counter
--- differs from the account's previous snapshot, and the counters. Reads
+-- latest counter of the list; for short-video profiles, whether their graph
+-- counters (follower_count, following_count) differ from the account's
+-- previous snapshot, and those counters. Reads
 -- only the run's tasks and, per task, the latest snapshots by index.
 SELECT t.kind, t.key, coalesce(t.params->>'handle', ''), t.finished_at, t.pages, t.items, t.new_items,
        t.reason = 'page_limit',
        t.reason IS DISTINCT FROM 'page_limit' AND t.reason NOT LIKE 'stop_at_seen:%',
        CASE WHEN t.kind = 'shortvideo.profile' THEN (
-           SELECT (c.follower_count, c.following_count, c.heart_count, c.video_count, c.digg_count)
-                  IS DISTINCT FROM (p.follower_count, p.following_count, p.heart_count, p.video_count, p.digg_count)
+           SELECT (c.follower_count, c.following_count) IS DISTINCT FROM (p.follower_count, p.following_count)
            FROM shortvideo.user_snapshots c
            JOIN LATERAL (SELECT * FROM shortvideo.user_snapshots p
                          WHERE p.unique_id = c.unique_id AND p.run_id < c.run_id
