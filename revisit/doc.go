@@ -12,10 +12,12 @@
 // as a Poisson process of rate λ per day, and is walked newest first until
 // an entry already stored (stop_at_seen), so a visit captures every entry
 // added since the last one. A visit at age A (days since the last) captures
-// E = λA entries and costs its first page plus the pages they fill,
-// Cost*(1 + E/PageSize) credits (every page costs what the first does; at
-// most MaxPages pages, capturing at most MaxPages*PageSize entries). Its
-// yield per credit, λA/(1 + λA/PageSize) per Cost, grows with age towards
+// E = λA entries and reads the pages holding them, then the first page of
+// known ones: floor(E/PageSize) + 2 pages when E > 0, 1 when none is new,
+// whose mean is close to Cost*(1 + P(E > 0) + max(0, E/PageSize - 1/2))
+// credits (every page costs what the first does; at most MaxPages pages,
+// capturing at most MaxPages*PageSize entries). Its yield per credit grows
+// with age towards
 // PageSize per page: the longer a list waits, the more each credit
 // captures, and (within its page limit) it loses nothing by waiting; what
 // waiting costs is that its entries are stored later.
@@ -56,9 +58,10 @@
 // within a few half-lives; a shorter memory sees fewer events and is
 // noisier (30 days suits rates that drift over months).
 //
-// DefaultPrior is, for a List, 1 entry a day worth 1 day, and for a
-// Counter 0.2 changes a day (one night in five) worth 1 day. The weight is
-// kept at a day so that a single visit of a few days outweighs the guess;
+// DefaultPrior is, for a List, 1 entry a day worth a quarter of a day, and
+// for a Counter 0.2 changes a day (one night in five) worth 1 day. The
+// weights are kept short so that a single visit outweighs the guess (a
+// list seen to gain 120 entries in a day is estimated at 96 a day, not 60);
 // the rates are middling guesses for social accounts, to be replaced by
 // each group's measured median once there is history.
 //

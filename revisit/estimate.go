@@ -16,9 +16,9 @@ type Visit struct {
 type Prior struct{ Rate, Weight float64 }
 
 // DefaultPrior is the prior of a new item of the kind (see the package doc):
-// a List gains 1 entry a day, a Counter changes 0.2 times a day (on about
-// one night in five), each worth one day of observation, so that a few
-// visits outweigh it.
+// a List gains 1 entry a day worth a quarter of a day of observation, a
+// Counter changes 0.2 times a day (on about one night in five) worth one
+// day, so that a visit or two outweigh it.
 func DefaultPrior(kind ItemKind) Prior {
 	if kind == List {
 		return Prior{Rate: 1, Weight: 0.25}
