@@ -29,6 +29,9 @@ CREATE TABLE crawl.revisit_items (
     PRIMARY KEY (job_name, kind, key)
 );
 COMMENT ON TABLE crawl.revisit_items IS 'One row per item a job revisits (a profile, a newest-first list), updated when a run that visited it ends: the observations its change-rate estimate is made from and the estimate. Read whole by the schedule of an adaptive run (reuse.adaptive) and by crawler plan.';
+COMMENT ON COLUMN crawl.revisit_items.job_name IS 'The job (crawl.runs.job_name) whose runs visited the item: each job learns its own items.';
+COMMENT ON COLUMN crawl.revisit_items.kind IS 'The task kind of the item (shortvideo.profile, or a newest-first list kind).';
+COMMENT ON COLUMN crawl.revisit_items.key IS 'The task key of the item (crawl.tasks.key).';
 COMMENT ON COLUMN crawl.revisit_items.owner IS 'Lists: the unique id of the account whose list it is (its profile''s counter says how long the list should be).';
 COMMENT ON COLUMN crawl.revisit_items.visits IS 'Visits recorded, the first included (it is not an observation of change: nothing was known before it).';
 COMMENT ON COLUMN crawl.revisit_items.last_run IS 'The run of the latest visit.';
@@ -57,6 +60,10 @@ CREATE TABLE crawl.revisit_plan (
     PRIMARY KEY (run_id, kind, key)
 );
 COMMENT ON TABLE crawl.revisit_plan IS 'An adaptive run''s schedule, made when the run is created: for each item the job has visited before, whether to visit it in this run and why. Items not listed (new ones) are visited.';
+COMMENT ON COLUMN crawl.revisit_plan.run_id IS 'The run the schedule is for.';
+COMMENT ON COLUMN crawl.revisit_plan.kind IS 'The item''s task kind.';
+COMMENT ON COLUMN crawl.revisit_plan.key IS 'The item''s task key.';
+COMMENT ON COLUMN crawl.revisit_plan.visit IS 'Whether the run visits the item (else its task ends skipped, reason adaptive: ...).';
 COMMENT ON COLUMN crawl.revisit_plan.full_walk IS 'Lists: walk it to its end (its owner''s counter moved more than the entries found explain: unfollows).';
 COMMENT ON COLUMN crawl.revisit_plan.reason IS 'new, max_age, full_walk, yield (visited); below_floor, budget (skipped).';
 COMMENT ON COLUMN crawl.revisit_plan.yield IS 'Expected events a visit captures (new entries, or the chance a counter changed), times the importance of its seed list.';
