@@ -574,7 +574,11 @@ func sendBatch(ctx context.Context, q *pgxpool.Pool, batch *pgx.Batch) error {
 // admitted by this process and not ended yet count for what they are
 // still expected to spend (their expected cost less the pages they
 // bought), so that workers admitting visits at once do not overrun the
-// budget together. Memory: two words per scheduled visit.
+// budget together. The credits left are those neither billed nor held by
+// a lease, and a page counts as bought once fetched: a request under way
+// counts twice, so near the end of a budget a visit may be kept out for
+// up to a credit per worker, never let in beyond it. Memory: two words
+// per scheduled visit.
 type spendOrder struct {
 	mu       sync.Mutex
 	rank     map[[2]string]int // (kind, key) -> rank, 0 the highest priority
@@ -650,8 +654,8 @@ func (o *spendOrder) ahead(i int) float64 {
 }
 
 // take takes task t's item out of the visits waiting and says whether its
-// visit, of expected cost, fits in left (the run's credits not billed;
-// nil: no budget) after the visits ranked before it still to come and
+// visit, of expected cost, fits in left (the run's credits neither billed
+// nor held; nil: no budget) after the visits ranked before it still to come and
 // what those in flight in this process are still expected to spend; a
 // visit that fits is in flight until end(t.ID). scheduled is false for an
 // item the schedule does not visit, or one already taken.
@@ -683,7 +687,7 @@ func (o *spendOrder) end(id int64) {
 	delete(o.inflight, id)
 }
 
-// creditsLeftNow is the run's credits not billed yet (nil: no
+// creditsLeftNow is the run's credits neither billed nor held (nil: no
 // budget).
 func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
 	var left *int64

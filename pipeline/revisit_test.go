@@ -27,7 +27,7 @@ const (
 	fastGrowth    = 120
 )
 
-func adaptiveJob(maxCredits int) string {
+func adaptiveJob(workers, maxCredits int) string {
 	var handles []string
 	for i := range stillAccounts {
 		handles = append(handles, fmt.Sprintf("still%d_f100", i))
@@ -36,11 +36,11 @@ func adaptiveJob(maxCredits int) string {
 		handles = append(handles, fmt.Sprintf("fast%d_f100_r%d", i, fastGrowth))
 	}
 	return fmt.Sprintf(`
-limits: {workers: 3, max_pages: 100, max_credits: %d}
+limits: {workers: %d, max_pages: 100, max_credits: %d}
 expand: {followers: {}}
 reuse: {adaptive: true, min_yield: 0.02}
 seeds: {shortvideo: {profiles: [%s]}}
-`, maxCredits, strings.Join(handles, ", "))
+`, workers, maxCredits, strings.Join(handles, ", "))
 }
 
 // ageRevisits makes every item's last visit a day older, as a night
@@ -63,10 +63,10 @@ func TestAdaptiveRevisits(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	items := stillAccounts + fastAccounts
-	night := func(day int64, budget int) (*bundle, *pipeline.Summary) {
+	night := func(day int64, budget, workers int) (*bundle, *pipeline.Summary) {
 		t.Helper()
 		b := atDay(t, pool, day)
-		job := b.job(t, adaptiveJob(budget))
+		job := b.job(t, adaptiveJob(workers, budget))
 		runID := b.start(t, job)
 		sum, err := pipeline.Run(context.Background(), b.options(job, testKey), job, runID)
 		if err != nil {
@@ -85,7 +85,7 @@ func TestAdaptiveRevisits(t *testing.T) {
 	}
 
 	// Night 1: every item is new, every one visited (8 profiles, 16 pages).
-	b, sum := night(0, 100)
+	b, sum := night(0, 100, 3)
 	if sum.State != "done" || b.sandbox.Usage(testKey).Credits != int64(items+2*items) {
 		t.Fatalf("night 1: %s %s, %d credits", sum.State, sum.Reason, b.sandbox.Usage(testKey).Credits)
 	}
@@ -99,7 +99,7 @@ func TestAdaptiveRevisits(t *testing.T) {
 	// Night 2, a day later, with room for everything: each list is walked
 	// until a page of known followers; the fast ones show their growth.
 	ageRevisits(t, pool, 1)
-	b, sum = night(1, 100)
+	b, sum = night(1, 100, 3)
 	if sum.State != "done" {
 		t.Fatalf("night 2: %s %s", sum.State, sum.Reason)
 	}
@@ -122,9 +122,11 @@ func TestAdaptiveRevisits(t *testing.T) {
 
 	// Night 3: 14 credits, less than a visit of everything (8 profiles +
 	// 8 lists + the fast lists' new pages): the fast lists come first and
-	// are captured whole; the still lists wait.
+	// are captured whole; the still lists wait. One worker: the budget is
+	// exactly the schedule's, and with several a request under way may
+	// keep a visit at the margin out (pipeline/revisit.go, spendOrder).
 	ageRevisits(t, pool, 1)
-	b, sum = night(2, 14)
+	b, sum = night(2, 14, 1)
 	fast := `(SELECT sec_uid FROM shortvideo.users WHERE unique_id LIKE 'fast%')`
 	if n := b.count(t, `SELECT count(*) FROM crawl.revisit_plan WHERE run_id = $1 AND kind = 'shortvideo.followers' AND visit AND key IN `+fast, sum.RunID); n != fastAccounts {
 		t.Errorf("night 3 schedules %d fast lists, want %d", n, fastAccounts)
@@ -132,6 +134,12 @@ func TestAdaptiveRevisits(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers' AND state = 'done' AND new_items = $2 AND key IN `+fast,
 		sum.RunID, fastGrowth); n != fastAccounts {
 		t.Errorf("night 3 captured the %d new followers of %d fast lists, want %d", fastGrowth, n, fastAccounts)
+		for _, l := range dump(t, pool, fmt.Sprintf(`SELECT kind, key, visit, reason, cost, priority FROM crawl.revisit_plan WHERE run_id = %d ORDER BY priority DESC`, sum.RunID)) {
+			t.Log(l)
+		}
+		for _, l := range dump(t, pool, fmt.Sprintf(`SELECT kind, key, state, reason, pages, new_items FROM crawl.tasks WHERE run_id = %d ORDER BY finished_at`, sum.RunID)) {
+			t.Log(l)
+		}
 	}
 	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers' AND state = 'skipped' AND reason LIKE 'adaptive: %'`, sum.RunID); n == 0 {
 		t.Errorf("night 3 skipped no list")
@@ -165,7 +173,7 @@ func TestAdaptiveRevisits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mp, err := plan.Make(context.Background(), tx, b.job(t, adaptiveJob(14)), 0, false)
+	mp, err := plan.Make(context.Background(), tx, b.job(t, adaptiveJob(1, 14)), 0, false)
 	_ = tx.Rollback(context.Background())
 	if err != nil || mp.Adaptive == nil {
 		t.Fatalf("plan: %+v, %v", mp, err)
@@ -181,7 +189,7 @@ func TestAdaptiveRevisits(t *testing.T) {
 		t.Fatal(err)
 	}
 	ageRevisits(t, pool, 1)
-	b, sum = night(2, 30)
+	b, sum = night(2, 30, 3)
 	if n := b.count(t, `SELECT count(*) FROM crawl.revisit_plan WHERE run_id = $1 AND full_walk AND visit`, sum.RunID); n != 1 {
 		t.Errorf("%d lists scheduled for a complete walk, want 1", n)
 	}
@@ -192,7 +200,7 @@ func TestAdaptiveRevisits(t *testing.T) {
 
 	// A month later everything is past max_age: all visited.
 	ageRevisits(t, pool, 31)
-	b, sum = night(2, 100)
+	b, sum = night(2, 100, 3)
 	if n := b.count(t, `SELECT count(*) FROM crawl.revisit_plan WHERE run_id = $1 AND visit AND reason = 'max_age'`, sum.RunID); n != int64(2*items) {
 		t.Errorf("%d items visited for max_age, want %d", n, 2*items)
 	}

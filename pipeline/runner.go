@@ -412,9 +412,6 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 			return nil
 		}
 		t.Cursor, t.Pages, t.Items = res.Next, t.Pages+1, t.Items+res.Items
-		if t.bought != nil {
-			t.bought.Add(1)
-		}
 		prev = sent
 		if ctx.Err() != nil {
 			// Stopping: the last page's commit is read, and a failure of
@@ -598,6 +595,11 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	}
 	res := &fetched{Result: mapped, archive: lease.archived()}
 	c.budget.release(fctx, lease.credits)
+	if t.bought != nil {
+		// Bought, and billed once its commit lands: other workers weighing
+		// a visit against the budget count it from now (revisit.go).
+		t.bought.Add(1)
+	}
 	if err := c.stopAtSeen(fctx, k, t, res.Result); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
 			return nil, nil, ErrLeaseLost

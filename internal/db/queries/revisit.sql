@@ -96,8 +96,9 @@ WHERE i.job_name = @job_name AND i.owner = c.owner AND i.kind IN ('shortvideo.fo
 SELECT kind, key, cost FROM crawl.revisit_plan WHERE run_id = @run_id AND visit ORDER BY priority DESC;
 
 -- name: CreditsLeft
--- The credits of the run's budget not billed yet (NULL: no budget).
-SELECT max_credits - credits_billed FROM crawl.runs WHERE id = @run_id;
+-- The credits of the run's budget neither billed nor held by a lease
+-- (NULL: no budget).
+SELECT max_credits - credits_committed FROM crawl.runs WHERE id = @run_id;
 
 -- name: MarkWalksCut
 -- The lists of job @job_name whose walk run @run_id left unfinished: their
