@@ -89,22 +89,34 @@ ORDER BY s.follower_count DESC NULLS LAST, u.unique_id LIMIT @lim;
 -- why not (pending and leased are unfinished; stop_at_seen without its
 -- detail), and for a complete walk after an earlier complete one, that
 -- walk's run, the counter at both and the edges gained and lost between
--- them (shortvideo.follow_changes).
+-- them, by the rule of shortvideo.follow_changes. Each walk reads its
+-- list's previous complete walk (tasks_complete_walks_idx, one probe
+-- however many incomplete walks came between), that run's snapshot and
+-- the list's edges by index: nothing of other lists or older runs. (Read
+-- through follow_changes, the previous walk was looked up twice and the
+-- snapshots of every run of the account read.)
 SELECT w.unique_id, w.list, w.complete,
        CASE WHEN w.state IN ('pending', 'leased') THEN 'unfinished'
             WHEN w.state <> 'done' THEN w.state
             WHEN w.reason LIKE 'stop_at_seen:%' THEN 'stop_at_seen'
             ELSE coalesce(w.reason, '') END,
-       w.entries_stored, w.reported_count, p.run_id, p.reported_count,
+       w.entries_stored, w.reported_count, p.run_id,
+       CASE w.list WHEN 'followers' THEN ps.follower_count ELSE ps.following_count END,
        coalesce(c.gained, 0), coalesce(c.lost, 0)
 FROM shortvideo.follow_walks w
 LEFT JOIN LATERAL (
-    SELECT p.run_id, p.reported_count FROM shortvideo.follow_walks p
-    WHERE p.unique_id = w.unique_id AND p.kind = w.kind AND p.complete AND p.run_id < w.run_id
+    -- follow_walks.complete, spelled as the index's predicate.
+    SELECT p.run_id FROM crawl.tasks p
+    WHERE p.params->>'handle' = w.unique_id AND p.kind = w.kind AND p.run_id < w.run_id
+      AND p.kind IN ('shortvideo.followers', 'shortvideo.following') AND p.state = 'done' AND p.reason IN ('end', 'empty_page')
     ORDER BY p.run_id DESC LIMIT 1) p ON w.complete
+LEFT JOIN shortvideo.user_snapshots ps ON ps.unique_id = w.unique_id AND ps.run_id = p.run_id
 LEFT JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE c.change = 'started') AS gained, count(*) FILTER (WHERE c.change = 'stopped') AS lost
-    FROM shortvideo.follow_changes c
-    WHERE c.unique_id = w.unique_id AND c.list = w.list AND c.run_id = w.run_id) c ON p.run_id IS NOT NULL
+    SELECT count(*) FILTER (WHERE f.first_seen_run > p.run_id) AS gained, count(*) FILTER (WHERE f.first_seen_run <= p.run_id) AS lost
+    FROM (SELECT first_seen_run, last_seen_run FROM shortvideo.follows WHERE w.list = 'followers' AND followee = w.unique_id
+          UNION ALL
+          SELECT first_seen_run, last_seen_run FROM shortvideo.follows WHERE w.list = 'following' AND follower = w.unique_id) f
+    WHERE (f.first_seen_run > p.run_id AND f.first_seen_run <= w.run_id AND f.last_seen_run >= w.run_id)
+       OR (f.first_seen_run <= p.run_id AND f.last_seen_run >= p.run_id AND f.last_seen_run < w.run_id)) c ON p.run_id IS NOT NULL
 WHERE w.run_id = @run_id
 ORDER BY coalesce(c.gained, 0) + coalesce(c.lost, 0) DESC, w.unique_id, w.list;
