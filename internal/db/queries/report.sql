@@ -125,3 +125,12 @@ LEFT JOIN LATERAL (
        OR (f.first_seen_run <= p.run_id AND f.last_seen_run >= p.run_id AND f.last_seen_run < w.run_id)) c ON p.run_id IS NOT NULL
 WHERE w.run_id = @run_id
 ORDER BY coalesce(c.gained, 0) + coalesce(c.lost, 0) DESC, w.unique_id, w.list;
+
+-- name: ReportNoJIT
+-- First in the report's read-only transaction. Its statements read the
+-- run's rows through indexes, but ReportFollowLists is costed per walk of
+-- the run (~100 each): past ~1,000 walks it passes jit_above_cost, past
+-- ~5,000 the inlining and optimizing thresholds. Compiling took ~50 ms at
+-- 2,000 walks for a statement that runs in ~50 ms, and 0.8 s once the
+-- plan was inlined and optimized.
+SET LOCAL jit = off;
