@@ -30,10 +30,11 @@ import (
 // statements at a nightly run's realistic sizes (~3,000 tasks, two
 // processes, ~60 samples, ~1,000 profile and video snapshots; the accounts,
 // videos and follow edges accumulate over the runs), then each command is
-// timed (median of several repetitions). A command whose statements read
-// the current run or a bounded window through an index costs the same at
-// 365 runs as at 1: its ratio to the 1-run time is the figure, held to
-// 1.5 at the largest size.
+// timed (median of several repetitions, taken in rounds over the sizes so
+// that the shared machine's load weighs on all alike). A command whose
+// statements read the current run or a bounded window through an index
+// costs the same at 365 runs as at 1: its ratio to the 1-run time is the
+// figure, held to 1.5 at the largest size.
 
 // historyJob is the job the history is of, and the one the run command
 // measures: the same name, so the history's reuse lookups (refresh_after,
@@ -102,7 +103,8 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 	out := &outcome{setup: fmt.Sprintf("per history size (%s nightly runs of one job): a fresh migrated database, filled by INSERT ... SELECT generate_series with a synthetic history: "+
 		"per run %d tasks (%d seed profiles, their followers and following lists ended end, page_limit or stop_at_seen, %d profiles found in them, mostly done, some skipped fresh, a few failed, and their lists, a third skipped 404), parent_id links, "+
 		"2 processes, %d samples, 3 endpoints of credit usage, 120 answer key paths, %d profile and %d video snapshots; accounts and videos grow to ~20,000 and follow edges to ~200,000 at 365 runs; VACUUM ANALYZE. "+
-		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on). "+
+		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on), "+
+		"all histories filled first and timed in rounds (each repetition times every size, in a rotating order), so a change of the shared machine's load falls on every size alike. "+
 		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones); the aim holds the ratio at the largest history.",
 		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages,
 		hs.listRuns, hs.listRuns)}
@@ -115,34 +117,37 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	times := map[string][]time.Duration{} // command -> median per size
-	details := map[string][]string{}
-	for _, n := range hs.runs {
+	// Every history is filled first, then the commands are timed in
+	// rounds over the sizes: a change of the machine's load (shared, two
+	// cores) falls on every size alike, not on the one measured then.
+	pools := make([]*pgxpool.Pool, len(hs.runs))
+	defer func() {
+		for _, p := range pools {
+			if p != nil {
+				p.Close()
+			}
+		}
+	}()
+	for i, n := range hs.runs {
 		begin := time.Now()
 		dsn, err := e.freshDB(ctx, fmt.Sprintf("hist%d", n))
 		if err != nil {
 			return out, err
 		}
-		pool, err := e.pool(ctx, dsn, job.Limits.Workers)
-		if err != nil {
+		if pools[i], err = e.pool(ctx, dsn, job.Limits.Workers); err != nil {
 			return out, err
 		}
-		if err := fillHistory(ctx, pool, job, n); err != nil {
-			pool.Close()
+		if err := fillHistory(ctx, pools[i], job, n); err != nil {
 			return out, fmt.Errorf("history of %d runs: %w", n, err)
 		}
 		e.log.Info("history filled", "runs", n, "took", time.Since(begin).Round(time.Millisecond))
-		m, d, err := measureHistory(ctx, pool, job, hs)
-		pool.Close()
-		if err != nil {
-			return out, fmt.Errorf("history of %d runs: %w", n, err)
-		}
-		for _, c := range historyCommands {
-			times[c.name] = append(times[c.name], m[c.name])
-			details[c.name] = append(details[c.name], d[c.name])
-		}
-		e.log.Info("history measured", "runs", n, "took", time.Since(begin).Round(time.Millisecond))
 	}
+	begin := time.Now()
+	times, details, err := measureHistory(ctx, pools, job, hs)
+	if err != nil {
+		return out, err
+	}
+	e.log.Info("histories measured", "took", time.Since(begin).Round(time.Millisecond))
 	for _, c := range historyCommands {
 		what, equalFrom := c.what, 1
 		if c.listsRuns {
@@ -409,18 +414,84 @@ type historySample struct {
 
 var historySampleStmt = db.Prepare[historySample]("RecordSample")
 
-// measureHistory times each command on the history in pool: the median
-// and a line of detail per command.
-func measureHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, hs historySizes) (map[string]time.Duration, map[string]string, error) {
+// measureHistory times each command on the histories in pools, in
+// rounds: each repetition times every size, starting with a different one
+// each round. For each command, the median per size and a line of detail.
+func measureHistory(ctx context.Context, pools []*pgxpool.Pool, job *jobfile.Job, hs historySizes) (map[string][]time.Duration, map[string][]string, error) {
+	reads := make([]map[string]func(context.Context) error, len(pools))
+	for i, pool := range pools {
+		r, err := historyReads(ctx, pool, job, hs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("history of %d runs: %w", hs.runs[i], err)
+		}
+		reads[i] = r
+	}
+	med := map[string][]time.Duration{}
+	detail := map[string][]string{}
+	for _, c := range historyCommands {
+		if _, ok := reads[0][c.name]; !ok {
+			continue
+		}
+		// One untimed call warms the connection's prepared statements and
+		// the cache, as a second call of the command would find them.
+		for i := range pools {
+			if err := reads[i][c.name](ctx); err != nil {
+				return nil, nil, fmt.Errorf("history of %d runs: %s: %w", hs.runs[i], c.name, err)
+			}
+		}
+		ts := make([][]time.Duration, len(pools))
+		for rep := range hs.reps {
+			for k := range pools {
+				i := (rep + k) % len(pools)
+				t0 := time.Now()
+				if err := reads[i][c.name](ctx); err != nil {
+					return nil, nil, fmt.Errorf("history of %d runs: %s: %w", hs.runs[i], c.name, err)
+				}
+				ts[i] = append(ts[i], time.Since(t0))
+			}
+		}
+		for i := range pools {
+			m := median(ts[i])
+			med[c.name] = append(med[c.name], m)
+			detail[c.name] = append(detail[c.name], fmt.Sprintf("median of %d: %s ms (min %s, max %s)", len(ts[i]), formatValue(ms(m)),
+				formatValue(ms(slices.Min(ts[i]))), formatValue(ms(slices.Max(ts[i])))))
+		}
+	}
+	// The run command last: it adds runs to the histories.
+	per := make([][]time.Duration, len(pools))
+	starts := make([][]string, len(pools))
+	for rep := range hs.runReps {
+		for k := range pools {
+			i := (rep + k) % len(pools)
+			d, start, err := historyRunOnce(ctx, pools[i], job, hs.runPages, rep > 0)
+			if err != nil {
+				return nil, nil, fmt.Errorf("history of %d runs: run: %w", hs.runs[i], err)
+			}
+			per[i] = append(per[i], d)
+			starts[i] = append(starts[i], formatValue(ms(start)))
+		}
+	}
+	for i := range pools {
+		m := median(per[i])
+		med["run"] = append(med["run"], m)
+		detail["run"] = append(detail["run"], fmt.Sprintf("median of %d runs of %d pages: %s ms per page; FindOrCreateRun took %s ms",
+			len(per[i]), hs.runPages, formatValue(ms(m)), strings.Join(starts[i], ", ")))
+	}
+	return med, detail, nil
+}
+
+// historyReads are the read commands (all but run) on the history in
+// pool, as operators call them on its latest run.
+func historyReads(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, hs historySizes) (map[string]func(context.Context) error, error) {
 	var latest int64
 	if err := pool.QueryRow(ctx, `SELECT max(id) FROM crawl.runs`).Scan(&latest); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var owner string
 	if err := pool.QueryRow(ctx, `SELECT min(owner) FROM crawl.run_processes WHERE run_id = $1`, latest).Scan(&owner); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	reads := map[string]func(context.Context) error{
+	return map[string]func(context.Context) error{
 		"sampler": func(ctx context.Context) error {
 			var billed, committed, pending, leased, done, failed, skipped int64
 			var maxCredits *int64
@@ -458,45 +529,7 @@ func measureHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, h
 				return err
 			})
 		},
-	}
-	med := map[string]time.Duration{}
-	detail := map[string]string{}
-	for _, c := range historyCommands {
-		f, ok := reads[c.name]
-		if !ok {
-			continue
-		}
-		// One untimed call warms the connection's prepared statements and
-		// the cache, as a second call of the command would find them.
-		if err := f(ctx); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		ts := make([]time.Duration, hs.reps)
-		for i := range ts {
-			t0 := time.Now()
-			if err := f(ctx); err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", c.name, err)
-			}
-			ts[i] = time.Since(t0)
-		}
-		med[c.name] = median(ts)
-		detail[c.name] = fmt.Sprintf("median of %d: %s ms (min %s, max %s)", len(ts), formatValue(ms(med[c.name])), formatValue(ms(slices.Min(ts))), formatValue(ms(slices.Max(ts))))
-	}
-	// The run command last: it adds runs to the history.
-	per := make([]time.Duration, hs.runReps)
-	var starts []string
-	for i := range per {
-		d, start, err := historyRunOnce(ctx, pool, job, hs.runPages, i > 0)
-		if err != nil {
-			return nil, nil, fmt.Errorf("run: %w", err)
-		}
-		per[i] = d
-		starts = append(starts, formatValue(ms(start)))
-	}
-	med["run"] = median(per)
-	detail["run"] = fmt.Sprintf("median of %d runs of %d pages: %s ms per page; FindOrCreateRun took %s ms", len(per), hs.runPages,
-		formatValue(ms(med["run"])), strings.Join(starts, ", "))
-	return med, detail, nil
+	}, nil
 }
 
 // historyRunOnce starts the job's next run (forceNew: the previous
