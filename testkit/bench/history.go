@@ -73,17 +73,21 @@ func (e *env) historySizes() historySizes {
 // historySizes.listRuns runs on (it lists min(history, listRuns) runs):
 // its figures are ratios to the time at the first size with at least that
 // many runs, so that equal outputs are compared; a smaller history is
-// reported, not compared. The others are ratios to 1 run.
+// reported, not compared. The others are ratios to 1 run. comparesPrevious
+// names what a command compares with the job's previous run, which the
+// 1-run history does not have: the largest size's detail also gives the
+// ratio to the first history that has one.
 var historyCommands = []struct {
-	name, what string
-	listsRuns  bool
+	name, what       string
+	listsRuns        bool
+	comparesPrevious string
 }{
-	{"run", "run start: ms per committed page over the first pages of a new run (FindOrCreateRun with its seeds, then the pages' leases and commits, reuse lookups on)", false},
-	{"sampler", "the sampler's statement (RecordSample: a process's counters and the run's tasks by state)", false},
-	{"status", "crawler status (LoadStatus, LoadCredits, LoadProcesses, LoadDrift, LoadSavings of the latest run)", false},
-	{"runs", "crawler runs (the latest %d runs)", true},
-	{"report", "crawler report of the latest run (LoadReport)", false},
-	{"plan", "crawler plan of the job (plan.Make in a read-only transaction)", false},
+	{"run", "run start: ms per committed page over the first pages of a new run (FindOrCreateRun with its seeds, then the pages' leases and commits, reuse lookups on)", false, ""},
+	{"sampler", "the sampler's statement (RecordSample: a process's counters and the run's tasks by state)", false, ""},
+	{"status", "crawler status (LoadStatus, LoadCredits, LoadProcesses, LoadDrift, LoadSavings of the latest run)", false, "the schema drift"},
+	{"runs", "crawler runs (the latest %d runs)", true, ""},
+	{"report", "crawler report of the latest run (LoadReport)", false, "the follow lists' edges gained and lost since their previous complete walk, the top movers and follower moves, the schema drift"},
+	{"plan", "crawler plan of the job (plan.Make in a read-only transaction)", false, ""},
 }
 
 // historyRef is the index in sizes of the reference of a command whose
@@ -168,6 +172,11 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 				f.Text = fmt.Sprintf("%s ms (not compared)", formatValue(ms(t)))
 				f.Detail += fmt.Sprintf("; not compared: with %s of history its output is %s, from %d runs on it is %d runs, "+
 					"so the ratios are to %s, the first history with equal output", plural(n, "run"), plural(min(n, equalFrom), "run"), equalFrom, equalFrom, refRuns)
+			}
+			if pi := historyRef(hs.runs, 2); i == len(hs.runs)-1 && c.comparesPrevious != "" && pi > ri && pi < i {
+				f.Detail += fmt.Sprintf("; with 1 run of history the latest run has no previous run and compares nothing (%s): part of its work is missing at 1 run. "+
+					"Ratio to %s, the smallest history whose latest run has a previous run: ×%.2f", c.comparesPrevious, plural(hs.runs[pi], "run"),
+					float64(t)/float64(max(times[c.name][pi], time.Microsecond)))
 			}
 			if i == len(hs.runs)-1 {
 				f.Aim = Aim{Op: "<=", Bound: 1.5, Text: "ratio ≤ 1.5"}
