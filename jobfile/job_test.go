@@ -137,8 +137,8 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 			"j.yaml:7: seeds.shortvideo.keyword_searches[0]: /shortvideo/search/keyword: bad_request: parameter sort_by must be one of relevance|most-liked|date-posted"},
 		{"keyword both forms", jobHead + "seeds:\n  shortvideo:\n    keyword_searches:\n      - {keyword: a, query: b}\n",
 			"j.yaml:7: seeds.shortvideo.keyword_searches[0]: /shortvideo/search/keyword: bad_request: parameter keyword and query are both set; use one form"},
-		{"bad duration", jobHead + "  timeout: soon\n" + oneSeed, `j.yaml:4: api.timeout: "soon" is not a duration like 30s or 2m`},
-		{"duration without unit", jobHead + "  timeout: 30\n" + oneSeed, "j.yaml:4: api.timeout: 30 is not a duration like 30s or 2m"},
+		{"bad duration", jobHead + "  timeout: soon\n" + oneSeed, `j.yaml:4: api.timeout: "soon" is not a duration like 30s, 2m or 7d`},
+		{"duration without unit", jobHead + "  timeout: 30\n" + oneSeed, "j.yaml:4: api.timeout: 30 is not a duration like 30s, 2m or 7d"},
 		{"sorted by line", jobHead + "  rate: many\nlimits:\n  workerz: 1\nseeds:\n  shortvideo:\n    profiles: [[a]]\n  photosocial: []\n",
 			"j.yaml:4: api.rate: expected a number, got \"many\"\n" +
 				"j.yaml:6: limits.workerz: unknown key (did you mean workers?)\n" +
@@ -193,6 +193,16 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 			"j.yaml:5: expand.followers.max_pages: must be between 1 and 2147483647, got 0 (omit the key for limits.max_pages)"},
 		// The dialect: presets, overrides by endpoint and parameter, what a
 		// preset cannot do.
+		// Adaptive revisits need a budget; their keys need them on.
+		{"adaptive without a budget", jobHead + "reuse:\n  adaptive: true\n" + oneSeed,
+			"j.yaml:5: reuse.adaptive: needs a credit budget for the night to spend: set limits.max_credits"},
+		{"adaptive keys alone", jobHead + "reuse:\n  max_age: 10d\n" + oneSeed,
+			"j.yaml:5: reuse.max_age: applies only with reuse.adaptive: true"},
+		{"adaptive importance", jobHead + "limits: {max_credits: 10}\nreuse:\n  adaptive: true\n  min_yield: -1\n  importance: {shortvideo.profile: 2, shortvideo.profiles: 0}\n  counter_weight: 0\n" + oneSeed,
+			"j.yaml:7: reuse.min_yield: must be a number >= 0 (expected new entries or counter changes per credit), got -1\n" +
+				"j.yaml:8: reuse.importance.shortvideo.profile: names no seed list (e.g. shortvideo.profiles)\n" +
+				"j.yaml:8: reuse.importance.shortvideo.profiles: must be a weight above 0 and at most 1e6, got 0\n" +
+				"j.yaml:9: reuse.counter_weight: must be a weight above 0 and at most 1e6 (new entries a counter change is worth), got 0"},
 		{"unknown preset", jobHead + "  preset: realapi\n" + oneSeed,
 			`j.yaml:4: api.preset: "realapi" is not a preset: contract (what the sandbox serves) or scrapecreators (the real service)`},
 		{"unknown endpoint", jobHead + "  endpoints:\n    shortvideo:\n      folowers: {path: /v1/x}\n" + oneSeed,

@@ -39,7 +39,44 @@ type Reuse struct {
 	// 3d, 7d, 14d or 30d), on the endpoints that have one (profiles,
 	// transcripts); such answers cost 0 credits. "": always fresh.
 	UpstreamCache string `yaml:"upstream_cache" json:"upstream_cache,omitempty"`
+
+	// Adaptive spends each run's limits.max_credits where the data
+	// changes (README "Repeat harvests"): profiles and newest-first lists
+	// seen by earlier runs are revisited by a schedule made from their
+	// estimated change rates (package revisit), in place of refresh_after
+	// and full_walk_every for those kinds; stop_at_seen applies to every
+	// such list.
+	Adaptive bool `yaml:"adaptive" json:"adaptive,omitempty"`
+	// MaxAge: an adaptive run visits an item last visited longer ago,
+	// whatever its expected yield. Default MaxAgeDefault.
+	MaxAge Duration `yaml:"max_age" json:"max_age,omitempty"`
+	// Importance weighs the yield of the items of a seed list (keyed like
+	// Seeds: "shortvideo.profiles"), and of the lists of its accounts, in
+	// the adaptive schedule; default 1.
+	Importance map[string]float64 `yaml:"importance" json:"importance,omitempty"`
+	// MinYield: an adaptive run spends nothing on a visit whose expected
+	// yield (new entries, counter changes) per credit is below it, unless
+	// max_age forces it. Default MinYieldDefault.
+	MinYield *float64 `yaml:"min_yield" json:"min_yield,omitempty"`
+	// CounterWeight is what a profile's graph counters moving (its
+	// follower or following count) is worth in the adaptive schedule, in
+	// new list entries. Default CounterWeightDefault.
+	CounterWeight *float64 `yaml:"counter_weight" json:"counter_weight,omitempty"`
 }
+
+// CounterWeightDefault is reuse.counter_weight's default: a counter that
+// moved is worth two new entries (bench workload 16 weighs it: 1 leaves
+// the counters stale, 3 and more buy them at the lists' expense).
+const CounterWeightDefault = 2.0
+
+// MaxAgeDefault is reuse.max_age's default: a month.
+const MaxAgeDefault = Duration(30 * 24 * time.Hour)
+
+// MinYieldDefault is reuse.min_yield's default: a credit is spent for at
+// least one new entry expected (or half a counter change, at the default
+// counter_weight), the floor bench workload 16 measures the trade-off
+// of (a lower one buys visits that mostly find nothing).
+const MinYieldDefault = 1.0
 
 // UpstreamCacheAges are the ages the real service's cache_max_age takes.
 var UpstreamCacheAges = []string{"1d", "3d", "7d", "14d", "30d"}
@@ -49,6 +86,13 @@ func (r *Reuse) applyDefaults(j *Job) {
 		r.FullWalkEvery = FullWalkEveryDefault
 	}
 	j.API.CacheMaxAge = r.UpstreamCache
+	if !j.has("reuse.max_age") {
+		r.MaxAge = MaxAgeDefault
+	}
+	if r.MinYield == nil {
+		v := MinYieldDefault
+		r.MinYield = &v
+	}
 }
 
 func (j *Job) validateReuse() Errors {
@@ -63,6 +107,7 @@ func (j *Job) validateReuse() Errors {
 			add("reuse.upstream_cache", "the %s preset's service has no cache to reuse (the real service's, preset scrapecreators, has)", cmp.Or(j.API.Preset, sources.PresetContract))
 		}
 	}
+	errs = append(errs, j.validateAdaptive()...)
 	if r := j.Reuse.FullWalkEvery; r < 1 || r > math.MaxInt32 {
 		add("reuse.full_walk_every", "must be between 1 and %d, got %d (1: every walk is full)", math.MaxInt32, r)
 	}
@@ -107,4 +152,51 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// validateAdaptive checks the adaptive revisits' keys: they need a budget
+// to spend, and name real seed lists.
+func (j *Job) validateAdaptive() Errors {
+	var errs Errors
+	add := func(key, format string, args ...any) {
+		errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	r := &j.Reuse
+	if !r.Adaptive {
+		for _, k := range []string{"reuse.max_age", "reuse.importance", "reuse.min_yield", "reuse.counter_weight"} {
+			if j.has(k) {
+				add(k, "applies only with reuse.adaptive: true")
+			}
+		}
+		return errs
+	}
+	if j.Limits.MaxCredits == nil || *j.Limits.MaxCredits <= 0 {
+		add("reuse.adaptive", "needs a credit budget for the night to spend: set limits.max_credits")
+	}
+	if r.MaxAge <= 0 {
+		add("reuse.max_age", "must be positive, got %s (the longest an item may go unvisited)", r.MaxAge)
+	}
+	if y := *r.MinYield; y < 0 || math.IsNaN(y) || math.IsInf(y, 0) {
+		add("reuse.min_yield", "must be a number >= 0 (expected new entries or counter changes per credit), got %v", y)
+	}
+	if w := r.CounterWeight; w != nil && (!(*w > 0) || math.IsInf(*w, 0) || *w > 1e6) {
+		add("reuse.counter_weight", "must be a weight above 0 and at most 1e6 (new entries a counter change is worth), got %v", *w)
+	}
+	var names []string
+	for name := range r.Importance {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		found := false
+		for _, s := range kinds.SeedLists() {
+			found = found || s.Key == "seeds."+name
+		}
+		if w := r.Importance[name]; !found {
+			add("reuse.importance."+name, "names no seed list (e.g. shortvideo.profiles)")
+		} else if w <= 0 || math.IsNaN(w) || math.IsInf(w, 0) || w > 1e6 {
+			add("reuse.importance."+name, "must be a weight above 0 and at most 1e6, got %v", w)
+		}
+	}
+	return errs
 }

@@ -273,10 +273,17 @@ func (s *Seeds) Validate() yamlstrict.Errors {
 // depth 0, in the order of the fields of Seeds. Seed files are not read
 // here: they may hold millions of values, which pipeline seeds in batches
 // from SeedFile.Open.
-func SeedTasks(seeds *Seeds, job Job) []NewTask {
+func SeedTasks(seeds *Seeds, job Job) []NewTask { return SeedTasksOf(seeds, job, "") }
+
+// SeedTasksOf is SeedTasks of the seed list keyed key ("seeds.shortvideo.profiles"),
+// or of them all when key is "".
+func SeedTasksOf(seeds *Seeds, job Job, key string) []NewTask {
 	var out []NewTask
 	v := reflect.ValueOf(seeds).Elem()
 	for _, l := range seedLists {
+		if key != "" && l.Key != key {
+			continue
+		}
 		l.each(v.FieldByIndex(l.index), func(_ int, val any) {
 			for _, t := range l.tasks(job, l.kind, val) {
 				t.RefreshAfter = job.Window(l.Key)

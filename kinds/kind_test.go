@@ -44,3 +44,18 @@ func TestEverySeedFieldHasItsKind(t *testing.T) {
 		t.Errorf("%d kinds registered, want 18", len(registry))
 	}
 }
+
+// TestEveryExpandingKindReexpands: a kind whose tasks follow an edge
+// declares Reexpand, so a task of it found at a smaller depth after its
+// fetch makes its children again (deterministic depth); a new edge from a
+// kind without one fails here.
+func TestEveryExpandingKindReexpands(t *testing.T) {
+	reexpands := Reexpandable()
+	for _, d := range edgeDecls {
+		for _, from := range d.From {
+			if !slices.Contains(reexpands, from) {
+				t.Errorf("kind %s follows edge %s but declares no Reexpand", from, d.Key)
+			}
+		}
+	}
+}

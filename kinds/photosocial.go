@@ -140,6 +140,7 @@ var _ = register(&Kind{
 		},
 		mapTo: mapPSReelsSearch,
 	},
+	Reexpand: storedReelsSearch,
 })
 
 // reelsPage is the number of the reels search page t asks for next: its
@@ -169,7 +170,7 @@ func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*
 			ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), TakenAt: intPtr(r.TakenAt), Raw: it.Raw,
 		})
 		sinks.Add(&res.Batch, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
-		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: sinks.QueryKey(t.Key, nil), Rank: t.Items + it.Pos + 1, ReelID: id})
+		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: searchQueryKey(t), Rank: t.Items + it.Pos + 1, ReelID: id})
 		if r.Code == "" {
 			continue
 		}

@@ -18,6 +18,10 @@ type Result struct {
 	Stop     string
 	Drops    Drops // entries received but not stored
 	Saved    int   // credits saved by reuse (stop_at_seen's pages not walked)
+	// New counts the page's entries no earlier run stored, when Counted
+	// (stop_at_seen or adaptive revisits read them): crawl.tasks.new_items.
+	New     int
+	Counted bool
 }
 
 // Drop counts an entry of the page that is not stored, and why.

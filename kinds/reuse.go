@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // How the kinds declare their reuse across runs (README "Repeat
@@ -116,4 +118,101 @@ func seenBy(stmt db.Stmt[seenParams], owner func(*Task) string, keys func(*Resul
 		}
 		return n, len(distinct), nil
 	}
+}
+
+// Expanding again from stored data (Kind.Reexpand): each kind reads what
+// its task's fetch in run t.RunID stored and follows the edges its mapping
+// follows, with mapper.follow, so the children get the keys, params, depth
+// and windows a fetch at the task's depth would give them.
+
+type runSearchParams struct {
+	Kind     string `db:"search_kind"`
+	QueryKey string `db:"query_key"`
+	RunID    int64  `db:"run_id"`
+}
+
+var (
+	runSongVideoAuthors = db.Prepare[runListParams]("RunSongVideoAuthors")
+	runFeedAuthors      = db.Prepare[runListParams]("RunFeedAuthors")
+	runSearchResults    = db.Prepare[runSearchParams]("RunSearchResults")
+	runReelCodes        = db.Prepare[runListParams]("RunReelCodes")
+)
+
+// runStrings are the strings stmt returns for owner in t's run.
+func runStrings(ctx context.Context, q db.Querier, stmt *db.Stmt[runListParams], owner string, t *Task) ([]string, error) {
+	rows, err := stmt.Query(ctx, q, runListParams{Owner: owner, RunID: t.RunID})
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// storedVideoAuthors expands a list of videos again (stmt: its videos'
+// authors, the list being owner(t)): each author's profile, as addVideo
+// follows video_authors.
+func storedVideoAuthors(stmt *db.Stmt[runListParams], owner func(*Task) string) ReexpandFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		authors, err := runStrings(ctx, q, stmt, owner(t), t)
+		if err != nil {
+			return nil, err
+		}
+		res, m := &Result{}, &mapper{job: j}
+		for _, a := range authors {
+			m.follow(res, t, edgeVideoAuthors, a, nil)
+		}
+		return res.Children, nil
+	}
+}
+
+// storedSearch expands a short-video search again from its results (of
+// search kind kind, keyed qk(t)), as mapSVKeywordSearch,
+// mapSVHashtagSearch and mapSVTopSearch do: a video's author (a video
+// result of a top search follows search_results only when video_authors is
+// off: addVideo did), a user result's profile, a sound result's song.
+func storedSearch(kind string, qk func(*Task) string) ReexpandFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		rows, err := runSearchResults.Query(ctx, q, runSearchParams{Kind: kind, QueryKey: qk(t), RunID: t.RunID})
+		if err != nil {
+			return nil, err
+		}
+		type result struct{ typ, author, user, song string }
+		results, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (result, error) {
+			var x result
+			return x, r.Scan(&x.typ, &x.author, &x.user, &x.song)
+		})
+		if err != nil {
+			return nil, err
+		}
+		res, m := &Result{}, &mapper{job: j}
+		for _, r := range results {
+			switch {
+			case r.typ == sinks.ResultVideo && r.author != "":
+				m.follow(res, t, edgeVideoAuthors, r.author, nil)
+				if kind != sinks.SearchTop || !edgeVideoAuthors.on(j) {
+					m.follow(res, t, edgeSearchProfiles, r.author, nil)
+				}
+			case r.typ == sinks.ResultUser && r.user != "":
+				m.follow(res, t, edgeSearchProfiles, r.user, nil)
+			case r.typ == sinks.ResultSound && r.song != "":
+				m.follow(res, t, edgeSearchSongs, r.song, nil)
+			}
+		}
+		return res.Children, nil
+	}
+}
+
+// storedReelsSearch expands a reels search again from the reels it found:
+// each reel's comments and transcript, as mapPSReelsSearch does.
+func storedReelsSearch(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+	codes, err := runStrings(ctx, q, &runReelCodes, searchQueryKey(t), t)
+	if err != nil {
+		return nil, err
+	}
+	res, m := &Result{}, &mapper{job: j}
+	for _, code := range codes {
+		reelURL := sources.ReelURL(code)
+		m.follow(res, t, edgeReelComments, reelURL, nil)
+		m.follow(res, t, edgeReelTranscripts, reelURL, nil)
+	}
+	return res.Children, nil
 }

@@ -51,7 +51,11 @@ var _ = register(&Kind{
 })
 
 // storedSVProfile expands a fresh profile as fetchSVProfile would, from
-// the stored secUid and private flag.
+// the stored secUid and private flag. Its videos' authors are not
+// followed: a profile's item list is its own videos, whose author is the
+// profile itself (one level deeper: never a smaller depth), and nothing
+// stored links a profile fetch to its list's videos, so a video in it by
+// another author cannot be told.
 func storedSVProfile(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
 	var id account
 	var private bool
@@ -367,7 +371,18 @@ var _ = register(&Kind{
 	Call: mapped(func(t *Task) sources.Call[*sources.Page[sources.SVVideo]] {
 		return sources.SVKeywordSearchCall(sources.ParseKeywordQuery(paramValues(t.Params)), t.Cursor)
 	}, mapSVKeywordSearch),
+	Reexpand: storedSearch(sinks.SearchKeyword, keywordQueryKey),
 })
+
+// keywordQueryKey is the query key of keyword search t's results.
+func keywordQueryKey(t *Task) string {
+	q := sources.ParseKeywordQuery(paramValues(t.Params))
+	return sinks.QueryKey(q.Term(), q.Filters())
+}
+
+// searchQueryKey is the query key of the results of a search keyed by its
+// keyword (hashtag, top and reels searches).
+func searchQueryKey(t *Task) string { return sinks.QueryKey(t.Key, nil) }
 
 // KeywordSeed is a keyword search in either published form: a plain string
 // is form A (keyword); a mapping with query and options is form B.
@@ -391,9 +406,8 @@ func (k *KeywordSeed) DecodeYAML(d *yamlstrict.Decoder, n *yaml.Node, path strin
 }
 
 func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
-	q := sources.ParseKeywordQuery(paramValues(t.Params))
 	res := listResult(t, page)
-	qk := sinks.QueryKey(q.Term(), q.Filters())
+	qk := keywordQueryKey(t)
 	for _, it := range page.Items {
 		m.addSearchVideo(t, res, it, sinks.SearchKeyword, qk, "videos")
 	}
@@ -426,6 +440,9 @@ var _ = register(&Kind{
 	List:  true,
 	Seeds: seedsOf("seeds.shortvideo.hashtag_searches", checkSearch, searchTasks),
 	Call:  byKeyCursor(sources.SVHashtagSearchCall, mapSVHashtagSearch),
+	// The real service's videos under the hashtag expand to their authors;
+	// the contract's hashtags to nothing.
+	Reexpand: storedSearch(sinks.SearchHashtag, searchQueryKey),
 })
 
 // mapSVHashtagSearch maps the contract's hashtags, and the real service's
@@ -433,7 +450,7 @@ var _ = register(&Kind{
 // search's are.
 func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[sources.SVHashtag]) (*Result, error) {
 	res := listResult(t, page)
-	qk := sinks.QueryKey(t.Key, nil)
+	qk := searchQueryKey(t)
 	for _, it := range page.Items {
 		if v := it.V.Video; v != nil {
 			m.addSearchVideo(t, res, sources.Item[sources.SVVideo]{V: *v, Raw: it.Raw, Pos: it.Pos}, sinks.SearchHashtag, qk, "videos")
@@ -459,15 +476,16 @@ func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[sources.SVHashtag
 const KindSVTopSearch = "shortvideo.top_search"
 
 var _ = register(&Kind{
-	Name:  KindSVTopSearch,
-	List:  true,
-	Seeds: seedsOf("seeds.shortvideo.top_searches", checkSearch, searchTasks),
-	Call:  byKeyCursor(sources.SVTopSearchCall, mapSVTopSearch),
+	Name:     KindSVTopSearch,
+	List:     true,
+	Seeds:    seedsOf("seeds.shortvideo.top_searches", checkSearch, searchTasks),
+	Call:     byKeyCursor(sources.SVTopSearchCall, mapSVTopSearch),
+	Reexpand: storedSearch(sinks.SearchTop, searchQueryKey),
 })
 
 func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult]) (*Result, error) {
 	res := listResult(t, page)
-	qk := sinks.QueryKey(t.Key, nil)
+	qk := searchQueryKey(t)
 	for _, it := range page.Items {
 		r := sinks.SVSearchResult{Kind: sinks.SearchTop, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: string(it.V.Type), Raw: it.Raw}
 		why := ""
@@ -528,11 +546,20 @@ var _ = register(&Kind{
 	}), asIsTasks),
 	Call: byKey(sources.SVSongCall, mapSVSong),
 	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
-		res := &Result{}
-		(&mapper{job: j}).follow(res, t, edgeSongVideos, t.Key, nil)
-		return res.Children, true, nil
+		return songLists(j, t), true, nil
 	}},
+	Reexpand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, error) {
+		return songLists(j, t), nil
+	},
 })
+
+// songLists are the tasks a song makes whatever its answer: its videos
+// list (mapSVSong), keyed by the song's id.
+func songLists(j Job, t *Task) []NewTask {
+	res := &Result{}
+	(&mapper{job: j}).follow(res, t, edgeSongVideos, t.Key, nil)
+	return res.Children
+}
 
 func mapSVSong(m *mapper, t *Task, s *sources.SVSong) (*Result, error) {
 	id := string(s.ID)
@@ -568,6 +595,7 @@ var _ = register(&Kind{
 		}
 		return keys
 	}),
+	Reexpand: storedVideoAuthors(&runSongVideoAuthors, func(t *Task) string { return t.Key }),
 })
 
 func mapSVSongVideos(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
@@ -610,15 +638,17 @@ const (
 )
 
 var _ = register(&Kind{
-	Name:  KindSVTrending,
-	Seeds: seedFlag("seeds.shortvideo.trending_feed", "trending"),
-	Call:  noKey(sources.SVTrendingFeedCall, mapSVFeed(sinks.FeedTrending)),
+	Name:     KindSVTrending,
+	Seeds:    seedFlag("seeds.shortvideo.trending_feed", "trending"),
+	Call:     noKey(sources.SVTrendingFeedCall, mapSVFeed(sinks.FeedTrending)),
+	Reexpand: storedVideoAuthors(&runFeedAuthors, func(*Task) string { return sinks.FeedTrending }),
 })
 
 var _ = register(&Kind{
-	Name:  KindSVPopularVideos,
-	Seeds: seedFlag("seeds.shortvideo.popular_videos", "popular_videos"),
-	Call:  noKey(sources.SVPopularVideosCall, mapSVFeed(sinks.FeedPopularVideos)),
+	Name:     KindSVPopularVideos,
+	Seeds:    seedFlag("seeds.shortvideo.popular_videos", "popular_videos"),
+	Call:     noKey(sources.SVPopularVideosCall, mapSVFeed(sinks.FeedPopularVideos)),
+	Reexpand: storedVideoAuthors(&runFeedAuthors, func(*Task) string { return sinks.FeedPopularVideos }),
 })
 
 // mapSVFeed maps a page of feed's videos.

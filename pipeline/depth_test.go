@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -74,5 +75,76 @@ func TestDepthIsDeterministic(t *testing.T) {
 	}
 	if late.count(t, `SELECT count(*) FROM crawl.tasks WHERE reexpand`) != 0 {
 		t.Error("a task is still marked to expand again")
+	}
+}
+
+// Every kind whose tasks make children is expanded again from what its
+// fetch stored, not only profiles and follow lists: a song (and its videos
+// list), searches, a feed and a reels search fetched first at max_depth (their
+// children dropped) and then found at depth 0 end with the tasks, depths
+// and credits of a run that found them at depth 0 first. The song's videos
+// list was fetched at depth 1 too: it is lowered with its song and expanded
+// again in turn.
+func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, seeds, expand string
+		kind                string // the seed's
+	}{
+		{"song", "shortvideo: {songs: [tune_v6]}", "song_videos: {}, video_authors: {}", "shortvideo.song"},
+		{"top_search", "shortvideo: {top_searches: [mixed n8]}", "search_results: {}, video_authors: {}, song_videos: {}", "shortvideo.top_search"},
+		{"keyword_search", "shortvideo: {keyword_searches: [dance n5]}", "search_results: {}", "shortvideo.keyword_search"},
+		{"trending_feed", "shortvideo: {trending_feed: true}", "video_authors: {}", "shortvideo.trending_feed"},
+		{"reels_search", "photosocial: {reels_searches: [surf n5]}", "reel_comments: {max_pages: 1}, reel_transcripts: {}", "photosocial.reels_search"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			body := "limits: {max_depth: 1}\nexpand: {" + c.expand + "}\nseeds: {" + c.seeds + "}\n"
+
+			clean := setup(t)
+			if sum := clean.run(t, clean.job(t, body)); sum.State != "done" {
+				t.Fatalf("clean run: %+v", sum)
+			}
+
+			late := setup(t)
+			job := late.job(t, body)
+			runID := late.start(t, job)
+			// Found first one hop away: fetched at max_depth.
+			if _, err := late.pool.Exec(ctx, `UPDATE crawl.tasks SET depth = 1`); err != nil {
+				t.Fatal(err)
+			}
+			if sum, err := pipeline.Run(ctx, late.options(job, testKey), job, runID); err != nil || sum.State != "done" {
+				t.Fatalf("first pass: %v %+v", err, sum)
+			}
+			first := late.count(t, `SELECT count(*) FROM crawl.tasks`)
+			if all := clean.count(t, `SELECT count(*) FROM crawl.tasks`); first >= all {
+				t.Fatalf("first pass made %d tasks, the clean run %d: nothing left to expand again", first, all)
+			}
+			// Then found at depth 0, as a walk still in progress would.
+			seed := pipeline.NewTask{Kind: c.kind}
+			var params []byte
+			if err := late.pool.QueryRow(ctx, `SELECT key, params FROM crawl.tasks WHERE kind = $1`, c.kind).Scan(&seed.Key, &params); err != nil {
+				t.Fatalf("seed task %s: %v", c.kind, err)
+			}
+			if err := json.Unmarshal(params, &seed.Params); err != nil {
+				t.Fatal(err)
+			}
+			if err := pipeline.AddTasks(ctx, late.pool, runID, []pipeline.NewTask{seed}); err != nil {
+				t.Fatal(err)
+			}
+			if sum, err := pipeline.Run(ctx, late.options(job, testKey), job, runID); err != nil || sum.State != "done" {
+				t.Fatalf("second pass: %v %+v", err, sum)
+			}
+			if got, want := late.tasksAt(t), clean.tasksAt(t); got != want {
+				t.Errorf("tasks after the late find:\n%s\nwant (found at depth 0 first):\n%s", got, want)
+			}
+			if u, cu := late.sandbox.Usage(testKey), clean.sandbox.Usage(testKey); u.Billable != cu.Billable {
+				t.Errorf("billable %d, clean run %d; want equal", u.Billable, cu.Billable)
+			}
+			if late.count(t, `SELECT count(*) FROM crawl.tasks WHERE reexpand`) != 0 {
+				t.Error("a task is still marked to expand again")
+			}
+		})
 	}
 }

@@ -42,6 +42,12 @@ type Task struct {
 	// Reexpand: the task was found again at a smaller depth after it was
 	// fetched; it is expanded again from stored data (reuse.go).
 	Reexpand bool
+	// fullWalk: the adaptive schedule wants the list walked to its end
+	// (revisit.go); stop_at_seen does not cut it.
+	fullWalk bool
+	// bought counts the pages of a visit the adaptive schedule admitted
+	// (nil otherwise), read by other workers weighing theirs.
+	bought *atomic.Int64
 
 	credits *leaseCredits // the lease's credits in this process (budget.go)
 }
@@ -104,7 +110,8 @@ type (
 		TTL        time.Duration `db:"ttl"`
 		Dropped    int           `db:"dropped"`
 		DropReason string        `db:"drop_reason"`
-		Saved      int           `db:"saved"` // credits saved (stop_at_seen)
+		Saved      int           `db:"saved"`     // credits saved (stop_at_seen)
+		NewItems   *int          `db:"new_items"` // entries no earlier run stored; nil: not counted
 	}
 	advancedParams struct {
 		ID     int64  `db:"id"`
@@ -275,6 +282,9 @@ type PageCommit struct {
 	Stop     string      // when not empty, the task ends with this reason
 	Drops    kinds.Drops // entries received but not stored
 	Saved    int         // credits saved by reuse (stop_at_seen), added to crawl.tasks.credits_saved
+	// NewItems, when not nil, is added to crawl.tasks.new_items: the
+	// page's entries no earlier run stored.
+	NewItems *int
 	// Archive, when not nil, is the page's body, kept in crawl.pages.
 	Archive *ArchivedPage
 }
@@ -333,7 +343,7 @@ func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit)
 	}
 	var batch pgx.Batch
 	advanceTask.Queue(&batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next, Items: items,
-		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved})
+		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
 	if p.Archive != nil {
 		queueArchive(&batch, runID, t, p.Archive)

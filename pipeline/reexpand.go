@@ -16,11 +16,12 @@ import (
 // fetched at depth d before a longer walk, still in progress, finds it at
 // a smaller depth: its children beyond max_depth were dropped, and its
 // children's depths are too large. AddTasks then lowers its depth and, for
-// the kinds that declare Reexpand (profiles, follow lists), sends it back
-// to be expanded again from what its fetch stored: no request, the same
-// children a fetch at the smaller depth would have made. Lowering goes on
-// down the tree the same way, so a run reaches the same tasks at the same
-// depths whatever the timing.
+// the kinds that declare Reexpand (every kind whose tasks make others:
+// profiles, follow lists, songs and their videos, feeds, searches, reels
+// searches), sends it back to be expanded again from what its fetch stored
+// in the run: no request, the same children a fetch at the smaller depth
+// would have made. Lowering goes on down the tree the same way, so a run
+// reaches the same tasks at the same depths whatever the timing.
 
 type endReexpandParams struct {
 	ID    int64 `db:"id"`

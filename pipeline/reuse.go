@@ -62,19 +62,32 @@ func freshOf(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t
 	if err != nil || !ok {
 		return kinds.Fetch{}, nil, false, err
 	}
-	var children []NewTask
-	if k.Fresh.Expand != nil {
-		all, ok, err := k.Fresh.Expand(ctx, q, j, t)
-		if err != nil || !ok {
-			return kinds.Fetch{}, nil, false, err
-		}
-		for _, ch := range all {
-			if ch.Depth <= j.Limits.MaxDepth && sinks.CheckKey(ch.Kind+" task key", ch.Key) == nil {
-				children = append(children, ch)
-			}
-		}
+	children, ok, err := storedChildren(ctx, q, j, k, t)
+	if err != nil || !ok {
+		return kinds.Fetch{}, nil, false, err
 	}
 	return f, children, true, nil
+}
+
+// storedChildren are the tasks t would create, from the data an earlier
+// fetch stored (its kind's FreshRule.Expand; none without one), those
+// deeper than limits.max_depth left out; ok is false when the stored data
+// cannot say.
+func storedChildren(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t *kinds.Task) ([]NewTask, bool, error) {
+	if k.Fresh == nil || k.Fresh.Expand == nil {
+		return nil, true, nil
+	}
+	all, ok, err := k.Fresh.Expand(ctx, q, j, t)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var children []NewTask
+	for _, ch := range all {
+		if ch.Depth <= j.Limits.MaxDepth && sinks.CheckKey(ch.Kind+" task key", ch.Key) == nil {
+			children = append(children, ch)
+		}
+	}
+	return children, true, nil
 }
 
 // freshReason is the reason of a task skipped as fresh; its first two
@@ -195,14 +208,18 @@ func listWalk(ctx context.Context, q db.Querier, j *jobfile.Job, kind, key strin
 	return w, nil
 }
 
-// stopAtSeen ends a list page's task when its edge has stop_at_seen, the
-// page's entries were all stored by earlier runs, and no full walk is
-// due; the credits saved are estimated from the list's last full walk.
+// stopAtSeen counts a list page's entries no earlier run stored, when its
+// edge has stop_at_seen or the job revisits adaptively, and ends the task
+// when they were all stored by earlier runs and no full walk is due; the
+// credits saved are estimated from the list's last full walk. Under
+// adaptive revisits a full walk is due when the list was never walked
+// whole or the run's schedule says so (Task.fullWalk).
 func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kinds.Result) error {
-	if k.Seen == nil || k.Pages == "" || res.Stop != "" {
+	if k.Seen == nil || k.Pages == "" {
 		return nil
 	}
-	if e := c.job.Edge(k.Pages); e == nil || !e.StopAtSeen {
+	adaptive := c.job.Reuse.Adaptive
+	if e := c.job.Edge(k.Pages); !adaptive && (e == nil || !e.StopAtSeen) {
 		return nil
 	}
 	var seen, total int
@@ -210,15 +227,25 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kin
 		seen, total, err = k.Seen(ctx, c.opts.Pool, c.runID, &t.Task, res)
 		return err
 	})
-	if err != nil || total == 0 || seen < total {
+	if err != nil {
 		return err
+	}
+	res.New, res.Counted = total-seen, true
+	if res.Stop != "" || total == 0 || seen < total {
+		return nil
 	}
 	var w ListWalk
 	if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
 		w, err = listWalk(ctx, c.opts.Pool, c.job, t.Kind, t.Key, c.runID)
 		return err
-	}); err != nil || w.FullDue {
+	}); err != nil {
 		return err
+	}
+	if adaptive {
+		w.FullDue = !w.Found || t.fullWalk
+	}
+	if w.FullDue {
+		return nil
 	}
 	walked := t.Pages + 1
 	full := w.Pages

@@ -112,6 +112,8 @@ type crawl struct {
 	// during a database outage longer than lease_timeout the heartbeat
 	// cannot renew it, and taking the task over would buy its page again.
 	inflight sync.Map // int64 -> struct{}
+	// order is an adaptive run's schedule, spent in its order (revisit.go).
+	order *spendOrder
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -181,6 +183,14 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	c.work = work
 	b.stopping = gctx.Done()
 	c.join(ctx)
+	if job.Reuse.Adaptive {
+		if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+			c.order, err = loadSpendOrder(ctx, opts.Pool, runID)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
 		c.log.Warn("could not give back credits of ended leases", "err", err)
 	}
@@ -236,6 +246,13 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	case sum.State == "done":
 		if sum.Failed, serr = CountFailed(fctx, opts.Pool, runID); serr != nil {
 			c.log.Warn("could not count failed tasks", "err", serr)
+		}
+	}
+	if serr == nil && final != "running" {
+		// The run's visits teach the change-rate estimates (revisit.go);
+		// a failure to record them costs tomorrow's schedule, not the run.
+		if oerr := observeRevisits(fctx, opts.Pool, job, runID); oerr != nil {
+			c.log.Warn("could not record what the run saw of the items it revisits", "err", oerr)
 		}
 	}
 	sum.Reason = CleanReason(sum.Reason)
@@ -372,8 +389,15 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if t.Reexpand && k.Reexpand != nil {
 		return c.reexpand(ctx, log, k, t) // found closer to a seed after its fetch
 	}
-	if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
-		return err // refresh_after: an earlier run's fetch is fresh
+	if skipped, err := c.skipAdaptive(ctx, log, k, t); skipped || err != nil {
+		return err // reuse.adaptive: the run's schedule skips it
+	}
+	defer c.order.end(t.ID) // a visit the schedule admitted is no longer under way
+	// The schedule decides for the kinds it schedules, not refresh_after.
+	if _, scheduled := revisitKind(t.Kind); !scheduled || !c.job.Reuse.Adaptive {
+		if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
+			return err // refresh_after: an earlier run's fetch is fresh
+		}
 	}
 	// prev is the page whose commit was sent while the next one is
 	// fetched; page reads it before anything else touches the task.
@@ -388,6 +412,9 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 			return nil
 		}
 		t.Cursor, t.Pages, t.Items = res.Next, t.Pages+1, t.Items+res.Items
+		if t.bought != nil {
+			t.bought.Add(1)
+		}
 		prev = sent
 		if ctx.Err() != nil {
 			// Stopping: the last page's commit is read, and a failure of
@@ -619,7 +646,11 @@ func (c *crawl) children(res *kinds.Result) []NewTask {
 
 // pageCommit is what committing res records.
 func (c *crawl) pageCommit(res *fetched, children []NewTask) PageCommit {
-	return PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
+	p := PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
+	if res.Counted {
+		p.NewItems = &res.New
+	}
+	return p
 }
 
 // commit writes a page's rows, its children and the task's progress in one

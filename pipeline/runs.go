@@ -86,6 +86,11 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 			return 0, fmt.Errorf("create run: %w", err)
 		}
 	}
+	if job.Reuse.Adaptive {
+		if err := scheduleRevisits(ctx, tx, job, runID); err != nil {
+			return 0, fmt.Errorf("create run: %w", err)
+		}
+	}
 	return runID, nil
 }
 

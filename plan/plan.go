@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,6 +140,42 @@ type Plan struct {
 	// Reuse is what refresh_after / stop_at_seen would skip, a line each
 	// (see planReuse); Estimate already leaves out the skipped fetches.
 	Reuse []string `json:"reuse"`
+	// Adaptive is the schedule a new adaptive run (reuse.adaptive) would
+	// get now; nil when the job is not adaptive.
+	Adaptive *Adaptive `json:"adaptive,omitempty"`
+}
+
+// Adaptive is an adaptive run's schedule as crawler plan shows it: what it
+// refreshes and skips, what it expects to capture, and what it leaves.
+type Adaptive struct {
+	Budget float64 `json:"budget"`
+	Visit  int     `json:"visit"`
+	Skip   int     `json:"skip"`
+	// Cost and Yield: expected credits and events (new entries, counter
+	// changes; importance-weighted) of the visits; StalenessLeft the
+	// expected events left unseen among the skipped items.
+	Cost          float64 `json:"expected_cost"`
+	Yield         float64 `json:"expected_yield"`
+	YieldPerCred  float64 `json:"expected_yield_per_credit"`
+	StalenessLeft float64 `json:"staleness_left"`
+	// ByReason counts the decisions by reason (new items are not listed:
+	// they are not known yet, and are visited).
+	ByReason map[string]int `json:"by_reason"`
+	Items    []AdaptiveItem `json:"items"`
+}
+
+// AdaptiveItem is one known item's decision.
+type AdaptiveItem struct {
+	Kind     string  `json:"kind"`
+	Key      string  `json:"key"`
+	Visit    bool    `json:"visit"`
+	FullWalk bool    `json:"full_walk,omitempty"`
+	Reason   string  `json:"reason"`
+	Rate     float64 `json:"rate_per_day"`
+	AgeDays  float64 `json:"age_days"`
+	Yield    float64 `json:"expected_yield"`
+	Cost     float64 `json:"expected_cost"`
+	Priority float64 `json:"priority"` // higher is spent on first
 }
 
 type lastDoneRun struct {
@@ -204,7 +242,31 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 		return nil, err
 	}
 	p.Reuse = append(p.Reuse, reuse...)
+	if job.Reuse.Adaptive {
+		s, err := pipeline.PlanRevisits(ctx, tx, job)
+		if err != nil {
+			return nil, fmt.Errorf("adaptive schedule: %w", err)
+		}
+		p.Adaptive = adaptiveOf(s)
+	}
 	return p, nil
+}
+
+// adaptiveOf lays out schedule s, items in the order it spends in.
+func adaptiveOf(s *pipeline.RevisitSchedule) *Adaptive {
+	a := &Adaptive{Budget: s.Budget, Visit: s.Summary.Visit, Skip: s.Summary.Skip, Cost: s.Summary.Cost, Yield: s.Summary.Yield,
+		StalenessLeft: s.Summary.StalenessLeft, ByReason: map[string]int{}, Items: []AdaptiveItem{}}
+	if a.Cost > 0 {
+		a.YieldPerCred = a.Yield / a.Cost
+	}
+	for _, it := range s.Items {
+		d := it.Decision
+		a.ByReason[d.Reason]++
+		a.Items = append(a.Items, AdaptiveItem{Kind: it.Kind, Key: it.Key, Visit: d.Visit, FullWalk: d.Visit && it.FullWalk, Reason: d.Reason,
+			Rate: it.Rate, AgeDays: it.Age, Yield: d.Yield, Cost: d.Cost, Priority: d.Priority})
+	}
+	slices.SortStableFunc(a.Items, func(x, y AdaptiveItem) int { return cmp.Compare(y.Priority, x.Priority) })
+	return a
 }
 
 // Fresh is the plan of job on a database no migration has touched yet (a

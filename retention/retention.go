@@ -133,6 +133,7 @@ type table struct {
 var before = []table{
 	{"crawl.pages", db.Prepare[batchParams]("PrunePages")},
 	{"crawl.run_samples", db.Prepare[batchParams]("PruneSamples")},
+	{"crawl.revisit_plan", db.Prepare[batchParams]("PruneRevisitPlan")},
 	{"crawl.response_keys", db.Prepare[batchParams]("PruneResponseKeys")},
 	{"crawl.rate_members", db.Prepare[batchParams]("PruneRateMembers")},
 	{"crawl.rate_quota", db.Prepare[batchParams]("PruneRateQuota")},

@@ -89,7 +89,7 @@ func rowsOf(res *retention.Result) map[string]int64 {
 }
 
 // bookkeeping is every table a prune may touch, and the runs rows.
-var bookkeeping = []string{"crawl.pages", "crawl.run_samples", "crawl.response_keys", "crawl.rate_members", "crawl.rate_quota",
+var bookkeeping = []string{"crawl.pages", "crawl.run_samples", "crawl.response_keys", "crawl.rate_members", "crawl.rate_quota", "crawl.revisit_plan",
 	"crawl.tasks", "crawl.credit_usage", "crawl.run_processes", "shortvideo.user_snapshots", "shortvideo.users", "shortvideo.follows"}
 
 // sizes counts the rows of every table of bookkeeping.
@@ -130,6 +130,7 @@ func TestPruneDryRunBatchesIdempotent(t *testing.T) {
 		"crawl.response_keys": count(t, pool, `SELECT count(*) FROM crawl.response_keys WHERE run_id = ANY($1)`, old),
 		"crawl.rate_members":  count(t, pool, `SELECT count(*) FROM crawl.rate_members WHERE run_id = ANY($1)`, old),
 		"crawl.rate_quota":    count(t, pool, `SELECT count(*) FROM crawl.rate_quota WHERE run_id = ANY($1)`, old),
+		"crawl.revisit_plan":  count(t, pool, `SELECT count(*) FROM crawl.revisit_plan WHERE run_id = ANY($1)`, old),
 		"crawl.tasks": count(t, pool, `SELECT count(*) FROM crawl.tasks WHERE run_id = ANY($1)
 			AND NOT (run_id = $2 AND kind = 'shortvideo.followers')`, old, old[2]),
 	}

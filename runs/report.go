@@ -48,8 +48,11 @@ type Report struct {
 	Changes *Changes `json:"what_changed"`
 	// Drift is how the shape of the answers changed since the job's
 	// previous run (new and vanished key paths).
-	Drift     *Drift    `json:"schema_drift"`
-	Generated time.Time `json:"generated_at"`
+	Drift *Drift `json:"schema_drift"`
+	// Revisit is an adaptive run's schedule against what it captured;
+	// nil when the run was not adaptive.
+	Revisit   *RunRevisit `json:"adaptive_revisits"`
+	Generated time.Time   `json:"generated_at"`
 }
 
 // ReportRun is the run's header.
@@ -265,6 +268,9 @@ func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error)
 		return nil, err
 	}
 	if r.Drift, err = LoadDrift(ctx, conn, u.ID); err != nil {
+		return nil, err
+	}
+	if r.Revisit, err = LoadRunRevisit(ctx, conn, u.ID); err != nil {
 		return nil, err
 	}
 	r.Reasons = nonNil(st.Reasons)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/socialcrawl/crawler/internal/yamlstrict"
 )
 
 // Defaults of Options (DefaultOptions) and Config.
@@ -223,8 +225,9 @@ func (d Duration) String() string { return time.Duration(d).String() }
 
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
+// UnmarshalText reads a Go duration (90s, 20h) or a number of days (30d).
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := yamlstrict.ParseDuration(string(b))
 	*d = Duration(v)
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/jackc/pgx/v5"
@@ -161,5 +163,56 @@ func printPlan(w io.Writer, p *plan.Plan) {
 	}
 	for _, r := range p.Reuse {
 		fmt.Fprintf(w, "reuse: %s\n", r)
+	}
+	if a := p.Adaptive; a != nil {
+		printAdaptive(w, a)
+	}
+}
+
+// adaptiveShown is how many items of each decision crawler plan prints
+// (--json lists them all).
+const adaptiveShown = 20
+
+// printAdaptive prints an adaptive job's schedule: its totals, then the
+// items it refreshes and skips, in the order it spends in.
+func printAdaptive(w io.Writer, a *plan.Adaptive) {
+	perCredit := "-"
+	if a.Cost > 0 {
+		perCredit = fmt.Sprintf("%.2f", a.YieldPerCred)
+	}
+	fmt.Fprintf(w, "adaptive: of %d known items, refresh %d and skip %d; expected %.1f new entries and counter changes for %.1f of %.0f credits (%s per credit); expected unseen after the run: %.1f\n",
+		a.Visit+a.Skip, a.Visit, a.Skip, a.Yield, a.Cost, a.Budget, perCredit, a.StalenessLeft)
+	var reasons []string
+	for r, n := range a.ByReason {
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+	}
+	slices.Sort(reasons)
+	if len(reasons) > 0 {
+		fmt.Fprintf(w, "adaptive: by reason: %s (items never seen are not listed: they are all visited)\n", strings.Join(reasons, ", "))
+	}
+	for _, visit := range []bool{true, false} {
+		shown, more := 0, 0
+		for _, it := range a.Items {
+			if it.Visit != visit {
+				continue
+			}
+			if shown == adaptiveShown {
+				more++
+				continue
+			}
+			shown++
+			verb := "refresh"
+			if it.FullWalk {
+				verb = "walk whole"
+			}
+			if !visit {
+				verb = "skip"
+			}
+			fmt.Fprintf(w, "adaptive:   %s %s %s (%s): %.2f a day, last visit %.1f days ago, expected %.1f for %.1f credits\n",
+				verb, it.Kind, it.Key, it.Reason, it.Rate, it.AgeDays, it.Yield, it.Cost)
+		}
+		if more > 0 {
+			fmt.Fprintf(w, "adaptive:   ... and %d more (crawler plan --json lists them all)\n", more)
+		}
 	}
 }

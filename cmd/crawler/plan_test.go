@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialcrawl/crawler/plan"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -144,5 +145,38 @@ func TestPlanOnFreshDatabase(t *testing.T) {
 	var n int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("plan created %d tables (%v)", n, err)
+	}
+}
+
+// TestPrintAdaptive: crawler plan prints an adaptive schedule's totals,
+// its reasons, and at most adaptiveShown items of each decision, the rest
+// counted.
+func TestPrintAdaptive(t *testing.T) {
+	t.Parallel()
+	a := &plan.Adaptive{Budget: 30, Visit: 2, Skip: 23, Cost: 6, Yield: 12, YieldPerCred: 2, StalenessLeft: 4.5,
+		ByReason: map[string]int{"yield": 1, "full_walk": 1, "below_floor": 23}}
+	a.Items = append(a.Items,
+		plan.AdaptiveItem{Kind: "shortvideo.followers", Key: "MS4w", Visit: true, FullWalk: true, Reason: "full_walk", Rate: 3, AgeDays: 2, Yield: 6, Cost: 4},
+		plan.AdaptiveItem{Kind: "shortvideo.profile", Key: "alice", Visit: true, Reason: "yield", Rate: 0.5, AgeDays: 4, Yield: 1.7, Cost: 1})
+	for i := range 23 {
+		a.Items = append(a.Items, plan.AdaptiveItem{Kind: "shortvideo.profile", Key: fmt.Sprint("still", i), Reason: "below_floor", Rate: 0.01, AgeDays: 1, Yield: 0.02, Cost: 1})
+	}
+	var b strings.Builder
+	printAdaptive(&b, a)
+	out := b.String()
+	for _, want := range []string{
+		"adaptive: of 25 known items, refresh 2 and skip 23; expected 12.0 new entries and counter changes for 6.0 of 30 credits (2.00 per credit); expected unseen after the run: 4.5\n",
+		"adaptive: by reason: below_floor 23, full_walk 1, yield 1 (items never seen are not listed: they are all visited)\n",
+		"adaptive:   walk whole shortvideo.followers MS4w (full_walk): 3.00 a day, last visit 2.0 days ago, expected 6.0 for 4.0 credits\n",
+		"adaptive:   refresh shortvideo.profile alice (yield)",
+		"adaptive:   skip shortvideo.profile still0 (below_floor)",
+		"adaptive:   ... and 3 more (crawler plan --json lists them all)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "adaptive:   skip "); n != adaptiveShown {
+		t.Errorf("%d skipped items printed, want %d", n, adaptiveShown)
 	}
 }

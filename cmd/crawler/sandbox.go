@@ -23,6 +23,11 @@ snake_case shapes, min_time cursors on follow lists, include_replies at 15 credi
 cache_max_age answers at 0 credits, and 403 for items named "blocked..."; a contract
 parameter name answers 400.
 
+--churn heavytail gives every account without an r<N> token its own heavy-tailed
+rates (about 60% still, 3% fast): followers arrive by daily Poisson draws, some
+accounts lose followers, counters drift irregularly. Use it with --world-time N to
+serve night N of a benchmark; package sandbox's ChurnTruth is the ground truth.
+
 Fault injection (all off by default) makes it behave like the real service on a bad day:
 a token bucket per API key answering 429, a credit balance per key answering 402, latency,
 and seeded 5xx answers, hangs and truncated bodies. The seeded faults are a function of
@@ -39,6 +44,8 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 	keys := fs.String("api-key", "", "accepted API key(s), comma-separated (default: $SANDBOX_API_KEY)")
 	pageSize := fs.Int("page-size", 0, "items per page of cursor lists (0: the sandbox default)")
 	worldTime := fs.Int64("world-time", 0, "world clock in days: counters drift with it")
+	churn := fs.String("churn", sandbox.ChurnDefault,
+		"how accounts change day to day: linear (lists grow by a fixed number a day, counters drift evenly) or heavytail (per-account heavy-tailed rates: most accounts still, a few fast; Poisson arrivals, unfollows, irregular counters)")
 	rate := fs.Float64("rate", 0, "token bucket per API key, in requests per second; a request finding no token answers 429 (0: no limit)")
 	burst := fs.Int("burst", 0, "token bucket size per API key (0: one second of requests, ceil(--rate))")
 	retryAfter := fs.String("retry-after", sandbox.RetryAfterModeDefault,
@@ -75,6 +82,7 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 		APIKeys:           strings.Split(keyList, ","),
 		PageSize:          *pageSize,
 		WorldTime:         *worldTime,
+		Churn:             *churn,
 		Logger:            log,
 		Rate:              *rate,
 		Burst:             *burst,

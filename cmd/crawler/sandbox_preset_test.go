@@ -37,8 +37,11 @@ func TestSandboxPreset(t *testing.T) {
 	if r := invoke(t, nil, "sandbox", "--preset", "nope", "--api-key", "k"); r.code != exitUsage || !strings.Contains(r.stderr, "Preset") {
 		t.Errorf("bad preset: %+v", r)
 	}
-	if r := invoke(t, nil, "sandbox", "--help"); !strings.Contains(r.stdout, "-preset") {
-		t.Errorf("--help does not name --preset: %s", r.stdout)
+	if r := invoke(t, nil, "sandbox", "--help"); !strings.Contains(r.stdout, "-preset") || !strings.Contains(r.stdout, "-churn") {
+		t.Errorf("--help does not name --preset and --churn: %s", r.stdout)
+	}
+	if r := invoke(t, nil, "sandbox", "--churn", "bursty", "--api-key", "k"); r.code != exitUsage || !strings.Contains(r.stderr, "Churn") {
+		t.Errorf("bad churn: %+v", r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var out lockedBuffer

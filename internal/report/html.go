@@ -34,6 +34,7 @@ var pageText string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":  func(n int64) string { return group(n) },
+	"add":  func(a, b int) int { return a + b },
 	"f1":   func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
 	"dur":  duration,
 	"sign": func(n int64) string { return signed(n) },

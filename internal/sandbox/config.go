@@ -77,6 +77,12 @@ type Config struct {
 	// WorldTime is the world clock in days; growing counters drift with it
 	// and the feeds rotate daily. Default 0; never negative.
 	WorldTime int64
+	// Churn is how accounts change from day to day: ChurnLinear (default;
+	// lists grow at their head by a fixed number a day, counters drift by a
+	// fixed amount) or ChurnHeavyTail (per-account heavy-tailed rates,
+	// Poisson arrivals, unfollows, irregular counters; see churn.go and
+	// ChurnTruth). Both are the same world at WorldTime 0.
+	Churn string
 	// Logger receives one debug record per request. Default: discard.
 	Logger *slog.Logger
 
@@ -129,6 +135,7 @@ func (c Config) withDefaults() Config {
 	c.Preset = cmp.Or(c.Preset, PresetDefault)
 	c.PageSize = cmp.Or(c.PageSize, PageSizeDefault)
 	c.WorldTime = cmp.Or(c.WorldTime, WorldTimeDefault)
+	c.Churn = cmp.Or(c.Churn, ChurnDefault)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -159,6 +166,9 @@ func (c Config) validate() error {
 	}
 	if c.WorldTime < 0 {
 		return fmt.Errorf("sandbox: Config.WorldTime must not be negative, got %d", c.WorldTime)
+	}
+	if c.Churn != ChurnLinear && c.Churn != ChurnHeavyTail {
+		return fmt.Errorf("sandbox: Config.Churn must be %q or %q, got %q", ChurnLinear, ChurnHeavyTail, c.Churn)
 	}
 	if err := validateRate("Config.Rate", "Config.Burst", c.Rate, c.Burst); err != nil {
 		return err

@@ -7,6 +7,21 @@
 // sharing a struct. Its world, tokens, faults and debug endpoints are
 // documented in docs/sandbox.md; `crawler sandbox --help` lists its flags.
 //
+// # Churn worlds
+//
+// Config.Churn = ChurnHeavyTail (`crawler sandbox --churn heavytail`)
+// replaces the linear day-to-day change (lists growing by a fixed number a
+// day, counters by a fixed amount) for every account without an r<N>
+// token: each account draws its own rates from heavy-tailed mixes (for
+// followers 60% still, 25% slow, 12% moderate, 3% fast), a day's arrivals
+// are Poisson draws seeded by the handle, the list and the day, 12% of the
+// lists lose entries on hash-chosen days, and the profile counters drift
+// irregularly. The counts always equal the lists' lengths, both presets
+// serve the same lists, and a contract follow page still costs O(days +
+// removals + page). ChurnTruth, ChurnChanges and ChurnRatesOf are the ground truth a
+// benchmark scores revisit policies against; docs/sandbox.md gives the
+// model and its parameters.
+//
 // # The real preset
 //
 // Config.Preset = PresetScrapeCreators (`crawler sandbox --preset

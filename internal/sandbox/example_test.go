@@ -86,3 +86,25 @@ func ExampleFaults_script() {
 	// 200 Retry-After=""
 	// requests: 3 billable: 1 errors: 1 rate_limited: 1
 }
+
+// A benchmark scores what it saw on night 30 against the heavytail world's
+// truth: the edges that are new and gone since night 29, and the count the
+// profile shows.
+func ExampleChurnChanges() {
+	night := int64(30)
+	diff, err := sandbox.ChurnChanges("creator492", night-1, night)
+	if err != nil {
+		panic(err)
+	}
+	truth, err := sandbox.ChurnTruth("creator492", night)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("followers: %s at %.1f a day, unfollows: %s at %.1f\n", truth.Rates.Followers.Class, truth.Rates.Followers.PerDay,
+		truth.Rates.FollowersLoss.Class, truth.Rates.FollowersLoss.PerDay)
+	fmt.Printf("night %d: %d new, %d gone, %d in all; the list starts with the new: %v\n", night, len(diff.NewFollowers),
+		len(diff.LostFollowers), truth.FollowerCount, truth.Followers[0] == diff.NewFollowers[0])
+	// Output:
+	// followers: moderate at 2.7 a day, unfollows: moderate at 2.4
+	// night 30: 2 new, 3 gone, 193 in all; the list starts with the new: true
+}

@@ -622,11 +622,12 @@ func (w *realWorld) popularCreatorsReal(q query) (realReply, error) {
 	if page == 1 {
 		rep, _ := w.popularCreators(query{})
 		for _, c := range rep.body.(creatorsJSON).Creators {
+			a, _ := w.lookupAccount(c.UniqueID) // a "u..." handle always exists
 			id := accountID(c.UniqueID)
 			w.ids.add(id, c.UniqueID)
 			out = append(out, creatorRealJSON{TcmID: digitsAt('7', hashOf("account", c.UniqueID, "tcm"), 0), UserID: id,
 				NickName: c.Nickname, AvatarURL: cdn + "/avatar/" + id + ".jpeg", CountryCode: "US",
-				FollowerCnt: c.FollowerCount, LikedCnt: w.grow("account", c.UniqueID, "heartCount", 1_000_000, 1_000),
+				FollowerCnt: c.FollowerCount, LikedCnt: w.counter(a, heartCounter),
 				TTLink: svSite + "/@" + c.UniqueID, TcmLink: svSite + "/creators/" + id, Items: []any{}})
 		}
 	}

@@ -72,7 +72,7 @@ func New(cfg Config) (*Server, error) {
 	for _, k := range cfg.APIKeys {
 		s.keys[k] = struct{}{}
 	}
-	w := &world{pageSize: int64(cfg.PageSize), day: cfg.WorldTime}
+	w := &world{pageSize: int64(cfg.PageSize), day: cfg.WorldTime, churn: cfg.Churn == ChurnHeavyTail}
 	s.endpoints = w.endpoints()
 	s.prefix = apiPrefix
 	route := s.route

@@ -483,9 +483,9 @@ func (w *world) followList(q query, kind string) (entries []followEntryJSON, cur
 	if err != nil {
 		return nil, "", false, err
 	}
-	total, growth := a.followers, a.followersGrowth
+	total, list := a.followers, a.followersList
 	if kind == "following" {
-		total, growth = a.following, a.followingGrowth
+		total, list = a.following, a.followingList
 	}
 	var win window
 	switch {
@@ -506,8 +506,8 @@ func (w *world) followList(q query, kind string) (entries []followEntryJSON, cur
 	}
 	seed := hashOf(kind, handle)
 	entries = make([]followEntryJSON, 0, win.end-win.start)
-	for i := win.start; i < win.end; i++ {
-		h := handleAt(seed, w.headIndex(i, growth))
+	for _, i := range list.indexes(win.start, win.end) {
+		h := handleAt(seed, i)
 		entries = append(entries, followEntryJSON{UniqueID: h, Nickname: nickname(h), Verified: verified(h), SecUID: secUIDOf(h)})
 	}
 	return entries, cursor, win.more, nil
@@ -639,7 +639,7 @@ func (w *world) profile(q query) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	videoCount := w.grow("account", h, "videoCount", 500, 3)
+	videoCount := w.counter(a, videoCounter)
 	items := make([]videoJSON, 0, profileItems)
 	if !a.private {
 		seed := hashOf("account", h, "items")
@@ -663,9 +663,9 @@ func (w *world) profile(q query) (reply, error) {
 		Stats: profileStatsJSON{
 			FollowerCount:  a.followers,
 			FollowingCount: a.following,
-			HeartCount:     w.grow("account", h, "heartCount", 1_000_000, 1_000),
+			HeartCount:     w.counter(a, heartCounter),
 			VideoCount:     videoCount,
-			DiggCount:      w.grow("account", h, "diggCount", 10_000, 50),
+			DiggCount:      w.counter(a, diggCounter),
 		},
 		ItemList: items,
 	})

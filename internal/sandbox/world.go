@@ -13,6 +13,7 @@ import (
 type world struct {
 	pageSize int64
 	day      int64 // Config.WorldTime
+	churn    bool  // Config.Churn is ChurnHeavyTail
 }
 
 // now is the world's Unix time: the start of the current world day.
@@ -164,9 +165,11 @@ type account struct {
 	emptyMore bool
 	followers int64 // list lengths at the world's day
 	following int64
-	// Growth of the lists, entries per world day, added at the head.
-	followersGrowth int64
-	followingGrowth int64
+	// churn: the heavytail world's laws rule this account (no r<N> token).
+	churn bool
+	// The laws of the lists and the lists at the world's day.
+	followersLaw, followingLaw   followLaw
+	followersList, followingList followState
 }
 
 // queriedAccount is the account named by the "handle" parameter.
@@ -197,24 +200,33 @@ func (w *world) lookupAccount(handle string) (account, error) {
 		emptyMore: hasToken(toks, "emptymore"),
 	}
 	// Day 0 lengths: f<N> / g<N>, else hash-derived. Growth: r<N> on both
-	// lists; else the hash-derived followers grow by their counter's rate
-	// and everything else does not grow.
+	// lists; else, in the heavytail world, the churn laws (churn.go); else
+	// the hash-derived followers grow by their counter's rate and
+	// everything else does not grow.
+	fl, gl := followLaw{}, followLaw{}
 	if n, ok := countToken(toks, 'f'); ok {
-		a.followers = n
+		fl.day0 = n
 	} else {
-		a.followers = pick("account", handle, "followers", 300)
-		a.followersGrowth = rate("account", handle, "followers", 5)
+		fl.day0 = pick("account", handle, "followers", 300)
+		fl.fixed = rate("account", handle, "followers", 5)
 	}
 	if n, ok := countToken(toks, 'g'); ok {
-		a.following = n
+		gl.day0 = n
 	} else {
-		a.following = pick("account", handle, "following", 150)
+		gl.day0 = pick("account", handle, "following", 150)
 	}
-	if r, ok := growthToken(toks); ok {
-		a.followersGrowth, a.followingGrowth = r, r
+	r, tokenGrowth := growthToken(toks)
+	switch {
+	case tokenGrowth:
+		fl.fixed, gl.fixed = r, r
+	case w.churn:
+		a.churn = true
+		fl = newFollowLaw(handle, "followers", fl.day0, followersMix)
+		gl = newFollowLaw(handle, "following", gl.day0, followingMix)
 	}
-	a.followers += a.followersGrowth * w.day
-	a.following += a.followingGrowth * w.day
+	a.followersLaw, a.followingLaw = fl, gl
+	a.followersList, a.followingList = fl.at(w.day), gl.at(w.day)
+	a.followers, a.following = a.followersList.length(), a.followingList.length()
 	return a, nil
 }
 

@@ -397,15 +397,30 @@ func (d *Decoder) DecodeValue(n *yaml.Node, v reflect.Value, path string, depth 
 	}
 }
 
-// decodeDuration reads "90s" or "2m" into a duration type.
+// maxDays is the most days ParseDuration reads (a time.Duration holds
+// about 292 years).
+const maxDays = 106_000
+
+// ParseDuration reads a Go duration (90s, 20h) or a number of days (30d,
+// 1.5d), which windows of days read best in.
+func ParseDuration(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.ParseFloat(n, 64); err == nil && !math.IsNaN(days) && math.Abs(days) <= maxDays {
+			return time.Duration(days * float64(24*time.Hour)), nil
+		}
+	}
+	return time.ParseDuration(s)
+}
+
+// decodeDuration reads "90s", "2m" or "30d" into a duration type.
 func (d *Decoder) decodeDuration(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.ScalarNode || IsNull(n) {
-		d.WrongType(n, path, "a duration like 30s or 2m")
+		d.WrongType(n, path, "a duration like 30s, 2m or 7d")
 		return
 	}
-	p, err := time.ParseDuration(n.Value)
+	p, err := ParseDuration(n.Value)
 	if err != nil {
-		d.errorf(n, path, "%s is not a duration like 30s or 2m", describeNode(n))
+		d.errorf(n, path, "%s is not a duration like 30s, 2m or 7d", describeNode(n))
 		return
 	}
 	if p < 0 {

@@ -37,7 +37,7 @@ func TestDecoderIsGeneric(t *testing.T) {
 		t.Errorf("decoded %+v, errors %v, present %v", v, d.errs, d.present)
 	}
 	_, d = decode("outage_window: [1]\nmax_body_bytes: x\ntags: {a: [b]}\ninner: {depth: 2147483648, deep: 1}\noutage_windows: 1s\n")
-	want := "e.yaml:1: api.outage_window: expected a duration like 30s or 2m, got a list\n" +
+	want := "e.yaml:1: api.outage_window: expected a duration like 30s, 2m or 7d, got a list\n" +
 		"e.yaml:2: api.max_body_bytes: expected an integer, got \"x\"\n" +
 		"e.yaml:3: api.tags.a: expected a string, got a list\n" +
 		"e.yaml:4: api.inner.deep: unknown key\n" +

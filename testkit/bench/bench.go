@@ -115,6 +115,7 @@ var workloads = []workload{
 	{"dbcost", "13. Latency hiding at 50 ms, database cost per page", runDBCost},
 	{"scaleoutauto", "14. Scale-out, api.rate unset", runScaleOutAuto},
 	{"history", "15. Cost flat in history", runHistory},
+	{"revisit", "16. Revisit policies at equal budget", runRevisit},
 }
 
 // Workloads names the workloads, in the order Run runs them.

@@ -125,6 +125,35 @@ func (e *env) freshDB(ctx context.Context, label string) (string, error) {
 	e.mu.Lock()
 	e.dbs = append(e.dbs, name)
 	e.mu.Unlock()
+	dsn := e.dbURL(name)
+	if err := migrations.UpURL(ctx, dsn); err != nil {
+		return "", fmt.Errorf("migrate %s: %w", name, err)
+	}
+	return dsn, nil
+}
+
+// cloneDB creates a copy of the database at template (a URL freshDB or
+// cloneDB returned, with no connection open to it), dropped by close, and
+// returns its URL.
+func (e *env) cloneDB(ctx context.Context, label, template string) (string, error) {
+	tu, err := url.Parse(template)
+	if err != nil {
+		return "", err
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	name := "bench_" + label + "_" + hex.EncodeToString(b)
+	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{strings.TrimPrefix(tu.Path, "/")}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s from %s: %w", name, tu.Path, err)
+	}
+	e.mu.Lock()
+	e.dbs = append(e.dbs, name)
+	e.mu.Unlock()
+	return e.dbURL(name), nil
+}
+
+// dbURL is the URL of database name on the server.
+func (e *env) dbURL(name string) string {
 	u := *e.server
 	u.Path, u.RawPath = "/"+name, ""
 	if q := u.Query(); q.Has("dbname") || q.Has("database") {
@@ -132,11 +161,7 @@ func (e *env) freshDB(ctx context.Context, label string) (string, error) {
 		q.Del("database")
 		u.RawQuery = q.Encode()
 	}
-	dsn := u.String()
-	if err := migrations.UpURL(ctx, dsn); err != nil {
-		return "", fmt.Errorf("migrate %s: %w", name, err)
-	}
-	return dsn, nil
+	return u.String()
 }
 
 // pool opens a pool on dsn sized for workers, as `crawler run` does.

@@ -126,6 +126,17 @@ WITH doomed AS (
 )
 SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
+-- name: PruneRevisitPlan
+-- The runs' adaptive schedules (their totals stay in crawl.runs.revisit).
+WITH doomed AS (
+    SELECT p.ctid FROM crawl.revisit_plan p WHERE p.run_id = ANY(@run_ids::bigint[])
+    LIMIT @lim::bigint
+), gone AS (
+    DELETE FROM crawl.revisit_plan WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    RETURNING 1
+)
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+
 -- name: PruneResponseKeys
 -- The sampled shape of the runs' answers (status and report compare the
 -- latest runs').

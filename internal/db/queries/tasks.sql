@@ -105,6 +105,7 @@ WITH a AS (
         cursor = @cursor, pages = pages + 1, items = items + @items,
         dropped = dropped + @dropped, drop_reason = COALESCE(NULLIF(@drop_reason::text, ''), drop_reason),
         credits_saved = credits_saved + @saved,
+        new_items = CASE WHEN @new_items::bigint IS NULL THEN new_items ELSE coalesce(new_items, 0) + @new_items::bigint END,
         -- Found at a smaller depth meanwhile: expanded again at its end.
         state = CASE WHEN @stop::text = '' THEN 'leased' WHEN reexpand THEN 'pending' ELSE 'done' END,
         reason = NULLIF(@stop::text, ''),
