@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
 )
@@ -32,9 +31,9 @@ type DriftKey struct {
 var schemaDrift = db.Prepare[runArg]("SchemaDrift")
 
 // LoadDrift reads the drift of run id's answers (at most 200 keys).
-func LoadDrift(ctx context.Context, pool *pgxpool.Pool, id int64) (*Drift, error) {
+func LoadDrift(ctx context.Context, conn db.Querier, id int64) (*Drift, error) {
 	d := &Drift{New: []DriftKey{}, Gone: []DriftKey{}}
-	rows, _ := schemaDrift.Query(ctx, pool, runArg{id})
+	rows, _ := schemaDrift.Query(ctx, conn, runArg{id})
 	var change, endpoint, key *string
 	var answers *int64
 	_, err := pgx.ForEachRow(rows, []any{&d.Against, &change, &endpoint, &key, &answers}, func() error {

@@ -203,17 +203,38 @@ type moversParams struct {
 	Limit  int   `db:"lim"`
 }
 
-var reportRun = db.Prepare[reportRunParam]("ReportRun")
+var (
+	reportRun   = db.Prepare[reportRunParam]("ReportRun")
+	reportNoJIT = db.Prepare[struct{}]("ReportNoJIT")
+)
 
-// LoadReport gathers the report of run id (0: the latest run). It only reads.
+// LoadReport gathers the report of run id (0: the latest run). It only
+// reads, in one read-only transaction: its figures are of one moment, and
+// no statement is compiled by PostgreSQL's JIT (ReportNoJIT).
 func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
+	var r *Report
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := reportNoJIT.Exec(ctx, tx, struct{}{}); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		var err error
+		r, err = loadReport(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error) {
 	var arg *int64
 	if id != 0 {
 		arg = &id
 	}
 	r := &Report{Generated: time.Now().UTC()}
 	u := &r.Run
-	err := reportRun.QueryRow(ctx, pool, reportRunParam{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
+	err := reportRun.QueryRow(ctx, conn, reportRunParam{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
 		&u.CreditsBilled, &u.MaxCredits, &u.Pages, &u.Rows, &r.Previous)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRun
@@ -221,7 +242,7 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 	if err != nil {
 		return nil, fmt.Errorf("report: run: %w", err)
 	}
-	sv, err := LoadSavings(ctx, pool, u.ID)
+	sv, err := LoadSavings(ctx, conn, u.ID)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
@@ -231,8 +252,8 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 		end = *u.FinishedAt
 	}
 	u.Seconds = end.Sub(u.StartedAt).Seconds()
-	for _, step := range []func(context.Context, *pgxpool.Pool) error{r.loadCredits, r.loadTimeline, r.loadKinds, r.loadTables, r.loadMovers, r.loadChanges} {
-		if err := step(ctx, pool); err != nil {
+	for _, step := range []func(context.Context, db.Querier) error{r.loadCredits, r.loadTimeline, r.loadKinds, r.loadTables, r.loadMovers, r.loadChanges} {
+		if err := step(ctx, conn); err != nil {
 			return nil, fmt.Errorf("report of run %d: %w", u.ID, err)
 		}
 	}
@@ -242,14 +263,14 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 		}
 		u.RowsCounted = u.Rows > 0
 	}
-	st, err := LoadStatus(ctx, pool, u.ID)
+	st, err := LoadStatus(ctx, conn, u.ID)
 	if err != nil {
 		return nil, err
 	}
-	if r.Drift, err = LoadDrift(ctx, pool, u.ID); err != nil {
+	if r.Drift, err = LoadDrift(ctx, conn, u.ID); err != nil {
 		return nil, err
 	}
-	if r.Revisit, err = LoadRunRevisit(ctx, pool, u.ID); err != nil {
+	if r.Revisit, err = LoadRunRevisit(ctx, conn, u.ID); err != nil {
 		return nil, err
 	}
 	r.Reasons = nonNil(st.Reasons)
@@ -258,8 +279,8 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 
 var reportCredits = db.Prepare[runArg]("ReportCredits")
 
-func (r *Report) loadCredits(ctx context.Context, pool *pgxpool.Pool) error {
-	rows, _ := reportCredits.Query(ctx, pool, runArg{r.Run.ID})
+func (r *Report) loadCredits(ctx context.Context, conn db.Querier) error {
+	rows, _ := reportCredits.Query(ctx, conn, runArg{r.Run.ID})
 	var e EndpointCredits
 	r.Credits = []EndpointCredits{}
 	_, err := pgx.ForEachRow(rows, []any{&e.Endpoint, &e.Requests, &e.Billed, &e.Free, &e.RateLimited, &e.Errors, &e.Remaining}, func() error {
@@ -281,8 +302,8 @@ type reportSample struct {
 
 var reportSamples = db.Prepare[runArg]("ReportSamples")
 
-func (r *Report) loadTimeline(ctx context.Context, pool *pgxpool.Pool) error {
-	rows, _ := reportSamples.Query(ctx, pool, runArg{r.Run.ID})
+func (r *Report) loadTimeline(ctx context.Context, conn db.Querier) error {
+	rows, _ := reportSamples.Query(ctx, conn, runArg{r.Run.ID})
 	var s reportSample
 	var samples []reportSample
 	if _, err := pgx.ForEachRow(rows, []any{&s.owner, &s.at, &s.procStart, &s.pages, &s.r429}, func() error {
@@ -357,8 +378,8 @@ func roundTo(x float64, digits int) float64 {
 
 var reportKinds = db.Prepare[runArg]("ReportTaskKinds")
 
-func (r *Report) loadKinds(ctx context.Context, pool *pgxpool.Pool) error {
-	rows, _ := reportKinds.Query(ctx, pool, runArg{r.Run.ID})
+func (r *Report) loadKinds(ctx context.Context, conn db.Querier) error {
+	rows, _ := reportKinds.Query(ctx, conn, runArg{r.Run.ID})
 	var k KindOutcome
 	r.Kinds = []KindOutcome{}
 	_, err := pgx.ForEachRow(rows, []any{&k.Kind, &k.Done, &k.Failed, &k.Skipped, &k.Open}, func() error {
@@ -372,8 +393,8 @@ var reportTables = db.Prepare[struct{}]("ReportTables")
 
 // loadTables counts, per data table, the rows naming the run, each
 // through an index: by run_id, or by last_seen_run for entities.
-func (r *Report) loadTables(ctx context.Context, pool *pgxpool.Pool) error {
-	rows, _ := reportTables.Query(ctx, pool, struct{}{})
+func (r *Report) loadTables(ctx context.Context, conn db.Querier) error {
+	rows, _ := reportTables.Query(ctx, conn, struct{}{})
 	type table struct {
 		name          string
 		runID, seenBy bool
@@ -403,7 +424,7 @@ func (r *Report) loadTables(ctx context.Context, pool *pgxpool.Pool) error {
 			continue
 		}
 		tr := TableRows{Table: t.name}
-		if err := pool.QueryRow(ctx, q, r.Run.ID).Scan(&tr.Rows, &tr.New, &tr.Again); err != nil {
+		if err := conn.QueryRow(ctx, q, r.Run.ID).Scan(&tr.Rows, &tr.New, &tr.Again); err != nil {
 			return fmt.Errorf("rows of %s: %w", t.name, err)
 		}
 		if tr.Rows > 0 {
@@ -429,7 +450,7 @@ var (
 	playCountMovers = db.Prepare[moversParams]("ReportPlayMovers")
 )
 
-func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
+func (r *Report) loadMovers(ctx context.Context, conn db.Querier) error {
 	r.Followers, r.FollowerFalls, r.Plays = []Mover{}, []Mover{}, []Mover{}
 	if r.Previous == nil {
 		return nil
@@ -439,7 +460,7 @@ func (r *Report) loadMovers(ctx context.Context, pool *pgxpool.Pool) error {
 		stmt db.Stmt[moversParams]
 		out  *[]Mover
 	}{{followerMovers, &r.Followers}, {followerFalls, &r.FollowerFalls}, {playCountMovers, &r.Plays}} {
-		rows, _ := l.stmt.Query(ctx, pool, p)
+		rows, _ := l.stmt.Query(ctx, conn, p)
 		var m Mover
 		if _, err := pgx.ForEachRow(rows, []any{&m.Key, &m.Before, &m.After, &m.Delta}, func() error {
 			*l.out = append(*l.out, m)
@@ -460,10 +481,10 @@ var (
 // loadChanges reads "What changed": new accounts, the follow lists the
 // run walked and what their complete walks gained and lost since the
 // previous complete walk, and how many follower counts moved.
-func (r *Report) loadChanges(ctx context.Context, pool *pgxpool.Pool) error {
+func (r *Report) loadChanges(ctx context.Context, conn db.Querier) error {
 	c := &Changes{NewAccountsTop: []NewAccount{}, Incomplete: map[string]int64{}, Lists: []ListChange{}}
 	r.Changes = c
-	rows, _ := reportNewAccounts.Query(ctx, pool, runLimitParams{RunID: r.Run.ID, Limit: ReportNewAccountsLimit})
+	rows, _ := reportNewAccounts.Query(ctx, conn, runLimitParams{RunID: r.Run.ID, Limit: ReportNewAccountsLimit})
 	var a NewAccount
 	if _, err := pgx.ForEachRow(rows, []any{&a.Account, &a.Followers, &c.NewAccounts}, func() error {
 		c.NewAccountsTop = append(c.NewAccountsTop, a)
@@ -472,7 +493,7 @@ func (r *Report) loadChanges(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("new accounts: %w", err)
 	}
 
-	rows, _ = reportFollowLists.Query(ctx, pool, runArg{r.Run.ID})
+	rows, _ = reportFollowLists.Query(ctx, conn, runArg{r.Run.ID})
 	var (
 		l        ListChange
 		complete bool
@@ -507,7 +528,7 @@ func (r *Report) loadChanges(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 
 	if r.Previous != nil {
-		err := reportMoves.QueryRow(ctx, pool, runPrevParams{RunID: r.Run.ID, PrevID: *r.Previous}).Scan(&c.FollowerRises, &c.FollowerFalls, &c.FollowerSame)
+		err := reportMoves.QueryRow(ctx, conn, runPrevParams{RunID: r.Run.ID, PrevID: *r.Previous}).Scan(&c.FollowerRises, &c.FollowerFalls, &c.FollowerSame)
 		if err != nil {
 			return fmt.Errorf("follower moves: %w", err)
 		}

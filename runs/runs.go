@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/klauspost/compress/zstd"
 	"github.com/socialcrawl/crawler/internal/db"
 )
@@ -47,9 +46,9 @@ type Savings struct {
 var runSavings = db.Prepare[runArg]("RunSavings")
 
 // LoadSavings reads what reuse saved run runID.
-func LoadSavings(ctx context.Context, pool *pgxpool.Pool, runID int64) (Savings, error) {
+func LoadSavings(ctx context.Context, conn db.Querier, runID int64) (Savings, error) {
 	var s Savings
-	if err := runSavings.QueryRow(ctx, pool, runArg{runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
+	if err := runSavings.QueryRow(ctx, conn, runArg{runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
 		return s, fmt.Errorf("savings of run %d: %w", runID, err)
 	}
 	return s, nil

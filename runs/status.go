@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
 )
@@ -58,26 +57,26 @@ var taskStates = db.Prepare[runArg]("TaskStates")
 var failureReasons = db.Prepare[runArg]("FailureReasons")
 
 // LoadStatus reads run id, or the latest run when id is 0.
-func LoadStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*Status, error) {
+func LoadStatus(ctx context.Context, conn db.Querier, id int64) (*Status, error) {
 	var arg *int64
 	if id != 0 {
 		arg = &id
 	}
 	s := &Status{Tasks: map[string]int64{}}
-	err := runStatus.QueryRow(ctx, pool, runStatusParams{arg}).Scan(&s.ID, &s.Job, &s.State, &s.StopReason, &s.StartedAt, &s.FinishedAt, &s.Pages, &s.Items)
+	err := runStatus.QueryRow(ctx, conn, runStatusParams{arg}).Scan(&s.ID, &s.Job, &s.State, &s.StopReason, &s.StartedAt, &s.FinishedAt, &s.Pages, &s.Items)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRun
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
-	rows, _ := taskStates.Query(ctx, pool, runArg{s.ID})
+	rows, _ := taskStates.Query(ctx, conn, runArg{s.ID})
 	var state string
 	var n int64
 	if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error { s.Tasks[state] = n; return nil }); err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
-	rows, _ = failureReasons.Query(ctx, pool, runArg{s.ID})
+	rows, _ = failureReasons.Query(ctx, conn, runArg{s.ID})
 	var rc ReasonCount
 	if _, err := pgx.ForEachRow(rows, []any{&rc.State, &rc.Kind, &rc.Reason, &rc.N, &rc.Keys, &rc.Example}, func() error {
 		s.Reasons = append(s.Reasons, rc)
@@ -86,7 +85,7 @@ func LoadStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*Status, err
 	}); err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
-	if err := loadDrops(ctx, pool, s); err != nil {
+	if err := loadDrops(ctx, conn, s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -95,8 +94,8 @@ func LoadStatus(ctx context.Context, pool *pgxpool.Pool, id int64) (*Status, err
 var droppedEntries = db.Prepare[runArg]("DroppedEntries")
 
 // loadDrops fills s.Dropped and s.Drops: entries dropped, by kind.
-func loadDrops(ctx context.Context, pool *pgxpool.Pool, s *Status) error {
-	rows, _ := droppedEntries.Query(ctx, pool, runArg{s.ID})
+func loadDrops(ctx context.Context, conn db.Querier, s *Status) error {
+	rows, _ := droppedEntries.Query(ctx, conn, runArg{s.ID})
 	rc := ReasonCount{State: "dropped"}
 	if _, err := pgx.ForEachRow(rows, []any{&rc.Kind, &rc.N, &rc.Reason}, func() error {
 		s.Drops = append(s.Drops, rc)
@@ -152,8 +151,8 @@ type listRunsParams struct {
 }
 
 // LoadProcesses lists the processes that worked on run runID.
-func LoadProcesses(ctx context.Context, pool *pgxpool.Pool, runID int64) ([]Process, error) {
-	rows, _ := runProcesses.Query(ctx, pool, runArg{runID})
+func LoadProcesses(ctx context.Context, conn db.Querier, runID int64) ([]Process, error) {
+	rows, _ := runProcesses.Query(ctx, conn, runArg{runID})
 	var p Process
 	var out []Process
 	if _, err := pgx.ForEachRow(rows, []any{&p.Owner, &p.Version, &p.State, &p.StartedAt, &p.FinishedAt, &p.Pages, &p.Rows, &p.Requests, &p.RateLimited}, func() error {
@@ -167,8 +166,8 @@ func LoadProcesses(ctx context.Context, pool *pgxpool.Pool, runID int64) ([]Proc
 
 // List lists the latest max runs, of job (all jobs when ""), newest
 // first.
-func List(ctx context.Context, pool *pgxpool.Pool, job string, max int64) ([]Summary, error) {
-	rows, _ := listRuns.Query(ctx, pool, listRunsParams{JobName: job, MaxRuns: max})
+func List(ctx context.Context, conn db.Querier, job string, max int64) ([]Summary, error) {
+	rows, _ := listRuns.Query(ctx, conn, listRunsParams{JobName: job, MaxRuns: max})
 	var r Summary
 	out := []Summary{}
 	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions, &r.CreditsSaved, &r.PrunedAt}, func() error {

@@ -30,10 +30,11 @@ import (
 // statements at a nightly run's realistic sizes (~3,000 tasks, two
 // processes, ~60 samples, ~1,000 profile and video snapshots; the accounts,
 // videos and follow edges accumulate over the runs), then each command is
-// timed (median of several repetitions). A command whose statements read
-// the current run or a bounded window through an index costs the same at
-// 365 runs as at 1: its ratio to the 1-run time is the figure, held to
-// 1.5 at the largest size.
+// timed (median of several repetitions, taken in rounds over the sizes so
+// that the shared machine's load weighs on all alike). A command whose
+// statements read the current run or a bounded window through an index
+// costs the same at 365 runs as at 1: its ratio to the 1-run time is the
+// figure, held to 1.5 at the largest size.
 
 // historyJob is the job the history is of, and the one the run command
 // measures: the same name, so the history's reuse lookups (refresh_after,
@@ -57,23 +58,48 @@ type historySizes struct {
 	reps     int   // repetitions of each read command
 	runReps  int   // repetitions of the run command
 	runPages int   // pages the run command commits per repetition
+	listRuns int   // runs the runs command lists (crawler runs' --limit default, 20)
 }
 
 func (e *env) historySizes() historySizes {
 	if e.cfg.Smoke {
-		return historySizes{runs: []int{1, 3, 10}, reps: 3, runReps: 1, runPages: 20}
+		return historySizes{runs: []int{1, 3, 10}, reps: 3, runReps: 1, runPages: 20, listRuns: 3}
 	}
-	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150}
+	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150, listRuns: 20}
 }
 
 // historyCommands are the commands timed, in the order of the figures.
-var historyCommands = []struct{ name, what string }{
-	{"run", "run start: ms per committed page over the first pages of a new run (FindOrCreateRun with its seeds, then the pages' leases and commits, reuse lookups on)"},
-	{"sampler", "the sampler's statement (RecordSample: a process's counters and the run's tasks by state)"},
-	{"status", "crawler status (LoadStatus, LoadCredits, LoadProcesses, LoadDrift, LoadSavings of the latest run)"},
-	{"runs", "crawler runs (the latest 20 runs)"},
-	{"report", "crawler report of the latest run (LoadReport)"},
-	{"plan", "crawler plan of the job (plan.Make in a read-only transaction)"},
+// listsRuns marks the runs command, whose output is the same only from
+// historySizes.listRuns runs on (it lists min(history, listRuns) runs):
+// its figures are ratios to the time at the first size with at least that
+// many runs, so that equal outputs are compared; a smaller history is
+// reported, not compared. The others are ratios to 1 run. comparesPrevious
+// names what a command compares with the job's previous run, which the
+// 1-run history does not have: the largest size's detail also gives the
+// ratio to the first history that has one.
+var historyCommands = []struct {
+	name, what       string
+	listsRuns        bool
+	comparesPrevious string
+}{
+	{"run", "run start: ms per committed page over the first pages of a new run (FindOrCreateRun with its seeds, then the pages' leases and commits, reuse lookups on)", false, ""},
+	{"sampler", "the sampler's statement (RecordSample: a process's counters and the run's tasks by state)", false, ""},
+	{"status", "crawler status (LoadStatus, LoadCredits, LoadProcesses, LoadDrift, LoadSavings of the latest run)", false, "the schema drift"},
+	{"runs", "crawler runs (the latest %d runs)", true, ""},
+	{"report", "crawler report of the latest run (LoadReport)", false, "the follow lists' edges gained and lost since their previous complete walk, the top movers and follower moves, the schema drift"},
+	{"plan", "crawler plan of the job (plan.Make in a read-only transaction)", false, ""},
+}
+
+// historyRef is the index in sizes of the reference of a command whose
+// output is the same from equalFrom runs on: the first size with at least
+// that many, else the largest.
+func historyRef(sizes []int, equalFrom int) int {
+	for i, n := range sizes {
+		if n >= equalFrom {
+			return i
+		}
+	}
+	return len(sizes) - 1
 }
 
 func runHistory(ctx context.Context, e *env) (*outcome, error) {
@@ -81,9 +107,11 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 	out := &outcome{setup: fmt.Sprintf("per history size (%s nightly runs of one job): a fresh migrated database, filled by INSERT ... SELECT generate_series with a synthetic history: "+
 		"per run %d tasks (%d seed profiles, their followers and following lists ended end, page_limit or stop_at_seen, %d profiles found in them, mostly done, some skipped fresh, a few failed, and their lists, a third skipped 404), parent_id links, "+
 		"2 processes, %d samples, 3 endpoints of credit usage, 120 answer key paths, %d profile and %d video snapshots; accounts and videos grow to ~20,000 and follow edges to ~200,000 at 365 runs; VACUUM ANALYZE. "+
-		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on). "+
-		"Each figure is the median time and its ratio to the time with 1 run; the aim holds the ratio at the largest history.",
-		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages)}
+		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on), "+
+		"all histories filled first and timed in rounds (each repetition times every size, in a rotating order), so a change of the shared machine's load falls on every size alike. "+
+		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones); the aim holds the ratio at the largest history.",
+		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages,
+		hs.listRuns, hs.listRuns)}
 	up, err := newUpstream(sandbox.Config{}, false)
 	if err != nil {
 		return out, err
@@ -93,44 +121,62 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	times := map[string][]time.Duration{} // command -> median per size
-	details := map[string][]string{}
-	for _, n := range hs.runs {
+	// Every history is filled first, then the commands are timed in
+	// rounds over the sizes: a change of the machine's load (shared, two
+	// cores) falls on every size alike, not on the one measured then.
+	pools := make([]*pgxpool.Pool, len(hs.runs))
+	defer func() {
+		for _, p := range pools {
+			if p != nil {
+				p.Close()
+			}
+		}
+	}()
+	for i, n := range hs.runs {
 		begin := time.Now()
 		dsn, err := e.freshDB(ctx, fmt.Sprintf("hist%d", n))
 		if err != nil {
 			return out, err
 		}
-		pool, err := e.pool(ctx, dsn, job.Limits.Workers)
-		if err != nil {
+		if pools[i], err = e.pool(ctx, dsn, job.Limits.Workers); err != nil {
 			return out, err
 		}
-		if err := fillHistory(ctx, pool, job, n); err != nil {
-			pool.Close()
+		if err := fillHistory(ctx, pools[i], job, n); err != nil {
 			return out, fmt.Errorf("history of %d runs: %w", n, err)
 		}
 		e.log.Info("history filled", "runs", n, "took", time.Since(begin).Round(time.Millisecond))
-		m, d, err := measureHistory(ctx, pool, job, hs)
-		pool.Close()
-		if err != nil {
-			return out, fmt.Errorf("history of %d runs: %w", n, err)
-		}
-		for _, c := range historyCommands {
-			times[c.name] = append(times[c.name], m[c.name])
-			details[c.name] = append(details[c.name], d[c.name])
-		}
-		e.log.Info("history measured", "runs", n, "took", time.Since(begin).Round(time.Millisecond))
 	}
+	begin := time.Now()
+	times, details, err := measureHistory(ctx, pools, job, hs)
+	if err != nil {
+		return out, err
+	}
+	e.log.Info("histories measured", "took", time.Since(begin).Round(time.Millisecond))
 	for _, c := range historyCommands {
-		ref := times[c.name][0]
+		what, equalFrom := c.what, 1
+		if c.listsRuns {
+			what, equalFrom = fmt.Sprintf(c.what, hs.listRuns), hs.listRuns
+		}
+		ri := historyRef(hs.runs, equalFrom)
+		ref, refRuns := times[c.name][ri], plural(hs.runs[ri], "run")
 		for i, n := range hs.runs {
 			t := times[c.name][i]
 			ratio := float64(t) / float64(max(ref, time.Microsecond))
 			f := Figure{
-				Name:   fmt.Sprintf("%s, %d runs of history: time (ratio to 1 run)", c.name, n),
+				Name:   fmt.Sprintf("%s, %d runs of history: time (ratio to %s)", c.name, n, refRuns),
 				Value:  ratio,
 				Text:   fmt.Sprintf("%s ms (×%.2f)", formatValue(ms(t)), ratio),
-				Detail: fmt.Sprintf("%s: %s; 1 run: %s ms", c.what, details[c.name][i], formatValue(ms(ref))),
+				Detail: fmt.Sprintf("%s: %s; %s: %s ms", what, details[c.name][i], refRuns, formatValue(ms(ref))),
+			}
+			if i < ri {
+				f.Text = fmt.Sprintf("%s ms (not compared)", formatValue(ms(t)))
+				f.Detail += fmt.Sprintf("; not compared: with %s of history its output is %s, from %d runs on it is %d runs, "+
+					"so the ratios are to %s, the first history with equal output", plural(n, "run"), plural(min(n, equalFrom), "run"), equalFrom, equalFrom, refRuns)
+			}
+			if pi := historyRef(hs.runs, 2); i == len(hs.runs)-1 && c.comparesPrevious != "" && pi > ri && pi < i {
+				f.Detail += fmt.Sprintf("; with 1 run of history the latest run has no previous run and compares nothing (%s): part of its work is missing at 1 run. "+
+					"Ratio to %s, the smallest history whose latest run has a previous run: ×%.2f", c.comparesPrevious, plural(hs.runs[pi], "run"),
+					float64(t)/float64(max(times[c.name][pi], time.Microsecond)))
 			}
 			if i == len(hs.runs)-1 {
 				f.Aim = Aim{Op: "<=", Bound: 1.5, Text: "ratio ≤ 1.5"}
@@ -143,6 +189,14 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// plural is "1 run", "30 runs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
 
 func joinInts(v []int) string {
 	s := make([]string, len(v))
@@ -223,6 +277,12 @@ func fillHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, n in
 
 // historySQL fills the history; the named arguments are fillHistory's.
 // acct(a) is 'u' || a 15-hex-digit hash, as the sandbox names accounts.
+// A run's rows are written run by run (ORDER BY r): they lie together, as
+// a run writes them in its night. Without the order, the planner's nested
+// loop wrote a seed's rows of every run together, and a run's seed tasks
+// lay on 90 pages spread over the whole table at 365 runs (on 6 at 30):
+// every read of the run's tasks touched them, a cost of the synthetic
+// layout, not of the history.
 var historySQL = []string{
 	`INSERT INTO crawl.runs (id, job_name, job, state, started_at, finished_at, fingerprint, credits_billed, credits_committed)
 SELECT r, @job_name, @job, 'done', now() - (@n::int - r + 1) * interval '1 day',
@@ -235,7 +295,8 @@ FROM generate_series(1, @n::int) r`,
 SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 1, 1, 1,
        'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours'
 FROM generate_series(1, @n::int) r, generate_series(0, 29) i,
-     LATERAL (SELECT now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+     LATERAL (SELECT now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
+ORDER BY r, i`,
 	// Seed lists: i 30..89, 2 per seed (followers, following), parent the
 	// seed's profile. Walked whole every 7th run and in the latest (end, or
 	// page_limit at 5 pages), cut short by stop_at_seen in the others.
@@ -249,7 +310,8 @@ SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers
        'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '30 s', t + interval '30 s', CASE WHEN whole THEN 0 ELSE 3 END
 FROM generate_series(1, @n::int) r, generate_series(30, 89) i,
      LATERAL (SELECT i - 30 AS k, 2 + (i - 30) % 4 AS pg, r % 7 = 0 OR r = @n::int OR r = 1 AS whole,
-                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
+ORDER BY r, i`,
 	// Profiles found in the seed lists: i 90..1059, accounts of the pool.
 	// 1 in 20 skipped as fresh, 1 in 197 failed.
 	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, parent_id, state, reason, pages, items, attempts, lease_owner, lease_token,
@@ -263,7 +325,8 @@ SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', 'u' || substr(md5('acct'
 FROM generate_series(1, @n::int) r, generate_series(90, 1059) i,
      LATERAL (SELECT i - 90 AS j, (r * 1009 + i - 90) % @u::int AS a,
                      CASE WHEN (i - 90) % 20 = 19 THEN 'skipped' WHEN (i - 90) % 197 = 5 THEN 'failed' ELSE 'done' END AS st,
-                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
+ORDER BY r, i`,
 	// Their followers and following lists: i 1060..2999, a third skipped
 	// (404), the others walked to their end or their page limit.
 	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, cursor, pages, items, attempts,
@@ -279,7 +342,8 @@ SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers
 FROM generate_series(1, @n::int) r, generate_series(1060, 2999) i,
      LATERAL (SELECT i - 1060 AS k, (r * 1009 + (i - 1060) / 2) % @u::int AS a, 1 + (i - 1060) % 5 AS pg,
                      CASE WHEN (i - 1060) % 3 = 0 THEN 'skipped' ELSE 'done' END AS st,
-                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x`,
+                     now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
+ORDER BY r, i`,
 	`SELECT setval('crawl.tasks_id_seq', @n::int * 3000)`,
 	// What FinishRun summarizes of a finished run's tasks (migration 00023),
 	// when the schema has it.
@@ -303,7 +367,8 @@ SELECT r, o.p || r, now() - (@n::int - r + 1) * interval '1 day' + q * interval 
 FROM generate_series(1, @n::int) r, generate_series(1, 30) q, (VALUES ('bench-a:100:'), ('bench-b:200:')) o(p)`,
 	`INSERT INTO crawl.credit_usage (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
 SELECT r, ep, 900, 880, 0, r % 3, 20, 880, 1000000 - r * 2600
-FROM generate_series(1, @n::int) r, unnest(ARRAY['/shortvideo/profile', '/shortvideo/user/followers', '/shortvideo/user/following']) ep`,
+FROM generate_series(1, @n::int) r, unnest(ARRAY['/shortvideo/profile', '/shortvideo/user/followers', '/shortvideo/user/following']) ep
+ORDER BY r`,
 	`INSERT INTO crawl.response_keys (run_id, endpoint, key, answers)
 SELECT r, ep, CASE WHEN q = 0 THEN '' ELSE 'data.field' || q END, CASE WHEN q = 0 THEN 60 ELSE 60 - q % 7 END
 FROM generate_series(1, @n::int) r, unnest(ARRAY['/shortvideo/profile', '/shortvideo/user/followers', '/shortvideo/user/following']) ep,
@@ -358,18 +423,84 @@ type historySample struct {
 
 var historySampleStmt = db.Prepare[historySample]("RecordSample")
 
-// measureHistory times each command on the history in pool: the median
-// and a line of detail per command.
-func measureHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, hs historySizes) (map[string]time.Duration, map[string]string, error) {
+// measureHistory times each command on the histories in pools, in
+// rounds: each repetition times every size, starting with a different one
+// each round. For each command, the median per size and a line of detail.
+func measureHistory(ctx context.Context, pools []*pgxpool.Pool, job *jobfile.Job, hs historySizes) (map[string][]time.Duration, map[string][]string, error) {
+	reads := make([]map[string]func(context.Context) error, len(pools))
+	for i, pool := range pools {
+		r, err := historyReads(ctx, pool, job, hs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("history of %d runs: %w", hs.runs[i], err)
+		}
+		reads[i] = r
+	}
+	med := map[string][]time.Duration{}
+	detail := map[string][]string{}
+	for _, c := range historyCommands {
+		if _, ok := reads[0][c.name]; !ok {
+			continue
+		}
+		// One untimed call warms the connection's prepared statements and
+		// the cache, as a second call of the command would find them.
+		for i := range pools {
+			if err := reads[i][c.name](ctx); err != nil {
+				return nil, nil, fmt.Errorf("history of %d runs: %s: %w", hs.runs[i], c.name, err)
+			}
+		}
+		ts := make([][]time.Duration, len(pools))
+		for rep := range hs.reps {
+			for k := range pools {
+				i := (rep + k) % len(pools)
+				t0 := time.Now()
+				if err := reads[i][c.name](ctx); err != nil {
+					return nil, nil, fmt.Errorf("history of %d runs: %s: %w", hs.runs[i], c.name, err)
+				}
+				ts[i] = append(ts[i], time.Since(t0))
+			}
+		}
+		for i := range pools {
+			m := median(ts[i])
+			med[c.name] = append(med[c.name], m)
+			detail[c.name] = append(detail[c.name], fmt.Sprintf("median of %d: %s ms (min %s, max %s)", len(ts[i]), formatValue(ms(m)),
+				formatValue(ms(slices.Min(ts[i]))), formatValue(ms(slices.Max(ts[i])))))
+		}
+	}
+	// The run command last: it adds runs to the histories.
+	per := make([][]time.Duration, len(pools))
+	starts := make([][]string, len(pools))
+	for rep := range hs.runReps {
+		for k := range pools {
+			i := (rep + k) % len(pools)
+			d, start, err := historyRunOnce(ctx, pools[i], job, hs.runPages, rep > 0)
+			if err != nil {
+				return nil, nil, fmt.Errorf("history of %d runs: run: %w", hs.runs[i], err)
+			}
+			per[i] = append(per[i], d)
+			starts[i] = append(starts[i], formatValue(ms(start)))
+		}
+	}
+	for i := range pools {
+		m := median(per[i])
+		med["run"] = append(med["run"], m)
+		detail["run"] = append(detail["run"], fmt.Sprintf("median of %d runs of %d pages: %s ms per page; FindOrCreateRun took %s ms",
+			len(per[i]), hs.runPages, formatValue(ms(m)), strings.Join(starts[i], ", ")))
+	}
+	return med, detail, nil
+}
+
+// historyReads are the read commands (all but run) on the history in
+// pool, as operators call them on its latest run.
+func historyReads(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, hs historySizes) (map[string]func(context.Context) error, error) {
 	var latest int64
 	if err := pool.QueryRow(ctx, `SELECT max(id) FROM crawl.runs`).Scan(&latest); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var owner string
 	if err := pool.QueryRow(ctx, `SELECT min(owner) FROM crawl.run_processes WHERE run_id = $1`, latest).Scan(&owner); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	reads := map[string]func(context.Context) error{
+	return map[string]func(context.Context) error{
 		"sampler": func(ctx context.Context) error {
 			var billed, committed, pending, leased, done, failed, skipped int64
 			var maxCredits *int64
@@ -394,7 +525,7 @@ func measureHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, h
 			return err
 		},
 		"runs": func(ctx context.Context) error {
-			_, err := runs.List(ctx, pool, "", 20)
+			_, err := runs.List(ctx, pool, "", int64(hs.listRuns))
 			return err
 		},
 		"report": func(ctx context.Context) error {
@@ -407,45 +538,7 @@ func measureHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, h
 				return err
 			})
 		},
-	}
-	med := map[string]time.Duration{}
-	detail := map[string]string{}
-	for _, c := range historyCommands {
-		f, ok := reads[c.name]
-		if !ok {
-			continue
-		}
-		// One untimed call warms the connection's prepared statements and
-		// the cache, as a second call of the command would find them.
-		if err := f(ctx); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		ts := make([]time.Duration, hs.reps)
-		for i := range ts {
-			t0 := time.Now()
-			if err := f(ctx); err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", c.name, err)
-			}
-			ts[i] = time.Since(t0)
-		}
-		med[c.name] = median(ts)
-		detail[c.name] = fmt.Sprintf("median of %d: %s ms (min %s, max %s)", len(ts), formatValue(ms(med[c.name])), formatValue(ms(slices.Min(ts))), formatValue(ms(slices.Max(ts))))
-	}
-	// The run command last: it adds runs to the history.
-	per := make([]time.Duration, hs.runReps)
-	var starts []string
-	for i := range per {
-		d, start, err := historyRunOnce(ctx, pool, job, hs.runPages, i > 0)
-		if err != nil {
-			return nil, nil, fmt.Errorf("run: %w", err)
-		}
-		per[i] = d
-		starts = append(starts, formatValue(ms(start)))
-	}
-	med["run"] = median(per)
-	detail["run"] = fmt.Sprintf("median of %d runs of %d pages: %s ms per page; FindOrCreateRun took %s ms", len(per), hs.runPages,
-		formatValue(ms(med["run"])), strings.Join(starts, ", "))
-	return med, detail, nil
+	}, nil
 }
 
 // historyRunOnce starts the job's next run (forceNew: the previous
