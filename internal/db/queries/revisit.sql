@@ -91,9 +91,14 @@ WHERE i.job_name = @job_name AND i.owner = c.owner AND i.kind IN ('shortvideo.fo
   AND (CASE i.kind WHEN 'shortvideo.followers' THEN c.followers ELSE c.following END) IS NOT NULL;
 
 -- name: RevisitOrder
--- The run's scheduled visits, highest priority first, with their expected
--- cost: the order its budget is spent in.
-SELECT kind, key, cost FROM crawl.revisit_plan WHERE run_id = @run_id AND visit ORDER BY priority DESC;
+-- The run's scheduled visits not made yet (a process joining or resuming
+-- the run leaves out those ended), highest priority first, with their
+-- expected cost: the order its budget is spent in.
+SELECT p.kind, p.key, p.cost FROM crawl.revisit_plan p
+WHERE p.run_id = @run_id AND p.visit AND NOT EXISTS (
+    SELECT 1 FROM crawl.tasks t WHERE t.run_id = p.run_id AND t.kind = p.kind AND t.key = p.key
+      AND t.state IN ('done', 'failed', 'skipped'))
+ORDER BY p.priority DESC;
 
 -- name: CreditsLeft
 -- The credits of the run's budget neither billed nor held by a lease
