@@ -132,8 +132,10 @@ func TestSeedFileMillionsBoundedMemory(t *testing.T) {
 		rss[i] = peak
 		t.Logf("%d lines: seeded in %s, peak RSS %.1f MB", n, took.Round(10*time.Millisecond), float64(peak)/1e6)
 	}
-	if grew := rss[1] - rss[0]; grew > 12<<20 {
-		t.Errorf("peak RSS grew by %.1f MB from %d to %d lines; want it independent of the file's size (under 12 MB)", float64(grew)/1e6, sizes[0], sizes[1])
+	// About 9 MB of the growth is the collector's pacing (13 MB once on a
+	// loaded two-core make test); holding the lines would add some 30 MB.
+	if grew := rss[1] - rss[0]; grew > 16<<20 {
+		t.Errorf("peak RSS grew by %.1f MB from %d to %d lines; want it independent of the file's size (under 16 MB, about half of what holding them takes)", float64(grew)/1e6, sizes[0], sizes[1])
 	}
 }
 
