@@ -40,10 +40,22 @@ func connect(ctx context.Context, env *cliEnv, maxConns int) (*pgxpool.Pool, err
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
+		if ctx.Err() != nil {
+			// SIGINT or SIGTERM while connecting: nothing was started.
+			return nil, interruptedError{"while connecting to PostgreSQL"}
+		}
 		return nil, fmt.Errorf("cannot reach PostgreSQL at %s: %s", where, scrub(err.Error(), dsn))
 	}
 	return pool, nil
 }
+
+// interruptedError is a command stopped by a signal before it started
+// anything: exit 3, as a stopped run, since running it again goes on.
+type interruptedError struct{ when string }
+
+func (e interruptedError) Error() string { return "interrupted " + e.when }
+
+func (e interruptedError) Resumable() string { return "nothing was started: run the command again" }
 
 // connectCurrent connects for a command that only reads: it fails, changing
 // nothing, when the database's schema is not this binary's.
