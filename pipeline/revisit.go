@@ -318,8 +318,7 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 		err := revisitDecision.QueryRow(ctx, c.opts.Pool, revisitDecisionParams{RunID: c.runID, Kind: t.Kind, Key: t.Key}).
 			Scan(&visit, &full, &reason, &yield, &cost)
 		if errors.Is(err, pgx.ErrNoRows) {
-			found, err = false, nil
-			return nil
+			return nil // found stays false
 		}
 		found = err == nil
 		if err != nil || visit || k.Fresh == nil || k.Fresh.Expand == nil {
@@ -541,7 +540,8 @@ func observeRevisits(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 	if batch.Len() == 0 {
 		return nil
 	}
-	if err := sendBatch(ctx, pool, &batch); err != nil {
+	// Close reads every result and returns the first error.
+	if err := pool.SendBatch(ctx, &batch).Close(); err != nil {
 		return fmt.Errorf("record revisits: %w", err)
 	}
 	return nil
@@ -552,18 +552,6 @@ func lastN[T any](s []T, n int) []T {
 		return s[len(s)-n:]
 	}
 	return s
-}
-
-// sendBatch runs batch in one implicit transaction and reads every result.
-func sendBatch(ctx context.Context, q *pgxpool.Pool, batch *pgx.Batch) error {
-	br := q.SendBatch(ctx, batch)
-	for range batch.Len() {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return err
-		}
-	}
-	return br.Close()
 }
 
 // spendOrder keeps an adaptive run's visits in its schedule's order within

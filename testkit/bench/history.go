@@ -405,8 +405,8 @@ SELECT (7000000000000000000 + (r * 1013 + m) % @u::int)::text, r, 100000 + m * 7
 FROM generate_series(1, @n::int) r, generate_series(0, 999) m`,
 }
 
-// sampleStmt is the sampler's statement (pipeline/monitor.go), run here as
-// a process of the latest run would run it.
+// historySample is the parameters of the sampler's statement
+// (pipeline/monitor.go), run here as a process of the latest run would.
 type historySample struct {
 	RunID         int64   `db:"run_id"`
 	Owner         string  `db:"owner"`
