@@ -1,0 +1,332 @@
+package concurrency
+
+import (
+	"math"
+	"time"
+)
+
+// phase is the controller's mode.
+type phase int8
+
+const (
+	// starting doubles the limit each round while the answers keep their
+	// time (TCP's slow start).
+	starting phase = iota
+	// steady alternates rounds above and below a centre and moves the
+	// centre by the elasticity the pair shows.
+	steady
+)
+
+func (p phase) String() string {
+	if p == starting {
+		return "start"
+	}
+	return "steady"
+}
+
+// controller is the Limiter's state, under its lock.
+type controller struct {
+	cfg    Config
+	limit  int     // in force
+	centre float64 // the limit the rounds alternate around
+	phase  phase
+	dir    int8 // the open round's side of the centre in the steady phase
+
+	open   *round
+	closed []*round // closed, waiting for their answers, oldest first
+	prev   *round   // the latest evaluated round with a level
+
+	heldAt      time.Time // when slotTime was last brought up to date
+	slotSeconds float64   // slot-seconds held since the start
+
+	endpoints map[string]int
+	norm      []float64 // per endpoint: its typical log answer time
+	median    float64   // seconds: the latest round's median answer time
+	mean      float64   // seconds: the latest round's mean answer time
+	spread    float64   // the answer times' robust spread on the common scale (log)
+
+	errBase    float64 // background share of failed requests
+	errBaseSet bool
+	climbs     int // rounds in a row at elasticity >= climbAgain
+
+	why     Move    // why the centre last moved, until the next round applies it
+	applied float64 // the centre the open round was set from
+	epoch   int     // counts the moves of the centre
+	bound   bool    // the latest round evaluated was bound by the rate
+	last    Move    // the latest move of the limit, dithering aside
+	moves   map[Move]int64
+
+	debug func(format string, args ...any) // nil; a test's log
+}
+
+func (c *controller) init(cfg Config, now time.Time) {
+	c.cfg = cfg
+	c.centre, c.applied = float64(cfg.Initial), float64(cfg.Initial)
+	c.spread = spreadInitial
+	c.limit = cfg.Initial
+	c.dir = 1
+	c.endpoints = map[string]int{}
+	c.moves = map[Move]int64{}
+	c.heldAt = now
+	c.open = &round{start: now, limit: c.limit}
+}
+
+// holding brings the slot-time up to now, held slots having been held
+// since the last call.
+func (c *controller) holding(now time.Time, held int) {
+	if d := now.Sub(c.heldAt).Seconds(); d > 0 {
+		c.slotSeconds += float64(held) * d
+		c.heldAt = now
+	}
+}
+
+// acquired records a slot taken at now, held slots being held with it;
+// it returns the round it belongs to.
+func (c *controller) acquired(_ time.Time, held int) *round {
+	c.open.acquired++
+	c.open.out++
+	c.open.heldSum += held
+	return c.open
+}
+
+// sample records the sample s of a slot taken in round r, given back at now.
+func (c *controller) sample(_ time.Time, r *round, s Sample) {
+	r.out--
+	if s.Outcome == Dropped {
+		return
+	}
+	r.queued += s.Queued.Seconds()
+	r.busy += s.Latency.Seconds()
+	switch s.Outcome {
+	case OK:
+		lat := max(s.Latency.Seconds(), 1e-6)
+		ep, ok := c.endpoints[s.Endpoint]
+		if !ok {
+			ep = len(c.norm)
+			c.endpoints[s.Endpoint] = ep
+			c.norm = append(c.norm, math.Log(lat))
+		}
+		r.answers = append(r.answers, answer{ep: ep, lat: math.Log(lat)})
+		r.oks++
+		if c.median == 0 {
+			c.median, c.mean = lat, lat // the first answer sets the first round's length
+		}
+	case Failed:
+		r.fails++
+	}
+}
+
+// tick evaluates the rounds whose answers are in and closes the open one
+// when it has run its length, at now with held slots held.
+func (c *controller) tick(now time.Time, held int) {
+	c.holding(now, held)
+	for len(c.closed) > 0 && c.closed[0].ready(now, c.median) {
+		r := c.closed[0]
+		c.closed = c.closed[1:]
+		c.evaluate(r)
+	}
+	if !c.closing(now) {
+		return
+	}
+	c.open.end = now
+	c.closed = append(c.closed, c.open)
+	c.next(c.open)
+	c.open = &round{start: now, limit: c.limit, epoch: c.epoch}
+}
+
+// closing reports whether the open round has run its length at now.
+// Doubling, a round lasts an answer time and waits for the previous
+// round's answers. Steady, it lasts until it has enough requests for its
+// level to be read through the answer times' noise, and at least half an
+// answer time: a request meets the queue its round's load makes as it is
+// sent, but an upstream that shares its servers between the requests in
+// hand answers by the load over the whole answer time.
+func (c *controller) closing(now time.Time) bool {
+	o := c.open
+	el := now.Sub(o.start).Seconds()
+	if c.median == 0 || el < minRound.Seconds() {
+		return false
+	}
+	if c.phase == starting {
+		return el >= c.median && len(c.closed) == 0 && (o.acquired >= minRoundSamples || o.acquired >= c.limit)
+	}
+	if el < roundShare*c.median {
+		return false
+	}
+	return o.acquired >= c.want() || (el >= maxRoundLength*c.median && o.acquired >= minRoundSamples)
+}
+
+// want is how many requests a steady round takes for the standard error
+// of the difference of two rounds' levels to be about levelError, given
+// the spread of the answer times.
+func (c *controller) want() int {
+	n := 2 * math.Pow(1.2533*c.spread/levelError, 2)
+	return int(min(max(n, minRoundSamples), maxRoundSamples))
+}
+
+// evaluate reads round r's answers: the failures first, then its level
+// against the previous round's.
+func (c *controller) evaluate(r *round) {
+	r.evaluated = true
+	if m := r.medianLatency(); m > 0 {
+		c.median, c.mean = m, r.meanLatency()
+	}
+	prev := c.prev
+	// Both levels under the same norms, before r's answers move them.
+	yr := r.levels(c.norm)
+	var yp []float64
+	if prev != nil {
+		yp = prev.levels(c.norm)
+	}
+	c.learnNorm(r)
+	if c.failures(r) {
+		c.prev = nil // the pair across a cut says nothing
+		return
+	}
+	lr, ok := median(yr)
+	if len(r.answers) < minEvalSamples || !ok {
+		return
+	}
+	if sp := spread(yr); len(r.answers) >= minRoundSamples && sp > 0 {
+		c.spread += spreadWeight * (sp - c.spread)
+	}
+	c.prev = r
+	c.bound = r.waiting() > rateBound
+	stale := c.phase == steady && (prev.epoch != c.epoch || r.epoch != c.epoch)
+	if prev == nil || stale || prev.waiting() > rateBound || r.waiting() > rateBound {
+		// In the steady phase, a round opened before the centre last
+		// moved answers for a load already left behind (doubling, each
+		// round is compared with the one before). One bound by the rate
+		// says nothing of the load.
+		return
+	}
+	lp, _ := median(yp)
+	dl := math.Log(r.load() / prev.load())
+	if math.Abs(dl) < minLoadStep || math.IsNaN(dl) || math.IsInf(dl, 0) {
+		return
+	}
+	eps := 1 - (lr-lp)/dl
+	// The standard error of the elasticity, from the spread of the
+	// answer times and the rounds' sizes.
+	se := 1.2533 * c.spread * math.Sqrt(1/float64(len(yr))+1/float64(len(yp))) / math.Abs(dl)
+	if c.debug != nil {
+		c.debug("eval: loads %.1f -> %.1f (limits %d -> %d) levels %.3f -> %.3f eps %.2f se %.2f centre %.1f %v n %d/%d spread %.2f",
+			prev.load(), r.load(), prev.limit, r.limit, lp, lr, eps, se, c.centre, c.phase, len(yp), len(yr), c.spread)
+	}
+	c.elasticity(prev, r, eps, se)
+}
+
+// learnNorm moves the endpoints' typical answer times toward r's answers.
+// Rounds are compared under the same norms, so how fast they move does not
+// matter; they only take the endpoints' mix out of the comparison.
+func (c *controller) learnNorm(r *round) {
+	for _, a := range r.answers {
+		c.norm[a.ep] += normWeight * (a.lat - c.norm[a.ep])
+	}
+}
+
+// failures cuts the centre when round r failed well above the background
+// share of failures, and learns that share; it reports a cut.
+func (c *controller) failures(r *round) bool {
+	n := r.oks + r.fails
+	if n == 0 {
+		return false
+	}
+	share := float64(r.fails) / float64(n)
+	if !c.errBaseSet {
+		c.errBase, c.errBaseSet = share, true
+	}
+	cut := r.fails >= errMin && share > c.errBase+errExcess
+	c.errBase += errMemory * (share - c.errBase)
+	if cut {
+		c.phase, c.climbs = steady, 0
+		c.centre = max(c.centre*errCut, minLimit)
+		c.pending(Move{Reason: ReasonErrors})
+	}
+	return cut
+}
+
+// elasticity moves the centre by eps, the elasticity measured between
+// rounds prev and r with standard error se.
+func (c *controller) elasticity(prev, r *round, eps, se float64) {
+	eps = min(max(eps, -1), 2)
+	lo := min(prev.load(), r.load())
+	hi := max(prev.load(), r.load())
+	used := max(prev.load()/float64(prev.limit), r.load()/float64(r.limit)) >= appLimited
+	if c.phase == starting {
+		if eps+se >= startExit {
+			return // no clear queue: the doubling goes on
+		}
+		// The knee is between the two loads: keep the part of the step
+		// that still bought throughput.
+		c.phase, c.climbs = steady, 0
+		c.centre = max(lo*math.Exp(max(eps, 0)*math.Log(hi/lo)), minLimit)
+		c.pending(Move{Reason: ReasonLatency})
+		return
+	}
+	// A noisy elasticity moves the centre less (a Wiener-like weight).
+	w := 1 / (1 + (se/seRef)*(se/seRef))
+	step := min(max(gain*w*(eps-target), -maxStep), maxStep)
+	if step > 0 && !used {
+		step = 0
+	}
+	if eps-se >= climbAgain && used {
+		if c.climbs++; c.climbs >= climbRounds {
+			c.phase, c.climbs = starting, 0
+		}
+	} else {
+		c.climbs = 0
+	}
+	if math.Abs(step) >= minStep {
+		c.centre = max(c.centre*math.Exp(step), minLimit)
+		c.pending(Move{Reason: ReasonLatency})
+	}
+}
+
+// next sets the limit of the round after closed, which has just closed:
+// doubled while starting (unless the slots were not used or the rate
+// binds), else the other side of the centre; then bounded by the rate and
+// the ceiling.
+func (c *controller) next(closed *round) {
+	reason := c.why
+	c.why = Move{}
+	if c.phase == starting && !c.bound && closed.load() >= appLimited*float64(closed.limit) {
+		c.centre = 2 * max(c.centre, closed.load())
+		if reason.Reason == "" {
+			reason = Move{Reason: ReasonStart}
+		}
+	}
+	if r := c.cfg.Rate(); r > 0 && c.mean > 0 {
+		// Held at what the rate needs; a few percent above it is left be,
+		// so that the noise of the answer times does not move it.
+		need := rateMargin*r*c.mean + rateSlack
+		if c.centre > need*(1+rateHysteresis) || (c.centre > need && reason.Reason != "") {
+			c.centre, reason = need, Move{Reason: ReasonRate}
+		}
+	}
+	if c.centre > float64(c.cfg.Ceiling) {
+		c.centre, reason = float64(c.cfg.Ceiling), Move{Reason: ReasonCeiling}
+	}
+	c.centre = max(c.centre, minLimit)
+	if reason.Reason != "" && math.Abs(math.Log(c.centre/c.applied)) >= minStep {
+		reason.Up = c.centre > c.applied
+		c.last = reason
+		c.moves[reason]++
+		c.epoch++
+	}
+	c.applied = c.centre
+	limit := int(math.Round(c.centre))
+	if c.phase == steady {
+		c.dir = -c.dir
+		limit += int(c.dir) * max(1, int(math.Round(dither*c.centre)))
+	}
+	c.limit = min(max(limit, minLimit), c.cfg.Ceiling)
+}
+
+// pending notes why the centre moved, for the next round's limit, and
+// starts a new epoch: the rounds opened before it answer for a load left
+// behind, and no longer count.
+func (c *controller) pending(m Move) {
+	c.why = m
+	c.epoch++
+}
