@@ -34,7 +34,10 @@ type controller struct {
 
 	open   *round
 	closed []*round // closed, waiting for their answers, oldest first
-	prev   *round   // the latest evaluated round with a level
+	// last3 are the latest rounds evaluated with a level, oldest first:
+	// the triple the steady phase reads, the pair the doubling does.
+	last3 []*round
+	ref   *round // a round that answered at the floor (see cutToKnee)
 
 	heldAt      time.Time // when slotTime was last brought up to date
 	slotSeconds float64   // slot-seconds held since the start
@@ -48,6 +51,7 @@ type controller struct {
 	errBase    float64 // background share of failed requests
 	errBaseSet bool
 	climbs     int // rounds in a row at elasticity >= climbAgain
+	run        int // clear moves up in a row
 
 	why     Move    // why the centre last moved, until the next round applies it
 	applied float64 // the centre the open round was set from
@@ -82,7 +86,8 @@ func (c *controller) holding(now time.Time, held int) {
 
 // acquired records a slot taken at now, held slots being held with it;
 // it returns the round it belongs to.
-func (c *controller) acquired(_ time.Time, held int) *round {
+func (c *controller) acquired(now time.Time, held int) *round {
+	c.open.lastAcquired = now
 	c.open.acquired++
 	c.open.out++
 	c.open.heldSum += held
@@ -123,7 +128,7 @@ func (c *controller) tick(now time.Time, held int) {
 	for len(c.closed) > 0 && c.closed[0].ready(now, c.median) {
 		r := c.closed[0]
 		c.closed = c.closed[1:]
-		c.evaluate(r)
+		c.evaluate(now, r)
 	}
 	if !c.closing(now) {
 		return
@@ -162,125 +167,6 @@ func (c *controller) closing(now time.Time) bool {
 func (c *controller) want() int {
 	n := 2 * math.Pow(1.2533*c.spread/levelError, 2)
 	return int(min(max(n, minRoundSamples), maxRoundSamples))
-}
-
-// evaluate reads round r's answers: the failures first, then its level
-// against the previous round's.
-func (c *controller) evaluate(r *round) {
-	r.evaluated = true
-	if m := r.medianLatency(); m > 0 {
-		c.median, c.mean = m, r.meanLatency()
-	}
-	prev := c.prev
-	// Both levels under the same norms, before r's answers move them.
-	yr := r.levels(c.norm)
-	var yp []float64
-	if prev != nil {
-		yp = prev.levels(c.norm)
-	}
-	c.learnNorm(r)
-	if c.failures(r) {
-		c.prev = nil // the pair across a cut says nothing
-		return
-	}
-	lr, ok := median(yr)
-	if len(r.answers) < minEvalSamples || !ok {
-		return
-	}
-	if sp := spread(yr); len(r.answers) >= minRoundSamples && sp > 0 {
-		c.spread += spreadWeight * (sp - c.spread)
-	}
-	c.prev = r
-	c.bound = r.waiting() > rateBound
-	stale := c.phase == steady && (prev.epoch != c.epoch || r.epoch != c.epoch)
-	if prev == nil || stale || prev.waiting() > rateBound || r.waiting() > rateBound {
-		// In the steady phase, a round opened before the centre last
-		// moved answers for a load already left behind (doubling, each
-		// round is compared with the one before). One bound by the rate
-		// says nothing of the load.
-		return
-	}
-	lp, _ := median(yp)
-	dl := math.Log(r.load() / prev.load())
-	if math.Abs(dl) < minLoadStep || math.IsNaN(dl) || math.IsInf(dl, 0) {
-		return
-	}
-	eps := 1 - (lr-lp)/dl
-	// The standard error of the elasticity, from the spread of the
-	// answer times and the rounds' sizes.
-	se := 1.2533 * c.spread * math.Sqrt(1/float64(len(yr))+1/float64(len(yp))) / math.Abs(dl)
-	if c.debug != nil {
-		c.debug("eval: loads %.1f -> %.1f (limits %d -> %d) levels %.3f -> %.3f eps %.2f se %.2f centre %.1f %v n %d/%d spread %.2f",
-			prev.load(), r.load(), prev.limit, r.limit, lp, lr, eps, se, c.centre, c.phase, len(yp), len(yr), c.spread)
-	}
-	c.elasticity(prev, r, eps, se)
-}
-
-// learnNorm moves the endpoints' typical answer times toward r's answers.
-// Rounds are compared under the same norms, so how fast they move does not
-// matter; they only take the endpoints' mix out of the comparison.
-func (c *controller) learnNorm(r *round) {
-	for _, a := range r.answers {
-		c.norm[a.ep] += normWeight * (a.lat - c.norm[a.ep])
-	}
-}
-
-// failures cuts the centre when round r failed well above the background
-// share of failures, and learns that share; it reports a cut.
-func (c *controller) failures(r *round) bool {
-	n := r.oks + r.fails
-	if n == 0 {
-		return false
-	}
-	share := float64(r.fails) / float64(n)
-	if !c.errBaseSet {
-		c.errBase, c.errBaseSet = share, true
-	}
-	cut := r.fails >= errMin && share > c.errBase+errExcess
-	c.errBase += errMemory * (share - c.errBase)
-	if cut {
-		c.phase, c.climbs = steady, 0
-		c.centre = max(c.centre*errCut, minLimit)
-		c.pending(Move{Reason: ReasonErrors})
-	}
-	return cut
-}
-
-// elasticity moves the centre by eps, the elasticity measured between
-// rounds prev and r with standard error se.
-func (c *controller) elasticity(prev, r *round, eps, se float64) {
-	eps = min(max(eps, -1), 2)
-	lo := min(prev.load(), r.load())
-	hi := max(prev.load(), r.load())
-	used := max(prev.load()/float64(prev.limit), r.load()/float64(r.limit)) >= appLimited
-	if c.phase == starting {
-		if eps+se >= startExit {
-			return // no clear queue: the doubling goes on
-		}
-		// The knee is between the two loads: keep the part of the step
-		// that still bought throughput.
-		c.phase, c.climbs = steady, 0
-		c.centre = max(lo*math.Exp(max(eps, 0)*math.Log(hi/lo)), minLimit)
-		c.pending(Move{Reason: ReasonLatency})
-		return
-	}
-	// A noisy elasticity moves the centre less (a Wiener-like weight).
-	w := 1 / (1 + (se/seRef)*(se/seRef))
-	step := min(max(gain*w*(eps-target), -maxStep), maxStep)
-	if step > 0 && !used {
-		step = 0
-	}
-	if eps-se >= climbAgain && used {
-		if c.climbs++; c.climbs >= climbRounds {
-			c.phase, c.climbs = starting, 0
-		}
-	} else {
-		c.climbs = 0
-	}
-	if math.Abs(step) >= minStep {
-		c.centre = max(c.centre*math.Exp(step), minLimit)
-		c.pending(Move{Reason: ReasonLatency})
-	}
 }
 
 // next sets the limit of the round after closed, which has just closed:

@@ -16,8 +16,10 @@ type round struct {
 	acquired   int // slots taken in the round
 	out        int // of them, not given back yet
 	heldSum    int // slots held just after each of them was taken
-	answers    []answer
-	oks, fails int
+	// lastAcquired is when the latest of them was taken.
+	lastAcquired time.Time
+	answers      []answer
+	oks, fails   int
 	// queued and busy sum the Queued and Latency of the round's samples,
 	// seconds: the share of their time spent waiting to be sent.
 	queued, busy float64
@@ -48,20 +50,45 @@ func (r *round) waiting() float64 {
 	return r.queued / (r.queued + r.busy)
 }
 
-// ready reports whether r's answers are in at now: all but a censored
-// share, or after the wait for them is over.
+// ready reports whether r's answers are in at now: all of them; or all
+// but a censored share, when even the latest request taken is out longer
+// than the median answer time (so every answer still out is longer than
+// the median, and counting them as longer than any leaves the median
+// exact: the requests taken late in a round are not the slow ones); or
+// after the wait for them is over.
 func (r *round) ready(now time.Time, median float64) bool {
-	if r.out <= int(censored*float64(r.acquired)) {
+	if r.out == 0 {
 		return true
 	}
 	wait := time.Duration(evalWait * median * float64(time.Second))
-	return !now.Before(r.end.Add(max(wait, minRound)))
+	if !now.Before(r.end.Add(max(wait, minRound))) {
+		return true
+	}
+	if r.out > int(censored*float64(r.acquired)) {
+		return false
+	}
+	age := now.Sub(r.lastAcquired).Seconds()
+	if age < median/2 {
+		return false // cheap test first: nothing to read yet
+	}
+	// The median with the answers out counted as longer than any is
+	// within age when more than half of all answered within age.
+	la, within := math.Log(age), 0
+	for _, a := range r.answers {
+		if a.lat <= la {
+			within++
+		}
+	}
+	return 2*within > len(r.answers)+r.out
 }
 
 // levels are the round's answer times on the endpoints' common scale: each
 // log answer time less its endpoint's typical one (norm), the answers still
-// out counted as longer than any; sorted.
+// out counted as longer than any; sorted (nil for no round).
 func (r *round) levels(norm []float64) []float64 {
+	if r == nil {
+		return nil
+	}
 	ys := make([]float64, len(r.answers), len(r.answers)+r.out)
 	for i, a := range r.answers {
 		ys[i] = a.lat - norm[a.ep]

@@ -29,8 +29,19 @@ const (
 	// below it still fills the upstream's servers.
 	target = 0.3
 	// gain is how far the centre moves per round, in e-folds per unit of
-	// elasticity off target.
-	gain = 0.6
+	// elasticity off target: the elasticity falls from 1 to 0 over about
+	// 0.3 e-folds of load about the knee, so a gain of 0.3 closes the gap
+	// in about one move without overshooting it.
+	gain = 0.3
+	// kneeMargin is where a cut to the knee puts the centre (e-folds
+	// above the knee read): where the target elasticity holds it. minCut
+	// is the least cut made that way.
+	// runGrowth is how much larger each clear move up in a row is than
+	// the one before, up to runMax moves: the knee may be far above.
+	runGrowth  = 1.5
+	runMax     = 4
+	kneeMargin = 0.07
+	minCut     = 0.1
 	// maxStep bounds one move of the centre (e-folds), minStep is the
 	// least that counts as one.
 	maxStep = 0.3
@@ -56,7 +67,7 @@ const (
 	// row, sends the steady phase back to doubling: the upstream recovered,
 	// or was never near its knee.
 	climbAgain  = 0.8
-	climbRounds = 3
+	climbRounds = 2
 	// appLimited: a round whose slots were held less than this share of
 	// its limit on average did not use the limit; it is no reason to grow.
 	appLimited = 0.7
@@ -94,7 +105,12 @@ const (
 	// when it is evaluated (their answer times count as longer than any);
 	// evalWait bounds the wait, in median answer times past its end.
 	censored = 0.25
-	evalWait = 3
+	evalWait = 10
+	// refMaxAge is how long a reference round is kept: the upstream's
+	// floor may move.
+	refMaxAge = 2 * time.Minute
+	// minRefSamples is the fewest answers of a reference round.
+	minRefSamples = 12
 	// minRound is the shortest round; roundShare the shortest steady
 	// round, in median answer times.
 	minRound   = 10 * time.Millisecond
