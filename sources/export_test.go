@@ -94,3 +94,9 @@ func (l *testLease) release() {
 		f()
 	}
 }
+
+// slotsWaited reports whether the client's slots are all held with n more
+// calls waiting for one.
+func (c *Client) slotsWaited(n int) bool {
+	return c.slots.InFlight() == c.slots.Limit() && c.slots.Waiting() >= n
+}

@@ -12,7 +12,7 @@ import (
 // imports only packages of lower layers. The harness (testkit/, tools/)
 // sits above them all, and nothing the binary ships imports it.
 var layers = [][]string{
-	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "sources/ratecontrol", "migrations"},
+	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "sources/ratecontrol", "sources/concurrency", "migrations"},
 	{"sources", "sinks", "internal/sandbox"},
 	{"kinds"},
 	{"jobfile"},

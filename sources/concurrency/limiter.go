@@ -180,6 +180,13 @@ func (l *Limiter) InFlight() int {
 	return l.held
 }
 
+// Waiting is the number of Acquires waiting for a slot now.
+func (l *Limiter) Waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.waiters)
+}
+
 // Status is the limiter's state for watching.
 func (l *Limiter) Status() Status {
 	l.mu.Lock()

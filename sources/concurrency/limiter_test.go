@@ -67,12 +67,8 @@ func TestAcquireWaitsForASlot(t *testing.T) {
 	}
 }
 
-// waiting reports whether n Acquires wait (the test's view).
-func (l *Limiter) waiting(n int) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.waiters) >= n
-}
+// waiting reports whether n Acquires wait.
+func (l *Limiter) waiting(n int) bool { return l.Waiting() >= n }
 
 // Many goroutines taking and giving back slots never hold more than the
 // ceiling, and leave none held.
