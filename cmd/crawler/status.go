@@ -23,7 +23,8 @@ import (
 const statusSummary = `Show one run's figures (default: the latest run): its state, pages and
 rows it wrote, credits, tasks by state, why tasks failed or were skipped,
 entries dropped, and the processes (with their crawler versions) that
-worked on it. Read-only: it never migrates; when the database's schema is
+worked on it, with their requests in flight against their adaptive limit
+and why it last moved. Read-only: it never migrates; when the database's schema is
 behind this binary it says so and exits 1 (run crawler migrate).`
 
 // statusJSON is the --json form of crawler status.
@@ -137,9 +138,23 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		if state == "" {
 			state = "working (or died)"
 		}
-		fmt.Fprintf(w, "  process %s\t%s: %d pages, %d rows, %d requests, %d 429s; crawler %s\n", p.Owner, state, p.Pages, p.Rows, p.Requests, p.RateLimited, p.Version)
+		fmt.Fprintf(w, "  process %s\t%s: %d pages, %d rows, %d requests, %d 429s%s; crawler %s\n", p.Owner, state, p.Pages, p.Rows, p.Requests, p.RateLimited, inFlightText(p), p.Version)
 	}
 	return w.Flush()
+}
+
+// inFlightText says a process's requests in flight against its adaptive
+// limit as of its latest sample, and why the limit last moved: "; 57.3 in
+// flight of 64 (latency down)"; "" before its first sample.
+func inFlightText(p runs.Process) string {
+	if p.InFlight == nil || p.ConcurrencyLimit == nil {
+		return ""
+	}
+	s := fmt.Sprintf("; %.1f in flight of %d", *p.InFlight, *p.ConcurrencyLimit)
+	if p.ConcurrencyMove != nil {
+		s += " (" + *p.ConcurrencyMove + ")"
+	}
+	return s
 }
 
 // schemaCurrent fails, without changing anything, when the database's

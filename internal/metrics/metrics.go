@@ -21,6 +21,7 @@ import (
 
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 // Metrics is a pipeline.Observer that keeps the figures of one run in its
@@ -37,6 +38,9 @@ type Metrics struct {
 	rows        prometheus.Counter
 	commit      prometheus.Histogram
 	rate        prometheus.Gauge
+	inFlight    prometheus.Gauge
+	limit       prometheus.Gauge
+	moves       *prometheus.CounterVec
 	remaining   prometheus.Gauge
 	runBilled   prometheus.Gauge
 	runReserved prometheus.Gauge
@@ -51,6 +55,7 @@ type Metrics struct {
 
 	mu         sync.Mutex
 	lastPauses sources.Pauses
+	lastMoves  map[concurrency.Move]int64
 }
 
 // Outcome classes of crawler_requests_total.
@@ -102,6 +107,19 @@ func New(runID int64, job, version string) *Metrics {
 	f(m.commit)
 	m.rate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_rate_limit_requests_per_second", Help: "The rate control's current request ceiling (0: none)."})
 	f(m.rate)
+	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_requests_in_flight",
+		Help: "Requests holding a slot of the adaptive limit now: sent and not yet answered, or waiting for a rate token or a 429's pause."})
+	f(m.inFlight)
+	m.limit = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_concurrency_limit", Help: "The adaptive limit of requests in flight now."})
+	f(m.limit)
+	m.moves = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "crawler_concurrency_moves_total",
+		Help: "Moves of the adaptive limit of requests in flight, by reason (start, latency, rate, errors, ceiling) and direction (up, down)."}, []string{"reason", "direction"})
+	f(m.moves)
+	for _, r := range concurrency.Reasons {
+		for _, dir := range []string{"up", "down"} {
+			m.moves.WithLabelValues(string(r), dir) // present at 0 from the start
+		}
+	}
 	m.remaining = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_upstream_credits_remaining", Help: "Credits remaining on the key as the upstream last reported them (absent until it does)."})
 	m.runBilled = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_run_credits_billed", Help: "Credits billed to the whole run (all processes), as of the latest sample."})
 	f(m.runBilled)
@@ -180,7 +198,19 @@ func (m *Metrics) Progress(p pipeline.Progress) {
 		m.pauses.WithLabelValues("outage").Add(d.Seconds())
 	}
 	m.lastPauses = p.Pauses
+	for mv, n := range p.Concurrency.Moves {
+		if d := n - m.lastMoves[mv]; d > 0 {
+			dir := "down"
+			if mv.Up {
+				dir = "up"
+			}
+			m.moves.WithLabelValues(string(mv.Reason), dir).Add(float64(d))
+		}
+	}
+	m.lastMoves = p.Concurrency.Moves
 	m.mu.Unlock()
+	m.inFlight.Set(float64(p.Concurrency.InFlight))
+	m.limit.Set(float64(p.Concurrency.Limit))
 	m.paused.WithLabelValues("rate_limit").Set(b2f(p.Pauses.RateLimitedNow))
 	m.paused.WithLabelValues("outage").Set(b2f(p.Pauses.OutageNow))
 	m.rate.Set(p.Rate)
