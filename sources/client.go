@@ -369,12 +369,12 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), time.Duration(c.cfg.RetryAfterCap)); retry <= 0 {
 			retry = bo.NextBackOff()
 		}
-		c.control.Throttled(retry)
+		c.control.Throttled(sent, retry)
 		c.pauses.pause(time.Now(), retry)
 	} else if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		// Admitted by the upstream's quota: stamped when the status line
-		// is read, like a 429, not after the body and its bookkeeping.
-		c.control.Success()
+		// Admitted by the upstream's quota, which counted it when it
+		// arrived: stamped with its send time, as a 429 is.
+		c.control.SuccessAt(sent)
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body []byte

@@ -12,12 +12,12 @@ import (
 // empty, when the next request would be refused.
 func feed(rc *Controller, t0 time.Time, r float64, b int, d time.Duration) time.Time {
 	for range b {
-		rc.hist.add(t0)
+		rc.successAt(t0, t0)
 	}
 	step := time.Duration(float64(time.Second) / r)
 	end := t0.Add(d)
 	for t := t0.Add(step); !t.After(end); t = t.Add(step) {
-		rc.hist.add(t)
+		rc.successAt(t, t)
 	}
 	return end
 }
