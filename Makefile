@@ -5,12 +5,12 @@ BIN := bin
 BENCHTIME ?= 2s
 
 .DEFAULT_GOAL := help
-.PHONY: help test vet fmt-check ensure-postgres ensure-chromium build demo bench schema-doc
+.PHONY: help test vet fmt-check ensure-postgres ensure-chromium ensure-scrapy build demo bench schema-doc
 
 help: ## List targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-test: ensure-postgres ensure-chromium vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
+test: ensure-postgres ensure-chromium ensure-scrapy vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
 	$(GO) run ./tools/withpg -- $(GO) test -race -count=1 ./...
 
 vet: ## go vet ./...
@@ -26,6 +26,9 @@ ensure-postgres: ## Install the PostgreSQL server binaries if missing (apt-get, 
 ensure-chromium: ## Install Debian's chromium for the report's browser test if missing (apt-get, as root)
 	@scripts/ensure-chromium.sh
 
+ensure-scrapy: ## Install Debian's python3-scrapy for the benchmark's peer workload if missing (apt-get, as root)
+	@scripts/ensure-scrapy.sh
+
 build: ## Build bin/crawler from ./cmd/crawler
 	$(GO) build -buildvcs=true -o $(BIN)/crawler ./cmd/crawler
 
@@ -35,5 +38,5 @@ schema-doc: ensure-postgres ## Regenerate docs/schema.md (the data dictionary) f
 demo: ## Run the demo (scripts/demo.sh); make demo PRESET=scrapecreators runs it in the real service's dialect
 	@PRESET=$(PRESET) scripts/demo.sh
 
-bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
+bench: ensure-postgres ensure-scrapy ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
 	$(GO) run ./tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)
