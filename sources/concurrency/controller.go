@@ -29,8 +29,15 @@ type controller struct {
 	cfg    Config
 	limit  int     // in force
 	centre float64 // the limit the rounds alternate around
-	phase  phase
-	dir    int8 // the open round's side of the centre in the steady phase
+	// paced is the limit slots are handed out under: it follows limit
+	// down at once, and, doubling, up at most doubling the slots each
+	// answer time, spread over it, so that a doubled limit does not send
+	// its new requests in one burst (an upstream's bucket admits few at
+	// once: the first 429s would come at a fraction of its rate).
+	paced   float64
+	pacedAt time.Time
+	phase   phase
+	dir     int8 // the open round's side of the centre in the steady phase
 
 	open   *round
 	closed []*round // closed, waiting for their answers, oldest first
@@ -38,6 +45,8 @@ type controller struct {
 	// the triple the steady phase reads, the pair the doubling does.
 	last3 []*round
 	ref   *round // a round that answered at the floor (see cutToKnee)
+	// knee is the load the latest knee was read at (0: none yet).
+	knee float64
 
 	heldAt      time.Time // when slotTime was last brought up to date
 	slotSeconds float64   // slot-seconds held since the start
@@ -68,6 +77,7 @@ func (c *controller) init(cfg Config, now time.Time) {
 	c.centre, c.applied = float64(cfg.Initial), float64(cfg.Initial)
 	c.spread = spreadInitial
 	c.limit = cfg.Initial
+	c.paced, c.pacedAt = float64(cfg.Initial), now
 	c.dir = 1
 	c.endpoints = map[string]int{}
 	c.moves = map[Move]int64{}
@@ -91,6 +101,7 @@ func (c *controller) acquired(now time.Time, held int) *round {
 	c.open.acquired++
 	c.open.out++
 	c.open.heldSum += held
+	c.open.peak = max(c.open.peak, held)
 	return c.open
 }
 
@@ -125,6 +136,7 @@ func (c *controller) sample(_ time.Time, r *round, s Sample) {
 // when it has run its length, at now with held slots held.
 func (c *controller) tick(now time.Time, held int) {
 	c.holding(now, held)
+	defer c.pace(now)
 	for len(c.closed) > 0 && c.closed[0].ready(now, c.median) {
 		r := c.closed[0]
 		c.closed = c.closed[1:]
@@ -138,6 +150,25 @@ func (c *controller) tick(now time.Time, held int) {
 	c.next(c.open)
 	c.open = &round{start: now, limit: c.limit, epoch: c.epoch}
 }
+
+// pace brings the paced limit up to now: while doubling, toward the limit
+// at a rate of itself per median answer time (the first answer time
+// unknown, at once); else, or down, to it. (Steady, the rounds' smaller
+// steps go at once: a round reads its load as it comes, and once the rate
+// control has a bucket, that bucket paces the requests.)
+func (c *controller) pace(now time.Time) {
+	lim := float64(c.limit)
+	if c.paced < lim && c.median > 0 && c.phase == starting {
+		grow := max(c.paced, 1) * now.Sub(c.pacedAt).Seconds() / c.median
+		c.paced = min(lim, c.paced+grow)
+	} else {
+		c.paced = lim
+	}
+	c.pacedAt = now
+}
+
+// slots is the number of slots that may be held now.
+func (c *controller) slots() int { return int(c.paced) }
 
 // closing reports whether the open round has run its length at now.
 // Doubling, a round lasts an answer time and waits for the previous
@@ -176,8 +207,15 @@ func (c *controller) want() int {
 func (c *controller) next(closed *round) {
 	reason := c.why
 	c.why = Move{}
-	if c.phase == starting && !c.bound && closed.load() >= appLimited*float64(closed.limit) {
+	if c.phase == starting && !c.bound && closed.used() {
 		c.centre = 2 * max(c.centre, closed.load())
+		if c.knee > 0 && c.centre >= kneeReach*c.knee {
+			// Doubling again after a knee was seen (the upstream seemed
+			// to recover): up to twice it, then steps, which grow while
+			// no queue shows. Doubling on to where the queue shows would
+			// overshoot it by up to four times.
+			c.centre, c.phase = kneeReach*c.knee, steady
+		}
 		if reason.Reason == "" {
 			reason = Move{Reason: ReasonStart}
 		}

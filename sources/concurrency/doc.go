@@ -35,8 +35,8 @@
 // requests took theirs (what each met upstream). Three rounds are read
 // together, one side around two of the other, all opened since the centre
 // last moved: the middle against the mean of the outer two is free of a
-// drift of the upstream, and the outer two differing says the upstream is
-// changing, and the triple is not read. Rounds last at least half an
+// drift of the upstream, and the outer two differing (at one load) says the
+// upstream is changing, and the triple is not read. Rounds last at least half an
 // answer time and take enough requests for the medians' noise to be about
 // a third of the alternation's step; the answers still out when a round
 // is read count as slower than any, once even its latest request is out
@@ -44,24 +44,28 @@
 //
 // # The controller
 //
-//   - Start: 8 in flight (InitialDefault), doubled each round (an answer
+//   - Start: 16 in flight (InitialDefault), doubled each round (an answer
 //     time) while the answer time keeps level (elasticity 0.5 or more),
-//     as TCP's slow start. The doubling waits for each round's answers.
-//     When a doubling shows a queue, the centre goes where the knee is
-//     read between the two loads.
-//   - Steady: the centre moves by gain x (eps - 0.3), weighted down when
+//     as TCP's slow start. The doubling waits for each round's answers,
+//     and hands its new slots out over the answer time rather than at once
+//     (an upstream's bucket admits few requests at once: a burst would
+//     meet 429s at a fraction of its rate). When a doubling shows a queue,
+//     the centre goes where the knee is read between the two loads.
+//   - Steady: the centre moves by gain x (eps - 0.2), weighted down when
 //     the elasticity is noisy (a Wiener-like weight from its standard
-//     error), bounded to 0.3 e-folds a move; clear moves up in a row grow
-//     half again each, and two rounds at 0.8 or more go back to doubling
-//     (the upstream recovered, or was never near its knee). At 0.3 the
-//     centre sits a little beyond the knee: the round below it still
-//     fills the upstream's servers, the one above queues 15%.
+//     error), bounded to 0.3 e-folds a move; clear moves up in a row
+//     double each, and two rounds at 0.8 or more go back to doubling (the
+//     upstream recovered, or was never near its knee), up to twice the
+//     latest knee read. At 0.2 the centre sits a little beyond the knee:
+//     the round below it still fills the upstream's servers, the one
+//     above queues a little. After a move, a triple's first round may be
+//     from before it; its middle and latest not.
 //   - Cut to the knee: past the knee the answer time grows as the load, so
 //     a round's level above a reference round's (the lower load of the
 //     latest rounds that showed no queue) says how far: knee = load x
-//     exp(-excess). When the rounds show a queue, or the upstream slows
-//     by more than the load explains (a degradation: its knee halved),
-//     the centre goes there in one move.
+//     exp(-excess). When the rounds show a queue, or the upstream answers
+//     slower than the reference by more than the load explains (a
+//     degradation: its knee halved), the centre goes there in one move.
 //   - Failures: a round whose share of 5xx and timeouts exceeds the
 //     background share by 10 points cuts the centre by a fifth, once per
 //     round trip; a steady share becomes background (nothing cut for it).

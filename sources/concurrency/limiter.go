@@ -94,7 +94,7 @@ func (l *Limiter) Acquire(ctx context.Context) (func(Sample), error) {
 	l.mu.Lock()
 	now := l.now()
 	l.ctl.tick(now, l.held)
-	if len(l.waiters) == 0 && l.held < l.ctl.limit {
+	if len(l.waiters) == 0 && l.held < l.ctl.slots() {
 		t := l.grantLocked(now)
 		l.mu.Unlock()
 		return l.releaser(t), nil
@@ -155,7 +155,7 @@ func (l *Limiter) putLocked(now time.Time, t *ticket, s Sample) {
 
 // wakeLocked hands free slots to the waiters, first come first served.
 func (l *Limiter) wakeLocked(now time.Time) {
-	for len(l.waiters) > 0 && l.held < l.ctl.limit {
+	for len(l.waiters) > 0 && l.held < l.ctl.slots() {
 		w := l.waiters[0]
 		l.waiters = l.waiters[1:]
 		w.ticket = l.grantLocked(now)

@@ -16,6 +16,7 @@ type round struct {
 	acquired   int // slots taken in the round
 	out        int // of them, not given back yet
 	heldSum    int // slots held just after each of them was taken
+	peak       int // the most of them
 	// lastAcquired is when the latest of them was taken.
 	lastAcquired time.Time
 	answers      []answer
@@ -41,6 +42,11 @@ func (r *round) load() float64 {
 	}
 	return float64(r.heldSum) / float64(r.acquired)
 }
+
+// used reports whether the round's slots were used: at some point nearly
+// all its limit was held (with fewer lists than the limit, or a runner
+// that does not keep enough going, it was not, and is no reason to grow).
+func (r *round) used() bool { return float64(r.peak) >= appLimited*float64(r.limit) }
 
 // waiting is the share of its samples' time spent waiting to be sent.
 func (r *round) waiting() float64 {

@@ -81,6 +81,7 @@ func (c *controller) doubling(rs []*round, ys [][]float64) {
 	hi := max(a.load(), b.load())
 	c.phase, c.climbs, c.run = steady, 0, 0
 	c.centre = max(lo.load()*math.Exp(max(eps, 0)*math.Log(hi/lo.load())), minLimit)
+	c.knee = c.centre
 	c.pending(Move{Reason: ReasonLatency})
 }
 
@@ -95,11 +96,13 @@ func (c *controller) steadyRead(rs []*round, ys [][]float64, yref []float64) {
 		return
 	}
 	a, b, d := rs[0], rs[1], rs[2]
-	for _, q := range rs {
-		if q.epoch != c.epoch || q.waiting() > rateBound {
-			// Opened before the centre last moved (answering for a load
-			// left behind), or bound by the rate (saying nothing of the
-			// load).
+	for i, q := range rs {
+		if (i > 0 && q.epoch != c.epoch) || q.waiting() > rateBound {
+			// The middle and the latest rounds opened before the centre
+			// last moved answer for a load left behind, and would move it
+			// again on the evidence that moved it; the first may (its
+			// load is its own). A round bound by the rate says nothing of
+			// the load.
 			return
 		}
 	}
@@ -114,21 +117,25 @@ func (c *controller) steadyRead(rs []*round, ys [][]float64, yref []float64) {
 	eps := 1 - (lb-(la+ld)/2)/dl
 	sp := max(c.spread, spread(ys[0]), spread(ys[1]), spread(ys[2]))
 	se := 1.2533 * sp * math.Sqrt(1/n(ys[1])+1/(4*n(ys[0]))+1/(4*n(ys[2]))) / math.Abs(dl)
-	moving := math.Abs(ld-la) > 2*c.levelError(ys[0], ys[2])
+	// The outer rounds at one load answering differently: the upstream
+	// is changing (after a move their loads differ, and this says nothing).
+	moving := math.Abs(math.Log(d.load()/a.load())) < minLoadStep && math.Abs(ld-la) > 2*c.levelError(ys[0], ys[2])
 	lo, hi, ylo, yhi := b, d, ys[1], ys[2]
 	if dl > 0 {
 		lo, hi, ylo, yhi = d, b, ys[2], ys[1]
 	}
 	lref, _ := median(yref)
 	c.logf("steady: loads %.1f/%.1f/%.1f levels %.3f/%.3f/%.3f eps %.2f se %.2f centre %.1f moving %v ref %v %.3f", a.load(), b.load(), d.load(), la, lb, ld, eps, se, c.centre, moving, c.ref != nil, lref)
-	if moving {
-		// The upstream is changing. When it answers slower than the
-		// reference by more than the load explains, it degraded: cut to
-		// the knee it shows, and find a new reference after.
-		if c.excess(hi, yhi, yref) > 2*c.levelError(yhi, yref) && c.cutToKnee(hi, yhi, yref) {
-			c.ref = nil
-		}
+	// The upstream answering slower than the reference by more than the
+	// load explains (were all of it queued) degraded, or slowed down: cut
+	// to the knee it shows, and find a new reference after. A triple read
+	// as the queue grows says little, even when its outer rounds agree.
+	if c.excess(hi, yhi, yref) > 2*c.levelError(yhi, yref) && c.cutToKnee(hi, yhi, yref) {
+		c.ref = nil
 		return
+	}
+	if moving {
+		return // the upstream is changing under the triple
 	}
 	if eps < target && c.cutToKnee(hi, yhi, yref) {
 		return
@@ -207,6 +214,7 @@ func (c *controller) cutToKnee(hi *round, yhi, yref []float64) bool {
 	}
 	c.logf("cut to the knee: level %.3f above the reference at load %.1f: centre %.1f -> %.1f", d, hi.load(), c.centre, want)
 	c.centre, c.climbs, c.run = max(want, minLimit), 0, 0
+	c.knee = c.centre
 	c.pending(Move{Reason: ReasonLatency})
 	return true
 }
@@ -248,7 +256,7 @@ func (c *controller) failures(r *round) bool {
 // loads of rounds lo and hi, with standard error se.
 func (c *controller) elasticity(lo, hi *round, eps, se float64) {
 	eps = min(max(eps, -1), 2)
-	used := max(lo.load()/float64(lo.limit), hi.load()/float64(hi.limit)) >= appLimited
+	used := lo.used() || hi.used()
 	// A noisy elasticity moves the centre less (a Wiener-like weight);
 	// clear moves up in a row grow, the knee being farther than one move.
 	w := 1 / (1 + (se/seRef)*(se/seRef))
@@ -262,7 +270,7 @@ func (c *controller) elasticity(lo, hi *round, eps, se float64) {
 	step = min(max(step, -maxStep), maxStep)
 	switch {
 	case math.Abs(step) < minStep:
-	case step > 0 && eps-se > target:
+	case step > 0 && eps-se/2 > target:
 		c.run++
 	default:
 		c.run = 0

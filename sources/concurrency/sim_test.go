@@ -23,7 +23,7 @@ func (l *Limiter) tryAcquire(now time.Time) (*ticket, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ctl.tick(now, l.held)
-	if len(l.waiters) > 0 || l.held >= l.ctl.limit {
+	if len(l.waiters) > 0 || l.held >= l.ctl.slots() {
 		return nil, false
 	}
 	return l.grantLocked(now), true

@@ -11,9 +11,9 @@ import "time"
 const HardCeiling = 4096
 
 // InitialDefault is the limit a run starts from (or the ceiling, when
-// lower): a handful of requests, as a browser opens to one host, doubled
-// each round while the answers keep their time.
-const InitialDefault = 8
+// lower): as many requests as Scrapy's defaults keep going, doubled each
+// round while the answers keep their time.
+const InitialDefault = 16
 
 // Tuning of the controller; see the package doc.
 const (
@@ -27,7 +27,7 @@ const (
 	// knee (answer times flat), 0 beyond it (every request added queues).
 	// Under 0.5 the centre sits a little beyond the knee, so that the round
 	// below it still fills the upstream's servers.
-	target = 0.3
+	target = 0.2
 	// gain is how far the centre moves per round, in e-folds per unit of
 	// elasticity off target: the elasticity falls from 1 to 0 over about
 	// 0.3 e-folds of load about the knee, so a gain of 0.3 closes the gap
@@ -68,9 +68,11 @@ const (
 	// or was never near its knee.
 	climbAgain  = 0.8
 	climbRounds = 2
-	// appLimited: a round whose slots were held less than this share of
-	// its limit on average did not use the limit; it is no reason to grow.
-	appLimited = 0.7
+	// kneeReach bounds such a doubling: twice the latest knee read.
+	kneeReach = 2
+	// appLimited: a round whose slots were never held to this share of
+	// its limit did not use the limit; it is no reason to grow.
+	appLimited = 0.9
 	// minLoadStep is the smallest change of load (e-folds) between two
 	// rounds that says anything of the elasticity.
 	minLoadStep = 0.05
