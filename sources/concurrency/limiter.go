@@ -92,8 +92,7 @@ func (l *Limiter) Acquire(ctx context.Context) (func(Sample), error) {
 		return nil, err
 	}
 	l.mu.Lock()
-	now := l.now()
-	l.ctl.tick(now, l.held)
+	now := l.advanceLocked()
 	if len(l.waiters) == 0 && l.held < l.ctl.slots() {
 		t := l.grantLocked(now)
 		l.mu.Unlock()
@@ -163,13 +162,20 @@ func (l *Limiter) wakeLocked(now time.Time) {
 	}
 }
 
+// advanceLocked brings the controller up to now and hands out the slots
+// it frees; l.mu is held.
+func (l *Limiter) advanceLocked() time.Time {
+	now := l.now()
+	l.ctl.tick(now, l.held)
+	l.wakeLocked(now)
+	return now
+}
+
 // Limit is the number of requests that may be in flight now.
 func (l *Limiter) Limit() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
-	l.ctl.tick(now, l.held)
-	l.wakeLocked(now)
+	l.advanceLocked()
 	return l.ctl.limit
 }
 
@@ -191,9 +197,6 @@ func (l *Limiter) Waiting() int {
 func (l *Limiter) Status() Status {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
-	l.ctl.tick(now, l.held)
-	l.wakeLocked(now)
-	l.ctl.holding(now, l.held)
+	l.ctl.holding(l.advanceLocked(), l.held)
 	return l.ctl.status(l.held)
 }
