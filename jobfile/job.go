@@ -18,6 +18,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 // Defaults of a job file.
@@ -316,9 +317,15 @@ func (j *Job) SentAs(kind, param string) string {
 }
 
 // ClientConfig is the client configuration the job asks for, with key: the
-// api section is the client's Options.
+// api section is the client's Options; limits.workers, when the job file
+// sets it, caps the requests in flight (else the adaptive limit is free up
+// to concurrency.HardCeiling).
 func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config {
-	return sources.Config{Options: j.API.Options, APIKey: key, Logger: log}
+	cfg := sources.Config{Options: j.API.Options, APIKey: key, Logger: log}
+	if j.has("limits.workers") {
+		cfg.MaxInFlight = min(j.Limits.Workers, concurrency.HardCeiling)
+	}
+	return cfg
 }
 
 // SeedTasks turns the job's inline seeds into the run's first tasks; its

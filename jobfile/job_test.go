@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 func TestParseJobDefaults(t *testing.T) {
@@ -645,5 +646,31 @@ seeds: {shortvideo: {profiles: [a]}}
 	}
 	if r, _ := job2.API.Route("shortvideo.followers"); r.Path != "/shortvideo/user/followers" || job2.SentAs("shortvideo.followers", "secUid") != "secUid" {
 		t.Errorf("contract route %+v", r)
+	}
+}
+
+// limits.workers, when the job file sets it, caps the client's requests in
+// flight; unset, the adaptive limit is free (up to its hard ceiling).
+func TestWorkersCapRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		limits string
+		want   int
+	}{{"", 0}, {"limits:\n  workers: 12\n", 12}} {
+		job, err := Parse("j.yaml", []byte("name: x\napi:\n  base_url: https://api.example.com/api\n"+c.limits+oneSeed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := job.ClientConfig("k", nil)
+		if cfg.MaxInFlight != c.want {
+			t.Errorf("%q: MaxInFlight %d, want %d", c.limits, cfg.MaxInFlight, c.want)
+		}
+		cl, err := sources.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := cl.Concurrency(); (c.want > 0 && st.Ceiling != c.want) || (c.want == 0 && st.Ceiling != concurrency.HardCeiling) {
+			t.Errorf("%q: the client's ceiling %d", c.limits, st.Ceiling)
+		}
 	}
 }
