@@ -77,7 +77,7 @@ func (c *controller) init(cfg Config, now time.Time) {
 	c.centre, c.applied = float64(cfg.Initial), float64(cfg.Initial)
 	c.spread = spreadInitial
 	c.limit = cfg.Initial
-	c.paced, c.pacedAt = float64(cfg.Initial), now
+	c.paced, c.pacedAt = 1, now
 	c.dir = 1
 	c.endpoints = map[string]int{}
 	c.moves = map[Move]int64{}
@@ -152,19 +152,38 @@ func (c *controller) tick(now time.Time, held int) {
 }
 
 // pace brings the paced limit up to now: while doubling, toward the limit
-// at a rate of itself per median answer time (the first answer time
-// unknown, at once); else, or down, to it. (Steady, the rounds' smaller
+// at a rate of itself per median answer time (before the first answer,
+// the first round's slots over a second); else, or down, to it. (Steady, the rounds' smaller
 // steps go at once: a round reads its load as it comes, and once the rate
 // control has a bucket, that bucket paces the requests.)
 func (c *controller) pace(now time.Time) {
-	lim := float64(c.limit)
-	if c.paced < lim && c.median > 0 && c.phase == starting {
-		grow := max(c.paced, 1) * now.Sub(c.pacedAt).Seconds() / c.median
-		c.paced = min(lim, c.paced+grow)
-	} else {
+	lim, el := float64(c.limit), now.Sub(c.pacedAt).Seconds()
+	switch {
+	case c.paced >= lim || c.phase != starting:
 		c.paced = lim
+	case c.median == 0:
+		// The first round, the answer time unknown: its slots over a
+		// second, not in one burst either.
+		c.paced = min(lim, c.paced+float64(c.cfg.Initial)*el)
+	default:
+		c.paced = min(lim, c.paced+max(c.paced, 1)*el/c.median)
 	}
 	c.pacedAt = now
+}
+
+// untilPaced is how long after now the paced limit hands out another slot
+// when held are held (0: pacing holds nothing back).
+func (c *controller) untilPaced(now time.Time, held int) time.Duration {
+	lim := float64(c.limit)
+	if c.phase != starting || c.paced >= lim || float64(held) < c.paced-1 {
+		return 0
+	}
+	rate := float64(c.cfg.Initial) // slots a second
+	if c.median > 0 {
+		rate = max(c.paced, 1) / c.median
+	}
+	deficit := min(float64(held)+1, lim) - c.paced
+	return max(time.Duration(deficit/rate*float64(time.Second)), time.Millisecond)
 }
 
 // slots is the number of slots that may be held now.

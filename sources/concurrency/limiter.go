@@ -100,26 +100,41 @@ func (l *Limiter) Acquire(ctx context.Context) (func(Sample), error) {
 	}
 	w := &waiter{ready: make(chan struct{})}
 	l.waiters = append(l.waiters, w)
+	pace := l.ctl.untilPaced(now, l.held)
 	l.mu.Unlock()
-	select {
-	case <-w.ready:
-		return l.releaser(w.ticket), nil
-	case <-ctx.Done():
-		l.mu.Lock()
-		defer l.mu.Unlock()
+	for {
+		// Slots freed by a release come with it; slots a doubling hands
+		// out over time come with this timer (nothing else may happen).
+		timer := time.NewTimer(pace)
+		if pace == 0 {
+			timer.Stop()
+		}
 		select {
 		case <-w.ready:
-			// Handed a slot as ctx ended: give it back unused.
-			l.putLocked(l.now(), w.ticket, Sample{Outcome: Dropped})
-		default:
-			for i, o := range l.waiters {
-				if o == w {
-					l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
-					break
+			timer.Stop()
+			return l.releaser(w.ticket), nil
+		case <-timer.C:
+			l.mu.Lock()
+			pace = l.ctl.untilPaced(l.advanceLocked(), l.held)
+			l.mu.Unlock()
+		case <-ctx.Done():
+			timer.Stop()
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			select {
+			case <-w.ready:
+				// Handed a slot as ctx ended: give it back unused.
+				l.putLocked(l.now(), w.ticket, Sample{Outcome: Dropped})
+			default:
+				for i, o := range l.waiters {
+					if o == w {
+						l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+						break
+					}
 				}
 			}
+			return nil, ctx.Err()
 		}
-		return nil, ctx.Err()
 	}
 }
 

@@ -135,7 +135,12 @@ func (rc *Controller) target(now time.Time) float64 {
 		g = discoveryGrowth
 	}
 	s := now.Sub(rc.hold.end).Seconds()
-	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s))
+	// Never more than probeLead times what left in the last second: requests held
+	// back by something else (how many may be in flight) would pile up
+	// behind a pause and leave together, a burst the upstream's bucket
+	// refuses well under its rate.
+	sent := float64(rc.sends.count(now.Add(-time.Second), now)) * rc.share.scale
+	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s), max(probeLead*sent, rc.hold.base))
 }
 
 // jumping reports whether the probe at now is one after a drop: straight

@@ -144,6 +144,25 @@ func (rc *Controller) Current() float64 {
 	return rc.currentLocked()
 }
 
+// Steady is the rate this process sends at, requests/s, leaving aside the
+// interim of a 429's reaction (its wait for answers, during which it is
+// the rate requests left at before the 429): the rate held under a
+// measured estimate, or a probe's above it, or the ceiling before any 429
+// (0: no bucket). What the requests in flight are sized for: a wait of a few
+// answer times is no reason to shed them.
+func (rc *Controller) Steady() float64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	cur := rc.currentLocked()
+	if rc.interim > 0 && rc.pending != nil {
+		cur = rc.pending.sent // what left before the 429, not the wait's rate
+	}
+	if rc.quota.measured {
+		cur = max(cur, rc.processRate(rc.hold.base))
+	}
+	return cur
+}
+
 func (rc *Controller) currentLocked() float64 {
 	if rc.limiter == nil {
 		return 0

@@ -77,6 +77,12 @@
 //     the estimate before the drop, which costs one pause at the low rate
 //     (about R - B requests of quota) while it is still low, and finds a
 //     quota that came back within seconds, without a ramp.
+//   - The concurrency limit (package concurrency) sizes the requests in
+//     flight on Steady, the rate held, leaving aside an interim's wait.
+//     A probe's bucket never runs ahead of four times what left in the
+//     last second: requests held back by something else (the requests in
+//     flight) would pile up behind a pause and leave together, a burst
+//     the upstream refuses well under its rate.
 //   - After the hold, probe: the rate grows by 25% per second (time-based,
 //     not per request, so the speed of discovery does not depend on the
 //     number of workers) up to the ceiling, so a raised quota is found within

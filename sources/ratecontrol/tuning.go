@@ -11,7 +11,10 @@ const (
 	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
 	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
 	discoveryGrowth = 1.0986122886681098  // ln(3): x3 per second, before any estimate without a ceiling
-	holdMin         = 60 * time.Second
+	// probeLead bounds a probe to this many times the requests that left
+	// in the last second.
+	probeLead = 4
+	holdMin   = 60 * time.Second
 	// maxLag bounds the wait of a 429's reaction for the answers to the
 	// requests sent before it.
 	maxLag  = time.Minute
