@@ -269,9 +269,15 @@ func (rc *Controller) throttledSent(now, sent time.Time, d time.Duration) bool {
 	}
 	if rc.pending != nil {
 		// The reaction to the last 429 waits for the answers to the
-		// requests sent before it, and the interim rate met the quota:
-		// halved, and the reaction still measures up to that 429.
-		rc.interim = max(rc.interim/2, rateFloor)
+		// requests sent before it, and the interim rate met the quota
+		// (or requests arrived bunched, the upstream's burst is small):
+		// cut as an unexpected 429 cuts, down to half the rate the first
+		// came at; the reaction still measures up to that 429.
+		floor := rateFloor
+		if rc.pending.rate > 0 {
+			floor = max(floor, rc.pending.rate/2)
+		}
+		rc.interim = max(rc.interim*dropCap, floor)
 		return true
 	}
 	at := sent
