@@ -491,6 +491,9 @@ func checkCommand(t *testing.T, c docCommand, job string, flags func(string) map
 	}
 	ctx := context.Background()
 	if cmd == "sandbox" {
+		if !slices.Contains(args, "--addr") {
+			args = append(args, "--addr", "127.0.0.1:0") // not the default port, which another may hold
+		}
 		done, cancel := context.WithCancel(ctx)
 		cancel()
 		ctx = done
