@@ -3,9 +3,7 @@ package pipeline_test
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -60,26 +58,11 @@ func twoRuns(t *testing.T, days [2]int64) (*bundle, [2]int64, [2]*httptest.Serve
 	return &bundle{pool: pool}, runs, srvs
 }
 
-// oracle asks a sandbox directly (outside the crawler) and decodes the
-// answer into v.
+// oracle asks a contract sandbox directly (outside the crawler) and
+// decodes the answer into v.
 func oracle(t *testing.T, srv *httptest.Server, path string, q url.Values, v any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+"/api"+path+"?"+q.Encode(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("x-api-key", testKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("oracle %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, srv.URL+"/api"+path+"?"+q.Encode(), v)
 }
 
 type svProfile struct {

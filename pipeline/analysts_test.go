@@ -297,16 +297,14 @@ type followWalk struct {
 // followers, those followers' profiles (follower_profiles, one hop) and the
 // newest page of their followers (max_depth 1 stops there).
 type crawlTruth struct {
-	days     []int64
-	runs     []int64
 	profiles []map[string]int64 // per night: account -> follower count
 	walks    []map[string]followWalk
 	edges    map[[2]string][2]int // follower, followee -> first, last night (index)
 }
 
-func newCrawlTruth(t *testing.T, seeds []string, days, runs []int64) *crawlTruth {
+func newCrawlTruth(t *testing.T, seeds []string, days []int64) *crawlTruth {
 	t.Helper()
-	m := &crawlTruth{days: days, runs: runs, edges: map[[2]string][2]int{}}
+	m := &crawlTruth{edges: map[[2]string][2]int{}}
 	for i, day := range days {
 		profiles, walks := map[string]int64{}, map[string]followWalk{}
 		fetch := func(h string) {
@@ -369,6 +367,8 @@ func sandboxAt(t *testing.T, preset string, day int64) string {
 	return srv.URL
 }
 
+// getJSON asks a sandbox directly (outside the crawler) for u and decodes
+// the answer into v.
 func getJSON(t *testing.T, u string, v any) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, u, nil)
@@ -392,7 +392,10 @@ func getJSON(t *testing.T, u string, v any) {
 type oracleVideo struct {
 	ID    string `json:"id"`
 	Stats struct {
-		PlayCount, DiggCount, CommentCount, ShareCount int64
+		PlayCount    int64 `json:"playCount"`
+		DiggCount    int64 `json:"diggCount"`
+		CommentCount int64 `json:"commentCount"`
+		ShareCount   int64 `json:"shareCount"`
 	} `json:"stats"`
 	Author struct {
 		UniqueID string `json:"uniqueId"`
@@ -476,7 +479,7 @@ func pct(num, den int64) int64 {
 // analystsAnswers computes each question's whole answer from the world, keyed
 // by the guide's headings.
 func analystsAnswers(t *testing.T, c *analystsCrawl) map[string][]string {
-	m := newCrawlTruth(t, c.job.Seeds.ShortVideo.Profiles, analystsDays, c.runs)
+	m := newCrawlTruth(t, c.job.Seeds.ShortVideo.Profiles, analystsDays)
 	last := len(analystsDays) - 1
 	run := func(i int) string { return i64(c.runs[i]) }
 	fetched := m.fetchedNights()
