@@ -325,7 +325,7 @@ func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config 
 // seed files (Seeds.FileList) are seeded in batches by pipeline.
 func (j *Job) SeedTasks() []kinds.NewTask { return kinds.SeedTasks(&j.Seeds, j) }
 
-// Caps and minimums of job-file values (README "Job file"). Integers that
+// Caps and minimums of job-file values (docs/jobfile.md). Integers that
 // reach a database integer column are capped at MaxInt32 so none wraps.
 const (
 	MaxNameBytes    = kinds.MaxNameBytes // name, key_env, ids

@@ -41,7 +41,7 @@ type Reuse struct {
 	UpstreamCache string `yaml:"upstream_cache" json:"upstream_cache,omitempty"`
 
 	// Adaptive spends each run's limits.max_credits where the data
-	// changes (README "Repeat harvests"): profiles and newest-first lists
+	// changes (docs/reuse.md): profiles and newest-first lists
 	// seen by earlier runs are revisited by a schedule made from their
 	// estimated change rates (package revisit), in place of refresh_after
 	// and full_walk_every for those kinds; stop_at_seen applies to every

@@ -13,9 +13,9 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// How the kinds declare their reuse across runs (README "Repeat
-// harvests"): a kind fetched whole may declare a FreshRule (refresh_after
-// skips a task whose entity another run fetched within its window), a list
+// How the kinds declare their reuse across runs (docs/reuse.md): a kind
+// fetched whole may declare a FreshRule (refresh_after skips a task whose
+// entity another run fetched within its window), a list
 // returned newest first a SeenFunc (stop_at_seen ends it at a page of
 // entries earlier runs stored). The runner and crawler plan apply them.
 

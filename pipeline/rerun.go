@@ -20,8 +20,8 @@ import (
 
 // The same command is safe to rerun: `crawler run JOB` continues the job's
 // interrupted run, or joins it while another process works on it, instead
-// of starting over (README "Rerunning a job"). A job is its name; whether an
-// earlier run is the same work is its fingerprint.
+// of starting over (docs/operating.md#rerunning-a-job). A job is its name;
+// whether an earlier run is the same work is its fingerprint.
 
 // What FindOrCreateRun did.
 const (

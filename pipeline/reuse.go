@@ -18,7 +18,7 @@ import (
 	"github.com/socialcrawl/crawler/sinks"
 )
 
-// Reuse across runs (README "Repeat harvests"). Two opt-in rules make a
+// Reuse across runs (docs/reuse.md). Two opt-in rules make a
 // nightly rerun of a job buy only what changed:
 //
 //   - refresh_after: a task whose entity another run fetched successfully

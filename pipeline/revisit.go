@@ -21,7 +21,7 @@ import (
 	"github.com/socialcrawl/crawler/runs"
 )
 
-// Adaptive revisits (reuse.adaptive, README "Repeat harvests"). Every run
+// Adaptive revisits (reuse.adaptive, docs/reuse.md). Every run
 // that ends records what it saw of the items it visited (observeRevisits:
 // a list's entries no earlier run stored, a profile's counters changed or
 // not) in crawl.revisit_items, with each item's estimated change rate

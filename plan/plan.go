@@ -20,7 +20,7 @@ import (
 
 // `crawler plan JOB`: what a run of the job would do and cost, read from
 // the job file, the kind registry and the job's earlier runs, without
-// spending a credit or writing anything (README "Planning a run").
+// spending a credit or writing anything (docs/planning.md).
 
 // EntriesPerPageDefault is the list page size the credit bound assumes:
 // the sandbox's, since the upstream documents none (crawler plan

@@ -130,7 +130,7 @@ seeds:
 	// The run's own ledger is exact (below). The upstream's count can be
 	// higher by the answers it billed while the process was being killed
 	// (after the settled check, before the signal landed): the crawler
-	// never learnt of them, and the README bounds them by one per worker.
+	// never learnt of them, and docs/how-a-run-works.md bounds them by one per worker.
 	if b := up.sb.Usage(cliKey).Billable; b < budget || b > budget+3 {
 		t.Errorf("billable in all = %d, want max_credits %d (+ at most one per worker billed during the kill)", b, budget)
 	}

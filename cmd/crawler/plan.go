@@ -30,8 +30,8 @@ Checks: the job file, the API key variable (set; never printed), the
 database in DATABASE_URL (reachable, migrations current), and what
 "crawler run JOBFILE" would do now (new run, continue or join one). Prints
 the seed tasks, an upper bound of the credits the job can cost (from page
-limits, edges and depth; see README "Planning a run"), and, when the job
-has a completed run, the expected cost from its history.
+limits, edges and depth; see docs/planning.md), and, when the job has a
+completed run, the expected cost from its history.
 
 Exit codes: 0 the job can run; 2 it cannot (the reason is printed).`
 

@@ -3,9 +3,7 @@ package pipeline_test
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -19,7 +17,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
-// analystJob harvests what the README's example queries read: profiles
+// analystJob harvests what the analysts' guide's "More examples" read: profiles
 // (snapshots, one page of followers each), a filtered keyword search and
 // photo-sharing profiles. The sandbox's page size is 10.
 const analystJob = `
@@ -60,26 +58,11 @@ func twoRuns(t *testing.T, days [2]int64) (*bundle, [2]int64, [2]*httptest.Serve
 	return &bundle{pool: pool}, runs, srvs
 }
 
-// oracle asks a sandbox directly (outside the crawler) and decodes the
-// answer into v.
+// oracle asks a contract sandbox directly (outside the crawler) and
+// decodes the answer into v.
 func oracle(t *testing.T, srv *httptest.Server, path string, q url.Values, v any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+"/api"+path+"?"+q.Encode(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("x-api-key", testKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("oracle %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, srv.URL+"/api"+path+"?"+q.Encode(), v)
 }
 
 type svProfile struct {
@@ -112,17 +95,17 @@ type keywordPage struct {
 
 var danceQuery = url.Values{"query": {"dance n12"}, "date_posted": {"this-month"}, "sort_by": {"most-liked"}, "region": {"us"}}
 
-// readmeQueries returns the example queries of the README's "What lands in
-// PostgreSQL" section, keyed by their leading -- comment.
-func readmeQueries(t *testing.T) map[string]string {
+// moreExamples returns the example queries of docs/analysts.md's "More
+// examples" section, keyed by their leading -- comment.
+func moreExamples(t *testing.T) map[string]string {
 	t.Helper()
-	text, err := os.ReadFile("../README.md")
+	text, err := os.ReadFile("../docs/analysts.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(text), "\n## What lands in PostgreSQL\n")
+	_, sec, ok := strings.Cut(string(text), "\n## More examples\n")
 	if !ok {
-		t.Fatal(`README.md has no "## What lands in PostgreSQL" section`)
+		t.Fatal(`docs/analysts.md has no "## More examples" section`)
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	_, block, ok := strings.Cut(sec, "```sql\n")
@@ -138,7 +121,7 @@ func readmeQueries(t *testing.T) map[string]string {
 		}
 		title, body, _ := strings.Cut(stmt, "\n")
 		if !strings.HasPrefix(title, "-- ") {
-			t.Fatalf("README query without a -- title:\n%s", stmt)
+			t.Fatalf("example query without a -- title:\n%s", stmt)
 		}
 		out[strings.TrimPrefix(title, "-- ")] = body
 	}
@@ -248,12 +231,12 @@ func byDeltaDesc(da, db *int64, ka, kb string) int {
 	return strings.Compare(ka, kb)
 }
 
-// TestREADMEQueries runs the README's example queries against two harvests
+// TestMoreExamples runs the analysts' guide's "More examples" against two harvests
 // and compares each answer with one computed in Go from the snapshot rows,
 // and the counters with what the sandbox itself answers at each world day:
 // once with counters rising (days 0 then 7), once falling (days 30 then 0),
 // where a fall must show as a negative delta, never as growth.
-func TestREADMEQueries(t *testing.T) {
+func TestMoreExamples(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
@@ -262,13 +245,13 @@ func TestREADMEQueries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b, runs, srvs := twoRuns(t, tc.days)
-			checkREADMEQueries(t, b, runs, srvs, tc.days[1] > tc.days[0])
+			checkMoreExamples(t, b, runs, srvs, tc.days[1] > tc.days[0])
 		})
 	}
 }
 
-func checkREADMEQueries(t *testing.T, b *bundle, runs [2]int64, srvs [2]*httptest.Server, rising bool) {
-	queries := readmeQueries(t)
+func checkMoreExamples(t *testing.T, b *bundle, runs [2]int64, srvs [2]*httptest.Server, rising bool) {
+	queries := moreExamples(t)
 	users := snapshots(t, b, "shortvideo.user_snapshots", "unique_id", "follower_count")
 	videos := snapshots(t, b, "shortvideo.video_snapshots", "video_id", "play_count")
 	profiles := snapshots(t, b, "photosocial.profile_snapshots", "username", "follower_count")
@@ -438,7 +421,7 @@ func checkREADMEQueries(t *testing.T, b *bundle, runs [2]int64, srvs [2]*httptes
 	want["photo-sharing accounts that lost followers between their last two snapshots"] = exp
 
 	if !rising {
-		// The README's examples before the views: on these two runs the
+		// The examples before the views: on these two runs the
 		// first counts every edge twice (once per snapshot) and the second
 		// reports a fall as positive "growth".
 		// (grower: 20 edges, its list grew at the head between the runs)
@@ -454,13 +437,13 @@ func checkREADMEQueries(t *testing.T, b *bundle, runs [2]int64, srvs [2]*httptes
 
 	for title := range queries {
 		if _, ok := want[title]; !ok {
-			t.Errorf("README query %q has no expected answer in this test", title)
+			t.Errorf("example query %q has no expected answer in this test", title)
 		}
 	}
 	for title, exp := range want {
 		q, ok := queries[title]
 		if !ok {
-			t.Errorf("README lost its query %q", title)
+			t.Errorf("docs/analysts.md lost its example %q", title)
 			continue
 		}
 		if got := rowsOf(t, b, q); !slices.Equal(got, exp) {
@@ -469,7 +452,7 @@ func checkREADMEQueries(t *testing.T, b *bundle, runs [2]int64, srvs [2]*httptes
 	}
 }
 
-// The README's example queries before migration 00010, kept to show what
+// The example queries before migration 00010, kept to show what
 // they got wrong.
 const (
 	oldFollowed = `SELECT f.followee, count(*) AS harvested, max(s.follower_count) AS reported
