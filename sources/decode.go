@@ -304,6 +304,21 @@ func nullLike(raw []byte, depth int) bool {
 	return true
 }
 
+// free reports a 2xx answer that costs nothing. What it says it charged
+// decides (charged, or absurd: a charge refused and billed as 1): free only
+// at 0, even marked cached or holding envelope members only. An answer
+// that says no charge is free when it is empty, of envelope members only
+// or served from the upstream's cache (the documented free answers).
+func (a *answer) free(charged Int64, absurd bool) bool {
+	switch {
+	case absurd:
+		return false
+	case charged.Valid:
+		return charged.V == 0
+	}
+	return isEmptyBody(a.body) || a.env.dataless() || a.env.cached()
+}
+
 // cached reports an answer marked as served from the upstream's cache.
 func (e envelope) cached() bool {
 	var f Flag

@@ -277,3 +277,38 @@ func TestAbsurdChargeRefused(t *testing.T) {
 		}
 	}
 }
+
+// An answer's credits_charged is what it cost, whatever else it says: an
+// answer marked cached, or holding only envelope members, is free only
+// when it charges nothing or says no charge at all (docs/upstream.md,
+// Credits: free means credits_charged 0).
+func TestChargedAnswersAreBilled(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		cost       int64
+		cached     bool
+	}{
+		{"cached but charged", `{"success":true,"credits_charged":3,"user":{"uniqueId":"a"},"cached":true,"cached_at":"2026-01-01T00:00:00.000Z"}`, 3, true},
+		{"envelope only but charged", `{"success":true,"credits_charged":2}`, 2, false},
+		{"cached at no charge", `{"user":{"uniqueId":"a"},"credits_charged":0,"cached":true}`, 0, true},
+		{"cached, charge not said", `{"user":{"uniqueId":"a"},"cached":true}`, 0, true},
+		{"envelope only, charge not said", `{"success":true}`, 0, false},
+		{"data, charge not said", `{"user":{"uniqueId":"a"}}`, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, tc.body) })
+			var outs []Outcome
+			var mu sync.Mutex
+			c := testClient(t, s.srv.URL, func(c *Config) {
+				c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
+			})
+			_, _ = c.SVProfile(context.Background(), "a")
+			if len(outs) != 1 || outs[0].Cost() != tc.cost || outs[0].Free != (tc.cost == 0) || outs[0].Cached != tc.cached {
+				t.Errorf("outcomes %+v, want one costing %d (cached %v)", outs, tc.cost, tc.cached)
+			}
+		})
+	}
+}
