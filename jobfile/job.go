@@ -315,6 +315,12 @@ func (j *Job) SentAs(kind, param string) string {
 	return r.SentAs(param)
 }
 
+// Route is how the job's dialect reaches kind's endpoint.
+func (j *Job) Route(kind string) sources.Route {
+	r, _ := j.API.Route(kind)
+	return r
+}
+
 // ClientConfig is the client configuration the job asks for, with key: the
 // api section is the client's Options.
 func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config {

@@ -12,15 +12,18 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 var update = flag.Bool("update", false, "write the mapping tests' golden files")
 
 // testJob is a Job whose edges are on by expand key, every list bounded by
-// maxPages, no refresh windows.
+// maxPages, no refresh windows, in the dialect of preset (the contract's
+// when empty).
 type testJob struct {
 	on       []string
 	maxPages int
+	preset   string
 }
 
 func (j testJob) Edge(key string) *Edge {
@@ -38,6 +41,13 @@ func (j testJob) ListPages(e *Edge) int {
 func (testJob) Window(string) time.Duration { return 0 }
 
 func (testJob) SentAs(_, param string) string { return param }
+
+func (j testJob) Route(kind string) sources.Route {
+	o := sources.DefaultOptions()
+	o.Preset = j.preset
+	r, _ := o.Route(kind)
+	return r
+}
 
 // summary is what a mapping produced, one line per table (rows), per child
 // task (kind key depth), and the list's control: how many items, the next
@@ -212,7 +222,7 @@ func TestMappingReal(t *testing.T) {
 	for _, c := range realCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5, preset: sources.PresetScrapeCreators}, c.task, c.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +278,7 @@ func realCase(t *testing.T, name string) *Result {
 	t.Helper()
 	for _, c := range realCases {
 		if c.name == name {
-			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5, preset: sources.PresetScrapeCreators}, c.task, c.file)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -171,14 +171,23 @@ func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*
 		})
 		sinks.Add(&res.Batch, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
 		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: searchQueryKey(t), Rank: t.Items + it.Pos + 1, ReelID: id})
-		if r.Code == "" {
-			continue
-		}
-		reelURL := sources.ReelURL(string(r.Code))
-		m.follow(res, t, edgeReelComments, reelURL, nil)
-		m.follow(res, t, edgeReelTranscripts, reelURL, nil)
+		m.followReel(res, t, string(r.URL), string(r.Code))
 	}
 	return res, nil
+}
+
+// followReel adds a reel's comments and transcript tasks, keyed by its URL:
+// the one the answer carries, else one built on the dialect's web address
+// from its code (the contract's reels carry only a code).
+func (m *mapper) followReel(res *Result, t *Task, reelURL, code string) {
+	if reelURL == "" && code != "" {
+		reelURL = m.job.Route(KindPSComments).ReelURL(code)
+	}
+	if reelURL == "" {
+		return
+	}
+	m.follow(res, t, edgeReelComments, reelURL, nil)
+	m.follow(res, t, edgeReelTranscripts, reelURL, nil)
 }
 
 // KindPSTranscript: a post's or reel's transcript; key: its URL.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
-	"github.com/socialcrawl/crawler/sources"
 )
 
 // How the kinds declare their reuse across runs (README "Repeat
@@ -204,15 +203,21 @@ func storedSearch(kind string, qk func(*Task) string) ReexpandFunc {
 // storedReelsSearch expands a reels search again from the reels it found:
 // each reel's comments and transcript, as mapPSReelsSearch does.
 func storedReelsSearch(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-	codes, err := runStrings(ctx, q, &runReelCodes, searchQueryKey(t), t)
+	rows, err := runReelCodes.Query(ctx, q, runListParams{Owner: searchQueryKey(t), RunID: t.RunID})
+	if err != nil {
+		return nil, err
+	}
+	type reel struct{ code, url string }
+	reels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (reel, error) {
+		var x reel
+		return x, r.Scan(&x.code, &x.url)
+	})
 	if err != nil {
 		return nil, err
 	}
 	res, m := &Result{}, &mapper{job: j}
-	for _, code := range codes {
-		reelURL := sources.ReelURL(code)
-		m.follow(res, t, edgeReelComments, reelURL, nil)
-		m.follow(res, t, edgeReelTranscripts, reelURL, nil)
+	for _, r := range reels {
+		m.followReel(res, t, r.url, r.code)
 	}
 	return res.Children, nil
 }

@@ -171,12 +171,12 @@ func TestRealPhotoSocial(t *testing.T) {
 	if len(c.Items) != 1 || !reflect.DeepEqual(c.Items[0].V, want) || c.Cursor != "AQ" || c.HasMoreKnown || c.Credits.Charged.V != 15 {
 		t.Errorf("comments = %+v", c)
 	}
-	r, err := PSReelsSearchCall("dogs", 1).Decode([]byte(`{"success":true,"reels":[{"id":"37","shortcode":"DOq","caption":"c",
+	r, err := PSReelsSearchCall("dogs", 1).Decode([]byte(`{"success":true,"reels":[{"id":"37","shortcode":"DOq","url":"https://www.instagram.com/reel/DOq/","caption":"c",
 		"owner":{"username":"o"},"taken_at":"2025-09-16T16:56:45.000Z","like_count":3487}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Items) != 1 || r.Items[0].V != (PSReel{ID: "37", Code: "DOq", OwnerUsername: "o", LikeCount: Int64{3487, true}, Caption: "c", TakenAt: Int64{1758041805, true}}) {
+	if len(r.Items) != 1 || r.Items[0].V != (PSReel{ID: "37", Code: "DOq", URL: "https://www.instagram.com/reel/DOq/", OwnerUsername: "o", LikeCount: Int64{3487, true}, Caption: "c", TakenAt: Int64{1758041805, true}}) {
 		t.Errorf("reels = %+v", r.Items)
 	}
 	h, err := PSHighlightCall("18067016518767507").Decode([]byte(`{"success":true,"id":"highlight:18067016518767507","items":[

@@ -120,6 +120,23 @@ type Route struct {
 	// Cached marks an endpoint whose answers the upstream may serve from
 	// its cache when asked to (cache_max_age, reuse.upstream_cache).
 	Cached bool
+	// WebBase is the platform's web address in the dialect: the post,
+	// reel and video URLs its endpoints take are on it. The crawler uses
+	// the URL an answer carries; it builds one on WebBase only for an
+	// answer that carries none (the contract's reels have only a code).
+	WebBase string
+}
+
+// The platforms' web addresses, per dialect: the contract's (what the
+// sandbox accepts) and the real service's (the only hosts it answers for).
+var webBases = map[string][2]string{
+	PresetContract:       {"https://www.shortvideo.example", "https://www.photosocial.example"},
+	PresetScrapeCreators: {"https://www.tiktok.com", "https://www.instagram.com"},
+}
+
+// ReelURL is the web URL of the reel whose shortcode is code.
+func (r Route) ReelURL(code string) string {
+	return r.WebBase + "/reel/" + url.PathEscape(code) + "/"
 }
 
 // SentAs is the name the route sends the contract's parameter param under.
@@ -216,6 +233,11 @@ func (o Options) route(e *Endpoint) Route {
 	if r.Cached && o.CacheMaxAge != "" {
 		r.Fixed = merged(r.Fixed, map[string]string{"cache_max_age": o.CacheMaxAge})
 	}
+	preset := o.Preset
+	if preset == "" {
+		preset = PresetContract
+	}
+	r.WebBase = webBases[preset][e.Platform]
 	return r
 }
 

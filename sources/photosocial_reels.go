@@ -11,10 +11,13 @@ import (
 // PSReel is a reel of the reels search. Caption is the caption text, whether
 // the upstream sends a string or the platform's {"text": ...} object. The
 // real service sends shortcode for code, no play count (PlayCount not
-// Valid), and taken_at as an ISO 8601 string; TakenAt is Unix seconds.
+// Valid), and taken_at as an ISO 8601 string; TakenAt is Unix seconds. URL
+// is the reel's web address when the answer carries it (the real service
+// does; the contract gives only the code).
 type PSReel struct {
 	ID            Text
 	Code          Text
+	URL           Text
 	OwnerUsername Text
 	PlayCount     Int64
 	LikeCount     Int64
@@ -27,6 +30,7 @@ type psReelWire struct {
 	PK    Text `json:"pk"`
 	Code  Text `json:"code"`
 	Short Text `json:"shortcode"`
+	URL   Text `json:"url"`
 	Owner object[struct {
 		Username Text `json:"username"`
 	}] `json:"owner"`
@@ -56,6 +60,7 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 	*r = PSReel{
 		ID:            firstText(w.ID, w.PK),
 		Code:          firstText(w.Code, w.Short),
+		URL:           w.URL,
 		OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username),
 		PlayCount:     firstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
 		LikeCount:     firstInt(w.LikeCount, w.LikeCountC),

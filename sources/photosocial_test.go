@@ -172,10 +172,14 @@ func TestPSReelsSearch(t *testing.T) {
 
 func TestPSTranscript(t *testing.T) {
 	t.Parallel()
-	reel := ReelURL("Dabc_1-x")
-	if reel != "https://www.photosocial.example/reel/Dabc_1-x/" {
-		t.Fatalf("ReelURL = %q", reel)
+	for preset, want := range map[string]string{PresetContract: "https://www.photosocial.example/reel/Dabc_1-x/",
+		PresetScrapeCreators: "https://www.instagram.com/reel/Dabc_1-x/"} {
+		r, _ := Options{Preset: preset}.Route("photosocial.transcript")
+		if reel := r.ReelURL("Dabc_1-x"); reel != want {
+			t.Errorf("%s: ReelURL = %q, want %q", preset, reel, want)
+		}
 	}
+	const reel = "https://www.photosocial.example/reel/Dabc_1-x/"
 	cases := []struct {
 		body string
 		want []PSTranscriptEntry

@@ -112,10 +112,15 @@ func (w *realWorld) psProfileReal(q query) (realReply, error) {
 	return realReply{body: body, cacheKey: h, maxAge: age}, nil
 }
 
-// realPost reads the url parameter and refuses blocked posts.
+// realPost reads the url parameter, a post or reel URL on the real
+// platform's host (any other host is 400, as the real service cannot fetch
+// it), and refuses blocked posts.
 func realPost(q query) (string, error) {
 	code, err := postCode(q)
 	if err != nil {
+		return "", err
+	}
+	if err := onHost(q, "url", realPSHosts, realPSSite+"/p/<code>/"); err != nil {
 		return "", err
 	}
 	return code, blocked("post", code)
@@ -214,7 +219,7 @@ func (w *realWorld) psReelsReal(q query) (realReply, error) {
 	reels := rep.body.(reelsPageJSON).Reels
 	out := make([]reelRealJSON, len(reels))
 	for i, r := range reels {
-		out[i] = reelRealJSON{ID: r.ID, Shortcode: r.Code, URL: psSite + "/reel/" + r.Code + "/", Caption: r.Caption,
+		out[i] = reelRealJSON{ID: r.ID, Shortcode: r.Code, URL: realPSSite + "/reel/" + r.Code + "/", Caption: r.Caption,
 			Owner:   reelOwnerReal{ID: psAccountID(r.Owner.Username), Username: r.Owner.Username, IsVerified: verified(r.Owner.Username)},
 			TakenAt: isoTime(r.TakenAt), LikeCount: r.LikeCount, CommentCount: w.commentCount(r.Code),
 			VideoDuration: 3 + float64(pick("reel", r.Code, "duration", 900))/10}

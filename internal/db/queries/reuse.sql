@@ -123,7 +123,7 @@ ORDER BY s.rank;
 
 -- name: RunReelCodes
 -- The codes of the reels reels search @owner (its query key) found in run
--- @run_id, by rank (a reel stored without a code has no URL to follow).
-SELECT r.code FROM photosocial.reel_search_results s JOIN photosocial.reels r USING (reel_id)
+-- @run_id, and the URL their answer carried ('' when none), by rank.
+SELECT r.code, coalesce(r.raw->>'url', '') FROM photosocial.reel_search_results s JOIN photosocial.reels r USING (reel_id)
 WHERE s.query_key = @owner AND s.run_id = @run_id AND r.code IS NOT NULL
 ORDER BY s.rank;

@@ -1,0 +1,50 @@
+package pipeline_test
+
+import (
+	"testing"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
+)
+
+// checkCounts runs each query and compares its count.
+func (b *bundle) checkCounts(t *testing.T, want map[string]int64) {
+	t.Helper()
+	for q, n := range want {
+		if got := b.count(t, q); got != n {
+			t.Errorf("%s\n  = %d, want %d", q, got, n)
+		}
+	}
+}
+
+// noRefusals fails the test for every request the sandbox answered 400.
+func (b *bundle) noRefusals(t *testing.T) {
+	t.Helper()
+	for _, a := range b.sandbox.Arrivals(testKey) {
+		if a.Status == 400 {
+			t.Errorf("400 for %s?%s", a.Endpoint, a.Query)
+		}
+	}
+}
+
+// Reels found by a reels search under the real service's dialect are
+// followed by the URL their answer carries: every reel's comments and
+// transcript are fetched, none asked on a host the real platform does not
+// have (issue 25, finding 2).
+func TestReelsRealDialect(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{})
+	job := b.job(t, "  preset: scrapecreators\nseeds: {photosocial: {reels_searches: [surf n20]}}\n"+
+		"expand: {reel_comments: {max_pages: 1}, reel_transcripts: {}}\n")
+	if sum := b.run(t, job); sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	b.noRefusals(t)
+	b.checkCounts(t, map[string]int64{
+		`SELECT count(*) FROM photosocial.reels`:                                                               20,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'photosocial.comments' AND state = 'done'`:              20,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'photosocial.transcript' AND state = 'done'`:            20,
+		`SELECT count(*) FROM crawl.tasks WHERE key NOT LIKE 'https://www.instagram.com/reel/%' AND depth > 0`: 0,
+		`SELECT count(*) FROM photosocial.transcript_checks`:                                                   20,
+		`SELECT count(DISTINCT post_code) FROM photosocial.comments`:                                           b.count(t, `SELECT count(*) FROM photosocial.reels r WHERE (r.raw->>'comment_count')::int > 0`),
+	})
+}
