@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -157,10 +158,22 @@ func storedVideoAuthors(stmt *db.Stmt[runListParams], owner func(*Task) string) 
 		}
 		res, m := &Result{}, &mapper{job: j}
 		for _, a := range authors {
-			m.follow(res, t, edgeVideoAuthors, a, nil)
+			if m.storedAuthor(a) {
+				m.follow(res, t, edgeVideoAuthors, a, nil)
+			}
 		}
 		return res.Children, nil
 	}
+}
+
+// storedAuthor reports whether a, a video author's profile key as the
+// stored expansions give it (a handle, or userIDKey and the numeric id of
+// an author known only by ids), is one the job can fetch.
+func (m *mapper) storedAuthor(a string) bool {
+	if strings.HasPrefix(a, userIDKey) {
+		return m.byUserID()
+	}
+	return a != ""
 }
 
 // storedSearch expands a short-video search again from its results (of
@@ -185,7 +198,7 @@ func storedSearch(kind string, qk func(*Task) string) ReexpandFunc {
 		res, m := &Result{}, &mapper{job: j}
 		for _, r := range results {
 			switch {
-			case r.typ == sinks.ResultVideo && r.author != "":
+			case r.typ == sinks.ResultVideo && m.storedAuthor(r.author):
 				m.follow(res, t, edgeVideoAuthors, r.author, nil)
 				if kind != sinks.SearchTop || !edgeVideoAuthors.on(j) {
 					m.follow(res, t, edgeSearchProfiles, r.author, nil)

@@ -48,3 +48,24 @@ func TestReelsRealDialect(t *testing.T) {
 		`SELECT count(DISTINCT post_code) FROM photosocial.comments`:                                           b.count(t, `SELECT count(*) FROM photosocial.reels r WHERE (r.raw->>'comment_count')::int > 0`),
 	})
 }
+
+// Trending authors the real service names by ids only (no unique_id) get
+// their profile too, asked by user_id: every author of the feed is fetched
+// (issue 25, finding 9).
+func TestHandlelessAuthorsByUserID(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{})
+	job := b.job(t, "  preset: scrapecreators\nseeds: {shortvideo: {trending_feed: true}}\nexpand: {video_authors: {}}\n")
+	if sum := b.run(t, job); sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	b.noRefusals(t)
+	b.checkCounts(t, map[string]int64{
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.profile' AND state = 'done'`:       20,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.profile' AND key LIKE 'user_id:%'`: 10,
+		`SELECT count(*) FROM shortvideo.users WHERE profile_fetched`:                                 20,
+		// Each author known only by ids is the account its profile names.
+		`SELECT count(*) FROM shortvideo.users s JOIN shortvideo.users p ON p.user_id = s.user_id AND p.profile_fetched
+		   WHERE s.unique_id LIKE 'secuid:%'`: 10,
+	})
+}

@@ -60,7 +60,7 @@ var Endpoints = []Endpoint{
 	{"shortvideo.trending_feed", ShortVideo, "/get-trending-feed", nil},
 	{"shortvideo.popular_videos", ShortVideo, "/videos/popular", nil},
 	{"shortvideo.popular_creators", ShortVideo, "/creators/popular", nil},
-	{"shortvideo.profile", ShortVideo, "/profile", []string{"handle", "cache_max_age"}},
+	{"shortvideo.profile", ShortVideo, "/profile", []string{"handle", "user_id", "cache_max_age"}},
 	{"shortvideo.live", ShortVideo, "/user/live", []string{"handle"}},
 	{"photosocial.profile", PhotoSocial, "/profile", []string{"handle", "cache_max_age"}},
 	{"photosocial.comments", PhotoSocial, "/post/comments", []string{"url", "cursor", "include_replies"}},
@@ -125,6 +125,10 @@ type Route struct {
 	// the URL an answer carries; it builds one on WebBase only for an
 	// answer that carries none (the contract's reels have only a code).
 	WebBase string
+	// Accepts are the parameters the dialect's endpoint takes beyond the
+	// contract's (the real profile's user_id): a kind sends one only when
+	// its route accepts it.
+	Accepts []string
 }
 
 // The platforms' web addresses, per dialect: the contract's (what the
@@ -179,7 +183,7 @@ func scrapeCreators() map[string]Route {
 		"shortvideo.trending_feed":    {Path: "/v1/tiktok/get-trending-feed", Fixed: map[string]string{"region": TrendingRegionDefault}},
 		"shortvideo.popular_videos":   {Path: "/v1/tiktok/videos/popular", Retired: "the real service retired its popular-videos feed (2026-04-24)"},
 		"shortvideo.popular_creators": tt("/creators/popular"),
-		"shortvideo.profile":          {Path: "/v1/tiktok/profile", Cached: true},
+		"shortvideo.profile":          {Path: "/v1/tiktok/profile", Cached: true, Accepts: []string{"user_id"}},
 		"shortvideo.live":             tt("/user/live"),
 		"photosocial.profile":         {Path: "/v1/instagram/profile", Cached: true},
 		"photosocial.comments":        route("/v2/instagram/post/comments"),
