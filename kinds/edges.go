@@ -24,8 +24,9 @@ type Expand struct {
 	SongVideos *Edge `yaml:"song_videos" json:"song_videos,omitempty"`
 	// VideoAuthors: any video seen -> its author's profile, one hop deeper.
 	VideoAuthors *Edge `yaml:"video_authors" json:"video_authors,omitempty"`
-	// SearchResults: a keyword or top search result -> its user's profile, its
-	// video's author's profile, or its sound's song, one hop deeper.
+	// SearchResults: a keyword, hashtag or top search result -> its user's
+	// profile, its video's author's profile, or its sound's song, one hop
+	// deeper.
 	SearchResults *Edge `yaml:"search_results" json:"search_results,omitempty"`
 	// Comments bounds the comment lists of post seeds (always fetched: a
 	// post seed is its comments) and of reels.
@@ -105,16 +106,17 @@ var (
 	// A follower or following entry -> its profile (snowball sampling).
 	edgeFollowerProfiles = declareEdge(edgeDecl{Key: "follower_profiles", From: []string{KindSVFollowers, KindSVFollowing},
 		To: KindSVProfile, Hop: true, PerEntry: true})
-	// A keyword or top search Result -> its user's or its video's author's
-	// profile; a top search's sound -> its song. Declared before
-	// video_authors: a profile found by a search takes this edge's window.
-	edgeSearchProfiles = declareEdge(edgeDecl{Key: "search_results", From: []string{KindSVKeywordSearch, KindSVTopSearch},
+	// A keyword, hashtag or top search Result -> its user's or its video's
+	// author's profile (the real hashtag search answers videos); a top
+	// search's sound -> its song. Declared before video_authors: a profile
+	// found by a search takes this edge's window.
+	edgeSearchProfiles = declareEdge(edgeDecl{Key: "search_results", From: []string{KindSVKeywordSearch, KindSVHashtagSearch, KindSVTopSearch},
 		To: KindSVProfile, Hop: true, PerEntry: true})
 	edgeSearchSongs = declareEdge(edgeDecl{Key: "search_results", From: []string{KindSVTopSearch},
 		To: KindSVSong, Hop: true, PerEntry: true})
 	// Any video seen -> its author's profile.
 	edgeVideoAuthors = declareEdge(edgeDecl{Key: "video_authors",
-		From: []string{KindSVKeywordSearch, KindSVTopSearch, KindSVSongVideos, KindSVTrending, KindSVPopularVideos, KindSVProfile},
+		From: []string{KindSVKeywordSearch, KindSVHashtagSearch, KindSVTopSearch, KindSVSongVideos, KindSVTrending, KindSVPopularVideos, KindSVProfile},
 		To:   KindSVProfile, Hop: true, PerEntry: true, Own: []string{KindSVProfile}})
 	edgeSongVideos = declareEdge(edgeDecl{Key: "song_videos", From: []string{KindSVSong}, To: KindSVSongVideos})
 	// A reel found by a reels search -> its comments, its transcript.

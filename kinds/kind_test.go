@@ -59,3 +59,28 @@ func TestEveryExpandingKindReexpands(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryFollowedEdgeIsDeclared: every child task a mapping makes, with
+// every edge on, is declared by an edge from the mapped kind to the
+// child's, so the plan's bound, max_depth and the refresh windows count it
+// (a hashtag search's video authors were followed undeclared).
+func TestEveryFollowedEdgeIsDeclared(t *testing.T) {
+	t.Parallel()
+	var on []string
+	for key := range expandFields {
+		on = append(on, key)
+	}
+	for _, c := range allMappingCases() {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := mapFixture(t, testJob{on: on, maxPages: 5, preset: c.preset}, c.task, c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, child := range res.Children {
+				if !slices.ContainsFunc(edgeDecls, func(d *edgeDecl) bool { return d.To == child.Kind && d.from(c.task.Kind) }) {
+					t.Errorf("%s makes %s %s along no edge declared from it", c.task.Kind, child.Kind, child.Key)
+				}
+			}
+		})
+	}
+}

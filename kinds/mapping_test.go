@@ -84,15 +84,25 @@ func mapFixture(t *testing.T, j Job, task Task, file string) (*Result, error) {
 // (testdata/mapping/golden; go test -run TestMapping -update rewrites them).
 func TestMapping(t *testing.T) {
 	t.Parallel()
+	for _, c := range contractCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, c.name, summary(res)+"\n")
+		})
+	}
+}
+
+// contractCases are TestMapping's: the contract's answers, written by the
+// sandbox.
+var contractCases = func() []mappingCase {
 	const secUID = "MS4wLjABAAAAYWxpY2VfZjEwX2cw"
 	follow := map[string]string{"handle": "alice_f10_g0"}
 	all := []string{"followers", "following", "follower_profiles", "song_videos", "video_authors", "search_results", "comments", "reel_comments", "reel_transcripts"}
-	for _, c := range []struct {
-		name string
-		task Task
-		on   []string
-		file string
-	}{
+	return []mappingCase{
 		{"profile, lists on", Task{Kind: KindSVProfile, Key: "alice_f10_g0"}, []string{"followers", "following"}, "sv_profile.json"},
 		{"profile, no edges", Task{Kind: KindSVProfile, Key: "alice_f10_g0"}, nil, "sv_profile.json"},
 		{"followers", Task{Kind: KindSVFollowers, Key: secUID, Params: follow, MaxPages: 5}, nil, "sv_followers.json"},
@@ -115,16 +125,26 @@ func TestMapping(t *testing.T) {
 		{"reels search, comments and transcripts", Task{Kind: KindPSReelsSearch, Key: "cats", MaxPages: 5}, []string{"reel_comments", "reel_transcripts"}, "ps_reels_search.json"},
 		{"transcript", Task{Kind: KindPSTranscript, Key: "https://www.photosocial.example/reel/ABC123/"}, all, "ps_transcript.json"},
 		{"highlight", Task{Kind: KindPSHighlight, Key: "12345"}, all, "ps_highlight.json"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, c.name, summary(res)+"\n")
-		})
 	}
+}()
+
+// dialectCase is a mapping case and its dialect (the contract's when
+// preset is empty).
+type dialectCase struct {
+	mappingCase
+	preset string
+}
+
+// allMappingCases are the mapping tests' cases of both dialects.
+func allMappingCases() []dialectCase {
+	var out []dialectCase
+	for _, c := range contractCases {
+		out = append(out, dialectCase{c, ""})
+	}
+	for _, c := range realCases {
+		out = append(out, dialectCase{c, sources.PresetScrapeCreators})
+	}
+	return out
 }
 
 // checkGolden compares what a mapping produced with the golden file named
