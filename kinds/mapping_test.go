@@ -360,8 +360,12 @@ func TestMappingRealFacts(t *testing.T) {
 			results[0].Type != sinks.ResultVideo || deref(results[0].VideoID) != "6862153058223197445" || results[0].Rank != 1 {
 			t.Errorf("results = %+v", results)
 		}
-		if n := len(sinks.Rows[sinks.SVHashtag](&res.Batch)); n != 0 {
-			t.Errorf("%d hashtag rows from videos", n)
+		// The hashtags a video carries (cha_list) are stored as such, partial
+		// (no counters), linked to the video: never as search results.
+		tags, links := sinks.Rows[sinks.SVHashtag](&res.Batch), sinks.Rows[sinks.SVVideoHashtag](&res.Batch)
+		if len(tags) != 1 || tags[0].Name != "fyp" || !tags[0].Partial || len(tags[0].Raw) == 0 ||
+			len(links) != 1 || links[0] != (sinks.SVVideoHashtag{VideoID: "6862153058223197445", Name: "fyp"}) {
+			t.Errorf("hashtags %+v, links %+v", tags, links)
 		}
 		videos := sinks.Rows[sinks.SVVideo](&res.Batch)
 		if len(videos) != 1 || deref(videos[0].AuthorUniqueID) != "bellapoarch" || deref(videos[0].SongID) != "6840839890826038022" {

@@ -347,6 +347,13 @@ func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo]
 		CommentCount: intPtr(v.Stats.CommentCount),
 		ShareCount:   intPtr(v.Stats.ShareCount),
 	})
+	for _, g := range v.Hashtags {
+		if sinks.CheckKey("cha_name", string(g.Name)) != nil {
+			continue // a name no key can hold: the video is kept without it
+		}
+		sinks.Add(&res.Batch, sinks.SVHashtag{Name: string(g.Name), Partial: true, Raw: g.Raw})
+		sinks.Add(&res.Batch, sinks.SVVideoHashtag{VideoID: string(v.ID), Name: string(g.Name)})
+	}
 	if key := m.authorProfile(v.Author); key != "" {
 		m.follow(res, t, edgeVideoAuthors, key, nil)
 	}

@@ -69,3 +69,23 @@ func TestHandlelessAuthorsByUserID(t *testing.T) {
 		   WHERE s.unique_id LIKE 'secuid:%'`: 10,
 	})
 }
+
+// The hashtags a video carries in the real service's answers (cha_list)
+// are stored, linked to the video (issue 25, finding 9); the contract's
+// videos carry none.
+func TestVideoHashtagsRealDialect(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{})
+	job := b.job(t, "  preset: scrapecreators\nseeds: {shortvideo: {hashtag_searches: [fit n12], keyword_searches: [cats n5]}}\nexpand: {}\n")
+	if sum := b.run(t, job); sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	b.checkCounts(t, map[string]int64{
+		`SELECT count(*) FROM shortvideo.videos`: 17,
+		// Every description's hashtags, each a partial hashtag row.
+		`SELECT count(*) FROM shortvideo.videos v WHERE (SELECT count(*) FROM shortvideo.video_hashtags h WHERE h.video_id = v.video_id)
+		   <> (SELECT count(DISTINCT m[1]) FROM regexp_matches(v.description, '#(\S+)', 'g') m)`: 0,
+		`SELECT count(*) FROM shortvideo.video_hashtags`:                                             b.count(t, `SELECT count(*) FROM (SELECT DISTINCT v.video_id, m[1] FROM shortvideo.videos v, regexp_matches(v.description, '#(\S+)', 'g') m) x`),
+		`SELECT count(*) FROM shortvideo.hashtags WHERE NOT raw_partial OR raw->>'cha_name' <> name`: 0,
+	})
+}

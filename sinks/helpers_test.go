@@ -188,6 +188,7 @@ func fullBatch(v int) *sinks.Batch {
 			{SongID: "6001", VideoID: "7002"},
 			{SongID: "6099", VideoID: "7003"}, // a song never fetched: no row in songs
 		},
+		[]sinks.SVVideoHashtag{{VideoID: "7001", Name: "cats"}, {VideoID: "7003", Name: "dogs"}},
 		[]sinks.SVSearchResult{
 			{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: 1, Type: sinks.ResultVideo, VideoID: ptr("7001"), Raw: raw("k1")},
 			{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: 2, Type: sinks.ResultVideo, VideoID: ptr("7002"), Raw: raw("k2")},
