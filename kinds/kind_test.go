@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // TestEverySeedFieldHasItsKind: each leaf of Seeds is the seed list of
@@ -40,8 +42,13 @@ func TestEverySeedFieldHasItsKind(t *testing.T) {
 	if !slices.Equal(keys, leaves) {
 		t.Errorf("seed lists %v\nwant the fields of Seeds %v", keys, leaves)
 	}
-	if len(registry) != 18 {
-		t.Errorf("%d kinds registered, want 18", len(registry))
+	if len(registry) != len(sources.Endpoints) {
+		t.Errorf("%d kinds registered, want one per endpoint (%d)", len(registry), len(sources.Endpoints))
+	}
+	for _, e := range sources.Endpoints {
+		if registry[e.Name] == nil {
+			t.Errorf("endpoint %s has no kind", e.Name)
+		}
 	}
 }
 

@@ -33,6 +33,7 @@ type ShortVideoSeeds struct {
 	TopSearches     []string      `yaml:"top_searches" json:"top_searches,omitempty"`
 	Songs           []string      `yaml:"songs" json:"songs,omitempty"`
 	Live            []string      `yaml:"live" json:"live,omitempty"`
+	Videos          []string      `yaml:"videos" json:"videos,omitempty"`
 	TrendingFeed    bool          `yaml:"trending_feed" json:"trending_feed,omitempty"`
 	PopularVideos   bool          `yaml:"popular_videos" json:"popular_videos,omitempty"`
 	PopularCreators bool          `yaml:"popular_creators" json:"popular_creators,omitempty"`
@@ -109,8 +110,9 @@ type account struct{ handle, secUID, userID string }
 // keyed by the identifier its endpoint is addressed by in the upstream's
 // dialect (the contract's secUid; the real service's handle, or for
 // followers the numeric user id when the job renames secUid to user_id),
-// so that a list is walked once per run whichever profile found it. It
-// returns why a list was left out, "" when none was.
+// so that a list is walked once per run whichever profile found it, and
+// its videos list, by handle. It returns why a follow list was left out,
+// "" when none was.
 func (m *mapper) followLists(res *Result, t *Task, id account) (why string) {
 	params := map[string]string{"handle": id.handle}
 	for _, d := range []*edgeDecl{edgeFollowers, edgeFollowing} {
@@ -124,6 +126,9 @@ func (m *mapper) followLists(res *Result, t *Task, id account) (why string) {
 			continue
 		}
 		m.follow(res, t, d, key, params)
+	}
+	if !strings.HasPrefix(id.handle, userIDKey) {
+		m.follow(res, t, edgeVideos, id.handle, params) // its videos, by handle
 	}
 	return why
 }

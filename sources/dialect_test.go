@@ -312,3 +312,81 @@ func TestChargedAnswersAreBilled(t *testing.T) {
 		})
 	}
 }
+
+// The real service's own endpoints go out on its paths with its parameter
+// names (docs/upstream.md cites each from the vendor's catalogue); under
+// the contract's preset, which has no such endpoints, nothing is sent.
+func TestScrapeCreatorsContentRequests(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	seen := map[string]string{}
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		mu.Lock()
+		seen[r.URL.Path] = r.URL.RawQuery
+		mu.Unlock()
+		fmt.Fprint(w, `{"success":true}`)
+	})
+	c := testClient(t, s.srv.URL, func(c *Config) { c.Preset, c.BaseURL = PresetScrapeCreators, s.srv.URL })
+	ctx := context.Background()
+	video, post := "https://www.tiktok.com/@a/video/7", "https://www.instagram.com/p/DH3/"
+	esc := strings.NewReplacer(":", "%3A", "/", "%2F", "@", "%40").Replace
+	calls := []func() error{
+		func() error { _, err := Do(ctx, c, nil, SVProfileVideosCall("@alice", "1734562353000")); return err },
+		func() error { _, err := Do(ctx, c, nil, SVProfileByIDCall("6659752019493208069")); return err },
+		func() error { _, err := Do(ctx, c, nil, SVVideoCall(video)); return err },
+		func() error { _, err := Do(ctx, c, nil, SVVideoCommentsCall(video, "20")); return err },
+		func() error {
+			_, err := Do(ctx, c, nil, SVCommentRepliesCall(video, "7623828115408274207", "3"))
+			return err
+		},
+		func() error { _, err := Do(ctx, c, nil, SVTranscriptCall(video)); return err },
+		func() error {
+			_, err := Do(ctx, c, nil, PSUserPostsCall("bob", "3599731065704772932_260462810"))
+			return err
+		},
+		func() error { _, err := Do(ctx, c, nil, PSUserReelsCall("bob", "QVFC==")); return err },
+		func() error { _, err := Do(ctx, c, nil, PSPostCall(post)); return err },
+		func() error {
+			_, err := Do(ctx, c, nil, PSCommentRepliesCall(post, "18038110327814211", "QVFD"))
+			return err
+		},
+		func() error { _, err := Do(ctx, c, nil, PSHighlightsCall("bob")); return err },
+	}
+	for i, call := range calls {
+		if err := call(); err != nil && ClassOf(err) != ClassBadRequest {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	want := map[string]string{
+		"/v3/tiktok/profile/videos":          "handle=alice&max_cursor=1734562353000&sort_by=latest",
+		"/v1/tiktok/profile":                 "user_id=6659752019493208069",
+		"/v2/tiktok/video":                   "url=" + esc(video),
+		"/v1/tiktok/video/comments":          "cursor=20&url=" + esc(video),
+		"/v1/tiktok/video/comment/replies":   "comment_id=7623828115408274207&cursor=3&url=" + esc(video),
+		"/v1/tiktok/video/transcript":        "url=" + esc(video),
+		"/v2/instagram/user/posts":           "handle=bob&next_max_id=3599731065704772932_260462810",
+		"/v1/instagram/user/reels":           "handle=bob&max_id=QVFC%3D%3D",
+		"/v1/instagram/post":                 "url=" + esc(post),
+		"/v1/instagram/post/comment/replies": "comment_id=18038110327814211&cursor=QVFD&url=" + esc(post),
+		"/v1/instagram/user/highlights":      "handle=bob",
+	}
+	for path, q := range want {
+		if got, ok := seen[path]; !ok || got != q {
+			t.Errorf("%s?%s, want ?%s (sent: %v)", path, got, q, ok)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("paths sent: %v", seen)
+	}
+	// The contract has none of them: refused unsent, as retired, naming the
+	// preset.
+	contract := testClient(t, s.srv.URL, nil)
+	before := s.calls.Load()
+	_, err := Do(ctx, contract, nil, SVProfileVideosCall("alice", ""))
+	if ClassOf(err) != ClassRetired || !strings.Contains(err.Error(), "the contract preset has no shortvideo.profile_videos endpoint") {
+		t.Errorf("under the contract: %v", err)
+	}
+	if s.calls.Load() != before {
+		t.Error("a contract client sent a real-only endpoint's request")
+	}
+}

@@ -58,7 +58,7 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 		return r.UnmarshalJSON(w.Media) // the platform's {media: {...}} entry
 	}
 	*r = PSReel{
-		ID:            firstText(w.ID, w.PK),
+		ID:            firstText(w.PK, pkOf(w.ID)),
 		Code:          firstText(w.Code, w.Short),
 		URL:           w.URL,
 		OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username),
