@@ -1,9 +1,16 @@
 package pipeline_test
 
 import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // checkCounts runs each query and compares its count.
@@ -168,4 +175,184 @@ func TestCreatorContentRealDialect(t *testing.T) {
 		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`:              9*3 + 2,
 		`SELECT count(*) FROM crawl.tasks WHERE state <> 'done'`:                                 0,
 	})
+}
+
+// A comment's replies beyond the three its answer shows (include_replies)
+// are walked on the replies endpoint: every reply a comment says it has is
+// stored, linked to it, each once (issue 25, finding 9).
+func TestRepliesBeyondThoseShown(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{PageSize: 10})
+	job := b.job(t, "  preset: scrapecreators\ncomments: {include_replies: true}\n"+
+		"seeds: {photosocial: {posts: [\"https://www.instagram.com/p/talk_c12/\"]}}\nexpand: {comment_replies: {}}\n")
+	if sum := b.run(t, job); sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	b.noRefusals(t)
+	b.checkCounts(t, map[string]int64{
+		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`: 12,
+		`SELECT sum(child_comment_count) - (SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL)
+		   FROM photosocial.comments WHERE parent_comment_id IS NULL`: 0,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'photosocial.comment_replies'`: b.count(t,
+			`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`),
+		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL`: b.count(t,
+			`SELECT sum(child_comment_count) FROM photosocial.comments WHERE parent_comment_id IS NULL`),
+	})
+	if n := b.count(t, `SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`); n == 0 {
+		t.Fatal("no comment with more replies than shown: the test shows nothing")
+	}
+}
+
+// realAtDay is a bundle on pool whose sandbox speaks the real service's
+// dialect at world day day, lists pageSize a page.
+func realAtDay(t *testing.T, pool *pgxpool.Pool, day int64, pageSize int) *bundle {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, Preset: sandbox.PresetScrapeCreators, WorldTime: day, PageSize: pageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb.Handler())
+	t.Cleanup(srv.Close)
+	return &bundle{pool: pool, sandbox: sb, srv: srv, baseURL: srv.URL}
+}
+
+// creatorsJob: a creator posting 5 videos a day and one not posting, a
+// photo-sharing account posting 4 posts a day (a reel every third), each
+// with 40 at day 0; the lists newest first, 10 a page.
+func creatorsJob(stopAtSeen bool, transcriptWindow string) string {
+	return fmt.Sprintf(`
+  preset: scrapecreators
+limits: {workers: 4, max_pages: 100}
+seeds: {shortvideo: {profiles: [daily_v40_r5, quiet_v40]}, photosocial: {profiles: [studio_p40_r4]}}
+expand:
+  videos: {stop_at_seen: %[1]v}
+  video_transcripts: {refresh_after: %[2]s}
+  posts: {stop_at_seen: %[1]v}
+  reels: {stop_at_seen: %[1]v}
+`, stopAtSeen, transcriptWindow)
+}
+
+// The creators' lists are newest first: a repeat a day later with
+// stop_at_seen buys the pages of new entries and the first page of known
+// ones, exactly as the sandbox's growth law says, and stores what a full
+// crawl of that day stores; refresh_after keeps the transcripts of videos
+// already transcribed from being bought again.
+func TestStopAtSeenCreatorLists(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	first := realAtDay(t, pool, 0, 10)
+	if sum := first.run(t, first.job(t, creatorsJob(true, "20h"))); sum.State != "done" {
+		t.Fatalf("first run: %+v", sum)
+	}
+	pages := func(b *bundle, endpoint string) int64 { return b.sandbox.Usage(testKey).ByEndpoint[endpoint].Billable }
+	// 40 videos, posts: 4 pages each list; reels: 14 of the 40 posts, 2 pages.
+	if v, p, r := pages(first, "/v3/tiktok/profile/videos"), pages(first, "/v2/instagram/user/posts"), pages(first, "/v1/instagram/user/reels"); v != 8 || p != 4 || r != 2 {
+		t.Fatalf("first run: %d video, %d post, %d reel pages; want 8, 4, 2", v, p, r)
+	}
+	second := realAtDay(t, pool, 1, 10)
+	sum := second.run(t, second.job(t, creatorsJob(true, "20h")))
+	if sum.State != "done" {
+		t.Fatalf("second run: %+v", sum)
+	}
+	// daily: 5 new and 5 known on page 1, page 2 known: 2 pages; quiet: 1.
+	// Posts: 4 new, then a known page: 2. Reels: 1 new (index -3), 2.
+	if v, p, r := pages(second, "/v3/tiktok/profile/videos"), pages(second, "/v2/instagram/user/posts"), pages(second, "/v1/instagram/user/reels"); v != 3 || p != 2 || r != 2 {
+		t.Errorf("repeat: %d video, %d post, %d reel pages; the growth law says 3, 2, 2", v, p, r)
+	}
+	// The reels list's second page is its last: it ends there, not at seen.
+	if n := second.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND reason LIKE 'stop_at_seen: page %'`, sum.RunID); n != 3 {
+		t.Errorf("%d lists stopped at seen, want 3", n)
+	}
+	// Only the 5 new videos' transcripts are bought: those of known videos on
+	// the pages walked are fresh.
+	if n := pages(second, "/v1/tiktok/video/transcript"); n != 5 {
+		t.Errorf("repeat bought %d transcripts, want the 5 new videos'", n)
+	}
+	if n := second.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.transcript' AND state = 'skipped'`, sum.RunID); n != 15+10 {
+		t.Errorf("%d transcripts skipped as fresh, want 25 (the known videos of the pages walked)", n)
+	}
+	// A full crawl of day 1 in a database of its own stores the same lists.
+	fullPool, _ := pgtest.Pool(t)
+	full := realAtDay(t, fullPool, 1, 10)
+	if sum := full.run(t, full.job(t, creatorsJob(false, "0s"))); sum.State != "done" {
+		t.Fatalf("full run: %+v", sum)
+	}
+	for _, q := range []string{
+		`SELECT unique_id, video_id FROM shortvideo.profile_videos ORDER BY 1, 2`,
+		`SELECT username, code FROM photosocial.profile_posts ORDER BY 1, 2`,
+		`SELECT username, reel_id FROM photosocial.profile_reels ORDER BY 1, 2`,
+	} {
+		a, b := dump(t, pool, q), dump(t, fullPool, q)
+		if len(a) == 0 || strings.Join(a, "\n") != strings.Join(b, "\n") {
+			t.Errorf("%s: %d rows incremental, %d full, or they differ", q, len(a), len(b))
+		}
+	}
+	if n := first.count(t, `SELECT count(*) FROM shortvideo.profile_videos WHERE unique_id = 'daily_v40_r5'`); n != 45 {
+		t.Errorf("daily's videos: %d, want 45", n)
+	}
+}
+
+// Adaptive revisits count a creator's lists among their items: night after
+// night, on a budget that cannot revisit everything, a creator posting
+// every day (its followers growing too) has its profile and videos list
+// revisited every night, creators that do not post and whose counters do
+// not move (as one posting monthly, within a few nights) are left for
+// later, and what the visits find is exactly the new videos.
+func TestAdaptiveCreatorLists(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := func(budget int) string {
+		return fmt.Sprintf(`
+  preset: scrapecreators
+limits: {workers: 1, max_pages: 100, max_credits: %d}
+seeds: {shortvideo: {profiles: [daily_v20_r2, monthly1_v20_f50_g10, monthly2_v20_f50_g10, monthly3_v20_f50_g10]}}
+expand: {videos: {}}
+reuse: {adaptive: true, min_yield: 0.02}
+`, budget)
+	}
+	night := func(day int64, budget int) (*bundle, int64) {
+		t.Helper()
+		b := realAtDay(t, pool, day, 10)
+		sum := b.run(t, b.job(t, job(budget)))
+		if sum.State != "done" && !strings.Contains(sum.Reason, "budget") {
+			t.Fatalf("day %d: %+v", day, sum)
+		}
+		if c := b.sandbox.Usage(testKey).Credits; c > int64(budget) {
+			t.Fatalf("day %d: %d credits billed over max_credits %d", day, c, budget)
+		}
+		return b, sum.RunID
+	}
+	night(0, 100) // everything new: visited
+	ageRevisits(t, pool, 1)
+	night(1, 100) // everything again: the rates are learnt
+	for day := int64(2); day <= 4; day++ {
+		ageRevisits(t, pool, 1)
+		b, runID := night(day, 4)
+		if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile_videos' AND key = 'daily_v20_r2'
+			AND state = 'done' AND new_items = 2`, runID); n != 1 {
+			t.Errorf("day %d: the daily creator's 2 new videos not captured", day)
+			for _, l := range b.tasks(t, runID) {
+				t.Log(l)
+			}
+		}
+	}
+	visits := func(key string) int64 {
+		return night0Count(t, pool, `SELECT visits FROM crawl.revisit_items WHERE kind = 'shortvideo.profile_videos' AND key = $1`, key)
+	}
+	if d, m := visits("daily_v20_r2"), visits("monthly1_v20_f50_g10"); d != 5 || m >= d {
+		t.Errorf("visits: daily creator's videos %d, a monthly one's %d; want 5 and fewer", d, m)
+	}
+	if n := night0Count(t, pool, `SELECT count(*) FROM shortvideo.profile_videos WHERE unique_id = 'daily_v20_r2'`); n != 28 {
+		t.Errorf("the daily creator's videos stored: %d, want 28 (20 and 2 a day for 4 days)", n)
+	}
+}
+
+// night0Count is a count read from pool.
+func night0Count(t *testing.T, pool *pgxpool.Pool, query string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
 }
