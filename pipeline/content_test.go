@@ -356,3 +356,21 @@ func night0Count(t *testing.T, pool *pgxpool.Pool, query string, args ...any) in
 	}
 	return n
 }
+
+// The analyst views over the creators' content agree with the tables.
+func TestCreatorContentViews(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{PageSize: 10})
+	job := b.job(t, "  preset: scrapecreators\nseeds: {shortvideo: {profiles: [maker_v5_c2]}, photosocial: {profiles: [shop_p4_c1]}}\n"+
+		"expand: {videos: {}, video_comments: {}, comment_replies: {}, video_transcripts: {}, posts: {}}\n")
+	if sum := b.run(t, job); sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	b.checkCounts(t, map[string]int64{
+		`SELECT count(*) FROM shortvideo.creator_videos WHERE unique_id = 'maker_v5_c2' AND play_count IS NOT NULL AND has_speech`:           5,
+		`SELECT sum(comments_stored) FROM shortvideo.creator_videos`:                                                                         b.count(t, `SELECT count(*) FROM shortvideo.comments`),
+		`SELECT count(*) FROM shortvideo.comment_threads WHERE replies_stored <> reply_count`:                                                0,
+		`SELECT count(*) FROM shortvideo.comment_threads`:                                                                                    10,
+		`SELECT count(*) FROM photosocial.posts_latest WHERE owner_username = 'shop_p4_c1' AND like_count IS NOT NULL AND comment_count = 1`: 4,
+	})
+}
