@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -373,4 +376,74 @@ func TestCreatorContentViews(t *testing.T) {
 		`SELECT count(*) FROM shortvideo.comment_threads`:                                                                                    10,
 		`SELECT count(*) FROM photosocial.posts_latest WHERE owner_username = 'shop_p4_c1' AND like_count IS NOT NULL AND comment_count = 1`: 4,
 	})
+}
+
+// Replay rebuilds the creators' content from the archive: every data table
+// holds what the harvest wrote, with no request sent.
+func TestReplayCreatorContent(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{PageSize: 10})
+	sum := b.run(t, b.job(t, contentJob+"archive: true\n"))
+	if sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	before, tables, requests := b.dump(t), b.dataTables(t), b.sandbox.Usage(testKey).Requests
+	if _, err := b.pool.Exec(context.Background(), "TRUNCATE "+joinComma(tables)); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := runs.Replay(context.Background(), b.pool, sum.RunID, nil)
+	if err != nil || rs.Failed != 0 || rs.Pages != sum.Pages || rs.Rows != sum.Rows {
+		t.Fatalf("replay = %+v, %v; want %d pages and %d rows, none failed", rs, err, sum.Pages, sum.Rows)
+	}
+	after := b.dump(t)
+	for _, table := range []string{"shortvideo.profile_videos", "shortvideo.comments", "shortvideo.transcripts", "photosocial.posts",
+		"photosocial.post_snapshots", "photosocial.profile_posts", "photosocial.profile_reels", "photosocial.profile_highlights"} {
+		if len(before[table]) == 0 {
+			t.Errorf("%s: the harvest wrote nothing", table)
+		}
+	}
+	for _, table := range tables {
+		if !slices.Equal(before[table], after[table]) {
+			t.Errorf("%s: %d rows before, %d after replay; first difference:\n%s", table, len(before[table]), len(after[table]),
+				firstRowDiff(before[table], after[table]))
+		}
+	}
+	if u := b.sandbox.Usage(testKey); u.Requests != requests {
+		t.Errorf("replay sent %d requests", u.Requests-requests)
+	}
+}
+
+// Every parent -> child task pair a real-dialect run of the content kinds
+// creates is one of the credit bound's rules (hashtag searches' authors
+// included), so crawler plan bounds what such a run can cost.
+func TestPlanRulesCoverRealRuns(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{PageSize: 10})
+	job := strings.Replace(contentJob, "expand:\n", "expand:\n  video_authors: {}\n  search_results: {}\n", 1)
+	job = strings.Replace(job, "  shortvideo:\n", "  shortvideo:\n    hashtag_searches: [fit n5]\n", 1)
+	if sum := b.run(t, b.job(t, job)); sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	rows, err := b.pool.Query(context.Background(), `
+SELECT DISTINCT p.kind, c.kind, c.depth > p.depth
+FROM crawl.tasks c JOIN crawl.tasks p ON p.id = c.parent_id ORDER BY 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var parent, child string
+		var hop bool
+		if err := rows.Scan(&parent, &child, &hop); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if !pipeline.BoundAllows(parent, child, hop) {
+			t.Errorf("runs create %s -> %s (hop %v), which the credit bound does not count", parent, child, hop)
+		}
+	}
+	if n < 12 {
+		t.Errorf("only %d parent -> child pairs seen", n)
+	}
 }
