@@ -178,6 +178,30 @@ func TestCreatorContentRealDialect(t *testing.T) {
 		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`:              9*3 + 2,
 		`SELECT count(*) FROM crawl.tasks WHERE state <> 'done'`:                                 0,
 	})
+	// The run report shows them: their tasks by kind, their rows by table.
+	rep, err := runs.LoadReport(context.Background(), b.pool, sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, tables := map[string]int64{}, map[string]int64{}
+	for _, k := range rep.Kinds {
+		kinds[k.Kind] = k.Done
+	}
+	for _, tr := range rep.Tables {
+		tables[tr.Table] = tr.Rows
+	}
+	for _, k := range []string{"shortvideo.profile_videos", "shortvideo.video", "shortvideo.video_comments", "shortvideo.comment_replies",
+		"shortvideo.transcript", "photosocial.user_posts", "photosocial.user_reels", "photosocial.post", "photosocial.comment_replies", "photosocial.highlights"} {
+		if kinds[k] == 0 {
+			t.Errorf("the report shows no %s task done", k)
+		}
+	}
+	for _, tb := range []string{"shortvideo.profile_videos", "shortvideo.comments", "shortvideo.transcripts", "photosocial.posts",
+		"photosocial.post_snapshots", "photosocial.profile_posts", "photosocial.profile_reels", "photosocial.profile_highlights"} {
+		if tables[tb] == 0 {
+			t.Errorf("the report shows no row of %s", tb)
+		}
+	}
 }
 
 // A comment's replies beyond the three its answer shows (include_replies)

@@ -10,6 +10,7 @@ CREATE TABLE shortvideo.video_hashtags (
     PRIMARY KEY (video_id, name)
 );
 CREATE INDEX video_hashtags_name_idx ON shortvideo.video_hashtags (name);
+CREATE INDEX video_hashtags_last_seen_run_idx ON shortvideo.video_hashtags (last_seen_run);
 COMMENT ON TABLE shortvideo.video_hashtags IS 'Link: the video carried the hashtag (its cha_list), in any list that showed it. A hashtag a video no longer carries keeps its row; its last_seen_run stops moving.';
 COMMENT ON COLUMN shortvideo.video_hashtags.video_id IS 'The video (shortvideo.videos).';
 COMMENT ON COLUMN shortvideo.video_hashtags.name IS 'The hashtag (shortvideo.hashtags), as cha_list[].cha_name, without #.';

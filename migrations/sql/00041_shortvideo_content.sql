@@ -17,6 +17,7 @@ CREATE TABLE shortvideo.profile_videos (
     PRIMARY KEY (unique_id, video_id)
 );
 CREATE INDEX profile_videos_video_idx ON shortvideo.profile_videos (video_id);
+CREATE INDEX profile_videos_last_seen_run_idx ON shortvideo.profile_videos (last_seen_run);
 COMMENT ON TABLE shortvideo.profile_videos IS 'Link: the creator''s videos list (newest first) named the video. No foreign key on unique_id: the list is fetched by handle, the profile by another request. A video the creator deleted keeps its row; its last_seen_run stops moving (only a walk that reaches it tells).';
 COMMENT ON COLUMN shortvideo.profile_videos.unique_id IS 'The creator''s handle, as the list was asked for; join shortvideo.users.unique_id.';
 COMMENT ON COLUMN shortvideo.profile_videos.video_id IS 'The video (shortvideo.videos).';
@@ -40,6 +41,7 @@ CREATE TABLE shortvideo.comments (
 CREATE INDEX comments_video_idx ON shortvideo.comments (video_id, create_time);
 CREATE INDEX comments_parent_idx ON shortvideo.comments (parent_comment_id) WHERE parent_comment_id IS NOT NULL;
 CREATE INDEX comments_author_idx ON shortvideo.comments (author_unique_id) WHERE author_unique_id IS NOT NULL;
+CREATE INDEX comments_last_seen_run_idx ON shortvideo.comments (last_seen_run);
 COMMENT ON TABLE shortvideo.comments IS 'One row per comment on a video, and per reply to one (parent_comment_id set). Counters are as last seen.';
 COMMENT ON COLUMN shortvideo.comments.comment_id IS 'The platform''s comment id (cid).';
 COMMENT ON COLUMN shortvideo.comments.video_id IS 'The video commented (aweme_id, else the id in the URL the comments were asked with); join shortvideo.videos.video_id. No foreign key.';
@@ -64,6 +66,7 @@ CREATE TABLE shortvideo.transcripts (
     last_seen_run  bigint      NOT NULL REFERENCES crawl.runs (id),
     updated_at     timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX transcripts_last_seen_run_idx ON shortvideo.transcripts (last_seen_run);
 COMMENT ON TABLE shortvideo.transcripts IS 'A video''s transcript, one row per video asked for, including answers without one (no speech, or a video the service does not transcribe), so an empty answer is known to be checked.';
 COMMENT ON COLUMN shortvideo.transcripts.video_id IS 'The video (id of the answer, else the id in its URL); join shortvideo.videos.video_id.';
 COMMENT ON COLUMN shortvideo.transcripts.video_url IS 'The video URL as last sent to the API.';

@@ -21,6 +21,7 @@ CREATE TABLE photosocial.posts (
 );
 CREATE INDEX posts_owner_idx ON photosocial.posts (owner_username) WHERE owner_username IS NOT NULL;
 CREATE INDEX posts_post_id_idx ON photosocial.posts (post_id) WHERE post_id IS NOT NULL;
+CREATE INDEX posts_last_seen_run_idx ON photosocial.posts (last_seen_run);
 COMMENT ON TABLE photosocial.posts IS 'One row per post (photo, video, carousel or reel) seen in a profile''s posts or fetched by URL. Counters are in post_snapshots.';
 COMMENT ON COLUMN photosocial.posts.code IS 'The post''s shortcode (code, shortcode), as in its URL /p/<code>/; matches comments.post_code and transcripts.shortcode.';
 COMMENT ON COLUMN photosocial.posts.post_id IS 'The platform''s media id (pk; the part of id before its owner).';
@@ -61,6 +62,7 @@ CREATE TABLE photosocial.profile_posts (
     PRIMARY KEY (username, code)
 );
 CREATE INDEX profile_posts_code_idx ON photosocial.profile_posts (code);
+CREATE INDEX profile_posts_last_seen_run_idx ON photosocial.profile_posts (last_seen_run);
 COMMENT ON TABLE photosocial.profile_posts IS 'Link: the profile''s posts list (newest first) named the post. No foreign key on username: the list is fetched by handle, the profile by another request.';
 COMMENT ON COLUMN photosocial.profile_posts.username IS 'The profile''s handle, as the list was asked for; join photosocial.profiles.username.';
 COMMENT ON COLUMN photosocial.profile_posts.code IS 'The post (photosocial.posts).';
@@ -75,6 +77,7 @@ CREATE TABLE photosocial.profile_reels (
     PRIMARY KEY (username, reel_id)
 );
 CREATE INDEX profile_reels_reel_idx ON photosocial.profile_reels (reel_id);
+CREATE INDEX profile_reels_last_seen_run_idx ON photosocial.profile_reels (last_seen_run);
 COMMENT ON TABLE photosocial.profile_reels IS 'Link: the profile''s reels list (newest first) named the reel. No foreign key on username, as profile_posts.';
 COMMENT ON COLUMN photosocial.profile_reels.username IS 'The profile''s handle, as the list was asked for; join photosocial.profiles.username.';
 COMMENT ON COLUMN photosocial.profile_reels.reel_id IS 'The reel (photosocial.reels).';
@@ -94,6 +97,7 @@ CREATE TABLE photosocial.profile_highlights (
     PRIMARY KEY (username, highlight_id)
 );
 CREATE INDEX profile_highlights_highlight_idx ON photosocial.profile_highlights (highlight_id);
+CREATE INDEX profile_highlights_last_seen_run_idx ON photosocial.profile_highlights (last_seen_run);
 COMMENT ON TABLE photosocial.profile_highlights IS 'The highlights (story collections) a profile lists, as the latest run saw them. Each highlight''s detail and media are photosocial.highlights and highlight_items; no foreign key: the detail is another request.';
 COMMENT ON COLUMN photosocial.profile_highlights.username IS 'The profile''s handle, as the list was asked for.';
 COMMENT ON COLUMN photosocial.profile_highlights.highlight_id IS 'The highlight''s bare numeric id (as the detail endpoint takes it).';
