@@ -43,3 +43,13 @@ j.yaml:14: expand.comment_replies: the contract preset has no shortvideo.comment
 		t.Errorf("real preset: %v", err)
 	}
 }
+
+// The job of docs/jobs parses.
+func TestDocsJobsParse(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"../docs/jobs/creator-videos-nightly.yaml"} {
+		if _, err := Load(f); err != nil {
+			t.Error(err)
+		}
+	}
+}
