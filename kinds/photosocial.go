@@ -91,7 +91,9 @@ var _ = register(&Kind{
 		}
 		return keys
 	}),
-	Reexpand: storedPostComments,
+	// Again from stored data: the replies of the comments its walk in this
+	// run stored with replies beyond those shown.
+	Reexpand: storedIDs(&runPostCommentsWithReplies, func(t *Task) string { return sinks.PostCode(t.Key) }, edgePostCommentReplies, urlParam),
 })
 
 func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*Result, error) {
@@ -113,7 +115,7 @@ func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*
 		// Replies beyond those the answer carries (three at most with
 		// include_replies, none without) are their own list.
 		if it.V.HasMoreReplies && it.V.ID != "" {
-			m.follow(res, t, edgePostCommentReplies, string(it.V.ID), map[string]string{"url": t.Key})
+			m.follow(res, t, edgePostCommentReplies, string(it.V.ID), urlParam(t))
 		}
 	}
 	return res, nil

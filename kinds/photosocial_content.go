@@ -275,20 +275,6 @@ func storedPost(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, b
 	return res.Children, true, nil
 }
 
-// storedPostComments expands a post's comments again: the replies of the
-// comments its walk in this run stored with replies beyond those shown.
-func storedPostComments(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-	ids, err := runStrings(ctx, q, &runPostCommentsWithReplies, sinks.PostCode(t.Key), t)
-	if err != nil {
-		return nil, err
-	}
-	res, m := &Result{}, &mapper{job: j}
-	for _, id := range ids {
-		m.follow(res, t, edgePostCommentReplies, id, map[string]string{"url": t.Key})
-	}
-	return res.Children, nil
-}
-
 // KindPSCommentReplies: the replies to a comment of a post or reel; key:
 // the comment's id; params: url, its post's URL.
 const KindPSCommentReplies = "photosocial.comment_replies"
@@ -318,8 +304,10 @@ const KindPSHighlights = "photosocial.highlights"
 var _ = register(&Kind{
 	Name:     KindPSHighlights,
 	Call:     byKey(sources.PSHighlightsCall, mapPSHighlights),
-	Reexpand: storedProfileHighlights,
+	Reexpand: storedIDs(&runProfileHighlights, func(t *Task) string { return t.Key }, edgeHighlightDetails, noParams),
 })
+
+func noParams(*Task) map[string]string { return nil }
 
 func mapPSHighlights(m *mapper, t *Task, page *sources.Page[sources.PSHighlightEntry]) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
@@ -339,18 +327,4 @@ func mapPSHighlights(m *mapper, t *Task, page *sources.Page[sources.PSHighlightE
 		m.follow(res, t, edgeHighlightDetails, id, nil)
 	}
 	return res, nil
-}
-
-// storedProfileHighlights expands a profile's highlights again from those
-// its fetch in this run stored.
-func storedProfileHighlights(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-	ids, err := runStrings(ctx, q, &runProfileHighlights, t.Key, t)
-	if err != nil {
-		return nil, err
-	}
-	res, m := &Result{}, &mapper{job: j}
-	for _, id := range ids {
-		m.follow(res, t, edgeHighlightDetails, id, nil)
-	}
-	return res.Children, nil
 }

@@ -138,6 +138,22 @@ var (
 	runReelCodes        = db.Prepare[runListParams]("RunReelCodes")
 )
 
+// storedIDs expands a task again from the ids stmt returns for its owner
+// in its run (owner(t)): each the key of a task along d, with params(t).
+func storedIDs(stmt *db.Stmt[runListParams], owner func(*Task) string, d *edgeDecl, params func(*Task) map[string]string) ReexpandFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		ids, err := runStrings(ctx, q, stmt, owner(t), t)
+		if err != nil {
+			return nil, err
+		}
+		res, m := &Result{}, &mapper{job: j}
+		for _, id := range ids {
+			m.follow(res, t, d, id, params(t))
+		}
+		return res.Children, nil
+	}
+}
+
 // runStrings are the strings stmt returns for owner in t's run.
 func runStrings(ctx context.Context, q db.Querier, stmt *db.Stmt[runListParams], owner string, t *Task) ([]string, error) {
 	rows, err := stmt.Query(ctx, q, runListParams{Owner: owner, RunID: t.RunID})

@@ -152,12 +152,18 @@ func mapSVVideo(m *mapper, t *Task, d *sources.SVVideoDetail) (*Result, error) {
 const KindSVVideoComments = "shortvideo.video_comments"
 
 var _ = register(&Kind{
-	Name:     KindSVVideoComments,
-	List:     true,
-	Pages:    "video_comments",
-	Call:     byKeyCursor(sources.SVVideoCommentsCall, mapSVVideoComments),
-	Reexpand: storedVideoComments,
+	Name:  KindSVVideoComments,
+	List:  true,
+	Pages: "video_comments",
+	Call:  byKeyCursor(sources.SVVideoCommentsCall, mapSVVideoComments),
+	// Again from stored data: the replies of the comments with replies
+	// that its walk in this run stored.
+	Reexpand: storedIDs(&runVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies, urlParam),
 })
+
+// urlParam is the params of a comment's replies task: its video's or
+// post's URL, the key of the comments task t.
+func urlParam(t *Task) map[string]string { return map[string]string{"url": t.Key} }
 
 func mapSVVideoComments(m *mapper, t *Task, page *sources.Page[sources.SVComment]) (*Result, error) {
 	res := listResult(t, page)
@@ -166,24 +172,10 @@ func mapSVVideoComments(m *mapper, t *Task, page *sources.Page[sources.SVComment
 			continue
 		}
 		if it.V.ReplyCount.V > 0 {
-			m.follow(res, t, edgeVideoCommentReplies, string(it.V.ID), map[string]string{"url": t.Key})
+			m.follow(res, t, edgeVideoCommentReplies, string(it.V.ID), urlParam(t))
 		}
 	}
 	return res, nil
-}
-
-// storedVideoComments expands a video's comments again: the replies of the
-// comments with replies that its walk in this run stored.
-func storedVideoComments(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-	ids, err := runStrings(ctx, q, &runVideoCommentsWithReplies, sinks.VideoIDOf(t.Key), t)
-	if err != nil {
-		return nil, err
-	}
-	res, m := &Result{}, &mapper{job: j}
-	for _, id := range ids {
-		m.follow(res, t, edgeVideoCommentReplies, id, map[string]string{"url": t.Key})
-	}
-	return res.Children, nil
 }
 
 // addSVComment adds a comment (a reply when parent, or the answer, names

@@ -103,20 +103,7 @@ func (p *PSPost) decode(b []byte, unwrap bool) error {
 	if edges := w.CaptionEdge.V.Edges; len(edges) > 0 {
 		p.Caption = edges[0].Node.Text
 	}
-	if len(w.Caption) > 0 {
-		var caption object[struct {
-			Text Text `json:"text"`
-		}]
-		if err := json.Unmarshal(w.Caption, &caption); err != nil {
-			return err
-		}
-		if caption.OK {
-			p.Caption = caption.V.Text
-		} else if err := p.Caption.UnmarshalJSON(w.Caption); err != nil {
-			return err
-		}
-	}
-	return nil
+	return readCaption(w.Caption, &p.Caption)
 }
 
 // pkOf is the pk of a media id: "3600545900919030401_260462810" is the

@@ -67,20 +67,26 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 		Caption:       w.CaptionText,
 		TakenAt:       firstTime(w.TakenAt, w.TakenAtC),
 	}
-	if len(w.Caption) > 0 {
-		var caption object[struct {
-			Text Text `json:"text"`
-		}]
-		if err := json.Unmarshal(w.Caption, &caption); err != nil {
-			return err
-		}
-		if caption.OK {
-			r.Caption = caption.V.Text
-		} else if err := r.Caption.UnmarshalJSON(w.Caption); err != nil {
-			return err
-		}
+	return readCaption(w.Caption, &r.Caption)
+}
+
+// readCaption sets *caption from raw, a caption sent as a string or as the
+// platform's {"text": ...} object; absent (empty raw) leaves it.
+func readCaption(raw json.RawMessage, caption *Text) error {
+	if len(raw) == 0 {
+		return nil
 	}
-	return nil
+	var o object[struct {
+		Text Text `json:"text"`
+	}]
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return err
+	}
+	if o.OK {
+		*caption = o.V.Text
+		return nil
+	}
+	return caption.UnmarshalJSON(raw)
 }
 
 // PSReelsSearchCall calls page (from 1) of /photosocial/reels/search. The

@@ -379,22 +379,30 @@ func (w *realWorld) psCreator(q query) (string, account, error) {
 	return h, a, err
 }
 
+// psList reads a profile list's request: its account (psCreator), trim,
+// and the offset of the opaque cursor it takes as cursor (the contract's
+// name refused).
+func (w *realWorld) psList(q query, cursor string) (string, account, int64, error) {
+	if err := refuse(q, "cursor", cursor); err != nil {
+		return "", account{}, 0, err
+	}
+	h, a, err := w.psCreator(q)
+	if err != nil {
+		return "", account{}, 0, err
+	}
+	if _, err := boolParam(q, "trim"); err != nil {
+		return "", account{}, 0, err
+	}
+	off, err := opaqueOffset(q, cursor)
+	return h, a, off, err
+}
+
 var _ = realRoute("/v2/instagram/user/posts", 0, (*realWorld).userPostsReal)
 
 // userPostsReal pages a profile's posts (reels included), newest first, by
 // an opaque next_max_id.
 func (w *realWorld) userPostsReal(q query) (realReply, error) {
-	if err := refuse(q, "cursor", "next_max_id"); err != nil {
-		return realReply{}, err
-	}
-	h, a, err := w.psCreator(q)
-	if err != nil {
-		return realReply{}, err
-	}
-	if _, err := boolParam(q, "trim"); err != nil {
-		return realReply{}, err
-	}
-	off, err := opaqueOffset(q, "next_max_id")
+	h, a, off, err := w.psList(q, "next_max_id")
 	if err != nil {
 		return realReply{}, err
 	}
@@ -436,17 +444,7 @@ var _ = realRoute("/v1/instagram/user/reels", 0, (*realWorld).userReelsReal)
 // userReelsReal pages a profile's reels (its posts that are reels, in their
 // order) by an opaque max_id; entries are under items[].media.
 func (w *realWorld) userReelsReal(q query) (realReply, error) {
-	if err := refuse(q, "cursor", "max_id"); err != nil {
-		return realReply{}, err
-	}
-	h, a, err := w.psCreator(q)
-	if err != nil {
-		return realReply{}, err
-	}
-	if _, err := boolParam(q, "trim"); err != nil {
-		return realReply{}, err
-	}
-	off, err := opaqueOffset(q, "max_id")
+	h, a, off, err := w.psList(q, "max_id")
 	if err != nil {
 		return realReply{}, err
 	}
