@@ -208,15 +208,7 @@ func mapPSUserReels(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*Re
 // storedProfileReels expands a profile's reels list again from the reels
 // its walk in this run stored, as mapPSUserReels does.
 func storedProfileReels(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-	rows, err := runProfileReels.Query(ctx, q, runOwnerParams{Owner: t.Key, RunID: t.RunID})
-	if err != nil {
-		return nil, err
-	}
-	type reel struct{ code, url string }
-	reels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (reel, error) {
-		var x reel
-		return x, r.Scan(&x.code, &x.url)
-	})
+	reels, err := runReels(ctx, q, &runProfileReels, t.Key, t)
 	if err != nil {
 		return nil, err
 	}

@@ -154,6 +154,22 @@ func storedIDs(stmt *db.Stmt[runListParams], owner func(*Task) string, d *edgeDe
 	}
 }
 
+// storedReel is a reel a list stored: its code and the URL its answer
+// carried ("" when none).
+type storedReel struct{ code, url string }
+
+// runReels are the reels stmt returns for owner in t's run.
+func runReels(ctx context.Context, q db.Querier, stmt *db.Stmt[runListParams], owner string, t *Task) ([]storedReel, error) {
+	rows, err := stmt.Query(ctx, q, runListParams{Owner: owner, RunID: t.RunID})
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (storedReel, error) {
+		var x storedReel
+		return x, r.Scan(&x.code, &x.url)
+	})
+}
+
 // runStrings are the strings stmt returns for owner in t's run.
 func runStrings(ctx context.Context, q db.Querier, stmt *db.Stmt[runListParams], owner string, t *Task) ([]string, error) {
 	rows, err := stmt.Query(ctx, q, runListParams{Owner: owner, RunID: t.RunID})
@@ -232,15 +248,7 @@ func storedSearch(kind string, qk func(*Task) string) ReexpandFunc {
 // storedReelsSearch expands a reels search again from the reels it found:
 // each reel's comments and transcript, as mapPSReelsSearch does.
 func storedReelsSearch(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-	rows, err := runReelCodes.Query(ctx, q, runListParams{Owner: searchQueryKey(t), RunID: t.RunID})
-	if err != nil {
-		return nil, err
-	}
-	type reel struct{ code, url string }
-	reels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (reel, error) {
-		var x reel
-		return x, r.Scan(&x.code, &x.url)
-	})
+	reels, err := runReels(ctx, q, &runReelCodes, searchQueryKey(t), t)
 	if err != nil {
 		return nil, err
 	}

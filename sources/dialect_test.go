@@ -198,21 +198,31 @@ func TestAllNullAndDatalessAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, tc.body) })
-			var outs []Outcome
-			var mu sync.Mutex
-			c := testClient(t, s.srv.URL, func(c *Config) {
-				c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
-			})
-			_, err := c.SVProfile(context.Background(), "alice")
-			if ClassOf(err) != tc.class || s.calls.Load() != 1 {
-				t.Errorf("err = %v after %d requests, want class %v after 1", err, s.calls.Load(), tc.class)
+			outs, calls, err := profileOutcomes(t, tc.body)
+			if ClassOf(err) != tc.class || calls != 1 {
+				t.Errorf("err = %v after %d requests, want class %v after 1", err, calls, tc.class)
 			}
 			if len(outs) != 1 || outs[0].Billed != tc.billed {
 				t.Errorf("outcomes %+v, want one billed=%v", outs, tc.billed)
 			}
 		})
 	}
+}
+
+// profileOutcomes asks a profile of a server answering body: the outcomes
+// the client reported, the requests the server saw, the call's error.
+func profileOutcomes(t *testing.T, body string) ([]Outcome, int64, error) {
+	t.Helper()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, body) })
+	var outs []Outcome
+	var mu sync.Mutex
+	c := testClient(t, s.srv.URL, func(c *Config) {
+		c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
+	})
+	_, err := c.SVProfile(context.Background(), "alice")
+	mu.Lock()
+	defer mu.Unlock()
+	return outs, s.calls.Load(), err
 }
 
 // An answer saying the account has 0 credits left is kept, and the next
@@ -309,13 +319,7 @@ func TestChargedAnswersAreBilled(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, tc.body) })
-			var outs []Outcome
-			var mu sync.Mutex
-			c := testClient(t, s.srv.URL, func(c *Config) {
-				c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
-			})
-			_, _ = c.SVProfile(context.Background(), "a")
+			outs, _, _ := profileOutcomes(t, tc.body)
 			if len(outs) != 1 || outs[0].Cost() != tc.cost || outs[0].Free != (tc.cost == 0) || outs[0].Cached != tc.cached {
 				t.Errorf("outcomes %+v, want one costing %d (cached %v)", outs, tc.cost, tc.cached)
 			}
