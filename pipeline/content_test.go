@@ -332,8 +332,10 @@ func TestAdaptiveCreatorLists(t *testing.T) {
 		return fmt.Sprintf(`
   preset: scrapecreators
 limits: {workers: 1, max_pages: 100, max_credits: %d}
-seeds: {shortvideo: {profiles: [daily_v20_r2, monthly1_v20_f50_g10, monthly2_v20_f50_g10, monthly3_v20_f50_g10]}}
-expand: {videos: {}}
+seeds:
+  shortvideo: {profiles: [daily_v20_r2, monthly1_v20_f50_g10, monthly2_v20_f50_g10, monthly3_v20_f50_g10]}
+  photosocial: {profiles: [shop_p20_r2, atelier_p20]}
+expand: {videos: {}, posts: {}}
 reuse: {adaptive: true, min_yield: 0.02}
 `, budget)
 	}
@@ -352,22 +354,30 @@ reuse: {adaptive: true, min_yield: 0.02}
 	night(0, 100) // everything new: visited
 	ageRevisits(t, pool, 1)
 	night(1, 100) // everything again: the rates are learnt
+	// A night's budget: the daily creator's profile and 2 pages of videos,
+	// the two photo-sharing profiles (always fetched: not revisit items)
+	// and 2 pages of the daily poster's posts.
 	for day := int64(2); day <= 4; day++ {
 		ageRevisits(t, pool, 1)
-		b, runID := night(day, 4)
-		if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile_videos' AND key = 'daily_v20_r2'
-			AND state = 'done' AND new_items = 2`, runID); n != 1 {
-			t.Errorf("day %d: the daily creator's 2 new videos not captured", day)
-			for _, l := range b.tasks(t, runID) {
-				t.Log(l)
+		b, runID := night(day, 7)
+		for kind, key := range map[string]string{"shortvideo.profile_videos": "daily_v20_r2", "photosocial.user_posts": "shop_p20_r2"} {
+			if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = $2 AND key = $3
+				AND state = 'done' AND new_items = 2`, runID, kind, key); n != 1 {
+				t.Errorf("day %d: %s %s: its 2 new entries not captured", day, kind, key)
+				for _, l := range b.tasks(t, runID) {
+					t.Log(l)
+				}
 			}
 		}
 	}
-	visits := func(key string) int64 {
-		return night0Count(t, pool, `SELECT visits FROM crawl.revisit_items WHERE kind = 'shortvideo.profile_videos' AND key = $1`, key)
+	visits := func(kind, key string) int64 {
+		return night0Count(t, pool, `SELECT visits FROM crawl.revisit_items WHERE kind = $1 AND key = $2`, kind, key)
 	}
-	if d, m := visits("daily_v20_r2"), visits("monthly1_v20_f50_g10"); d != 5 || m >= d {
+	if d, m := visits("shortvideo.profile_videos", "daily_v20_r2"), visits("shortvideo.profile_videos", "monthly1_v20_f50_g10"); d != 5 || m >= d {
 		t.Errorf("visits: daily creator's videos %d, a monthly one's %d; want 5 and fewer", d, m)
+	}
+	if d, m := visits("photosocial.user_posts", "shop_p20_r2"), visits("photosocial.user_posts", "atelier_p20"); d != 5 || m >= d {
+		t.Errorf("visits: daily poster's posts %d, a monthly one's %d; want 5 and fewer", d, m)
 	}
 	if n := night0Count(t, pool, `SELECT count(*) FROM shortvideo.profile_videos WHERE unique_id = 'daily_v20_r2'`); n != 28 {
 		t.Errorf("the daily creator's videos stored: %d, want 28 (20 and 2 a day for 4 days)", n)

@@ -246,3 +246,37 @@ func TestRealContentRefusals(t *testing.T) {
 		t.Errorf("paid options: %d billable, %d credits; want 3, %d", u.Billable, u.Credits, 2*downloadCredits+1)
 	}
 }
+
+// In the heavytail world a creator's lists grow with its counters' daily
+// draws: their lengths are the profiles' counts and the ground truth's.
+func TestRealContentChurn(t *testing.T) {
+	t.Parallel()
+	const day = 200
+	b := realSetup(t, Config{PageSize: 50, Churn: ChurnHeavyTail, WorldTime: day})
+	grew := 0
+	for _, h := range []string{"acct0001", "acct0002", "acct0003", "acct0004", "acct0005", "acct0006", "acct0007", "acct0008"} {
+		truth, err := ChurnTruth(h, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, _ := b.rwalk(t, "/v3/tiktok/profile/videos", "handle="+h, "aweme_list", "aweme_id", func(m map[string]any) (string, string) {
+			if jsonText(m["has_more"]) != "1" {
+				return "", ""
+			}
+			return "max_cursor", jsonText(m["max_cursor"])
+		})
+		posts, _ := b.rwalk(t, "/v2/instagram/user/posts", "handle="+h, "items", "code", func(m map[string]any) (string, string) {
+			return "next_max_id", jsonText(m["next_max_id"])
+		})
+		count := jsonText(field(b.rgetOK(t, "/v1/tiktok/profile", "handle="+h), "stats.videoCount"))
+		if int64(len(ids)) != truth.VideoCount || count != strconv.FormatInt(truth.VideoCount, 10) || int64(len(posts)) != truth.PostCount || !distinct(ids) {
+			t.Errorf("%s: %d videos (count %s), %d posts; the truth: %d, %d", h, len(ids), count, len(posts), truth.VideoCount, truth.PostCount)
+		}
+		if base := pick("account", h, "videoCount", 500); truth.VideoCount > base {
+			grew++
+		}
+	}
+	if grew == 0 {
+		t.Error("no creator posted in 200 days: the test shows no growth")
+	}
+}
