@@ -315,6 +315,12 @@ func (j *Job) SentAs(kind, param string) string {
 	return r.SentAs(param)
 }
 
+// Route is how the job's dialect reaches kind's endpoint.
+func (j *Job) Route(kind string) sources.Route {
+	r, _ := j.API.Route(kind)
+	return r
+}
+
 // ClientConfig is the client configuration the job asks for, with key: the
 // api section is the client's Options.
 func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config {
@@ -399,8 +405,9 @@ func (j *Job) validate() Errors {
 }
 
 // validateDialect refuses what the chosen preset cannot do: prefixes
-// outside the contract's dialect, and secUid seeds where follow lists are
-// addressed otherwise.
+// outside the contract's dialect, seeds and edges of endpoints the dialect
+// does not have, and secUid seeds where follow lists are addressed
+// otherwise.
 func (j *Job) validateDialect() Errors {
 	var errs Errors
 	preset := cmp.Or(j.API.Preset, sources.PresetContract)
@@ -408,6 +415,7 @@ func (j *Job) validateDialect() Errors {
 		errs = append(errs, &Error{Key: "api.prefixes", Msg: fmt.Sprintf("applies to the %s preset only: under %s each endpoint's path is whole; "+
 			"change one with api.endpoints.<platform>.<endpoint>.path", sources.PresetContract, preset)})
 	}
+	errs = append(errs, kinds.Unserved(&j.Seeds, j)...)
 	if len(j.Seeds.ShortVideo.SecUIDs) > 0 || j.Seeds.Files["seeds.shortvideo.sec_uids"] != nil {
 		for _, kind := range []string{kinds.KindSVFollowers, kinds.KindSVFollowing} {
 			if by := j.SentAs(kind, "secUid"); by != "secUid" {

@@ -29,3 +29,14 @@ WHERE (s.view_count, s.video_count, s.growth)
   IS DISTINCT FROM
       (COALESCE(EXCLUDED.view_count, s.view_count), COALESCE(EXCLUDED.video_count, s.video_count),
        COALESCE(EXCLUDED.growth, s.growth));
+
+-- name: UpsertSVVideoHashtags
+INSERT INTO shortvideo.video_hashtags AS l (video_id, name, first_seen_run, last_seen_run)
+SELECT r.video_id, r.name, @run_id, @run_id
+FROM unnest(@video_id::text[], @name::text[]) AS r(video_id, name)
+ON CONFLICT (video_id, name) DO UPDATE SET
+    first_seen_run = LEAST(l.first_seen_run, EXCLUDED.first_seen_run),
+    last_seen_run  = GREATEST(l.last_seen_run, EXCLUDED.last_seen_run)
+WHERE (l.first_seen_run, l.last_seen_run)
+  IS DISTINCT FROM
+      (LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run));

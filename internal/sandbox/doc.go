@@ -34,7 +34,10 @@
 //   - Paths are at the root, with no /api: /v1/tiktok/<suffix> for the
 //     short-video endpoints, /v1/instagram/profile, /user/embed and
 //     /user/highlight/detail, and /v2/instagram/post/comments,
-//     /reels/search and /media/transcript. Any other path is 404.
+//     /reels/search and /media/transcript, and the real service's own
+//     content endpoints (real_content.go: a creator's videos, posts, reels,
+//     comments' replies, transcripts, highlights; the contract preset has
+//     none). Any other path is 404.
 //     /v1/tiktok/videos/popular is retired: 400, not billed.
 //   - Parameters: keyword and top search take query, hashtag search
 //     hashtag, the song endpoints clipId; the trending feed requires region;

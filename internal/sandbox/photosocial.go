@@ -150,7 +150,7 @@ func (w *world) psProfile(q query) (reply, error) {
 		ProfilePicURL:            psCDN + "/profile/" + id + ".jpg",
 		EdgeFollowedBy:           countJSON{a.followers},
 		EdgeFollow:               countJSON{a.following},
-		EdgeOwnerToTimelineMedia: countJSON{w.counter(a, postsCounter)},
+		EdgeOwnerToTimelineMedia: countJSON{w.postList(a).total()},
 		IsVerified:               verified(h),
 		IsBusinessAccount:        a.business,
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,29 @@ import (
 // entity from the contract's generators (often by calling the contract
 // handler with translated parameters), so one job stores the same entities
 // in both dialects.
+
+// The real platforms' web addresses: the media URLs the real service's
+// answers carry, and the hosts whose URLs its url parameters take (a URL
+// on another host is 400: the service cannot fetch it).
+const (
+	realSVSite = "https://www.tiktok.com"
+	realPSSite = "https://www.instagram.com"
+)
+
+var (
+	realSVHosts = []string{"www.tiktok.com", "tiktok.com", "m.tiktok.com"}
+	realPSHosts = []string{"www.instagram.com", "instagram.com"}
+)
+
+// onHost refuses the URL parameter name unless its host is one of hosts;
+// like is an example of a URL the parameter takes.
+func onHost(q query, name string, hosts []string, like string) error {
+	u, err := url.Parse(q.get(name))
+	if err != nil || !slices.Contains(hosts, strings.ToLower(u.Hostname())) {
+		return badRequest("parameter %q must be a URL on %s, like %s", name, hosts[0], like)
+	}
+	return nil
+}
 
 // envelope is which of the real service's envelope fields an endpoint's 200
 // bodies start with, as its sample response shows them.

@@ -112,10 +112,15 @@ func (w *realWorld) psProfileReal(q query) (realReply, error) {
 	return realReply{body: body, cacheKey: h, maxAge: age}, nil
 }
 
-// realPost reads the url parameter and refuses blocked posts.
+// realPost reads the url parameter, a post or reel URL on the real
+// platform's host (any other host is 400, as the real service cannot fetch
+// it), and refuses blocked posts.
 func realPost(q query) (string, error) {
 	code, err := postCode(q)
 	if err != nil {
+		return "", err
+	}
+	if err := onHost(q, "url", realPSHosts, realPSSite+"/p/<code>/"); err != nil {
 		return "", err
 	}
 	return code, blocked("post", code)
@@ -155,8 +160,9 @@ func (w *realWorld) psCommentsReal(q query) (realReply, error) {
 		return realReply{body: body}, nil
 	}
 	with := make([]commentWithRepliesJSON, len(plain))
+	code, _ := postCode(q)
 	for i, c := range page.Comments {
-		with[i] = w.withReplies(plain[i], c)
+		with[i] = w.withReplies(plain[i], c, code)
 	}
 	body.Comments = with
 	return realReply{body: body, charge: repliesCredits}, nil
@@ -173,24 +179,38 @@ func commentReal(c commentJSON) commentRealJSON {
 }
 
 // withReplies adds the first repliesShown of c's child_comment_count
-// replies, a minute apart after it.
-func (w *realWorld) withReplies(r commentRealJSON, c commentJSON) commentWithRepliesJSON {
+// replies (those the replies endpoint lists first) to c, a comment of the
+// post code.
+func (w *realWorld) withReplies(r commentRealJSON, c commentJSON, code string) commentWithRepliesJSON {
 	n := min(c.ChildCommentCount, repliesShown)
 	out := commentWithRepliesJSON{commentRealJSON: r, Replies: make([]commentRealJSON, 0, n),
 		HasMoreReplies: c.ChildCommentCount > n}
-	seed := hashOf("comment", c.ID, "replies")
 	for j := range n {
-		id := digitsAt('1', seed, j)
-		user := handleAt(seed, j)
-		out.Replies = append(out.Replies, commentRealJSON{ID: id, Text: sentence(hashOf("comment", id, "text"), 1, 8),
-			CreatedAt: isoTime(c.CreatedAt + 60*(j+1)), CommentLikeCount: w.grow("comment", id, "likeCount", 100, 1),
-			User: commentUserReal{ID: psAccountID(user), Username: user, IsVerified: verified(user)}})
+		out.Replies = append(out.Replies, w.psReply(code, c.ID, j).commentRealJSON)
 	}
 	if out.HasMoreReplies {
 		cur := opaqueCursor(n)
 		out.RepliesCursor = &cur
 	}
 	return out
+}
+
+// psReplyJSON is a reply as the replies endpoint lists it.
+type psReplyJSON struct {
+	commentRealJSON
+	ParentCommentID string `json:"parent_comment_id"`
+}
+
+// psReply is reply j to comment cid of the post code: derived from the
+// comment, so the replies a comment shows and those its replies endpoint
+// lists are the same; posted within a month after a day past the post.
+func (w *realWorld) psReply(code, cid string, j int64) psReplyJSON {
+	seed := hashOf("comment", cid, "replies")
+	id, user := digitsAt('1', seed, j), handleAt(seed, j)
+	return psReplyJSON{commentRealJSON: commentRealJSON{ID: id, Text: sentence(hashOf("comment", id, "text"), 1, 8),
+		CreatedAt:        isoTime(takenAt("post", code) + 86400 + pick("comment", id, "createdAt", 30*86400)),
+		CommentLikeCount: w.grow("comment", id, "likeCount", 100, 1),
+		User:             commentUserReal{ID: psAccountID(user), Username: user, IsVerified: verified(user)}}, ParentCommentID: cid}
 }
 
 var _ = realRoute("/v2/instagram/reels/search", envSuccess|envRemaining, (*realWorld).psReelsReal) // 15
@@ -214,7 +234,7 @@ func (w *realWorld) psReelsReal(q query) (realReply, error) {
 	reels := rep.body.(reelsPageJSON).Reels
 	out := make([]reelRealJSON, len(reels))
 	for i, r := range reels {
-		out[i] = reelRealJSON{ID: r.ID, Shortcode: r.Code, URL: psSite + "/reel/" + r.Code + "/", Caption: r.Caption,
+		out[i] = reelRealJSON{ID: r.ID, Shortcode: r.Code, URL: realPSSite + "/reel/" + r.Code + "/", Caption: r.Caption,
 			Owner:   reelOwnerReal{ID: psAccountID(r.Owner.Username), Username: r.Owner.Username, IsVerified: verified(r.Owner.Username)},
 			TakenAt: isoTime(r.TakenAt), LikeCount: r.LikeCount, CommentCount: w.commentCount(r.Code),
 			VideoDuration: 3 + float64(pick("reel", r.Code, "duration", 900))/10}
@@ -222,9 +242,18 @@ func (w *realWorld) psReelsReal(q query) (realReply, error) {
 	return realReply{body: reelsRealJSON{Reels: out}}, nil
 }
 
-// commentCount is the length of the comment list of a post or reel whose
-// code has no tokens (reel codes never do): psComments' hash-derived total.
-func (w *realWorld) commentCount(code string) int64 { return pick("post", code, "comments", 100) }
+// commentCount is the length of the comment list of a post or reel, as
+// psComments counts it: its code's c<N> (and r<N> a day), else
+// hash-derived.
+func (w *realWorld) commentCount(code string) int64 {
+	toks := splitTokens(code, "")
+	total, ok := countToken(toks, 'c')
+	if !ok {
+		total = pick("post", code, "comments", 100)
+	}
+	growth, _ := growthToken(toks)
+	return total + growth*w.day
+}
 
 var _ = realRoute("/v2/instagram/media/transcript", envSuccess, (*realWorld).psTranscriptReal) // 16
 

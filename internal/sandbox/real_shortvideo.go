@@ -17,6 +17,18 @@ type awemeJSON struct {
 	Statistics awemeStatsJSON  `json:"statistics"`
 	Author     awemeAuthorJSON `json:"author"`
 	Music      awemeMusicJSON  `json:"music"`
+	ChaList    []chaJSON       `json:"cha_list"` // null when the video carries none, as in the samples
+	ShareURL   string          `json:"share_url"`
+}
+
+// chaJSON is a hashtag a video carries (cha_list): the samples' members
+// that name it, its counters 0 as they show them.
+type chaJSON struct {
+	ChaName   string `json:"cha_name"`
+	CID       string `json:"cid"`
+	Type      int    `json:"type"`
+	UserCount int64  `json:"user_count"`
+	ViewCount int64  `json:"view_count"`
 }
 
 type awemeStatsJSON struct {
@@ -262,7 +274,28 @@ func (w *realWorld) aweme(v videoJSON, music awemeMusicJSON) awemeJSON {
 		Statistics: statsOf(v),
 		Author:     w.author(v.Author.UniqueID),
 		Music:      music,
+		ChaList:    chaList(v.Desc),
+		ShareURL:   videoURL(v.Author.UniqueID, v.ID) + "?_r=1&u_code=sbx",
 	}
+}
+
+// videoURL is a video's web address on the real platform.
+func videoURL(handle, id string) string { return realSVSite + "/@" + handle + "/video/" + id }
+
+// chaList is the hashtags of a description (its #words), in order, each
+// once; nil when it has none.
+func chaList(desc string) []chaJSON {
+	var out []chaJSON
+	seen := map[string]bool{}
+	for _, f := range strings.Fields(desc) {
+		name, ok := strings.CutPrefix(f, "#")
+		if !ok || name == "" || seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, chaJSON{ChaName: name, CID: digitsAt('1', hashOf("hashtag", name, "cid"), 0)[:7], Type: 1})
+	}
+	return out
 }
 
 func statsOf(v videoJSON) awemeStatsJSON {

@@ -201,7 +201,7 @@ func (w *world) video(id, author string) videoJSON {
 		Stats: videoStatsJSON{
 			PlayCount:    w.grow("video", id, "playCount", 1_000_000, 10_000),
 			DiggCount:    w.grow("video", id, "diggCount", 100_000, 1_000),
-			CommentCount: pick("video", id, "commentCount", 5_000),
+			CommentCount: videoComments(id, author),
 			ShareCount:   pick("video", id, "shareCount", 2_000),
 		},
 		Author: authorJSON{UniqueID: author, Nickname: nickname(author)},
@@ -639,12 +639,12 @@ func (w *world) profile(q query) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	videoCount := w.counter(a, videoCounter)
+	videos := w.videoList(a)
+	videoCount := videos.total()
 	items := make([]videoJSON, 0, profileItems)
 	if !a.private {
-		seed := hashOf("account", h, "items")
-		for i := range min(videoCount, profileItems) {
-			items = append(items, w.video(digitsAt('7', seed, i), h))
+		for p := range min(videoCount, profileItems) { // the newest of its videos
+			items = append(items, w.video(creatorVideoID(h, videos.index(p)), h))
 		}
 	}
 	id := digitsAt('6', hashOf("account", h, "id"), 0)

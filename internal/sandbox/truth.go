@@ -87,9 +87,9 @@ func ChurnTruth(handle string, day int64) (AccountTruth, error) {
 		FollowerCount:  a.followers,
 		FollowingCount: a.following,
 		HeartCount:     w.counter(a, heartCounter),
-		VideoCount:     w.counter(a, videoCounter),
+		VideoCount:     w.videoList(a).total(),
 		DiggCount:      w.counter(a, diggCounter),
-		PostCount:      w.counter(a, postsCounter),
+		PostCount:      w.postList(a).total(),
 		Rates:          ratesOf(a),
 	}, nil
 }

@@ -91,39 +91,43 @@ SELECT followee FROM shortvideo.follows WHERE follower = @owner AND last_seen_ru
 
 -- The entries below are what a task's fetch in run @run_id stored, read to
 -- expand it again at a smaller depth (kinds.Kind.Reexpand), in the order
--- its pages listed them. A video's author is its handle, NULL or a
--- 'secuid:' key when the list sent none (no profile to follow).
+-- its pages listed them. A video's author is the key of its profile task:
+-- its handle, or for an author the list named by ids only (stored as a
+-- 'secuid:' account) 'user_id:' and its numeric id; '' when it has neither.
 
 -- name: RunSongVideoAuthors
 -- The authors of the videos of song @owner that a walk of run @run_id
 -- stored.
-SELECT v.author_unique_id FROM shortvideo.song_videos l JOIN shortvideo.videos v USING (video_id)
-WHERE l.song_id = @owner AND l.last_seen_run = @run_id
-  AND v.author_unique_id IS NOT NULL AND v.author_unique_id NOT LIKE 'secuid:%'
+SELECT CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE coalesce('user_id:' || u.user_id, '') END
+FROM shortvideo.song_videos l JOIN shortvideo.videos v USING (video_id)
+LEFT JOIN shortvideo.users u ON u.unique_id = v.author_unique_id AND v.author_unique_id LIKE 'secuid:%'
+WHERE l.song_id = @owner AND l.last_seen_run = @run_id AND v.author_unique_id IS NOT NULL
 ORDER BY l.video_id;
 
 -- name: RunFeedAuthors
 -- The authors of the videos of feed @owner (trending, popular_videos) as
 -- run @run_id fetched it, by rank.
-SELECT v.author_unique_id FROM shortvideo.feed_entries f JOIN shortvideo.videos v USING (video_id)
-WHERE f.feed = @owner AND f.run_id = @run_id
-  AND v.author_unique_id IS NOT NULL AND v.author_unique_id NOT LIKE 'secuid:%'
+SELECT CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE coalesce('user_id:' || u.user_id, '') END
+FROM shortvideo.feed_entries f JOIN shortvideo.videos v USING (video_id)
+LEFT JOIN shortvideo.users u ON u.unique_id = v.author_unique_id AND v.author_unique_id LIKE 'secuid:%'
+WHERE f.feed = @owner AND f.run_id = @run_id AND v.author_unique_id IS NOT NULL
 ORDER BY f.rank;
 
 -- name: RunSearchResults
 -- The results of search @search_kind @query_key in run @run_id, by rank:
--- each one's type, its video's author (a handle, else ''), its account
--- and its song.
+-- each one's type, its video's author (as above), its account and its
+-- song.
 SELECT s.result_type,
-       CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE '' END,
+       CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE coalesce('user_id:' || u.user_id, '') END,
        coalesce(s.unique_id, ''), coalesce(s.song_id, '')
 FROM shortvideo.search_results s LEFT JOIN shortvideo.videos v USING (video_id)
+LEFT JOIN shortvideo.users u ON u.unique_id = v.author_unique_id AND v.author_unique_id LIKE 'secuid:%'
 WHERE s.run_id = @run_id AND s.search_kind = @search_kind AND s.query_key = @query_key
 ORDER BY s.rank;
 
 -- name: RunReelCodes
 -- The codes of the reels reels search @owner (its query key) found in run
--- @run_id, by rank (a reel stored without a code has no URL to follow).
-SELECT r.code FROM photosocial.reel_search_results s JOIN photosocial.reels r USING (reel_id)
+-- @run_id, and the URL their answer carried ('' when none), by rank.
+SELECT r.code, coalesce(r.raw->>'url', '') FROM photosocial.reel_search_results s JOIN photosocial.reels r USING (reel_id)
 WHERE s.query_key = @owner AND s.run_id = @run_id AND r.code IS NOT NULL
 ORDER BY s.rank;
