@@ -28,7 +28,18 @@ type Item struct {
 	// a visit captures at most MaxPages*PageSize entries. 0 (or not > 0):
 	// none.
 	MaxPages float64
-	Cost     float64 // credits of a visit that finds nothing new (1 for a profile; a list's first page: 1); default 1 when not > 0
+	// Length is the entries the list holds as far as is known (List; 0:
+	// unknown): a walk reads at most the pages of those and the new ones.
+	Length float64
+	// Cost is the credits of a page (List: every page costs what the
+	// first does, 15 for comments with replies) or of the visit
+	// (Counter); default 1 when not > 0.
+	Cost float64
+	// Unreached is an item none of the latest runs found (its seed
+	// removed, its account gone from the list that led to it): the
+	// schedule neither visits it nor keeps credits for it, whatever its
+	// age; a run that finds it after all visits it if the budget has room.
+	Unreached bool
 	// FullWalk is a complete walk due (its counter moved more than the
 	// edges captured explain); List only.
 	FullWalk bool
@@ -38,7 +49,6 @@ type Item struct {
 // Defaults of Config and Item fields left zero.
 const (
 	MaxAgeDefault   = 30.0 // days (Config.MaxAge)
-	FloorDefault    = 0.01 // expected events per credit (Config.Floor)
 	PageSizeDefault = 50.0 // entries per page (Item.PageSize)
 )
 
@@ -50,7 +60,8 @@ type Config struct {
 	// never).
 	MaxAge float64
 	// Floor is the expected events per credit below which nothing is spent
-	// on yield (default FloorDefault when 0 or NaN; negative: no floor).
+	// on yield. 0 (or not > 0): none, the budget is spent while a visit is
+	// expected to find anything.
 	Floor float64
 }
 
@@ -61,8 +72,8 @@ func (c Config) withDefaults() Config {
 	if !(c.MaxAge > 0) {
 		c.MaxAge = MaxAgeDefault
 	}
-	if c.Floor == 0 || math.IsNaN(c.Floor) {
-		c.Floor = FloorDefault
+	if !(c.Floor > 0) {
+		c.Floor = 0
 	}
 	return c
 }
@@ -73,8 +84,9 @@ const (
 	ReasonMaxAge     = "max_age"     // older than MaxAge: visited whatever the budget
 	ReasonFullWalk   = "full_walk"   // a complete walk is due: visited first, within the budget
 	ReasonYield      = "yield"       // visited for its expected yield per credit, within the budget
-	ReasonBelowFloor = "below_floor" // skipped: its yield per credit is under Floor
+	ReasonBelowFloor = "below_floor" // skipped: its yield per credit is under Floor, or nothing is expected
 	ReasonBudget     = "budget"      // skipped: its cost no longer fits in the budget
+	ReasonUnreached  = "unreached"   // skipped: Item.Unreached, no credit kept for it
 )
 
 // Decision is what Schedule decided for one item.
@@ -89,6 +101,7 @@ type Decision struct {
 // Summary totals a night's decisions.
 type Summary struct {
 	Visit, Skip   int
+	Unreached     int     // of Skip, the items Unreached
 	Cost, Yield   float64 // totals over the visited
 	StalenessLeft float64 // expected events left unseen among skipped items after tonight (importance-weighted)
 	// Forced is the cost of the visits made whatever the budget (new and
@@ -123,6 +136,7 @@ type plan struct {
 	importance, cost float64
 	yield, perCredit float64
 	forced           bool // visited whatever the budget
+	unreached        bool // Item.Unreached (and not New)
 }
 
 // Schedule decides, for each item (decisions[i] for items[i]), whether to
@@ -174,7 +188,10 @@ func Schedule(items []Item, cfg Config) ([]Decision, Summary) {
 			if p.tier == tierNew {
 				d.Reason = ReasonNew
 			}
-		case p.tier == tierYield && p.perCredit < cfg.Floor:
+		case p.unreached:
+			d.Reason = ReasonUnreached
+			sum.Unreached++
+		case p.tier == tierYield && !(p.perCredit > 0 && p.perCredit >= cfg.Floor):
 			d.Reason = ReasonBelowFloor
 		case p.cost > left:
 			d.Reason = ReasonBudget
@@ -243,6 +260,10 @@ func planOf(i int, it Item, cfg Config) plan {
 		// events is close to 1 + P(E > 0) + max(0, events/size - 1/2).
 		// A page costs what the first does.
 		pages := 1 - math.Expm1(-events) + max(0, events/size-0.5)
+		if n := it.Length; n > 0 {
+			// No walk reads past the list's end.
+			pages = max(1, min(pages, math.Ceil((min(n, 1e15)+events)/size)))
+		}
 		if limit := it.MaxPages; limit > 0 {
 			limit = max(limit, 1)
 			events = min(events, limit*size)
@@ -262,6 +283,8 @@ func planOf(i int, it Item, cfg Config) plan {
 	p.perCredit = p.yield / p.cost
 
 	switch {
+	case it.Unreached && !it.New:
+		p.tier, p.unreached = tierYield, true
 	case overAge && !it.New:
 		p.tier, p.forced = tierMaxAge, true
 	case it.Kind == List && it.FullWalk && !it.New:

@@ -191,8 +191,8 @@ func TestScheduleOrder(t *testing.T) {
 		case ReasonBudget:
 			skippedBudget = true
 		case ReasonBelowFloor:
-			if ds[i].Yield/ds[i].Cost >= FloorDefault {
-				t.Fatalf("item %d below the floor at %v", i, ds[i].Yield/ds[i].Cost)
+			if ds[i].Yield > 0 {
+				t.Fatalf("item %d below no floor at %v", i, ds[i].Yield/ds[i].Cost)
 			}
 		}
 	}
@@ -219,14 +219,16 @@ func TestScheduleTies(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 	// At equal yield per credit, more importance per credit goes first.
-	ds, _ = Schedule([]Item{{Kind: Counter, Rate: 0, Age: 1, Importance: 1}, {Kind: Counter, Rate: 0, Age: 1, Importance: 3}}, Config{Budget: 1, Floor: -1})
+	// (1 x certain change and 2 x an even chance: 1 per credit each.)
+	ds, _ = Schedule([]Item{{Kind: Counter, Rate: 1e9, Age: 1, Importance: 1}, {Kind: Counter, Rate: math.Ln2, Age: 1, Importance: 2}}, Config{Budget: 1})
 	if !(ds[1].Priority > ds[0].Priority) || !ds[1].Visit || ds[0].Visit {
 		t.Errorf("equal yield, importance 1 and 3: %+v", ds)
 	}
 }
 
-// TestScheduleFloor: nothing is spent below the floor, whatever the
-// budget; a negative floor spends even on what yields nothing.
+// TestScheduleFloor: without a floor the budget goes to every visit
+// expected to find anything, however little; nothing is spent on one
+// expected to find nothing, nor below a floor when there is one.
 func TestScheduleFloor(t *testing.T) {
 	t.Parallel()
 	items := []Item{
@@ -236,25 +238,25 @@ func TestScheduleFloor(t *testing.T) {
 		{Kind: List, Rate: 0, Age: 5, FullWalk: true}, // a due walk ignores the floor
 	}
 	inf := math.Inf(1)
-	ds, sum := Schedule(items, Config{Budget: inf})
-	want := []string{ReasonBelowFloor, ReasonYield, ReasonBelowFloor, ReasonFullWalk}
-	for i, d := range ds {
-		if d.Reason != want[i] || d.Visit != (want[i] != ReasonBelowFloor) {
-			t.Errorf("item %d: %+v, want %s", i, d, want[i])
+	for _, floor := range []float64{0, -1, math.NaN()} {
+		ds, sum := Schedule(items, Config{Budget: inf, Floor: floor})
+		want := []string{ReasonYield, ReasonYield, ReasonBelowFloor, ReasonFullWalk}
+		for i, d := range ds {
+			if d.Reason != want[i] || d.Visit != (want[i] != ReasonBelowFloor) {
+				t.Errorf("floor %v: item %d: %+v, want %s", floor, i, d, want[i])
+			}
+		}
+		if sum.Over != 0 || sum.Threshold != ds[0].Yield/ds[0].Cost {
+			t.Errorf("floor %v: summary %+v", floor, sum)
 		}
 	}
-	if sum.Over != 0 || sum.Threshold != ds[1].Yield/ds[1].Cost {
-		t.Errorf("summary %+v", sum)
+	ds, _ := Schedule(items, Config{Budget: inf, Floor: 0.01})
+	if ds[0].Visit || !ds[1].Visit {
+		t.Errorf("floor 0.01: %+v", ds)
 	}
 	ds, _ = Schedule(items, Config{Budget: inf, Floor: 0.5})
 	if ds[1].Visit {
 		t.Errorf("floor 0.5: %+v", ds[1])
-	}
-	ds, _ = Schedule(items, Config{Budget: inf, Floor: -1})
-	for i, d := range ds {
-		if !d.Visit {
-			t.Errorf("no floor: item %d skipped: %+v", i, d)
-		}
 	}
 }
 
