@@ -95,6 +95,12 @@ type Decision struct {
 	Reason   string  // one of the Reason constants
 	Yield    float64 // expected events captured by a visit now (importance-weighted)
 	Cost     float64 // expected credits of the visit
+	// CostHigh is what the visit costs at most unless the rate is well
+	// above its estimate: a list's pages if a quarter more entries than
+	// expected came, and two standard deviations of chance (for a
+	// counter, Cost). A visit admitted at the end of a budget is
+	// admitted on it, so that it is not cut short for want of credits.
+	CostHigh float64
 	Priority float64 // higher first: the order to spend in (n - its rank, n the items; unique)
 }
 
@@ -135,6 +141,7 @@ type plan struct {
 	tier             int
 	importance, cost float64
 	yield, perCredit float64
+	costHigh         float64
 	forced           bool // visited whatever the budget
 	unreached        bool // Item.Unreached (and not New)
 }
@@ -180,7 +187,7 @@ func Schedule(items []Item, cfg Config) ([]Decision, Summary) {
 	left := cfg.Budget - sum.Forced // for the visits that must fit
 	for rank, i := range order {
 		p := plans[i]
-		d := Decision{Yield: p.yield, Cost: p.cost, Priority: float64(len(items) - rank)}
+		d := Decision{Yield: p.yield, Cost: p.cost, CostHigh: p.costHigh, Priority: float64(len(items) - rank)}
 		switch {
 		case p.forced:
 			d.Visit = true
@@ -260,23 +267,39 @@ func planOf(i int, it Item, cfg Config) plan {
 		// events is close to 1 + P(E > 0) + max(0, events/size - 1/2).
 		// A page costs what the first does.
 		pages := 1 - math.Expm1(-events) + max(0, events/size-0.5)
+		// At most: floor(E/size) + 2 pages for E well above the mean.
+		eHigh := 1.25*events + 2*math.Sqrt(events)
+		high := 1.0
+		if events > 0 {
+			high = math.Floor(eHigh/size) + 2
+		}
 		if n := it.Length; n > 0 {
 			// No walk reads past the list's end.
-			pages = max(1, min(pages, math.Ceil((min(n, 1e15)+events)/size)))
+			n = min(n, 1e15)
+			pages = max(1, min(pages, math.Ceil((n+events)/size)))
+			high = max(1, min(high, math.Ceil((n+eHigh)/size)))
 		}
 		if limit := it.MaxPages; limit > 0 {
 			limit = max(limit, 1)
 			events = min(events, limit*size)
 			pages = min(pages, limit)
+			high = min(high, limit)
 		}
+		price := cost
+		costHigh := min(price*high, costCap)
 		cost *= pages
 		if it.New || it.FullWalk {
 			if full := it.FullCost; full > 0 {
+				// A whole walk: the last one's pages, and those the
+				// entries since may add.
 				cost = min(full, costCap)
+				costHigh = min(full+price*math.Ceil(eHigh/size), costCap)
 			}
 		}
+		p.costHigh = max(cost, costHigh)
 	} else {
 		events = -math.Expm1(-rate * age) // P(changed)
+		p.costHigh = cost
 	}
 	p.yield = p.importance * events
 	p.cost = cost
