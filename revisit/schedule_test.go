@@ -350,3 +350,59 @@ func TestScheduleBadInput(t *testing.T) {
 // entries at size a page: the first, one more if any is new, and those
 // the new ones fill beyond half a page.
 func walkPages(e, size float64) float64 { return 1 - math.Expm1(-e) + max(0, e/size-0.5) }
+
+// TestScheduleCostHigh: what a visit costs at most is never below its
+// expected cost, is a whole number of pages for a list (the pages of a
+// quarter more entries than expected and two standard deviations), and
+// is the cost itself for a counter; a known length caps both.
+func TestScheduleCostHigh(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(14, 0))
+	for _, it := range randomItems(r, 300) {
+		ds, _ := Schedule([]Item{it}, Config{})
+		d := ds[0]
+		if d.CostHigh < d.Cost {
+			t.Fatalf("%+v: cost at most %v below the expected %v", it, d.CostHigh, d.Cost)
+		}
+		if it.Kind == Counter && d.CostHigh != d.Cost {
+			t.Fatalf("counter %+v: cost at most %v, expected %v", it, d.CostHigh, d.Cost)
+		}
+	}
+	ds, _ := Schedule([]Item{
+		{Kind: List, Rate: 100, Age: 1, Cost: 15},                     // 125 + 20 = 145 entries: 2 + 2 pages
+		{Kind: List, Rate: 0.01, Age: 1},                              // any new entry: 2 pages
+		{Kind: List, Rate: 0, Age: 1},                                 // none: 1
+		{Kind: List, Rate: 100, Age: 1, Length: 20},                   // the list's end: ceil(165/50) = 4 pages, expected min(3.5, 3)
+		{Kind: List, Rate: 100, Age: 1, MaxPages: 2},                  // its page limit
+		{Kind: List, Rate: 100, Age: 1, FullWalk: true, FullCost: 10}, // the last whole walk and the 3 pages of 145 new entries
+	}, Config{})
+	for i, want := range [][2]float64{{15 * walkPages(100, 50), 60}, {walkPages(0.01, 50), 2}, {1, 1}, {3, 4}, {2, 2}, {10, 13}} {
+		if math.Abs(ds[i].Cost-want[0]) > 1e-9 || ds[i].CostHigh != want[1] {
+			t.Errorf("item %d: cost %v at most %v, want %v at most %v", i, ds[i].Cost, ds[i].CostHigh, want[0], want[1])
+		}
+	}
+}
+
+// TestScheduleUnreached: an item no run reaches is neither visited nor
+// kept credits for, whatever its age, and takes its place in the order.
+func TestScheduleUnreached(t *testing.T) {
+	t.Parallel()
+	items := []Item{
+		{Kind: List, Rate: 50, Age: 40, Unreached: true},
+		{Kind: List, Rate: 1, Age: 1},
+		{Kind: Counter, Rate: 1, Age: 1, Unreached: true, New: true}, // found new: visited
+	}
+	ds, sum := Schedule(items, Config{Budget: 3})
+	if d := ds[0]; d.Visit || d.Reason != ReasonUnreached || !(d.Priority > ds[1].Priority) {
+		t.Errorf("unreached over-age list: %+v", d)
+	}
+	if d := ds[1]; !d.Visit || d.Reason != ReasonYield {
+		t.Errorf("the reached list: %+v", d)
+	}
+	if d := ds[2]; !d.Visit || d.Reason != ReasonNew {
+		t.Errorf("a new item: %+v", d)
+	}
+	if sum.Unreached != 1 || sum.Forced != ds[2].Cost || sum.Cost != ds[1].Cost+ds[2].Cost {
+		t.Errorf("summary %+v", sum)
+	}
+}
