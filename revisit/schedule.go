@@ -91,10 +91,10 @@ const (
 
 // Decision is what Schedule decided for one item.
 type Decision struct {
-	Visit    bool
-	Reason   string  // one of the Reason constants
-	Yield    float64 // expected events captured by a visit now (importance-weighted)
-	Cost     float64 // expected credits of the visit
+	Visit  bool
+	Reason string  // one of the Reason constants
+	Yield  float64 // expected events captured by a visit now (importance-weighted)
+	Cost   float64 // expected credits of the visit
 	// CostHigh is what the visit costs at most unless the rate is well
 	// above its estimate: a list's pages if a quarter more entries than
 	// expected came, and two standard deviations of chance (for a

@@ -12,8 +12,8 @@ import (
 // concurrent use (it is never mutated after New).
 type world struct {
 	pageSize int64
-	day      int64 // Config.WorldTime
-	churn    bool  // Config.Churn is a churn world (not ChurnLinear)
+	day      int64  // Config.WorldTime
+	churn    bool   // Config.Churn is a churn world (not ChurnLinear)
 	laws     string // which: ChurnHeavyTail, ChurnBursts or ChurnDrift
 }
 
