@@ -43,6 +43,13 @@ const revisitHistory = 30
 // so an estimate follows an account whose pace changes.
 const revisitHalfLife = 60
 
+// revisitSwitchDays: the schedule takes an item's pace to change, to one
+// like its kind's mean, once in about this many days (half the items in
+// that time): an item unvisited for weeks is worth a look however still it
+// was (a burst, a drift). Bench workload 16 measured 20 against 10 and 60
+// days: 10 revisits still items too often, 60 finds bursts late.
+const revisitSwitchDays = 20
+
 // revisitKind says whether adaptive revisits schedule tasks of kind, and
 // as what: a short-video profile's counters, or a newest-first list.
 func revisitKind(kind string) (revisit.ItemKind, bool) {
@@ -149,6 +156,7 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 		s.CounterWeight = *job.Reuse.CounterWeight
 	}
 	weight := importance(job)
+	observed := map[string]bool{} // kind \x00 key -> seen twice or more
 	rows, err := revisitItems.Query(ctx, q, reachParams(job, before))
 	if err != nil {
 		return nil, fmt.Errorf("revisit items: %w", err)
@@ -181,6 +189,7 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 			s.Forget = append(s.Forget, it)
 			continue
 		}
+		observed[it.Kind+"\x00"+it.Key] = visits > 1
 		it.Group, it.Importance = weight(it.Kind, it.Key, owner)
 		if kind == revisit.Counter {
 			it.Importance *= s.CounterWeight
@@ -212,11 +221,29 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("revisit items: %w", err)
 	}
+	// The mean rate of each kind's items seen twice or more: what an
+	// item's rate may change to.
+	type total struct{ sum, n float64 }
+	means := map[string]*total{}
+	for _, it := range s.Items {
+		if observed[it.Kind+"\x00"+it.Key] {
+			m := means[it.Kind]
+			if m == nil {
+				m = &total{}
+				means[it.Kind] = m
+			}
+			m.sum += it.Rate
+			m.n++
+		}
+	}
 	items := make([]revisit.Item, len(s.Items))
 	for i := range s.Items {
+		if m := means[s.Items[i].Kind]; m != nil {
+			s.Items[i].Mean = m.sum / m.n
+		}
 		items[i] = s.Items[i].Item
 	}
-	decisions, sum := revisit.Schedule(items, revisit.Config{Budget: s.Budget, MaxAge: s.MaxAge, Floor: s.MinYield})
+	decisions, sum := revisit.Schedule(items, revisit.Config{Budget: s.Budget, MaxAge: s.MaxAge, Floor: s.MinYield, Switch: math.Ln2 / revisitSwitchDays})
 	for i := range s.Items {
 		s.Items[i].Decision = decisions[i]
 	}
@@ -369,6 +396,10 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 		return err
 	})
 	d.Yield, d.Cost, d.CostHigh = float64(yield), float64(cost), float64(high)
+	if err != nil && ctx.Err() != nil {
+		_ = c.release(t) // the run stops: the task waits for its resume
+		return true, nil
+	}
 	if err != nil {
 		err = fmt.Errorf("task %d (%s %s): adaptive schedule: %w", t.ID, t.Kind, t.Key, err)
 		c.stop(err)
@@ -420,6 +451,10 @@ func (c *crawl) endAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind
 			children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task)
 			return err
 		})
+		if err != nil && ctx.Err() != nil {
+			_ = c.release(t) // the run stops: the task waits for its resume
+			return true, nil
+		}
 		if err != nil || !fromStorage {
 			if err != nil {
 				log.Warn("could not expand a profile from stored data; visited", "task_id", t.ID, "err", err)

@@ -221,7 +221,9 @@ func (o *spendOrder) retake(ctx context.Context, c *crawl, t *Task, high float64
 	}
 	o.mu.Unlock()
 	if err != nil {
-		c.log.Warn("could not read the adaptive order again", "err", err)
+		if ctx.Err() == nil {
+			c.log.Warn("could not read the adaptive order again", "err", err)
+		}
 		return false, o.aheadOf(t)
 	}
 	if left, err = c.creditsLeftNow(ctx); err != nil {

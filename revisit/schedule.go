@@ -40,6 +40,13 @@ type Item struct {
 	// schedule neither visits it nor keeps credits for it, whatever its
 	// age; a run that finds it after all visits it if the budget has room.
 	Unreached bool
+	// Mean is the mean rate of the items of its kind (0: none known):
+	// rates change (a burst, a drift), each day with probability
+	// Config.Switch, to one like another item's. What a visit expects
+	// over age A is then about Rate*A + Switch*A^2/2*(Mean-Rate) when
+	// Mean is the higher (while Switch*A is small): an item long unvisited
+	// is worth a look, however still it was.
+	Mean float64
 	// FullWalk is a complete walk due (its counter moved more than the
 	// edges captured explain); List only.
 	FullWalk bool
@@ -63,6 +70,9 @@ type Config struct {
 	// on yield. 0 (or not > 0): none, the budget is spent while a visit is
 	// expected to find anything.
 	Floor float64
+	// Switch is the chance a day that an item's rate changes to one like
+	// its kind's Mean (0 or not > 0: never).
+	Switch float64
 }
 
 func (c Config) withDefaults() Config {
@@ -75,6 +85,10 @@ func (c Config) withDefaults() Config {
 	if !(c.Floor > 0) {
 		c.Floor = 0
 	}
+	if !(c.Switch > 0) {
+		c.Switch = 0
+	}
+	c.Switch = min(c.Switch, 1)
 	return c
 }
 
@@ -252,6 +266,14 @@ func planOf(i int, it Item, cfg Config) plan {
 	}
 	cost = min(cost, costCap)
 
+	// The rate a visit now expects, over the age: the estimate, and what a
+	// change of pace since the last visit may have added.
+	if mean := it.Mean; mean > rate && cfg.Switch > 0 && age > 0 && !math.IsInf(mean, 0) {
+		// The share of the age after a change (at a Switch a day):
+		// 1 - (1 - e^-qA)/(qA), about qA/2 while small.
+		qa := cfg.Switch * age
+		rate += (min(mean, rateCap) - rate) * (1 + math.Expm1(-qa)/qa)
+	}
 	var events float64 // expected events a visit now captures
 	if it.Kind == List {
 		size := it.PageSize

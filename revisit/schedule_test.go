@@ -406,3 +406,32 @@ func TestScheduleUnreached(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 }
+
+// TestScheduleSwitch: with rates that change (Config.Switch a day, to one
+// like the kind's Mean), a still item long unvisited expects what the
+// share of its age after a change would bring at the mean; an item faster
+// than the mean expects its own rate.
+func TestScheduleSwitch(t *testing.T) {
+	t.Parallel()
+	const q, mean, age = 0.05, 4.0, 10.0
+	items := []Item{
+		{Kind: List, Rate: 0, Age: age, Mean: mean},
+		{Kind: List, Rate: 8, Age: age, Mean: mean},
+		{Kind: Counter, Rate: 0, Age: age, Mean: 1},
+		{Kind: List, Rate: 0, Age: age}, // no mean known
+	}
+	ds, _ := Schedule(items, Config{Switch: q})
+	share := 1 + math.Expm1(-q*age)/(q*age)
+	if want := age * mean * share; math.Abs(ds[0].Yield-want) > 1e-9 {
+		t.Errorf("still list: yield %v, want %v", ds[0].Yield, want)
+	}
+	if ds[1].Yield != 80 || ds[3].Yield != 0 {
+		t.Errorf("fast list %v, no mean %v", ds[1].Yield, ds[3].Yield)
+	}
+	if want := -math.Expm1(-age * share); math.Abs(ds[2].Yield-want) > 1e-9 {
+		t.Errorf("still counter: yield %v, want %v", ds[2].Yield, want)
+	}
+	if ds, _ := Schedule(items, Config{}); ds[0].Yield != 0 {
+		t.Errorf("no switch: still list yield %v", ds[0].Yield)
+	}
+}
