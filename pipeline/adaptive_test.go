@@ -283,3 +283,40 @@ func TestAdaptiveSkippedProfileReexpands(t *testing.T) {
 		t.Errorf("no follower profile found within max_depth: %s", b.tasksAt(t))
 	}
 }
+
+// A list found to gain far more than its estimate foresaw records the
+// difference as its surprise, and the next schedule expects the kind's
+// mean surprise of every list, a still one included.
+func TestAdaptiveSurprise(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	handles := []string{"burst_f100_r60", "calm_f100"}
+	body := adaptiveBody(2, 100, handles, "reuse: {adaptive: true}\n")
+	for day := int64(0); day < 2; day++ {
+		if day > 0 {
+			ageRevisits(t, pool, 1)
+		}
+		if _, sum := night(t, pool, day, body); sum.State != "done" {
+			t.Fatalf("night %d: %s %s", day, sum.State, sum.Reason)
+		}
+	}
+	// Taken for still, it gains 60 in a day.
+	if _, err := pool.Exec(context.Background(), `UPDATE crawl.revisit_items SET rate = 0.1 WHERE owner = 'burst_f100_r60' AND kind = 'shortvideo.followers'`); err != nil {
+		t.Fatal(err)
+	}
+	ageRevisits(t, pool, 1)
+	b, _ := night(t, pool, 2, body)
+	if n := b.count(t, `SELECT count(*) FROM crawl.revisit_items WHERE owner = 'burst_f100_r60' AND kind = 'shortvideo.followers' AND surprise BETWEEN 55 AND 60`); n != 1 {
+		t.Errorf("the list's surprise: %v", dump(t, pool, `SELECT key, surprise FROM crawl.revisit_items WHERE kind = 'shortvideo.followers'`))
+	}
+	ageRevisits(t, pool, 1)
+	s, err := pipeline.PlanRevisits(context.Background(), pool, b.job(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range s.Items {
+		if it.Kind == "shortvideo.followers" && it.Key == secUID("calm_f100") && !(it.Surprise > 25 && it.Decision.Yield > it.Rate*it.Age+25) {
+			t.Errorf("the still list expects %v (rate %v over %v days, surprise %v)", it.Decision.Yield, it.Rate, it.Age, it.Surprise)
+		}
+	}
+}

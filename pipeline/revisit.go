@@ -156,7 +156,8 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 		s.CounterWeight = *job.Reuse.CounterWeight
 	}
 	weight := importance(job)
-	observed := map[string]bool{} // kind \x00 key -> seen twice or more
+	observed := map[string]bool{}     // kind \x00 key -> seen twice or more
+	surprises := map[string]float64{} // kind \x00 key -> its latest visit's surprise
 	rows, err := revisitItems.Query(ctx, q, reachParams(job, before))
 	if err != nil {
 		return nil, fmt.Errorf("revisit items: %w", err)
@@ -174,8 +175,9 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 			edges, counter *int64
 			counterRun     int64
 			cut, reached   bool
+			surprise       float32
 		)
-		if err := rows.Scan(&it.Kind, &it.Key, &owner, &visits, &lastRun, &age, &rate, &pageSize, &fullPages, &edges, &counter, &counterRun, &cut, &reached); err != nil {
+		if err := rows.Scan(&it.Kind, &it.Key, &owner, &visits, &lastRun, &age, &rate, &pageSize, &fullPages, &edges, &counter, &counterRun, &cut, &reached, &surprise); err != nil {
 			return nil, fmt.Errorf("revisit items: %w", err)
 		}
 		kind, ok := revisitKind(it.Kind)
@@ -190,6 +192,7 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 			continue
 		}
 		observed[it.Kind+"\x00"+it.Key] = visits > 1
+		surprises[it.Kind+"\x00"+it.Key] = float64(surprise)
 		it.Group, it.Importance = weight(it.Kind, it.Key, owner)
 		if kind == revisit.Counter {
 			it.Importance *= s.CounterWeight
@@ -221,25 +224,27 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("revisit items: %w", err)
 	}
-	// The mean rate of each kind's items seen twice or more: what an
-	// item's rate may change to.
-	type total struct{ sum, n float64 }
+	// The mean rate of each kind's items seen twice or more (what an
+	// item's rate may change to), and the mean of what their latest visits
+	// found that the estimates did not foresee (what any may bring a day).
+	type total struct{ rate, surprise, n float64 }
 	means := map[string]*total{}
 	for _, it := range s.Items {
-		if observed[it.Kind+"\x00"+it.Key] {
+		if id := it.Kind + "\x00" + it.Key; observed[id] {
 			m := means[it.Kind]
 			if m == nil {
 				m = &total{}
 				means[it.Kind] = m
 			}
-			m.sum += it.Rate
+			m.rate += it.Rate
+			m.surprise += surprises[id]
 			m.n++
 		}
 	}
 	items := make([]revisit.Item, len(s.Items))
 	for i := range s.Items {
 		if m := means[s.Items[i].Kind]; m != nil {
-			s.Items[i].Mean = m.sum / m.n
+			s.Items[i].Mean, s.Items[i].Surprise = m.rate/m.n, m.surprise/m.n
 		}
 		items[i] = s.Items[i].Item
 	}

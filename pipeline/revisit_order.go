@@ -298,9 +298,9 @@ var (
 // visits did not spend to the visits skipped for the budget: once the
 // frontier is done (nothing pending or leased), those whose cost at most
 // fits in the credits left, highest priority first, go back to pending,
-// admitted whatever the order says. It reports whether any did (the
-// worker then goes on); it is called again when they are done, until
-// none fits.
+// admitted whatever the order says. It reports whether the worker should
+// go on: some did, or another worker's second look did meanwhile; it is
+// called again when they are done, until none fits.
 func (c *crawl) secondLook(ctx context.Context) bool {
 	if !c.job.Reuse.Adaptive || ctx.Err() != nil {
 		return false
@@ -342,6 +342,14 @@ func (c *crawl) secondLook(ctx context.Context) bool {
 	if n > 0 {
 		c.log.Info("adaptive second look: visits skipped for the budget fit in the credits left", "visits", n)
 		c.wakeOthers()
+		return true
 	}
-	return n > 0
+	// None here: another process's (or worker's) second look may have
+	// sent some back since this worker found the frontier done.
+	var pending, leased int64
+	err = c.retryDB(ctx, func(ctx context.Context) (err error) {
+		pending, leased, err = c.frontier.Active(ctx, c.runID)
+		return err
+	})
+	return err == nil && pending+leased > 0
 }

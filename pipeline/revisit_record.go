@@ -190,6 +190,7 @@ type (
 		Counter     *int64    `db:"counter"`
 		CounterRun  *int64    `db:"counter_run"`
 		Complete    bool      `db:"complete"`
+		Surprise    float32   `db:"surprise"`
 	}
 	markCutParams struct {
 		JobName string   `db:"job_name"`
@@ -340,6 +341,7 @@ func recordVisits(ctx context.Context, tx pgx.Tx, job string, runID int64, ids [
 		pageSize  *float32
 		fullPages *int
 		edges     *int64
+		rate      float64
 	}
 	byItem := map[[2]string]*known{}
 	kp := revisitKnownParams{JobName: job}
@@ -352,7 +354,7 @@ func recordVisits(ctx context.Context, tx pgx.Tx, job string, runID int64, ids [
 	}
 	var kind, key string
 	var k known
-	if _, err := pgx.ForEachRow(krows, []any{&kind, &key, &k.visits, &k.lastRun, &k.lastAt, &k.intervals, &k.events, &k.censored, &k.pageSize, &k.fullPages, &k.edges}, func() error {
+	if _, err := pgx.ForEachRow(krows, []any{&kind, &key, &k.visits, &k.lastRun, &k.lastAt, &k.intervals, &k.events, &k.censored, &k.pageSize, &k.fullPages, &k.edges, &k.rate}, func() error {
 		kk := k
 		byItem[[2]string{kind, key}] = &kk
 		k = known{}
@@ -403,6 +405,12 @@ func recordVisits(ctx context.Context, tx pgx.Tx, job string, runID int64, ids [
 				captured.Items++
 				captured.Events += events
 				captured.Credits += int64(v.pages)
+				if kind == revisit.List && len(k.intervals) > 0 {
+					// What the estimate (learnt from a visit at least,
+					// not the prior alone) did not foresee, beyond chance.
+					want := k.rate * days
+					p.Surprise = float32(max(0, events-want-2*math.Sqrt(want)) / days)
+				}
 			}
 		} else {
 			captured.NewItems++

@@ -104,7 +104,10 @@
 // its kind's Mean with that chance a day, so over an age A a visit expects
 // Rate*A plus (Mean - Rate)*A times the share of the age after a change,
 // 1 - (1 - e^-qA)/(qA) (about qA/2): an item long unvisited is worth a
-// look however still it was, which is how bursts and drifts are found.
+// look however still it was, which is how drifts are found. Item.Surprise
+// adds to a list's rate what its kind's recent visits found beyond their
+// estimates (the crawler measures it): bursts that no rate foresees, which
+// any list may bring.
 //
 // # Why a greedy, and what the research says
 //

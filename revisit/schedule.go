@@ -47,6 +47,10 @@ type Item struct {
 	// Mean is the higher (while Switch*A is small): an item long unvisited
 	// is worth a look, however still it was.
 	Mean float64
+	// Surprise is new events a day that come on top of Rate, that no
+	// estimate foresees (bursts), for any item of its kind: what the
+	// kind's recent visits found beyond their estimates (List; 0: none).
+	Surprise float64
 	// FullWalk is a complete walk due (its counter moved more than the
 	// edges captured explain); List only.
 	FullWalk bool
@@ -273,6 +277,9 @@ func planOf(i int, it Item, cfg Config) plan {
 		// 1 - (1 - e^-qA)/(qA), about qA/2 while small.
 		qa := cfg.Switch * age
 		rate += (min(mean, rateCap) - rate) * (1 + math.Expm1(-qa)/qa)
+	}
+	if it.Kind == List && it.Surprise > 0 && !math.IsInf(it.Surprise, 0) {
+		rate = min(rate+it.Surprise, rateCap)
 	}
 	var events float64 // expected events a visit now captures
 	if it.Kind == List {

@@ -435,3 +435,18 @@ func TestScheduleSwitch(t *testing.T) {
 		t.Errorf("no switch: still list yield %v", ds[0].Yield)
 	}
 }
+
+// TestScheduleSurprise: a list expects its kind's surprise a day on top
+// of its rate (bursts no estimate foresees); a counter does not.
+func TestScheduleSurprise(t *testing.T) {
+	t.Parallel()
+	ds, _ := Schedule([]Item{
+		{Kind: List, Rate: 0, Age: 3, Surprise: 5},
+		{Kind: List, Rate: 2, Age: 3, Surprise: 5},
+		{Kind: Counter, Rate: 0, Age: 3, Surprise: 5},
+		{Kind: List, Rate: 2, Age: 3, Surprise: math.Inf(1)},
+	}, Config{})
+	if ds[0].Yield != 15 || ds[1].Yield != 21 || ds[2].Yield != 0 || ds[3].Yield != 6 {
+		t.Errorf("yields %v %v %v %v, want 15 21 0 6", ds[0].Yield, ds[1].Yield, ds[2].Yield, ds[3].Yield)
+	}
+}

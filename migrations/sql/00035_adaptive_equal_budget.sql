@@ -4,6 +4,8 @@
 -- abandoned is recorded by the next schedule of its job).
 
 -- +goose Up
+ALTER TABLE crawl.revisit_items ADD COLUMN surprise real NOT NULL DEFAULT 0;
+COMMENT ON COLUMN crawl.revisit_items.surprise IS 'Lists: new entries a day the latest visit found beyond what the estimate before it foresaw (less two standard deviations of chance): a burst, a change of pace. The schedule adds the mean over the job''s lists of a kind to every list''s rate.';
 ALTER TABLE crawl.revisit_plan ADD COLUMN cost_high real NOT NULL DEFAULT 0;
 COMMENT ON COLUMN crawl.revisit_plan.cost_high IS 'Credits the visit costs at most unless its rate is well above the estimate (a list''s pages for a quarter more entries and two standard deviations): a visit is admitted only if the credits left cover this after the visits ranked higher.';
 ALTER TABLE crawl.revisit_plan ADD COLUMN second_look boolean NOT NULL DEFAULT false;
@@ -19,3 +21,4 @@ DROP INDEX crawl.runs_revisit_pending_idx;
 ALTER TABLE crawl.runs DROP COLUMN revisit_pending;
 ALTER TABLE crawl.revisit_plan DROP COLUMN second_look;
 ALTER TABLE crawl.revisit_plan DROP COLUMN cost_high;
+ALTER TABLE crawl.revisit_items DROP COLUMN surprise;

@@ -29,7 +29,7 @@ WITH RECURSIVE prev AS (
 SELECT i.kind, i.key, coalesce(i.owner, ''), i.visits, i.last_run,
        extract(epoch FROM now() - i.last_visit_at) / 86400, i.rate,
        coalesce(i.page_size, 0), coalesce(i.full_pages, 0), i.edges, i.counter, coalesce(i.counter_run, 0), i.cut,
-       known.all_reached OR r.kind IS NOT NULL
+       known.all_reached OR r.kind IS NOT NULL, i.surprise
 FROM crawl.revisit_items i CROSS JOIN known
 LEFT JOIN (SELECT DISTINCT kind, key FROM reach) r ON r.kind = i.kind AND r.key = i.key
 WHERE i.job_name = @job_name
@@ -171,7 +171,7 @@ SELECT pg_advisory_xact_lock(hashtextextended('crawl.revisit_items: ' || @job_na
 -- The items of job @job_name among (@kinds, @keys), as their observations
 -- are updated: the state each new visit is added to.
 SELECT i.kind, i.key, i.visits, i.last_run, i.last_visit_at, i.intervals, i.events, i.censored,
-       i.page_size, i.full_pages, i.edges
+       i.page_size, i.full_pages, i.edges, i.rate
 FROM crawl.revisit_items i
 JOIN unnest(@kinds::text[], @keys::text[]) AS k(kind, key) ON i.kind = k.kind AND i.key = k.key
 WHERE i.job_name = @job_name;
@@ -179,14 +179,14 @@ WHERE i.job_name = @job_name;
 -- name: UpsertRevisitItem
 -- Writes an item's observations and estimate after a visit.
 INSERT INTO crawl.revisit_items AS i (job_name, kind, key, owner, visits, last_run, last_visit_at,
-    intervals, events, censored, rate, page_size, full_pages, edges, counter, counter_run)
+    intervals, events, censored, rate, page_size, full_pages, edges, counter, counter_run, surprise)
 VALUES (@job_name, @kind, @key, NULLIF(@owner::text, ''), @visits, @last_run, @last_visit_at,
-    @intervals, @events, @censored, @rate, @page_size, @full_pages, @edges, @counter, @counter_run)
+    @intervals, @events, @censored, @rate, @page_size, @full_pages, @edges, @counter, @counter_run, @surprise)
 ON CONFLICT (job_name, kind, key) DO UPDATE SET
     owner = EXCLUDED.owner, visits = EXCLUDED.visits, last_run = EXCLUDED.last_run,
     last_visit_at = EXCLUDED.last_visit_at, intervals = EXCLUDED.intervals, events = EXCLUDED.events,
     censored = EXCLUDED.censored, rate = EXCLUDED.rate, page_size = EXCLUDED.page_size,
-    full_pages = EXCLUDED.full_pages, edges = EXCLUDED.edges,
+    full_pages = EXCLUDED.full_pages, edges = EXCLUDED.edges, surprise = EXCLUDED.surprise,
     counter = coalesce(EXCLUDED.counter, i.counter), counter_run = coalesce(EXCLUDED.counter_run, i.counter_run),
     cut = i.cut AND NOT @complete
 WHERE i.last_run < EXCLUDED.last_run;
