@@ -120,6 +120,9 @@ func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, 
 	switch {
 	case errors.Is(err, ErrLeaseLost):
 		return true, nil
+	case err != nil && ctx.Err() != nil:
+		_ = c.release(t) // the run stops (another worker spent the budget): not this task's failure
+		return true, nil
 	case err != nil:
 		err = fmt.Errorf("task %d (%s %s): refresh_after: %w", t.ID, t.Kind, t.Key, err)
 		c.stop(err)

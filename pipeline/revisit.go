@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
@@ -21,18 +18,22 @@ import (
 	"github.com/socialcrawl/crawler/runs"
 )
 
-// Adaptive revisits (reuse.adaptive, docs/reuse.md). Every run
-// that ends records what it saw of the items it visited (observeRevisits:
-// a list's entries no earlier run stored, a profile's counters changed or
-// not) in crawl.revisit_items, with each item's estimated change rate
-// (package revisit). A run of an adaptive job is created with a schedule
-// (scheduleRevisits): for every item the job visited before, visit it or
-// not, chosen to spend limits.max_credits where the expected yield per
-// credit is highest (crawl.revisit_plan). A worker reads its task's
-// decision before anything else (skipAdaptive): a skipped profile expands
-// to its lists from stored data, as refresh_after's fresh ones do; a list
-// the schedule wants whole is not cut by stop_at_seen. Items never
-// visited are not in the schedule and are visited.
+// Adaptive revisits (reuse.adaptive, docs/reuse.md). A run
+// records what it saw of the items it visited as the visits end
+// (revisit_record.go: a list's entries no earlier run stored, a profile's
+// counters changed or not) in crawl.revisit_items, with each item's
+// estimated change rate (package revisit). A run of an adaptive job is
+// created with a schedule (scheduleRevisits): for every item the job's
+// previous run reached, visit it or not, chosen to spend
+// limits.max_credits where the expected yield per credit is highest
+// (crawl.revisit_plan). A worker reads its task's decision before anything
+// else (skipAdaptive) and admits a visit only when the credits left cover
+// it after the visits ranked higher (revisit_order.go); what the estimates
+// kept and did not spend goes, once the frontier is done, to the visits
+// skipped for the budget (the second look). A skipped profile expands to
+// its lists from stored data, as refresh_after's fresh ones do; a list the
+// schedule wants whole is not cut by stop_at_seen. Items never visited are
+// not in the schedule and are visited.
 
 // revisitHistory is how many observations an item keeps (the estimate
 // discounts older ones anyway).
@@ -41,6 +42,13 @@ const revisitHistory = 30
 // revisitHalfLife: observations lose half their weight in this many days,
 // so an estimate follows an account whose pace changes.
 const revisitHalfLife = 60
+
+// revisitSwitchDays: the schedule takes an item's pace to change, to one
+// like its kind's mean, once in about this many days (half the items in
+// that time): an item unvisited for weeks is worth a look however still it
+// was (a burst, a drift). Bench workload 16 measured 20 against 10 and 60
+// days: 10 revisits still items too often, 60 finds bursts late.
+const revisitSwitchDays = 20
 
 // revisitKind says whether adaptive revisits schedule tasks of kind, and
 // as what: a short-video profile's counters, or a newest-first list.
@@ -66,6 +74,21 @@ func revisitKinds() []string {
 }
 
 type (
+	revisitItemsParams struct {
+		JobName   string   `db:"job_name"`
+		Before    int64    `db:"before"` // the run the schedule is for (MaxInt64: crawler plan)
+		SeedKinds []string `db:"seed_kinds"`
+		SeedKeys  []string `db:"seed_keys"`
+		AllRoots  bool     `db:"all_roots"`
+		EdgeFrom  []string `db:"edge_from"`
+		EdgeTo    []string `db:"edge_to"`
+		MaxDepth  int      `db:"max_depth"`
+	}
+	forgetParams struct {
+		JobName string   `db:"job_name"`
+		Kinds   []string `db:"kinds"`
+		Keys    []string `db:"keys"`
+	}
 	revisitDecisionParams struct {
 		RunID int64  `db:"run_id"`
 		Kind  string `db:"kind"`
@@ -75,58 +98,14 @@ type (
 		RunID   int64  `db:"run_id"`
 		Revisit []byte `db:"revisit"`
 	}
-	revisitVisitsParams struct {
-		RunID int64    `db:"run_id"`
-		Kinds []string `db:"kinds"`
-	}
-	revisitKnownParams struct {
-		JobName string   `db:"job_name"`
-		Kinds   []string `db:"kinds"`
-		Keys    []string `db:"keys"`
-	}
-	upsertRevisitParams struct {
-		JobName     string    `db:"job_name"`
-		Kind        string    `db:"kind"`
-		Key         string    `db:"key"`
-		Owner       string    `db:"owner"`
-		Visits      int       `db:"visits"`
-		LastRun     int64     `db:"last_run"`
-		LastVisitAt time.Time `db:"last_visit_at"`
-		Intervals   []float32 `db:"intervals"`
-		Events      []float32 `db:"events"`
-		Censored    []bool    `db:"censored"`
-		Rate        float64   `db:"rate"`
-		PageSize    *float32  `db:"page_size"`
-		FullPages   *int      `db:"full_pages"`
-		Edges       *int64    `db:"edges"`
-		Counter     *int64    `db:"counter"`
-		CounterRun  *int64    `db:"counter_run"`
-		Complete    bool      `db:"complete"`
-	}
-	markCutParams struct {
-		JobName string   `db:"job_name"`
-		RunID   int64    `db:"run_id"`
-		Kinds   []string `db:"kinds"`
-	}
-	listCountersParams struct {
-		JobName   string   `db:"job_name"`
-		RunID     int64    `db:"run_id"`
-		Owners    []string `db:"owners"`
-		Followers []*int64 `db:"followers"`
-		Following []*int64 `db:"following"`
-	}
 )
 
 var (
-	revisitItems     = db.Prepare[jobNameArg]("RevisitItems")
-	revisitDecision  = db.Prepare[revisitDecisionParams]("RevisitDecision")
-	setRunRevisit    = db.Prepare[runRevisitParams]("SetRunRevisit")
-	revisitVisits    = db.Prepare[revisitVisitsParams]("RevisitVisits")
-	revisitKnown     = db.Prepare[revisitKnownParams]("RevisitKnown")
-	upsertRevisit    = db.Prepare[upsertRevisitParams]("UpsertRevisitItem")
-	setListCounters  = db.Prepare[listCountersParams]("SetListCounters")
-	markWalksCut     = db.Prepare[markCutParams]("MarkWalksCut")
-	revisitPlanTable = pgx.Identifier{"crawl", "revisit_plan"}
+	revisitItems       = db.Prepare[revisitItemsParams]("RevisitItems")
+	forgetRevisitItems = db.Prepare[forgetParams]("ForgetRevisitItems")
+	revisitDecision    = db.Prepare[revisitDecisionParams]("RevisitDecision")
+	setRunRevisit      = db.Prepare[runRevisitParams]("SetRunRevisit")
+	revisitPlanTable   = pgx.Identifier{"crawl", "revisit_plan"}
 )
 
 // RevisitItem is an item of a job's schedule: what the job knows of it
@@ -146,12 +125,25 @@ type RevisitSchedule struct {
 	// MinYield and CounterWeight the job's reuse.max_age (days),
 	// reuse.min_yield and reuse.counter_weight.
 	Budget, MaxAge, MinYield, CounterWeight float64
+	// Forget are the items no run has reached for twice MaxAge: a new
+	// run's schedule removes them from the job's items.
+	Forget []RevisitItem
 }
+
+// forgetAfter is how many times max_age an item may go unreached (and
+// unvisited) before the job forgets it.
+const forgetAfter = 2
 
 // PlanRevisits makes the schedule a run of job would get now (crawler plan
 // shows it; a new adaptive run records it). It reads one row per item the
-// job visited, and writes nothing.
+// job visited and the job's previous run's tasks, and writes nothing.
 func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*RevisitSchedule, error) {
+	return planRevisits(ctx, q, job, math.MaxInt64)
+}
+
+// planRevisits is PlanRevisits for a run before (whose previous run is the
+// job's latest before it).
+func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before int64) (*RevisitSchedule, error) {
 	s := &RevisitSchedule{MaxAge: time.Duration(job.Reuse.MaxAge).Hours() / 24}
 	if job.Limits.MaxCredits != nil {
 		s.Budget = float64(*job.Limits.MaxCredits)
@@ -164,7 +156,9 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 		s.CounterWeight = *job.Reuse.CounterWeight
 	}
 	weight := importance(job)
-	rows, err := revisitItems.Query(ctx, q, jobNameArg{job.Name})
+	observed := map[string]bool{}     // kind \x00 key -> seen twice or more
+	surprises := map[string]float64{} // kind \x00 key -> its latest visit's surprise
+	rows, err := revisitItems.Query(ctx, q, reachParams(job, before))
 	if err != nil {
 		return nil, fmt.Errorf("revisit items: %w", err)
 	}
@@ -180,22 +174,34 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 			fullPages      int
 			edges, counter *int64
 			counterRun     int64
-			cut            bool
+			cut, reached   bool
+			surprise       float32
 		)
-		if err := rows.Scan(&it.Kind, &it.Key, &owner, &visits, &lastRun, &age, &rate, &pageSize, &fullPages, &edges, &counter, &counterRun, &cut); err != nil {
+		if err := rows.Scan(&it.Kind, &it.Key, &owner, &visits, &lastRun, &age, &rate, &pageSize, &fullPages, &edges, &counter, &counterRun, &cut, &reached, &surprise); err != nil {
 			return nil, fmt.Errorf("revisit items: %w", err)
 		}
 		kind, ok := revisitKind(it.Kind)
 		if !ok {
 			continue
 		}
-		it.Item = revisit.Item{Kind: kind, Rate: rate, Age: max(age, 0), Cost: 1, PageSize: float64(pageSize), FullCost: float64(fullPages)}
+		price, maxPages := visitPrice(job, it.Kind)
+		it.Item = revisit.Item{Kind: kind, Rate: rate, Age: max(age, 0), Cost: price, PageSize: float64(pageSize),
+			MaxPages: float64(maxPages), FullCost: price * float64(fullPages), Unreached: !reached}
+		if !reached && age > forgetAfter*s.MaxAge {
+			s.Forget = append(s.Forget, it)
+			continue
+		}
+		observed[it.Kind+"\x00"+it.Key] = visits > 1
+		surprises[it.Kind+"\x00"+it.Key] = float64(surprise)
 		it.Group, it.Importance = weight(it.Kind, it.Key, owner)
 		if kind == revisit.Counter {
 			it.Importance *= s.CounterWeight
 		}
 		if kind == revisit.List {
 			it.FullWalk = cut // its last walk stopped halfway: a gap only a whole walk fills
+			if edges != nil {
+				it.Length = float64(*edges)
+			}
 			// The owner's counter tells only if it is no older than
 			// the list's last walk.
 			if edges != nil && counter != nil && counterRun >= lastRun {
@@ -218,16 +224,70 @@ func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*Revisit
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("revisit items: %w", err)
 	}
+	// The mean rate of each kind's items seen twice or more (what an
+	// item's rate may change to), and the mean of what their latest visits
+	// found that the estimates did not foresee (what any may bring a day).
+	type total struct{ rate, surprise, n float64 }
+	means := map[string]*total{}
+	for _, it := range s.Items {
+		if id := it.Kind + "\x00" + it.Key; observed[id] {
+			m := means[it.Kind]
+			if m == nil {
+				m = &total{}
+				means[it.Kind] = m
+			}
+			m.rate += it.Rate
+			m.surprise += surprises[id]
+			m.n++
+		}
+	}
 	items := make([]revisit.Item, len(s.Items))
 	for i := range s.Items {
+		if m := means[s.Items[i].Kind]; m != nil {
+			s.Items[i].Mean, s.Items[i].Surprise = m.rate/m.n, m.surprise/m.n
+		}
 		items[i] = s.Items[i].Item
 	}
-	decisions, sum := revisit.Schedule(items, revisit.Config{Budget: s.Budget, MaxAge: s.MaxAge, Floor: s.MinYield})
+	decisions, sum := revisit.Schedule(items, revisit.Config{Budget: s.Budget, MaxAge: s.MaxAge, Floor: s.MinYield, Switch: math.Ln2 / revisitSwitchDays})
 	for i := range s.Items {
 		s.Items[i].Decision = decisions[i]
 	}
 	s.Summary = sum
 	return s, nil
+}
+
+// visitPrice is what a page of a list of kind (or a profile's visit)
+// costs in the job's dialect (the route's credits: 15 for comments with
+// replies), and the page limit of such lists (0: none).
+func visitPrice(job *jobfile.Job, kind string) (price float64, maxPages int) {
+	price = 1
+	if r, ok := job.API.Route(kind); ok && r.Credits > 0 {
+		price = float64(r.Credits)
+	}
+	if k := kinds.Of(kind); k != nil {
+		maxPages = k.Task(job, "", nil, 0).MaxPages
+	}
+	return price, maxPages
+}
+
+// reachParams say how the previous run of job (the latest before run
+// before) reached its tasks: from the job's seeds now (any seed of that
+// run when the job has seed files, which are read after the run is
+// created), through the edges the job turns on, within its max_depth.
+func reachParams(job *jobfile.Job, before int64) revisitItemsParams {
+	p := revisitItemsParams{JobName: job.Name, Before: before, AllRoots: len(job.Seeds.Files) > 0, MaxDepth: job.Limits.MaxDepth,
+		SeedKinds: []string{}, SeedKeys: []string{}, EdgeFrom: []string{}, EdgeTo: []string{}}
+	for _, t := range job.SeedTasks() {
+		p.SeedKinds, p.SeedKeys = append(p.SeedKinds, t.Kind), append(p.SeedKeys, t.Key)
+	}
+	for _, k := range kinds.All() {
+		for _, e := range kinds.BoundEdges(k.Name) {
+			if e.On(job) {
+				p.EdgeFrom, p.EdgeTo = append(p.EdgeFrom, k.Name), append(p.EdgeTo, e.Child)
+			}
+		}
+	}
+	return p
 }
 
 // importance returns the weight of an item of job (reuse.importance) and
@@ -261,24 +321,39 @@ func importance(job *jobfile.Job) func(kind, key, owner string) (string, float64
 }
 
 // scheduleRevisits records, in tx, the schedule of new run runID of an
-// adaptive job (crawl.revisit_plan) and its totals (crawl.runs.revisit).
+// adaptive job (crawl.revisit_plan) and its totals (crawl.runs.revisit),
+// after recording what the job's earlier runs that no process finished
+// (killed, abandoned) saw, and forgets the items no run reaches any more.
 func scheduleRevisits(ctx context.Context, tx pgx.Tx, job *jobfile.Job, runID int64) error {
-	s, err := PlanRevisits(ctx, tx, job)
+	if err := recordUnfinished(ctx, tx, job.Name, runID); err != nil {
+		return err
+	}
+	s, err := planRevisits(ctx, tx, job, runID)
 	if err != nil {
 		return err
+	}
+	if len(s.Forget) > 0 {
+		f := forgetParams{JobName: job.Name}
+		for _, it := range s.Forget {
+			f.Kinds, f.Keys = append(f.Kinds, it.Kind), append(f.Keys, it.Key)
+		}
+		if _, err := forgetRevisitItems.Exec(ctx, tx, f); err != nil {
+			return fmt.Errorf("forget unreached revisit items: %w", err)
+		}
 	}
 	rows := make([][]any, len(s.Items))
 	for i, it := range s.Items {
 		d := it.Decision
 		rows[i] = []any{runID, it.Kind, it.Key, d.Visit, d.Visit && it.FullWalk, d.Reason,
-			float32(finite(d.Yield)), float32(finite(d.Cost)), float32(finite(d.Priority))}
+			float32(finite(d.Yield)), float32(finite(d.Cost)), float32(finite(d.CostHigh)), float32(finite(d.Priority))}
 	}
-	cols := []string{"run_id", "kind", "key", "visit", "full_walk", "reason", "yield", "cost", "priority"}
+	cols := []string{"run_id", "kind", "key", "visit", "full_walk", "reason", "yield", "cost", "cost_high", "priority"}
 	if _, err := tx.CopyFrom(ctx, revisitPlanTable, cols, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("record the revisit schedule: %w", err)
 	}
 	sum := s.Summary
-	totals, _ := json.Marshal(runs.RevisitTotals{Planned: &runs.RevisitPlanned{Visit: sum.Visit, Skip: sum.Skip,
+	recorded := false
+	totals, _ := json.Marshal(runs.RevisitTotals{Recorded: &recorded, Planned: &runs.RevisitPlanned{Visit: sum.Visit, Skip: sum.Skip,
 		Cost: round2(sum.Cost), Yield: round2(sum.Yield), StalenessLeft: round2(sum.StalenessLeft), Budget: s.Budget}})
 	if _, err := setRunRevisit.Exec(ctx, tx, runRevisitParams{RunID: runID, Revisit: totals}); err != nil {
 		return fmt.Errorf("record the revisit schedule: %w", err)
@@ -298,7 +373,10 @@ func round2(x float64) float64 { return math.Round(finite(x)*100) / 100 }
 // skipAdaptive applies the run's schedule to t before it is fetched: a
 // task the schedule skips ends skipped with the decision's reason (a
 // profile expanding to its lists from stored data), a list it wants whole
-// is marked so. It reports whether t ended.
+// is marked so. A visit the schedule chose for its yield, or one it
+// skipped for the budget or found unreached, is made if the credits left
+// cover it (spendOrder); one the second look admitted, or one made
+// whatever the budget (max_age), is made. It reports whether t ended.
 func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task) (bool, error) {
 	if !c.job.Reuse.Adaptive || t.Pages > 0 {
 		return false, nil
@@ -307,63 +385,92 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 		return false, nil
 	}
 	var (
-		visit, full bool
-		reason      string
-		yield, cost float32
+		d           revisit.Decision
+		full, again bool
 		found       bool
-		children    []NewTask
-		fromStorage bool
+		yield, cost float32
+		high        float32
 	)
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		err := revisitDecision.QueryRow(ctx, c.opts.Pool, revisitDecisionParams{RunID: c.runID, Kind: t.Kind, Key: t.Key}).
-			Scan(&visit, &full, &reason, &yield, &cost)
+			Scan(&d.Visit, &full, &d.Reason, &yield, &cost, &high, &again)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // found stays false
 		}
 		found = err == nil
-		if err != nil || visit || k.Fresh == nil || k.Fresh.Expand == nil {
-			return err
-		}
-		children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task)
 		return err
 	})
-	switch {
-	case err != nil:
+	d.Yield, d.Cost, d.CostHigh = float64(yield), float64(cost), float64(high)
+	if err != nil && ctx.Err() != nil {
+		_ = c.release(t) // the run stops: the task waits for its resume
+		return true, nil
+	}
+	if err != nil {
 		err = fmt.Errorf("task %d (%s %s): adaptive schedule: %w", t.ID, t.Kind, t.Key, err)
 		c.stop(err)
 		_ = c.release(t)
 		return true, err
-	case !found:
+	}
+	if !found {
 		return false, nil // never visited: explored
-	case visit:
-		forced := reason == revisit.ReasonNew || reason == revisit.ReasonMaxAge
+	}
+	reason := d.Reason
+	switch {
+	case again:
+		c.order.admitted(t, d.CostHigh) // the second look counted it
+		t.fullWalk = full
+		return false, nil
+	case d.Reason == revisit.ReasonNew || d.Reason == revisit.ReasonMaxAge:
+		c.order.take(t, d.CostHigh, nil) // whatever the budget
+		t.fullWalk = full
+		return false, nil
+	case d.Visit || d.Reason == revisit.ReasonBudget || d.Reason == revisit.ReasonUnreached:
 		var left *int64
-		if !forced {
-			if left, err = c.creditsLeftNow(ctx); err != nil {
-				// max_credits still caps the spend: visit it.
-				log.Warn("could not weigh a visit against the credits left; visited", "task_id", t.ID, "err", err)
-			}
+		if left, err = c.creditsLeftNow(ctx); err != nil {
+			// max_credits still caps the spend: visit it.
+			log.Warn("could not weigh a visit against the credits left; visited", "task_id", t.ID, "err", err)
 		}
-		fits, ahead, scheduled := c.order.take(t, math.Ceil(float64(cost)), left)
-		if !scheduled || fits {
+		fits, ahead, scheduled := c.order.take(t, d.CostHigh, left)
+		if !fits && scheduled {
+			// Others' visits may have ended since this process last
+			// looked: look again before skipping it.
+			fits, ahead = c.order.retake(ctx, c, t, d.CostHigh, left)
+		}
+		if fits || !scheduled {
 			t.fullWalk = full
 			return false, nil
 		}
 		reason = fmt.Sprintf("%s: %d credits left, %.0f kept for the visits ranked higher or under way", revisit.ReasonBudget, max(*left, 0), math.Ceil(ahead))
-		if k.Fresh != nil && k.Fresh.Expand != nil {
-			if children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task); err != nil {
+	}
+	return c.endAdaptive(ctx, log, k, t, reason, d)
+}
+
+// endAdaptive ends t skipped by the schedule for reason, a profile
+// expanding to its lists from stored data (when that cannot be read, it is
+// visited instead). It reports whether t ended.
+func (c *crawl) endAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task, reason string, d revisit.Decision) (bool, error) {
+	var children []NewTask
+	if k.Fresh != nil && k.Fresh.Expand != nil {
+		var fromStorage bool
+		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+			children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task)
+			return err
+		})
+		if err != nil && ctx.Err() != nil {
+			_ = c.release(t) // the run stops: the task waits for its resume
+			return true, nil
+		}
+		if err != nil || !fromStorage {
+			if err != nil {
 				log.Warn("could not expand a profile from stored data; visited", "task_id", t.ID, "err", err)
-				t.fullWalk = full
-				return false, nil
 			}
+			c.order.admitted(t, d.CostHigh)
+			return false, nil // its lists cannot be found without a fetch
 		}
 	}
-	if k.Fresh != nil && k.Fresh.Expand != nil && !fromStorage {
-		return false, nil // its lists cannot be found without a fetch
-	}
-	why := fmt.Sprintf("adaptive: %s: expected %.2f new per %.0f credits", reason, yield, math.Ceil(float64(cost)))
-	saved := int(math.Ceil(float64(cost)))
-	err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
+	why := fmt.Sprintf("adaptive: %s: expected %.2f new per %.1f credits", reason, d.Yield, d.Cost)
+	saved := int(math.Ceil(d.Cost))
+	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 		return c.frontier.endFresh(ctx, c.runID, t, why, saved, children)
 	})
 	switch {
@@ -380,307 +487,4 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 		c.wakeOthers()
 	}
 	return true, nil
-}
-
-// observeRevisits records in crawl.revisit_items what run runID of job
-// saw of the items it visited, with their new estimates, and, for an
-// adaptive run, what its revisits captured (crawl.runs.revisit). Items
-// a run already recorded are left as they are, so a run finished twice
-// (stopped, resumed) records each visit once.
-func observeRevisits(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, runID int64) error {
-	type visit struct {
-		kind, key, owner     string
-		at                   time.Time
-		pages                int
-		items                int64
-		newItems             *int64
-		capped, complete     bool
-		changed              *bool
-		counter, counterRun  *int64
-		followers, following *int64
-	}
-	rows, err := revisitVisits.Query(ctx, pool, revisitVisitsParams{RunID: runID, Kinds: revisitKinds()})
-	if err != nil {
-		return fmt.Errorf("revisit visits: %w", err)
-	}
-	var visits []visit
-	for rows.Next() {
-		var v visit
-		if err := rows.Scan(&v.kind, &v.key, &v.owner, &v.at, &v.pages, &v.items, &v.newItems, &v.capped, &v.complete,
-			&v.changed, &v.counter, &v.counterRun, &v.followers, &v.following); err != nil {
-			rows.Close()
-			return fmt.Errorf("revisit visits: %w", err)
-		}
-		visits = append(visits, v)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("revisit visits: %w", err)
-	}
-	type known struct {
-		visits    int
-		lastRun   int64
-		lastAt    time.Time
-		intervals []float32
-		events    []float32
-		censored  []bool
-		pageSize  *float32
-		fullPages *int
-		edges     *int64
-	}
-	byItem := map[[2]string]*known{}
-	var ks, keys []string
-	for _, v := range visits {
-		ks, keys = append(ks, v.kind), append(keys, v.key)
-	}
-	krows, err := revisitKnown.Query(ctx, pool, revisitKnownParams{JobName: job.Name, Kinds: ks, Keys: keys})
-	if err != nil {
-		return fmt.Errorf("revisit items: %w", err)
-	}
-	for krows.Next() {
-		var kind, key string
-		k := &known{}
-		if err := krows.Scan(&kind, &key, &k.visits, &k.lastRun, &k.lastAt, &k.intervals, &k.events, &k.censored, &k.pageSize, &k.fullPages, &k.edges); err != nil {
-			krows.Close()
-			return fmt.Errorf("revisit items: %w", err)
-		}
-		byItem[[2]string{kind, key}] = k
-	}
-	krows.Close()
-	if err := krows.Err(); err != nil {
-		return fmt.Errorf("revisit items: %w", err)
-	}
-	var (
-		batch    pgx.Batch
-		captured runs.RevisitCaptured
-		counters listCountersParams
-	)
-	counters.JobName, counters.RunID = job.Name, runID
-	for _, v := range visits {
-		kind, _ := revisitKind(v.kind)
-		k := byItem[[2]string{v.kind, v.key}]
-		if k != nil && k.lastRun >= runID {
-			continue // recorded already
-		}
-		p := upsertRevisitParams{JobName: job.Name, Kind: v.kind, Key: v.key, Owner: v.owner, Visits: 1, LastRun: runID,
-			LastVisitAt: v.at, Intervals: []float32{}, Events: []float32{}, Censored: []bool{}, Counter: v.counter, CounterRun: v.counterRun}
-		if kind == revisit.Counter {
-			p.Owner = v.key
-			counters.Owners = append(counters.Owners, v.key)
-			counters.Followers = append(counters.Followers, v.followers)
-			counters.Following = append(counters.Following, v.following)
-		}
-		// What the visit saw, when it can be told: a list's new entries
-		// were counted, a profile had a snapshot before.
-		var events float64
-		observed := false
-		switch {
-		case kind == revisit.List && v.newItems != nil:
-			events, observed = float64(*v.newItems), true
-		case kind == revisit.Counter && v.changed != nil:
-			if *v.changed {
-				events = 1
-			}
-			observed = true
-		}
-		if k != nil {
-			p.Visits = k.visits + 1
-			p.Intervals, p.Events, p.Censored = k.intervals, k.events, k.censored
-			p.PageSize, p.FullPages, p.Edges = k.pageSize, k.fullPages, k.edges
-			if days := v.at.Sub(k.lastAt).Hours() / 24; observed && days > 0 {
-				p.Intervals = lastN(append(p.Intervals, float32(days)), revisitHistory)
-				p.Events = lastN(append(p.Events, float32(events)), revisitHistory)
-				p.Censored = lastN(append(p.Censored, v.capped), revisitHistory)
-				captured.Items++
-				captured.Events += events
-				captured.Credits += int64(v.pages)
-			}
-		} else {
-			captured.NewItems++
-			captured.NewCredits += int64(v.pages)
-		}
-		if kind == revisit.List {
-			if v.pages > 0 && v.items > 0 && (v.pages > 1 || v.complete) {
-				ps := float32(math.Ceil(float64(v.items) / float64(v.pages)))
-				if p.PageSize == nil || ps > *p.PageSize {
-					p.PageSize = &ps
-				}
-			}
-			switch {
-			case v.complete:
-				p.Complete = true
-				pages, edges := v.pages, v.items
-				p.FullPages, p.Edges = &pages, &edges
-			case p.Edges != nil && v.newItems != nil:
-				e := *p.Edges + *v.newItems
-				p.Edges = &e
-			}
-		}
-		obs := make([]revisit.Visit, len(p.Intervals))
-		for i := range obs {
-			obs[i] = revisit.Visit{Interval: float64(p.Intervals[i]), Events: float64(p.Events[i]), Censored: p.Censored[i]}
-		}
-		prior := revisit.DefaultPrior(kind)
-		if kind == revisit.List {
-			p.Rate = revisit.EstimateCount(prior, obs, revisitHalfLife)
-		} else {
-			p.Rate = revisit.EstimateChange(prior, obs, revisitHalfLife)
-		}
-		p.Rate = finite(p.Rate)
-		upsertRevisit.Queue(&batch, p)
-	}
-	if len(counters.Owners) > 0 {
-		setListCounters.Queue(&batch, counters)
-	}
-	markWalksCut.Queue(&batch, markCutParams{JobName: job.Name, RunID: runID, Kinds: revisitKinds()})
-	if job.Reuse.Adaptive {
-		totals, _ := json.Marshal(runs.RevisitTotals{Captured: &captured})
-		setRunRevisit.Queue(&batch, runRevisitParams{RunID: runID, Revisit: totals})
-	}
-	if batch.Len() == 0 {
-		return nil
-	}
-	// Close reads every result and returns the first error.
-	if err := pool.SendBatch(ctx, &batch).Close(); err != nil {
-		return fmt.Errorf("record revisits: %w", err)
-	}
-	return nil
-}
-
-func lastN[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-// spendOrder keeps an adaptive run's visits in its schedule's order within
-// this process: a visit chosen for its yield starts only if the credits
-// left cover it after those of the higher-priority visits not started
-// yet, so that a budget the estimates undershoot runs out on the least
-// valuable visits, not on whichever the frontier leased first. Visits
-// admitted by this process and not ended yet count for what they are
-// still expected to spend (their expected cost less the pages they
-// bought), so that workers admitting visits at once do not overrun the
-// budget together. The credits left are those neither billed nor held by
-// a lease, and a page counts as bought once fetched: a request under way
-// counts twice, so near the end of a budget a visit may be kept out for
-// up to a credit per worker, never let in beyond it. Memory: two words
-// per scheduled visit.
-type spendOrder struct {
-	mu       sync.Mutex
-	rank     map[[2]string]int // (kind, key) -> rank, 0 the highest priority
-	cost     []float64         // by rank
-	tree     []float64         // Fenwick tree of the costs of visits not started
-	inflight map[int64]inflightVisit
-}
-
-// inflightVisit is a visit admitted and not ended: its expected cost and
-// the pages its task bought so far (Task.bought).
-type inflightVisit struct {
-	cost   float64
-	bought *atomic.Int64
-}
-
-// held is what the visits in flight are still expected to spend.
-func (o *spendOrder) held() float64 {
-	h := 0.0
-	for _, v := range o.inflight {
-		h += max(0, v.cost-float64(v.bought.Load()))
-	}
-	return h
-}
-
-type revisitOrderRow struct {
-	Kind string
-	Key  string
-	Cost float32
-}
-
-var (
-	revisitOrder = db.Prepare[runArg]("RevisitOrder")
-	creditsLeft  = db.Prepare[runArg]("CreditsLeft")
-)
-
-// loadSpendOrder reads run runID's scheduled visits, highest priority first.
-func loadSpendOrder(ctx context.Context, q db.Querier, runID int64) (*spendOrder, error) {
-	rows, err := revisitOrder.Query(ctx, q, runArg{runID})
-	if err != nil {
-		return nil, fmt.Errorf("revisit order: %w", err)
-	}
-	o := &spendOrder{rank: map[[2]string]int{}, inflight: map[int64]inflightVisit{}}
-	var r revisitOrderRow
-	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Key, &r.Cost}, func() error {
-		o.rank[[2]string{r.Kind, r.Key}] = len(o.cost)
-		// Pages are bought whole: a visit's expected cost, rounded up.
-		o.cost = append(o.cost, math.Ceil(float64(r.Cost)))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("revisit order: %w", err)
-	}
-	o.tree = make([]float64, len(o.cost)+1)
-	for i, c := range o.cost {
-		o.add(i, c)
-	}
-	return o, nil
-}
-
-func (o *spendOrder) add(i int, c float64) {
-	for i++; i < len(o.tree); i += i & -i {
-		o.tree[i] += c
-	}
-}
-
-// ahead is the cost of the visits ranked before i not started yet.
-func (o *spendOrder) ahead(i int) float64 {
-	s := 0.0
-	for ; i > 0; i -= i & -i {
-		s += o.tree[i]
-	}
-	return max(s, 0)
-}
-
-// take takes task t's item out of the visits waiting and says whether its
-// visit, of expected cost, fits in left (the run's credits neither billed
-// nor held; nil: no budget) after the visits ranked before it still to come and
-// what those in flight in this process are still expected to spend; a
-// visit that fits is in flight until end(t.ID). scheduled is false for an
-// item the schedule does not visit, or one already taken.
-func (o *spendOrder) take(t *Task, cost float64, left *int64) (fits bool, ahead float64, scheduled bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	i, ok := o.rank[[2]string{t.Kind, t.Key}]
-	if !ok {
-		return false, 0, false
-	}
-	delete(o.rank, [2]string{t.Kind, t.Key})
-	o.add(i, -o.cost[i])
-	ahead = o.ahead(i) + o.held()
-	if left != nil && float64(*left)-ahead < cost {
-		return false, ahead, true
-	}
-	t.bought = new(atomic.Int64)
-	o.inflight[t.ID] = inflightVisit{cost: o.cost[i], bought: t.bought}
-	return true, ahead, true
-}
-
-// end stops counting task id's visit as in flight.
-func (o *spendOrder) end(id int64) {
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.inflight, id)
-}
-
-// creditsLeftNow is the run's credits neither billed nor held (nil: no
-// budget).
-func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
-	var left *int64
-	if err := creditsLeft.QueryRow(ctx, c.opts.Pool, runArg{c.runID}).Scan(&left); err != nil {
-		return nil, fmt.Errorf("credits left: %w", err)
-	}
-	return left, nil
 }

@@ -114,6 +114,11 @@ func TestAdaptiveRevisits(t *testing.T) {
 		fmt.Sprintf("{%d}", fastGrowth)); n != fastAccounts {
 		t.Errorf("night 2: %d lists observed {%d}, want %d", n, fastGrowth, fastAccounts)
 	}
+	// A first observation teaches the rate: nothing was foreseen to be
+	// surprised by.
+	if n := b.count(t, `SELECT count(*) FROM crawl.revisit_items WHERE surprise <> 0`); n != 0 {
+		t.Errorf("night 2: %d items with a surprise", n)
+	}
 	if n := b.count(t, `SELECT count(*) FROM crawl.revisit_items f, crawl.revisit_items s
 		WHERE f.kind = s.kind AND f.kind = 'shortvideo.followers' AND f.events = $1::real[] AND s.events = '{0}' AND f.rate <= s.rate`,
 		fmt.Sprintf("{%d}", fastGrowth)); n != 0 {

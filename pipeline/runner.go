@@ -112,8 +112,10 @@ type crawl struct {
 	// during a database outage longer than lease_timeout the heartbeat
 	// cannot renew it, and taking the task over would buy its page again.
 	inflight sync.Map // int64 -> struct{}
-	// order is an adaptive run's schedule, spent in its order (revisit.go).
-	order *spendOrder
+	// order is an adaptive run's schedule, spent in its order; visits
+	// records what the run sees of the items it revisits (revisit*.go).
+	order  *spendOrder
+	visits *visitLog
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -183,13 +185,8 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	c.work = work
 	b.stopping = gctx.Done()
 	c.join(ctx)
-	if job.Reuse.Adaptive {
-		if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-			c.order, err = loadSpendOrder(ctx, opts.Pool, runID)
-			return err
-		}); err != nil {
-			return nil, err
-		}
+	if err := c.startRevisits(ctx); err != nil {
+		return nil, err
 	}
 	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
 		c.log.Warn("could not give back credits of ended leases", "err", err)
@@ -248,13 +245,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 			c.log.Warn("could not count failed tasks", "err", serr)
 		}
 	}
-	if serr == nil && final != "running" {
-		// The run's visits teach the change-rate estimates (revisit.go);
-		// a failure to record them costs tomorrow's schedule, not the run.
-		if oerr := observeRevisits(fctx, opts.Pool, job, runID); oerr != nil {
-			c.log.Warn("could not record what the run saw of the items it revisits", "err", oerr)
-		}
-	}
+	c.endRevisits(fctx, final) // what the run saw of the items it revisits ("": not known to have ended)
 	sum.Reason = CleanReason(sum.Reason)
 	c.finalProgress(fctx, sum.State)
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows, "failed_tasks", sum.Failed)
@@ -290,6 +281,9 @@ func (c *crawl) worker(ctx context.Context, id int) error {
 				return err
 			}
 			if pending == 0 && leased == 0 {
+				if c.secondLook(ctx) {
+					continue // reuse.adaptive: credits left for visits skipped
+				}
 				return nil
 			}
 			if pending == 0 {
@@ -392,7 +386,7 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if skipped, err := c.skipAdaptive(ctx, log, k, t); skipped || err != nil {
 		return err // reuse.adaptive: the run's schedule skips it
 	}
-	defer c.order.end(t.ID) // a visit the schedule admitted is no longer under way
+	defer c.visited(t) // a visit under way no more, to record
 	// The schedule decides for the kinds it schedules, not refresh_after.
 	if _, scheduled := revisitKind(t.Kind); !scheduled || !c.job.Reuse.Adaptive {
 		if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {

@@ -162,6 +162,9 @@ type Adaptive struct {
 	// they are not known yet, and are visited).
 	ByReason map[string]int `json:"by_reason"`
 	Items    []AdaptiveItem `json:"items"`
+	// Forget counts the items no run has reached for twice max_age: the
+	// next run forgets them (they are not in Items).
+	Forget int `json:"forget,omitempty"`
 }
 
 // AdaptiveItem is one known item's decision.
@@ -175,6 +178,9 @@ type AdaptiveItem struct {
 	AgeDays  float64 `json:"age_days"`
 	Yield    float64 `json:"expected_yield"`
 	Cost     float64 `json:"expected_cost"`
+	// CostHigh is what the visit costs at most unless the rate is well
+	// above its estimate: a run admits it when the credits left cover it.
+	CostHigh float64 `json:"cost_at_most"`
 	Priority float64 `json:"priority"` // higher is spent on first
 }
 
@@ -255,7 +261,7 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 // adaptiveOf lays out schedule s, items in the order it spends in.
 func adaptiveOf(s *pipeline.RevisitSchedule) *Adaptive {
 	a := &Adaptive{Budget: s.Budget, Visit: s.Summary.Visit, Skip: s.Summary.Skip, Cost: s.Summary.Cost, Yield: s.Summary.Yield,
-		StalenessLeft: s.Summary.StalenessLeft, ByReason: map[string]int{}, Items: []AdaptiveItem{}}
+		StalenessLeft: s.Summary.StalenessLeft, ByReason: map[string]int{}, Items: []AdaptiveItem{}, Forget: len(s.Forget)}
 	if a.Cost > 0 {
 		a.YieldPerCred = a.Yield / a.Cost
 	}
@@ -263,7 +269,7 @@ func adaptiveOf(s *pipeline.RevisitSchedule) *Adaptive {
 		d := it.Decision
 		a.ByReason[d.Reason]++
 		a.Items = append(a.Items, AdaptiveItem{Kind: it.Kind, Key: it.Key, Visit: d.Visit, FullWalk: d.Visit && it.FullWalk, Reason: d.Reason,
-			Rate: it.Rate, AgeDays: it.Age, Yield: d.Yield, Cost: d.Cost, Priority: d.Priority})
+			Rate: it.Rate, AgeDays: it.Age, Yield: d.Yield, Cost: d.Cost, CostHigh: d.CostHigh, Priority: d.Priority})
 	}
 	slices.SortStableFunc(a.Items, func(x, y AdaptiveItem) int { return cmp.Compare(y.Priority, x.Priority) })
 	return a

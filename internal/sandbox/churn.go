@@ -183,6 +183,9 @@ type followLaw struct {
 	churn                bool
 	arrive, lose         ChurnRate
 	arriveSeed, loseSeed uint64
+	// rateAt, when set, is the arrivals' rate of day k (the bursts and
+	// drift worlds, churnworlds.go), in place of arrive.PerDay.
+	rateAt func(k int64) float64
 }
 
 func newFollowLaw(handle, kind string, day0 int64, mix rateMix) followLaw {
@@ -226,7 +229,7 @@ func (l followLaw) at(day int64) followState {
 		s.arrived = l.fixed * day
 		return s
 	}
-	if l.arrive.PerDay == 0 && l.lose.PerDay == 0 {
+	if l.arrive.PerDay == 0 && l.lose.PerDay == 0 && l.rateAt == nil {
 		return s
 	}
 	arrive, lose := newPoisson(l.arrive.PerDay), newPoisson(l.lose.PerDay)
@@ -246,7 +249,13 @@ func (l followLaw) at(day int64) followState {
 				}
 			}
 		}
-		if l.arrive.PerDay > 0 {
+		switch {
+		case l.rateAt != nil:
+			if rate := l.rateAt(k); rate > 0 {
+				r := dayRNG(l.arriveSeed, k)
+				s.arrived += newPoisson(rate).draw(&r)
+			}
+		case l.arrive.PerDay > 0:
 			r := dayRNG(l.arriveSeed, k)
 			s.arrived += arrive.draw(&r)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -79,9 +80,11 @@ type Config struct {
 	WorldTime int64
 	// Churn is how accounts change from day to day: ChurnLinear (default;
 	// lists grow at their head by a fixed number a day, counters drift by a
-	// fixed amount) or ChurnHeavyTail (per-account heavy-tailed rates,
+	// fixed amount), ChurnHeavyTail (per-account heavy-tailed rates,
 	// Poisson arrivals, unfollows, irregular counters; see churn.go and
-	// ChurnTruth). Both are the same world at WorldTime 0.
+	// ChurnTruth), ChurnBursts or ChurnDrift (log-normal follower rates
+	// with bursts, or drifting; churnworlds.go). All are the same world
+	// at WorldTime 0.
 	Churn string
 	// Logger receives one debug record per request. Default: discard.
 	Logger *slog.Logger
@@ -167,8 +170,8 @@ func (c Config) validate() error {
 	if c.WorldTime < 0 {
 		return fmt.Errorf("sandbox: Config.WorldTime must not be negative, got %d", c.WorldTime)
 	}
-	if c.Churn != ChurnLinear && c.Churn != ChurnHeavyTail {
-		return fmt.Errorf("sandbox: Config.Churn must be %q or %q, got %q", ChurnLinear, ChurnHeavyTail, c.Churn)
+	if c.Churn != ChurnLinear && !slices.Contains(churnWorlds, c.Churn) {
+		return fmt.Errorf("sandbox: Config.Churn must be %q, %q, %q or %q, got %q", ChurnLinear, ChurnHeavyTail, ChurnBursts, ChurnDrift, c.Churn)
 	}
 	if err := validateRate("Config.Rate", "Config.Burst", c.Rate, c.Burst); err != nil {
 		return err

@@ -72,7 +72,7 @@ func New(cfg Config) (*Server, error) {
 	for _, k := range cfg.APIKeys {
 		s.keys[k] = struct{}{}
 	}
-	w := &world{pageSize: int64(cfg.PageSize), day: cfg.WorldTime, churn: cfg.Churn == ChurnHeavyTail}
+	w := &world{pageSize: int64(cfg.PageSize), day: cfg.WorldTime, churn: cfg.Churn != ChurnLinear, laws: cfg.Churn}
 	s.endpoints = w.endpoints()
 	s.prefix = apiPrefix
 	route := s.route

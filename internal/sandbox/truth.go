@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -73,11 +74,17 @@ type ChurnDiff struct {
 // of its lists). Handles starting with "missing" (and "" or "@...")
 // are an error, as the API answers 404 (400).
 func ChurnTruth(handle string, day int64) (AccountTruth, error) {
-	a, err := churnAccount(handle, day)
+	return ChurnTruthIn(ChurnHeavyTail, handle, day)
+}
+
+// ChurnTruthIn is ChurnTruth in churn world churn (ChurnHeavyTail,
+// ChurnBursts or ChurnDrift).
+func ChurnTruthIn(churn, handle string, day int64) (AccountTruth, error) {
+	a, err := churnAccount(churn, handle, day)
 	if err != nil {
 		return AccountTruth{}, err
 	}
-	w := &world{day: day, churn: true}
+	w := &world{day: day, churn: true, laws: churn}
 	return AccountTruth{
 		Handle:         handle,
 		Day:            day,
@@ -99,10 +106,15 @@ func ChurnTruth(handle string, day int64) (AccountTruth, error) {
 // arrivals (NewFollowers; every arrival of a day is still there at its
 // end) and unfollows. O(to + changes).
 func ChurnChanges(handle string, from, to int64) (ChurnDiff, error) {
+	return ChurnChangesIn(ChurnHeavyTail, handle, from, to)
+}
+
+// ChurnChangesIn is ChurnChanges in churn world churn.
+func ChurnChangesIn(churn, handle string, from, to int64) (ChurnDiff, error) {
 	if from < 0 || from > to {
 		return ChurnDiff{}, fmt.Errorf("sandbox: ChurnChanges: need 0 <= from <= to, got %d, %d", from, to)
 	}
-	a, err := churnAccount(handle, to)
+	a, err := churnAccount(churn, handle, to)
 	if err != nil {
 		return ChurnDiff{}, err
 	}
@@ -117,16 +129,24 @@ func ChurnChanges(handle string, from, to int64) (ChurnDiff, error) {
 
 // ChurnRatesOf is handle's true rates in the heavytail world, in O(1).
 func ChurnRatesOf(handle string) (ChurnRates, error) {
-	a, err := churnAccount(handle, 0)
+	return ChurnRatesIn(ChurnHeavyTail, handle)
+}
+
+// ChurnRatesIn is ChurnRatesOf in churn world churn: the base rates (a
+// burst or a drift changes the followers rate of a day, not these).
+func ChurnRatesIn(churn, handle string) (ChurnRates, error) {
+	a, err := churnAccount(churn, handle, 0)
 	if err != nil {
 		return ChurnRates{}, err
 	}
 	return ratesOf(a), nil
 }
 
-// churnAccount is the account as the heavytail world's handlers see it.
-func churnAccount(handle string, day int64) (account, error) {
+// churnAccount is the account as the handlers of churn world churn see it.
+func churnAccount(churn, handle string, day int64) (account, error) {
 	switch {
+	case !slices.Contains(churnWorlds, churn):
+		return account{}, fmt.Errorf("sandbox: %q is not a churn world (%s)", churn, strings.Join(churnWorlds, ", "))
 	case day < 0:
 		return account{}, fmt.Errorf("sandbox: day must not be negative, got %d", day)
 	case handle == "" || handle[0] == '@':
@@ -134,7 +154,7 @@ func churnAccount(handle string, day int64) (account, error) {
 	case strings.HasPrefix(handle, "missing"):
 		return account{}, errors.New("sandbox: no account " + handle + ": handles starting with missing do not exist")
 	}
-	return (&world{day: day, churn: true}).lookupAccount(handle)
+	return (&world{day: day, churn: true, laws: churn}).lookupAccount(handle)
 }
 
 func ratesOf(a account) ChurnRates {

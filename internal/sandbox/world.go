@@ -12,8 +12,9 @@ import (
 // concurrent use (it is never mutated after New).
 type world struct {
 	pageSize int64
-	day      int64 // Config.WorldTime
-	churn    bool  // Config.Churn is ChurnHeavyTail
+	day      int64  // Config.WorldTime
+	churn    bool   // Config.Churn is a churn world (not ChurnLinear)
+	laws     string // which: ChurnHeavyTail, ChurnBursts or ChurnDrift
 }
 
 // now is the world's Unix time: the start of the current world day.
@@ -223,6 +224,9 @@ func (w *world) lookupAccount(handle string) (account, error) {
 		a.churn = true
 		fl = newFollowLaw(handle, "followers", fl.day0, followersMix)
 		gl = newFollowLaw(handle, "following", gl.day0, followingMix)
+		if w.laws != ChurnHeavyTail {
+			wildLaws(w.laws, handle, &fl, &gl)
+		}
 	}
 	a.followersLaw, a.followingLaw = fl, gl
 	a.followersList, a.followingList = fl.at(w.day), gl.at(w.day)

@@ -9,32 +9,32 @@
 -- Adds tasks once per run. A task found again at a smaller depth takes
 -- that depth, so what a run reaches does not depend on which worker found
 -- it first: a pending one simply; one of the @reexpandable kinds already
--- fetched (done, or skipped as fresh) goes back to pending to be expanded
--- again from what it stored (reexpand), and one being fetched is marked so
--- its lease's end does the same.
+-- fetched (done, or skipped as fresh or by the adaptive schedule) goes
+-- back to pending to be expanded again from what it stored (reexpand), and
+-- one being fetched is marked so its lease's end does the same.
 INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after)
 SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond'
 FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[]) AS t(kind, key, params, depth, max_pages, refresh_us)
 ON CONFLICT (run_id, kind, key) DO UPDATE SET
     depth = EXCLUDED.depth,
     reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
-        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))),
-    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))
+        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND (x.reason LIKE 'fresh:%' OR x.reason LIKE 'adaptive:%')))),
+    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND (x.reason LIKE 'fresh:%' OR x.reason LIKE 'adaptive:%')))
                  THEN 'pending' ELSE x.state END,
     updated_at = now()
 WHERE EXCLUDED.depth < x.depth;
 
 -- name: EndReexpand
 -- Ends the lease of a task expanded again from stored data (no request):
--- done again, or skipped again when it had been skipped as fresh; for a
--- commit batch with its children, aborted by crawl.expect_advanced when the
--- lease is gone.
+-- done again, or skipped again when it had been skipped as fresh or by the
+-- adaptive schedule; for a commit batch with its children, aborted by
+-- crawl.expect_advanced when the lease is gone.
 WITH o AS (
     SELECT id, run_id, credits_held FROM crawl.tasks
     WHERE id = @id AND lease_token = @token AND state = 'leased'
     FOR UPDATE
 ), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.reason LIKE 'fresh:%' THEN 'skipped' ELSE 'done' END, reexpand = false,
+    UPDATE crawl.tasks t SET state = CASE WHEN t.reason LIKE 'fresh:%' OR t.reason LIKE 'adaptive:%' THEN 'skipped' ELSE 'done' END, reexpand = false,
         lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
