@@ -38,7 +38,7 @@ const (
 	analystsNewcomer = "fabio_newcomer_f9"
 	analystsSong     = "anthem_v12_r4"
 	analystsKeyword  = "street food n8"
-	analystsPostURL  = "https://www.photosocial.example/p/launch_c6_r2/"
+	analystsPostURL  = "https://www.instagram.com/p/launch_c6_r2/"
 )
 
 // guideQuestion is one question of the guide: its heading, its query and
