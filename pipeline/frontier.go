@@ -48,8 +48,6 @@ type Task struct {
 	// bought counts the pages of a visit the adaptive schedule admitted
 	// (nil otherwise), read by other workers weighing theirs.
 	bought *atomic.Int64
-
-	credits *leaseCredits // the lease's credits in this process (budget.go)
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -295,11 +293,10 @@ type Drops = kinds.Drops
 // Commit records a fetched page: the task's advance (the cursor to
 // continue from and, when stop is not empty, the end of the task with stop
 // as its reason, and the entries the page dropped), the page's rows and the
-// tasks it discovered, and the settle of what the page's requests cost
-// (SettleCredits: billed answers become billed credits; a page that ends the
-// task gives the lease's spare credits back). They go as one pgx batch,
-// which runs in one implicit transaction: a single round trip (no BEGIN, no
-// COMMIT). Send writes the batch without waiting for its results.
+// tasks it discovered. They go as one pgx batch, which runs in one implicit
+// transaction: a single round trip (no BEGIN, no COMMIT). Send writes the
+// batch without waiting for its results. What the page's requests cost is
+// the budget's (budget.go), not the commit's.
 //
 // The advance goes first, under the fencing token: for a stale worker it
 // matches no row, crawl.expect_advanced aborts the batch and Commit returns
@@ -318,17 +315,13 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 // not read yet. The server runs the batch and commits it whether or not
 // they are ever read (a client killed after Send still has its page
 // committed), which is what lets the next request of the list leave before
-// Wait. Until Wait, the lease's credits keep what the settle moves
-// (leaseCredits.carry), and the connection stays with the batch.
+// Wait. Until Wait, the connection stays with the batch.
 type SentCommit struct {
 	f      *Frontier
 	task   Task // as it was at Send: the page count and cursor the advance expects
 	next   string
-	lc     *leaseCredits
-	arg    settleParams // what the batch settles of lc
 	br     pgx.BatchResults
 	labels []string
-	sent   time.Time
 	done   bool
 	err    error
 }
@@ -337,36 +330,38 @@ type SentCommit struct {
 // without reading its results. A failure to send returns at once, with
 // nothing applied.
 func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit) (*SentCommit, error) {
-	rows, children, next, items, stop, drops := p.Rows, p.Children, p.Next, p.Items, p.Stop, p.Drops
+	batch, labels, err := commitBatch(runID, t, p, f.ttl)
+	if err != nil {
+		return nil, err
+	}
+	sc := &SentCommit{f: f, task: *t, next: p.Next, labels: labels}
+	sc.br = f.pool.SendBatch(ctx, batch)
+	return sc, nil
+}
+
+// commitBatch is p's commit batch, with a label per statement for errors.
+func commitBatch(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pgx.Batch, []string, error) {
+	rows, drops := p.Rows, p.Drops
 	if rows == nil {
 		rows = &sinks.Batch{}
 	}
-	var batch pgx.Batch
-	advanceTask.Queue(&batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next, Items: items,
-		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
-	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
+	batch := &pgx.Batch{}
+	advanceTask.Queue(batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
+		Stop: CleanReason(p.Stop), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
+	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(batch, runID, rows)...)
 	if p.Archive != nil {
-		queueArchive(&batch, runID, t, p.Archive)
+		queueArchive(batch, runID, t, p.Archive)
 		labels = append(labels, "archive page")
 	}
-	tasks, err := taskRows(children)
+	tasks, err := taskRows(p.Children)
 	if err != nil {
-		return nil, fmt.Errorf("add tasks: %w", err)
+		return nil, nil, fmt.Errorf("add tasks: %w", err)
 	}
 	if tasks != nil {
-		insertTasks.Queue(&batch, addParams(runID, &t.ID), tasks)
+		insertTasks.Queue(batch, addParams(runID, &t.ID), tasks)
 		labels = append(labels, "add tasks")
 	}
-	sc := &SentCommit{f: f, task: *t, next: next, lc: t.credits, labels: labels}
-	// The settle goes last: the run's row and its usage rows, which every
-	// worker's commits update, stay locked only until the batch commits.
-	if sc.lc != nil {
-		sc.arg = sc.lc.settleFor(runID, stop != "")
-		settleCredits.Queue(&batch, sc.arg)
-	}
-	sc.sent = time.Now()
-	sc.br = f.pool.SendBatch(ctx, &batch)
-	return sc, nil
+	return batch, labels, nil
 }
 
 // Wait reads the results of the batch, once: the error is the commit's
@@ -377,31 +372,11 @@ func (sc *SentCommit) Wait(ctx context.Context) error {
 	}
 	sc.done = true
 	err := sinks.Results(sc.br, sc.labels)
-	var held int64
-	if err == nil && sc.lc != nil {
-		if err = sc.br.QueryRow().Scan(&held); err != nil {
-			err = fmt.Errorf("settle credits: %w", err)
-		}
-	}
 	if cerr := sc.br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	outcome := commitSettled
-	if err != nil {
-		outcome = commitFailed
-	}
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
 		err = sc.f.notAdvanced(ctx, &sc.task, sc.next)
-		if errors.Is(err, errAlreadyApplied) {
-			outcome = commitApplied // the first attempt settled; what it left is unknown
-		}
-	}
-	if lc := sc.lc; lc != nil {
-		lc.received(held, outcome)
-		if outcome == commitSettled {
-			// The advance left at least half of f.ttl to the lease.
-			lc.validUntil = sc.sent.Add(sc.f.ttl * 9 / 20)
-		}
 	}
 	sc.err = err
 	return err

@@ -597,10 +597,7 @@ type revisitOrderRow struct {
 	Cost float32
 }
 
-var (
-	revisitOrder = db.Prepare[runArg]("RevisitOrder")
-	creditsLeft  = db.Prepare[runArg]("CreditsLeft")
-)
+var revisitOrder = db.Prepare[runArg]("RevisitOrder")
 
 // loadSpendOrder reads run runID's scheduled visits, highest priority first.
 func loadSpendOrder(ctx context.Context, q db.Querier, runID int64) (*spendOrder, error) {
@@ -673,14 +670,4 @@ func (o *spendOrder) end(id int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.inflight, id)
-}
-
-// creditsLeftNow is the run's credits neither billed nor held (nil: no
-// budget).
-func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
-	var left *int64
-	if err := creditsLeft.QueryRow(ctx, c.opts.Pool, runArg{c.runID}).Scan(&left); err != nil {
-		return nil, fmt.Errorf("credits left: %w", err)
-	}
-	return left, nil
 }

@@ -146,7 +146,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
 	// bounded well beyond both.
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log, workers: job.Limits.Workers,
+	b := &budget{pool: opts.Pool, runID: runID, owner: opts.Owner, retry: c.retryDB, log: c.log,
 		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
 	c.budget = b
 	// Credits, bodies and the archive are each page's lease's (pageLease);
@@ -191,9 +191,6 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 			return nil, err
 		}
 	}
-	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
-		c.log.Warn("could not give back credits of ended leases", "err", err)
-	}
 	// A run whose seeding from files was interrupted finishes it first, so
 	// the frontier is whole before workers can find it empty.
 	err = c.retryDB(runCtx, func(ctx context.Context) error {
@@ -205,10 +202,12 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 			g.Go(func() error { return c.worker(gctx, w) })
 		}
 		mctx, stopMonitor := context.WithCancel(gctx)
-		monitorDone := make(chan struct{})
-		go func() { defer close(monitorDone); c.monitor(mctx) }()
+		monitorDone := make(chan struct{}, 2)
+		go func() { defer func() { monitorDone <- struct{}{} }(); c.monitor(mctx) }()
+		go func() { defer func() { monitorDone <- struct{}{} }(); b.beat(mctx) }()
 		err = g.Wait()
 		stopMonitor()
+		<-monitorDone
 		<-monitorDone
 	} else if ctx.Err() != nil {
 		err = nil // interrupted while seeding: stopped, resumable
@@ -235,6 +234,9 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		c.log.Warn("could not release this process's leases; they will expire", "err", rerr)
 	} else if n > 0 {
 		c.log.Info("released unfinished tasks", "tasks", n)
+	}
+	if berr := b.close(fctx); berr != nil {
+		c.log.Warn("could not post the last answers' credits or give back the spare ones; they stay counted as spent", "err", berr)
 	}
 	final, serr := FinishRun(fctx, opts.Pool, runID, c.frontier.owner, sum.State, sum.Reason)
 	switch {
@@ -431,7 +433,6 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 	switch {
 	case errors.Is(err, ErrLeaseLost):
 		log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
-		c.budget.flush(c.work, t.credits, nil) // a billed answer still counts
 		return nil
 	case errors.Is(err, errRunStopping):
 		return c.release(t) // it was waiting for the budget: nothing sent
@@ -548,9 +549,11 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	// against the client's in-flight budget until its rows are committed
 	// (or it is given up).
 	bodies := &bodyHold{}
-	lease := &pageLease{budget: c.budget, credits: t.leaseCredits(), prev: prev, await: c.await, archive: c.job.Archive, bodies: bodies}
+	lease := &pageLease{budget: c.budget, prev: prev, await: c.await, archive: c.job.Archive, bodies: bodies}
 	held := true
 	defer func() {
+		// A request whose answer never came is taken as not billed.
+		c.budget.release(&lease.reserved)
 		if held {
 			bodies.release()
 		}
@@ -594,7 +597,6 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		return nil, nil, fetchError{err}
 	}
 	res := &fetched{Result: mapped, archive: lease.archived()}
-	c.budget.release(fctx, lease.credits)
 	if t.bought != nil {
 		// Bought, and billed once its commit lands: other workers weighing
 		// a visit against the budget count it from now (revisit.go).
@@ -713,7 +715,6 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 }
 
 func (c *crawl) finish(t *Task, state, reason string) error {
-	c.budget.flush(c.work, t.credits, nil) // what the lease's answers cost, before it ends
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 		return c.frontier.Finish(ctx, t, state, reason)
 	})
@@ -726,7 +727,6 @@ func (c *crawl) finish(t *Task, state, reason string) error {
 // release hands the task back; failure is only logged, since the lease
 // expires by itself.
 func (c *crawl) release(t *Task) error {
-	c.budget.flush(c.work, t.credits, nil)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {

@@ -100,11 +100,6 @@ WHERE p.run_id = @run_id AND p.visit AND NOT EXISTS (
       AND t.state IN ('done', 'failed', 'skipped'))
 ORDER BY p.priority DESC;
 
--- name: CreditsLeft
--- The credits of the run's budget neither billed nor held by a lease
--- (NULL: no budget).
-SELECT max_credits - credits_committed FROM crawl.runs WHERE id = @run_id;
-
 -- name: MarkWalksCut
 -- The lists of job @job_name whose walk run @run_id left unfinished: their
 -- next visit walks them whole.
