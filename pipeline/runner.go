@@ -249,6 +249,11 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		if sum.Failed, serr = CountFailed(fctx, opts.Pool, runID); serr != nil {
 			c.log.Warn("could not count failed tasks", "err", serr)
 		}
+	case final == "stopped" && errors.Is(err, ErrBudgetExhausted):
+		// Not continued with this budget (rerun.go).
+		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, runArg{runID}); merr != nil {
+			c.log.Warn("could not record that the run's budget is spent", "err", merr)
+		}
 	}
 	if serr == nil && final != "running" {
 		// The run's visits teach the change-rate estimates (revisit.go);
