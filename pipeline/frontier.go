@@ -48,6 +48,10 @@ type Task struct {
 	// bought counts the pages of a visit the adaptive schedule admitted
 	// (nil otherwise), read by other workers weighing theirs.
 	bought *atomic.Int64
+	// lease is the lease's context in this process: cancelled with
+	// ErrLeaseLost when the heartbeat finds the lease lost, and at the run's
+	// hard stop (nil outside the runner: context.Background).
+	lease context.Context
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -86,8 +90,9 @@ type (
 	}
 	leaseParams struct {
 		RunID int64         `db:"run_id"`
-		Owner string        `db:"owner"` // the lease's owner tag
+		Owner string        `db:"owner"` // the leases' owner tag
 		TTL   time.Duration `db:"ttl"`
+		N     int           `db:"n"` // how many tasks at most
 	}
 	heldParams struct {
 		RunID int64  `db:"run_id"`
@@ -118,9 +123,9 @@ type (
 		Cursor string `db:"cursor"`
 	}
 	extendParams struct {
-		ID    int64         `db:"id"`
-		Token int64         `db:"token"`
-		TTL   time.Duration `db:"ttl"`
+		IDs    []int64       `db:"ids"`
+		Tokens []int64       `db:"tokens"`
+		TTL    time.Duration `db:"ttl"`
 	}
 	finishTaskParams struct {
 		ID     int64  `db:"id"`
@@ -140,12 +145,12 @@ type (
 
 var (
 	insertTasks       = db.PrepareBulk[addTasksParams, taskRow]("AddTasks")
-	leaseTask         = db.Prepare[leaseParams]("LeaseTask")
-	heldTask          = db.Prepare[heldParams]("HeldTask")
+	leaseTasks        = db.Prepare[leaseParams]("LeaseTasks")
+	heldTasks         = db.Prepare[heldParams]("HeldTasks")
 	rescueTasks       = db.Prepare[rescueParams]("RescueTasks")
 	advanceTask       = db.Prepare[advanceParams]("AdvanceTask")
 	taskAdvanced      = db.Prepare[advancedParams]("TaskAdvanced")
-	extendLease       = db.Prepare[extendParams]("ExtendLease")
+	extendLeases      = db.Prepare[extendParams]("ExtendLeases")
 	finishTask        = db.Prepare[finishTaskParams]("FinishTask")
 	releaseTask       = db.Prepare[leaseArg]("ReleaseTask")
 	countActiveTasks  = db.Prepare[runArg]("CountActiveTasks")
@@ -220,54 +225,70 @@ func (f *Frontier) Rescue(ctx context.Context, runID int64, keep ...int64) (int6
 	return n, nil
 }
 
-// Lease takes one task for this owner, or returns nil when none is ready.
-// retry runs the statement again while the database is unreachable (nil:
-// once). Each lease is tagged with a unique owner string, so a retry whose
-// first attempt committed without its answer arriving finds that task
-// instead of leaving it leased to nobody until its lease expires.
+// Lease takes one task for this owner, or returns nil when none is ready
+// (LeaseN of one).
 func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Context, func(context.Context) error) error) (*Task, error) {
+	ts, err := f.LeaseN(ctx, runID, 1, retry)
+	if len(ts) == 0 {
+		return nil, err
+	}
+	return ts[0], err
+}
+
+// LeaseN takes up to n tasks for this owner in one statement, lower depth
+// first; none when none is ready. retry runs the statement again while the
+// database is unreachable (nil: once). Each call tags its leases with a
+// unique owner string, so a retry whose first attempt committed without
+// its answer arriving finds those tasks instead of leaving them leased to
+// nobody until their leases expire.
+func (f *Frontier) LeaseN(ctx context.Context, runID int64, n int, retry func(context.Context, func(context.Context) error) error) ([]*Task, error) {
 	if retry == nil {
 		retry = func(ctx context.Context, op func(context.Context) error) error { return op(ctx) }
 	}
 	tag := f.owner + "#" + strconv.FormatInt(f.leases.Add(1), 10)
-	var t *Task
+	var ts []*Task
 	attempt := 0
 	err := retry(ctx, func(ctx context.Context) error {
 		attempt++
 		var err error
 		if attempt > 1 {
-			if t, err = f.scanTask(ctx, runID, heldTask.QueryRow(ctx, f.pool, heldParams{RunID: runID, Owner: tag})); t != nil || err != nil {
+			rows, err := heldTasks.Query(ctx, f.pool, heldParams{RunID: runID, Owner: tag})
+			if ts, err = scanTasks(runID, rows, err); len(ts) > 0 || err != nil {
 				return err
 			}
 		}
-		t, err = f.scanTask(ctx, runID, leaseTask.QueryRow(ctx, f.pool, leaseParams{RunID: runID, Owner: tag, TTL: f.ttl}))
+		rows, err := leaseTasks.Query(ctx, f.pool, leaseParams{RunID: runID, Owner: tag, TTL: f.ttl, N: n})
+		ts, err = scanTasks(runID, rows, err)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lease task: %w", err)
+		return nil, fmt.Errorf("lease tasks: %w", err)
 	}
-	return t, nil
+	slices.SortFunc(ts, func(a, b *Task) int { return cmp.Or(cmp.Compare(a.Depth, b.Depth), cmp.Compare(a.ID, b.ID)) })
+	return ts, nil
 }
 
-// scanTask reads the task of a LeaseTask or HeldTask row; nil when there
-// is none.
-func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Task, error) {
-	t := &Task{Task: kinds.Task{RunID: runID}}
-	var params []byte
-	var refreshUS int64
-	err := row.Scan(
-		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
+// scanTasks reads the tasks of a LeaseTasks or HeldTasks result.
+func scanTasks(runID int64, rows pgx.Rows, err error) ([]*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(params, &t.Params); err != nil {
-		return nil, fmt.Errorf("task %d params: %w", t.ID, err)
+	defer rows.Close()
+	var ts []*Task
+	for rows.Next() {
+		t := &Task{Task: kinds.Task{RunID: runID}}
+		var params []byte
+		var refreshUS int64
+		if err := rows.Scan(&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(params, &t.Params); err != nil {
+			return nil, fmt.Errorf("task %d params: %w", t.ID, err)
+		}
+		t.RefreshAfter = time.Duration(refreshUS) * time.Microsecond
+		ts = append(ts, t)
 	}
-	t.RefreshAfter = time.Duration(refreshUS) * time.Microsecond
-	return t, nil
+	return ts, rows.Err()
 }
 
 // PageCommit is what one page of a task commits: its rows, the tasks it
@@ -400,16 +421,28 @@ func (f *Frontier) notAdvanced(ctx context.Context, t *Task, next string) error 
 // gone through; commit treats it as success.
 var errAlreadyApplied = errors.New("page already committed")
 
-// Extend renews the lease of a task being worked on (the heartbeat).
-func (f *Frontier) Extend(ctx context.Context, t *Task) error {
-	tag, err := extendLease.Exec(ctx, f.pool, extendParams{ID: t.ID, Token: t.Token, TTL: f.ttl})
+// ExtendLeases renews the leases of the tasks held (the process's
+// heartbeat, one statement for all) and returns the ids of those it
+// renewed: a lease missing from them is lost.
+func (f *Frontier) ExtendLeases(ctx context.Context, held []*Task) (map[int64]bool, error) {
+	held = slices.SortedFunc(slices.Values(held), func(a, b *Task) int { return cmp.Compare(a.ID, b.ID) })
+	p := extendParams{IDs: make([]int64, len(held)), Tokens: make([]int64, len(held)), TTL: f.ttl}
+	for i, t := range held {
+		p.IDs[i], p.Tokens[i] = t.ID, t.Token
+	}
+	rows, err := extendLeases.Query(ctx, f.pool, p)
 	if err != nil {
-		return fmt.Errorf("extend lease of task %d: %w", t.ID, err)
+		return nil, fmt.Errorf("extend leases: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return ErrLeaseLost
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("extend leases: %w", err)
 	}
-	return nil
+	renewed := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		renewed[id] = true
+	}
+	return renewed, nil
 }
 
 // Finish ends a task as failed or skipped with a reason.

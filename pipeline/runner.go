@@ -107,11 +107,15 @@ type crawl struct {
 	// run, before the failing task is released, so no other worker can
 	// lease it in between.
 	stop context.CancelCauseFunc
-	// inflight holds the ids of the tasks this process's workers are
-	// working on. Rescue leaves them alone even when their lease expired:
-	// during a database outage longer than lease_timeout the heartbeat
-	// cannot renew it, and taking the task over would buy its page again.
-	inflight sync.Map // int64 -> struct{}
+	// held are the tasks this process is working on, with the cancel of
+	// each one's context (a lost lease cancels it with ErrLeaseLost).
+	// Rescue leaves them alone even when their lease expired: during a
+	// database outage longer than lease_timeout the heartbeat cannot renew
+	// it, and taking the task over would buy its page again.
+	heldMu sync.Mutex
+	held   map[int64]heldTask
+	// committer groups the page commits of all the tasks (committer.go).
+	committer *committer
 	// order is an adaptive run's schedule, spent in its order (revisit.go).
 	order *spendOrder
 }
@@ -140,8 +144,9 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		runID:    runID,
 		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
-		wake:     make(chan struct{}, job.Limits.Workers),
+		wake:     make(chan struct{}, 1),
 		mon:      monitorState{started: time.Now()},
+		held:     map[int64]heldTask{},
 	}
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
@@ -159,7 +164,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	}
 	c.client = client
 	// The processes on this run share the key's quota (ratequota.go).
-	stopShare := startQuotaShare(ctx, opts.Pool, runID, opts.Owner, client, func() int { return len(c.inflightIDs()) }, c.log)
+	stopShare := startQuotaShare(ctx, opts.Pool, runID, opts.Owner, client, c.inProgress, c.log)
 	defer stopShare()
 
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -175,12 +180,13 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	})
 	defer stopGrace()
 
-	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "owner", opts.Owner)
+	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "max_conns", opts.Pool.Config().MaxConns, "owner", opts.Owner)
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	c.stop = stopRun
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
+	c.committer = newCommitter(work, opts.Pool, runID, c.frontier)
 	b.stopping = gctx.Done()
 	c.join(ctx)
 	if job.Reuse.Adaptive {
@@ -198,17 +204,16 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		return err
 	})
 	if err == nil {
-		for w := range job.Limits.Workers {
-			g.Go(func() error { return c.worker(gctx, w) })
-		}
+		g.Go(func() error { return c.dispatch(gctx, g) })
 		mctx, stopMonitor := context.WithCancel(gctx)
-		monitorDone := make(chan struct{}, 2)
-		go func() { defer func() { monitorDone <- struct{}{} }(); c.monitor(mctx) }()
-		go func() { defer func() { monitorDone <- struct{}{} }(); b.beat(mctx) }()
+		background := []func(context.Context){c.monitor, b.beat, c.heartbeat}
+		var bg sync.WaitGroup
+		for _, f := range background {
+			bg.Go(func() { f(mctx) })
+		}
 		err = g.Wait()
 		stopMonitor()
-		<-monitorDone
-		<-monitorDone
+		bg.Wait()
 	} else if ctx.Err() != nil {
 		err = nil // interrupted while seeding: stopped, resumable
 	}
@@ -276,77 +281,186 @@ func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) err
 	}, op)
 }
 
-// worker leases and processes tasks until the run has none left or ctx ends.
-func (c *crawl) worker(ctx context.Context, id int) error {
-	log := c.log.With("worker", id)
+// MaxInProgress is the most tasks one process works on at once, whatever
+// limits.workers or the client's concurrency target say.
+const MaxInProgress = 4096
+
+// heldTask is a task this process works on: its lease, and the cancel of
+// its context.
+type heldTask struct {
+	task   *Task
+	cancel context.CancelCauseFunc
+}
+
+// target is how many tasks the process keeps in progress: the client's
+// concurrency target when it has one (sources' ConcurrencyLimiter: its
+// limit, and as many again for tasks between two requests), capped by
+// limits.workers; limits.workers otherwise. At most MaxInProgress.
+func (c *crawl) target() int {
+	n := c.job.Limits.Workers
+	if l, ok := any(c.client).(interface{ Limit() int }); ok {
+		n = 2 * l.Limit()
+		if w := c.job.Limits.Workers; w > 0 {
+			n = min(n, w)
+		}
+	}
+	return max(1, min(n, MaxInProgress))
+}
+
+// dispatch leases tasks in batches, as many as the target leaves room for,
+// and works each in a goroutine of g, until the run has none left or ctx
+// ends.
+func (c *crawl) dispatch(ctx context.Context, g *errgroup.Group) error {
 	for ctx.Err() == nil {
-		t, err := c.lease(ctx)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			var pending, leased int64
-			err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-				pending, leased, err = c.frontier.Active(ctx, c.runID)
+		room := c.target() - c.inProgress()
+		var ts []*Task
+		if room > 0 {
+			var err error
+			if ts, err = c.lease(ctx, room); err != nil {
 				return err
-			})
-			if err != nil {
+			}
+		}
+		for _, t := range ts {
+			lctx, cancel := context.WithCancelCause(c.work)
+			t.lease = lctx
+			c.heldMu.Lock()
+			c.held[t.ID] = heldTask{task: t, cancel: cancel}
+			c.heldMu.Unlock()
+			g.Go(func() error {
+				defer c.done(t)
 				if ctx.Err() != nil {
-					return nil
+					return c.release(t)
 				}
+				return c.process(ctx, c.log, t)
+			})
+		}
+		if len(ts) > 0 && len(ts) == room {
+			continue // there may be more
+		}
+		if room > 0 && len(ts) == 0 {
+			if finished, err := c.noneReady(ctx); finished || err != nil {
 				return err
 			}
-			if pending == 0 && leased == 0 {
-				return nil
-			}
-			if pending == 0 {
-				// Every task is leased: some may belong to a dead process.
-				var n int64
-				err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-					n, err = c.frontier.Rescue(ctx, c.runID, c.inflightIDs()...)
-					return err
-				})
-				if err != nil && ctx.Err() == nil {
-					return err
-				}
-				if n > 0 {
-					log.Info("took over expired leases", "tasks", n)
-					continue
-				}
-			}
-			c.idle(ctx)
-			continue
 		}
-		c.inflight.Store(t.ID, struct{}{})
-		if ctx.Err() != nil {
-			err = c.release(t)
-		} else {
-			err = c.process(ctx, log, t)
-		}
-		c.inflight.Delete(t.ID)
-		if err != nil || ctx.Err() != nil {
-			return err
-		}
+		c.idle(ctx)
 	}
 	return nil
 }
 
+// noneReady is what the dispatcher does when no task was ready to lease:
+// the run is finished when no task is pending or leased and this process
+// works on none; when every task is leased, expired leases (of a dead
+// process) are taken over.
+func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
+	var pending, leased int64
+	err = c.retryDB(ctx, func(ctx context.Context) (err error) {
+		pending, leased, err = c.frontier.Active(ctx, c.runID)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		return true, err
+	}
+	if pending == 0 && leased == 0 && c.inProgress() == 0 {
+		return true, nil
+	}
+	if pending == 0 && leased > int64(c.inProgress()) {
+		// Some leases are not this process's: some may be a dead one's.
+		var n int64
+		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+			n, err = c.frontier.Rescue(ctx, c.runID, c.inflightIDs()...)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			return true, err
+		}
+		if n > 0 {
+			c.log.Info("took over expired leases", "tasks", n)
+			c.wakeOthers()
+		}
+	}
+	return false, nil
+}
+
+// done forgets a task this process no longer works on, and wakes the
+// dispatcher: there is room for another.
+func (c *crawl) done(t *Task) {
+	c.heldMu.Lock()
+	if h, ok := c.held[t.ID]; ok {
+		h.cancel(nil)
+		delete(c.held, t.ID)
+	}
+	c.heldMu.Unlock()
+	c.wakeOthers()
+}
+
+// inProgress is how many tasks this process works on.
+func (c *crawl) inProgress() int {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	return len(c.held)
+}
+
 // inflightIDs lists the tasks this process is working on.
 func (c *crawl) inflightIDs() []int64 {
-	var ids []int64
-	c.inflight.Range(func(k, _ any) bool {
-		ids = append(ids, k.(int64))
-		return true
-	})
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	ids := make([]int64, 0, len(c.held))
+	for id := range c.held {
+		ids = append(ids, id)
+	}
 	return ids
 }
 
-// lease takes a task. The statement itself is not interrupted by a stop (a
-// cancelled lease may still commit on the server; its task is then given
-// back by ReleaseOwned at the end of the run), but a stop ends the retries
-// while the database is away.
-func (c *crawl) lease(ctx context.Context) (*Task, error) {
-	t, err := c.frontier.Lease(context.WithoutCancel(ctx), c.runID, func(_ context.Context, op func(context.Context) error) error {
+// heartbeat renews the leases of every task this process works on, one
+// statement for all, every third of the lease timeout until ctx ends; a
+// lease it could not renew is lost: its task's context is cancelled with
+// ErrLeaseLost, so its request is called off and its page discarded.
+func (c *crawl) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(max(time.Duration(c.job.Limits.LeaseTimeout)/3, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c.heldMu.Lock()
+		tasks := make([]*Task, 0, len(c.held))
+		for _, h := range c.held {
+			tasks = append(tasks, h.task)
+		}
+		c.heldMu.Unlock()
+		if len(tasks) == 0 {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, max(time.Duration(c.job.Limits.LeaseTimeout)/3, time.Second))
+		renewed, err := c.frontier.ExtendLeases(sctx, tasks)
+		cancel()
+		if err != nil {
+			// The database is away: the leases run on, and Rescue spares
+			// this process's own when they expire.
+			c.log.Debug("lease heartbeat failed", "err", err)
+			continue
+		}
+		c.heldMu.Lock()
+		for _, t := range tasks {
+			if h, ok := c.held[t.ID]; ok && !renewed[t.ID] && h.task.Token == t.Token {
+				h.cancel(ErrLeaseLost)
+			}
+		}
+		c.heldMu.Unlock()
+	}
+}
+
+// lease takes up to n tasks. The statement itself is not interrupted by a
+// stop (a cancelled lease may still commit on the server; its tasks are
+// then given back by ReleaseOwned at the end of the run), but a stop ends
+// the retries while the database is away.
+func (c *crawl) lease(ctx context.Context, n int) ([]*Task, error) {
+	ts, err := c.frontier.LeaseN(context.WithoutCancel(ctx), c.runID, n, func(_ context.Context, op func(context.Context) error) error {
 		return c.retryDB(ctx, func(context.Context) error {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
@@ -356,10 +470,11 @@ func (c *crawl) lease(ctx context.Context) (*Task, error) {
 	if err != nil && ctx.Err() != nil {
 		return nil, nil
 	}
-	return t, err
+	return ts, err
 }
 
-// idle waits for a wake-up from another worker or the poll interval.
+// idle waits for a wake-up (a task ended, or one found new tasks) or the
+// poll interval.
 func (c *crawl) idle(ctx context.Context) {
 	timer := time.NewTimer(c.opts.PollInterval)
 	defer timer.Stop()
@@ -371,12 +486,9 @@ func (c *crawl) idle(ctx context.Context) {
 }
 
 func (c *crawl) wakeOthers() {
-	for range cap(c.wake) {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-			return
-		}
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -470,10 +582,10 @@ type fetched struct {
 	archive *ArchivedPage
 }
 
-// sentPage is a page whose commit batch is written, its results unread
-// (Frontier.Send), with what a retry needs.
+// sentPage is a page whose commit is submitted to the committer, its
+// outcome not read yet, with what a retry needs.
 type sentPage struct {
-	sc       *SentCommit
+	sc       interface{ Wait(context.Context) error } // the committer's groupCommit
 	task     Task // as at the send
 	res      *fetched
 	children []NewTask
@@ -547,9 +659,13 @@ func (e fetchError) Unwrap() error { return e.err }
 // for good (the lease was lost, or the database refuses the page), the
 // next page, already requested, is discarded: one credit, and only then.
 func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPage, error) {
-	fctx, cancel := context.WithCancelCause(c.work)
+	parent := t.lease
+	if parent == nil {
+		parent = c.work
+	}
+	fctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	// What the page's requests spend and wait for: the lease's credits,
+	// What the page's requests spend and wait for: the budget's credits,
 	// the previous page's commit, and the page's bodies, which stay counted
 	// against the client's in-flight budget until its rows are committed
 	// (or it is given up).
@@ -565,24 +681,6 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		// Nothing of this page keeps the previous one once it is done:
 		// its commit (sent, unread) holds only the bodies it counts.
 		lease.prev = nil
-	}()
-	ttl := time.Duration(c.job.Limits.LeaseTimeout)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		tick := time.NewTicker(max(ttl/3, 10*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if err := c.frontier.Extend(fctx, t); errors.Is(err, ErrLeaseLost) {
-					cancel(ErrLeaseLost)
-					return
-				}
-			}
-		}
 	}()
 	// The previous page's commit is read before a statement of the lease's
 	// own, and before a read waits for the body budget it holds (the
@@ -615,14 +713,19 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	}
 	children := c.children(res.Result)
 	start := time.Now()
-	if res.Stop == "" {
-		// Not the last page: send, and let the next call read it. The
-		// batch outlives this page's context (not the run's hard stop).
-		sc, err := c.frontier.Send(c.work, c.runID, t, c.pageCommit(res, children))
-		if err == nil {
-			held = false
-			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: bodies.release}, nil
+	// The committer sends the page's commit with other tasks' pages (it
+	// outlives this page's context, not the run's hard stop). Not the last
+	// page: the next call reads it, after its request left.
+	if g, err := c.committer.submit(t, c.pageCommit(res, children)); err == nil {
+		held = false
+		sent := &sentPage{sc: g, task: *t, res: res, children: children, sending: time.Since(start), release: bodies.release}
+		if res.Stop == "" {
+			return res, sent, nil
 		}
+		if err := c.await(sent); err != nil {
+			return nil, nil, err
+		}
+		return res, nil, nil
 	}
 	if err := c.commit(fctx, t, res, children); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
