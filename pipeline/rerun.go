@@ -107,10 +107,10 @@ type PriorRun struct {
 	Billed      int64
 	// Spent: it stopped because its budget was spent (BudgetStop: the
 	// budget it had then), and the job gives it no larger one.
-	Spent       bool
-	BudgetStop  *int64
-	Idle        time.Duration // since its last activity
-	InProgress  bool          // a process is working on it
+	Spent      bool
+	BudgetStop *int64
+	Idle       time.Duration // since its last activity
+	InProgress bool          // a process is working on it
 }
 
 var latestRun = db.Prepare[latestRunParams]("LatestRun")

@@ -586,7 +586,7 @@ type fetched struct {
 // outcome not read yet, with what a retry needs.
 type sentPage struct {
 	sc       interface{ Wait(context.Context) error } // the committer's groupCommit
-	task     Task // as at the send
+	task     Task                                     // as at the send
 	res      *fetched
 	children []NewTask
 	sending  time.Duration // how long writing the batch took
