@@ -283,7 +283,7 @@ func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) err
 
 // MaxInProgress is the most tasks one process works on at once, whatever
 // limits.workers or the client's concurrency target say.
-const MaxInProgress = 4096
+const MaxInProgress = jobfile.MaxWorkers
 
 // heldTask is a task this process works on: its lease, and the cancel of
 // its context.

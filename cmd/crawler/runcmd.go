@@ -149,7 +149,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if err := clientCfg.Validate(); err != nil {
 		return usageError{fmt.Errorf("%s: api: %w", path, err)}
 	}
-	pool, err := connect(ctx, env, job.Limits.Workers+4)
+	pool, err := connect(ctx, env, job.Database.MaxConns)
 	if err != nil {
 		return err
 	}
