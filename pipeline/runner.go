@@ -87,6 +87,20 @@ func (e *StopError) Error() string {
 
 func (e *StopError) Unwrap() error { return e.Err }
 
+// NoSlotError is PostgreSQL refusing a connection for want of a free slot
+// (SQLSTATE 53300): not an outage, a setting to change.
+type NoSlotError struct {
+	Err      error
+	MaxConns int32
+}
+
+func (e NoSlotError) Error() string {
+	return fmt.Sprintf("PostgreSQL has no free connection slot (SQLSTATE 53300): a crawler process opens at most database.max_conns connections (%d here); "+
+		"lower it or run fewer processes, raise the server's max_connections, or put PgBouncer in front (docs/pgbouncer.md): %v", e.MaxConns, e.Err)
+}
+
+func (e NoSlotError) Unwrap() error { return e.Err }
+
 // crawl is the state shared by the workers of one run in one process.
 type crawl struct {
 	opts     Options
@@ -216,6 +230,9 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		bg.Wait()
 	} else if ctx.Err() != nil {
 		err = nil // interrupted while seeding: stopped, resumable
+	}
+	if db.TooManyConnections(err) {
+		err = NoSlotError{Err: err, MaxConns: opts.Pool.Config().MaxConns}
 	}
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
 	var stop *StopError

@@ -60,6 +60,10 @@ func Classify(err error) Class {
 	if err == nil {
 		return None
 	}
+	// No free connection slot is not an outage: waiting does not make one.
+	if TooManyConnections(err) {
+		return Fatal
+	}
 	// Refused, reset or timed out while connecting; a server that is
 	// starting or shutting down (57P03, 57P01) answers inside it too.
 	if errors.As(err, new(*pgconn.ConnectError)) {
@@ -103,6 +107,19 @@ func classifySQLState(code string) Class {
 		return Fatal
 	}
 	return Data
+}
+
+// TooManyConnectionsCode is SQLSTATE 53300: the server (max_connections)
+// or a pooler in front of it has no free connection slot.
+const TooManyConnectionsCode = "53300"
+
+// TooManyConnections reports a connection refused for want of a free slot
+// (53300), also inside a pgconn.ConnectError: the run stops, with an error
+// naming the setting (database.max_conns), instead of waiting it out as an
+// outage.
+func TooManyConnections(err error) bool {
+	pgErr := (*pgconn.PgError)(nil)
+	return errors.As(err, &pgErr) && pgErr.Code == TooManyConnectionsCode
 }
 
 // IsData reports a page the database refuses for what it holds
