@@ -231,8 +231,11 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	} else if ctx.Err() != nil {
 		err = nil // interrupted while seeding: stopped, resumable
 	}
-	if db.TooManyConnections(err) {
+	switch {
+	case db.TooManyConnections(err):
 		err = NoSlotError{Err: err, MaxConns: opts.Pool.Config().MaxConns}
+	case db.PoolerStatements(err):
+		err = fmt.Errorf("%w (through PgBouncer in transaction mode, add default_query_exec_mode=cache_describe to DATABASE_URL: docs/pgbouncer.md)", err)
 	}
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
 	var stop *StopError

@@ -99,6 +99,8 @@ func classifySQLState(code string) Class {
 		return Transient
 	case NotAdvancedCode:
 		return Fatal // Commit turns it into errAlreadyApplied or an error of its own
+	case "42P05", "26000": // duplicate or missing prepared statement
+		return Fatal // a pooler in transaction mode: see PoolerStatements
 	}
 	switch code[:min(2, len(code))] {
 	case "08": // connection exception
@@ -120,6 +122,16 @@ const TooManyConnectionsCode = "53300"
 func TooManyConnections(err error) bool {
 	pgErr := (*pgconn.PgError)(nil)
 	return errors.As(err, &pgErr) && pgErr.Code == TooManyConnectionsCode
+}
+
+// PoolerStatements reports a prepared statement found already existing
+// (42P05) or missing (26000): pgx's statement cache through a pooler in
+// transaction mode (PgBouncer), which hands each transaction another
+// server connection. Set default_query_exec_mode=cache_describe in
+// DATABASE_URL (docs/pgbouncer.md).
+func PoolerStatements(err error) bool {
+	pgErr := (*pgconn.PgError)(nil)
+	return errors.As(err, &pgErr) && (pgErr.Code == "42P05" || pgErr.Code == "26000")
 }
 
 // IsData reports a page the database refuses for what it holds
