@@ -177,9 +177,9 @@ var (
 // reserve takes credits (what the request is expected to cost, at least 1)
 // for the request of a page lease about to be sent; *r is the lease's
 // reservation: a retry of a request whose answer was lost reuses it.
-// Before it waits, it calls before (nil: none), whose error it returns:
-// the lease's previous page, whose commit holds a connection the budget's
-// statement may need, is read first.
+// Before it asks or waits, it calls before (nil: none), whose error it
+// returns: the lease's previous page's commit is read first, and a commit
+// that failed sends nothing more.
 func (b *budget) reserve(ctx context.Context, r *int64, credits int64, before func() error) error {
 	if *r > 0 {
 		return nil
