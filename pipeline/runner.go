@@ -315,9 +315,10 @@ type heldTask struct {
 // target is how many tasks the process keeps in progress: the client's
 // concurrency target when it has one (sources' ConcurrencyLimiter: its
 // limit, and as many again for tasks between two requests), capped by
-// limits.workers; limits.workers otherwise. At most MaxInProgress.
+// limits.workers when set (> 0); limits.workers otherwise (0: the
+// default). At most MaxInProgress.
 func (c *crawl) target() int {
-	n := c.job.Limits.Workers
+	n := cmp.Or(c.job.Limits.Workers, jobfile.WorkersDefault)
 	if l, ok := any(c.client).(interface{ Limit() int }); ok {
 		n = 2 * l.Limit()
 		if w := c.job.Limits.Workers; w > 0 {
