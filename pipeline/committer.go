@@ -56,10 +56,17 @@ type groupCommit struct {
 	next   string
 	batch  *pgx.Batch
 	labels []string
-	done   chan struct{}
-	err    error
-	f      *Frontier
-	waited bool
+	// sent is closed once the page's statements are written to the server
+	// (or its outcome is known): the server commits a batch it has whole
+	// even if the process dies before reading its results, so a task's
+	// next request waits for it, and a kill costs at most the request in
+	// flight per task.
+	sent     chan struct{}
+	sentOnce sync.Once
+	done     chan struct{}
+	err      error
+	f        *Frontier
+	waited   bool
 }
 
 // newCommitter starts the committer's senders, which work until ctx ends
@@ -90,7 +97,7 @@ func (c *committer) submit(t *Task, p PageCommit) (*groupCommit, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &groupCommit{task: *t, next: p.Next, batch: batch, labels: labels, done: make(chan struct{}), f: c.f}
+	g := &groupCommit{task: *t, next: p.Next, batch: batch, labels: labels, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -119,8 +126,14 @@ func (g *groupCommit) Wait(ctx context.Context) error {
 	return g.err
 }
 
+// Sent is closed once the page's commit is written to the server.
+func (g *groupCommit) Sent() <-chan struct{} { return g.sent }
+
+func (g *groupCommit) written() { g.sentOnce.Do(func() { close(g.sent) }) }
+
 func (g *groupCommit) finish(err error) {
 	g.err = err
+	g.written()
 	close(g.done)
 }
 
@@ -203,6 +216,11 @@ func (c *committer) sendGroup(ctx context.Context, group []*groupCommit) (again 
 		batch.Queue(commitPage)
 	}
 	br := conn.SendBatch(ctx, &batch)
+	for _, g := range group {
+		// Written (a page sent again after another's failure was written
+		// once already: its next request may have left before it is).
+		g.written()
+	}
 	failed := -1
 	for i, g := range group {
 		err := pageResults(br, g.labels)

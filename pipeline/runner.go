@@ -606,8 +606,8 @@ type fetched struct {
 // sentPage is a page whose commit is submitted to the committer, its
 // outcome not read yet, with what a retry needs.
 type sentPage struct {
-	sc       interface{ Wait(context.Context) error } // the committer's groupCommit
-	task     Task                                     // as at the send
+	sc       *groupCommit
+	task     Task // as at the send
 	res      *fetched
 	children []NewTask
 	sending  time.Duration // how long writing the batch took
@@ -686,6 +686,12 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	}
 	fctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
+	if prev != nil {
+		// The next request leaves once the previous page's commit is
+		// written to the server, which commits it even if this process
+		// dies: a kill costs at most the request in flight.
+		<-prev.sc.Sent()
+	}
 	// What the page's requests spend and wait for: the budget's credits,
 	// the previous page's commit, and the page's bodies, which stay counted
 	// against the client's in-flight budget until its rows are committed
