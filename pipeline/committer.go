@@ -212,7 +212,11 @@ func (c *committer) sendGroup(ctx context.Context, group []*groupCommit) (again 
 	var batch pgx.Batch
 	for _, g := range group {
 		batch.Queue(beginPage)
-		batch.QueuedQueries = append(batch.QueuedQueries, g.batch.QueuedQueries...)
+		for _, q := range g.batch.QueuedQueries {
+			// Queued anew: pgx keeps a sent query's statement
+			// description, which is the connection's it was sent on.
+			batch.Queue(q.SQL, q.Arguments...)
+		}
 		batch.Queue(commitPage)
 	}
 	br := conn.SendBatch(ctx, &batch)
@@ -234,17 +238,16 @@ func (c *committer) sendGroup(ctx context.Context, group []*groupCommit) (again 
 	// Every page read as committed is: an error closing the batch after
 	// that is its trailing Sync's.
 	_ = br.Close()
-	if conn.Conn().PgConn().TxStatus() != 'I' && !conn.Conn().IsClosed() {
-		// The failing page's transaction is still open, aborted.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if _, err := conn.Exec(rctx, "ROLLBACK"); err != nil {
-			conn.Conn().Close(rctx)
-		}
-		cancel()
-	}
 	if failed < 0 {
 		return nil
 	}
+	// The failing page's transaction is left open, aborted, and pgx's
+	// statement cache may no longer match the server's (the statements
+	// after the error were skipped): the connection is not reused (rare:
+	// a lease lost, a page refused).
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	_ = conn.Conn().Close(cctx)
+	cancel()
 	return group[failed+1:]
 }
 
