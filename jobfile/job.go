@@ -27,6 +27,9 @@ const (
 	MaxPagesDefault     = 20
 	MaxDepthDefault     = 1
 	LeaseTimeoutDefault = 2 * time.Minute
+	// MaxConnsDefault is database.max_conns: the PostgreSQL connections
+	// one process opens at most, whatever its concurrency.
+	MaxConnsDefault = 10
 )
 
 // MaxFileBytes caps a job file: a larger one is refused before it is
@@ -61,6 +64,8 @@ type Job struct {
 	Archive bool `yaml:"archive" json:"archive,omitempty"`
 	// Comments are the photo-sharing comments' options.
 	Comments Comments `yaml:"comments" json:"comments,omitempty"`
+	// Database bounds what one process asks of PostgreSQL.
+	Database Database `yaml:"database" json:"database"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
@@ -121,6 +126,14 @@ type Limits struct {
 	// MaxCredits caps the credits the run may spend, across all its workers
 	// and processes (absent: no cap). `crawler run --max-credits` overrides.
 	MaxCredits *int64 `yaml:"max_credits" json:"max_credits,omitempty"`
+}
+
+// Database is the job file's `database:` section. MaxConns caps the
+// connections of one process (default MaxConnsDefault, at least 2: the
+// shared quota's listener keeps one), whatever its concurrency: requests in
+// flight hold none.
+type Database struct {
+	MaxConns int `yaml:"max_conns" json:"max_conns"`
 }
 
 // Expand holds the expansion edges (kinds.Expand: edges are the kinds');
@@ -246,6 +259,9 @@ func (j *Job) applyDefaults() {
 	if !j.has("limits.workers") {
 		j.Limits.Workers = WorkersDefault
 	}
+	if !j.has("database.max_conns") {
+		j.Database.MaxConns = MaxConnsDefault
+	}
 	if !j.has("limits.max_pages") {
 		j.Limits.MaxPages = MaxPagesDefault
 	}
@@ -336,7 +352,10 @@ func (j *Job) SeedTasks() []kinds.NewTask { return kinds.SeedTasks(&j.Seeds, j) 
 const (
 	MaxNameBytes    = kinds.MaxNameBytes // name, key_env, ids
 	MaxKeywordBytes = kinds.MaxKeywordBytes
-	MaxWorkers      = 256
+	// MaxWorkers is the most tasks one process works on at once.
+	MaxWorkers = 4096
+	// MaxConns caps database.max_conns.
+	MaxConns = 1000
 	// A lease lasts at least max(api.timeout, MinLeaseTimeout).
 	MinLeaseTimeout = time.Second
 	// The api section's caps and minimums are sources'.
@@ -388,6 +407,7 @@ func (j *Job) validate() Errors {
 		add("resume_within", "must not be negative, got %s (0: never continue an interrupted run)", time.Duration(j.ResumeWithin))
 	}
 	intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, "")
+	intRange("database.max_conns", int64(j.Database.MaxConns), 2, MaxConns, " (PostgreSQL connections of one process)")
 	intRange("limits.max_pages", int64(j.Limits.MaxPages), 1, math.MaxInt32, " (a list's page limit; omit the key for the default)")
 	intRange("limits.max_depth", int64(j.Limits.MaxDepth), 0, math.MaxInt32, " (0: the seeds and their own lists only)")
 	if j.Limits.MaxCredits != nil && *j.Limits.MaxCredits < 0 {

@@ -5,15 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
-
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -26,258 +28,138 @@ var ErrBudgetExhausted = errors.New("credit budget exhausted (raise max_credits 
 // reason (a signal, another worker's error): nothing was sent.
 var errRunStopping = errors.New("run stopping while waiting for the credit budget")
 
-// budget reserves credits in Postgres before the requests that may be
-// billed, so max_credits holds across workers and processes, and keeps the
-// per-endpoint accounting.
+// The credit budget is two-phase transfers, as in a ledger (tigerbeetle's
+// pending, post and void), with one account per process:
 //
-// A reservation belongs to the lease of the task that made it
-// (crawl.tasks.credits_held): whatever a lease still holds when it ends
-// (finished, released, or expired and taken over after its process died)
-// goes back to the budget. So the run's committed credits are its billed
-// credits plus the reservations of live leases, and only billed credits
-// can end the run: a worker that finds the budget full of reservations that
-// may still come back waits for them to settle.
+//   - reserved: each process holds a reservation of the run's budget
+//     (crawl.credit_holds.held), granted by crawl.hold_credits under the
+//     run's row lock and never more than the budget has left;
+//   - billed: an answer that costs credits moves them from the hold to the
+//     run's credits_billed (post);
+//   - left: max_credits - credits_committed, where credits_committed =
+//     credits_billed + the holds of every process. A process gives back
+//     what it does not need (void), at its end or when idle.
 //
-// To keep the database off a page's critical path, a lease reserves credits
-// in blocks (creditBlock, one round trip for that many requests) while the
-// run is far from its budget, and one at a time near it (ReserveCredits),
-// and spends them one request at a time without asking; an answer that
-// turns out free (errors, 404, 429, the free private profile) leaves its
-// credit to the lease's next request. What the answers cost is settled in
-// the page's commit batch (SettleCredits after the fenced advance: both or
-// neither), or by a statement of its own when the lease ends without a
-// commit (the task fails or is released, or the lease is lost); a commit
-// that ends the task gives the lease's spare credits back.
+// In the process, a request takes what it is expected to cost (1, or the
+// route's Credits) from the hold's spare credits, without a round trip;
+// when the spare runs short the process asks for more for all its waiting
+// requests at once, plus a block to spare far from the budget. An answer
+// returns its request's credits to the spare and notes what it cost; the
+// costs are posted by the process's next statement on its hold (at least
+// every holdBeat). So the run never commits more than max_credits: an
+// answer can take billed above it only when it costs more than its
+// request reserved (the upstream charged more than the route's expected
+// price) and the process had no spare credit to cover the difference; the
+// overspend is at most that difference summed over the requests in flight
+// when the budget runs out, each bounded by sources.MaxRequestCredits.
 //
-// A request whose answer never arrived (a timeout, a reset after sending,
-// the process killed) is taken as not billed: the sandbox charges only the
-// answers it delivers, and as far as is known so does the upstream. A retry
-// of the same request reuses its reservation; the reservation comes back
-// when the lease ends. A billed answer is recorded by the page's commit: if
-// the process dies between the answer and the commit, the answer counts as
-// lost, its credit comes back with the lease, and the page is bought again
-// after the resume. Should the upstream have charged such requests, the run
-// can overspend by them: at most one per worker at a crash.
+// A request whose answer never arrived (a timeout, a reset after sending)
+// is taken as not billed: the sandbox charges only the answers it
+// delivers, and as far as is known so does the upstream. A process that
+// dies keeps its hold: its requests in flight may have been billed, so
+// their credits stay spent (with its spare, at most a block far from the
+// budget and a quarter of what was left near it), and the resumed run
+// never spends more than max_credits at the upstream.
 type budget struct {
 	pool  *pgxpool.Pool
 	runID int64
+	owner string
 	retry func(ctx context.Context, op func(context.Context) error) error
 	log   *slog.Logger
 	// waitMax bounds a wait for reservations to settle.
 	waitMax time.Duration
-	// workers is the number of workers of this process: a block is
-	// reserved only while the run has blockFar(workers) credits left.
-	workers int
 	// stopping is closed when the run stops: waits end.
 	stopping <-chan struct{}
 
-	mu      sync.Mutex
-	settled chan struct{} // closed (and replaced) when credits come back
-}
-
-// creditBlock is how many credits a lease reserves at once far from the
-// budget: the database round trip of a reservation is paid once per that
-// many requests.
-const creditBlock = 16
-
-// blockFar is how many credits must be left uncommitted for a block to be
-// granted: far enough that the blocks the workers of several processes may
-// hold at once cannot fill the budget with credits that wait for their
-// lease's next pages.
-func blockFar(workers int) int64 { return int64(creditBlock * max(workers, 1) * 4) }
-
-// leaseCredits is what the budget knows of one lease in this process: the
-// credits it holds and what its answers cost since the last settle. A
-// task's requests and commits are sequential, so it needs no lock.
-type leaseCredits struct {
-	task *Task
-	// held is what the lease holds in the database (crawl.tasks.credits_held)
-	// as of its last statement: its spare credits, the one in use, and those
-	// of billed answers not settled yet.
+	mu sync.Mutex
+	// held is the hold as of the process's last statement on it.
 	held int64
-	// validUntil: until then the lease cannot have expired, so its spare
-	// credits are still its own; after it, the next request asks the
-	// database (a lease that expired has its credits given back).
-	validUntil time.Time
-	// inFlight: the credits in use by a request whose answer has not been
-	// settled (what it is expected to cost); the retry of a request whose
-	// answer was lost reuses them.
-	inFlight int64
-	// billed counts the billed answers not settled yet; usage is what the
-	// answers not settled yet add to crawl.credit_usage.
-	billed int
-	usage  usageDelta
-	// carry is the settle of the last commit sent and not known to have
-	// gone through (written but unread, or failed and to be retried): its
-	// billed answers, which held still counts until it is read. A retry of
-	// that commit carries exactly it again, whatever answers came since
-	// (they wait in billed and usage for the next settle); when the lease
-	// ends after a commit that failed for good, flush gives it back to
-	// billed and usage (giveBack).
-	carry *settleParams
+	// inFlight is what the requests sent and not answered are expected to
+	// cost; billed is what answers cost that is not posted yet, usage the
+	// per-endpoint counts not written yet.
+	inFlight, billed int64
+	usage            map[string]*usageDelta
+	// wanting sums the credits of requests waiting for the hold to grow.
+	wanting int64
+	asking  bool          // a statement on the hold is under way
+	changed chan struct{} // closed (and replaced) when credits may be had
+	// last is what the last statement said of the run's budget.
+	last holdAnswer
+	// used is when a request last took credits; void asks the next beat
+	// to give back the spare credits (waiting for more, or idle).
+	used time.Time
+	void bool
 }
 
 // usageDelta is what answers to one endpoint add to crawl.credit_usage.
 type usageDelta struct {
-	endpoint                            string
-	requests, free, rateLimited, errors int
-	cached                              int
-	charged                             int64
-	remaining                           *int64
+	requests, free, rateLimited, errors, cached int
+	billed, charged                             int64
+	remaining                                   *int64
 }
 
-// spare is what the lease holds beyond the credits in use or billed.
-func (lc *leaseCredits) spare() int64 {
-	n := lc.held - int64(lc.billed)
-	if lc.carry != nil {
-		n -= int64(lc.carry.Billed)
-	}
-	return n - lc.inFlight
-}
-
-// pending reports answers not settled yet.
-func (lc *leaseCredits) pending() bool { return lc.billed > 0 || lc.usage.endpoint != "" }
-
-// settleArgs are the parameters of SettleCredits for what lc has pending;
-// end gives back the lease's other credits.
-func (lc *leaseCredits) settleArgs(runID int64, end bool) settleParams {
-	u := lc.usage
-	return settleParams{RunID: runID, TaskID: lc.task.ID, Token: lc.task.Token, End: end,
-		Endpoint: u.endpoint, Requests: u.requests, Billed: lc.billed, Free: u.free, RateLimited: u.rateLimited,
-		Errors: u.errors, CreditsCharged: u.charged, CreditsRemaining: u.remaining, Cached: u.cached}
-}
-
-// settled records that SettleCredits went through: the lease holds held.
-// validUntil, when not zero, is how long the lease runs from then on.
-func (lc *leaseCredits) settled(held int64, validUntil time.Time) {
-	lc.billed, lc.usage = 0, usageDelta{}
-	lc.held = held
-	if !validUntil.IsZero() {
-		lc.validUntil = validUntil
-	}
-}
-
-// lost records that a settle went through but its answer was lost: what the
-// lease holds is unknown, so its next request asks the database.
-func (lc *leaseCredits) lost() {
-	lc.billed, lc.usage = 0, usageDelta{}
-	lc.validUntil = time.Time{}
-}
-
-// settleFor is what the commit being sent settles: the carried settle of
-// an earlier attempt of it, or else everything pending, which moves into
-// carry. end gives back the lease's other credits.
-func (lc *leaseCredits) settleFor(runID int64, end bool) settleParams {
-	if lc.carry == nil {
-		a := lc.settleArgs(runID, end)
-		lc.carry = &a
-		lc.billed, lc.usage = 0, usageDelta{}
-	}
-	lc.carry.End = end
-	return *lc.carry
-}
-
-// Outcomes of a sent commit for its lease's credits (received).
+// Timing of the hold.
 const (
-	commitSettled = iota // the batch went through: the lease holds held
-	commitFailed         // rolled back, or unknown: the carry stays for a retry
-	commitApplied        // an earlier attempt had settled it: held unknown
+	// holdBeat is how often a process posts its billed answers and renews
+	// its hold, at the least.
+	holdBeat = time.Second
+	// holdDead is how old a hold's beat may be before the other processes
+	// count all of it as spent (its process died or lost the database).
+	holdDead = 15 * time.Second
+	// creditBlock is how many requests' worth of credits a process asks to
+	// spare beyond its waiting requests while the budget is far: the round
+	// trip of a reservation is paid once per that many requests.
+	creditBlock = 16
 )
 
-// received applies the outcome of a sent commit, read by SentCommit.Wait.
-func (lc *leaseCredits) received(held int64, outcome int) {
-	switch outcome {
-	case commitSettled:
-		lc.held, lc.carry = held, nil
-	case commitApplied:
-		lc.carry, lc.validUntil = nil, time.Time{}
-	}
-}
+// spare is what the hold has beyond the requests in flight and the billed
+// answers not posted (negative: answers cost more than they reserved).
+func (b *budget) spare() int64 { return b.held - b.billed - b.inFlight }
 
-// giveBack returns the carry of a commit that failed for good to billed and
-// usage, for the lease's next settle (its end, as the task fails or the
-// lease is lost: a billed answer still counts). Only pages of lists are
-// sent ahead of their results, and a list's requests go to one endpoint;
-// should another have come meanwhile, the carried counts go to its row
-// (the credits stay exact).
-func (lc *leaseCredits) giveBack() {
-	u := lc.carry
-	if u == nil {
-		return
-	}
-	lc.carry = nil
-	lc.billed += u.Billed
-	if u.Endpoint == "" {
-		return
-	}
-	if lc.usage.endpoint == "" {
-		lc.usage.endpoint = u.Endpoint
-	}
-	lc.usage.requests += u.Requests
-	lc.usage.free += u.Free
-	lc.usage.rateLimited += u.RateLimited
-	lc.usage.errors += u.Errors
-	lc.usage.cached += u.Cached
-	lc.usage.charged += u.CreditsCharged
-	if u.CreditsRemaining != nil && lc.usage.remaining == nil {
-		lc.usage.remaining = u.CreditsRemaining
-	}
-}
-
-// awaitPrev reads the lease's unread commit, if any (await: the page
-// lease's, nil when there is none), before a statement of the lease's own:
-// the database must see the lease's statements in order, and what the
-// lease holds must be known. It returns the commit's error.
-func awaitPrev(await func() error) error {
-	if await == nil {
-		return nil
-	}
-	return await()
-}
-
-// takeSpare spends credits of the lease's spare ones on the next request,
-// while the lease cannot have expired.
-func (lc *leaseCredits) takeSpare(credits int64) bool {
-	if lc.spare() >= credits && time.Now().Before(lc.validUntil) {
-		lc.inFlight = credits
-		return true
-	}
-	return false
-}
-
-// leaseCredits returns t's credits in this process, created at its first
-// page.
-func (t *Task) leaseCredits() *leaseCredits {
-	if t.credits == nil {
-		t.credits = &leaseCredits{task: t}
-	}
-	return t.credits
+// holdAnswer is a statement's answer: what it granted, the hold after it,
+// and the run's budget as it stood.
+type holdAnswer struct {
+	granted, held, billed, committed int64
+	max                              *int64
+	// deadHeld is what processes that stopped beating hold (spent);
+	// othersInFlight what the live other processes have in flight.
+	deadHeld, othersInFlight int64
 }
 
 // Parameters of the budget's statements (internal/db/queries/budget.sql).
 type (
-	reserveParams struct {
-		RunID  int64 `db:"run_id"`
-		TaskID int64 `db:"task_id"`
-		Token  int64 `db:"token"`
-		Block  int64 `db:"block"` // credits asked for far from the budget
-		Far    int64 `db:"far"`   // what must be left for a block
-		Need   int64 `db:"need"`  // credits asked for near the budget
+	holdParams struct {
+		RunID    int64         `db:"run_id"`
+		Owner    string        `db:"owner"`
+		Billed   int64         `db:"billed"`
+		Void     int64         `db:"void"`
+		Want     int64         `db:"want"`
+		Need     int64         `db:"need"`
+		InFlight int64         `db:"in_flight"`
+		Dead     time.Duration `db:"dead"`
 	}
-	settleParams struct {
-		RunID            int64  `db:"run_id"`
-		TaskID           int64  `db:"task_id"`
-		Token            int64  `db:"token"`
-		End              bool   `db:"end"`
-		Endpoint         string `db:"endpoint"`
-		Requests         int    `db:"requests"`
-		Billed           int    `db:"billed"`
-		Free             int    `db:"free"`
-		RateLimited      int    `db:"rate_limited"`
-		Errors           int    `db:"errors"`
-		CreditsCharged   int64  `db:"credits_charged"`
-		CreditsRemaining *int64 `db:"credits_remaining"`
-		Cached           int    `db:"cached"`
+	usageParams struct {
+		RunID int64 `db:"run_id"`
+	}
+	usageRow struct {
+		Endpoint    string `db:"endpoint"`
+		Requests    int    `db:"requests"`
+		Billed      int64  `db:"billed"`
+		Free        int    `db:"free"`
+		RateLimited int    `db:"rate_limited"`
+		Errors      int    `db:"errors"`
+		Charged     int64  `db:"credits_charged"`
+		Remaining   *int64 `db:"credits_remaining"`
+		Cached      int    `db:"cached"`
+	}
+	holdKey struct {
+		RunID int64  `db:"run_id"`
+		Owner string `db:"owner"`
+	}
+	ownerArg struct {
+		RunID int64         `db:"run_id"`
+		Owner string        `db:"owner"`
+		Dead  time.Duration `db:"dead"`
 	}
 	maxCreditsParams struct {
 		RunID      int64  `db:"run_id"`
@@ -285,179 +167,223 @@ type (
 	}
 )
 
-var reserveCredits = db.Prepare[reserveParams]("ReserveCredits")
+var (
+	holdCredits    = db.Prepare[holdParams]("HoldCredits")
+	addCreditUsage = db.PrepareBulk[usageParams, usageRow]("AddCreditUsage")
+	dropCreditHold = db.Prepare[holdKey]("DropCreditHold")
+	admission      = db.Prepare[ownerArg]("AdmissionCredits")
+)
 
-// reserve is called before each request of lease lc may be sent (its page
-// lease's Reserve): the request spends credits (what its answer is
-// expected to cost, at least 1) of the lease's spare ones, or a
-// reservation asks the database for more. await reads the lease's unread
-// commit (nil: none).
-func (b *budget) reserve(ctx context.Context, lc *leaseCredits, credits int64, await func() error) error {
-	if lc.inFlight > 0 {
-		return nil // the retry of a request whose answer was lost reuses its credits
+// reserve takes credits (what the request is expected to cost, at least 1)
+// for the request of a page lease about to be sent; *r is the lease's
+// reservation: a retry of a request whose answer was lost reuses it.
+// Before it asks or waits, it calls before (nil: none), whose error it
+// returns: the lease's previous page's commit is read first, and a commit
+// that failed sends nothing more.
+func (b *budget) reserve(ctx context.Context, r *int64, credits int64, before func() error) error {
+	if *r > 0 {
+		return nil
 	}
 	credits = max(credits, 1)
-	if lc.takeSpare(credits) {
-		return nil
-	}
-	// Asking the database: the previous page's commit must be read first
-	// (its settle and this reservation both change what the lease holds),
-	// and a commit that failed sends nothing more.
-	if err := awaitPrev(await); err != nil {
-		return err
-	}
-	if lc.takeSpare(credits) {
-		return nil
-	}
-	block := int64(creditBlock)
-	if t := lc.task; t.MaxPages > 0 {
-		// A list reserves no more than the pages it may still have.
-		block = max(1, min(block, int64(t.MaxPages-t.Pages)))
-	}
-	arg := reserveParams{RunID: b.runID, TaskID: lc.task.ID, Token: lc.task.Token, Block: block * credits, Far: blockFar(b.workers),
-		Need: credits - max(lc.spare(), 0)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var deadline time.Time
 	poll := 5 * time.Millisecond
 	for {
-		var ok int
-		var held, billed, committed int64
-		var validS float64
-		var maxCredits *int64
-		var sent time.Time
-		err := b.retry(ctx, func(ctx context.Context) error {
-			sent = time.Now()
-			err := reserveCredits.QueryRow(ctx, b.pool, arg).Scan(&ok, &held, &validS, &billed, &committed, &maxCredits)
-			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.LeaseLostCode {
-				return backoff.Permanent(ErrLeaseLost)
-			}
-			if err != nil {
-				return fmt.Errorf("reserve credit: %w", err)
-			}
+		if b.spare() >= credits {
+			b.inFlight += credits
+			*r = credits
+			b.used = time.Now()
 			return nil
-		})
-		switch {
-		case err != nil:
+		}
+		if before != nil {
+			b.mu.Unlock()
+			err := before()
+			b.mu.Lock()
+			if before = nil; err != nil {
+				return err
+			}
+			continue
+		}
+		if b.asking {
+			// Another request is asking for all the waiting ones.
+			if err := b.waitLocked(ctx, credits, 0); err != nil {
+				return err
+			}
+			continue
+		}
+		a, err := b.statementLocked(ctx, credits)
+		if err != nil {
 			return err
-		case ok == 1:
-			lc.held = held
-			lc.validUntil = sent.Add(time.Duration(validS * 0.9 * float64(time.Second)))
-			if lc.spare() < credits {
-				// Not enough yet (a dear request near the budget takes
-				// its credits in steps), or the lease's credits were given
-				// back meanwhile (it expired): ask again.
-				arg.Need = credits - max(lc.spare(), 0)
-				continue
-			}
-			lc.inFlight = credits
-			return nil
-		case maxCredits == nil || billed+arg.Need > *maxCredits:
+		}
+		if a.granted > 0 || b.spare() >= credits {
+			continue
+		}
+		// Nothing granted: spent, or full of reservations that may still
+		// come back (requests in flight, the spare of other processes).
+		if a.max == nil || *a.max-a.billed-b.billed-a.deadHeld < credits {
 			return ErrBudgetExhausted
 		}
-		// Full of reservations that may still come back: wait for them.
 		now := time.Now()
 		if deadline.IsZero() {
 			deadline = now.Add(b.waitMax)
-			b.log.Debug("credit budget full of reservations in flight; waiting", "billed", billed, "held", committed-billed, "max", *maxCredits)
+			b.log.Debug("credit budget full of reservations in flight; waiting", "billed", a.billed, "committed", a.committed, "max", *a.max)
 		} else if now.After(deadline) {
-			return fmt.Errorf("%w: %d credits held by requests that did not settle within %s", ErrBudgetExhausted, committed-billed, b.waitMax)
+			return fmt.Errorf("%w: %d credits held by requests that did not settle within %s", ErrBudgetExhausted, a.committed-a.billed, b.waitMax)
 		}
-		if err := b.wait(ctx, poll); err != nil {
+		// What this process spares goes back, so that the request is
+		// asked for whole and no two processes wait on each other's spare.
+		b.void = b.spare() > 0
+		if err := b.waitLocked(ctx, credits, poll); err != nil {
 			return err
 		}
 		poll = min(2*poll, 250*time.Millisecond)
-		// Reservations of leases that expired (their process died) come
-		// back here too, since waiting workers hold leases and may be the
-		// only ones left to notice.
-		if err := b.retry(ctx, func(ctx context.Context) error { return b.reclaimExpired(ctx) }); err != nil {
-			return err
-		}
 	}
 }
 
-// wait sleeps until credits come back in this process, d passes, the run
-// stops or ctx ends.
-func (b *budget) wait(ctx context.Context, d time.Duration) error {
-	b.mu.Lock()
-	if b.settled == nil {
-		b.settled = make(chan struct{})
+// waitLocked waits, without b.mu, until credits may be had, d passes (0:
+// no bound), the run stops or ctx ends.
+func (b *budget) waitLocked(ctx context.Context, credits int64, d time.Duration) error {
+	if b.changed == nil {
+		b.changed = make(chan struct{})
 	}
-	ch := b.settled
+	ch := b.changed
+	b.wanting += credits
 	b.mu.Unlock()
-	t := time.NewTimer(d)
-	defer t.Stop()
+	defer func() {
+		b.mu.Lock()
+		b.wanting -= credits
+	}()
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-b.stopping:
 		return errRunStopping
 	case <-ch:
-	case <-t.C:
+	case <-timeout:
 	}
 	return nil
 }
 
-// gaveBack wakes the workers waiting for the budget.
-func (b *budget) gaveBack() {
-	b.mu.Lock()
-	if b.settled != nil {
-		close(b.settled)
-		b.settled = nil
+// wake tells the waiting requests that credits may be had; b.mu is held.
+func (b *budget) wake() {
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
 	}
+}
+
+// statementLocked sends the process's statement on its hold, b.mu held
+// (released during the round trip): it posts the billed answers and the
+// usage noted so far, gives back the spare credits when b.void, and asks
+// for need credits (0: none) for the waiting requests, with a block to
+// spare. Several requests waiting share one statement.
+func (b *budget) statementLocked(ctx context.Context, need int64) (holdAnswer, error) {
+	b.asking = true
+	defer func() { b.asking = false; b.wake() }()
+	p := holdParams{RunID: b.runID, Owner: b.owner, Billed: b.billed, InFlight: b.inFlight + b.billed, Dead: holdDead}
+	if need > 0 {
+		// The request's own shortfall must be granted; the other waiting
+		// requests' and a block to spare are asked for on top.
+		p.Need = max(need-b.spare(), 1)
+		p.Want = p.Need + b.wanting + creditBlock*need
+	}
+	if b.void {
+		p.Void = max(b.spare(), 0)
+		b.void = false
+	}
+	usage := b.takeUsage()
 	b.mu.Unlock()
+	var a holdAnswer
+	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		var batch pgx.Batch
+		holdCredits.Queue(&batch, p)
+		if len(usage) > 0 {
+			addCreditUsage.Queue(&batch, usageParams{RunID: b.runID}, usage)
+		}
+		br := b.pool.SendBatch(ctx, &batch)
+		err := br.QueryRow().Scan(&a.granted, &a.held, &a.billed, &a.committed, &a.max, &a.deadHeld, &a.othersInFlight)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil && p.Billed == 0 && !pgconn.SafeToRetry(err) && db.Classify(err).Retryable() {
+			// It may have been applied: counting the usage twice is
+			// worse than losing it. Billed credits are sent again
+			// (counted twice rather than not at all, the budget's safe
+			// side), as is a grant (held twice: safe too).
+			return backoff.Permanent(err)
+		}
+		return err
+	})
+	b.mu.Lock()
+	if err != nil {
+		if p.Billed > 0 {
+			b.log.Error("credit accounting lost for billed answers", "billed", p.Billed, "err", err)
+		}
+		return a, fmt.Errorf("credit hold: %w", err)
+	}
+	b.billed -= p.Billed
+	b.held = a.held
+	b.last = a
+	return a, nil
 }
 
-var reclaimExpiredCredits = db.Prepare[runArg]("ReclaimExpiredCredits")
-
-// reclaimExpired gives back the reservations of the run's expired leases
-// (ReclaimExpiredCredits) and wakes the workers waiting for the budget.
-func (b *budget) reclaimExpired(ctx context.Context) error {
-	var n int64
-	if err := reclaimExpiredCredits.QueryRow(ctx, b.pool, runArg{b.runID}).Scan(&n); err != nil {
-		return fmt.Errorf("reclaim credits of expired leases: %w", err)
+// takeUsage returns the usage noted since the last statement, as rows, and
+// starts anew; b.mu is held.
+func (b *budget) takeUsage() []usageRow {
+	if len(b.usage) == 0 {
+		return nil
 	}
-	if n > 0 {
-		b.log.Info("credits reserved by expired leases given back", "credits", n)
-		b.gaveBack()
+	rows := make([]usageRow, 0, len(b.usage))
+	for _, e := range slices.Sorted(maps.Keys(b.usage)) {
+		u := b.usage[e]
+		rows = append(rows, usageRow{Endpoint: e, Requests: u.requests, Billed: u.billed, Free: u.free, RateLimited: u.rateLimited,
+			Errors: u.errors, Charged: u.charged, Remaining: u.remaining, Cached: u.cached})
 	}
-	return nil
+	clear(b.usage)
+	return rows
 }
 
-var reclaimStaleCredits = db.Prepare[runArg]("ReclaimStaleCredits")
-
-// reclaimStale gives back credits held by tasks that no lease holds any
-// more (a settle lost past the outage timeout), once per process and run.
-func (b *budget) reclaimStale(ctx context.Context) error {
-	var n int64
-	if err := reclaimStaleCredits.QueryRow(ctx, b.pool, runArg{b.runID}).Scan(&n); err != nil {
-		return fmt.Errorf("reclaim credits of ended leases: %w", err)
-	}
-	if n > 0 {
-		b.log.Info("credits held by ended leases given back", "credits", n)
-	}
-	return nil
-}
-
-// settle notes what an answer cost in lease lc's credits (its page lease's
-// Settle), for the page's commit (or the end of the lease) to settle. An
-// answer that was not billed leaves its credit to the lease's next
-// request. await reads the lease's unread commit (nil: none).
-func (b *budget) settle(ctx context.Context, lc *leaseCredits, o sources.Outcome, await func() error) {
-	lc.inFlight = 0
+// settle notes what an answer cost (its page lease's Settle): the
+// request's reservation *r goes back to the spare, and the cost (what the
+// answer says it charged, else what the request reserved: the route's
+// price) is posted by the next statement on the hold.
+func (b *budget) settle(r *int64, o sources.Outcome) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	reserved := *r
+	b.inFlight -= reserved
+	*r = 0
+	defer b.wake()
 	if o.Withdrawn {
 		return // never sent: nothing to record
 	}
-	if lc.usage.endpoint != "" && lc.usage.endpoint != o.Endpoint {
-		// One usage row per settle: record the other endpoint's first.
-		b.flush(ctx, lc, await)
+	cost := o.Cost()
+	if o.Billed && !o.Credits.Charged.Valid {
+		// The answer does not say what it cost: the route's price.
+		cost = max(cost, reserved)
 	}
-	u := &lc.usage
-	u.endpoint = o.Endpoint
+	if b.usage == nil {
+		b.usage = map[string]*usageDelta{}
+	}
+	u := b.usage[o.Endpoint]
+	if u == nil {
+		u = &usageDelta{}
+		b.usage[o.Endpoint] = u
+	}
 	u.requests++
 	switch {
 	case o.NotSent:
 		u.errors++
 	case o.Billed:
-		lc.billed += int(o.Cost())
+		b.billed += cost
+		u.billed += cost
 	case o.Free:
 		u.free++
 	case o.Status == 429:
@@ -470,55 +396,88 @@ func (b *budget) settle(ctx context.Context, lc *leaseCredits, o sources.Outcome
 	}
 	u.charged += o.Credits.Charged.V
 	if o.Credits.Remaining.Valid {
-		r := o.Credits.Remaining.V
-		u.remaining = &r
+		rem := o.Credits.Remaining.V
+		u.remaining = &rem
 	}
 }
 
-var settleCredits = db.Prepare[settleParams]("SettleCredits")
+// release gives back the reservation *r of a request whose answer never
+// came, when its page is done with it: taken as not billed.
+func (b *budget) release(r *int64) {
+	if *r == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.inFlight -= *r
+	*r = 0
+	b.wake()
+	b.mu.Unlock()
+}
 
-// flush settles what lc has pending by a statement of its own: the lease
-// ends without a commit (its task fails or is released, or it was lost),
-// or its answers went to two endpoints. A billed answer counts even when
-// the lease is gone. The credits the lease still holds go back when the
-// lease ends. await reads the lease's unread commit (nil: none, as when
-// the lease ends: the runner read it).
-func (b *budget) flush(ctx context.Context, lc *leaseCredits, await func() error) {
-	if lc == nil {
-		return
-	}
-	// A commit still unread goes first; what a failed one carried is
-	// settled here (a billed answer counts even when the lease is gone).
-	_ = awaitPrev(await)
-	lc.giveBack()
-	if !lc.pending() {
-		return
-	}
-	arg := lc.settleArgs(b.runID, false)
-	var held int64
-	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		err := settleCredits.QueryRow(ctx, b.pool, arg).Scan(&held)
-		if err != nil && arg.Billed == 0 && !pgconn.SafeToRetry(err) {
-			// It may have been applied: counting the usage twice is worse
-			// than losing it. A billed answer is retried (counted twice
-			// rather than not at all, the budget's safe side).
-			return backoff.Permanent(err)
+// beat posts what the process's answers cost and renews its hold every
+// holdBeat until ctx ends, giving back its spare credits once no request
+// took any for two beats.
+func (b *budget) beat(ctx context.Context) {
+	t := time.NewTicker(holdBeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
-		return err
-	})
-	if err != nil {
-		b.log.Error("credit accounting lost for a lease's answers", "task_id", lc.task.ID, "billed", arg.Billed, "err", err)
-		lc.lost()
-		return
+		b.mu.Lock()
+		if !b.asking {
+			if b.inFlight == 0 && b.wanting == 0 && time.Since(b.used) > 2*holdBeat && b.spare() > 0 {
+				b.void = true
+			}
+			if _, err := b.statementLocked(ctx, 0); err != nil && ctx.Err() == nil {
+				b.log.Debug("credit hold beat failed", "err", err)
+			}
+		}
+		b.mu.Unlock()
 	}
-	lc.settled(held, time.Time{})
 }
 
-// release frees the credit of a request whose answer never came when the
-// handler finished without it: it is taken as not billed and stays the
-// lease's for its next request.
-func (b *budget) release(_ context.Context, lc *leaseCredits) {
-	lc.inFlight = 0
+// close posts what is left to post and gives back the spare credits, at
+// the process's end on the run (nothing is in flight any more).
+func (b *budget) close(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.void = true
+	if _, err := b.statementLocked(ctx, 0); err != nil {
+		return err
+	}
+	if b.held == 0 {
+		if _, err := dropCreditHold.Exec(ctx, b.pool, holdKey{RunID: b.runID, Owner: b.owner}); err != nil {
+			return fmt.Errorf("drop credit hold: %w", err)
+		}
+	}
+	return nil
+}
+
+// creditsLeftNow is the run's credits left for admitting new work (nil:
+// the run has no budget): max_credits less what is billed (posted or not),
+// what the requests in flight of every process are expected to cost, and
+// the holds of dead processes (spent). The spare credits live processes
+// hold are not taken as spent: they are given back or spent on requests
+// that count once sent. Other processes' figures are as of their last beat
+// (at most holdBeat old); this process's are exact.
+func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
+	b := c.budget
+	var maxCredits *int64
+	var billed, deadHeld, othersInFlight int64
+	if err := admission.QueryRow(ctx, b.pool, ownerArg{RunID: b.runID, Owner: b.owner, Dead: holdDead}).
+		Scan(&maxCredits, &billed, &deadHeld, &othersInFlight); err != nil {
+		return nil, fmt.Errorf("credits left: %w", err)
+	}
+	if maxCredits == nil {
+		return nil, nil
+	}
+	b.mu.Lock()
+	left := *maxCredits - billed - deadHeld - othersInFlight - b.billed - b.inFlight
+	b.mu.Unlock()
+	return &left, nil
 }
 
 var setMaxCredits = db.Prepare[maxCreditsParams]("SetMaxCredits")
@@ -533,9 +492,11 @@ func SetMaxCredits(ctx context.Context, pool *pgxpool.Pool, runID int64, max *in
 
 // Credits is the credit accounting of a run.
 type Credits struct {
-	Max       *int64
+	Max *int64
+	// Committed is Billed plus what processes hold (Held).
 	Committed int64
 	Billed    int64
+	Held      int64
 	// Remaining is the upstream account's balance its answers reported
 	// (credits_remaining), nil when none did.
 	Remaining *int64
@@ -546,7 +507,7 @@ var loadCredits = db.Prepare[runArg]("LoadCredits")
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {
 	var c Credits
-	err := loadCredits.QueryRow(ctx, pool, runArg{runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Remaining)
+	err := loadCredits.QueryRow(ctx, pool, runArg{runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Remaining)
 	if err != nil {
 		return c, fmt.Errorf("credits of run %d: %w", runID, err)
 	}

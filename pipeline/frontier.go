@@ -48,8 +48,10 @@ type Task struct {
 	// bought counts the pages of a visit the adaptive schedule admitted
 	// (nil otherwise), read by other workers weighing theirs.
 	bought *atomic.Int64
-
-	credits *leaseCredits // the lease's credits in this process (budget.go)
+	// lease is the lease's context in this process: cancelled with
+	// ErrLeaseLost when the heartbeat finds the lease lost, and at the run's
+	// hard stop (nil outside the runner: context.Background).
+	lease context.Context
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -88,8 +90,9 @@ type (
 	}
 	leaseParams struct {
 		RunID int64         `db:"run_id"`
-		Owner string        `db:"owner"` // the lease's owner tag
+		Owner string        `db:"owner"` // the leases' owner tag
 		TTL   time.Duration `db:"ttl"`
+		N     int           `db:"n"` // how many tasks at most
 	}
 	heldParams struct {
 		RunID int64  `db:"run_id"`
@@ -120,9 +123,9 @@ type (
 		Cursor string `db:"cursor"`
 	}
 	extendParams struct {
-		ID    int64         `db:"id"`
-		Token int64         `db:"token"`
-		TTL   time.Duration `db:"ttl"`
+		IDs    []int64       `db:"ids"`
+		Tokens []int64       `db:"tokens"`
+		TTL    time.Duration `db:"ttl"`
 	}
 	finishTaskParams struct {
 		ID     int64  `db:"id"`
@@ -142,12 +145,12 @@ type (
 
 var (
 	insertTasks       = db.PrepareBulk[addTasksParams, taskRow]("AddTasks")
-	leaseTask         = db.Prepare[leaseParams]("LeaseTask")
-	heldTask          = db.Prepare[heldParams]("HeldTask")
+	leaseTasks        = db.Prepare[leaseParams]("LeaseTasks")
+	heldTasks         = db.Prepare[heldParams]("HeldTasks")
 	rescueTasks       = db.Prepare[rescueParams]("RescueTasks")
 	advanceTask       = db.Prepare[advanceParams]("AdvanceTask")
 	taskAdvanced      = db.Prepare[advancedParams]("TaskAdvanced")
-	extendLease       = db.Prepare[extendParams]("ExtendLease")
+	extendLeases      = db.Prepare[extendParams]("ExtendLeases")
 	finishTask        = db.Prepare[finishTaskParams]("FinishTask")
 	releaseTask       = db.Prepare[leaseArg]("ReleaseTask")
 	countActiveTasks  = db.Prepare[runArg]("CountActiveTasks")
@@ -222,54 +225,70 @@ func (f *Frontier) Rescue(ctx context.Context, runID int64, keep ...int64) (int6
 	return n, nil
 }
 
-// Lease takes one task for this owner, or returns nil when none is ready.
-// retry runs the statement again while the database is unreachable (nil:
-// once). Each lease is tagged with a unique owner string, so a retry whose
-// first attempt committed without its answer arriving finds that task
-// instead of leaving it leased to nobody until its lease expires.
+// Lease takes one task for this owner, or returns nil when none is ready
+// (LeaseN of one).
 func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Context, func(context.Context) error) error) (*Task, error) {
+	ts, err := f.LeaseN(ctx, runID, 1, retry)
+	if len(ts) == 0 {
+		return nil, err
+	}
+	return ts[0], err
+}
+
+// LeaseN takes up to n tasks for this owner in one statement, lower depth
+// first; none when none is ready. retry runs the statement again while the
+// database is unreachable (nil: once). Each call tags its leases with a
+// unique owner string, so a retry whose first attempt committed without
+// its answer arriving finds those tasks instead of leaving them leased to
+// nobody until their leases expire.
+func (f *Frontier) LeaseN(ctx context.Context, runID int64, n int, retry func(context.Context, func(context.Context) error) error) ([]*Task, error) {
 	if retry == nil {
 		retry = func(ctx context.Context, op func(context.Context) error) error { return op(ctx) }
 	}
 	tag := f.owner + "#" + strconv.FormatInt(f.leases.Add(1), 10)
-	var t *Task
+	var ts []*Task
 	attempt := 0
 	err := retry(ctx, func(ctx context.Context) error {
 		attempt++
 		var err error
 		if attempt > 1 {
-			if t, err = f.scanTask(ctx, runID, heldTask.QueryRow(ctx, f.pool, heldParams{RunID: runID, Owner: tag})); t != nil || err != nil {
+			rows, err := heldTasks.Query(ctx, f.pool, heldParams{RunID: runID, Owner: tag})
+			if ts, err = scanTasks(runID, rows, err); len(ts) > 0 || err != nil {
 				return err
 			}
 		}
-		t, err = f.scanTask(ctx, runID, leaseTask.QueryRow(ctx, f.pool, leaseParams{RunID: runID, Owner: tag, TTL: f.ttl}))
+		rows, err := leaseTasks.Query(ctx, f.pool, leaseParams{RunID: runID, Owner: tag, TTL: f.ttl, N: n})
+		ts, err = scanTasks(runID, rows, err)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lease task: %w", err)
+		return nil, fmt.Errorf("lease tasks: %w", err)
 	}
-	return t, nil
+	slices.SortFunc(ts, func(a, b *Task) int { return cmp.Or(cmp.Compare(a.Depth, b.Depth), cmp.Compare(a.ID, b.ID)) })
+	return ts, nil
 }
 
-// scanTask reads the task of a LeaseTask or HeldTask row; nil when there
-// is none.
-func (f *Frontier) scanTask(ctx context.Context, runID int64, row pgx.Row) (*Task, error) {
-	t := &Task{Task: kinds.Task{RunID: runID}}
-	var params []byte
-	var refreshUS int64
-	err := row.Scan(
-		&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
+// scanTasks reads the tasks of a LeaseTasks or HeldTasks result.
+func scanTasks(runID int64, rows pgx.Rows, err error) ([]*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(params, &t.Params); err != nil {
-		return nil, fmt.Errorf("task %d params: %w", t.ID, err)
+	defer rows.Close()
+	var ts []*Task
+	for rows.Next() {
+		t := &Task{Task: kinds.Task{RunID: runID}}
+		var params []byte
+		var refreshUS int64
+		if err := rows.Scan(&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(params, &t.Params); err != nil {
+			return nil, fmt.Errorf("task %d params: %w", t.ID, err)
+		}
+		t.RefreshAfter = time.Duration(refreshUS) * time.Microsecond
+		ts = append(ts, t)
 	}
-	t.RefreshAfter = time.Duration(refreshUS) * time.Microsecond
-	return t, nil
+	return ts, rows.Err()
 }
 
 // PageCommit is what one page of a task commits: its rows, the tasks it
@@ -295,11 +314,10 @@ type Drops = kinds.Drops
 // Commit records a fetched page: the task's advance (the cursor to
 // continue from and, when stop is not empty, the end of the task with stop
 // as its reason, and the entries the page dropped), the page's rows and the
-// tasks it discovered, and the settle of what the page's requests cost
-// (SettleCredits: billed answers become billed credits; a page that ends the
-// task gives the lease's spare credits back). They go as one pgx batch,
-// which runs in one implicit transaction: a single round trip (no BEGIN, no
-// COMMIT). Send writes the batch without waiting for its results.
+// tasks it discovered. They go as one pgx batch, which runs in one implicit
+// transaction: a single round trip (no BEGIN, no COMMIT). Send writes the
+// batch without waiting for its results. What the page's requests cost is
+// the budget's (budget.go), not the commit's.
 //
 // The advance goes first, under the fencing token: for a stale worker it
 // matches no row, crawl.expect_advanced aborts the batch and Commit returns
@@ -318,17 +336,13 @@ func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommi
 // not read yet. The server runs the batch and commits it whether or not
 // they are ever read (a client killed after Send still has its page
 // committed), which is what lets the next request of the list leave before
-// Wait. Until Wait, the lease's credits keep what the settle moves
-// (leaseCredits.carry), and the connection stays with the batch.
+// Wait. Until Wait, the connection stays with the batch.
 type SentCommit struct {
 	f      *Frontier
 	task   Task // as it was at Send: the page count and cursor the advance expects
 	next   string
-	lc     *leaseCredits
-	arg    settleParams // what the batch settles of lc
 	br     pgx.BatchResults
 	labels []string
-	sent   time.Time
 	done   bool
 	err    error
 }
@@ -337,36 +351,38 @@ type SentCommit struct {
 // without reading its results. A failure to send returns at once, with
 // nothing applied.
 func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit) (*SentCommit, error) {
-	rows, children, next, items, stop, drops := p.Rows, p.Children, p.Next, p.Items, p.Stop, p.Drops
+	batch, labels, err := commitBatch(runID, t, p, f.ttl)
+	if err != nil {
+		return nil, err
+	}
+	sc := &SentCommit{f: f, task: *t, next: p.Next, labels: labels}
+	sc.br = f.pool.SendBatch(ctx, batch)
+	return sc, nil
+}
+
+// commitBatch is p's commit batch, with a label per statement for errors.
+func commitBatch(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pgx.Batch, []string, error) {
+	rows, drops := p.Rows, p.Drops
 	if rows == nil {
 		rows = &sinks.Batch{}
 	}
-	var batch pgx.Batch
-	advanceTask.Queue(&batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next, Items: items,
-		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
-	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
+	batch := &pgx.Batch{}
+	advanceTask.Queue(batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
+		Stop: CleanReason(p.Stop), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
+	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(batch, runID, rows)...)
 	if p.Archive != nil {
-		queueArchive(&batch, runID, t, p.Archive)
+		queueArchive(batch, runID, t, p.Archive)
 		labels = append(labels, "archive page")
 	}
-	tasks, err := taskRows(children)
+	tasks, err := taskRows(p.Children)
 	if err != nil {
-		return nil, fmt.Errorf("add tasks: %w", err)
+		return nil, nil, fmt.Errorf("add tasks: %w", err)
 	}
 	if tasks != nil {
-		insertTasks.Queue(&batch, addParams(runID, &t.ID), tasks)
+		insertTasks.Queue(batch, addParams(runID, &t.ID), tasks)
 		labels = append(labels, "add tasks")
 	}
-	sc := &SentCommit{f: f, task: *t, next: next, lc: t.credits, labels: labels}
-	// The settle goes last: the run's row and its usage rows, which every
-	// worker's commits update, stay locked only until the batch commits.
-	if sc.lc != nil {
-		sc.arg = sc.lc.settleFor(runID, stop != "")
-		settleCredits.Queue(&batch, sc.arg)
-	}
-	sc.sent = time.Now()
-	sc.br = f.pool.SendBatch(ctx, &batch)
-	return sc, nil
+	return batch, labels, nil
 }
 
 // Wait reads the results of the batch, once: the error is the commit's
@@ -377,31 +393,11 @@ func (sc *SentCommit) Wait(ctx context.Context) error {
 	}
 	sc.done = true
 	err := sinks.Results(sc.br, sc.labels)
-	var held int64
-	if err == nil && sc.lc != nil {
-		if err = sc.br.QueryRow().Scan(&held); err != nil {
-			err = fmt.Errorf("settle credits: %w", err)
-		}
-	}
 	if cerr := sc.br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	outcome := commitSettled
-	if err != nil {
-		outcome = commitFailed
-	}
 	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
 		err = sc.f.notAdvanced(ctx, &sc.task, sc.next)
-		if errors.Is(err, errAlreadyApplied) {
-			outcome = commitApplied // the first attempt settled; what it left is unknown
-		}
-	}
-	if lc := sc.lc; lc != nil {
-		lc.received(held, outcome)
-		if outcome == commitSettled {
-			// The advance left at least half of f.ttl to the lease.
-			lc.validUntil = sc.sent.Add(sc.f.ttl * 9 / 20)
-		}
 	}
 	sc.err = err
 	return err
@@ -425,16 +421,28 @@ func (f *Frontier) notAdvanced(ctx context.Context, t *Task, next string) error 
 // gone through; commit treats it as success.
 var errAlreadyApplied = errors.New("page already committed")
 
-// Extend renews the lease of a task being worked on (the heartbeat).
-func (f *Frontier) Extend(ctx context.Context, t *Task) error {
-	tag, err := extendLease.Exec(ctx, f.pool, extendParams{ID: t.ID, Token: t.Token, TTL: f.ttl})
+// ExtendLeases renews the leases of the tasks held (the process's
+// heartbeat, one statement for all) and returns the ids of those it
+// renewed: a lease missing from them is lost.
+func (f *Frontier) ExtendLeases(ctx context.Context, held []*Task) (map[int64]bool, error) {
+	held = slices.SortedFunc(slices.Values(held), func(a, b *Task) int { return cmp.Compare(a.ID, b.ID) })
+	p := extendParams{IDs: make([]int64, len(held)), Tokens: make([]int64, len(held)), TTL: f.ttl}
+	for i, t := range held {
+		p.IDs[i], p.Tokens[i] = t.ID, t.Token
+	}
+	rows, err := extendLeases.Query(ctx, f.pool, p)
 	if err != nil {
-		return fmt.Errorf("extend lease of task %d: %w", t.ID, err)
+		return nil, fmt.Errorf("extend leases: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return ErrLeaseLost
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("extend leases: %w", err)
 	}
-	return nil
+	renewed := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		renewed[id] = true
+	}
+	return renewed, nil
 }
 
 // Finish ends a task as failed or skipped with a reason.

@@ -12,12 +12,18 @@ import (
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
-// BenchmarkLeaseAndFinish leases the next task of a run and finishes it, one
-// task per op, with the given number of pending tasks in the frontier (it is
-// refilled when empty, off the clock).
+// BenchmarkLeaseAndFinish leases the next tasks of a run (lease tasks at a
+// time, as the runner does when it has room for that many) and finishes
+// them, one task per op, with the given number of pending tasks in the
+// frontier (it is refilled when empty, off the clock).
 func BenchmarkLeaseAndFinish(b *testing.B) {
-	for _, pending := range []int{1_000, 100_000} {
-		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
+	for _, c := range []struct{ pending, lease int }{{1_000, 1}, {100_000, 1}, {100_000, 64}} {
+		pending := c.pending
+		name := fmt.Sprintf("pending=%d", pending)
+		if c.lease > 1 {
+			name += fmt.Sprintf("/lease=%d", c.lease)
+		}
+		b.Run(name, func(b *testing.B) {
 			pool, _ := pgtest.Pool(b)
 			ctx := context.Background()
 			job, err := jobfile.Parse("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\nseeds: {shortvideo: {profiles: [bench]}}\n"))
@@ -35,10 +41,18 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 			}
 			f := pipeline.NewFrontier(pool, "bench", time.Minute)
 			n := 0
+			var leased []*pipeline.Task
 			for b.Loop() {
-				t, err := f.Lease(ctx, runID, nil)
-				if err != nil {
-					b.Fatal(err)
+				if len(leased) == 0 {
+					ts, err := f.LeaseN(ctx, runID, c.lease, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					leased = ts
+				}
+				var t *pipeline.Task
+				if len(leased) > 0 {
+					t, leased = leased[0], leased[1:]
 				}
 				if t == nil {
 					b.StopTimer()

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
@@ -57,7 +56,10 @@ type (
 		Statements int64  `db:"statements"`
 	}
 	ratePauseParams struct {
-		Payload string `db:"payload"`
+		RunID   int64   `db:"run_id"`
+		Owner   string  `db:"owner"`
+		PauseS  float64 `db:"pause_s"`
+		Payload string  `db:"payload"`
 	}
 	noParams struct{}
 )
@@ -164,13 +166,17 @@ func (s *quotaShare) sync(ctx context.Context) error {
 	s.lastWeight = p.Weight
 	p.Statements = s.statements.Add(1)
 	var v sources.SharedQuota
-	var probeIn, hold float64
+	var probeIn, hold, pausedS float64
 	var told, total int
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err := rateSync.QueryRow(sctx, s.pool, p).Scan(&v.Processes, &total, &v.Leader, &v.Rate, &v.Burst, &v.Measured, &probeIn, &hold, &v.Version, &told)
+	err := rateSync.QueryRow(sctx, s.pool, p).Scan(&v.Processes, &total, &v.Leader, &v.Rate, &v.Burst, &v.Measured, &probeIn, &hold, &v.Version, &told, &pausedS)
 	if err != nil {
 		return err
+	}
+	if pausedS > 0 {
+		// Another process's 429, should its NOTIFY not have come.
+		s.client.PauseShared(time.Duration(pausedS * float64(time.Second)))
 	}
 	v.ProbeAt = time.Now().Add(time.Duration(probeIn * float64(time.Second)))
 	v.Hold = time.Duration(hold * float64(time.Second))
@@ -218,7 +224,7 @@ func (s *quotaShare) announce(ctx context.Context) {
 		case d := <-s.pauses:
 			s.statements.Add(1)
 			payload := fmt.Sprintf("%d %s pause %d", s.runID, s.owner, d.Milliseconds())
-			if _, err := ratePause.Exec(ctx, s.pool, ratePauseParams{Payload: payload}); err != nil && ctx.Err() == nil {
+			if _, err := ratePause.Exec(ctx, s.pool, ratePauseParams{RunID: s.runID, Owner: s.owner, PauseS: d.Seconds(), Payload: payload}); err != nil && ctx.Err() == nil {
 				s.log.Debug("could not announce a pause", "err", err)
 			}
 		}
@@ -242,19 +248,33 @@ func (s *quotaShare) listen(ctx context.Context) {
 	}
 }
 
-var rateListen = db.Prepare[noParams]("RateListen")
+var (
+	rateListen   = db.Prepare[noParams]("RateListen")
+	rateUnlisten = db.Prepare[noParams]("RateUnlisten")
+)
 
+// The connection is one of the pool's (database.max_conns counts it), kept
+// while the run lasts and given back unlistened. Through PgBouncer in
+// transaction mode nothing arrives on it: the heartbeat (RateSync) brings
+// the other processes' pauses instead.
 func (s *quotaShare) listenOnce(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if _, err := rateUnlisten.Exec(uctx, conn, noParams{}); err != nil {
+			conn.Conn().Close(uctx)
+		}
+		conn.Release()
+	}()
 	if _, err := rateListen.Exec(ctx, conn, noParams{}); err != nil {
 		return err
 	}
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		n, err := conn.Conn().WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,6 @@ type revisitOrderParams struct {
 
 var (
 	revisitOrder = db.Prepare[revisitOrderParams]("RevisitOrder")
-	creditsLeft  = db.Prepare[runArg]("CreditsLeft")
 )
 
 // loadSpendOrder reads run runID's order as the process of lease owner
@@ -275,16 +274,6 @@ func (o *spendOrder) end(id int64) {
 	delete(o.inflight, id)
 }
 
-// creditsLeftNow is the run's credits neither billed nor held (nil: no
-// budget).
-func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
-	var left *int64
-	if err := creditsLeft.QueryRow(ctx, c.opts.Pool, runArg{c.runID}).Scan(&left); err != nil {
-		return nil, fmt.Errorf("credits left: %w", err)
-	}
-	return left, nil
-}
-
 type secondLookParams struct {
 	IDs []int64 `db:"ids"`
 }
@@ -308,19 +297,23 @@ func (c *crawl) secondLook(ctx context.Context) bool {
 	var n int
 	err := c.retryDB(ctx, func(ctx context.Context) error {
 		n = 0
+		left, err := c.creditsLeftNow(ctx)
+		if err != nil || left == nil {
+			return err
+		}
 		return pgx.BeginFunc(ctx, c.opts.Pool, func(tx pgx.Tx) error {
 			rows, err := secondLookCandidates.Query(ctx, tx, runArg{c.runID})
 			if err != nil {
 				return err
 			}
 			var (
-				left, id int64
-				high     float32
-				spent    float64
-				ids      []int64
+				id    int64
+				high  float32
+				spent float64
+				ids   []int64
 			)
-			if _, err := pgx.ForEachRow(rows, []any{&left, &id, &high}, func() error {
-				if spent+float64(high) <= float64(left) {
+			if _, err := pgx.ForEachRow(rows, []any{&id, &high}, func() error {
+				if spent+float64(high) <= float64(*left) {
 					spent += float64(high)
 					ids = append(ids, id)
 				}

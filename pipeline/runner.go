@@ -87,6 +87,20 @@ func (e *StopError) Error() string {
 
 func (e *StopError) Unwrap() error { return e.Err }
 
+// NoSlotError is PostgreSQL refusing a connection for want of a free slot
+// (SQLSTATE 53300): not an outage, a setting to change.
+type NoSlotError struct {
+	Err      error
+	MaxConns int32
+}
+
+func (e NoSlotError) Error() string {
+	return fmt.Sprintf("PostgreSQL has no free connection slot (SQLSTATE 53300): a crawler process opens at most database.max_conns connections (%d here); "+
+		"lower it or run fewer processes, raise the server's max_connections, or put PgBouncer in front (docs/pgbouncer.md): %v", e.MaxConns, e.Err)
+}
+
+func (e NoSlotError) Unwrap() error { return e.Err }
+
 // crawl is the state shared by the workers of one run in one process.
 type crawl struct {
 	opts     Options
@@ -107,11 +121,15 @@ type crawl struct {
 	// run, before the failing task is released, so no other worker can
 	// lease it in between.
 	stop context.CancelCauseFunc
-	// inflight holds the ids of the tasks this process's workers are
-	// working on. Rescue leaves them alone even when their lease expired:
-	// during a database outage longer than lease_timeout the heartbeat
-	// cannot renew it, and taking the task over would buy its page again.
-	inflight sync.Map // int64 -> struct{}
+	// held are the tasks this process is working on, with the cancel of
+	// each one's context (a lost lease cancels it with ErrLeaseLost).
+	// Rescue leaves them alone even when their lease expired: during a
+	// database outage longer than lease_timeout the heartbeat cannot renew
+	// it, and taking the task over would buy its page again.
+	heldMu sync.Mutex
+	held   map[int64]heldTask
+	// committer groups the page commits of all the tasks (committer.go).
+	committer *committer
 	// order is an adaptive run's schedule, spent in its order; visits
 	// records what the run sees of the items it revisits (revisit*.go).
 	order  *spendOrder
@@ -142,13 +160,14 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		runID:    runID,
 		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
-		wake:     make(chan struct{}, job.Limits.Workers),
+		wake:     make(chan struct{}, 1),
 		mon:      monitorState{started: time.Now()},
+		held:     map[int64]heldTask{},
 	}
 	// A reservation held by a live lease settles within its request's
 	// retries, or comes back when the lease expires: the wait for one is
 	// bounded well beyond both.
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log, workers: job.Limits.Workers,
+	b := &budget{pool: opts.Pool, runID: runID, owner: opts.Owner, retry: c.retryDB, log: c.log,
 		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
 	c.budget = b
 	// Credits, bodies and the archive are each page's lease's (pageLease);
@@ -161,7 +180,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	}
 	c.client = client
 	// The processes on this run share the key's quota (ratequota.go).
-	stopShare := startQuotaShare(ctx, opts.Pool, runID, opts.Owner, client, func() int { return len(c.inflightIDs()) }, c.log)
+	stopShare := startQuotaShare(ctx, opts.Pool, runID, opts.Owner, client, c.inProgress, c.log)
 	defer stopShare()
 
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -177,19 +196,17 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	})
 	defer stopGrace()
 
-	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "owner", opts.Owner)
+	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "max_conns", opts.Pool.Config().MaxConns, "owner", opts.Owner)
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	c.stop = stopRun
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
+	c.committer = newCommitter(work, opts.Pool, runID, c.frontier)
 	b.stopping = gctx.Done()
 	c.join(ctx)
 	if err := c.startRevisits(ctx); err != nil {
 		return nil, err
-	}
-	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
-		c.log.Warn("could not give back credits of ended leases", "err", err)
 	}
 	// A run whose seeding from files was interrupted finishes it first, so
 	// the frontier is whole before workers can find it empty.
@@ -198,17 +215,24 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		return err
 	})
 	if err == nil {
-		for w := range job.Limits.Workers {
-			g.Go(func() error { return c.worker(gctx, w) })
-		}
+		g.Go(func() error { return c.dispatch(gctx, g) })
 		mctx, stopMonitor := context.WithCancel(gctx)
-		monitorDone := make(chan struct{})
-		go func() { defer close(monitorDone); c.monitor(mctx) }()
+		background := []func(context.Context){c.monitor, b.beat, c.heartbeat}
+		var bg sync.WaitGroup
+		for _, f := range background {
+			bg.Go(func() { f(mctx) })
+		}
 		err = g.Wait()
 		stopMonitor()
-		<-monitorDone
+		bg.Wait()
 	} else if ctx.Err() != nil {
 		err = nil // interrupted while seeding: stopped, resumable
+	}
+	switch {
+	case db.TooManyConnections(err):
+		err = NoSlotError{Err: err, MaxConns: opts.Pool.Config().MaxConns}
+	case db.PoolerStatements(err):
+		err = fmt.Errorf("%w (through PgBouncer in transaction mode, add default_query_exec_mode=cache_describe to DATABASE_URL: docs/pgbouncer.md)", err)
 	}
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
 	var stop *StopError
@@ -233,6 +257,9 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	} else if n > 0 {
 		c.log.Info("released unfinished tasks", "tasks", n)
 	}
+	if berr := b.close(fctx); berr != nil {
+		c.log.Warn("could not post the last answers' credits or give back the spare ones; they stay counted as spent", "err", berr)
+	}
 	final, serr := FinishRun(fctx, opts.Pool, runID, c.frontier.owner, sum.State, sum.Reason)
 	switch {
 	case serr != nil:
@@ -243,6 +270,11 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	case sum.State == "done":
 		if sum.Failed, serr = CountFailed(fctx, opts.Pool, runID); serr != nil {
 			c.log.Warn("could not count failed tasks", "err", serr)
+		}
+	case final == "stopped" && errors.Is(err, ErrBudgetExhausted):
+		// Not continued with this budget (rerun.go).
+		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, runArg{runID}); merr != nil {
+			c.log.Warn("could not record that the run's budget is spent", "err", merr)
 		}
 	}
 	c.endRevisits(fctx, final) // what the run saw of the items it revisits ("": not known to have ended)
@@ -260,80 +292,188 @@ func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) err
 	}, op)
 }
 
-// worker leases and processes tasks until the run has none left or ctx ends.
-func (c *crawl) worker(ctx context.Context, id int) error {
-	log := c.log.With("worker", id)
+// MaxInProgress is the most tasks one process works on at once, whatever
+// limits.workers or the client's concurrency target say.
+const MaxInProgress = jobfile.MaxWorkers
+
+// heldTask is a task this process works on: its lease, and the cancel of
+// its context.
+type heldTask struct {
+	task   *Task
+	cancel context.CancelCauseFunc
+}
+
+// target is how many tasks the process keeps in progress: the client's
+// concurrency target when it has one (sources' ConcurrencyLimiter: its
+// limit, and as many again for tasks between two requests), capped by
+// limits.workers when set (> 0); limits.workers otherwise (0: the
+// default). At most MaxInProgress.
+func (c *crawl) target() int {
+	n := cmp.Or(c.job.Limits.Workers, jobfile.WorkersDefault)
+	if l, ok := any(c.client).(interface{ Limit() int }); ok {
+		n = 2 * l.Limit()
+		if w := c.job.Limits.Workers; w > 0 {
+			n = min(n, w)
+		}
+	}
+	return max(1, min(n, MaxInProgress))
+}
+
+// dispatch leases tasks in batches, as many as the target leaves room for,
+// and works each in a goroutine of g, until the run has none left or ctx
+// ends.
+func (c *crawl) dispatch(ctx context.Context, g *errgroup.Group) error {
 	for ctx.Err() == nil {
-		t, err := c.lease(ctx)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			var pending, leased int64
-			err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-				pending, leased, err = c.frontier.Active(ctx, c.runID)
+		room := c.target() - c.inProgress()
+		var ts []*Task
+		if room > 0 {
+			var err error
+			if ts, err = c.lease(ctx, room); err != nil {
 				return err
-			})
-			if err != nil {
+			}
+		}
+		for _, t := range ts {
+			lctx, cancel := context.WithCancelCause(c.work)
+			t.lease = lctx
+			c.heldMu.Lock()
+			c.held[t.ID] = heldTask{task: t, cancel: cancel}
+			c.heldMu.Unlock()
+			g.Go(func() error {
+				defer c.done(t)
 				if ctx.Err() != nil {
-					return nil
+					return c.release(t)
 				}
+				return c.process(ctx, c.log, t)
+			})
+		}
+		if len(ts) > 0 && len(ts) == room {
+			continue // there may be more
+		}
+		if room > 0 && len(ts) == 0 {
+			if finished, err := c.noneReady(ctx); finished || err != nil {
 				return err
 			}
-			if pending == 0 && leased == 0 {
-				if c.secondLook(ctx) {
-					continue // reuse.adaptive: credits left for visits skipped
-				}
-				return nil
-			}
-			if pending == 0 {
-				// Every task is leased: some may belong to a dead process.
-				var n int64
-				err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-					n, err = c.frontier.Rescue(ctx, c.runID, c.inflightIDs()...)
-					return err
-				})
-				if err != nil && ctx.Err() == nil {
-					return err
-				}
-				if n > 0 {
-					log.Info("took over expired leases", "tasks", n)
-					continue
-				}
-			}
-			c.idle(ctx)
-			continue
 		}
-		c.inflight.Store(t.ID, struct{}{})
-		if ctx.Err() != nil {
-			err = c.release(t)
-		} else {
-			err = c.process(ctx, log, t)
-		}
-		c.inflight.Delete(t.ID)
-		if err != nil || ctx.Err() != nil {
-			return err
-		}
+		c.idle(ctx)
 	}
 	return nil
 }
 
+// noneReady is what the dispatcher does when no task was ready to lease:
+// the run is finished when no task is pending or leased and this process
+// works on none; when every task is leased, expired leases (of a dead
+// process) are taken over.
+func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
+	var pending, leased int64
+	err = c.retryDB(ctx, func(ctx context.Context) (err error) {
+		pending, leased, err = c.frontier.Active(ctx, c.runID)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		return true, err
+	}
+	if pending == 0 && leased == 0 && c.inProgress() == 0 {
+		// reuse.adaptive: credits left for the visits skipped for the budget.
+		return !c.secondLook(ctx), nil
+	}
+	if pending == 0 && leased > int64(c.inProgress()) {
+		// Some leases are not this process's: some may be a dead one's.
+		var n int64
+		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+			n, err = c.frontier.Rescue(ctx, c.runID, c.inflightIDs()...)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			return true, err
+		}
+		if n > 0 {
+			c.log.Info("took over expired leases", "tasks", n)
+			c.wakeOthers()
+		}
+	}
+	return false, nil
+}
+
+// done forgets a task this process no longer works on, and wakes the
+// dispatcher: there is room for another.
+func (c *crawl) done(t *Task) {
+	c.heldMu.Lock()
+	if h, ok := c.held[t.ID]; ok {
+		h.cancel(nil)
+		delete(c.held, t.ID)
+	}
+	c.heldMu.Unlock()
+	c.wakeOthers()
+}
+
+// inProgress is how many tasks this process works on.
+func (c *crawl) inProgress() int {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	return len(c.held)
+}
+
 // inflightIDs lists the tasks this process is working on.
 func (c *crawl) inflightIDs() []int64 {
-	var ids []int64
-	c.inflight.Range(func(k, _ any) bool {
-		ids = append(ids, k.(int64))
-		return true
-	})
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	ids := make([]int64, 0, len(c.held))
+	for id := range c.held {
+		ids = append(ids, id)
+	}
 	return ids
 }
 
-// lease takes a task. The statement itself is not interrupted by a stop (a
-// cancelled lease may still commit on the server; its task is then given
-// back by ReleaseOwned at the end of the run), but a stop ends the retries
-// while the database is away.
-func (c *crawl) lease(ctx context.Context) (*Task, error) {
-	t, err := c.frontier.Lease(context.WithoutCancel(ctx), c.runID, func(_ context.Context, op func(context.Context) error) error {
+// heartbeat renews the leases of every task this process works on, one
+// statement for all, every third of the lease timeout until ctx ends; a
+// lease it could not renew is lost: its task's context is cancelled with
+// ErrLeaseLost, so its request is called off and its page discarded.
+func (c *crawl) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(max(time.Duration(c.job.Limits.LeaseTimeout)/3, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c.heldMu.Lock()
+		tasks := make([]*Task, 0, len(c.held))
+		for _, h := range c.held {
+			tasks = append(tasks, h.task)
+		}
+		c.heldMu.Unlock()
+		if len(tasks) == 0 {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, max(time.Duration(c.job.Limits.LeaseTimeout)/3, time.Second))
+		renewed, err := c.frontier.ExtendLeases(sctx, tasks)
+		cancel()
+		if err != nil {
+			// The database is away: the leases run on, and Rescue spares
+			// this process's own when they expire.
+			c.log.Debug("lease heartbeat failed", "err", err)
+			continue
+		}
+		c.heldMu.Lock()
+		for _, t := range tasks {
+			if h, ok := c.held[t.ID]; ok && !renewed[t.ID] && h.task.Token == t.Token {
+				h.cancel(ErrLeaseLost)
+			}
+		}
+		c.heldMu.Unlock()
+	}
+}
+
+// lease takes up to n tasks. The statement itself is not interrupted by a
+// stop (a cancelled lease may still commit on the server; its tasks are
+// then given back by ReleaseOwned at the end of the run), but a stop ends
+// the retries while the database is away.
+func (c *crawl) lease(ctx context.Context, n int) ([]*Task, error) {
+	ts, err := c.frontier.LeaseN(context.WithoutCancel(ctx), c.runID, n, func(_ context.Context, op func(context.Context) error) error {
 		return c.retryDB(ctx, func(context.Context) error {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
@@ -343,10 +483,11 @@ func (c *crawl) lease(ctx context.Context) (*Task, error) {
 	if err != nil && ctx.Err() != nil {
 		return nil, nil
 	}
-	return t, err
+	return ts, err
 }
 
-// idle waits for a wake-up from another worker or the poll interval.
+// idle waits for a wake-up (a task ended, or one found new tasks) or the
+// poll interval.
 func (c *crawl) idle(ctx context.Context) {
 	timer := time.NewTimer(c.opts.PollInterval)
 	defer timer.Stop()
@@ -358,12 +499,9 @@ func (c *crawl) idle(ctx context.Context) {
 }
 
 func (c *crawl) wakeOthers() {
-	for range cap(c.wake) {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-			return
-		}
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -425,7 +563,6 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 	switch {
 	case errors.Is(err, ErrLeaseLost):
 		log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
-		c.budget.flush(c.work, t.credits, nil) // a billed answer still counts
 		return nil
 	case errors.Is(err, errRunStopping):
 		return c.release(t) // it was waiting for the budget: nothing sent
@@ -458,10 +595,10 @@ type fetched struct {
 	archive *ArchivedPage
 }
 
-// sentPage is a page whose commit batch is written, its results unread
-// (Frontier.Send), with what a retry needs.
+// sentPage is a page whose commit is submitted to the committer, its
+// outcome not read yet, with what a retry needs.
 type sentPage struct {
-	sc       *SentCommit
+	sc       *groupCommit
 	task     Task // as at the send
 	res      *fetched
 	children []NewTask
@@ -535,40 +672,34 @@ func (e fetchError) Unwrap() error { return e.err }
 // for good (the lease was lost, or the database refuses the page), the
 // next page, already requested, is discarded: one credit, and only then.
 func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPage, error) {
-	fctx, cancel := context.WithCancelCause(c.work)
+	parent := t.lease
+	if parent == nil {
+		parent = c.work
+	}
+	fctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	// What the page's requests spend and wait for: the lease's credits,
+	if prev != nil {
+		// The next request leaves once the previous page's commit is
+		// written to the server, which commits it even if this process
+		// dies: a kill costs at most the request in flight.
+		<-prev.sc.Sent()
+	}
+	// What the page's requests spend and wait for: the budget's credits,
 	// the previous page's commit, and the page's bodies, which stay counted
 	// against the client's in-flight budget until its rows are committed
 	// (or it is given up).
 	bodies := &bodyHold{}
-	lease := &pageLease{budget: c.budget, credits: t.leaseCredits(), prev: prev, await: c.await, archive: c.job.Archive, bodies: bodies}
+	lease := &pageLease{budget: c.budget, prev: prev, await: c.await, archive: c.job.Archive, bodies: bodies}
 	held := true
 	defer func() {
+		// A request whose answer never came is taken as not billed.
+		c.budget.release(&lease.reserved)
 		if held {
 			bodies.release()
 		}
 		// Nothing of this page keeps the previous one once it is done:
 		// its commit (sent, unread) holds only the bodies it counts.
 		lease.prev = nil
-	}()
-	ttl := time.Duration(c.job.Limits.LeaseTimeout)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		tick := time.NewTicker(max(ttl/3, 10*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if err := c.frontier.Extend(fctx, t); errors.Is(err, ErrLeaseLost) {
-					cancel(ErrLeaseLost)
-					return
-				}
-			}
-		}
 	}()
 	// The previous page's commit is read before a statement of the lease's
 	// own, and before a read waits for the body budget it holds (the
@@ -588,7 +719,6 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		return nil, nil, fetchError{err}
 	}
 	res := &fetched{Result: mapped, archive: lease.archived()}
-	c.budget.release(fctx, lease.credits)
 	if t.bought != nil {
 		// Bought, and billed once its commit lands: other workers weighing
 		// a visit against the budget count it from now (revisit.go).
@@ -602,14 +732,19 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	}
 	children := c.children(res.Result)
 	start := time.Now()
-	if res.Stop == "" {
-		// Not the last page: send, and let the next call read it. The
-		// batch outlives this page's context (not the run's hard stop).
-		sc, err := c.frontier.Send(c.work, c.runID, t, c.pageCommit(res, children))
-		if err == nil {
-			held = false
-			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: bodies.release}, nil
+	// The committer sends the page's commit with other tasks' pages (it
+	// outlives this page's context, not the run's hard stop). Not the last
+	// page: the next call reads it, after its request left.
+	if g, err := c.committer.submit(t, c.pageCommit(res, children)); err == nil {
+		held = false
+		sent := &sentPage{sc: g, task: *t, res: res, children: children, sending: time.Since(start), release: bodies.release}
+		if res.Stop == "" {
+			return res, sent, nil
 		}
+		if err := c.await(sent); err != nil {
+			return nil, nil, err
+		}
+		return res, nil, nil
 	}
 	if err := c.commit(fctx, t, res, children); err != nil {
 		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
@@ -707,7 +842,6 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 }
 
 func (c *crawl) finish(t *Task, state, reason string) error {
-	c.budget.flush(c.work, t.credits, nil) // what the lease's answers cost, before it ends
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 		return c.frontier.Finish(ctx, t, state, reason)
 	})
@@ -720,7 +854,6 @@ func (c *crawl) finish(t *Task, state, reason string) error {
 // release hands the task back; failure is only logged, since the lease
 // expires by itself.
 func (c *crawl) release(t *Task) error {
-	c.budget.flush(c.work, t.credits, nil)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {

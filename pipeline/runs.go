@@ -124,6 +124,8 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 
 var resumeRun = db.Prepare[resumeRunParams]("ResumeRun")
 
+var markBudgetStop = db.Prepare[runArg]("MarkBudgetStop")
+
 var runJobName = db.Prepare[runArg]("RunJobName")
 
 // Resume marks run runID running again so this process can work on it; a

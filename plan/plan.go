@@ -235,6 +235,9 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 		p.Next = fmt.Sprintf("continue run %d (interrupted, last active %s ago)", prev.ID, prev.Idle)
 	case pipeline.RunJoin:
 		p.Next = fmt.Sprintf("join run %d (in progress)", prev.ID)
+	case pipeline.RunSpent:
+		p.Next = fmt.Sprintf("nothing (exit 5): run %d stopped at its credit budget of %d %s ago; a larger max_credits continues it, the first start after resume_within starts a new run",
+			prev.ID, *prev.BudgetStop, prev.Idle)
 	}
 	if err := observedPageStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&p.ObservedPerPage); err != nil {
 		return nil, fmt.Errorf("page sizes of earlier runs: %w", err)

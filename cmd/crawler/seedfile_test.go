@@ -76,8 +76,8 @@ func seedRun(t *testing.T, dbURL, job string) (time.Duration, int64) {
 	t.Helper()
 	start := time.Now()
 	p := startCrawler(t, dbURL, "run", "--log-format", "json", job)
-	if code := p.wait(); code != exitStopped {
-		t.Fatalf("exit %d, want %d (stopped by max_credits 0): %s", code, exitStopped, p.stderr.String())
+	if code := p.wait(); code != exitSpent {
+		t.Fatalf("exit %d, want %d (stopped by max_credits 0): %s", code, exitSpent, p.stderr.String())
 	}
 	took := time.Since(start)
 	ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)

@@ -71,18 +71,14 @@ WHERE p.run_id = @run_id AND (p.visit OR p.reason IN ('budget', 'unreached'))
   AND (t.id IS NULL OR t.state IN ('pending', 'leased'))
 ORDER BY p.priority DESC;
 
--- name: CreditsLeft
--- The credits of the run's budget neither billed nor held by a lease
--- (NULL: no budget).
-SELECT max_credits - credits_committed FROM crawl.runs WHERE id = @run_id;
-
 -- name: SecondLookCandidates
--- Once the run's frontier is done: the credits its budget has left (none
--- in flight: no task is leased) and its visits skipped for the budget,
--- highest priority first, each with what it costs at most. Locks the
+-- Once the run's frontier is done (no task is leased, so no request is in
+-- flight): its visits skipped for the budget, highest priority first, each
+-- with what it costs at most (the credits left are the budget's admission
+-- figure, pipeline/budget.go creditsLeftNow). Locks the
 -- run's row, so two processes ending together admit against the same
 -- credits once: the second sees the tasks the first sent back.
-SELECT r.max_credits - r.credits_committed, t.id, p.cost_high
+SELECT t.id, p.cost_high
 FROM crawl.runs r
 JOIN crawl.revisit_plan p ON p.run_id = r.id
 JOIN crawl.tasks t ON t.run_id = p.run_id AND t.kind = p.kind AND t.key = p.key

@@ -45,16 +45,17 @@ WITH o AS (
 )
 SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 
--- name: LeaseTask
--- Takes the next pending task and stamps it with a fresh fencing token.
--- Breadth first: lower depth first. It reads only the partial index of
--- pending tasks, so its cost does not grow with the done ones; expired
--- leases come back through RescueTasks.
+-- name: LeaseTasks
+-- Takes up to @n pending tasks, each stamped with a fresh fencing token,
+-- under owner tag @owner (one tag per call). Breadth first: lower depth
+-- first. It reads only the partial index of pending tasks, so its cost does
+-- not grow with the done ones; expired leases come back through
+-- RescueTasks.
 WITH next AS (
     SELECT id FROM crawl.tasks
     WHERE run_id = @run_id AND state = 'pending'
     ORDER BY depth, id
-    LIMIT 1
+    LIMIT @n
     FOR UPDATE SKIP LOCKED
 )
 UPDATE crawl.tasks t
@@ -65,9 +66,9 @@ RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages
     coalesce(extract(epoch FROM t.refresh_after) * 1000000, 0)::bigint,
     t.reexpand AND t.finished_at IS NOT NULL; -- to expand again: it ended once already
 
--- name: HeldTask
--- The task leased under owner tag @owner, if a lease whose answer was lost
--- went through.
+-- name: HeldTasks
+-- The tasks leased under owner tag @owner, if a LeaseTasks whose answer
+-- was lost went through.
 SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token,
     coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint, reexpand AND finished_at IS NOT NULL
 FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'leased';
@@ -123,9 +124,21 @@ SELECT crawl.expect_advanced((SELECT count(*) FROM a));
 -- Whether the task already shows the page a commit would have advanced to.
 SELECT lease_token = @token AND pages = @pages + 1 AND cursor = @cursor FROM crawl.tasks WHERE id = @id;
 
--- name: ExtendLease
-UPDATE crawl.tasks SET lease_expires_at = now() + @ttl::interval
-WHERE id = @id AND lease_token = @token AND state = 'leased';
+-- name: ExtendLeases
+-- The process's heartbeat: renews every lease it holds (@ids with their
+-- @tokens, in id order, as every statement locking several tasks) in one
+-- statement, and returns the ids it renewed: a lease missing from them is
+-- lost (taken over after it expired, or ended).
+WITH l AS (
+    SELECT t.id FROM crawl.tasks t
+    JOIN unnest(@ids::bigint[], @tokens::bigint[]) AS x(id, token) ON t.id = x.id AND t.lease_token = x.token
+    WHERE t.state = 'leased'
+    ORDER BY t.id
+    FOR UPDATE OF t
+)
+UPDATE crawl.tasks t SET lease_expires_at = now() + @ttl::interval
+FROM l WHERE t.id = l.id
+RETURNING t.id;
 
 -- name: FinishTask
 -- Ends a lease as failed or skipped with a reason.
