@@ -24,8 +24,8 @@ func TestBudgetHoldsAtRealPrices(t *testing.T) {
 		expand  string
 		price   int64
 	}{
-		{"replies, one worker", []int{1}, `photosocial: {posts: ["https://www.photosocial.example/p/post_c2000/"]}`, "{}", 15},
-		{"replies, processes of 1 and 4 workers", []int{1, 4}, `photosocial: {posts: ["https://www.photosocial.example/p/post_c2000/", "https://www.photosocial.example/p/post_c1999/"]}`, "{}", 15},
+		{"replies, one worker", []int{1}, `photosocial: {posts: ["https://www.instagram.com/p/post_c2000/"]}`, "{}", 15},
+		{"replies, processes of 1 and 4 workers", []int{1, 4}, `photosocial: {posts: ["https://www.instagram.com/p/post_c2000/", "https://www.instagram.com/p/post_c1999/"]}`, "{}", 15},
 		{"followers, processes of 1 and 4 workers", []int{1, 4}, `shortvideo: {profiles: [big_f6000_g0, vast_f6000_g0]}`, "{followers: {max_pages: 1000}}", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
