@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -31,11 +32,12 @@ import (
 // the first rows it returns.
 var analystsDays = []int64{1, 2, 3, 4}
 
-// The guide's literals: the account its follow questions are about, its
-// song, search and post.
+// The guide's literals: the account its follow questions are about, the
+// creator its video questions are about, its song, search and post.
 const (
 	analystsPageSize = 20
 	analystsNewcomer = "fabio_newcomer_f9"
+	analystsCreator  = "rosa_f4000"
 	analystsSong     = "anthem_v12_r4"
 	analystsKeyword  = "street food n8"
 	analystsPostURL  = "https://www.instagram.com/p/launch_c6_r2/"
@@ -423,6 +425,49 @@ func oracleVideos(t *testing.T, base, path string, q url.Values) []oracleVideo {
 	}
 }
 
+// oracleAweme is a video as the real preset's lists show it.
+type oracleAweme struct {
+	ID    string `json:"aweme_id"`
+	Stats struct {
+		PlayCount    int64 `json:"play_count"`
+		DiggCount    int64 `json:"digg_count"`
+		CommentCount int64 `json:"comment_count"`
+		ShareCount   int64 `json:"share_count"`
+	} `json:"statistics"`
+	ShareURL string `json:"share_url"`
+}
+
+// oracleCreatorPage is the newest page of handle's videos on night i, as
+// the real preset serves it (the job walks one page of each list).
+func (w *analystsWorld) oracleCreatorPage(handle string, i int) []oracleAweme {
+	var page struct {
+		Videos []oracleAweme `json:"aweme_list"`
+	}
+	getJSON(w.t, w.real[i]+"/v3/tiktok/profile/videos?"+url.Values{"handle": {handle}, "sort_by": {"latest"}}.Encode(), &page)
+	return page.Videos[:min(analystsPageSize, len(page.Videos))]
+}
+
+// oracleSVComment is a comment on a video, as the real preset serves it.
+type oracleSVComment struct {
+	CID        string `json:"cid"`
+	Text       string `json:"text"`
+	DiggCount  int64  `json:"digg_count"`
+	ReplyTotal int64  `json:"reply_comment_total"`
+	User       struct {
+		UniqueID string `json:"unique_id"`
+	} `json:"user"`
+}
+
+// oracleVideoComments is the first page of the comments under the video
+// at videoURL on night i (the job's video_comments walks one page).
+func (w *analystsWorld) oracleVideoComments(videoURL string, i int) []oracleSVComment {
+	var page struct {
+		Comments []oracleSVComment `json:"comments"`
+	}
+	getJSON(w.t, w.real[i]+"/v1/tiktok/video/comments?"+url.Values{"url": {videoURL}}.Encode(), &page)
+	return page.Comments[:min(analystsPageSize, len(page.Comments))]
+}
+
 type oracleComment struct {
 	ID                string `json:"id"`
 	Text              string `json:"text"`
@@ -434,11 +479,9 @@ type oracleComment struct {
 	Replies []oracleComment `json:"replies"`
 }
 
-// oracleComments is the post's comments with their replies, in the real
-// dialect (the contract has no replies).
-func oracleComments(t *testing.T, day int64) []oracleComment {
-	t.Helper()
-	base := sandboxAt(t, sandbox.PresetScrapeCreators, day)
+// oracleComments is the post's comments with their replies on night i, in
+// the real dialect (the contract has no replies).
+func (w *analystsWorld) oracleComments(i int) []oracleComment {
 	var out []oracleComment
 	for cursor := ""; ; {
 		q := url.Values{"url": {analystsPostURL}, "include_replies": {"true"}}
@@ -449,7 +492,7 @@ func oracleComments(t *testing.T, day int64) []oracleComment {
 			Comments []oracleComment `json:"comments"`
 			Cursor   string          `json:"cursor"`
 		}
-		getJSON(t, base+"/v2/instagram/post/comments?"+q.Encode(), &page)
+		getJSON(w.t, w.real[i]+"/v2/instagram/post/comments?"+q.Encode(), &page)
 		out = append(out, page.Comments...)
 		if page.Cursor == "" {
 			return out
@@ -483,6 +526,7 @@ type analystsWorld struct {
 	fetched              map[string][]int // account -> the nights its profile was fetched
 	last                 int              // the last night's index
 	contract             []string         // per night, a contract sandbox at its day
+	real                 []string         // per night, a real-preset sandbox at its day
 	songVideos, searches [][]oracleVideo  // per night, as the contract serves them
 }
 
@@ -492,6 +536,7 @@ func newAnalystsWorld(t *testing.T, c *analystsCrawl) *analystsWorld {
 	for _, day := range analystsDays {
 		base := sandboxAt(t, sandbox.PresetContract, day)
 		w.contract = append(w.contract, base)
+		w.real = append(w.real, sandboxAt(t, sandbox.PresetScrapeCreators, day))
 		w.songVideos = append(w.songVideos, oracleVideos(t, base, "/shortvideo/song/videos", url.Values{"id": {analystsSong}}))
 		w.searches = append(w.searches, oracleVideos(t, base, "/shortvideo/search/keyword", url.Values{"keyword": {analystsKeyword}}))
 	}
@@ -506,14 +551,15 @@ func (w *analystsWorld) run(i int) string { return itoa(w.c.runs[i]) }
 var analystsQuestions = map[string]func(*analystsWorld) []string{
 	"1. The most-followed accounts, and their growth over the last 30 nights": (*analystsWorld).mostFollowed,
 	"2. Who followed or unfollowed an account between two nights":             (*analystsWorld).followChanges,
-	"3. Creators' engagement per video":                                       (*analystsWorld).engagement,
-	"4. The comments of a post, with their replies":                           (*analystsWorld).comments,
-	"5. The accounts two hops from a seed":                                    (*analystsWorld).twoHops,
-	"6. The videos of a song over time":                                       (*analystsWorld).songOverTime,
-	"7. Search ranks over time":                                               (*analystsWorld).searchRanks,
-	"8. What changed since last night":                                        (*analystsWorld).sinceLastNight,
-	"9. What a night cost, per endpoint":                                      (*analystsWorld).nightCost,
-	"10. How fresh the data is, per account":                                  (*analystsWorld).freshness,
+	"3. A creator's videos, one by one":                                       (*analystsWorld).creatorVideos,
+	"4. The comments under a creator's most-viewed video":                     (*analystsWorld).videoComments,
+	"5. The comments of a post, with their replies":                           (*analystsWorld).comments,
+	"6. The accounts two hops from a seed":                                    (*analystsWorld).twoHops,
+	"7. The videos of a song over time":                                       (*analystsWorld).songOverTime,
+	"8. Search ranks over time":                                               (*analystsWorld).searchRanks,
+	"9. What changed since last night":                                        (*analystsWorld).sinceLastNight,
+	"10. What a night cost, per endpoint":                                     (*analystsWorld).nightCost,
+	"11. How fresh the data is, per account":                                  (*analystsWorld).freshness,
 }
 
 // mostFollowed: the latest follower counts and the growth since the first
@@ -569,38 +615,95 @@ func (w *analystsWorld) followChanges() []string {
 	return rows
 }
 
-// engagement: engagement per creator over the videos of the last night.
-func (w *analystsWorld) engagement() []string {
-	type creator struct {
-		h                      string
-		videos, views, engaged int64
-	}
-	by := map[string]*creator{}
-	seen := map[string]bool{}
-	for _, v := range append(slices.Clone(w.songVideos[w.last]), w.searches[w.last]...) {
-		if seen[v.ID] || v.Stats.PlayCount == 0 {
-			continue
+// creatorVideo is a video of the creator's list with the counters of the
+// last night whose walk listed it.
+type creatorVideo struct {
+	v     oracleAweme
+	night int
+}
+
+// creatorList is the creator's videos the job's walks listed, most played
+// first, each as the last night that listed it saw it.
+func (w *analystsWorld) creatorList() []creatorVideo {
+	latest := map[string]creatorVideo{}
+	for i := range analystsDays {
+		for _, v := range w.oracleCreatorPage(analystsCreator, i) {
+			latest[v.ID] = creatorVideo{v, i}
 		}
-		seen[v.ID] = true
-		cr := by[v.Author.UniqueID]
-		if cr == nil {
-			cr = &creator{h: v.Author.UniqueID}
-			by[cr.h] = cr
+	}
+	// Its latest snapshot is the creator's list's only when no other list
+	// the job walks shows it.
+	for i := range analystsDays {
+		for _, v := range append(slices.Clone(w.songVideos[i]), w.searches[i]...) {
+			if _, ok := latest[v.ID]; ok {
+				w.t.Fatalf("night %d: the creator's video %s is also in the song's or the search's list", i+1, v.ID)
+			}
 		}
-		cr.videos++
-		cr.views += v.Stats.PlayCount
-		cr.engaged += v.Stats.DiggCount + v.Stats.CommentCount + v.Stats.ShareCount
 	}
-	var rows []string
-	var crs []*creator
-	for _, cr := range by {
-		crs = append(crs, cr)
+	vs := slices.Collect(maps.Values(latest))
+	if len(vs) == 0 {
+		w.t.Fatal("the creator lists no videos")
 	}
-	slices.SortFunc(crs, func(a, b *creator) int {
-		return cmp.Or(cmp.Compare(pct(b.engaged, b.views), pct(a.engaged, a.views)), strings.Compare(a.h, b.h))
+	slices.SortFunc(vs, func(a, b creatorVideo) int {
+		return cmp.Or(cmp.Compare(b.v.Stats.PlayCount, a.v.Stats.PlayCount), strings.Compare(a.v.ID, b.v.ID))
 	})
-	for _, cr := range crs[:10] {
-		rows = append(rows, strings.Join([]string{cr.h, itoa(cr.videos), itoa(cr.views), fmt.Sprintf("%.2f", float64(pct(cr.engaged, cr.views))/100)}, " | "))
+	return vs
+}
+
+// creatorVideos: the creator's videos one by one, most played first.
+func (w *analystsWorld) creatorVideos() []string {
+	var rows []string
+	for _, cv := range w.creatorList() {
+		st := cv.v.Stats
+		engagement := "NULL"
+		if st.PlayCount > 0 {
+			engagement = fmt.Sprintf("%.2f", float64(pct(st.DiggCount+st.CommentCount+st.ShareCount, st.PlayCount))/100)
+		}
+		rows = append(rows, strings.Join([]string{cv.v.ID, itoa(st.PlayCount), itoa(st.DiggCount), itoa(st.CommentCount),
+			itoa(st.ShareCount), engagement, w.run(cv.night)}, " | "))
+	}
+	return rows
+}
+
+// videoComments: the first page of comments under the creator's most
+// played video, as the last night that walked them saw them.
+func (w *analystsWorld) videoComments() []string {
+	top := w.creatorList()[0]
+	videoURL, _, _ := strings.Cut(top.v.ShareURL, "?")
+	var comments []oracleSVComment
+	for i := range analystsDays {
+		if slices.ContainsFunc(w.oracleCreatorPage(analystsCreator, i), func(v oracleAweme) bool { return v.ID == top.v.ID }) {
+			comments = w.oracleVideoComments(videoURL, i) // a video's comments keep their order
+		}
+	}
+	slices.SortFunc(comments, func(a, b oracleSVComment) int {
+		return cmp.Or(cmp.Compare(b.DiggCount, a.DiggCount), strings.Compare(a.CID, b.CID))
+	})
+	var rows []string
+	replies := 0
+	for _, c := range comments {
+		text := []rune(c.Text)
+		rows = append(rows, strings.Join([]string{c.User.UniqueID, itoa(c.DiggCount), itoa(c.ReplyTotal), string(text[:min(30, len(text))])}, " | "))
+		if c.ReplyTotal > 0 {
+			replies++
+		}
+	}
+	if replies == 0 {
+		w.t.Fatal("no comment under the creator's most played video has replies")
+	}
+	// The guide leaves the replies out: a request for each comment with
+	// replies under the creators' videos would cost more than the night.
+	withReplies := int64(0)
+	for _, h := range w.c.job.Seeds.ShortVideo.Profiles {
+		for _, v := range w.oracleCreatorPage(h, w.last) {
+			u, _, _ := strings.Cut(v.ShareURL, "?")
+			for _, c := range w.oracleVideoComments(u, w.last) {
+				withReplies += min(c.ReplyTotal, 1)
+			}
+		}
+	}
+	if night := w.c.usage[w.last].Credits; withReplies <= night {
+		w.t.Errorf("the creators' videos have %d comments with replies, the night cost %d credits: the guide says more", withReplies, night)
 	}
 	return rows
 }
@@ -608,7 +711,7 @@ func (w *analystsWorld) engagement() []string {
 // comments: the post's comments and replies as the last night's answer
 // has them.
 func (w *analystsWorld) comments() []string {
-	comments := oracleComments(w.t, analystsDays[w.last])
+	comments := w.oracleComments(w.last)
 	slices.SortFunc(comments, func(a, b oracleComment) int {
 		return cmp.Or(cmp.Compare(b.CommentLikeCount, a.CommentLikeCount), strings.Compare(a.ID, b.ID))
 	})
@@ -745,7 +848,7 @@ func (w *analystsWorld) sinceLastNight() []string {
 	seenComments := map[string]bool{}
 	newComments := 0
 	for i := range analystsDays {
-		for _, c := range oracleComments(w.t, analystsDays[i]) {
+		for _, c := range w.oracleComments(i) {
 			for _, x := range append([]oracleComment{c}, c.Replies...) {
 				if !seenComments[x.ID] && i == w.last {
 					newComments++
@@ -766,7 +869,7 @@ func (w *analystsWorld) sinceLastNight() []string {
 		"profiles with more followers | " + strconv.Itoa(more),
 		"profiles with fewer followers | " + strconv.Itoa(fewer),
 		"videos new on a song | " + strconv.Itoa(newVideos),
-		"comments and replies new | " + strconv.Itoa(newComments),
+		"post comments and replies new | " + strconv.Itoa(newComments),
 	}
 }
 
@@ -780,6 +883,8 @@ func (w *analystsWorld) nightCost() []string {
 		"/v1/tiktok/song":             "/shortvideo/song",
 		"/v1/tiktok/song/videos":      "/shortvideo/song/videos",
 		"/v2/instagram/post/comments": "/photosocial/post/comments",
+		"/v3/tiktok/profile/videos":   "/shortvideo/profile/videos",
+		"/v1/tiktok/video/comments":   "/shortvideo/video/comments",
 	}
 	type use struct {
 		ep                string
