@@ -19,6 +19,7 @@ import (
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/retention"
 	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -152,6 +153,13 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		return out, err
 	}
 	e.log.Info("histories measured", "took", time.Since(begin).Round(time.Millisecond))
+	// crawler prune last, on the largest history: it removes most of it.
+	begin = time.Now()
+	pf, err := measurePrune(ctx, pools[len(pools)-1], hs.runs[len(hs.runs)-1])
+	if err != nil {
+		return out, fmt.Errorf("history of %d runs: prune: %w", hs.runs[len(hs.runs)-1], err)
+	}
+	e.log.Info("prune measured", "took", time.Since(begin).Round(time.Millisecond))
 	for _, c := range historyCommands {
 		what, equalFrom := c.what, 1
 		if c.listsRuns {
@@ -185,6 +193,7 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 			out.figures = append(out.figures, f)
 		}
 	}
+	out.figures = append(out.figures, pf...)
 	return out, nil
 }
 
@@ -606,4 +615,109 @@ func median(ts []time.Duration) time.Duration {
 	s := slices.Clone(ts)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// measurePrune times crawler prune on the history of n nightly runs in
+// pool, with the age rule a nightly cron gives it (--older-than 90d at 365
+// runs, n/4 days in proportion): a dry run, the first prune, the same
+// prune again (nothing left to do), its dry run, and the next night's
+// prune (one day less: one run more). Each is timed once: the first
+// changes what the others find.
+func measurePrune(ctx context.Context, pool *pgxpool.Pool, n int) ([]Figure, error) {
+	days := max(1, (n*90+182)/365)
+	age := time.Duration(days) * 24 * time.Hour
+	type step struct {
+		name string
+		opts retention.Options
+		res  *retention.Result
+		took time.Duration
+	}
+	steps := []*step{
+		{name: "dry run", opts: retention.Options{OlderThan: age, DryRun: true}},
+		{name: "first prune", opts: retention.Options{OlderThan: age}},
+		{name: "second prune (nothing to do)", opts: retention.Options{OlderThan: age}},
+		{name: "dry run after it", opts: retention.Options{OlderThan: age, DryRun: true}},
+		{name: "next night's prune (one run more)", opts: retention.Options{OlderThan: age - 24*time.Hour}},
+	}
+	var leftAfterFirst string
+	for i, s := range steps {
+		t0 := time.Now()
+		res, err := retention.Prune(ctx, pool, s.opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		s.res, s.took = res, time.Since(t0)
+		if i == 1 {
+			var err error
+			if leftAfterFirst, err = prunedTasksLeft(ctx, pool); err != nil {
+				return nil, err
+			}
+		}
+	}
+	first := steps[1]
+	perRun := first.took / time.Duration(max(1, len(first.res.Runs)))
+	var figs []Figure
+	for i, s := range steps {
+		f := Figure{
+			Name:  fmt.Sprintf("prune --older-than %dd, %d runs of history: %s", days-min(i/4, 1), n, s.name),
+			Value: ms(s.took), Unit: "ms",
+			Detail: fmt.Sprintf("%s; runs %d (%d not pruned before), rows %d: %s", formatValue(ms(s.took))+" ms",
+				len(s.res.Runs), s.res.NewlyPruned, s.res.Rows(), tableRows(s.res)),
+		}
+		switch i {
+		case 1:
+			f.Detail += "; task rows of the pruned runs left: " + leftAfterFirst
+		case 2, 3, 4:
+			ratio := float64(s.took) / float64(max(perRun, time.Microsecond))
+			f.Value, f.Unit = ratio, ""
+			f.Text = fmt.Sprintf("%s ms (×%.2f)", formatValue(ms(s.took)), ratio)
+			f.Detail += fmt.Sprintf("; ratio to the first prune's time per run pruned (%s ms)", formatValue(ms(perRun)))
+			bound := 1.0
+			if i == 4 {
+				bound = 3
+			}
+			f.Aim = atMost(bound)
+			f.Why = "a prune reads the runs it prunes and the tasks of the same keys that earlier prunes kept, never the runs pruned before: what it costs follows what it removes, not the history."
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// tableRows lists a prune's rows by table, the tables with rows only.
+func tableRows(res *retention.Result) string {
+	var parts []string
+	for _, t := range res.Tables {
+		if t.Rows > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", t.Name, t.Rows))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prunedTasksLeft counts the tasks of pruned runs still there, by kind
+// and how they ended.
+func prunedTasksLeft(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	rows, _ := pool.Query(ctx, `
+		SELECT t.kind || ' ' || t.state || ' ' || split_part(coalesce(t.reason, ''), ':', 1), count(*)
+		FROM crawl.tasks t JOIN crawl.runs r ON r.id = t.run_id
+		WHERE r.pruned_at IS NOT NULL GROUP BY 1 ORDER BY 2 DESC`)
+	var (
+		parts []string
+		total int64
+		what  string
+		n     int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&what, &n}, func() error {
+		parts = append(parts, fmt.Sprintf("%s %d", what, n))
+		total += n
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", ")), nil
 }
