@@ -107,6 +107,7 @@ type (
 		Cursor     string        `db:"cursor"`
 		Items      int           `db:"items"`
 		Stop       string        `db:"stop"`
+		Outcome    string        `db:"outcome"` // with stop: how the task ended
 		TTL        time.Duration `db:"ttl"`
 		Dropped    int           `db:"dropped"`
 		DropReason string        `db:"drop_reason"`
@@ -129,6 +130,8 @@ type (
 		Token  int64  `db:"token"`
 		State  string `db:"state"`
 		Reason string `db:"reason"`
+		// Outcome is how the task ended (State is its first word).
+		Outcome string `db:"outcome"`
 	}
 	rescueParams struct {
 		RunID int64   `db:"run_id"`
@@ -287,6 +290,9 @@ type PageCommit struct {
 	NewItems *int
 	// Archive, when not nil, is the page's body, kept in crawl.pages.
 	Archive *ArchivedPage
+	// Outcome is how the task ends when Stop is set (empty:
+	// kinds.OutcomeDone, an object fetched).
+	Outcome kinds.Outcome
 }
 
 // Drops are a page's entries that were received but not stored.
@@ -341,9 +347,13 @@ func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit)
 	if rows == nil {
 		rows = &sinks.Batch{}
 	}
+	var outcome kinds.Outcome
+	if stop != "" {
+		outcome = p.Outcome.OrDone()
+	}
 	var batch pgx.Batch
 	advanceTask.Queue(&batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next, Items: items,
-		Stop: CleanReason(stop), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
+		Stop: CleanReason(stop), Outcome: string(outcome), TTL: f.ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(&batch, runID, rows)...)
 	if p.Archive != nil {
 		queueArchive(&batch, runID, t, p.Archive)
@@ -437,10 +447,11 @@ func (f *Frontier) Extend(ctx context.Context, t *Task) error {
 	return nil
 }
 
-// Finish ends a task as failed or skipped with a reason.
-func (f *Frontier) Finish(ctx context.Context, t *Task, state, reason string) error {
+// Finish ends a task with outcome (failed or skipped, usually) and a reason.
+func (f *Frontier) Finish(ctx context.Context, t *Task, outcome kinds.Outcome, reason string) error {
 	var n int64
-	if err := finishTask.QueryRow(ctx, f.pool, finishTaskParams{ID: t.ID, Token: t.Token, State: state, Reason: CleanReason(reason)}).Scan(&n); err != nil {
+	p := finishTaskParams{ID: t.ID, Token: t.Token, State: outcome.State(), Reason: CleanReason(reason), Outcome: string(outcome)}
+	if err := finishTask.QueryRow(ctx, f.pool, p).Scan(&n); err != nil {
 		return fmt.Errorf("finish task %d: %w", t.ID, err)
 	}
 	if n == 0 {

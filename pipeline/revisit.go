@@ -364,7 +364,7 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 	why := fmt.Sprintf("adaptive: %s: expected %.2f new per %.0f credits", reason, yield, math.Ceil(float64(cost)))
 	saved := int(math.Ceil(float64(cost)))
 	err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-		return c.frontier.endFresh(ctx, c.runID, t, why, saved, children)
+		return c.frontier.endFresh(ctx, c.runID, t, kinds.OutcomeSkippedAdaptive, why, saved, children)
 	})
 	switch {
 	case errors.Is(err, ErrLeaseLost):

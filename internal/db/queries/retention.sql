@@ -85,10 +85,10 @@ WITH doomed AS (
           (t.kind = ANY(@fresh_kinds::text[]) AND NOT EXISTS (
                       SELECT 1 FROM crawl.tasks u
                       WHERE u.kind = t.kind AND u.key = t.key AND u.state = 'done' AND u.finished_at > t.finished_at))
-          OR (t.kind = ANY(@walk_kinds::text[]) AND t.reason IS NOT NULL AND NOT EXISTS (
+          OR (t.kind = ANY(@walk_kinds::text[]) AND t.outcome IS NOT NULL AND NOT EXISTS (
                       SELECT 1 FROM crawl.tasks u
                       WHERE u.kind = t.kind AND u.key = t.key AND u.state = 'done' AND u.finished_at > t.finished_at
-                        AND u.reason NOT LIKE 'stop_at_seen:%' AND u.reason <> 'page_limit' AND u.run_id < @observer))))
+                        AND u.outcome NOT IN ('done_stop_at_seen', 'done_page_limit') AND u.run_id < @observer))))
     ORDER BY t.kind, t.key
     LIMIT @lim::bigint
 ), gone AS (

@@ -33,8 +33,8 @@ SELECT revisit FROM crawl.runs WHERE id = @run_id AND revisit IS NOT NULL;
 -- previous snapshot, and those counters. Reads
 -- only the run's tasks and, per task, the latest snapshots by index.
 SELECT t.kind, t.key, coalesce(t.params->>'handle', ''), t.finished_at, t.pages, t.items, t.new_items,
-       t.reason = 'page_limit',
-       t.reason IS DISTINCT FROM 'page_limit' AND t.reason NOT LIKE 'stop_at_seen:%',
+       t.outcome = 'done_page_limit',
+       t.outcome NOT IN ('done_page_limit', 'done_stop_at_seen'),
        CASE WHEN t.kind = 'shortvideo.profile' THEN (
            SELECT (c.follower_count, c.following_count) IS DISTINCT FROM (p.follower_count, p.following_count)
            FROM shortvideo.user_snapshots c

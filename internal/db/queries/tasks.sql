@@ -18,8 +18,8 @@ FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pa
 ON CONFLICT (run_id, kind, key) DO UPDATE SET
     depth = EXCLUDED.depth,
     reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
-        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))),
-    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))
+        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND x.outcome = 'skipped_fresh'))),
+    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND x.outcome = 'skipped_fresh'))
                  THEN 'pending' ELSE x.state END,
     updated_at = now()
 WHERE EXCLUDED.depth < x.depth;
@@ -34,7 +34,7 @@ WITH o AS (
     WHERE id = @id AND lease_token = @token AND state = 'leased'
     FOR UPDATE
 ), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.reason LIKE 'fresh:%' THEN 'skipped' ELSE 'done' END, reexpand = false,
+    UPDATE crawl.tasks t SET state = CASE WHEN t.outcome = 'skipped_fresh' THEN 'skipped' ELSE 'done' END, reexpand = false,
         lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
@@ -108,7 +108,7 @@ WITH a AS (
         new_items = CASE WHEN @new_items::bigint IS NULL THEN new_items ELSE coalesce(new_items, 0) + @new_items::bigint END,
         -- Found at a smaller depth meanwhile: expanded again at its end.
         state = CASE WHEN @stop::text = '' THEN 'leased' WHEN reexpand THEN 'pending' ELSE 'done' END,
-        reason = NULLIF(@stop::text, ''),
+        reason = NULLIF(@stop::text, ''), outcome = NULLIF(@outcome::text, '')::crawl.task_outcome,
         lease_expires_at = CASE WHEN @stop::text <> '' THEN NULL
             WHEN lease_expires_at < now() + @ttl::interval / 2 THEN now() + @ttl::interval
             ELSE lease_expires_at END,
@@ -128,13 +128,13 @@ UPDATE crawl.tasks SET lease_expires_at = now() + @ttl::interval
 WHERE id = @id AND lease_token = @token AND state = 'leased';
 
 -- name: FinishTask
--- Ends a lease as failed or skipped with a reason.
+-- Ends a lease as failed or skipped with an outcome and a reason.
 WITH o AS (
     SELECT id, run_id, credits_held FROM crawl.tasks
     WHERE id = @id AND lease_token = @token AND state = 'leased'
     FOR UPDATE
 ), ended AS (
-    UPDATE crawl.tasks t SET state = @state, reason = @reason, lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
+    UPDATE crawl.tasks t SET state = @state, reason = @reason, outcome = @outcome::text::crawl.task_outcome, lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
 ), given AS (
@@ -189,5 +189,5 @@ SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'failed';
 -- name: RetryFailedTasks
 -- Puts failed tasks back to pending. A list keeps its cursor and page count,
 -- so it resumes at the page that failed.
-UPDATE crawl.tasks SET state = 'pending', reason = NULL, finished_at = NULL, updated_at = now()
+UPDATE crawl.tasks SET state = 'pending', reason = NULL, outcome = NULL, finished_at = NULL, updated_at = now()
 WHERE run_id = @run_id AND state = 'failed';
