@@ -299,9 +299,9 @@ SELECT r, @job_name, @job, 'done', now() - (@n::int - r + 1) * interval '1 day',
 FROM generate_series(1, @n::int) r`,
 	`SELECT setval('crawl.runs_id_seq', @n::int)`,
 	// Seed profiles: i 0..29.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, state, reason, pages, items, attempts, lease_owner, lease_token,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, state, reason, outcome, pages, items, attempts, lease_owner, lease_token,
        created_at, updated_at, finished_at, refresh_after)
-SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 1, 1, 1,
+SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 'done', 1, 1, 1,
        'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours'
 FROM generate_series(1, @n::int) r, generate_series(0, 29) i,
      LATERAL (SELECT now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
@@ -309,12 +309,13 @@ ORDER BY r, i`,
 	// Seed lists: i 30..89, 2 per seed (followers, following), parent the
 	// seed's profile. Walked whole every 7th run and in the latest (end, or
 	// page_limit at 5 pages), cut short by stop_at_seen in the others.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, cursor, pages, items, attempts,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, outcome, cursor, pages, items, attempts,
        lease_owner, lease_token, created_at, updated_at, finished_at, credits_saved)
 SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
        (@secs::text[])[k / 2 + 1], jsonb_build_object('handle', (@handles::text[])[k / 2 + 1]), 0, 5, (r - 1) * 3000 + k / 2 + 1,
        'done', CASE WHEN NOT whole THEN 'stop_at_seen: page 1 held only entries stored by earlier runs (last full walk: run ' || greatest(1, r - r % 7) || ', 4 pages)'
                     WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
+       (CASE WHEN NOT whole THEN 'done_stop_at_seen' WHEN pg = 5 THEN 'done_page_limit' ELSE 'done_end' END)::crawl.task_outcome,
        (pg * 50)::text, CASE WHEN whole THEN pg ELSE 1 END, CASE WHEN whole THEN pg * 50 - k % 7 ELSE 50 END, 1,
        'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '30 s', t + interval '30 s', CASE WHEN whole THEN 0 ELSE 3 END
 FROM generate_series(1, @n::int) r, generate_series(30, 89) i,
@@ -323,12 +324,13 @@ FROM generate_series(1, @n::int) r, generate_series(30, 89) i,
 ORDER BY r, i`,
 	// Profiles found in the seed lists: i 90..1059, accounts of the pool.
 	// 1 in 20 skipped as fresh, 1 in 197 failed.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, parent_id, state, reason, pages, items, attempts, lease_owner, lease_token,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, parent_id, state, reason, outcome, pages, items, attempts, lease_owner, lease_token,
        created_at, updated_at, finished_at, refresh_after, credits_saved)
 SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', 'u' || substr(md5('acct' || a), 1, 15), 1, (r - 1) * 3000 + 30 + j % 60 + 1,
        st, CASE st WHEN 'done' THEN 'done'
                    WHEN 'skipped' THEN 'fresh: within refresh_after 20h0m0s: fetched by run ' || greatest(1, r - 1) || ' at 2025-01-01T00:00:00Z'
                    ELSE '/shortvideo/profile: server_error (HTTP 502): bad gateway' END,
+       (CASE st WHEN 'done' THEN 'done' WHEN 'skipped' THEN 'skipped_fresh' ELSE 'failed' END)::crawl.task_outcome,
        CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'failed' THEN 4 ELSE 1 END,
        'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours', CASE st WHEN 'skipped' THEN 1 ELSE 0 END
 FROM generate_series(1, @n::int) r, generate_series(90, 1059) i,
@@ -338,13 +340,14 @@ FROM generate_series(1, @n::int) r, generate_series(90, 1059) i,
 ORDER BY r, i`,
 	// Their followers and following lists: i 1060..2999, a third skipped
 	// (404), the others walked to their end or their page limit.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, cursor, pages, items, attempts,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, outcome, cursor, pages, items, attempts,
        lease_owner, lease_token, created_at, updated_at, finished_at)
 SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
        'MS4wLjABAAAA' || md5('sec' || a), jsonb_build_object('handle', 'u' || substr(md5('acct' || a), 1, 15)), 1, 5,
        (r - 1) * 3000 + 90 + k / 2 + 1, st,
        CASE WHEN st = 'skipped' THEN 'not found: /shortvideo/user/followers: not_found (HTTP 404): no account with that secUid'
             WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
+       (CASE WHEN st = 'skipped' THEN 'skipped_not_found' WHEN pg = 5 THEN 'done_page_limit' ELSE 'done_end' END)::crawl.task_outcome,
        CASE WHEN st = 'done' THEN (pg * 50)::text ELSE '' END, CASE WHEN st = 'done' THEN pg ELSE 0 END,
        CASE WHEN st = 'done' THEN pg * 50 - k % 13 ELSE 0 END, 1,
        'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '5 s', t + interval '5 s'
@@ -702,7 +705,7 @@ func tableRows(res *retention.Result) string {
 // and how they ended.
 func prunedTasksLeft(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	rows, _ := pool.Query(ctx, `
-		SELECT t.kind || ' ' || t.state || ' ' || split_part(coalesce(t.reason, ''), ':', 1), count(*)
+		SELECT t.kind || ' ' || coalesce(t.outcome::text, t.state), count(*)
 		FROM crawl.tasks t JOIN crawl.runs r ON r.id = t.run_id
 		WHERE r.pruned_at IS NOT NULL GROUP BY 1 ORDER BY 2 DESC`)
 	var (
