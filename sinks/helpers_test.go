@@ -228,7 +228,7 @@ func fullBatch(v int) *sinks.Batch {
 			{QueryKey: "funny", Rank: 2, ReelID: "3001"},
 		},
 		[]sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "e1", Text: ptr("hello there"), MediaURL: "https://www.photosocial.example/reel/DAAA/", Raw: raw("tr")}},
-		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
+		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1 + v}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
 		[]sinks.PSEmbed{{Username: "shop_business", HTML: ptr(`<blockquote>@shop_business</blockquote>`), Raw: raw("embed")}},
 		[]sinks.PSHighlight{{HighlightID: "highlight:17902", Title: ptr("Trips"), MediaCount: ptr(int64(2)), OwnerUsername: ptr("shop_business"), OwnerVerified: ptr(false), Raw: raw("hl")}},
 		[]sinks.PSHighlightItem{
