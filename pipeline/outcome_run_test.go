@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Every way a task ends writes its outcome beside its reason: two nights
@@ -23,19 +25,11 @@ seeds: {shortvideo: {profiles: [oc0_f120_g120, missing_out]}}
 `)
 	outcomes := func(runID int64) []string {
 		t.Helper()
-		rows, err := b.pool.Query(context.Background(),
+		rows, _ := b.pool.Query(context.Background(),
 			`SELECT kind || ' ' || key || ' ' || state || ' ' || coalesce(outcome::text, '-') FROM crawl.tasks WHERE run_id = $1 ORDER BY kind, key`, runID)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
 		}
 		return out
 	}

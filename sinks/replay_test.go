@@ -1,7 +1,6 @@
 package sinks_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/socialcrawl/crawler/sinks"
@@ -28,20 +27,7 @@ func TestReplayOfOlderRunRewritesNothing(t *testing.T) {
 		}
 	}
 
-	write(t, pool, run1, fullBatch(0))
-	diffDumps(t, "replaying run 1 over run 2", before, dump(t, pool))
-
-	write(t, pool, run1, shuffled(rand.New(rand.NewPCG(3, 4)), fullBatch(0)))
-	diffDumps(t, "replaying run 1 shuffled", before, dump(t, pool))
-
-	fullBatch(0).Each(func(_ string, rows []any) {
-		for _, r := range rows {
-			var one sinks.Batch
-			one.AddRow(r)
-			write(t, pool, run1, &one)
-		}
-	})
-	diffDumps(t, "replaying run 1 row by row", before, dump(t, pool))
+	rewriteEveryWay(t, pool, run1, func() *sinks.Batch { return fullBatch(0) }, before, "replaying run 1 over run 2")
 }
 
 // What an older run still changes: the NULLs it fills and first_seen_run,
