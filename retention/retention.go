@@ -72,7 +72,7 @@ type Result struct {
 type Table struct {
 	Name    string
 	Rows    int64
-	Batches int // deletes that removed rows
+	Batches int // deletes that removed rows (0 in a dry run)
 }
 
 // Rows is the total of the tables' rows.
@@ -103,24 +103,29 @@ type (
 	// tables but crawl.tasks: the runs' rows, @lim at a time.
 	batchParams struct {
 		RunIDs []int64 `db:"run_ids"`
-		Lim    int64   `db:"lim"`
+		Lim    *int64  `db:"lim"` // nil: every row (dry run)
+		DryRun bool    `db:"dry_run"`
 	}
 	// snapshotParams are those of the --snapshots statements.
 	snapshotParams struct {
 		RunID   int64   `db:"run_id"`
+		Work    []int64 `db:"work"`
 		Earlier []int64 `db:"earlier"`
-		Lim     int64   `db:"lim"`
+		Lim     *int64  `db:"lim"` // nil: every row (dry run)
+		DryRun  bool    `db:"dry_run"`
 	}
 	tasksParams struct {
 		RunID      int64    `db:"run_id"`
 		ObsRun     []int64  `db:"obs_run"`
 		ObsOf      []int64  `db:"obs_of"`
+		Work       []int64  `db:"work"`
 		Earlier    []int64  `db:"earlier"`
 		FreshKinds []string `db:"fresh_kinds"`
 		WalkKinds  []string `db:"walk_kinds"`
 		AfterKind  string   `db:"after_kind"`
 		AfterKey   string   `db:"after_key"`
-		Lim        int64    `db:"lim"`
+		Lim        int64    `db:"lim"` // tasks of the run read per statement
+		DryRun     bool     `db:"dry_run"`
 	}
 )
 
@@ -204,11 +209,10 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Result, erro
 		defer func() { _, _ = resetJIT.Exec(context.WithoutCancel(ctx), conn, struct{}{}) }()
 		return prune(ctx, conn, opts)
 	}
-	// The same statements in one transaction, rolled back: the counts are
-	// what the prune removes, row for row, of one state of the database,
-	// and nothing stays. The marks are not taken under the jobs' locks
-	// (they are never committed): a dry run never holds up the start of a
-	// run; it holds the rows it would remove until it ends.
+	// The same statements with their deletes switched off, in one
+	// repeatable-read transaction (one state of the database), rolled
+	// back: the marks they read are never committed. They are not taken
+	// under the jobs' locks: a dry run never holds up the start of a run.
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return nil, fmt.Errorf("dry run: %w", err)
@@ -258,13 +262,13 @@ func prune(ctx context.Context, q querier, opts Options) (*Result, error) {
 	}
 	if len(work) > 0 {
 		for _, t := range before {
-			tc, err := deleteByRuns(ctx, q, t, work, opts.Batch)
+			tc, err := deleteByRuns(ctx, q, t, work, opts)
 			if err != nil {
 				return nil, err
 			}
 			res.Tables = append(res.Tables, tc)
 		}
-		tc, err := deleteTasks(ctx, q, all, work, opts.Batch)
+		tc, err := deleteTasks(ctx, q, all, work, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +280,7 @@ func prune(ctx context.Context, q querier, opts Options) (*Result, error) {
 	if len(snapWork) > 0 {
 		earlier := all.where(func(r runInfo) bool { return r.snapshots })
 		for _, t := range snapshots {
-			tc, err := deleteSnapshots(ctx, q, t, snapWork, earlier, opts.Batch)
+			tc, err := deleteSnapshots(ctx, q, t, snapWork, earlier, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -422,23 +426,26 @@ func (s *runSet) observers() (runs, of []int64) {
 	return runs, of
 }
 
-// deleteByRuns deletes t's rows of runs in batches.
-func deleteByRuns(ctx context.Context, q db.Querier, t table[batchParams], runs []int64, batch int) (Table, error) {
-	return batches(t.name, batch, func() (int64, error) {
+// deleteByRuns deletes t's rows of runs in batches (counts them in a dry
+// run).
+func deleteByRuns(ctx context.Context, q db.Querier, t table[batchParams], runs []int64, opts Options) (Table, error) {
+	p := batchParams{RunIDs: runs, Lim: limit(opts), DryRun: opts.DryRun}
+	return batches(t.name, opts, func() (int64, error) {
 		var n int64
-		err := t.stmt.QueryRow(ctx, q, batchParams{RunIDs: runs, Lim: int64(batch)}).Scan(&n)
+		err := t.stmt.QueryRow(ctx, q, p).Scan(&n)
 		return n, err
 	})
 }
 
 // deleteSnapshots deletes t's rows of runs, run by run, and the rows of
 // the earlier runs of the same keys, that later rows supersede.
-func deleteSnapshots(ctx context.Context, q db.Querier, t table[snapshotParams], runs, earlier []int64, batch int) (Table, error) {
+func deleteSnapshots(ctx context.Context, q db.Querier, t table[snapshotParams], runs, earlier []int64, opts Options) (Table, error) {
 	tc := Table{Name: t.name}
 	for _, run := range runs {
-		one, err := batches(t.name, batch, func() (int64, error) {
+		p := snapshotParams{RunID: run, Work: runs, Earlier: earlier, Lim: limit(opts), DryRun: opts.DryRun}
+		one, err := batches(t.name, opts, func() (int64, error) {
 			var n int64
-			err := t.stmt.QueryRow(ctx, q, snapshotParams{RunID: run, Earlier: earlier, Lim: int64(batch)}).Scan(&n)
+			err := t.stmt.QueryRow(ctx, q, p).Scan(&n)
 			return n, err
 		})
 		tc.Rows, tc.Batches = tc.Rows+one.Rows, tc.Batches+one.Batches
@@ -449,9 +456,19 @@ func deleteSnapshots(ctx context.Context, q db.Querier, t table[snapshotParams],
 	return tc, nil
 }
 
-// batches runs del, which deletes at most batch rows, until it deletes
-// fewer.
-func batches(name string, batch int, del func() (int64, error)) (Table, error) {
+// limit is the rows one delete takes: opts.Batch, or all of them in a dry
+// run (nothing is deleted, one statement counts them).
+func limit(opts Options) *int64 {
+	if opts.DryRun {
+		return nil
+	}
+	n := int64(opts.Batch)
+	return &n
+}
+
+// batches runs del, which deletes at most opts.Batch rows, until it
+// deletes fewer; a dry run's del counts them all at once.
+func batches(name string, opts Options, del func() (int64, error)) (Table, error) {
 	tc := Table{Name: name}
 	for {
 		n, err := del()
@@ -459,10 +476,13 @@ func batches(name string, batch int, del func() (int64, error)) (Table, error) {
 			return tc, fmt.Errorf("prune %s: %w", name, err)
 		}
 		tc.Rows += n
+		if opts.DryRun {
+			return tc, nil
+		}
 		if n > 0 {
 			tc.Batches++
 		}
-		if n < int64(batch) {
+		if n < int64(opts.Batch) {
 			return tc, nil
 		}
 	}
@@ -486,23 +506,24 @@ func reuseKinds() (fresh, walks []string) {
 // deleteTasks deletes the tasks of runs that reuse does not read, run by
 // run, each run's in key order a page at a time, and the tasks of the same
 // keys that earlier prunes kept and that reuse no longer reads.
-func deleteTasks(ctx context.Context, q db.Querier, all *runSet, runs []int64, batch int) (Table, error) {
+func deleteTasks(ctx context.Context, q db.Querier, all *runSet, runs []int64, opts Options) (Table, error) {
 	tc := Table{Name: "crawl.tasks"}
 	fresh, walks := reuseKinds()
 	obsRun, obsOf := all.observers()
 	earlier := all.where(func(r runInfo) bool { return r.finished })
 	for _, run := range runs {
-		p := tasksParams{RunID: run, ObsRun: obsRun, ObsOf: obsOf, Earlier: earlier, FreshKinds: fresh, WalkKinds: walks, Lim: int64(batch)}
+		p := tasksParams{RunID: run, ObsRun: obsRun, ObsOf: obsOf, Work: runs, Earlier: earlier,
+			FreshKinds: fresh, WalkKinds: walks, Lim: int64(opts.Batch), DryRun: opts.DryRun}
 		for {
 			var n, read int64
 			if err := pruneTasks.QueryRow(ctx, q, p).Scan(&n, &read, &p.AfterKind, &p.AfterKey); err != nil {
 				return tc, fmt.Errorf("prune crawl.tasks of run %d: %w", run, err)
 			}
 			tc.Rows += n
-			if n > 0 {
+			if n > 0 && !opts.DryRun {
 				tc.Batches++
 			}
-			if read < int64(batch) {
+			if read < int64(opts.Batch) {
 				break
 			}
 		}

@@ -625,3 +625,58 @@ func TestPruneSnapshotsBesideLiveRun(t *testing.T) {
 		t.Errorf("snapshots left %v, want %v", left, want)
 	}
 }
+
+// TestPruneDryRunAfterEarlierPrunes: the dry run reports what the prune
+// then removes, row for row, also when earlier prunes kept tasks and
+// snapshots that several of the runs it prunes supersede (each examined
+// once). Account snapz is fetched every night but night 2: the first prune
+// (after night 2) keeps its snapshot of night 1, which nights 3 and 4,
+// both pruned by the second, supersede.
+func TestPruneDryRunAfterEarlierPrunes(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	night := func(day int64) {
+		seeds := "walker_f500_r10"
+		if day != 2 {
+			seeds += ", snapz_f10"
+		}
+		harvest(t, pool, "nightly", day, "reuse: {full_walk_every: 3}\nexpand: {followers: {stop_at_seen: true}}\nseeds: {shortvideo: {profiles: ["+seeds+"]}}\n")
+	}
+	for day := range int64(3) {
+		night(day)
+	}
+	first := prune(t, pool, retention.Options{KeepRuns: 1, Snapshots: true})
+	if first.Rows() == 0 || len(first.Runs) != 2 {
+		t.Fatalf("first prune: %+v", first)
+	}
+	keptOf := func(table string) int64 {
+		return count(t, pool, `SELECT count(*) FROM `+table+` x JOIN crawl.runs r ON r.id = x.run_id WHERE r.pruned_at IS NOT NULL AND r.id < 3`)
+	}
+	kept, keptSnaps := keptOf("crawl.tasks"), keptOf("shortvideo.user_snapshots")
+	if kept == 0 || keptSnaps != 1 {
+		t.Fatalf("the first prune kept %d tasks and %d snapshots, want some and snapz's", kept, keptSnaps)
+	}
+	for day := int64(3); day < 6; day++ {
+		night(day)
+	}
+	opts := retention.Options{KeepRuns: 1, Snapshots: true}
+	before := sizes(t, pool)
+	opts.DryRun = true
+	dry := prune(t, pool, opts)
+	if after := sizes(t, pool); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("the dry run changed the database:\nbefore %v\nafter  %v", before, after)
+	}
+	opts.DryRun = false
+	res := prune(t, pool, opts)
+	if len(res.Runs) != 3 || res.Before != 2 || !slices.Equal(dry.Runs, res.Runs) {
+		t.Errorf("runs: dry run %v, prune %v (%d before), want 3 runs, 2 before", dry.Runs, res.Runs, res.Before)
+	}
+	if got, want := rowsOf(dry), rowsOf(res); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("dry run would remove %v, the prune removed %v", got, want)
+	}
+	// What the first prune kept was examined again: snapz's old snapshot
+	// and the walks and fetches the new runs supersede are gone.
+	if n, m := keptOf("crawl.tasks"), keptOf("shortvideo.user_snapshots"); n >= kept || m != 0 {
+		t.Errorf("of the runs pruned first, %d tasks and %d snapshots left, %d and 1 before", n, m, kept)
+	}
+}

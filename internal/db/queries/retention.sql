@@ -1,10 +1,13 @@
 -- Retention (package retention, crawler prune; docs/retention.md): which
 -- runs a prune removes the bookkeeping of, and the batched deletes.
 --
--- Every Prune* statement deletes at most @lim rows by ctid (a TID scan, no
--- second search) and counts them; a real prune runs each in its own short
--- transaction, a dry run runs the same statements in one transaction it
--- rolls back, so it reports what the prune removes, row for row.
+-- Every Prune* statement serves both the real prune and --dry-run: doomed
+-- picks the rows to remove (at most @lim, NULL: all of them); a real prune
+-- deletes them by ctid (a TID scan, no second search), each statement in
+-- its own short transaction, and counts what went; a dry run (@dry_run)
+-- counts them and deletes nothing, in one transaction (its marks rolled
+-- back). One predicate per table, so a dry run reports what the prune
+-- would remove.
 --
 -- Incremental: a prune reads the rows of the runs it prunes (those it
 -- marks, and those an interrupted prune left unfinished), and of the runs
@@ -94,7 +97,8 @@ UPDATE crawl.runs SET snapshots_pruned_at = now() WHERE id = ANY(@run_ids::bigin
 -- @after_key): those reuse (internal/db/queries/reuse.sql) does not read
 -- go; and, for each of them that reuse could read, the tasks of the same
 -- kind and key that earlier prunes kept (runs @earlier) and that finished
--- before it, examined again. Reuse reads of a done task:
+-- before it, examined again, once a prune: by the first of the runs it
+-- prunes (@work, in order) with such a task. Reuse reads of a done task:
 --   * of a kind with a refresh_after rule (@fresh_kinds): LastFetch finds
 --     the latest successful fetch of a kind and key (never one of the
 --     asking run's own: its task of that key is the one asking): kept when
@@ -126,6 +130,9 @@ WITH obs AS (
     JOIN crawl.tasks e ON e.kind = p.kind AND e.key = p.key AND e.state = 'done' AND e.finished_at < p.finished_at
     WHERE p.state = 'done' AND (p.kind = ANY(@fresh_kinds::text[]) OR p.kind = ANY(@walk_kinds::text[]))
       AND e.run_id = ANY(@earlier::bigint[])
+      AND NOT EXISTS (SELECT 1 FROM unnest(@work::bigint[]) w(run_id)
+                      JOIN crawl.tasks q ON q.run_id = w.run_id AND q.kind = p.kind AND q.key = p.key AND q.state = 'done'
+                      WHERE w.run_id < @run_id)
 ), doomed AS (
     SELECT c.ctid FROM (SELECT * FROM page UNION ALL SELECT * FROM earlier) c JOIN obs USING (run_id)
     WHERE NOT (c.state = 'done' AND (
@@ -142,12 +149,14 @@ WITH obs AS (
                 WHERE f.kind = c.kind AND f.key = c.key AND f.state = 'done' AND f.finished_at < c.finished_at
                   AND f.outcome NOT IN ('done_stop_at_seen', 'done_page_limit'))))))
 ), gone AS (
-    DELETE FROM crawl.tasks WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM crawl.tasks WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM page),
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END,
+       (SELECT count(*) FROM page),
        coalesce((SELECT kind FROM page ORDER BY kind DESC, key DESC LIMIT 1), ''),
        coalesce((SELECT key FROM page ORDER BY kind DESC, key DESC LIMIT 1), '');
+
 
 -- name: PrunePages
 -- The page archive of the runs: crawler replay of a pruned run is no longer possible.
@@ -156,10 +165,10 @@ WITH doomed AS (
     WHERE s.run_id = ANY(@run_ids::bigint[])
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM crawl.pages WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM crawl.pages WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneSamples
 -- The runs' progress samples but each run's latest, which crawler runs reads
@@ -170,10 +179,10 @@ WITH doomed AS (
       AND EXISTS (SELECT 1 FROM crawl.run_samples n WHERE n.run_id = s.run_id AND (n.at, n.id) > (s.at, s.id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM crawl.run_samples WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM crawl.run_samples WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneRevisitPlan
 -- The runs' adaptive schedules (their totals stay in crawl.runs.revisit).
@@ -182,10 +191,10 @@ WITH doomed AS (
     WHERE s.run_id = ANY(@run_ids::bigint[])
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM crawl.revisit_plan WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM crawl.revisit_plan WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneResponseKeys
 -- The sampled shape of the runs' answers (status and report compare the
@@ -195,10 +204,10 @@ WITH doomed AS (
     WHERE s.run_id = ANY(@run_ids::bigint[])
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM crawl.response_keys WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM crawl.response_keys WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneRateMembers
 -- The heartbeats of the processes that worked on the runs.
@@ -207,10 +216,10 @@ WITH doomed AS (
     WHERE s.run_id = ANY(@run_ids::bigint[])
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM crawl.rate_members WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM crawl.rate_members WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneRateQuota
 -- The runs' shared quota estimates.
@@ -219,21 +228,22 @@ WITH doomed AS (
     WHERE s.run_id = ANY(@run_ids::bigint[])
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM crawl.rate_quota WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM crawl.rate_quota WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- With --snapshots: the per-run rows of the data tables (snapshots,
 -- rankings, live status) of run @run_id, and the rows earlier prunes kept
--- (runs @earlier) of the same keys, that a later row of the same key
--- supersedes, but for a live run: a row n later than s supersedes it only
--- when no running run lies after s up to n, so the row a running run
--- compares its own with (its key's latest before it: its profiles'
--- counters, the report's moves) stays. Each key's latest row stays: the
--- *_latest views and crawler report's latest figures read the same;
--- growth between pruned runs goes. Each batch reads the run's rows and,
--- by their keys, the earlier runs' rows of the same keys.
+-- (runs @earlier) of the same keys (examined once a prune: by the first of
+-- the runs it prunes, @work in order, with a row of the key), that a later
+-- row of the same key supersedes, but for a live run: a row n later than s
+-- supersedes it only when no running run lies after s up to n, so the row
+-- a running run compares its own with (its key's latest before it: its
+-- profiles' counters, the report's moves) stays. Each key's latest row
+-- stays: the *_latest views and crawler report's latest figures read the
+-- same; growth between pruned runs goes. Each batch reads the run's rows
+-- and, by their keys, the earlier runs' rows of the same keys.
 
 -- name: PruneUserSnapshots
 -- shortvideo.user_snapshots: rows of run @run_id and, of its accounts, of runs @earlier that a later row supersedes.
@@ -241,7 +251,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.user_snapshots p
-    JOIN shortvideo.user_snapshots s ON s.unique_id = p.unique_id AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.user_snapshots s ON s.unique_id = p.unique_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.user_snapshots q ON q.run_id = w.run_id AND q.unique_id = p.unique_id WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.user_snapshots n
@@ -249,10 +260,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.user_snapshots WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.user_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneVideoSnapshots
 -- shortvideo.video_snapshots: rows of run @run_id and, of its videos, of runs @earlier that a later row supersedes.
@@ -260,7 +271,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.video_snapshots p
-    JOIN shortvideo.video_snapshots s ON s.video_id = p.video_id AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.video_snapshots s ON s.video_id = p.video_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.video_snapshots q ON q.run_id = w.run_id AND q.video_id = p.video_id WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.video_snapshots n
@@ -268,10 +280,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.video_snapshots WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.video_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneHashtagSnapshots
 -- shortvideo.hashtag_snapshots: rows of run @run_id and, of its hashtags, of runs @earlier that a later row supersedes.
@@ -279,7 +291,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.hashtag_snapshots p
-    JOIN shortvideo.hashtag_snapshots s ON s.name = p.name AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.hashtag_snapshots s ON s.name = p.name AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.hashtag_snapshots q ON q.run_id = w.run_id AND q.name = p.name WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.hashtag_snapshots n
@@ -287,10 +300,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.hashtag_snapshots WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.hashtag_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneSongSnapshots
 -- shortvideo.song_snapshots: rows of run @run_id and, of its songs, of runs @earlier that a later row supersedes.
@@ -298,7 +311,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.song_snapshots p
-    JOIN shortvideo.song_snapshots s ON s.song_id = p.song_id AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.song_snapshots s ON s.song_id = p.song_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.song_snapshots q ON q.run_id = w.run_id AND q.song_id = p.song_id WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.song_snapshots n
@@ -306,10 +320,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.song_snapshots WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.song_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneLiveStatus
 -- shortvideo.live_status: rows of run @run_id and, of its accounts, of runs @earlier that a later row supersedes.
@@ -317,7 +331,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.live_status p
-    JOIN shortvideo.live_status s ON s.unique_id = p.unique_id AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.live_status s ON s.unique_id = p.unique_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.live_status q ON q.run_id = w.run_id AND q.unique_id = p.unique_id WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.live_status n
@@ -325,10 +340,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.live_status WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.live_status WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneSearchResults
 -- shortvideo.search_results: rows of run @run_id and, of its searchs, of runs @earlier that a later row supersedes.
@@ -336,7 +351,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.search_results p
-    JOIN shortvideo.search_results s ON s.search_kind = p.search_kind AND s.query_key = p.query_key AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.search_results s ON s.search_kind = p.search_kind AND s.query_key = p.query_key AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.search_results q ON q.run_id = w.run_id AND q.search_kind = p.search_kind AND q.query_key = p.query_key WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.search_results n
@@ -344,10 +360,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.search_results WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.search_results WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneFeedEntries
 -- shortvideo.feed_entries: rows of run @run_id and, of its feeds, of runs @earlier that a later row supersedes.
@@ -355,7 +371,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.feed_entries p
-    JOIN shortvideo.feed_entries s ON s.feed = p.feed AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.feed_entries s ON s.feed = p.feed AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.feed_entries q ON q.run_id = w.run_id AND q.feed = p.feed WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.feed_entries n
@@ -363,10 +380,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.feed_entries WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.feed_entries WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PrunePopularCreators
 -- shortvideo.popular_creators: rows of run @run_id and, of its lists, of runs @earlier that a later row supersedes.
@@ -374,7 +391,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM shortvideo.popular_creators p
-    JOIN shortvideo.popular_creators s ON (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN shortvideo.popular_creators s ON (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.popular_creators q ON q.run_id = w.run_id WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM shortvideo.popular_creators n
@@ -382,10 +400,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.popular_creators WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM shortvideo.popular_creators WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneProfileSnapshots
 -- photosocial.profile_snapshots: rows of run @run_id and, of its accounts, of runs @earlier that a later row supersedes.
@@ -393,7 +411,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM photosocial.profile_snapshots p
-    JOIN photosocial.profile_snapshots s ON s.username = p.username AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN photosocial.profile_snapshots s ON s.username = p.username AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN photosocial.profile_snapshots q ON q.run_id = w.run_id AND q.username = p.username WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM photosocial.profile_snapshots n
@@ -401,10 +420,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM photosocial.profile_snapshots WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM photosocial.profile_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneReelSnapshots
 -- photosocial.reel_snapshots: rows of run @run_id and, of its reels, of runs @earlier that a later row supersedes.
@@ -412,7 +431,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM photosocial.reel_snapshots p
-    JOIN photosocial.reel_snapshots s ON s.reel_id = p.reel_id AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN photosocial.reel_snapshots s ON s.reel_id = p.reel_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN photosocial.reel_snapshots q ON q.run_id = w.run_id AND q.reel_id = p.reel_id WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM photosocial.reel_snapshots n
@@ -420,10 +440,10 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM photosocial.reel_snapshots WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM photosocial.reel_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
 
 -- name: PruneReelSearchResults
 -- photosocial.reel_search_results: rows of run @run_id and, of its searchs, of runs @earlier that a later row supersedes.
@@ -431,7 +451,8 @@ WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
     SELECT DISTINCT s.ctid FROM photosocial.reel_search_results p
-    JOIN photosocial.reel_search_results s ON s.query_key = p.query_key AND (s.run_id = p.run_id OR s.run_id = ANY(@earlier::bigint[]))
+    JOIN photosocial.reel_search_results s ON s.query_key = p.query_key AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN photosocial.reel_search_results q ON q.run_id = w.run_id AND q.query_key = p.query_key WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
         SELECT 1 FROM photosocial.reel_search_results n
@@ -439,7 +460,7 @@ WITH live AS (
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM photosocial.reel_search_results WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM photosocial.reel_search_results WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
-SELECT count(*) FROM gone;
+SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
