@@ -124,14 +124,18 @@ WITH obs AS (
     WHERE t.run_id = @run_id AND (t.kind, t.key) > (@after_kind::text, @after_key::text)
     ORDER BY t.kind, t.key
     LIMIT @lim::bigint
-), earlier AS (
+), found AS MATERIALIZED (
+    -- Materialized: the test below runs for the few tasks found, not for
+    -- every task of the page.
     SELECT e.ctid, e.run_id, e.kind, e.key, e.state, e.outcome, e.finished_at
     FROM page p
     JOIN crawl.tasks e ON e.kind = p.kind AND e.key = p.key AND e.state = 'done' AND e.finished_at < p.finished_at
     WHERE p.state = 'done' AND (p.kind = ANY(@fresh_kinds::text[]) OR p.kind = ANY(@walk_kinds::text[]))
       AND e.run_id = ANY(@earlier::bigint[])
-      AND NOT EXISTS (SELECT 1 FROM unnest(@work::bigint[]) w(run_id)
-                      JOIN crawl.tasks q ON q.run_id = w.run_id AND q.kind = p.kind AND q.key = p.key AND q.state = 'done'
+), earlier AS (
+    SELECT f.* FROM found f
+    WHERE NOT EXISTS (SELECT 1 FROM unnest(@work::bigint[]) w(run_id)
+                      JOIN crawl.tasks q ON q.run_id = w.run_id AND q.kind = f.kind AND q.key = f.key AND q.state = 'done'
                       WHERE w.run_id < @run_id)
 ), doomed AS (
     SELECT c.ctid FROM (SELECT * FROM page UNION ALL SELECT * FROM earlier) c JOIN obs USING (run_id)
