@@ -136,8 +136,8 @@ var (
 	// job's run (pipeline.FindOrCreateRun): a prune marks runs while no
 	// start of the job is deciding.
 	lockJob           = db.Prepare[jobNameParams]("LockJob")
-	noJIT             = db.Prepare[localParams]("PruneNoJIT")
-	resetJIT          = db.Prepare[struct{}]("PruneResetJIT")
+	session           = db.Prepare[localParams]("PruneSession")
+	sessionEnd        = db.Prepare[struct{}]("PruneSessionEnd")
 	pruneRuns         = db.Prepare[struct{}]("PruneRuns")
 	markFinished      = db.Prepare[runIDsParams]("MarkPruneFinished")
 	markSnapshotsDone = db.Prepare[runIDsParams]("MarkSnapshotsPruned")
@@ -203,22 +203,22 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Result, erro
 			return nil, err
 		}
 		defer conn.Release()
-		if _, err := noJIT.Exec(ctx, conn, localParams{false}); err != nil {
+		if _, err := session.Exec(ctx, conn, localParams{false}); err != nil {
 			return nil, err
 		}
-		defer func() { _, _ = resetJIT.Exec(context.WithoutCancel(ctx), conn, struct{}{}) }()
+		defer func() { _, _ = sessionEnd.Exec(context.WithoutCancel(ctx), conn, struct{}{}) }()
 		return prune(ctx, conn, opts)
 	}
 	// The same statements with their deletes switched off, in one
 	// repeatable-read transaction (one state of the database), rolled
-	// back: the marks they read are never committed. They are not taken
-	// under the jobs' locks: a dry run never holds up the start of a run.
+	// back; the runs it would mark are taken as marked. It takes no job's
+	// lock: a dry run never holds up the start of a run.
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return nil, fmt.Errorf("dry run: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := noJIT.Exec(ctx, tx, localParams{true}); err != nil {
+	if _, err := session.Exec(ctx, tx, localParams{true}); err != nil {
 		return nil, err
 	}
 	return prune(ctx, tx, opts)
@@ -232,10 +232,13 @@ func prune(ctx context.Context, q querier, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.NewlyPruned = newly
+	res.NewlyPruned = len(newly)
 	all, err := loadRuns(ctx, q)
 	if err != nil {
 		return nil, err
+	}
+	if opts.DryRun {
+		all.markPruned(newly) // as the prune would
 	}
 	var work, snapWork []int64
 	for _, id := range selected {
@@ -318,30 +321,34 @@ func listCandidates(ctx context.Context, q db.Querier, opts Options, job string)
 	return out, nil
 }
 
-// mark marks the runs to prune, one job at a time under the job's lock
-// (but in a dry run), choosing them again under it, and returns every run
-// the rules select (those pruned before included) and how many it marked.
-// A run that started working again since is not marked.
-func mark(ctx context.Context, q querier, opts Options) ([]int64, int, error) {
+// mark marks the runs to prune, one job at a time under the job's lock,
+// choosing them again under it, and returns every run the rules select
+// (those pruned before included) and how many it marked. A run that
+// started working again since is not marked. A dry run marks nothing: it
+// returns the runs it would mark (as marked, for the counts).
+func mark(ctx context.Context, q querier, opts Options) ([]int64, []int64, error) {
 	found, err := listCandidates(ctx, q, opts, "")
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	var jobs []string
-	var selected []int64
+	var selected, marked []int64
 	for _, c := range found {
 		selected = append(selected, c.id)
 		if !c.pruned && !slices.Contains(jobs, c.job) {
 			jobs = append(jobs, c.job)
 		}
+		if !c.pruned && opts.DryRun {
+			marked = append(marked, c.id)
+		}
 	}
-	marked := 0
+	if opts.DryRun {
+		return selected, marked, nil
+	}
 	for _, job := range jobs {
 		err := pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
-			if !opts.DryRun {
-				if _, err := lockJob.Exec(ctx, tx, jobNameParams{job}); err != nil {
-					return fmt.Errorf("lock job %q: %w", job, err)
-				}
+			if _, err := lockJob.Exec(ctx, tx, jobNameParams{job}); err != nil {
+				return fmt.Errorf("lock job %q: %w", job, err)
 			}
 			again, err := listCandidates(ctx, tx, opts, job)
 			if err != nil {
@@ -353,15 +360,16 @@ func mark(ctx context.Context, q querier, opts Options) ([]int64, int, error) {
 					newly = append(newly, c.id)
 				}
 			}
-			tag, err := markPruned.Exec(ctx, tx, runIDsParams{newly})
+			rows, _ := markPruned.Query(ctx, tx, runIDsParams{newly})
+			got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 			if err != nil {
 				return fmt.Errorf("mark runs pruned: %w", err)
 			}
-			marked += int(tag.RowsAffected())
+			marked = append(marked, got...)
 			return nil
 		})
 		if err != nil {
-			return nil, 0, fmt.Errorf("prune job %q: %w", job, err)
+			return nil, nil, fmt.Errorf("prune job %q: %w", job, err)
 		}
 	}
 	return selected, marked, nil
@@ -393,6 +401,16 @@ func loadRuns(ctx context.Context, q db.Querier) (*runSet, error) {
 		return nil, fmt.Errorf("runs: %w", err)
 	}
 	return s, nil
+}
+
+// markPruned marks runs pruned in s (not in the database).
+func (s *runSet) markPruned(runs []int64) {
+	for i, r := range s.ids {
+		if slices.Contains(runs, r.id) {
+			r.pruned = true
+			s.ids[i], s.info[r.id] = r, r
+		}
+	}
 }
 
 // where lists the runs that match.
