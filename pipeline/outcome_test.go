@@ -49,7 +49,8 @@ func TestOutcomesDeclaredOnce(t *testing.T) {
 // outcome. Run 1 capped list L ("end" by its reason), run 2 walked it whole
 // ("page_limit"), run 3 cut it by stop_at_seen ("end"); run 3 also has a
 // profile skipped as fresh ("adaptive: ...") and one skipped by the
-// adaptive schedule ("fresh: ...").
+// adaptive schedule ("fresh: ..."); run 4 has tasks being expanded again
+// from stored data, with reasons as contrary.
 func TestStatementsReadOutcomeNotReason(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
@@ -114,5 +115,26 @@ func TestStatementsReadOutcomeNotReason(t *testing.T) {
 	}
 	if want := []string{"fresh pending", "sched skipped"}; !slices.Equal(states, want) {
 		t.Errorf("after finding them closer to a seed: %v, want %v", states, want)
+	}
+	// Expanded again from stored data, a task ends as it ended before, by
+	// its outcome: skipped (fresh or by the schedule) or done.
+	exec(`INSERT INTO crawl.tasks (run_id, kind, key, state, reason, outcome, reexpand, lease_token, lease_expires_at, finished_at)
+		VALUES (4, 'shortvideo.profile', 'r1', 'leased', 'adaptive: new', 'skipped_fresh', true, 11, now() + interval '1 h', now()),
+		       (4, 'shortvideo.profile', 'r2', 'leased', 'fresh: within', 'skipped_adaptive', true, 12, now() + interval '1 h', now()),
+		       (4, 'shortvideo.followers', 'r3', 'leased', 'fresh: within', 'done_end', true, 13, now() + interval '1 h', now())`)
+	var ids []int64
+	if err := pool.QueryRow(ctx, `SELECT array_agg(id ORDER BY key) FROM crawl.tasks WHERE run_id = 4`).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if _, err := endReexpand.Exec(ctx, pool, endReexpandParams{ID: id, Token: int64(11 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pool.QueryRow(ctx, `SELECT array_agg(key || ' ' || state ORDER BY key) FROM crawl.tasks WHERE run_id = 4`).Scan(&states); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"r1 skipped", "r2 skipped", "r3 done"}; !slices.Equal(states, want) {
+		t.Errorf("ended again after expanding from stored data: %v, want %v", states, want)
 	}
 }

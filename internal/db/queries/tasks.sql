@@ -26,7 +26,8 @@ WHERE EXCLUDED.depth < x.depth;
 
 -- name: EndReexpand
 -- Ends the lease of a task expanded again from stored data (no request):
--- done again, or skipped again when it had been skipped as fresh; for a
+-- done again, or skipped again when it had been skipped (as fresh, or by
+-- the adaptive schedule); for a
 -- commit batch with its children, aborted by crawl.expect_advanced when the
 -- lease is gone.
 WITH o AS (
@@ -34,7 +35,7 @@ WITH o AS (
     WHERE id = @id AND lease_token = @token AND state = 'leased'
     FOR UPDATE
 ), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.outcome = 'skipped_fresh' THEN 'skipped' ELSE 'done' END, reexpand = false,
+    UPDATE crawl.tasks t SET state = CASE WHEN t.outcome IN ('skipped_fresh', 'skipped_adaptive') THEN 'skipped' ELSE 'done' END, reexpand = false,
         lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
