@@ -59,15 +59,16 @@ SELECT revisit FROM crawl.runs WHERE id = @run_id AND revisit IS NOT NULL;
 -- name: RevisitOrder
 -- The run's scheduled visits still to come or under way, highest priority
 -- first: the order its budget is spent in. A row is a visit of the
--- schedule, or an item it skipped for the budget or found unreached,
--- which a run admits if the credits left cover it; state is the task's
+-- schedule, or an item it skipped with a decision of @admit (for the
+-- budget, or found unreached), which a run admits if the credits left
+-- cover it; state is the task's
 -- (pending when there is none yet), pages what a leased one bought, mine
 -- whether the lease is this process's (its owner tag starts with @owner).
 SELECT p.kind, p.key, p.visit, p.cost_high, coalesce(t.state, 'pending'), coalesce(t.pages, 0),
        coalesce(starts_with(t.lease_owner, @owner), false)
 FROM crawl.revisit_plan p
 LEFT JOIN crawl.tasks t ON t.run_id = p.run_id AND t.kind = p.kind AND t.key = p.key
-WHERE p.run_id = @run_id AND (p.visit OR p.reason IN ('budget', 'unreached'))
+WHERE p.run_id = @run_id AND (p.visit OR p.reason = ANY(@admit::text[]))
   AND (t.id IS NULL OR t.state IN ('pending', 'leased'))
 ORDER BY p.priority DESC;
 
