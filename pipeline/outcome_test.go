@@ -67,7 +67,8 @@ func TestStatementsReadOutcomeNotReason(t *testing.T) {
 		       (2, 'shortvideo.followers', 'L', '{"handle": "h"}', 'done', 'page_limit', 'done_end', 7, now() - interval '2 h', 0),
 		       (3, 'shortvideo.followers', 'L', '{"handle": "h"}', 'done', 'end', 'done_stop_at_seen', 1, now() - interval '1 h', 6),
 		       (3, 'shortvideo.profile', 'fresh', '{}', 'skipped', 'adaptive: new', 'skipped_fresh', 0, now(), 1),
-		       (3, 'shortvideo.profile', 'sched', '{}', 'skipped', 'fresh: within refresh_after', 'skipped_adaptive', 0, now(), 1)`)
+		       (3, 'shortvideo.profile', 'sched', '{}', 'skipped', 'fresh: within refresh_after', 'skipped_adaptive', 0, now(), 1),
+		       (3, 'shortvideo.profile', 'gone', '{}', 'skipped', 'fresh: within refresh_after', 'skipped_not_found', 0, now(), 0)`)
 	exec(`UPDATE crawl.tasks SET depth = 2 WHERE kind = 'shortvideo.profile'`)
 
 	// stop_at_seen (LastFullWalk): the last whole walk is run 2's, and run 3 cut the list since.
@@ -103,17 +104,18 @@ func TestStatementsReadOutcomeNotReason(t *testing.T) {
 	if got := fmt.Sprint(rep.Changes.Incomplete); got != "map[stop_at_seen:1]" {
 		t.Errorf("run 3's report: incomplete walks %s, want map[stop_at_seen:1]", got)
 	}
-	// Found again closer to a seed: the profile skipped as fresh is
-	// expanded again, the one the schedule skipped is not (it was never
-	// expanded from stored data by the fresh rule).
-	if err := AddTasks(ctx, pool, 3, []NewTask{{Kind: "shortvideo.profile", Key: "fresh"}, {Kind: "shortvideo.profile", Key: "sched"}}); err != nil {
+	// Found again closer to a seed: the profiles skipped as fresh or by the
+	// schedule are expanded again (from stored data), the one not found is
+	// not, whatever its reason says.
+	if err := AddTasks(ctx, pool, 3, []NewTask{{Kind: "shortvideo.profile", Key: "fresh"}, {Kind: "shortvideo.profile", Key: "sched"},
+		{Kind: "shortvideo.profile", Key: "gone"}}); err != nil {
 		t.Fatal(err)
 	}
 	var states []string
 	if err := pool.QueryRow(ctx, `SELECT array_agg(key || ' ' || state ORDER BY key) FROM crawl.tasks WHERE run_id = 3 AND kind = 'shortvideo.profile'`).Scan(&states); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"fresh pending", "sched skipped"}; !slices.Equal(states, want) {
+	if want := []string{"fresh pending", "gone skipped", "sched pending"}; !slices.Equal(states, want) {
 		t.Errorf("after finding them closer to a seed: %v, want %v", states, want)
 	}
 	// Expanded again from stored data, a task ends as it ended before, by
