@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
 // churnHandle is the first handle "<prefix><i>" (no tokens) whose rates
 // satisfy ok.
-func churnHandle(t *testing.T, prefix string, ok func(ChurnRates) bool) string {
+func churnHandle(t *testing.T, prefix string, ok func(world.ChurnRates) bool) string {
 	t.Helper()
 	for i := range 100_000 {
 		h := prefix + strconv.Itoa(i)
@@ -59,8 +61,8 @@ func burstingHandle(t *testing.T, prefix string, from, to int64) (string, int64)
 
 func TestChurnDeterministic(t *testing.T) {
 	t.Parallel()
-	h := churnHandle(t, "det", func(r ChurnRates) bool {
-		return r.Followers.Class == RateModerate && r.FollowersLoss.PerDay > 0.2
+	h := churnHandle(t, "det", func(r world.ChurnRates) bool {
+		return r.Followers.Class == world.RateModerate && r.FollowersLoss.PerDay > 0.2
 	})
 	a, b := mustTruth(t, h, 40), mustTruth(t, h, 40)
 	if !slices.Equal(a.Followers, b.Followers) || !slices.Equal(a.Following, b.Following) || a.HeartCount != b.HeartCount ||
@@ -83,12 +85,16 @@ func TestChurnServedIsTruth(t *testing.T) {
 	const day, pageSize = 30, 97
 	contract := setup(t, Config{Churn: ChurnHeavyTail, WorldTime: day, PageSize: pageSize})
 	real := realSetup(t, Config{Churn: ChurnHeavyTail, WorldTime: day, PageSize: pageSize})
-	loser := churnHandle(t, "sv", func(r ChurnRates) bool { return r.FollowersLoss.Class == RateModerate })
+	loser := churnHandle(t, "sv", func(r world.ChurnRates) bool { return r.FollowersLoss.Class == world.RateModerate })
 	handles := []string{
 		loser,
-		churnHandle(t, "sv", func(r ChurnRates) bool { return r.Followers.Class == RateFast }),
-		churnHandle(t, "sv", func(r ChurnRates) bool { return r.Followers.Class == RateStill && r.Hearts.Class == RateFast }),
-		churnHandle(t, "sv", func(r ChurnRates) bool { return r.Following.Class == RateModerate && r.FollowingLoss.PerDay > 0 }),
+		churnHandle(t, "sv", func(r world.ChurnRates) bool { return r.Followers.Class == world.RateFast }),
+		churnHandle(t, "sv", func(r world.ChurnRates) bool {
+			return r.Followers.Class == world.RateStill && r.Hearts.Class == world.RateFast
+		}),
+		churnHandle(t, "sv", func(r world.ChurnRates) bool {
+			return r.Following.Class == world.RateModerate && r.FollowingLoss.PerDay > 0
+		}),
 		"acct_f120_g30", // day-0 lengths from the tokens, then churn
 		"acct_f5_g2_r3", // r<N>: the linear laws
 		"private_acct",
@@ -202,8 +208,8 @@ func TestChurnConfig(t *testing.T) {
 // still costs O(days + removals + page), not O(list).
 func TestChurnPageCost(t *testing.T) {
 	t.Parallel()
-	h := churnHandle(t, "cost", func(r ChurnRates) bool {
-		return r.Followers.Class == RateFast && r.Followers.PerDay > 100 && r.FollowersLoss.Class == RateModerate
+	h := churnHandle(t, "cost", func(r world.ChurnRates) bool {
+		return r.Followers.Class == world.RateFast && r.Followers.PerDay > 100 && r.FollowersLoss.Class == world.RateModerate
 	})
 	b := setup(t, Config{Churn: ChurnHeavyTail, WorldTime: 365})
 	tr := mustTruth(t, h, 365)
@@ -274,9 +280,9 @@ func TestChurnDocumentedFormulas(t *testing.T) {
 	// The followers row of the docs' table: cumulative shares and bands.
 	bands := []struct {
 		upTo   uint64
-		class  RateClass
+		class  world.RateClass
 		lo, hi float64
-	}{{600, RateStill, 0, 0}, {850, RateSlow, 0.05, 0.5}, {970, RateModerate, 1, 10}, {1000, RateFast, 20, 200}}
+	}{{600, world.RateStill, 0, 0}, {850, world.RateSlow, 0.05, 0.5}, {970, world.RateModerate, 1, 10}, {1000, world.RateFast, 20, 200}}
 	checked := 0
 	for i := range 300 {
 		h := fmt.Sprintf("doc%d", i)
@@ -285,8 +291,8 @@ func TestChurnDocumentedFormulas(t *testing.T) {
 		for u >= bands[j].upTo {
 			j++
 		}
-		want := ChurnRate{Class: bands[j].class}
-		if want.Class != RateStill {
+		want := world.ChurnRate{Class: bands[j].class}
+		if want.Class != world.RateStill {
 			f := float64(fnvParts("churn", h, "followers.rate")>>11) / (1 << 53)
 			want.PerDay = bands[j].lo * math.Pow(bands[j].hi/bands[j].lo, f)
 		}

@@ -46,7 +46,7 @@ type dialect interface {
 	// Has reports whether path (after the prefix) is an endpoint.
 	Has(path string) bool
 	// Answer is the 200 body of the endpoint ex names, or its error.
-	Answer(ex *api.Exchange, q api.Query) ([]byte, error)
+	Answer(ex *api.Exchange, p *api.Params) ([]byte, error)
 	// WriteError answers an error in the dialect's body.
 	WriteError(rw http.ResponseWriter, ex *api.Exchange, err error)
 }
@@ -270,7 +270,7 @@ func (s *Server) route(rw http.ResponseWriter, r *http.Request) {
 		s.dialect.WriteError(rw, ex, api.BadRequest("malformed query string"))
 		return
 	}
-	body, err := s.dialect.Answer(ex, api.Query{V: vals})
+	body, err := s.dialect.Answer(ex, api.NewParams(vals))
 	if err != nil {
 		s.dialect.WriteError(rw, ex, err)
 		return

@@ -13,21 +13,11 @@ const (
 	ChurnDefault   = world.ChurnDefault
 )
 
+// AccountTruth and ChurnDiff are what ChurnTruth and ChurnChanges answer;
+// the rates (ChurnRates, their classes) are package world's.
 type (
 	AccountTruth = world.AccountTruth
 	ChurnDiff    = world.ChurnDiff
-	ChurnRates   = world.ChurnRates
-	ChurnRate    = world.ChurnRate
-	RateClass    = world.RateClass
-)
-
-// Rate classes of the churn mixes.
-const (
-	RateStill    = world.RateStill
-	RateSlow     = world.RateSlow
-	RateModerate = world.RateModerate
-	RateFast     = world.RateFast
-	RateFixed    = world.RateFixed
 )
 
 // ChurnTruth is the account behind handle in the heavytail world at day
@@ -51,7 +41,9 @@ func ChurnChangesIn(churn, handle string, from, to int64) (ChurnDiff, error) {
 }
 
 // ChurnRatesOf is handle's true rates in the heavytail world.
-func ChurnRatesOf(handle string) (ChurnRates, error) { return world.ChurnRatesOf(handle) }
+func ChurnRatesOf(handle string) (world.ChurnRates, error) { return world.ChurnRatesOf(handle) }
 
 // ChurnRatesIn is ChurnRatesOf in churn world churn.
-func ChurnRatesIn(churn, handle string) (ChurnRates, error) { return world.ChurnRatesIn(churn, handle) }
+func ChurnRatesIn(churn, handle string) (world.ChurnRates, error) {
+	return world.ChurnRatesIn(churn, handle)
+}

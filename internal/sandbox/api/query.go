@@ -7,100 +7,124 @@ import (
 	"strings"
 )
 
-// Query reads parameters. An optional parameter sent empty is the same as
-// absent; a required one sent empty is missing.
-type Query struct{ V url.Values }
-
-// Params is a query of pairs of name, value; empty values are left out.
-func Params(pairs ...string) Query {
-	v := url.Values{}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i+1] != "" {
-			v.Set(pairs[i], pairs[i+1])
-		}
-	}
-	return Query{v}
+// Params reads a request's parameters in the order a handler asks for them
+// and keeps the first error: a read after a failed one returns a zero value
+// and checks nothing, so a handler reads all it needs, then answers Err,
+// as checking each read in turn would. An optional parameter sent empty is
+// the same as absent; a required one sent empty is missing.
+type Params struct {
+	v   url.Values
+	err error
 }
 
-func (q Query) Get(name string) string { return q.V.Get(name) }
+// NewParams reads v.
+func NewParams(v url.Values) *Params { return &Params{v: v} }
 
-func (q Query) Has(name string) bool { return q.V.Has(name) }
+// Err is the first error of the reads.
+func (p *Params) Err() error { return p.err }
 
-func (q Query) Required(name string) (string, error) {
-	v := q.V.Get(name)
-	if v == "" {
-		return "", BadRequest("missing required parameter %q", name)
+// OK reports whether no read failed so far.
+func (p *Params) OK() bool { return p.err == nil }
+
+// Keep keeps err if it is the first, and reports whether there is none.
+func (p *Params) Keep(err error) bool {
+	if p.err == nil {
+		p.err = err
 	}
-	return v, nil
+	return p.err == nil
+}
+
+// Fail keeps an error of the request's parameters.
+func (p *Params) Fail(format string, args ...any) { p.Keep(BadRequest(format, args...)) }
+
+// Get is the value of name as sent ("" when absent).
+func (p *Params) Get(name string) string { return p.v.Get(name) }
+
+// Has reports whether name was sent.
+func (p *Params) Has(name string) bool { return p.v.Has(name) }
+
+// Required is the value of name, which must not be empty.
+func (p *Params) Required(name string) string {
+	v := p.v.Get(name)
+	if v == "" && p.OK() {
+		p.Fail("missing required parameter %q", name)
+	}
+	return p.value(v)
+}
+
+// value is v while no read failed, else "".
+func (p *Params) value(v string) string {
+	if !p.OK() {
+		return ""
+	}
+	return v
 }
 
 // Offset reads a cursor: absent or empty is 0, otherwise 1 to 18 decimal
 // digits (no sign, no spaces, no exponent).
-func (q Query) Offset(name string) (int64, error) {
-	v := q.V.Get(name)
-	if v == "" {
-		return 0, nil
+func (p *Params) Offset(name string) int64 {
+	v := p.v.Get(name)
+	if v == "" || !p.OK() {
+		return 0
 	}
 	n, ok := ParseDigits(v)
 	if !ok {
-		return 0, BadRequest("parameter %q must be a non-negative integer offset", name)
+		p.Fail("parameter %q must be a non-negative integer offset", name)
 	}
-	return n, nil
+	return n
 }
 
 // Handle reads a handle parameter: required, and the upstream does not
 // strip a leading '@' (the spec says "without @"), so one is rejected.
-func (q Query) Handle(name string) (string, error) {
-	h, err := q.Required(name)
-	if err != nil {
-		return "", err
+func (p *Params) Handle(name string) string {
+	h := p.Required(name)
+	if h != "" && h[0] == '@' {
+		p.Fail("parameter %q must be given without the leading @", name)
 	}
-	if h[0] == '@' {
-		return "", BadRequest("parameter %q must be given without the leading @", name)
-	}
-	return h, nil
+	return p.value(h)
 }
 
 // Bool reads an optional true/false parameter.
-func (q Query) Bool(name string) (bool, error) {
-	switch q.V.Get(name) {
+func (p *Params) Bool(name string) bool {
+	switch p.v.Get(name) {
 	case "", "false":
-		return false, nil
+		return false
 	case "true":
-		return true, nil
+		return p.OK()
 	}
-	return false, BadRequest("parameter %q must be true or false", name)
+	p.Fail("parameter %q must be true or false", name)
+	return false
 }
 
 // Enum reads an optional parameter that takes one of values.
-func (q Query) Enum(name string, values []string) (string, error) {
-	v := q.V.Get(name)
+func (p *Params) Enum(name string, values []string) string {
+	v := p.v.Get(name)
 	if v != "" && !slices.Contains(values, v) {
-		return "", BadRequest("parameter %q must be one of %s", name, strings.Join(values, ", "))
+		p.Fail("parameter %q must be one of %s", name, strings.Join(values, ", "))
 	}
-	return v, nil
+	return p.value(v)
 }
 
 // Country reads an optional two-letter country code, either case.
-func (q Query) Country(name string) (string, error) {
-	v := q.V.Get(name)
+func (p *Params) Country(name string) string {
+	v := p.v.Get(name)
 	if v != "" && !IsCountryCode(v) {
-		return "", BadRequest("parameter %q must be a two-letter country code", name)
+		p.Fail("parameter %q must be a two-letter country code", name)
 	}
-	return v, nil
+	return p.value(v)
 }
 
 // Page reads an optional page number from 1 (absent: 1).
-func (q Query) Page(name string) (int64, error) {
-	v := q.V.Get(name)
+func (p *Params) Page(name string) int64 {
+	v := p.v.Get(name)
 	if v == "" {
-		return 1, nil
+		return 1
 	}
 	n, ok := ParseDigits(v)
 	if !ok || n < 1 {
-		return 0, BadRequest("parameter %q must be an integer >= 1", name)
+		p.Fail("parameter %q must be an integer >= 1", name)
 	}
-	return n, nil
+	return n
 }
 
 // IsCountryCode accepts two ASCII letters, either case.

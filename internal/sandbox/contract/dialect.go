@@ -9,8 +9,9 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
-// handler answers one GET: a 200 reply, or an *api.Error.
-type handler func(w *world.World, q api.Query) (reply, error)
+// handler answers one GET: a 200 reply, unless a read of its parameters
+// (or the world) failed, the error p keeps.
+type handler func(w *world.World, p *api.Params) reply
 
 // reply is a 200 answer; free marks the one 200 that costs no credit (the
 // photo-sharing profile of a private account).
@@ -19,7 +20,7 @@ type reply struct {
 	free bool
 }
 
-func billable(body any) (reply, error) { return reply{body: body}, nil }
+func billable(body any) reply { return reply{body: body} }
 
 // routes maps the path after /api to its handler: the 18 endpoints of
 // the contract, each registered by route next to its handler.
@@ -55,9 +56,9 @@ func Has(path string) bool {
 func (d *Dialect) Has(path string) bool { return Has(path) }
 
 // Answer is the 200 body of the endpoint ex names, or its error.
-func (d *Dialect) Answer(ex *api.Exchange, q api.Query) ([]byte, error) {
-	rep, err := routes[ex.Endpoint](d.w, q)
-	if err != nil {
+func (d *Dialect) Answer(ex *api.Exchange, p *api.Params) ([]byte, error) {
+	rep := routes[ex.Endpoint](d.w, p)
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	ex.Free = rep.free
@@ -95,19 +96,12 @@ func withCredits(body []byte, limited bool, left int64) []byte {
 }
 
 // queriedAccount is the account named by the "handle" parameter.
-func queriedAccount(w *world.World, q api.Query) (world.Account, error) {
-	h, err := q.Handle("handle")
-	if err != nil {
-		return world.Account{}, err
+func queriedAccount(w *world.World, p *api.Params) world.Account {
+	h := p.Handle("handle")
+	if !p.OK() {
+		return world.Account{}
 	}
-	return w.Account(h)
-}
-
-// keyword reads a search term parameter: required and not blank.
-func keyword(q api.Query, name string) (string, error) {
-	raw, err := q.Required(name)
-	if err != nil {
-		return "", err
-	}
-	return world.ReadKeyword(raw, name)
+	a, err := w.Account(h)
+	p.Keep(err)
+	return a
 }

@@ -174,13 +174,10 @@ var _ = route("/photosocial/profile", psProfile) // 13
 
 // psProfile is endpoint 13. A private account answers 200 with {} and costs
 // no credit.
-func psProfile(w *world.World, q api.Query) (reply, error) {
-	a, err := queriedAccount(w, q)
-	if err != nil {
-		return reply{}, err
-	}
+func psProfile(w *world.World, p *api.Params) reply {
+	a := queriedAccount(w, p)
 	if a.Private {
-		return reply{body: struct{}{}, free: true}, nil
+		return reply{body: struct{}{}, free: true}
 	}
 	var body psProfileJSON
 	body.Success, body.Data.User = true, PSUserOf(w.PSProfile(a))
@@ -189,26 +186,20 @@ func psProfile(w *world.World, q api.Query) (reply, error) {
 
 // queriedPost is the code of the post or reel named by the "url"
 // parameter.
-func queriedPost(q api.Query) (string, error) {
-	code, err := world.PostCode(q)
-	if err != nil {
-		return "", err
-	}
-	return code, world.PostExists(code)
+func queriedPost(p *api.Params) string {
+	code := world.PostCode(p)
+	p.Keep(world.PostExists(code))
+	return code
 }
 
 var _ = route("/photosocial/post/comments", psComments) // 14
 
 // psComments is endpoint 14: cursor in, cursor out, no hasMore; the last
 // page answers cursor "".
-func psComments(w *world.World, q api.Query) (reply, error) {
-	code, err := queriedPost(q)
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
+func psComments(w *world.World, p *api.Params) reply {
+	code, off := queriedPost(p), p.Offset("cursor")
+	if !p.OK() {
+		return reply{}
 	}
 	comments, win := w.PostComments(code, off)
 	out := make([]commentJSON, len(comments))
@@ -227,14 +218,10 @@ var _ = route("/photosocial/reels/search", psReelsSearch) // 15
 
 // psReelsSearch is endpoint 15: page numbers from 1, world.ReelsPageSize
 // reels a page; a page past the end is an empty list (200, billable).
-func psReelsSearch(w *world.World, q api.Query) (reply, error) {
-	kw, err := keyword(q, "query")
-	if err != nil {
-		return reply{}, err
-	}
-	page, err := q.Page("page")
-	if err != nil {
-		return reply{}, err
+func psReelsSearch(w *world.World, p *api.Params) reply {
+	kw, page := world.ReadKeyword(p, p.Required("query"), "query"), p.Page("page")
+	if !p.OK() {
+		return reply{}
 	}
 	reels := w.ReelsSearch(kw, page)
 	out := make([]reelJSON, len(reels))
@@ -248,32 +235,24 @@ func psReelsSearch(w *world.World, q api.Query) (reply, error) {
 var _ = route("/photosocial/media/transcript", psTranscript) // 16
 
 // psTranscript is endpoint 16: no entries is still a billable 200.
-func psTranscript(_ *world.World, q api.Query) (reply, error) {
-	code, err := queriedPost(q)
-	if err != nil {
-		return reply{}, err
-	}
-	return billable(transcriptsJSON{Success: true, Transcripts: TranscriptsOf(code)})
+func psTranscript(_ *world.World, p *api.Params) reply {
+	return billable(transcriptsJSON{Success: true, Transcripts: TranscriptsOf(queriedPost(p))})
 }
 
 var _ = route("/photosocial/user/embed", psEmbed) // 17
 
 // psEmbed is endpoint 17.
-func psEmbed(w *world.World, q api.Query) (reply, error) {
-	a, err := queriedAccount(w, q)
-	if err != nil {
-		return reply{}, err
-	}
-	return billable(embedJSON{Success: true, HTML: world.Embed(a.Handle)})
+func psEmbed(w *world.World, p *api.Params) reply {
+	return billable(embedJSON{Success: true, HTML: world.Embed(queriedAccount(w, p).Handle)})
 }
 
 var _ = route("/photosocial/user/highlight/detail", psHighlight) // 18
 
 // psHighlight is endpoint 18.
-func psHighlight(w *world.World, q api.Query) (reply, error) {
-	id, err := world.ReadHighlightID(q)
-	if err != nil {
-		return reply{}, err
+func psHighlight(w *world.World, p *api.Params) reply {
+	id := world.ReadHighlightID(p)
+	if !p.OK() {
+		return reply{}
 	}
 	return billable(highlightJSON{Success: true, Highlight: HighlightOf(w.Highlight(id))})
 }

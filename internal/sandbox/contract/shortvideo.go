@@ -216,50 +216,28 @@ type liveJSON struct {
 var _ = route("/shortvideo/search/keyword", searchKeyword) // 1
 
 // searchKeyword is endpoint 1. A non-empty keyword selects form A (and form
-// B's parameters are then ignored); otherwise query selects form B.
-func searchKeyword(w *world.World, q api.Query) (reply, error) {
-	if raw := q.Get("keyword"); raw != "" {
-		return searchKeywordA(w, q, raw)
+// B's parameters are then ignored); otherwise query selects form B, whose
+// cursor is a number.
+func searchKeyword(w *world.World, p *api.Params) reply {
+	if raw := p.Get("keyword"); raw != "" {
+		kq := world.KeywordQuery{Keyword: world.ReadKeyword(p, raw, "keyword"), Offset: p.Offset("cursor")}
+		if !p.OK() {
+			return reply{}
+		}
+		videos, win := w.KeywordSearch(kq)
+		return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
 	}
-	if raw := q.Get("query"); raw != "" {
-		return searchKeywordB(w, q, raw)
+	raw := p.Get("query")
+	if raw == "" {
+		p.Fail("missing required parameter %q (or %q)", "keyword", "query")
 	}
-	return reply{}, api.BadRequest("missing required parameter %q (or %q)", "keyword", "query")
-}
-
-func searchKeywordA(w *world.World, q api.Query, raw string) (reply, error) {
-	kw, err := world.ReadKeyword(raw, "keyword")
-	if err != nil {
-		return reply{}, err
+	kq := world.ReadKeywordQuery(p, raw)
+	if !p.OK() {
+		return reply{}
 	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
-	}
-	videos, win := w.KeywordSearch(kw, off, world.Filter{})
-	return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
-}
-
-func searchKeywordB(w *world.World, q api.Query, raw string) (reply, error) {
-	kw, err := world.ReadKeyword(raw, "query")
-	if err != nil {
-		return reply{}, err
-	}
-	f, err := world.ReadFilter(q)
-	if err != nil {
-		return reply{}, err
-	}
-	trim, err := q.Bool("trim")
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
-	}
-	videos, win := w.KeywordSearch(kw, off, f)
+	videos, win := w.KeywordSearch(kq)
 	body := videoPageFormBJSON{Videos: videosOf(videos), Cursor: win.Next, HasMore: win.More}
-	if trim {
+	if kq.Trim {
 		t := make([]trimmedVideoJSON, len(videos))
 		for i, v := range videos {
 			t[i].ID, t[i].Desc = v.ID, v.Desc
@@ -273,22 +251,18 @@ func searchKeywordB(w *world.World, q api.Query, raw string) (reply, error) {
 
 // searchParams reads the keyword and cursor of the hashtag and top
 // searches.
-func searchParams(q api.Query) (string, int64, error) {
-	kw, err := keyword(q, "keyword")
-	if err != nil {
-		return "", 0, err
-	}
-	off, err := q.Offset("cursor")
-	return kw, off, err
+func searchParams(p *api.Params) (kw string, off int64, ok bool) {
+	kw, off = world.ReadKeyword(p, p.Required("keyword"), "keyword"), p.Offset("cursor")
+	return kw, off, p.OK()
 }
 
 var _ = route("/shortvideo/search/hashtag", searchHashtag) // 2
 
 // searchHashtag is endpoint 2.
-func searchHashtag(w *world.World, q api.Query) (reply, error) {
-	kw, off, err := searchParams(q)
-	if err != nil {
-		return reply{}, err
+func searchHashtag(w *world.World, p *api.Params) reply {
+	kw, off, ok := searchParams(p)
+	if !ok {
+		return reply{}
 	}
 	tags, win := w.HashtagSearch(kw, off)
 	out := make([]hashtagJSON, len(tags))
@@ -302,10 +276,10 @@ func searchHashtag(w *world.World, q api.Query) (reply, error) {
 var _ = route("/shortvideo/search/top", searchTop) // 3
 
 // searchTop is endpoint 3, in the platform's rank.
-func searchTop(w *world.World, q api.Query) (reply, error) {
-	kw, off, err := searchParams(q)
-	if err != nil {
-		return reply{}, err
+func searchTop(w *world.World, p *api.Params) reply {
+	kw, off, ok := searchParams(p)
+	if !ok {
+		return reply{}
 	}
 	results, win := w.TopSearch(kw, off)
 	out := make([]any, len(results))
@@ -327,75 +301,57 @@ func searchTop(w *world.World, q api.Query) (reply, error) {
 var _ = route("/shortvideo/user/followers", followers) // 4
 
 // followers is endpoint 4.
-func followers(w *world.World, q api.Query) (reply, error) {
-	entries, cursor, more, err := followList(w, q, "followers")
-	if err != nil {
-		return reply{}, err
-	}
+func followers(w *world.World, p *api.Params) reply {
+	entries, cursor, more := followList(w, p, "followers")
 	return billable(followersPageJSON{Followers: entries, Cursor: cursor, HasMore: more})
 }
 
 var _ = route("/shortvideo/user/following", following) // 5
 
 // following is endpoint 5.
-func following(w *world.World, q api.Query) (reply, error) {
-	entries, cursor, more, err := followList(w, q, "following")
-	if err != nil {
-		return reply{}, err
-	}
+func following(w *world.World, p *api.Params) reply {
+	entries, cursor, more := followList(w, p, "following")
 	return billable(followingPageJSON{Following: entries, Cursor: cursor, HasMore: more})
 }
 
 // followList pages the followers or following of the account behind
 // secUid; a looping list answers the cursor it was asked with.
-func followList(w *world.World, q api.Query, kind string) (entries []followEntryJSON, cursor string, more bool, err error) {
-	secUID, err := q.Required("secUid")
-	if err != nil {
-		return nil, "", false, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return nil, "", false, err
-	}
+func followList(w *world.World, p *api.Params, kind string) (entries []followEntryJSON, cursor string, more bool) {
+	secUID, off := p.Required("secUid"), p.Offset("cursor")
 	handle, ok := world.HandleOfSecUID(secUID)
 	if !ok {
-		return nil, "", false, api.NotFound("no account with that secUid")
+		p.Keep(api.NotFound("no account with that secUid"))
+	}
+	if !p.OK() {
+		return nil, "", false
 	}
 	_, page, err := w.Follows(handle, kind, off)
-	if err != nil {
-		return nil, "", false, err
-	}
+	p.Keep(err)
 	cursor = api.Itoa(page.Next)
 	if page.Loop {
-		cursor = cmp.Or(q.Get("cursor"), "0")
+		cursor = cmp.Or(p.Get("cursor"), "0")
 	}
 	entries = make([]followEntryJSON, len(page.Handles))
 	for i, h := range page.Handles {
 		entries[i] = followEntryJSON{UniqueID: h, Nickname: world.Nickname(h), Verified: world.Verified(h), SecUID: world.SecUID(h)}
 	}
-	return entries, cursor, page.More, nil
+	return entries, cursor, page.More
 }
 
 // songID reads the id of the song endpoints: a song that exists.
-func songID(q api.Query) (string, error) {
-	id, err := q.Required("id")
-	if err != nil {
-		return "", err
-	}
-	return id, world.SongExists(id)
+func songID(p *api.Params) string {
+	id := p.Required("id")
+	p.Keep(world.SongExists(id))
+	return id
 }
 
 var _ = route("/shortvideo/song/videos", songVideos) // 6
 
 // songVideos is endpoint 6.
-func songVideos(w *world.World, q api.Query) (reply, error) {
-	id, err := songID(q)
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
+func songVideos(w *world.World, p *api.Params) reply {
+	id, off := songID(p), p.Offset("cursor")
+	if !p.OK() {
+		return reply{}
 	}
 	videos, win := w.SongVideos(id, off)
 	return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
@@ -404,12 +360,8 @@ func songVideos(w *world.World, q api.Query) (reply, error) {
 var _ = route("/shortvideo/song", song) // 7
 
 // song is endpoint 7.
-func song(w *world.World, q api.Query) (reply, error) {
-	id, err := songID(q)
-	if err != nil {
-		return reply{}, err
-	}
-	s := w.Song(id)
+func song(w *world.World, p *api.Params) reply {
+	s := w.Song(songID(p))
 	return billable(songJSON{ID: s.ID, Title: s.Title, AuthorName: s.Author, Duration: s.Duration, UsageCount: s.Usage,
 		CoverLarge: s.CoverLarge, CoverMedium: s.CoverMedium, CoverThumb: s.CoverThumb, PlayURL: s.Sound})
 }
@@ -417,21 +369,21 @@ func song(w *world.World, q api.Query) (reply, error) {
 var _ = route("/shortvideo/get-trending-feed", trendingFeed) // 8
 
 // trendingFeed is endpoint 8.
-func trendingFeed(w *world.World, _ api.Query) (reply, error) {
+func trendingFeed(w *world.World, _ *api.Params) reply {
 	return billable(feedJSON{Videos: videosOf(w.Feed("trending"))})
 }
 
 var _ = route("/shortvideo/videos/popular", popularVideos) // 9
 
 // popularVideos is endpoint 9.
-func popularVideos(w *world.World, _ api.Query) (reply, error) {
+func popularVideos(w *world.World, _ *api.Params) reply {
 	return billable(feedJSON{Videos: videosOf(w.Feed("popular"))})
 }
 
 var _ = route("/shortvideo/creators/popular", popularCreators) // 10
 
 // popularCreators is endpoint 10.
-func popularCreators(w *world.World, _ api.Query) (reply, error) {
+func popularCreators(w *world.World, _ *api.Params) reply {
 	creators := w.PopularCreators()
 	out := make([]creatorJSON, len(creators))
 	for i, a := range creators {
@@ -444,26 +396,15 @@ func popularCreators(w *world.World, _ api.Query) (reply, error) {
 var _ = route("/shortvideo/profile", profile) // 11
 
 // profile is endpoint 11.
-func profile(w *world.World, q api.Query) (reply, error) {
-	h, err := q.Handle("handle")
-	if err != nil {
-		return reply{}, err
-	}
-	p, err := w.Profile(h)
-	if err != nil {
-		return reply{}, err
-	}
-	return billable(profileJSON{Success: true, User: UserOf(p), Stats: StatsOf(p), ItemList: videosOf(p.Recent)})
+func profile(w *world.World, p *api.Params) reply {
+	pr := w.Profile(queriedAccount(w, p))
+	return billable(profileJSON{Success: true, User: UserOf(pr), Stats: StatsOf(pr), ItemList: videosOf(pr.Recent)})
 }
 
 var _ = route("/shortvideo/user/live", live) // 12
 
 // live is endpoint 12.
-func live(w *world.World, q api.Query) (reply, error) {
-	a, err := queriedAccount(w, q)
-	if err != nil {
-		return reply{}, err
-	}
-	l := w.Live(a)
+func live(w *world.World, p *api.Params) reply {
+	l := w.Live(queriedAccount(w, p))
 	return billable(liveJSON{IsLive: l.IsLive, Title: l.Title, ViewerCount: l.Viewers, StartTime: l.Start})
 }

@@ -31,34 +31,20 @@ var _ = route("/v3/tiktok/profile/videos", 0, profileVideos)
 
 // profileVideos pages a creator's videos, newest first, by max_cursor
 // (handle or user_id; sort_by latest or popular, both the same order here).
-func profileVideos(s *service, q api.Query) (reply, error) {
-	if err := refuse(q, "cursor", "max_cursor"); err != nil {
-		return reply{}, err
-	}
-	h, err := s.userOf(q)
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Enum("sort_by", []string{"latest", "popular"}); err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Country("region"); err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return reply{}, err
-	}
-	off, err := s.msOffset(q, "max_cursor")
-	if err != nil {
-		return reply{}, err
-	}
-	a, err := s.Account(h)
-	if err != nil {
-		return reply{}, err
+func profileVideos(s *service, p *api.Params) reply {
+	refuse(p, "cursor", "max_cursor")
+	h := s.userOf(p)
+	p.Enum("sort_by", []string{"latest", "popular"})
+	p.Country("region")
+	p.Bool("trim")
+	off := s.msOffset(p, "max_cursor")
+	a := s.account(p, h)
+	if !p.OK() {
+		return reply{}
 	}
 	videos, win := s.CreatorVideos(a, off)
 	return reply{body: profileVideosJSON{AwemeList: s.awemes(videos), HasMore: boolInt(win.More),
-		MaxCursor: s.msCursor(win.Next), MinCursor: s.msCursor(win.Start)}}, nil
+		MaxCursor: s.msCursor(win.Next), MinCursor: s.msCursor(win.Start)}}
 }
 
 type videoJSON struct {
@@ -72,27 +58,18 @@ var _ = route("/v2/tiktok/video", 0, video)
 
 // video is one video by URL; get_transcript adds its transcript,
 // download_media costs downloadCredits.
-func video(s *service, q api.Query) (reply, error) {
-	id, author, err := videoURL(q)
-	if err != nil {
-		return reply{}, err
-	}
-	withTranscript, err := q.Bool("get_transcript")
-	if err != nil {
-		return reply{}, err
-	}
-	charge, err := creditsFor(q, "download_media")
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return reply{}, err
+func video(s *service, p *api.Params) reply {
+	id, author := videoURL(p)
+	withTranscript, charge := p.Bool("get_transcript"), creditsFor(p, "download_media")
+	p.Bool("trim")
+	if !p.OK() {
+		return reply{}
 	}
 	body := videoJSON{AwemeDetail: s.aweme(s.Video(id, author), world.VideoSong(id))}
 	if withTranscript {
 		body.Transcript = world.VideoTranscript(id, author)
 	}
-	return reply{body: body, charge: charge}, nil
+	return reply{body: body, charge: charge}
 }
 
 type svCommentUserJSON struct {
@@ -137,53 +114,38 @@ var _ = route("/v1/tiktok/video/comments", 0, videoComments)
 
 // videoComments pages a video's comments by a numeric cursor; each says
 // how many replies it has.
-func videoComments(s *service, q api.Query) (reply, error) {
-	id, author, err := videoURL(q)
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return reply{}, err
+func videoComments(s *service, p *api.Params) reply {
+	id, author := videoURL(p)
+	off := p.Offset("cursor")
+	p.Bool("trim")
+	if !p.OK() {
+		return reply{}
 	}
 	cs, win, total := s.VideoComments(id, author, off)
-	return reply{body: svComments(id, cs, win, total)}, nil
+	return reply{body: svComments(id, cs, win, total)}
 }
 
 // commentID reads the comment_id of the replies endpoints.
-func commentID(q api.Query, what string) (string, error) {
-	cid, err := q.Required("comment_id")
-	if err != nil {
-		return "", err
+func commentID(p *api.Params, what string) string {
+	cid := p.Required("comment_id")
+	if p.OK() && !api.IsDigits(cid) {
+		p.Fail("parameter %q must be a comment's %s", "comment_id", what)
 	}
-	if !api.IsDigits(cid) {
-		return "", api.BadRequest("parameter %q must be a comment's %s", "comment_id", what)
-	}
-	return cid, nil
+	return cid
 }
 
 var _ = route("/v1/tiktok/video/comment/replies", envSuccess|envRemaining, videoCommentReplies)
 
 // videoCommentReplies pages the replies to a video's comment (cid and the
 // video's URL) by a numeric cursor.
-func videoCommentReplies(s *service, q api.Query) (reply, error) {
-	id, author, err := videoURL(q)
-	if err != nil {
-		return reply{}, err
-	}
-	cid, err := commentID(q, "cid")
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
+func videoCommentReplies(s *service, p *api.Params) reply {
+	id, author := videoURL(p)
+	cid, off := commentID(p, "cid"), p.Offset("cursor")
+	if !p.OK() {
+		return reply{}
 	}
 	cs, win, total := s.VideoCommentReplies(id, author, cid, off)
-	return reply{body: svComments(id, cs, win, total)}, nil
+	return reply{body: svComments(id, cs, win, total)}
 }
 
 type svTranscriptJSON struct {
@@ -196,19 +158,13 @@ var _ = route("/v1/tiktok/video/transcript", 0, videoTranscript)
 
 // videoTranscript is a video's transcript (null when nobody speaks);
 // use_ai_as_fallback costs downloadCredits.
-func videoTranscript(_ *service, q api.Query) (reply, error) {
-	id, author, err := videoURL(q)
-	if err != nil {
-		return reply{}, err
+func videoTranscript(_ *service, p *api.Params) reply {
+	id, author := videoURL(p)
+	if l := p.Get("language"); l != "" && (len(l) != 2 || strings.Trim(strings.ToLower(l), "abcdefghijklmnopqrstuvwxyz") != "") {
+		p.Fail("parameter %q must be a two-letter language code", "language")
 	}
-	if l := q.Get("language"); l != "" && (len(l) != 2 || strings.Trim(strings.ToLower(l), "abcdefghijklmnopqrstuvwxyz") != "") {
-		return reply{}, api.BadRequest("parameter %q must be a two-letter language code", "language")
-	}
-	charge, err := creditsFor(q, "use_ai_as_fallback")
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{body: svTranscriptJSON{ID: id, URL: webURL(author, id), Transcript: world.VideoTranscript(id, author)}, charge: charge}, nil
+	charge := creditsFor(p, "use_ai_as_fallback")
+	return reply{body: svTranscriptJSON{ID: id, URL: webURL(author, id), Transcript: world.VideoTranscript(id, author)}, charge: charge}
 }
 
 // Photo-sharing posts, as the user posts and reels lists and the post
@@ -269,33 +225,22 @@ type userPostsJSON struct {
 
 // psCreator reads the handle of the photo-sharing lists (the sandbox
 // knows accounts by handle only: a user_id is refused) and its account.
-func (s *service) psCreator(q api.Query) (world.Account, error) {
-	if q.Get("user_id") != "" {
-		return world.Account{}, api.BadRequest("parameter %q: this stand-in knows accounts by handle only", "user_id")
+func (s *service) psCreator(p *api.Params) world.Account {
+	if p.Get("user_id") != "" {
+		p.Fail("parameter %q: this stand-in knows accounts by handle only", "user_id")
 	}
-	h, err := handle(q, "handle")
-	if err != nil {
-		return world.Account{}, err
-	}
-	return s.Account(h)
+	return s.account(p, handle(p, "handle"))
 }
 
 // psList reads a profile list's request: its account (psCreator), trim,
 // and the offset of the opaque cursor it takes as cursor (the contract's
 // name refused).
-func (s *service) psList(q api.Query, cursor string) (world.Account, int64, error) {
-	if err := refuse(q, "cursor", cursor); err != nil {
-		return world.Account{}, 0, err
-	}
-	a, err := s.psCreator(q)
-	if err != nil {
-		return world.Account{}, 0, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return world.Account{}, 0, err
-	}
-	off, err := opaqueOffset(q, cursor)
-	return a, off, err
+func (s *service) psList(p *api.Params, cursor string) (world.Account, int64, bool) {
+	refuse(p, "cursor", cursor)
+	a := s.psCreator(p)
+	p.Bool("trim")
+	off := opaqueOffset(p, cursor)
+	return a, off, p.OK()
 }
 
 // nextOpaque is the opaque cursor of the page after win; "" on the last.
@@ -310,10 +255,10 @@ var _ = route("/v2/instagram/user/posts", 0, userPosts)
 
 // userPosts pages a profile's posts (reels included), newest first, by an
 // opaque next_max_id.
-func userPosts(s *service, q api.Query) (reply, error) {
-	a, off, err := s.psList(q, "next_max_id")
-	if err != nil {
-		return reply{}, err
+func userPosts(s *service, p *api.Params) reply {
+	a, off, ok := s.psList(p, "next_max_id")
+	if !ok {
+		return reply{}
 	}
 	posts, win := s.CreatorPosts(a, off)
 	body := userPostsJSON{Items: make([]psPostJSON, len(posts)), NumResults: len(posts), MoreAvailable: win.More,
@@ -321,7 +266,7 @@ func userPosts(s *service, q api.Query) (reply, error) {
 	for i, p := range posts {
 		body.Items[i] = psPost(p, psSite+"/"+a.Handle+"/p/"+p.Code+"/")
 	}
-	return reply{body: body}, nil
+	return reply{body: body}
 }
 
 type reelItemJSON struct {
@@ -343,10 +288,10 @@ var _ = route("/v1/instagram/user/reels", 0, userReels)
 
 // userReels pages a profile's reels (its posts that are reels, in their
 // order) by an opaque max_id; entries are under items[].media.
-func userReels(s *service, q api.Query) (reply, error) {
-	a, off, err := s.psList(q, "max_id")
-	if err != nil {
-		return reply{}, err
+func userReels(s *service, p *api.Params) reply {
+	a, off, ok := s.psList(p, "max_id")
+	if !ok {
+		return reply{}
 	}
 	reels, win := s.CreatorReels(a, off)
 	body := userReelsJSON{Items: make([]reelItemJSON, len(reels)),
@@ -354,7 +299,7 @@ func userReels(s *service, q api.Query) (reply, error) {
 	for i, p := range reels {
 		body.Items[i] = reelItemJSON{Media: psPost(p, psSite+"/reel/"+p.Code)}
 	}
-	return reply{body: body}, nil
+	return reply{body: body}
 }
 
 type postDetailJSON struct {
@@ -396,37 +341,32 @@ var _ = route("/v1/instagram/post", 0, postDetail)
 // postDetail is one post or reel by URL: its owner is the URL's account
 // segment (/<handle>/p/<code>/), else a hashed one; download_media costs
 // downloadCredits.
-func postDetail(s *service, q api.Query) (reply, error) {
-	code, err := post(q)
-	if err != nil {
-		return reply{}, err
+func postDetail(s *service, p *api.Params) reply {
+	code := post(p)
+	if p.OK() {
+		p.Keep(world.PostExists(code))
 	}
-	if err := world.PostExists(code); err != nil {
-		return reply{}, err
-	}
-	charge, err := creditsFor(q, "download_media")
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return reply{}, err
+	charge := creditsFor(p, "download_media")
+	p.Bool("trim")
+	if !p.OK() {
+		return reply{}
 	}
 	owner := world.PostOwner(code)
-	if u, _ := url.Parse(q.Get("url")); u != nil {
+	if u, _ := url.Parse(p.Get("url")); u != nil {
 		if segs := strings.Split(strings.Trim(u.Path, "/"), "/"); len(segs) >= 3 && isHandleSegment(segs[0]) {
 			owner = segs[0]
 		}
 	}
-	p := psPost(s.Post(code, owner), "")
-	d := postDetailJSON{Typename: "XDTGraphImage", ID: p.PK, Shortcode: code, IsVideo: p.MediaType == 2, ProductType: p.ProductType,
-		VideoPlayCount: p.PlayCount, Owner: p.Owner, Caption: edgesJSON{Edges: []edgeJSON{{Node: *p.Caption}}},
-		ParentComments: contract.Count{Count: p.CommentCount}, PreviewLikes: contract.Count{Count: p.LikeCount}, TakenAtTimestamp: p.TakenAt}
+	j := psPost(s.Post(code, owner), "")
+	d := postDetailJSON{Typename: "XDTGraphImage", ID: j.PK, Shortcode: code, IsVideo: j.MediaType == 2, ProductType: j.ProductType,
+		VideoPlayCount: j.PlayCount, Owner: j.Owner, Caption: edgesJSON{Edges: []edgeJSON{{Node: *j.Caption}}},
+		ParentComments: contract.Count{Count: j.CommentCount}, PreviewLikes: contract.Count{Count: j.LikeCount}, TakenAtTimestamp: j.TakenAt}
 	if d.IsVideo {
 		d.Typename = "XDTGraphVideo"
 	}
 	var body postJSON
 	body.Data.Media, body.Extensions.IsFinal, body.Status = d, true, "ok"
-	return reply{body: body, charge: charge}, nil
+	return reply{body: body, charge: charge}
 }
 
 // isHandleSegment reports whether s can be an account segment of a post
@@ -449,18 +389,10 @@ var _ = route("/v1/instagram/post/comment/replies", envSuccess|envRemaining, pos
 // postCommentReplies pages the replies to a comment of a post (its id and
 // the post's URL) by an opaque cursor: all of its child_comment_count, the
 // first of them those the comments list shows with include_replies.
-func postCommentReplies(s *service, q api.Query) (reply, error) {
-	code, err := post(q)
-	if err != nil {
-		return reply{}, err
-	}
-	cid, err := commentID(q, "id")
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := opaqueOffset(q, "cursor")
-	if err != nil {
-		return reply{}, err
+func postCommentReplies(s *service, p *api.Params) reply {
+	code, cid, off := post(p), commentID(p, "id"), opaqueOffset(p, "cursor")
+	if !p.OK() {
+		return reply{}
 	}
 	replies, win := s.PostCommentReplies(code, cid, off)
 	body := psRepliesJSON{Comments: make([]replyJSON, len(replies)), HasMore: win.More}
@@ -470,7 +402,7 @@ func postCommentReplies(s *service, q api.Query) (reply, error) {
 	if c := nextOpaque(win); c != "" {
 		body.Cursor = &c
 	}
-	return reply{body: body}, nil
+	return reply{body: body}
 }
 
 type highlightEntryJSON struct {
@@ -495,11 +427,8 @@ var _ = route("/v1/instagram/user/highlights", envSuccess, userHighlights)
 
 // userHighlights lists a profile's highlights (one answer, no paging);
 // each id's detail is the highlight detail endpoint's.
-func userHighlights(s *service, q api.Query) (reply, error) {
-	a, err := s.psCreator(q)
-	if err != nil {
-		return reply{}, err
-	}
+func userHighlights(s *service, p *api.Params) reply {
+	a := s.psCreator(p)
 	ids := world.Highlights(a)
 	out := make([]highlightEntryJSON, len(ids))
 	for i, id := range ids {
@@ -508,5 +437,5 @@ func userHighlights(s *service, q api.Query) (reply, error) {
 		e.Cover.ThumbnailSrc = world.PSCDN + "/highlight/" + id + ".jpg"
 		e.Owner.Typename, e.Owner.ID, e.Owner.Username = "GraphUser", world.PSAccountID(a.Handle), a.Handle
 	}
-	return reply{body: highlightsJSON{Highlights: out}}, nil
+	return reply{body: highlightsJSON{Highlights: out}}
 }

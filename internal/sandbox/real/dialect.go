@@ -32,9 +32,14 @@ type reply struct {
 	maxAge   time.Duration // the cache_max_age sent; 0 when absent
 }
 
+// handler answers one GET: a 200 reply, unless a read of its parameters
+// (or the world) failed, the error p keeps. It asks the world only once
+// its parameters are read: answering records the ids it shows.
+type handler func(s *service, p *api.Params) reply
+
 // endpoint is a registered route: its handler and envelope.
 type endpoint struct {
-	h   func(*service, api.Query) (reply, error)
+	h   handler
 	env envelope
 }
 
@@ -43,7 +48,7 @@ var routes = map[string]endpoint{}
 
 // route registers h as the handler of path; a path registered twice panics
 // when the package loads.
-func route(path string, env envelope, h func(*service, api.Query) (reply, error)) struct{} {
+func route(path string, env envelope, h handler) struct{} {
 	if _, dup := routes[path]; dup {
 		panic("sandbox: real route " + path + " registered twice")
 	}
@@ -89,10 +94,10 @@ func (d *Dialect) Has(path string) bool { return Has(path) }
 
 // Answer is the 200 body of the endpoint ex names in the real dialect,
 // its credits, cache and envelope, or its error.
-func (d *Dialect) Answer(ex *api.Exchange, q api.Query) ([]byte, error) {
+func (d *Dialect) Answer(ex *api.Exchange, p *api.Params) ([]byte, error) {
 	ep := routes[ex.Endpoint]
-	rep, err := ep.h(d.s, q)
-	if err != nil {
+	rep := ep.h(d.s, p)
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	body, err := api.EncodeJSON(rep.body)

@@ -26,12 +26,14 @@ var (
 
 // onHost refuses the URL parameter name unless its host is one of hosts;
 // like is an example of a URL the parameter takes.
-func onHost(q api.Query, name string, hosts []string, like string) error {
-	u, err := url.Parse(q.Get(name))
-	if err != nil || !slices.Contains(hosts, strings.ToLower(u.Hostname())) {
-		return api.BadRequest("parameter %q must be a URL on %s, like %s", name, hosts[0], like)
+func onHost(p *api.Params, name string, hosts []string, like string) {
+	if !p.OK() {
+		return
 	}
-	return nil
+	u, err := url.Parse(p.Get(name))
+	if err != nil || !slices.Contains(hosts, strings.ToLower(u.Hostname())) {
+		p.Fail("parameter %q must be a URL on %s, like %s", name, hosts[0], like)
+	}
 }
 
 // blockedPrefix starts the names of items the platform blocks: a handle,
@@ -39,46 +41,47 @@ func onHost(q api.Query, name string, hosts []string, like string) error {
 // being digits, use the prefix 403).
 const blockedPrefix = "blocked"
 
-func blocked(kind, name string) error {
+// blocked refuses name, a kind of item, when the platform blocks it.
+func blocked(p *api.Params, kind, name string) {
 	if strings.HasPrefix(name, blockedPrefix) {
-		return api.Forbidden("This %s is not available: the platform blocked it", kind)
+		p.Keep(api.Forbidden("This %s is not available: the platform blocked it", kind))
 	}
-	return nil
 }
 
-// refuse answers 400 when q carries a contract parameter the real endpoint
-// does not take, naming the one it does, as the real service refuses a
-// request it cannot serve.
-func refuse(q api.Query, contractName, realName string) error {
-	if q.Has(contractName) {
-		return api.BadRequest("%q is not a parameter of this endpoint; use %q", contractName, realName)
+// refuse answers 400 when the request carries a contract parameter the
+// real endpoint does not take, naming the one it does, as the real service
+// refuses a request it cannot serve.
+func refuse(p *api.Params, contractName, realName string) {
+	if p.Has(contractName) {
+		p.Fail("%q is not a parameter of this endpoint; use %q", contractName, realName)
 	}
-	return nil
 }
 
 // handle reads a handle parameter and refuses blocked accounts.
-func handle(q api.Query, name string) (string, error) {
-	h, err := q.Handle(name)
-	if err != nil {
-		return "", err
-	}
-	return h, blocked("account", h)
+func handle(p *api.Params, name string) string {
+	h := p.Handle(name)
+	blocked(p, "account", h)
+	return h
 }
 
 // userOf reads the account of an endpoint that takes handle or user_id.
-func (s *service) userOf(q api.Query) (string, error) {
-	id := q.Get("user_id")
-	if id == "" {
-		return handle(q, "handle")
-	}
-	if len(id) > 19 || strings.Trim(id, "0123456789") != "" {
-		return "", api.BadRequest("parameter %q must be a numeric user id", "user_id")
+func (s *service) userOf(p *api.Params) string {
+	id := p.Get("user_id")
+	switch {
+	case id == "":
+		return handle(p, "handle")
+	case !p.OK():
+		return ""
+	case len(id) > 19 || strings.Trim(id, "0123456789") != "":
+		p.Fail("parameter %q must be a numeric user id", "user_id")
+		return ""
 	}
 	h, ok := s.ids.handle(id)
 	if !ok {
-		return "", api.NotFound("no user with that user_id")
+		p.Keep(api.NotFound("no user with that user_id"))
 	}
-	return h, blocked("account", h)
+	blocked(p, "account", h)
+	return h
 }
 
 // cacheAges are the values of cache_max_age.
@@ -86,16 +89,16 @@ var cacheAges = map[string]time.Duration{"1d": 24 * time.Hour, "3d": 72 * time.H
 	"7d": 168 * time.Hour, "14d": 336 * time.Hour, "30d": 720 * time.Hour}
 
 // maxAge reads cache_max_age: 0 when absent.
-func maxAge(q api.Query) (time.Duration, error) {
-	v := q.Get("cache_max_age")
+func maxAge(p *api.Params) time.Duration {
+	v := p.Get("cache_max_age")
 	if v == "" {
-		return 0, nil
+		return 0
 	}
 	d, ok := cacheAges[v]
 	if !ok {
-		return 0, api.BadRequest("parameter %q must be one of 1d, 3d, 7d, 14d, 30d", "cache_max_age")
+		p.Fail("parameter %q must be one of 1d, 3d, 7d, 14d, 30d", "cache_max_age")
 	}
-	return d, nil
+	return d
 }
 
 // opaqueCursor is a string cursor: an offset, encoded so that a client
@@ -106,18 +109,18 @@ func opaqueCursor(off int64) string {
 
 // opaqueOffset reads a string cursor made by opaqueCursor from parameter
 // name; absent is 0.
-func opaqueOffset(q api.Query, name string) (int64, error) {
-	c := q.Get(name)
+func opaqueOffset(p *api.Params, name string) int64 {
+	c := p.Get(name)
 	if c == "" {
-		return 0, nil
+		return 0
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	rest, ok := strings.CutPrefix(string(b), "sbx:")
 	n, digits := api.ParseDigits(rest)
 	if err != nil || !ok || !digits {
-		return 0, api.BadRequest("parameter %q is not a cursor this endpoint returned", name)
+		p.Fail("parameter %q is not a cursor this endpoint returned", name)
 	}
-	return n, nil
+	return n
 }
 
 // minTime is the min_time standing for offset off of a follow list: the
@@ -126,10 +129,10 @@ func opaqueOffset(q api.Query, name string) (int64, error) {
 func (s *service) minTime(off int64) int64 { return s.Now() - off }
 
 // minTimeOffset reads min_time (absent: the first page) as a list offset.
-func (s *service) minTimeOffset(q api.Query) (int64, error) {
-	v := q.Get("min_time")
+func (s *service) minTimeOffset(p *api.Params) int64 {
+	v := p.Get("min_time")
 	if v == "" {
-		return 0, nil
+		return 0
 	}
 	digits, neg := strings.CutPrefix(v, "-")
 	n, ok := api.ParseDigits(digits)
@@ -138,9 +141,9 @@ func (s *service) minTimeOffset(q api.Query) (int64, error) {
 	}
 	off := s.Now() - n
 	if !ok || off < 0 || off >= 1e18 {
-		return 0, api.BadRequest("parameter %q must be a min_time this endpoint returned", "min_time")
+		p.Fail("parameter %q must be a min_time this endpoint returned", "min_time")
 	}
-	return off, nil
+	return off
 }
 
 // msCursor is an offset of a list written as the real service's
@@ -148,17 +151,17 @@ func (s *service) minTimeOffset(q api.Query) (int64, error) {
 // decreasing page after page; msOffset reads it back (absent: 0).
 func (s *service) msCursor(off int64) int64 { return (s.Now() - off) * 1000 }
 
-func (s *service) msOffset(q api.Query, name string) (int64, error) {
-	v := q.Get(name)
+func (s *service) msOffset(p *api.Params, name string) int64 {
+	v := p.Get(name)
 	if v == "" {
-		return 0, nil
+		return 0
 	}
 	n, ok := api.ParseDigits(v)
 	off := s.Now() - n/1000
 	if !ok || n%1000 != 0 || off < 0 || off >= 1e18 {
-		return 0, api.BadRequest("parameter %q must be a %s this endpoint returned", name, name)
+		p.Fail("parameter %q must be a %s this endpoint returned", name, name)
 	}
-	return off, nil
+	return off
 }
 
 // downloadCredits is what download_media (post, video) and
@@ -168,48 +171,43 @@ const downloadCredits = 10
 
 // creditsFor is what an answer costs: downloadCredits when the paid
 // option param is true, else 1 (0).
-func creditsFor(q api.Query, param string) (int64, error) {
-	on, err := q.Bool(param)
-	if err != nil || !on {
-		return 0, err
+func creditsFor(p *api.Params, param string) int64 {
+	if p.Bool(param) {
+		return downloadCredits
 	}
-	return downloadCredits, nil
+	return 0
 }
 
 // post reads the url parameter, a post or reel URL on the real
 // platform's host, and refuses blocked posts.
-func post(q api.Query) (string, error) {
-	code, err := world.PostCode(q)
-	if err != nil {
-		return "", err
-	}
-	if err := onHost(q, "url", psHosts, psSite+"/p/<code>/"); err != nil {
-		return "", err
-	}
-	return code, blocked("post", code)
+func post(p *api.Params) string {
+	code := world.PostCode(p)
+	onHost(p, "url", psHosts, psSite+"/p/<code>/")
+	blocked(p, "post", code)
+	return code
 }
 
 // videoURL reads the url parameter of the short-video endpoints: a video
 // on the real platform's host, .../@<handle>/video/<digits>. The author's
 // handle follows the account grammar (missing: 404, blocked: 403).
-func videoURL(q api.Query) (id, author string, err error) {
-	raw, err := q.Required("url")
-	if err != nil {
-		return "", "", err
-	}
-	if err := onHost(q, "url", svHosts, svSite+"/@<handle>/video/<id>"); err != nil {
-		return "", "", err
+func videoURL(p *api.Params) (id, author string) {
+	raw := p.Required("url")
+	onHost(p, "url", svHosts, svSite+"/@<handle>/video/<id>")
+	if !p.OK() {
+		return "", ""
 	}
 	u, _ := url.Parse(raw)
 	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
 	if len(segs) != 3 || !strings.HasPrefix(segs[0], "@") || segs[0] == "@" || segs[1] != "video" || !api.IsDigits(segs[2]) {
-		return "", "", api.BadRequest("parameter %q must be a video URL like %s/@<handle>/video/<id>", "url", svSite)
+		p.Fail("parameter %q must be a video URL like %s/@<handle>/video/<id>", "url", svSite)
+		return "", ""
 	}
-	author = segs[0][1:]
+	id, author = segs[2], segs[0][1:]
 	if strings.HasPrefix(author, "missing") {
-		return "", "", api.NotFound("video not found")
+		p.Keep(api.NotFound("video not found"))
 	}
-	return segs[2], author, blocked("video", author)
+	blocked(p, "video", author)
+	return id, author
 }
 
 // webURL is a video's web address on the real platform.

@@ -106,49 +106,27 @@ var _ = route("/v1/instagram/profile", envSuccess, psProfile) // 13
 
 // psProfile is the photo profile with status "ok"; a private account
 // answers {} free, as in the contract. Cacheable.
-func psProfile(s *service, q api.Query) (reply, error) {
-	h, err := handle(q, "handle")
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return reply{}, err
-	}
-	age, err := maxAge(q)
-	if err != nil {
-		return reply{}, err
-	}
-	a, err := s.Account(h)
-	if err != nil {
-		return reply{}, err
-	}
+func psProfile(s *service, p *api.Params) reply {
+	h := handle(p, "handle")
+	p.Bool("trim")
+	age := maxAge(p)
+	a := s.account(p, h)
 	if a.Private {
-		return reply{body: struct{}{}, free: true}, nil
+		return reply{body: struct{}{}, free: true}
 	}
 	var body psProfileJSON
 	body.Data.User, body.Status = contract.PSUserOf(s.PSProfile(a)), "ok"
-	return reply{body: body, cacheKey: h, maxAge: age}, nil
+	return reply{body: body, cacheKey: h, maxAge: age}
 }
 
 var _ = route("/v2/instagram/post/comments", envSuccess|envRemaining|envCharged, psComments) // 14
 
 // psComments is the post's comment list behind an opaque string cursor;
 // include_replies=true adds replies and costs repliesCredits.
-func psComments(s *service, q api.Query) (reply, error) {
-	code, err := post(q)
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := opaqueOffset(q, "cursor")
-	if err != nil {
-		return reply{}, err
-	}
-	replies, err := q.Bool("include_replies")
-	if err != nil {
-		return reply{}, err
-	}
-	if err := world.PostExists(code); err != nil {
-		return reply{}, err
+func psComments(s *service, p *api.Params) reply {
+	code, off, replies := post(p), opaqueOffset(p, "cursor"), p.Bool("include_replies")
+	if !p.OK() || !p.Keep(world.PostExists(code)) {
+		return reply{}
 	}
 	comments, win := s.PostComments(code, off)
 	body := commentsJSON{}
@@ -161,14 +139,14 @@ func psComments(s *service, q api.Query) (reply, error) {
 			plain[i] = commentOf(c)
 		}
 		body.Comments = plain
-		return reply{body: body}, nil
+		return reply{body: body}
 	}
 	with := make([]commentWithRepliesJSON, len(comments))
 	for i, c := range comments {
 		with[i] = s.withReplies(c, code)
 	}
 	body.Comments = with
-	return reply{body: body, charge: repliesCredits}, nil
+	return reply{body: body, charge: repliesCredits}
 }
 
 // withReplies is comment c of the post code with the first repliesShown
@@ -190,24 +168,15 @@ func (s *service) withReplies(c world.Comment, code string) commentWithRepliesJS
 var _ = route("/v2/instagram/reels/search", envSuccess|envRemaining, psReels) // 15
 
 // psReels is the reels search, pages 1 to reelsPagesMax.
-func psReels(s *service, q api.Query) (reply, error) {
-	raw, err := q.Required("query")
-	if err != nil {
-		return reply{}, err
+func psReels(s *service, p *api.Params) reply {
+	raw := p.Required("query")
+	p.Enum("date_posted", []string{"last-hour", "last-day", "last-week", "last-month", "last-year"})
+	if n, ok := api.ParseDigits(p.Get("page")); ok && n > reelsPagesMax {
+		p.Fail("parameter %q must be between 1 and %d", "page", reelsPagesMax)
 	}
-	if _, err := q.Enum("date_posted", []string{"last-hour", "last-day", "last-week", "last-month", "last-year"}); err != nil {
-		return reply{}, err
-	}
-	if n, ok := api.ParseDigits(q.Get("page")); ok && n > reelsPagesMax {
-		return reply{}, api.BadRequest("parameter %q must be between 1 and %d", "page", reelsPagesMax)
-	}
-	kw, err := world.ReadKeyword(raw, "query")
-	if err != nil {
-		return reply{}, err
-	}
-	page, err := q.Page("page")
-	if err != nil {
-		return reply{}, err
+	kw, page := world.ReadKeyword(p, raw, "query"), p.Page("page")
+	if !p.OK() {
+		return reply{}
 	}
 	reels := s.ReelsSearch(kw, page)
 	out := make([]reelJSON, len(reels))
@@ -216,52 +185,40 @@ func psReels(s *service, q api.Query) (reply, error) {
 			Owner:   reelOwnerJSON{ID: world.PSAccountID(r.Owner), Username: r.Owner, IsVerified: world.Verified(r.Owner)},
 			TakenAt: isoTime(r.TakenAt), LikeCount: r.Likes, CommentCount: s.CommentCount(r.Code), VideoDuration: r.Duration}
 	}
-	return reply{body: reelsJSON{Reels: out}}, nil
+	return reply{body: reelsJSON{Reels: out}}
 }
 
 var _ = route("/v2/instagram/media/transcript", envSuccess, psTranscript) // 16
 
 // psTranscript is the post's transcript. Cacheable.
-func psTranscript(_ *service, q api.Query) (reply, error) {
-	code, err := post(q)
-	if err != nil {
-		return reply{}, err
+func psTranscript(_ *service, p *api.Params) reply {
+	code, age := post(p), maxAge(p)
+	if p.OK() {
+		p.Keep(world.PostExists(code))
 	}
-	age, err := maxAge(q)
-	if err != nil {
-		return reply{}, err
-	}
-	if err := world.PostExists(code); err != nil {
-		return reply{}, err
-	}
-	return reply{body: transcriptsJSON{Transcripts: contract.TranscriptsOf(code)}, cacheKey: code, maxAge: age}, nil
+	return reply{body: transcriptsJSON{Transcripts: contract.TranscriptsOf(code)}, cacheKey: code, maxAge: age}
 }
 
 var _ = route("/v1/instagram/user/embed", envSuccess, psEmbed) // 17
 
 // psEmbed is the profile's embed.
-func psEmbed(s *service, q api.Query) (reply, error) {
-	h, err := handle(q, "handle")
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := s.Account(h); err != nil {
-		return reply{}, err
-	}
-	return reply{body: embedJSON{HTML: world.Embed(h)}}, nil
+func psEmbed(s *service, p *api.Params) reply {
+	h := handle(p, "handle")
+	s.account(p, h)
+	return reply{body: embedJSON{HTML: world.Embed(h)}}
 }
 
 var _ = route("/v1/instagram/user/highlight/detail", envSuccess, psHighlight) // 18
 
 // psHighlight is the highlight; ids starting with 403 are blocked (403),
 // as ids starting with 404 are missing.
-func psHighlight(s *service, q api.Query) (reply, error) {
-	if id := q.Get("id"); strings.HasPrefix(id, "403") && api.IsDigits(id) {
-		return reply{}, api.Forbidden("This highlight is not available: the platform blocked it")
+func psHighlight(s *service, p *api.Params) reply {
+	if id := p.Get("id"); strings.HasPrefix(id, "403") && api.IsDigits(id) {
+		p.Keep(api.Forbidden("This highlight is not available: the platform blocked it"))
 	}
-	id, err := world.ReadHighlightID(q)
-	if err != nil {
-		return reply{}, err
+	id := world.ReadHighlightID(p)
+	if !p.OK() {
+		return reply{}
 	}
-	return reply{body: contract.HighlightOf(s.Highlight(id))}, nil
+	return reply{body: contract.HighlightOf(s.Highlight(id))}
 }

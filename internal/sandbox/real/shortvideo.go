@@ -321,34 +321,18 @@ var _ = route("/v1/tiktok/search/keyword", 0, searchKeyword) // 1
 // searchKeyword is the keyword search: the contract's form B results
 // (query, date_posted, sort_by, region, numeric cursor), answered as
 // search_item_list; the last page has no cursor.
-func searchKeyword(s *service, q api.Query) (reply, error) {
-	if err := refuse(q, "keyword", "query"); err != nil {
-		return reply{}, err
+func searchKeyword(s *service, p *api.Params) reply {
+	refuse(p, "keyword", "query")
+	raw := p.Required("query")
+	p.Bool("trim")
+	kq := world.ReadKeywordQuery(p, raw)
+	if !p.OK() {
+		return reply{}
 	}
-	raw, err := q.Required("query")
-	if err != nil {
-		return reply{}, err
-	}
-	trim, err := q.Bool("trim")
-	if err != nil {
-		return reply{}, err
-	}
-	kw, err := world.ReadKeyword(raw, "query")
-	if err != nil {
-		return reply{}, err
-	}
-	f, err := world.ReadFilter(q)
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
-	}
-	videos, win := s.KeywordSearch(kw, off, f)
+	videos, win := s.KeywordSearch(kq)
 	awemes := s.awemes(videos)
 	body := keywordPageJSON{Cursor: nextCursor(win)}
-	if trim {
+	if kq.Trim {
 		items := make([]trimmedSearchItemJSON, len(awemes))
 		for i, a := range awemes {
 			items[i] = trimmedSearchItemJSON{AwemeID: a.AwemeID, Desc: a.Desc, Statistics: a.Statistics, Author: a.Author,
@@ -362,34 +346,23 @@ func searchKeyword(s *service, q api.Query) (reply, error) {
 		}
 		body.SearchItemList = items
 	}
-	return reply{body: body}, nil
+	return reply{body: body}
 }
 
 var _ = route("/v1/tiktok/search/hashtag", 0, searchHashtag) // 2
 
 // searchHashtag lists the videos under a hashtag (the real endpoint
 // answers videos, not hashtags).
-func searchHashtag(s *service, q api.Query) (reply, error) {
-	if err := refuse(q, "keyword", "hashtag"); err != nil {
-		return reply{}, err
-	}
-	raw, err := q.Required("hashtag")
-	if err != nil {
-		return reply{}, err
-	}
-	tag, err := world.ReadKeyword(strings.TrimPrefix(raw, "#"), "hashtag")
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
+func searchHashtag(s *service, p *api.Params) reply {
+	refuse(p, "keyword", "hashtag")
+	tag := world.ReadKeyword(p, strings.TrimPrefix(p.Required("hashtag"), "#"), "hashtag")
+	p.Bool("trim")
+	off := p.Offset("cursor")
+	if !p.OK() {
+		return reply{}
 	}
 	videos, win := s.HashtagVideos(tag, off)
-	return reply{body: awemePageJSON{AwemeList: s.awemes(videos), Cursor: win.Next, HasMore: boolInt(win.More)}}, nil
+	return reply{body: awemePageJSON{AwemeList: s.awemes(videos), Cursor: win.Next, HasMore: boolInt(win.More)}}
 }
 
 var _ = route("/v1/tiktok/search/top", envSuccess|envRemaining, searchTop) // 3
@@ -398,27 +371,14 @@ var _ = route("/v1/tiktok/search/top", envSuccess|envRemaining, searchTop) // 3
 // results at the same ranks (users, hashtags and sounds are left out, so a
 // page may hold fewer than a page size of items, even none, and still not
 // be the last); the last page has no cursor.
-func searchTop(s *service, q api.Query) (reply, error) {
-	if err := refuse(q, "keyword", "query"); err != nil {
-		return reply{}, err
-	}
-	raw, err := q.Required("query")
-	if err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Enum("publish_time", world.DatePostedValues); err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Enum("sort_by", world.SortByValues); err != nil {
-		return reply{}, err
-	}
-	kw, err := world.ReadKeyword(raw, "keyword")
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
+func searchTop(s *service, p *api.Params) reply {
+	refuse(p, "keyword", "query")
+	raw := p.Required("query")
+	p.Enum("publish_time", world.DatePostedValues)
+	p.Enum("sort_by", world.SortByValues)
+	kw, off := world.ReadKeyword(p, raw, "keyword"), p.Offset("cursor")
+	if !p.OK() {
+		return reply{}
 	}
 	results, win := s.TopSearch(kw, off)
 	items := make([]topItemJSON, 0, len(results))
@@ -430,64 +390,41 @@ func searchTop(s *service, q api.Query) (reply, error) {
 		items = append(items, topItemJSON{ID: v.ID, Desc: v.Desc, ContentType: "video", CreateTime: isoTime(v.CreateTime),
 			Statistics: statsOf(v), Author: s.author(v.Author), Music: musicOf(world.VideoSong(v.ID))})
 	}
-	return reply{body: topPageJSON{Items: items, Cursor: nextCursor(win)}}, nil
+	return reply{body: topPageJSON{Items: items, Cursor: nextCursor(win)}}
 }
 
 var _ = route("/v1/tiktok/user/followers", 0, followers) // 4
 
 // followers pages the followers of handle or user_id by min_time.
-func followers(s *service, q api.Query) (reply, error) {
-	if err := refuse(q, "secUid", "handle"); err != nil {
-		return reply{}, err
-	}
-	h, err := s.userOf(q)
-	if err != nil {
-		return reply{}, err
-	}
-	entries, page, err := s.followPage(q, h, "followers")
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{body: followersJSON{Followers: entries, followPageJSON: page}}, nil
+func followers(s *service, p *api.Params) reply {
+	refuse(p, "secUid", "handle")
+	entries, page := s.followPage(p, s.userOf(p), "followers")
+	return reply{body: followersJSON{Followers: entries, followPageJSON: page}}
 }
 
 var _ = route("/v1/tiktok/user/following", 0, following) // 5
 
 // following pages the accounts handle follows by min_time; it takes a
 // handle only.
-func following(s *service, q api.Query) (reply, error) {
-	for _, name := range []string{"secUid", "user_id"} {
-		if err := refuse(q, name, "handle"); err != nil {
-			return reply{}, err
-		}
-	}
-	h, err := handle(q, "handle")
-	if err != nil {
-		return reply{}, err
-	}
-	entries, page, err := s.followPage(q, h, "following")
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{body: followingsJSON{Followings: entries, followPageJSON: page}}, nil
+func following(s *service, p *api.Params) reply {
+	refuse(p, "secUid", "handle")
+	refuse(p, "user_id", "handle")
+	entries, page := s.followPage(p, handle(p, "handle"), "following")
+	return reply{body: followingsJSON{Followings: entries, followPageJSON: page}}
 }
 
 // followPage is one page of a follow list: the world's list at the offset
 // min_time stands for (see minTimeOffset).
-func (s *service) followPage(q api.Query, h, kind string) ([]followUserJSON, followPageJSON, error) {
-	if err := refuse(q, "cursor", "min_time"); err != nil {
-		return nil, followPageJSON{}, err
-	}
-	off, err := s.minTimeOffset(q)
-	if err != nil {
-		return nil, followPageJSON{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return nil, followPageJSON{}, err
+func (s *service) followPage(p *api.Params, h, kind string) ([]followUserJSON, followPageJSON) {
+	refuse(p, "cursor", "min_time")
+	off := s.minTimeOffset(p)
+	p.Bool("trim")
+	if !p.OK() {
+		return nil, followPageJSON{}
 	}
 	a, page, err := s.Follows(h, kind, off)
-	if err != nil {
-		return nil, followPageJSON{}, err
+	if !p.Keep(err) {
+		return nil, followPageJSON{}
 	}
 	total := a.Followers
 	if kind == "following" {
@@ -502,44 +439,36 @@ func (s *service) followPage(q api.Query, h, kind string) ([]followUserJSON, fol
 		entries[i] = followUserJSON{UID: world.AccountID(e), UniqueID: e, SecUID: world.SecUID(e), Nickname: world.Nickname(e),
 			FollowerCount: f.Followers, FollowingCount: f.Following, VerificationType: 1, CustomVerify: verifiedLabel(e)}
 	}
-	return entries, followPageJSON{HasMore: page.More, MinTime: s.minTime(page.Next), MaxTime: s.minTime(off), Total: total}, nil
+	return entries, followPageJSON{HasMore: page.More, MinTime: s.minTime(page.Next), MaxTime: s.minTime(off), Total: total}
 }
 
 // clipID reads the clipId of the song endpoints: a song that is not
-// blocked.
-func clipID(q api.Query) (string, error) {
-	if err := refuse(q, "id", "clipId"); err != nil {
-		return "", err
+// blocked, and exists.
+func clipID(p *api.Params) string {
+	refuse(p, "id", "clipId")
+	id := p.Required("clipId")
+	blocked(p, "song", id)
+	if p.OK() {
+		p.Keep(world.SongExists(id))
 	}
-	id, err := q.Required("clipId")
-	if err != nil {
-		return "", err
-	}
-	if err := blocked("song", id); err != nil {
-		return "", err
-	}
-	return id, world.SongExists(id)
+	return id
 }
 
 var _ = route("/v1/tiktok/song/videos", 0, songVideos) // 6
 
 // songVideos is the song's list as aweme_list, every video's music being
 // the song.
-func songVideos(s *service, q api.Query) (reply, error) {
-	id, err := clipID(q)
-	if err != nil {
-		return reply{}, err
-	}
-	off, err := q.Offset("cursor")
-	if err != nil {
-		return reply{}, err
+func songVideos(s *service, p *api.Params) reply {
+	id, off := clipID(p), p.Offset("cursor")
+	if !p.OK() {
+		return reply{}
 	}
 	videos, win := s.SongVideos(id, off)
 	awemes := make([]awemeJSON, len(videos))
 	for i, v := range videos {
 		awemes[i] = s.aweme(v, id)
 	}
-	return reply{body: awemePageJSON{AwemeList: awemes, Cursor: win.Next, HasMore: boolInt(win.More)}}, nil
+	return reply{body: awemePageJSON{AwemeList: awemes, Cursor: win.Next, HasMore: boolInt(win.More)}}
 }
 
 var _ = route("/v1/tiktok/song", 0, song) // 7
@@ -548,17 +477,14 @@ var _ = route("/v1/tiktok/song", 0, song) // 7
 // (exact digits, too wide for a float64); the sandbox's token ids
 // (summer_hit_v80) are not digits, so id is then left out and id_str
 // carries the clipId.
-func song(s *service, q api.Query) (reply, error) {
-	id, err := clipID(q)
-	if err != nil {
-		return reply{}, err
-	}
+func song(s *service, p *api.Params) reply {
+	id := clipID(p)
 	sg := s.Song(id)
 	return reply{body: songJSON{MusicInfo: musicInfoJSON{
 		ID: musicNumber(id), IDStr: id, Mid: id, Title: sg.Title, Author: sg.Author, Duration: sg.Duration, UserCount: sg.Usage,
 		CoverLarge: urlListJSON{URI: "music/" + url.PathEscape(id), URLList: []string{sg.CoverLarge}},
 		PlayURL:    urlListJSON{URI: sg.Sound, URLList: []string{sg.Sound}},
-	}}}, nil
+	}}}
 }
 
 var _ = route("/v1/tiktok/get-trending-feed", 0, trending) // 8
@@ -566,15 +492,12 @@ var _ = route("/v1/tiktok/get-trending-feed", 0, trending) // 8
 // trending is the trending feed; region is required. The authors at even
 // ranks (0, 2, ...) have no unique_id, as in the vendor's sample: a client
 // must name them by uid or sec_uid.
-func trending(s *service, q api.Query) (reply, error) {
-	if _, err := q.Required("region"); err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Country("region"); err != nil {
-		return reply{}, err
-	}
-	if _, err := q.Bool("trim"); err != nil {
-		return reply{}, err
+func trending(s *service, p *api.Params) reply {
+	p.Required("region")
+	p.Country("region")
+	p.Bool("trim")
+	if !p.OK() {
+		return reply{}
 	}
 	awemes := s.awemes(s.Feed("trending"))
 	for i := range awemes {
@@ -582,25 +505,23 @@ func trending(s *service, q api.Query) (reply, error) {
 			awemes[i].Author.UniqueID = ""
 		}
 	}
-	return reply{body: trendingJSON{AwemeList: awemes}}, nil
+	return reply{body: trendingJSON{AwemeList: awemes}}
 }
 
 var _ = route("/v1/tiktok/videos/popular", 0, popularVideos) // 9
 
 // popularVideos is retired upstream: 400, not billed.
-func popularVideos(*service, api.Query) (reply, error) {
-	return reply{}, api.BadRequest("This endpoint has been retired: TikTok removed the popular videos page")
+func popularVideos(_ *service, p *api.Params) reply {
+	p.Fail("This endpoint has been retired: TikTok removed the popular videos page")
+	return reply{}
 }
 
 var _ = route("/v1/tiktok/creators/popular", envSuccess|envRemaining, popularCreators) // 10
 
 // popularCreators is the world's FeedSize creators on page 1 (the only
 // page); later pages are empty.
-func popularCreators(s *service, q api.Query) (reply, error) {
-	page, err := q.Page("page")
-	if err != nil {
-		return reply{}, err
-	}
+func popularCreators(s *service, p *api.Params) reply {
+	page := p.Page("page")
 	out := []creatorJSON{}
 	if page == 1 {
 		for _, a := range s.PopularCreators() {
@@ -612,42 +533,44 @@ func popularCreators(s *service, q api.Query) (reply, error) {
 		}
 	}
 	return reply{body: creatorsJSON{Creators: out,
-		Pagination: paginationJSON{Page: page, Size: world.FeedSize, Total: world.FeedSize}}}, nil
+		Pagination: paginationJSON{Page: page, Size: world.FeedSize, Total: world.FeedSize}}}
 }
 
 var _ = route("/v1/tiktok/profile", 0, profile) // 11
 
 // profile is the profile (handle or user_id) without its videos: itemList
 // is empty, as on the real service. Cacheable.
-func profile(s *service, q api.Query) (reply, error) {
-	h, err := s.userOf(q)
-	if err != nil {
-		return reply{}, err
+func profile(s *service, p *api.Params) reply {
+	h := s.userOf(p)
+	age := maxAge(p)
+	a := s.account(p, h)
+	if !p.OK() {
+		return reply{}
 	}
-	age, err := maxAge(q)
-	if err != nil {
-		return reply{}, err
+	pr := s.Profile(a)
+	s.ids.add(pr.ID, h)
+	stats := profileStatsJSON{Stats: contract.StatsOf(pr), Heart: pr.Hearts, FriendCount: pr.Friends}
+	return reply{body: profileJSON{User: contract.UserOf(pr), Stats: stats, ItemList: []any{}}, cacheKey: h, maxAge: age}
+}
+
+// account is the account behind h, unless the request failed.
+func (s *service) account(p *api.Params, h string) world.Account {
+	if !p.OK() {
+		return world.Account{}
 	}
-	p, err := s.Profile(h)
-	if err != nil {
-		return reply{}, err
-	}
-	s.ids.add(p.ID, h)
-	stats := profileStatsJSON{Stats: contract.StatsOf(p), Heart: p.Hearts, FriendCount: p.Friends}
-	return reply{body: profileJSON{User: contract.UserOf(p), Stats: stats, ItemList: []any{}}, cacheKey: h, maxAge: age}, nil
+	a, err := s.Account(h)
+	p.Keep(err)
+	return a
 }
 
 var _ = route("/v1/tiktok/user/live", envSuccess, live) // 12
 
 // live is the live state: is_live, the user, and the room while live.
-func live(s *service, q api.Query) (reply, error) {
-	h, err := handle(q, "handle")
-	if err != nil {
-		return reply{}, err
-	}
-	a, err := s.Account(h)
-	if err != nil {
-		return reply{}, err
+func live(s *service, p *api.Params) reply {
+	h := handle(p, "handle")
+	a := s.account(p, h)
+	if !p.OK() {
+		return reply{}
 	}
 	l := s.Live(a)
 	id := world.AccountID(h)
@@ -659,5 +582,5 @@ func live(s *service, q api.Query) (reply, error) {
 		body.LiveRoom = &liveRoomJSON{Title: l.Title, StartTime: l.Start, Status: 2,
 			LiveRoomStats: liveStatsJSON{EnterCount: 3 * l.Viewers, UserCount: l.Viewers}}
 	}
-	return reply{body: body}, nil
+	return reply{body: body}
 }

@@ -57,21 +57,22 @@ func (w *World) PSProfile(a Account) PSProfile {
 // holds a segment p, reel or reels followed by the code
 // ([A-Za-z0-9_-]+). Any host is accepted here (the real dialect checks
 // its own).
-func PostCode(q api.Query) (string, error) {
-	raw, err := q.Required("url")
-	if err != nil {
-		return "", err
+func PostCode(p *api.Params) string {
+	raw := p.Required("url")
+	if !p.OK() {
+		return ""
 	}
 	u, err := url.Parse(raw)
 	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 		segs := strings.Split(strings.Trim(u.Path, "/"), "/")
 		for i := 0; i+1 < len(segs); i++ {
 			if (segs[i] == "p" || segs[i] == "reel" || segs[i] == "reels") && isCode(segs[i+1]) {
-				return segs[i+1], nil
+				return segs[i+1]
 			}
 		}
 	}
-	return "", api.BadRequest("parameter %q must be a post or reel URL like %s/p/<code>/", "url", PSSite)
+	p.Fail("parameter %q must be a post or reel URL like %s/p/<code>/", "url", PSSite)
+	return ""
 }
 
 func isCode(s string) bool {
@@ -251,18 +252,18 @@ type HighlightItem struct {
 
 // ReadHighlightID reads the id parameter of a highlight: the bare digits;
 // ids starting with 404 are not found.
-func ReadHighlightID(q api.Query) (string, error) {
-	id, err := q.Required("id")
-	if err != nil {
-		return "", err
+func ReadHighlightID(p *api.Params) string {
+	id := p.Required("id")
+	switch {
+	case !p.OK():
+	case !api.IsDigits(id):
+		p.Fail("parameter %q must be the digits of a highlight id, without the highlight: prefix", "id")
+	case strings.HasPrefix(id, "404"):
+		p.Keep(api.NotFound("highlight not found"))
+	default:
+		return id
 	}
-	if !api.IsDigits(id) {
-		return "", api.BadRequest("parameter %q must be the digits of a highlight id, without the highlight: prefix", "id")
-	}
-	if strings.HasPrefix(id, "404") {
-		return "", api.NotFound("highlight not found")
-	}
-	return id, nil
+	return ""
 }
 
 // Highlight is highlight id: as many items as the value of its last two

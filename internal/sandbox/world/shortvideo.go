@@ -70,12 +70,12 @@ func (w *World) videosAt(seed uint64, win Window, order permutation) []Video {
 
 // ReadKeyword normalizes the search term raw of parameter name (see
 // KeywordOf); a blank one is 400.
-func ReadKeyword(raw, name string) (string, error) {
+func ReadKeyword(p *api.Params, raw, name string) string {
 	kw := KeywordOf(raw)
 	if kw == "" {
-		return "", api.BadRequest("parameter %q must not be blank", name)
+		p.Fail("parameter %q must not be blank", name)
 	}
-	return kw, nil
+	return kw
 }
 
 // HashtagCID is the cid of hashtag name, as the videos carrying it show
@@ -94,23 +94,27 @@ var (
 	SortByValues     = []string{"relevance", "most-liked", "date-posted"}
 )
 
-// Filter reorders a keyword search's results; the zero Filter (or
-// all-time, relevance and no region) keeps the rank.
+// KeywordQuery is a keyword search: the term, the filters that reorder
+// its results (the zero Filter, or all-time, relevance and no region,
+// keeps the rank), whether the answer is trimmed, and the offset.
+type KeywordQuery struct {
+	Keyword string
+	Filter
+	Trim   bool
+	Offset int64
+}
+
+// Filter is date_posted, sort_by and region.
 type Filter struct{ DatePosted, SortBy, Region string }
 
-// ReadFilter reads date_posted, sort_by and region, as both dialects name
-// them.
-func ReadFilter(q api.Query) (Filter, error) {
-	var f Filter
-	var err error
-	if f.DatePosted, err = q.Enum("date_posted", DatePostedValues); err != nil {
-		return f, err
-	}
-	if f.SortBy, err = q.Enum("sort_by", SortByValues); err != nil {
-		return f, err
-	}
-	f.Region, err = q.Country("region")
-	return f, err
+// ReadKeywordQuery reads a keyword search as both dialects name its
+// parameters, the term being raw (of parameter query): the filters, trim
+// and cursor.
+func ReadKeywordQuery(p *api.Params, raw string) KeywordQuery {
+	return KeywordQuery{Keyword: ReadKeyword(p, raw, "query"),
+		Filter: Filter{DatePosted: p.Enum("date_posted", DatePostedValues), SortBy: p.Enum("sort_by", SortByValues),
+			Region: p.Country("region")},
+		Trim: p.Bool("trim"), Offset: p.Offset("cursor")}
 }
 
 // key is the permutation key of the filter for keyword kw: 0 keeps the
@@ -123,12 +127,13 @@ func (f Filter) key(kw string) uint64 {
 	return hashOf("search.order", kw, date, sortBy, region) | 1
 }
 
-// KeywordSearch is the page at off of the videos a keyword search finds,
-// reordered by f; the filters only reorder the result set.
-func (w *World) KeywordSearch(kw string, off int64, f Filter) ([]Video, Window) {
-	total := searchTotal("keyword", kw, 120)
-	win := w.Page(off, total)
-	return w.videosAt(hashOf("search", "keyword", kw, "items"), win, newPermutation(total, f.key(kw))), win
+// KeywordSearch is the page of the videos a keyword search finds,
+// reordered by its filter; the filters only reorder the result set.
+func (w *World) KeywordSearch(kq KeywordQuery) ([]Video, Window) {
+	total := searchTotal("keyword", kq.Keyword, 120)
+	win := w.Page(kq.Offset, total)
+	seed := hashOf("search", "keyword", kq.Keyword, "items")
+	return w.videosAt(seed, win, newPermutation(total, kq.Filter.key(kq.Keyword))), win
 }
 
 // Hashtag is a hashtag and its counters; the 7-day growth is what the
@@ -370,13 +375,9 @@ type Profile struct {
 	Recent                []Video // the newest of its videos; none when private
 }
 
-// Profile is the profile of handle.
-func (w *World) Profile(h string) (Profile, error) {
-	a, err := w.Account(h)
-	if err != nil {
-		return Profile{}, err
-	}
-	videos := w.videoList(a)
+// Profile is account a's profile.
+func (w *World) Profile(a Account) Profile {
+	h, videos := a.Handle, w.videoList(a)
 	p := Profile{Account: a, ID: AccountID(h), Signature: signature(h), Hearts: w.Hearts(a), Videos: videos.total(),
 		Diggs: w.counter(a, diggCounter), Friends: pick("account", h, "friendCount", 100),
 		Recent: make([]Video, 0, profileItems)}
@@ -385,7 +386,7 @@ func (w *World) Profile(h string) (Profile, error) {
 			p.Recent = append(p.Recent, w.Video(creatorVideoID(h, videos.index(i)), h))
 		}
 	}
-	return p, nil
+	return p
 }
 
 func signature(h string) string { return sentence(hashOf("account", h, "signature"), 3, 8) }
