@@ -155,7 +155,7 @@ var _ = register(&Kind{
 	Call: &endpoint[*sources.Page[sources.PSReel]]{
 		early: func(t *Task) *Result {
 			if _, ok := reelsPage(t); !ok {
-				return &Result{Stop: "bad page cursor " + strconv.Quote(t.Cursor)}
+				return &Result{Stop: "bad page cursor " + strconv.Quote(t.Cursor), Outcome: OutcomeDoneGuard}
 			}
 			return nil
 		},

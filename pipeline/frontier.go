@@ -110,6 +110,7 @@ type (
 		Cursor     string        `db:"cursor"`
 		Items      int           `db:"items"`
 		Stop       string        `db:"stop"`
+		Outcome    string        `db:"outcome"` // with stop: how the task ended
 		TTL        time.Duration `db:"ttl"`
 		Dropped    int           `db:"dropped"`
 		DropReason string        `db:"drop_reason"`
@@ -132,6 +133,8 @@ type (
 		Token  int64  `db:"token"`
 		State  string `db:"state"`
 		Reason string `db:"reason"`
+		// Outcome is how the task ended (State is its first word).
+		Outcome string `db:"outcome"`
 	}
 	rescueParams struct {
 		RunID int64   `db:"run_id"`
@@ -306,6 +309,9 @@ type PageCommit struct {
 	NewItems *int
 	// Archive, when not nil, is the page's body, kept in crawl.pages.
 	Archive *ArchivedPage
+	// Outcome is how the task ends when Stop is set (empty:
+	// kinds.OutcomeDone, an object fetched).
+	Outcome kinds.Outcome
 }
 
 // Drops are a page's entries that were received but not stored.
@@ -366,9 +372,13 @@ func commitBatch(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pgx.Ba
 	if rows == nil {
 		rows = &sinks.Batch{}
 	}
+	var outcome kinds.Outcome
+	if p.Stop != "" {
+		outcome = p.Outcome.OrDone()
+	}
 	batch := &pgx.Batch{}
 	advanceTask.Queue(batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
-		Stop: CleanReason(p.Stop), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
+		Stop: CleanReason(p.Stop), Outcome: string(outcome), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(batch, runID, rows)...)
 	if p.Archive != nil {
 		queueArchive(batch, runID, t, p.Archive)
@@ -445,10 +455,11 @@ func (f *Frontier) ExtendLeases(ctx context.Context, held []*Task) (map[int64]bo
 	return renewed, nil
 }
 
-// Finish ends a task as failed or skipped with a reason.
-func (f *Frontier) Finish(ctx context.Context, t *Task, state, reason string) error {
+// Finish ends a task with outcome (failed or skipped, usually) and a reason.
+func (f *Frontier) Finish(ctx context.Context, t *Task, outcome kinds.Outcome, reason string) error {
 	var n int64
-	if err := finishTask.QueryRow(ctx, f.pool, finishTaskParams{ID: t.ID, Token: t.Token, State: state, Reason: CleanReason(reason)}).Scan(&n); err != nil {
+	p := finishTaskParams{ID: t.ID, Token: t.Token, State: outcome.State(), Reason: CleanReason(reason), Outcome: string(outcome)}
+	if err := finishTask.QueryRow(ctx, f.pool, p).Scan(&n); err != nil {
 		return fmt.Errorf("finish task %d: %w", t.ID, err)
 	}
 	if n == 0 {

@@ -31,7 +31,7 @@ type endReexpandParams struct {
 var endReexpand = db.Prepare[endReexpandParams]("EndReexpand")
 
 // reexpand expands t again from stored data at its new depth and ends its
-// lease as it ended before (done, or skipped as fresh), in one batch.
+// lease as it ended before (done, or skipped: its outcome says), in one batch.
 func (c *crawl) reexpand(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task) error {
 	var children []NewTask
 	err := c.retryDB(ctx, func(ctx context.Context) error {

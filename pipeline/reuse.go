@@ -35,10 +35,11 @@ import (
 
 type (
 	endFreshParams struct {
-		ID     int64  `db:"id"`
-		Token  int64  `db:"token"`
-		Reason string `db:"reason"`
-		Saved  int    `db:"saved"`
+		ID      int64  `db:"id"`
+		Token   int64  `db:"token"`
+		Outcome string `db:"outcome"`
+		Reason  string `db:"reason"`
+		Saved   int    `db:"saved"`
 	}
 	lastWalkParams struct {
 		Kind  string `db:"kind"`
@@ -114,7 +115,7 @@ func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, 
 	})
 	if err == nil && fresh {
 		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-			return c.frontier.endFresh(ctx, c.runID, t, freshReason(&t.Task, f), 1, children)
+			return c.frontier.endFresh(ctx, c.runID, t, kinds.OutcomeSkippedFresh, freshReason(&t.Task, f), 1, children)
 		})
 	}
 	switch {
@@ -139,11 +140,12 @@ func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, 
 
 var endFresh = db.Prepare[endFreshParams]("EndFresh")
 
-// endFresh ends t's lease as skipped with reason and saved credits, and
-// adds children, in one transaction (one batch).
-func (f *Frontier) endFresh(ctx context.Context, runID int64, t *Task, reason string, saved int, children []NewTask) error {
+// endFresh ends t's lease as skipped (outcome: fresh or adaptive) with
+// reason and saved credits, and adds children, in one transaction (one
+// batch).
+func (f *Frontier) endFresh(ctx context.Context, runID int64, t *Task, outcome kinds.Outcome, reason string, saved int, children []NewTask) error {
 	return f.endWithChildren(ctx, runID, t, fmt.Sprintf("end fresh task %d", t.ID), func(b *pgx.Batch) {
-		endFresh.Queue(b, endFreshParams{ID: t.ID, Token: t.Token, Reason: CleanReason(reason), Saved: saved})
+		endFresh.Queue(b, endFreshParams{ID: t.ID, Token: t.Token, Outcome: string(outcome), Reason: CleanReason(reason), Saved: saved})
 	}, children)
 }
 
@@ -256,6 +258,7 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kin
 		full = min(full, t.MaxPages)
 	}
 	res.Stop = fmt.Sprintf("stop_at_seen: page %d held only entries stored by earlier runs (last full walk: run %d, %d pages)", walked, w.Run, w.Pages)
+	res.Outcome = kinds.OutcomeDoneStopAtSeen
 	res.Saved = max(0, full-walked)
 	return nil
 }

@@ -414,7 +414,10 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 	if !found {
 		return false, nil // never visited: explored
 	}
-	reason := d.Reason
+	reason, outcome := d.Reason, kinds.OutcomeSkippedAdaptive
+	if d.Reason == revisit.ReasonBudget {
+		outcome = kinds.OutcomeSkippedBudget // the schedule ran out of credits before it
+	}
 	switch {
 	case again:
 		c.order.admitted(t, d.CostHigh) // the second look counted it
@@ -441,14 +444,17 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 			return false, nil
 		}
 		reason = fmt.Sprintf("%s: %d credits left, %.0f kept for the visits ranked higher or under way", revisit.ReasonBudget, max(*left, 0), math.Ceil(ahead))
+		outcome = kinds.OutcomeSkippedBudget
 	}
-	return c.endAdaptive(ctx, log, k, t, reason, d)
+	return c.endAdaptive(ctx, log, k, t, outcome, reason, d)
 }
 
-// endAdaptive ends t skipped by the schedule for reason, a profile
+// endAdaptive ends t skipped by the schedule with outcome (skipped_budget
+// for a visit the credits left did not cover, which the second look may
+// admit; skipped_adaptive otherwise) for reason, a profile
 // expanding to its lists from stored data (when that cannot be read, it is
 // visited instead). It reports whether t ended.
-func (c *crawl) endAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task, reason string, d revisit.Decision) (bool, error) {
+func (c *crawl) endAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task, outcome kinds.Outcome, reason string, d revisit.Decision) (bool, error) {
 	var children []NewTask
 	if k.Fresh != nil && k.Fresh.Expand != nil {
 		var fromStorage bool
@@ -471,7 +477,7 @@ func (c *crawl) endAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind
 	why := fmt.Sprintf("adaptive: %s: expected %.2f new per %.1f credits", reason, d.Yield, d.Cost)
 	saved := int(math.Ceil(d.Cost))
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-		return c.frontier.endFresh(ctx, c.runID, t, why, saved, children)
+		return c.frontier.endFresh(ctx, c.runID, t, outcome, why, saved, children)
 	})
 	switch {
 	case errors.Is(err, ErrLeaseLost):

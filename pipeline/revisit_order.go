@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/revisit"
 )
 
 // spendOrder keeps an adaptive run's visits in its schedule's order: a
@@ -57,7 +58,13 @@ type inflightVisit struct {
 type revisitOrderParams struct {
 	RunID int64  `db:"run_id"`
 	Owner string `db:"owner"`
+	// Admit are the decisions (revisit.Reason*) of items the schedule
+	// skipped that a run still admits if the credits left cover them.
+	Admit []string `db:"admit"`
 }
+
+// admitSkipped are revisitOrderParams.Admit.
+var admitSkipped = []string{revisit.ReasonBudget, revisit.ReasonUnreached}
 
 var (
 	revisitOrder = db.Prepare[revisitOrderParams]("RevisitOrder")
@@ -86,7 +93,7 @@ type orderView struct {
 
 func (o *spendOrder) read(ctx context.Context, q db.Querier) (orderView, error) {
 	v := orderView{mine: map[[2]string]bool{}, at: time.Now()}
-	rows, err := revisitOrder.Query(ctx, q, revisitOrderParams{RunID: o.runID, Owner: o.owner + "#"})
+	rows, err := revisitOrder.Query(ctx, q, revisitOrderParams{RunID: o.runID, Owner: o.owner + "#", Admit: admitSkipped})
 	if err != nil {
 		return v, fmt.Errorf("revisit order: %w", err)
 	}

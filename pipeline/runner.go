@@ -512,11 +512,11 @@ func (c *crawl) wakeOthers() {
 func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	k := kinds.Of(t.Kind)
 	if k == nil {
-		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
+		return c.finish(t, kinds.OutcomeFailedUnstorable, "unknown task kind "+t.Kind)
 	}
 	if err := sinks.CheckKey("task key", t.Key); err != nil {
 		// Its rows could not be keyed: fail before buying anything.
-		return c.finish(t, StateFailed, t.Kind+": "+err.Error())
+		return c.finish(t, kinds.OutcomeFailedUnstorable, t.Kind+": "+err.Error())
 	}
 	if t.Reexpand && k.Reexpand != nil {
 		return c.reexpand(ctx, log, k, t) // found closer to a seed after its fetch
@@ -570,14 +570,14 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 		// A single-object page whose key cannot be stored: only this
 		// task fails, and a resume does not buy the object again.
 		log.Warn("object cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, StateFailed, err.Error())
+		return c.finish(t, kinds.OutcomeFailedUnstorable, err.Error())
 	case errors.As(err, &fe):
 		return c.fail(log, t, fe.err)
 	case db.IsData(err):
 		// This page cannot be stored (the upstream sent something the
 		// schema refuses): the task fails with the reason, the run goes on.
 		log.Warn("page cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, StateFailed, "cannot store page: "+err.Error())
+		return c.finish(t, kinds.OutcomeFailedUnstorable, "cannot store page: "+err.Error())
 	default:
 		c.stop(err)
 		_ = c.release(t)
@@ -777,7 +777,7 @@ func (c *crawl) children(res *kinds.Result) []NewTask {
 
 // pageCommit is what committing res records.
 func (c *crawl) pageCommit(res *fetched, children []NewTask) PageCommit {
-	p := PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
+	p := PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Outcome: res.Outcome, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
 	if res.Counted {
 		p.NewItems = &res.New
 	}
@@ -822,15 +822,15 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 		_ = c.release(t)
 		return stop
 	case class == sources.ClassNotFound:
-		return c.finish(t, StateSkipped, "not found: "+err.Error())
+		return c.finish(t, kinds.OutcomeSkippedNotFound, "not found: "+err.Error())
 	case class == sources.ClassRetired:
-		return c.finish(t, StateSkipped, "retired: "+err.Error())
+		return c.finish(t, kinds.OutcomeSkippedRetired, "retired: "+err.Error())
 	case class == sources.ClassBlocked:
 		// The platform blocked this item: it fails, a resume does not ask again.
-		return c.finish(t, StateFailed, "blocked: "+err.Error())
+		return c.finish(t, kinds.OutcomeFailedBlocked, "blocked: "+err.Error())
 	case class != 0:
 		log.Warn("task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, StateFailed, err.Error())
+		return c.finish(t, kinds.OutcomeFailed, err.Error())
 	default:
 		// Not the upstream's doing (a bug, or the database gone for longer
 		// than the outage timeout): stop the run.
@@ -841,9 +841,9 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 	}
 }
 
-func (c *crawl) finish(t *Task, state, reason string) error {
+func (c *crawl) finish(t *Task, outcome kinds.Outcome, reason string) error {
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-		return c.frontier.Finish(ctx, t, state, reason)
+		return c.frontier.Finish(ctx, t, outcome, reason)
 	})
 	if errors.Is(err, ErrLeaseLost) {
 		return nil

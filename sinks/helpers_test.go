@@ -143,6 +143,26 @@ func diffDumps(t testing.TB, what string, before, after map[string]string) {
 	}
 }
 
+// rewriteEveryWay writes batch() for run three ways (whole, shuffled, one
+// row per batch) and fails on any change to the dump want.
+func rewriteEveryWay(t testing.TB, pool *pgxpool.Pool, run int64, batch func() *sinks.Batch, want map[string]string, what string) {
+	t.Helper()
+	write(t, pool, run, batch())
+	diffDumps(t, what, want, dump(t, pool))
+
+	write(t, pool, run, shuffled(rand.New(rand.NewPCG(1, 2)), batch()))
+	diffDumps(t, what+" shuffled", want, dump(t, pool))
+
+	batch().Each(func(_ string, rows []any) {
+		for _, r := range rows {
+			var one sinks.Batch
+			one.AddRow(r)
+			write(t, pool, run, &one)
+		}
+	})
+	diffDumps(t, what+" row by row", want, dump(t, pool))
+}
+
 // fullBatch has rows for every table. Batches of different v have the same
 // keys and different values (counters, raw), so writing one after another
 // updates every row.
@@ -239,7 +259,7 @@ func fullBatch(v int) *sinks.Batch {
 			{QueryKey: "funny", Rank: 2, ReelID: "3001"},
 		},
 		[]sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "e1", Text: ptr("hello there"), MediaURL: "https://www.photosocial.example/reel/DAAA/", Raw: raw("tr")}},
-		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
+		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1 + v}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
 		[]sinks.PSEmbed{{Username: "shop_business", HTML: ptr(`<blockquote>@shop_business</blockquote>`), Raw: raw("embed")}},
 		[]sinks.PSPost{
 			{Code: "DH3", PostID: ptr("3600"), URL: ptr("https://www.instagram.com/shop_business/p/DH3/"), OwnerUsername: ptr("shop_business"),

@@ -21,12 +21,18 @@ ON CONFLICT (code) DO UPDATE SET
     first_seen_run = LEAST(p.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(p.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (p.post_id, p.url, p.owner_username, p.media_type, p.product_type, p.caption, p.taken_at, p.raw, p.first_seen_run, p.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.post_id, p.post_id), COALESCE(EXCLUDED.url, p.url), COALESCE(EXCLUDED.owner_username, p.owner_username),
-       COALESCE(EXCLUDED.media_type, p.media_type), COALESCE(EXCLUDED.product_type, p.product_type), COALESCE(EXCLUDED.caption, p.caption),
-       COALESCE(EXCLUDED.taken_at, p.taken_at), EXCLUDED.raw,
-       LEAST(p.first_seen_run, EXCLUDED.first_seen_run), GREATEST(p.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run
+    THEN (p.post_id, p.url, p.owner_username, p.media_type, p.product_type, p.caption, p.taken_at, p.raw, p.first_seen_run, p.last_seen_run)
+      IS DISTINCT FROM
+          (COALESCE(EXCLUDED.post_id, p.post_id), COALESCE(EXCLUDED.url, p.url), COALESCE(EXCLUDED.owner_username, p.owner_username),
+           COALESCE(EXCLUDED.media_type, p.media_type), COALESCE(EXCLUDED.product_type, p.product_type), COALESCE(EXCLUDED.caption, p.caption),
+           COALESCE(EXCLUDED.taken_at, p.taken_at), EXCLUDED.raw,
+           LEAST(p.first_seen_run, EXCLUDED.first_seen_run), GREATEST(p.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (p.post_id, p.url, p.owner_username, p.media_type, p.product_type, p.caption, p.taken_at, p.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(p.post_id, EXCLUDED.post_id), COALESCE(p.url, EXCLUDED.url), COALESCE(p.owner_username, EXCLUDED.owner_username), COALESCE(p.media_type, EXCLUDED.media_type), COALESCE(p.product_type, EXCLUDED.product_type), COALESCE(p.caption, EXCLUDED.caption), COALESCE(p.taken_at, EXCLUDED.taken_at),
+          LEAST(p.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertPSPostSnapshots
 INSERT INTO photosocial.post_snapshots AS s (code, run_id, like_count, comment_count, play_count)
@@ -75,7 +81,13 @@ ON CONFLICT (username, highlight_id) DO UPDATE SET
     first_seen_run = LEAST(h.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(h.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (h.position, h.title, h.cover_url, h.raw, h.first_seen_run, h.last_seen_run)
-  IS DISTINCT FROM
-      (EXCLUDED.position, COALESCE(EXCLUDED.title, h.title), COALESCE(EXCLUDED.cover_url, h.cover_url), EXCLUDED.raw,
-       LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run
+    THEN (h.position, h.title, h.cover_url, h.raw, h.first_seen_run, h.last_seen_run)
+      IS DISTINCT FROM
+          (EXCLUDED.position, COALESCE(EXCLUDED.title, h.title), COALESCE(EXCLUDED.cover_url, h.cover_url), EXCLUDED.raw,
+           LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (h.title, h.cover_url, h.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(h.title, EXCLUDED.title), COALESCE(h.cover_url, EXCLUDED.cover_url),
+          LEAST(h.first_seen_run, EXCLUDED.first_seen_run)) END;

@@ -31,13 +31,19 @@ ON CONFLICT (comment_id) DO UPDATE SET
     first_seen_run    = LEAST(c.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run     = GREATEST(c.last_seen_run, EXCLUDED.last_seen_run),
     updated_at        = now()
-WHERE (c.parent_comment_id, c.author_unique_id, c.text, c.create_time, c.digg_count, c.reply_count, c.raw,
-       c.first_seen_run, c.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(c.parent_comment_id, EXCLUDED.parent_comment_id), COALESCE(EXCLUDED.author_unique_id, c.author_unique_id),
-       EXCLUDED.text, COALESCE(EXCLUDED.create_time, c.create_time), COALESCE(EXCLUDED.digg_count, c.digg_count),
-       COALESCE(EXCLUDED.reply_count, c.reply_count), EXCLUDED.raw,
-       LEAST(c.first_seen_run, EXCLUDED.first_seen_run), GREATEST(c.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run
+    THEN (c.parent_comment_id, c.author_unique_id, c.text, c.create_time, c.digg_count, c.reply_count, c.raw,
+           c.first_seen_run, c.last_seen_run)
+      IS DISTINCT FROM
+          (COALESCE(c.parent_comment_id, EXCLUDED.parent_comment_id), COALESCE(EXCLUDED.author_unique_id, c.author_unique_id),
+           EXCLUDED.text, COALESCE(EXCLUDED.create_time, c.create_time), COALESCE(EXCLUDED.digg_count, c.digg_count),
+           COALESCE(EXCLUDED.reply_count, c.reply_count), EXCLUDED.raw,
+           LEAST(c.first_seen_run, EXCLUDED.first_seen_run), GREATEST(c.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (c.parent_comment_id, c.author_unique_id, c.create_time, c.digg_count, c.reply_count, c.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(c.parent_comment_id, EXCLUDED.parent_comment_id), COALESCE(c.author_unique_id, EXCLUDED.author_unique_id), COALESCE(c.create_time, EXCLUDED.create_time), COALESCE(c.digg_count, EXCLUDED.digg_count), COALESCE(c.reply_count, EXCLUDED.reply_count),
+          LEAST(c.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertSVTranscripts
 INSERT INTO shortvideo.transcripts AS t (video_id, video_url, transcript, has_speech, raw, first_seen_run, last_seen_run)
@@ -52,7 +58,10 @@ ON CONFLICT (video_id) DO UPDATE SET
     first_seen_run = LEAST(t.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(t.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (t.video_url, t.transcript, t.has_speech, t.raw, t.first_seen_run, t.last_seen_run)
-  IS DISTINCT FROM
-      (EXCLUDED.video_url, EXCLUDED.transcript, EXCLUDED.has_speech, EXCLUDED.raw,
-       LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run
+    THEN (t.video_url, t.transcript, t.has_speech, t.raw, t.first_seen_run, t.last_seen_run)
+      IS DISTINCT FROM
+          (EXCLUDED.video_url, EXCLUDED.transcript, EXCLUDED.has_speech, EXCLUDED.raw,
+           LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only first_seen_run.
+    ELSE t.first_seen_run > EXCLUDED.first_seen_run END;

@@ -3,6 +3,7 @@ package db
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -229,4 +230,24 @@ func BenchmarkBulkArgs(b *testing.B) {
 			_ = []any{int64(1), ids, userIDs, secUIDs, nicks, avatars, sigs, verified, private, profile, raws}
 		}
 	})
+}
+
+// reasonMatch is a comparison of a reason column's text: how a task ended
+// is read from crawl.tasks.outcome (migration 00030), the reason is text
+// for people. (stop_reason and drop_reason are other columns.)
+var reasonMatch = regexp.MustCompile(`(?i)\breason\s*(not\s+)?(like|ilike|in|=|<>|!=|~|is\s+(not\s+)?distinct\s+from)\s*[('"]`)
+
+// TestNoQueryMatchesReasons: no statement decides by a reason's text.
+func TestNoQueryMatchesReasons(t *testing.T) {
+	t.Parallel()
+	comment := regexp.MustCompile(`--[^\n]*`)
+	for name, q := range queries {
+		if m := reasonMatch.FindString(comment.ReplaceAllString(q.SQL, "")); m != "" {
+			t.Errorf("%s (%s) matches a reason's text (%q): read crawl.tasks.outcome", name, q.File, m)
+		}
+	}
+	if reasonMatch.FindString(`WHERE t.reason LIKE 'fresh:%'`) == "" || reasonMatch.FindString(`AND u.reason <> 'page_limit'`) == "" ||
+		reasonMatch.FindString(`coalesce(d.drop_reason, '') = ''`) != "" || reasonMatch.FindString(`SET reason = $3`) != "" {
+		t.Error("reasonMatch does not tell a reason's comparison")
+	}
 }

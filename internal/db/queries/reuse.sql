@@ -20,7 +20,7 @@ WITH o AS (
     FOR UPDATE
 ), ended AS (
     UPDATE crawl.tasks t SET state = CASE WHEN t.reexpand THEN 'pending' ELSE 'skipped' END,
-        reason = @reason, credits_saved = @saved, lease_expires_at = NULL,
+        reason = @reason, outcome = @outcome::text::crawl.task_outcome, credits_saved = @saved, lease_expires_at = NULL,
         finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
@@ -41,10 +41,10 @@ SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 SELECT f.run_id, f.pages, (extract(epoch FROM now() - f.finished_at) * 1000000)::bigint,
        (SELECT count(*) FROM crawl.tasks s
         WHERE s.kind = @kind AND s.key = @key AND s.state = 'done' AND s.run_id < @run_id
-          AND s.reason LIKE 'stop_at_seen:%' AND s.finished_at > f.finished_at)
+          AND s.outcome = 'done_stop_at_seen' AND s.finished_at > f.finished_at)
 FROM crawl.tasks f
 WHERE f.kind = @kind AND f.key = @key AND f.state = 'done' AND f.run_id < @run_id
-  AND f.reason NOT LIKE 'stop_at_seen:%' AND f.reason <> 'page_limit'
+  AND f.outcome NOT IN ('done_stop_at_seen', 'done_page_limit')
 ORDER BY f.finished_at DESC LIMIT 1;
 
 -- name: StoredProfile

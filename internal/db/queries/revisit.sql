@@ -59,15 +59,16 @@ SELECT revisit FROM crawl.runs WHERE id = @run_id AND revisit IS NOT NULL;
 -- name: RevisitOrder
 -- The run's scheduled visits still to come or under way, highest priority
 -- first: the order its budget is spent in. A row is a visit of the
--- schedule, or an item it skipped for the budget or found unreached,
--- which a run admits if the credits left cover it; state is the task's
+-- schedule, or an item it skipped with a decision of @admit (for the
+-- budget, or found unreached), which a run admits if the credits left
+-- cover it; state is the task's
 -- (pending when there is none yet), pages what a leased one bought, mine
 -- whether the lease is this process's (its owner tag starts with @owner).
 SELECT p.kind, p.key, p.visit, p.cost_high, coalesce(t.state, 'pending'), coalesce(t.pages, 0),
        coalesce(starts_with(t.lease_owner, @owner), false)
 FROM crawl.revisit_plan p
 LEFT JOIN crawl.tasks t ON t.run_id = p.run_id AND t.kind = p.kind AND t.key = p.key
-WHERE p.run_id = @run_id AND (p.visit OR p.reason IN ('budget', 'unreached'))
+WHERE p.run_id = @run_id AND (p.visit OR p.reason = ANY(@admit::text[]))
   AND (t.id IS NULL OR t.state IN ('pending', 'leased'))
 ORDER BY p.priority DESC;
 
@@ -83,7 +84,7 @@ FROM crawl.runs r
 JOIN crawl.revisit_plan p ON p.run_id = r.id
 JOIN crawl.tasks t ON t.run_id = p.run_id AND t.kind = p.kind AND t.key = p.key
 WHERE r.id = @run_id AND r.max_credits IS NOT NULL
-  AND t.state = 'skipped' AND t.reason LIKE 'adaptive: budget%'
+  AND t.outcome = 'skipped_budget'
   AND NOT EXISTS (SELECT 1 FROM crawl.tasks l WHERE l.run_id = r.id AND l.state IN ('pending', 'leased'))
 ORDER BY p.priority DESC
 FOR UPDATE OF r;
@@ -92,7 +93,7 @@ FOR UPDATE OF r;
 -- Sends the tasks @ids (skipped for the budget) back to pending and marks
 -- their visits admitted by the second look.
 WITH t AS (
-    UPDATE crawl.tasks SET state = 'pending', reason = NULL, finished_at = NULL, credits_saved = 0, updated_at = now()
+    UPDATE crawl.tasks SET state = 'pending', reason = NULL, outcome = NULL, finished_at = NULL, credits_saved = 0, updated_at = now()
     WHERE id = ANY(@ids::bigint[]) AND state = 'skipped'
     RETURNING run_id, kind, key
 )
@@ -134,8 +135,8 @@ LIMIT @batch;
 -- from the account's previous snapshot, and those counters. Reads the
 -- tasks by id and, per task, the latest snapshots by index.
 SELECT t.kind, t.key, coalesce(t.params->>'handle', ''), t.finished_at, t.pages, t.items, t.new_items,
-       t.reason = 'page_limit',
-       t.reason IS DISTINCT FROM 'page_limit' AND t.reason NOT LIKE 'stop_at_seen:%',
+       t.outcome = 'done_page_limit',
+       t.outcome NOT IN ('done_page_limit', 'done_stop_at_seen'),
        CASE WHEN t.kind = 'shortvideo.profile' THEN (
            SELECT (c.follower_count, c.following_count) IS DISTINCT FROM (p.follower_count, p.following_count)
            FROM shortvideo.user_snapshots c

@@ -18,23 +18,24 @@ FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pa
 ON CONFLICT (run_id, kind, key) DO UPDATE SET
     depth = EXCLUDED.depth,
     reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
-        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND (x.reason LIKE 'fresh:%' OR x.reason LIKE 'adaptive:%')))),
-    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND (x.reason LIKE 'fresh:%' OR x.reason LIKE 'adaptive:%')))
+        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND x.outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget')))),
+    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND x.outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget')))
                  THEN 'pending' ELSE x.state END,
     updated_at = now()
 WHERE EXCLUDED.depth < x.depth;
 
 -- name: EndReexpand
 -- Ends the lease of a task expanded again from stored data (no request):
--- done again, or skipped again when it had been skipped as fresh or by the
--- adaptive schedule; for a commit batch with its children, aborted by
--- crawl.expect_advanced when the lease is gone.
+-- done again, or skipped again when it had been skipped (as fresh, or by
+-- the adaptive schedule); for a
+-- commit batch with its children, aborted by crawl.expect_advanced when the
+-- lease is gone.
 WITH o AS (
     SELECT id, run_id, credits_held FROM crawl.tasks
     WHERE id = @id AND lease_token = @token AND state = 'leased'
     FOR UPDATE
 ), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.reason LIKE 'fresh:%' OR t.reason LIKE 'adaptive:%' THEN 'skipped' ELSE 'done' END, reexpand = false,
+    UPDATE crawl.tasks t SET state = CASE WHEN t.outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget') THEN 'skipped' ELSE 'done' END, reexpand = false,
         lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
@@ -109,7 +110,7 @@ WITH a AS (
         new_items = CASE WHEN @new_items::bigint IS NULL THEN new_items ELSE coalesce(new_items, 0) + @new_items::bigint END,
         -- Found at a smaller depth meanwhile: expanded again at its end.
         state = CASE WHEN @stop::text = '' THEN 'leased' WHEN reexpand THEN 'pending' ELSE 'done' END,
-        reason = NULLIF(@stop::text, ''),
+        reason = NULLIF(@stop::text, ''), outcome = NULLIF(@outcome::text, '')::crawl.task_outcome,
         lease_expires_at = CASE WHEN @stop::text <> '' THEN NULL
             WHEN lease_expires_at < now() + @ttl::interval / 2 THEN now() + @ttl::interval
             ELSE lease_expires_at END,
@@ -141,13 +142,13 @@ FROM l WHERE t.id = l.id
 RETURNING t.id;
 
 -- name: FinishTask
--- Ends a lease as failed or skipped with a reason.
+-- Ends a lease as failed or skipped with an outcome and a reason.
 WITH o AS (
     SELECT id, run_id, credits_held FROM crawl.tasks
     WHERE id = @id AND lease_token = @token AND state = 'leased'
     FOR UPDATE
 ), ended AS (
-    UPDATE crawl.tasks t SET state = @state, reason = @reason, lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
+    UPDATE crawl.tasks t SET state = @state, reason = @reason, outcome = @outcome::text::crawl.task_outcome, lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
     FROM o WHERE t.id = o.id
     RETURNING o.run_id, o.credits_held AS held
 ), given AS (
@@ -202,5 +203,5 @@ SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'failed';
 -- name: RetryFailedTasks
 -- Puts failed tasks back to pending. A list keeps its cursor and page count,
 -- so it resumes at the page that failed.
-UPDATE crawl.tasks SET state = 'pending', reason = NULL, finished_at = NULL, updated_at = now()
+UPDATE crawl.tasks SET state = 'pending', reason = NULL, outcome = NULL, finished_at = NULL, updated_at = now()
 WHERE run_id = @run_id AND state = 'failed';
