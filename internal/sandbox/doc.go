@@ -7,6 +7,13 @@
 // sharing a struct. Its world, tokens, faults and debug endpoints are
 // documented in docs/sandbox.md; `crawler sandbox --help` lists its flags.
 //
+// It is built of packages, one idea each: world (the world and its truth,
+// answered once as values), contract and real (each dialect reads its
+// parameters and encodes the world's answers), faults (the 429 bucket, the
+// 402 balance, the seeded and scripted faults) and api (what every request
+// shares). This package assembles them: Config, the server's chain, usage
+// and arrivals.
+//
 // # Churn worlds
 //
 // Config.Churn = ChurnHeavyTail (`crawler sandbox --churn heavytail`)
@@ -35,7 +42,7 @@
 //     short-video endpoints, /v1/instagram/profile, /user/embed and
 //     /user/highlight/detail, and /v2/instagram/post/comments,
 //     /reels/search and /media/transcript, and the real service's own
-//     content endpoints (real_content.go: a creator's videos, posts, reels,
+//     content endpoints (real/content.go: a creator's videos, posts, reels,
 //     comments' replies, transcripts, highlights; the contract preset has
 //     none). Any other path is 404.
 //     /v1/tiktok/videos/popular is retired: 400, not billed.
