@@ -34,9 +34,9 @@
 // Config.Preset = PresetScrapeCreators (`crawler sandbox --preset
 // scrapecreators`) serves the same world in the real service's dialect, as
 // docs/upstream.md and the vendor's sample responses describe it. The same
-// job stores the same entities in both presets: every answer is derived
-// from the contract's generators (same handles, ids, counts, videos, songs,
-// comments, reels). What differs:
+// job stores the same entities in both presets: the world answers once
+// (same handles, ids, counts, videos, songs, comments, reels) and each
+// dialect encodes it. What differs:
 //
 //   - Paths are at the root, with no /api: /v1/tiktok/<suffix> for the
 //     short-video endpoints, /v1/instagram/profile, /user/embed and
