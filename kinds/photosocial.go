@@ -1,11 +1,8 @@
 package kinds
 
 import (
-	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/socialcrawl/crawler/internal/db"
 
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
@@ -33,14 +30,11 @@ type PhotoSocialSeeds struct {
 const KindPSProfile = "photosocial.profile"
 
 var _ = register(&Kind{
-	Name:  KindPSProfile,
-	Seeds: seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
-	Call:  byKey(sources.PSProfileCall, mapPSProfile),
-	Fresh: &FreshRule{Expand: storedPSProfile},
-	Reexpand: func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-		children, _, err := storedPSProfile(ctx, q, j, t)
-		return children, err
-	},
+	Name:     KindPSProfile,
+	Seeds:    seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
+	Call:     byKey(sources.PSProfileCall, mapPSProfile),
+	Fresh:    &FreshRule{Expand: storedPSProfile},
+	Reexpand: reexpandBy(storedPSProfile),
 })
 
 func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*Result, error) {

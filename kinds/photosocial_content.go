@@ -224,14 +224,11 @@ func storedProfileReels(ctx context.Context, q db.Querier, j Job, t *Task) ([]Ne
 const KindPSPost = "photosocial.post"
 
 var _ = register(&Kind{
-	Name:  KindPSPost,
-	Seeds: seedsOf("seeds.photosocial.media", checkPostURL, asIsTasks),
-	Call:  byKey(sources.PSPostCall, mapPSPost),
-	Fresh: &FreshRule{Expand: storedPost},
-	Reexpand: func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-		children, _, err := storedPost(ctx, q, j, t)
-		return children, err
-	},
+	Name:     KindPSPost,
+	Seeds:    seedsOf("seeds.photosocial.media", checkPostURL, asIsTasks),
+	Call:     byKey(sources.PSPostCall, mapPSPost),
+	Fresh:    &FreshRule{Expand: storedPost},
+	Reexpand: reexpandBy(storedPost),
 })
 
 func mapPSPost(m *mapper, t *Task, d *sources.PSPostDetail) (*Result, error) {

@@ -41,6 +41,26 @@ type Fetch struct {
 // run t.RunID stored, at t's depth (Kind.Reexpand).
 type ReexpandFunc func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
 
+// expandFunc is a FreshRule's Expand.
+type expandFunc = func(ctx context.Context, q db.Querier, j Job, t *Task) (children []NewTask, ok bool, err error)
+
+// reexpandBy is the Reexpand of a kind whose fresh rule's expansion from
+// stored data also serves a task found again closer to a seed.
+func reexpandBy(expand expandFunc) ReexpandFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		children, _, err := expand(ctx, q, j, t)
+		return children, err
+	}
+}
+
+// always is the expansion of a kind whose children do not depend on its
+// answer: children(j, t), whatever was stored.
+func always(children func(j Job, t *Task) []NewTask) expandFunc {
+	return func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
+		return children(j, t), true, nil
+	}
+}
+
 // SeenFunc counts the entries of a fetched list page that earlier runs
 // stored (stop_at_seen), and the page's entries; declared by kinds of
 // lists returned newest first.

@@ -51,11 +51,8 @@ var _ = register(&Kind{
 		}
 		return sources.SVProfileCall(t.Key)
 	}, mapSVProfile),
-	Fresh: &FreshRule{Expand: storedSVProfile},
-	Reexpand: func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-		children, _, err := storedSVProfile(ctx, q, j, t)
-		return children, err
-	},
+	Fresh:    &FreshRule{Expand: storedSVProfile},
+	Reexpand: reexpandBy(storedSVProfile),
 })
 
 // storedSVProfile expands a fresh profile as fetchSVProfile would, from
@@ -586,13 +583,9 @@ var _ = register(&Kind{
 		}
 		return ""
 	}), asIsTasks),
-	Call: byKey(sources.SVSongCall, mapSVSong),
-	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
-		return songLists(j, t), true, nil
-	}},
-	Reexpand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, error) {
-		return songLists(j, t), nil
-	},
+	Call:     byKey(sources.SVSongCall, mapSVSong),
+	Fresh:    &FreshRule{Expand: always(songLists)},
+	Reexpand: reexpandBy(always(songLists)),
 })
 
 // songLists are the tasks a song makes whatever its answer: its videos

@@ -107,15 +107,11 @@ func storedProfileVideos(ctx context.Context, q db.Querier, j Job, t *Task) ([]N
 const KindSVVideo = "shortvideo.video"
 
 var _ = register(&Kind{
-	Name:  KindSVVideo,
-	Seeds: seedsOf("seeds.shortvideo.videos", checkVideoURL, asIsTasks),
-	Call:  byKey(sources.SVVideoCall, mapSVVideo),
-	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
-		return videoSeedLists(j, t), true, nil
-	}},
-	Reexpand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, error) {
-		return videoSeedLists(j, t), nil
-	},
+	Name:     KindSVVideo,
+	Seeds:    seedsOf("seeds.shortvideo.videos", checkVideoURL, asIsTasks),
+	Call:     byKey(sources.SVVideoCall, mapSVVideo),
+	Fresh:    &FreshRule{Expand: always(videoSeedLists)},
+	Reexpand: reexpandBy(always(videoSeedLists)),
 })
 
 // videoSeedLists are the tasks a video seed makes whatever its answer: its

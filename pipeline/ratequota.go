@@ -197,21 +197,13 @@ func (s *quotaShare) sync(ctx context.Context) error {
 }
 
 func (s *quotaShare) beat(ctx context.Context) {
-	t := time.NewTicker(quotaBeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.kick:
-		}
+	every(ctx, quotaBeat, s.kick, func() {
 		if err := s.sync(ctx); err != nil && ctx.Err() == nil {
 			// The database is away: the last view stands; the heartbeat
 			// lapses and the others count this process out meanwhile.
 			s.log.Debug("shared quota heartbeat failed", "err", err)
 		}
-	}
+	})
 }
 
 var ratePause = db.Prepare[ratePauseParams]("RatePause")

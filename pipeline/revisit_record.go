@@ -104,22 +104,14 @@ func (l *visitLog) take() []int64 {
 
 func (l *visitLog) loop(ctx context.Context) {
 	defer close(l.done)
-	tick := time.NewTicker(recordEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-l.kick:
-		}
+	every(ctx, recordEvery, l.kick, func() {
 		for ids := l.take(); len(ids) > 0 && ctx.Err() == nil; ids = l.take() {
 			// A visit not recorded now is recorded at the run's end.
 			if err := l.record(ctx, ids); err != nil && ctx.Err() == nil {
 				l.log.Warn("could not record what the run saw of the items it revisits; its end will", "err", err)
 			}
 		}
-	}
+	})
 }
 
 func (l *visitLog) record(ctx context.Context, ids []int64) error {

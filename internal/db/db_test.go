@@ -73,6 +73,63 @@ func TestLoadRejectsDuplicatesAndEmptyQueries(t *testing.T) {
 	}
 }
 
+// A family of statements is written once, as a template of its file,
+// and each query of it names the template and its values.
+func TestLoadExpandsTemplates(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{"queries/a.sql": {Data: []byte(`-- template: Del
+-- why the family exists
+DELETE FROM {{.table}} WHERE {{range list .key}}{{.}} = @{{.}} AND {{end}}run_id = @run_id;
+
+-- name: DelA
+-- from: Del table=x.a key=k
+-- name: DelB
+-- the comments of a query stay its own
+-- from: Del table=x.b key=k,j
+-- name: DelC
+-- from: Del table=x.c key=
+`)}}
+	qs, err := load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for name, q := range qs {
+		got[name] = fmt.Sprintf("%q %v", q.SQL, q.Params)
+	}
+	want := map[string]string{
+		"DelA": `"\nDELETE FROM x.a WHERE k = $1 AND run_id = $2;" [k run_id]`,
+		"DelB": `"\nDELETE FROM x.b WHERE k = $1 AND j = $2 AND run_id = $3;" [k j run_id]`,
+		"DelC": `"\nDELETE FROM x.c WHERE run_id = $1;" [run_id]`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
+
+func TestLoadRejectsBadTemplates(t *testing.T) {
+	t.Parallel()
+	const tmpl = "-- template: T\nSELECT * FROM {{.table}};\n"
+	for name, text := range map[string]string{
+		"no template U in its file":        tmpl + "-- name: X\n-- from: U table=a\n",
+		"has both SQL and a from: line":    tmpl + "-- name: X\n-- from: T table=a\nSELECT 1;\n",
+		`map has no entry for key "table"`: tmpl + "-- name: X\n-- from: T tabel=a\n",
+		`"table" is not key=value`:         tmpl + "-- name: X\n-- from: T table\n",
+		"template T is defined twice":      tmpl + tmpl + "-- name: X\n-- from: T table=a\n",
+		"template T: template: T:1:":       "-- template: T\nSELECT {{.table;\n-- name: X\nSELECT 1;\n",
+	} {
+		_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(text)}})
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("err = %v, want it to say %q", err, name)
+		}
+	}
+	// A template serves its own file only.
+	_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(tmpl)}, "queries/b.sql": {Data: []byte("-- name: X\n-- from: T table=a\n")}})
+	if err == nil || !strings.Contains(err.Error(), "b.sql: query X: no template T") {
+		t.Errorf("a template of another file: err = %v", err)
+	}
+}
+
 // mustPanic runs f and returns its panic message, failing t if it did not
 // panic.
 func mustPanic(t *testing.T, f func()) (msg string) {

@@ -165,17 +165,21 @@ SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELE
        coalesce((SELECT key FROM page ORDER BY kind DESC, key DESC LIMIT 1), '');
 
 
--- name: PrunePages
--- The page archive of the runs: crawler replay of a pruned run is no longer possible.
+-- template: PruneRunRows
+-- The rows of table .table of the runs @run_ids.
 WITH doomed AS (
-    SELECT s.ctid FROM crawl.pages s
+    SELECT s.ctid FROM {{.table}} s
     WHERE s.run_id = ANY(@run_ids::bigint[])
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM crawl.pages WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM {{.table}} WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
 SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+
+-- name: PrunePages
+-- The page archive of the runs: crawler replay of a pruned run is no longer possible.
+-- from: PruneRunRows table=crawl.pages
 
 -- name: PruneSamples
 -- The runs' progress samples but each run's latest, which crawler runs reads
@@ -193,52 +197,20 @@ SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELE
 
 -- name: PruneRevisitPlan
 -- The runs' adaptive schedules (their totals stay in crawl.runs.revisit).
-WITH doomed AS (
-    SELECT s.ctid FROM crawl.revisit_plan s
-    WHERE s.run_id = ANY(@run_ids::bigint[])
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM crawl.revisit_plan WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneRunRows table=crawl.revisit_plan
 
 -- name: PruneResponseKeys
 -- The sampled shape of the runs' answers (status and report compare the
 -- latest runs').
-WITH doomed AS (
-    SELECT s.ctid FROM crawl.response_keys s
-    WHERE s.run_id = ANY(@run_ids::bigint[])
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM crawl.response_keys WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneRunRows table=crawl.response_keys
 
 -- name: PruneRateMembers
 -- The heartbeats of the processes that worked on the runs.
-WITH doomed AS (
-    SELECT s.ctid FROM crawl.rate_members s
-    WHERE s.run_id = ANY(@run_ids::bigint[])
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM crawl.rate_members WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneRunRows table=crawl.rate_members
 
 -- name: PruneRateQuota
 -- The runs' shared quota estimates.
-WITH doomed AS (
-    SELECT s.ctid FROM crawl.rate_quota s
-    WHERE s.run_id = ANY(@run_ids::bigint[])
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM crawl.rate_quota WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneRunRows table=crawl.rate_quota
 
 -- With --snapshots: the per-run rows of the data tables (snapshots,
 -- rankings, live status) of run @run_id, and the rows earlier prunes kept
@@ -252,222 +224,57 @@ SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELE
 -- same; growth between pruned runs goes. Each batch reads the run's rows
 -- and, by their keys, the earlier runs' rows of the same keys.
 
--- name: PruneUserSnapshots
--- shortvideo.user_snapshots: rows of run @run_id and, of its accounts, of runs @earlier that a later row supersedes.
+-- template: PruneSnapshotRows
+-- Table .table, keyed by the columns .key (none: one list a run): rows of
+-- run @run_id and, of its keys, of runs @earlier that a later row
+-- supersedes.
 WITH live AS (
     SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
 ), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.user_snapshots p
-    JOIN shortvideo.user_snapshots s ON s.unique_id = p.unique_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.user_snapshots q ON q.run_id = w.run_id AND q.unique_id = p.unique_id WHERE w.run_id < @run_id)))
+    SELECT DISTINCT s.ctid FROM {{.table}} p
+    JOIN {{.table}} s ON {{range list .key}}s.{{.}} = p.{{.}} AND {{end}}(s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
+        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN {{.table}} q ON q.run_id = w.run_id{{range list .key}} AND q.{{.}} = p.{{.}}{{end}} WHERE w.run_id < @run_id)))
     CROSS JOIN live
     WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.user_snapshots n
-        WHERE n.unique_id = s.unique_id AND n.run_id > s.run_id
+        SELECT 1 FROM {{.table}} n
+        WHERE {{range list .key}}n.{{.}} = s.{{.}} AND {{end}}n.run_id > s.run_id
           AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
     LIMIT @lim::bigint
 ), gone AS (
-    DELETE FROM shortvideo.user_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
+    DELETE FROM {{.table}} WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1
 )
 SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+
+-- name: PruneUserSnapshots
+-- from: PruneSnapshotRows table=shortvideo.user_snapshots key=unique_id
 
 -- name: PruneVideoSnapshots
--- shortvideo.video_snapshots: rows of run @run_id and, of its videos, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.video_snapshots p
-    JOIN shortvideo.video_snapshots s ON s.video_id = p.video_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.video_snapshots q ON q.run_id = w.run_id AND q.video_id = p.video_id WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.video_snapshots n
-        WHERE n.video_id = s.video_id AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM shortvideo.video_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=shortvideo.video_snapshots key=video_id
 
 -- name: PruneHashtagSnapshots
--- shortvideo.hashtag_snapshots: rows of run @run_id and, of its hashtags, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.hashtag_snapshots p
-    JOIN shortvideo.hashtag_snapshots s ON s.name = p.name AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.hashtag_snapshots q ON q.run_id = w.run_id AND q.name = p.name WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.hashtag_snapshots n
-        WHERE n.name = s.name AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM shortvideo.hashtag_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=shortvideo.hashtag_snapshots key=name
 
 -- name: PruneSongSnapshots
--- shortvideo.song_snapshots: rows of run @run_id and, of its songs, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.song_snapshots p
-    JOIN shortvideo.song_snapshots s ON s.song_id = p.song_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.song_snapshots q ON q.run_id = w.run_id AND q.song_id = p.song_id WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.song_snapshots n
-        WHERE n.song_id = s.song_id AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM shortvideo.song_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=shortvideo.song_snapshots key=song_id
 
 -- name: PruneLiveStatus
--- shortvideo.live_status: rows of run @run_id and, of its accounts, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.live_status p
-    JOIN shortvideo.live_status s ON s.unique_id = p.unique_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.live_status q ON q.run_id = w.run_id AND q.unique_id = p.unique_id WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.live_status n
-        WHERE n.unique_id = s.unique_id AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM shortvideo.live_status WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=shortvideo.live_status key=unique_id
 
 -- name: PruneSearchResults
--- shortvideo.search_results: rows of run @run_id and, of its searchs, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.search_results p
-    JOIN shortvideo.search_results s ON s.search_kind = p.search_kind AND s.query_key = p.query_key AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.search_results q ON q.run_id = w.run_id AND q.search_kind = p.search_kind AND q.query_key = p.query_key WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.search_results n
-        WHERE n.search_kind = s.search_kind AND n.query_key = s.query_key AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM shortvideo.search_results WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=shortvideo.search_results key=search_kind,query_key
 
 -- name: PruneFeedEntries
--- shortvideo.feed_entries: rows of run @run_id and, of its feeds, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.feed_entries p
-    JOIN shortvideo.feed_entries s ON s.feed = p.feed AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.feed_entries q ON q.run_id = w.run_id AND q.feed = p.feed WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.feed_entries n
-        WHERE n.feed = s.feed AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM shortvideo.feed_entries WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=shortvideo.feed_entries key=feed
 
 -- name: PrunePopularCreators
--- shortvideo.popular_creators: rows of run @run_id and, of its lists, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM shortvideo.popular_creators p
-    JOIN shortvideo.popular_creators s ON (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN shortvideo.popular_creators q ON q.run_id = w.run_id WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM shortvideo.popular_creators n
-        WHERE n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM shortvideo.popular_creators WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=shortvideo.popular_creators key=
 
 -- name: PruneProfileSnapshots
--- photosocial.profile_snapshots: rows of run @run_id and, of its accounts, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM photosocial.profile_snapshots p
-    JOIN photosocial.profile_snapshots s ON s.username = p.username AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN photosocial.profile_snapshots q ON q.run_id = w.run_id AND q.username = p.username WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM photosocial.profile_snapshots n
-        WHERE n.username = s.username AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM photosocial.profile_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=photosocial.profile_snapshots key=username
 
 -- name: PruneReelSnapshots
--- photosocial.reel_snapshots: rows of run @run_id and, of its reels, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM photosocial.reel_snapshots p
-    JOIN photosocial.reel_snapshots s ON s.reel_id = p.reel_id AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN photosocial.reel_snapshots q ON q.run_id = w.run_id AND q.reel_id = p.reel_id WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM photosocial.reel_snapshots n
-        WHERE n.reel_id = s.reel_id AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM photosocial.reel_snapshots WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=photosocial.reel_snapshots key=reel_id
 
 -- name: PruneReelSearchResults
--- photosocial.reel_search_results: rows of run @run_id and, of its searchs, of runs @earlier that a later row supersedes.
-WITH live AS (
-    SELECT coalesce(array_agg(id), '{}') AS ids FROM crawl.runs WHERE state = 'running'
-), doomed AS (
-    SELECT DISTINCT s.ctid FROM photosocial.reel_search_results p
-    JOIN photosocial.reel_search_results s ON s.query_key = p.query_key AND (s.run_id = p.run_id OR (s.run_id = ANY(@earlier::bigint[]) AND NOT EXISTS (
-        SELECT 1 FROM unnest(@work::bigint[]) w(run_id) JOIN photosocial.reel_search_results q ON q.run_id = w.run_id AND q.query_key = p.query_key WHERE w.run_id < @run_id)))
-    CROSS JOIN live
-    WHERE p.run_id = @run_id AND EXISTS (
-        SELECT 1 FROM photosocial.reel_search_results n
-        WHERE n.query_key = s.query_key AND n.run_id > s.run_id
-          AND NOT EXISTS (SELECT 1 FROM unnest(live.ids) l WHERE l > s.run_id AND l <= n.run_id))
-    LIMIT @lim::bigint
-), gone AS (
-    DELETE FROM photosocial.reel_search_results WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
-    RETURNING 1
-)
-SELECT CASE WHEN @dry_run::boolean THEN (SELECT count(*) FROM doomed) ELSE (SELECT count(*) FROM gone) END;
+-- from: PruneSnapshotRows table=photosocial.reel_search_results key=query_key

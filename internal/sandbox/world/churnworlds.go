@@ -1,6 +1,9 @@
-package sandbox
+package world
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Churn worlds whose follow lists change the way real ones are seen to,
 // and the heavytail world never does: rates spread log-normally (no
@@ -24,6 +27,9 @@ const (
 // churnWorlds are the Config.Churn values whose accounts follow churn laws
 // (every one but ChurnLinear).
 var churnWorlds = []string{ChurnHeavyTail, ChurnBursts, ChurnDrift}
+
+// IsChurnWorld reports whether churn is one of the churn worlds.
+func IsChurnWorld(churn string) bool { return slices.Contains(churnWorlds, churn) }
 
 // Log-normal rates of the bursts and drift worlds: followersStill accounts
 // in 1000 gain no follower of their own; the others exp(N(mu, sigma))

@@ -1,10 +1,7 @@
-package sandbox
+package world
 
 import (
-	"bytes"
 	"math"
-	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -24,52 +21,6 @@ func burstingHandle(t *testing.T, prefix string, from, to int64) (string, int64)
 	}
 	t.Fatalf("no %s... handle bursts in days %d-%d", prefix, from, to)
 	return "", 0
-}
-
-// In the bursts and drift worlds the lists served are the truth, day after
-// day, and at day 0 they are the linear world's.
-func TestChurnWorldsServedIsTruth(t *testing.T) {
-	t.Parallel()
-	const day, pageSize = 20, 97
-	burst, _ := burstingHandle(t, "sv", 5, 15)
-	for _, churn := range []string{ChurnBursts, ChurnDrift} {
-		srv := setup(t, Config{Churn: churn, WorldTime: day, PageSize: pageSize})
-		for _, h := range []string{burst, "acct_f120_g30", "plain7", "acct_f5_g2_r3"} {
-			tr, err := ChurnTruthIn(churn, h, day)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := srv.walk(t, walkSpec{path: "/shortvideo/user/followers", params: "secUid=" + url.QueryEscape(secUIDOf(h)), list: "followers", idOf: "uniqueId"})
-			if !slices.Equal(got, tr.Followers) || tr.FollowerCount != int64(len(tr.Followers)) {
-				t.Errorf("%s %s: served %d followers, truth %d (count %d)", churn, h, len(got), len(tr.Followers), tr.FollowerCount)
-			}
-			m := srv.getOK(t, "/shortvideo/profile", "handle="+url.QueryEscape(h))
-			if n := num(t, field(m, "stats.followerCount")); n != tr.FollowerCount {
-				t.Errorf("%s %s: followerCount %d, truth %d", churn, h, n, tr.FollowerCount)
-			}
-			// Day by day, the arrivals add up to the list.
-			var arrived int64
-			for d := int64(1); d <= day; d++ {
-				ch, err := ChurnChangesIn(churn, h, d-1, d)
-				if err != nil {
-					t.Fatal(err)
-				}
-				arrived += ch.FollowersArrived
-			}
-			whole, _ := ChurnChangesIn(churn, h, 0, day)
-			if arrived != whole.FollowersArrived {
-				t.Errorf("%s %s: %d arrivals day by day, %d at once", churn, h, arrived, whole.FollowersArrived)
-			}
-		}
-		linear, zero := setup(t, Config{}), setup(t, Config{Churn: churn})
-		for _, q := range []string{"secUid=" + secUIDOf("plain7") + "&cursor=20", "secUid=" + secUIDOf(burst)} {
-			_, a := linear.get(t, "/shortvideo/user/followers", q)
-			_, b := zero.get(t, "/shortvideo/user/followers", q)
-			if !bytes.Equal(a, b) {
-				t.Errorf("%s differs from the linear world at day 0: %s", churn, q)
-			}
-		}
-	}
 }
 
 // The worlds' laws: log-normal base rates (about 40% still, median 0.5 a

@@ -1,23 +1,26 @@
-package sandbox
+package world
 
 import "math/bits"
 
-// window is one page of a list: items [start, end), next is the cursor
-// returned (the offset just past the last item returned), more is hasMore.
-type window struct {
-	start, end, next int64
-	more             bool
+// Window is one page of a list: items [Start, End), Next is the cursor
+// returned (the offset just past the last item returned), More is hasMore.
+type Window struct {
+	Start, End, Next int64
+	More             bool
 }
 
-// paginate cuts a list of total items at offset. An offset past the end is
+// Paginate cuts a list of total items at offset. An offset past the end is
 // accepted and gives an empty last page whose cursor is that offset.
-func paginate(offset, total, size int64) window {
+func Paginate(offset, total, size int64) Window {
 	if offset >= total {
-		return window{start: offset, end: offset, next: offset}
+		return Window{Start: offset, End: offset, Next: offset}
 	}
 	end := min(offset+size, total)
-	return window{start: offset, end: end, next: end, more: end < total}
+	return Window{Start: offset, End: end, Next: end, More: end < total}
 }
+
+// Len is the number of items of the page.
+func (win Window) Len() int64 { return win.End - win.Start }
 
 // permutation reorders [0, n) for the keyword search filters in O(1) per
 // item, so a page of a huge result set stays cheap: a 4-round Feistel

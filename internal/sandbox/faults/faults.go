@@ -1,4 +1,4 @@
-package sandbox
+package faults
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
 // HangMaxDefault is how long a hang holds a request when Faults.HangMax is
@@ -67,15 +69,18 @@ type Faults struct {
 	Script map[string][]int
 }
 
-func (f Faults) withDefaults() Faults {
+// WithDefaults is f with its defaults (HangMax).
+func (f Faults) WithDefaults() Faults {
 	if f.HangMax == 0 {
 		f.HangMax = HangMaxDefault
 	}
 	return f
 }
 
-// validate checks f; name prefixes the field names in the messages.
-func (f Faults) validate(name string) error {
+// Validate checks f; name prefixes the field names in the messages, and
+// known says which paths are endpoints (of either dialect) a script may
+// name.
+func (f Faults) Validate(name string, known func(path string) bool) error {
 	for _, r := range []struct {
 		field string
 		v     float64
@@ -95,10 +100,8 @@ func (f Faults) validate(name string) error {
 			return fmt.Errorf("sandbox: %s.%s must not be negative, got %v", name, d.field, d.v)
 		}
 	}
-	known := (&world{}).endpoints()
 	for _, path := range slices.Sorted(maps.Keys(f.Script)) {
-		_, contract := known[path]
-		if _, real := realRoutes[path]; !contract && !real {
+		if !known(path) {
 			return fmt.Errorf("sandbox: %s.Script: %q is not an endpoint path (the path after /api, e.g. \"/shortvideo/profile\", or a real preset path, e.g. \"/v1/tiktok/profile\")", name, path)
 		}
 		for i, st := range f.Script[path] {
@@ -194,7 +197,7 @@ func (b *faultBox) draw(key, path, rawQuery string) decision {
 	}
 	var n int64
 	if f.random() {
-		h := hashOf("attempt", key, path, rawQuery)
+		h := world.Hash("attempt", key, path, rawQuery)
 		b.attempts[h]++
 		n = b.attempts[h]
 	}
@@ -203,7 +206,7 @@ func (b *faultBox) draw(key, path, rawQuery string) decision {
 	d := decision{delay: f.Latency, hangMax: f.HangMax}
 	seed, ns := strconv.FormatInt(f.Seed, 10), strconv.FormatInt(n, 10)
 	if f.LatencyJitter > 0 {
-		d.delay += time.Duration(hashOf("fault.latency", seed, key, path, rawQuery, ns) % uint64(f.LatencyJitter))
+		d.delay += time.Duration(world.Hash("fault.latency", seed, key, path, rawQuery, ns) % uint64(f.LatencyJitter))
 	}
 	switch {
 	case entry == ScriptTruncate:
@@ -213,11 +216,11 @@ func (b *faultBox) draw(key, path, rawQuery string) decision {
 	case entry != ScriptNormal:
 		d.action, d.status, d.scripted = actStatus, entry, true
 	case f.ErrorRate+f.HangRate+f.TruncateRate > 0:
-		u := unit(hashOf("fault", seed, key, path, rawQuery, ns))
+		u := unit(world.Hash("fault", seed, key, path, rawQuery, ns))
 		switch {
 		case u < f.ErrorRate:
 			d.action = actStatus
-			d.status = errorStatuses[hashOf("fault.status", seed, key, path, rawQuery, ns)%uint64(len(errorStatuses))]
+			d.status = errorStatuses[world.Hash("fault.status", seed, key, path, rawQuery, ns)%uint64(len(errorStatuses))]
 		case u < f.ErrorRate+f.HangRate:
 			d.action = actHang
 		case u < f.ErrorRate+f.HangRate+f.TruncateRate:

@@ -1,10 +1,6 @@
-package sandbox
+package faults
 
 import "sync"
-
-// OutOfCreditsMessage is the message of a 402 answer, as the real service
-// words it.
-const OutOfCreditsMessage = "Looks like you're out of credits :( Top up your balance to continue."
 
 // creditBook is the credit balance of every key when credits are limited.
 // A request holds a credit from the credit check until its status is

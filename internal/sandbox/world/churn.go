@@ -1,4 +1,4 @@
-package sandbox
+package world
 
 import (
 	"cmp"
@@ -307,18 +307,18 @@ var (
 )
 
 // counter is the value of c for account a at the world's day.
-func (w *world) counter(a account, c counterLaw) int64 {
+func (w *World) counter(a Account, c counterLaw) int64 {
 	if !a.churn {
-		return w.grow("account", a.handle, c.field, c.baseMod, c.rateMod)
+		return w.grow("account", a.Handle, c.field, c.baseMod, c.rateMod)
 	}
-	return pick("account", a.handle, c.field, c.baseMod) +
-		sumDraws(hashOf("churn", a.handle, c.field), c.mix.draw(a.handle, c.field).PerDay, w.day)
+	return pick("account", a.Handle, c.field, c.baseMod) +
+		sumDraws(hashOf("churn", a.Handle, c.field), c.mix.draw(a.Handle, c.field).PerDay, w.day)
 }
 
 // counterRate is c's true rate for account a.
-func counterRate(a account, c counterLaw) ChurnRate {
+func counterRate(a Account, c counterLaw) ChurnRate {
 	if !a.churn {
-		return ChurnRate{Class: RateFixed, PerDay: float64(rate("account", a.handle, c.field, c.rateMod))}
+		return ChurnRate{Class: RateFixed, PerDay: float64(rate("account", a.Handle, c.field, c.rateMod))}
 	}
-	return c.mix.draw(a.handle, c.field)
+	return c.mix.draw(a.Handle, c.field)
 }

@@ -1,30 +1,52 @@
-package sandbox
+package world
 
 import (
 	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/api"
 )
 
-// world derives every answer from hashes of the request's entity key and an
+// World derives every answer from hashes of the request's entity key and an
 // index, so it needs no storage, costs O(page) per page and is safe for
 // concurrent use (it is never mutated after New).
-type world struct {
+type World struct {
 	pageSize int64
-	day      int64  // Config.WorldTime
-	churn    bool   // Config.Churn is a churn world (not ChurnLinear)
+	day      int64  // the world clock in days
+	churn    bool   // a churn world (not ChurnLinear)
 	laws     string // which: ChurnHeavyTail, ChurnBursts or ChurnDrift
 }
 
-// now is the world's Unix time: the start of the current world day.
-func (w *world) now() int64 { return WorldEpoch + w.day*86400 }
+// New is the world of page size pageSize at day day, changing from day to
+// day as churn (ChurnLinear or one of the churn worlds) says.
+func New(pageSize int, day int64, churn string) *World {
+	return &World{pageSize: int64(pageSize), day: day, churn: churn != ChurnLinear, laws: churn}
+}
+
+// WorldEpoch is the Unix time of day 0 of the world clock
+// (2025-01-01T00:00:00Z). "Now" in the world is WorldEpoch + day*86400.
+const WorldEpoch int64 = 1735689600
+
+// Now is the world's Unix time: the start of the current world day.
+func (w *World) Now() int64 { return WorldEpoch + w.day*86400 }
+
+// Day is the world's day.
+func (w *World) Day() int64 { return w.day }
+
+// Page cuts a list of total items at offset into a page of the world's
+// page size.
+func (w *World) Page(offset, total int64) Window { return Paginate(offset, total, w.pageSize) }
 
 // FNV-1a 64-bit constants.
 const (
 	fnvOffset uint64 = 14695981039346656037
 	fnvPrime  uint64 = 1099511628211
 )
+
+// Hash is H, the hash every answer and fault of the sandbox derives from
+// (hashOf).
+func Hash(parts ...string) uint64 { return hashOf(parts...) }
 
 // hashOf is H: FNV-1a 64 over each part followed by a NUL byte, finished
 // with mix64. The separator keeps ("ab","c") and ("a","bc") apart; mix64
@@ -67,7 +89,7 @@ func rate(kind, key, field string, mod uint64) int64 {
 
 // grow is a drifting counter: base + rate*WorldTime with
 // base = H(kind,key,field) % baseMod.
-func (w *world) grow(kind, key, field string, baseMod, rateMod uint64) int64 {
+func (w *World) grow(kind, key, field string, baseMod, rateMod uint64) int64 {
 	return pick(kind, key, field, baseMod) + rate(kind, key, field, rateMod)*w.day
 }
 
@@ -117,7 +139,7 @@ func digitsAt(lead byte, seed uint64, i int64) string {
 // the first entry added after day 0, -g*d the last one added by day d.
 // Generators take the index modulo 2^64 (handleAt) or 10^18 (digitsAt), so
 // an entry keeps its identity while the list grows in front of it.
-func (w *world) headIndex(p, g int64) int64 { return p - g*w.day }
+func (w *World) headIndex(p, g int64) int64 { return p - g*w.day }
 
 // splitTokens splits s on '_' and on any rune of extra.
 func splitTokens(s, extra string) []string {
@@ -133,7 +155,7 @@ func countToken(toks []string, letter byte) (int64, bool) {
 		if len(t) < 2 || len(t) > 16 || t[0] != letter {
 			continue
 		}
-		n, ok := parseDigits(t[1:])
+		n, ok := api.ParseDigits(t[1:])
 		if ok {
 			return n, true
 		}
@@ -155,17 +177,17 @@ func hasToken(toks []string, word string) bool {
 	return false
 }
 
-// account is the model behind a handle, shared by both platforms.
-type account struct {
-	handle    string
-	private   bool
-	business  bool
-	live      bool
+// Account is the model behind a handle, shared by both platforms.
+type Account struct {
+	Handle    string
+	Private   bool
+	Business  bool
+	Live      bool
 	endless   bool
 	loop      bool
 	emptyMore bool
-	followers int64 // list lengths at the world's day
-	following int64
+	Followers int64 // list lengths at the world's day
+	Following int64
 	// churn: the heavytail world's laws rule this account (no r<N> token).
 	churn bool
 	// The laws of the lists and the lists at the world's day.
@@ -173,29 +195,19 @@ type account struct {
 	followersList, followingList followState
 }
 
-// queriedAccount is the account named by the "handle" parameter.
-func (w *world) queriedAccount(q query) (string, account, error) {
-	h, err := q.handle("handle")
-	if err != nil {
-		return "", account{}, err
-	}
-	a, err := w.lookupAccount(h)
-	return h, a, err
-}
-
-// lookupAccount applies the handle grammar: prefix "missing" -> not found,
+// Account applies the handle grammar: prefix "missing" -> not found,
 // prefix "private" -> private, tokens f<N>, g<N>, business, live, endless,
 // loop, emptymore. Handles are case-sensitive.
-func (w *world) lookupAccount(handle string) (account, error) {
+func (w *World) Account(handle string) (Account, error) {
 	if strings.HasPrefix(handle, "missing") {
-		return account{}, notFound("account not found")
+		return Account{}, api.NotFound("account not found")
 	}
 	toks := splitTokens(handle, "")
-	a := account{
-		handle:    handle,
-		private:   strings.HasPrefix(handle, "private"),
-		business:  hasToken(toks, "business"),
-		live:      hasToken(toks, "live"),
+	a := Account{
+		Handle:    handle,
+		Private:   strings.HasPrefix(handle, "private"),
+		Business:  hasToken(toks, "business"),
+		Live:      hasToken(toks, "live"),
 		endless:   hasToken(toks, "endless"),
 		loop:      hasToken(toks, "loop"),
 		emptyMore: hasToken(toks, "emptymore"),
@@ -230,20 +242,21 @@ func (w *world) lookupAccount(handle string) (account, error) {
 	}
 	a.followersLaw, a.followingLaw = fl, gl
 	a.followersList, a.followingList = fl.at(w.day), gl.at(w.day)
-	a.followers, a.following = a.followersList.length(), a.followingList.length()
+	a.Followers, a.Following = a.followersList.length(), a.followingList.length()
 	return a, nil
 }
 
 // secUIDPrefix is what real secUids start with; the rest is the handle.
 const secUIDPrefix = "MS4wLjABAAAA"
 
-func secUIDOf(handle string) string {
+// SecUID is the secUid of handle: the prefix and the handle in base64.
+func SecUID(handle string) string {
 	return secUIDPrefix + base64.RawURLEncoding.EncodeToString([]byte(handle))
 }
 
-// handleOfSecUID inverts secUIDOf; ok is false for anything secUIDOf cannot
+// handleOfSecUID inverts SecUID; ok is false for anything SecUID cannot
 // produce from a valid handle.
-func handleOfSecUID(secUID string) (string, bool) {
+func HandleOfSecUID(secUID string) (string, bool) {
 	rest, ok := strings.CutPrefix(secUID, secUIDPrefix)
 	if !ok {
 		return "", false
@@ -255,18 +268,18 @@ func handleOfSecUID(secUID string) (string, bool) {
 	return string(b), true
 }
 
-// nickname and verified depend only on the handle, so every list that shows
+// Nickname and Verified depend only on the handle, so every list that shows
 // an account agrees with its profile.
-func nickname(handle string) string {
+func Nickname(handle string) string {
 	h := hashOf("account", handle, "nickname")
 	return firstNames[h%uint64(len(firstNames))] + " " + lastNames[(h>>32)%uint64(len(lastNames))]
 }
 
-func verified(handle string) bool { return pick("account", handle, "verified", 20) == 0 }
+func Verified(handle string) bool { return pick("account", handle, "verified", 20) == 0 }
 
-// keywordOf normalizes a search term: lower case, single spaces. Searches
+// KeywordOf normalizes a search term: lower case, single spaces. Searches
 // are case-insensitive, so "Cats" and "cats" give the same results.
-func keywordOf(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+func KeywordOf(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
 
 // searchTotal is the number of results of a search: 0 for a keyword starting
 // with "missing", N for a token n<N> (split on spaces and '_'), else
@@ -281,4 +294,4 @@ func searchTotal(kind, kw string, mod uint64) int64 {
 	return int64(hashOf("search", kind, kw) % mod)
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+var itoa = api.Itoa

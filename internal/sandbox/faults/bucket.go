@@ -1,6 +1,7 @@
-package sandbox
+package faults
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -10,8 +11,42 @@ import (
 	xrate "golang.org/x/time/rate"
 )
 
+// Retry-After modes: how a 429 announces its delay.
+const (
+	// RetryAfterSeconds sends the whole seconds until the key's bucket has a
+	// token again, rounded up, at least 1 (e.g. "Retry-After: 1").
+	RetryAfterSeconds = "seconds"
+	// RetryAfterDate sends an HTTP date (RFC 9110 IMF-fixdate) at or after
+	// the moment the bucket has a token again.
+	RetryAfterDate = "date"
+	// RetryAfterNone sends no Retry-After header, like the real service.
+	RetryAfterNone = "none"
+	// RetryAfterGarbage sends a value that is neither seconds nor a date.
+	RetryAfterGarbage = "garbage"
+)
+
+// BurstOrDefault is the bucket size for rate: burst, or ceil(rate) (at
+// least 1) when burst is 0.
+func BurstOrDefault(rate float64, burst int) int {
+	if burst != 0 || rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
+		return burst
+	}
+	return int(max(1, math.Ceil(min(rate, math.MaxInt32))))
+}
+
+// ValidateRate checks a rate and burst named rateName and burstName.
+func ValidateRate(rateName, burstName string, rate float64, burst int) error {
+	if !(rate >= 0) || math.IsInf(rate, 0) {
+		return fmt.Errorf("sandbox: %s must be a finite number >= 0 (0: no limit), got %v", rateName, rate)
+	}
+	if burst < 0 {
+		return fmt.Errorf("sandbox: %s must not be negative, got %d", burstName, burst)
+	}
+	return nil
+}
+
 // bucketBook is the token bucket of every key: rate tokens a second, at
-// most burst (>= 1 whenever rate > 0: see burstOrDefault), full at a key's
+// most burst (>= 1 whenever rate > 0: see BurstOrDefault), full at a key's
 // first request. rate 0 turns it off. Each bucket is an x/time/rate
 // Limiter driven with the sandbox's own clock (the *At methods), so tests
 // with a fake clock stay deterministic.
