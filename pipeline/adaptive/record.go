@@ -101,11 +101,6 @@ type (
 		IDs   []int64  `db:"ids"`
 		Kinds []string `db:"kinds"`
 	}
-	revisitKnownParams struct {
-		JobName string   `db:"job_name"`
-		Kinds   []string `db:"kinds"`
-		Keys    []string `db:"keys"`
-	}
 	upsertRevisitParams struct {
 		JobName     string    `db:"job_name"`
 		Kind        string    `db:"kind"`
@@ -168,7 +163,7 @@ var (
 	revisitEnded        = db.Prepare[revisitEndedParams]("RevisitEnded")
 	revisitVisits       = db.Prepare[revisitVisitsParams]("RevisitVisits")
 	lockRevisitItems    = db.Prepare[jobNameArg]("LockRevisitItems")
-	revisitKnown        = db.Prepare[revisitKnownParams]("RevisitKnown")
+	revisitKnown        = db.Prepare[itemsParams]("RevisitKnown")
 	upsertRevisit       = db.Prepare[upsertRevisitParams]("UpsertRevisitItem")
 	setListCounters     = db.Prepare[listCountersParams]("SetListCounters")
 	addRunCaptured      = db.Prepare[capturedParams]("AddRunCaptured")
@@ -288,7 +283,7 @@ func recordVisits(ctx context.Context, tx pgx.Tx, job string, runID int64, ids [
 		rate      float64
 	}
 	byItem := map[[2]string]*known{}
-	kp := revisitKnownParams{JobName: job}
+	kp := itemsParams{JobName: job}
 	for _, v := range visits {
 		kp.Kinds, kp.Keys = append(kp.Kinds, v.kind), append(kp.Keys, v.key)
 	}

@@ -72,7 +72,8 @@ type (
 		EdgeTo    []string `db:"edge_to"`
 		MaxDepth  int      `db:"max_depth"`
 	}
-	forgetParams struct {
+	// itemsParams name items of a job (crawl.revisit_items).
+	itemsParams struct {
 		JobName string   `db:"job_name"`
 		Kinds   []string `db:"kinds"`
 		Keys    []string `db:"keys"`
@@ -90,7 +91,7 @@ type (
 
 var (
 	revisitItems       = db.Prepare[revisitItemsParams]("RevisitItems")
-	forgetRevisitItems = db.Prepare[forgetParams]("ForgetRevisitItems")
+	forgetRevisitItems = db.Prepare[itemsParams]("ForgetRevisitItems")
 	revisitDecision    = db.Prepare[revisitDecisionParams]("RevisitDecision")
 	setRunRevisit      = db.Prepare[runRevisitParams]("SetRunRevisit")
 	revisitPlanTable   = pgx.Identifier{"crawl", "revisit_plan"}
@@ -321,7 +322,7 @@ func ScheduleRun(ctx context.Context, tx pgx.Tx, job *jobfile.Job, runID int64) 
 		return err
 	}
 	if len(s.Forget) > 0 {
-		f := forgetParams{JobName: job.Name}
+		f := itemsParams{JobName: job.Name}
 		for _, it := range s.Forget {
 			f.Kinds, f.Keys = append(f.Kinds, it.Kind), append(f.Keys, it.Key)
 		}
