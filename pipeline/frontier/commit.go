@@ -34,9 +34,6 @@ type PageCommit struct {
 	Outcome kinds.Outcome
 }
 
-// Drops are a page's entries that were received but not stored.
-type Drops = kinds.Drops
-
 // Commit records a fetched page: the task's advance (the cursor to
 // continue from and, when stop is not empty, the end of the task with stop
 // as its reason, and the entries the page dropped), the page's rows and the
