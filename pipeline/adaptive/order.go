@@ -31,9 +31,10 @@ import (
 // count as under way, those they ended no longer count. That view is
 // loaded when the run starts and again, at most every poll interval, when
 // a visit would be skipped: a visit is never skipped on a view older
-// than that. The credits left are creditsLeftNow's. What the estimates
-// kept and did not spend is spent by the second look (secondLook), once
-// the frontier is done. Memory: two words per scheduled item.
+// than that. The credits left are the budget's (Config.Credits). What the
+// estimates kept and did not spend is spent by the second look
+// (Revisits.SecondLook), once the frontier is done. Memory: two words per
+// scheduled item.
 type spendOrder struct {
 	runID int64
 	owner string        // lease owner prefix of this process
