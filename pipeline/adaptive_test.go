@@ -11,7 +11,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/adaptive"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -113,7 +116,7 @@ func TestAdaptivePlanCosts(t *testing.T) {
 		       ('test', 'photosocial.comments', $2, NULL, 3, 1, now() - interval '1 day', 10, 20, 5, 100)`, secUID("fast"), post); err != nil {
 		t.Fatal(err)
 	}
-	s, err := pipeline.PlanRevisits(context.Background(), b.pool, job)
+	s, err := adaptive.Plan(context.Background(), b.pool, job)
 	if err != nil || len(s.Items) != 2 {
 		t.Fatalf("plan: %+v, %v", s, err)
 	}
@@ -270,7 +273,7 @@ func TestAdaptiveSkippedProfileReexpands(t *testing.T) {
 		t.Fatalf("the profile was not skipped by the schedule: %v", b.tasks(t, runID))
 	}
 	// Then found at depth 0.
-	if err := pipeline.AddTasks(ctx, pool, runID, []pipeline.NewTask{{Kind: "shortvideo.profile", Key: "x_f30_r40", Depth: 0, Params: map[string]string{}}}); err != nil {
+	if err := frontier.AddTasks(ctx, pool, runID, []kinds.NewTask{{Kind: "shortvideo.profile", Key: "x_f30_r40", Depth: 0, Params: map[string]string{}}}); err != nil {
 		t.Fatal(err)
 	}
 	if sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID); err != nil || sum.State != "done" {
@@ -310,7 +313,7 @@ func TestAdaptiveSurprise(t *testing.T) {
 		t.Errorf("the list's surprise: %v", dump(t, pool, `SELECT key, surprise FROM crawl.revisit_items WHERE kind = 'shortvideo.followers'`))
 	}
 	ageRevisits(t, pool, 1)
-	s, err := pipeline.PlanRevisits(context.Background(), pool, b.job(t, body))
+	s, err := adaptive.Plan(context.Background(), pool, b.job(t, body))
 	if err != nil {
 		t.Fatal(err)
 	}

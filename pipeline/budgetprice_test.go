@@ -9,6 +9,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 )
 
 // The budget holds at any price: a comments list with replies costs 15
@@ -48,12 +49,12 @@ func TestBudgetHoldsAtRealPrices(t *testing.T) {
 				}()
 			}
 			for range tc.workers {
-				if err := <-errs; !errors.Is(err, pipeline.ErrBudgetExhausted) {
+				if err := <-errs; !errors.Is(err, budget.ErrExhausted) {
 					t.Errorf("run: %v; want a stop on the spent budget", err)
 				}
 			}
 			u := b.sandbox.Usage(testKey)
-			cr, err := pipeline.LoadCredits(ctx, b.pool, runID)
+			cr, err := budget.LoadCredits(ctx, b.pool, runID)
 			if err != nil {
 				t.Fatal(err)
 			}

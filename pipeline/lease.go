@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/socialcrawl/crawler/pipeline/budget"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -16,7 +18,7 @@ import (
 // statement of the lease's own first reads the previous page's commit
 // (prev), which was sent while this page was fetched.
 type pageLease struct {
-	budget *budget
+	budget *budget.Hold
 	// reserved is what the page's request in flight took of the budget
 	// (0: none): a retry whose answer was lost reuses it.
 	reserved int64
@@ -30,7 +32,7 @@ type pageLease struct {
 	bodies  *bodyHold
 
 	mu   sync.Mutex
-	page *ArchivedPage
+	page *frontier.ArchivedPage
 }
 
 // bodyHold is a page's hold on the in-flight body budget, apart from its
@@ -55,12 +57,12 @@ func (l *pageLease) awaitPrev() func() error {
 
 // Reserve reserves the credits of the request about to be sent.
 func (l *pageLease) Reserve(ctx context.Context, _ string, credits int) error {
-	return l.budget.reserve(ctx, &l.reserved, int64(credits), l.awaitPrev())
+	return l.budget.Reserve(ctx, &l.reserved, int64(credits), l.awaitPrev())
 }
 
 // Settle notes what the answer cost, for the budget to post.
 func (l *pageLease) Settle(_ context.Context, o sources.Outcome) {
-	l.budget.settle(&l.reserved, o)
+	l.budget.Settle(&l.reserved, o)
 }
 
 // Hold keeps a body counted against the in-flight budget until the page's
@@ -91,14 +93,14 @@ func (l *pageLease) Body(endpoint, query string, body []byte) {
 	if !l.archive {
 		return
 	}
-	p := &ArchivedPage{Endpoint: endpoint, Query: query, Body: zenc.EncodeAll(body, nil), Size: len(body)}
+	p := frontier.NewArchivedPage(endpoint, query, body)
 	l.mu.Lock()
 	l.page = p
 	l.mu.Unlock()
 }
 
 // archived is the body recorded for the archive (nil: none).
-func (l *pageLease) archived() *ArchivedPage {
+func (l *pageLease) archived() *frontier.ArchivedPage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.page

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -31,7 +33,7 @@ func TestOutcomesDeclaredOnce(t *testing.T) {
 	var decl []string
 	for _, o := range kinds.Outcomes() {
 		decl = append(decl, string(o))
-		if s := o.State(); s != StateDone && s != StateSkipped && s != StateFailed {
+		if s := o.State(); s != frontier.StateDone && s != frontier.StateSkipped && s != frontier.StateFailed {
 			t.Errorf("outcome %s: state %q is not one a task ends in", o, s)
 		}
 		if !strings.Contains(comment, string(o)+": ") {
@@ -107,7 +109,7 @@ func TestStatementsReadOutcomeNotReason(t *testing.T) {
 	// Found again closer to a seed: the profiles skipped as fresh or by the
 	// schedule are expanded again (from stored data), the one not found is
 	// not, whatever its reason says.
-	if err := AddTasks(ctx, pool, 3, []NewTask{{Kind: "shortvideo.profile", Key: "fresh"}, {Kind: "shortvideo.profile", Key: "sched"},
+	if err := frontier.AddTasks(ctx, pool, 3, []kinds.NewTask{{Kind: "shortvideo.profile", Key: "fresh"}, {Kind: "shortvideo.profile", Key: "sched"},
 		{Kind: "shortvideo.profile", Key: "gone"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +130,9 @@ func TestStatementsReadOutcomeNotReason(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT array_agg(id ORDER BY key) FROM crawl.tasks WHERE run_id = 4`).Scan(&ids); err != nil {
 		t.Fatal(err)
 	}
+	f := frontier.NewFrontier(pool, "o", time.Hour)
 	for i, id := range ids {
-		if _, err := endReexpand.Exec(ctx, pool, endReexpandParams{ID: id, Token: int64(11 + i)}); err != nil {
+		if err := f.EndReexpand(ctx, 4, &frontier.Task{Task: kinds.Task{ID: id}, Token: int64(11 + i)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

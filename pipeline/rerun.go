@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 )
 
 // The same command is safe to rerun: `crawler run JOB` continues the job's
@@ -212,8 +213,8 @@ func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 				return fmt.Errorf("resume run %d: %w", prev.ID, err)
 			}
 			if job.Limits.MaxCredits != nil {
-				if _, err := setMaxCredits.Exec(ctx, tx, maxCreditsParams{RunID: prev.ID, MaxCredits: job.Limits.MaxCredits}); err != nil {
-					return fmt.Errorf("set max_credits of run %d: %w", prev.ID, err)
+				if err := budget.SetMaxCredits(ctx, tx, prev.ID, job.Limits.MaxCredits); err != nil {
+					return err
 				}
 			}
 			return nil

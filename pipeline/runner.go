@@ -18,8 +18,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/loop"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/adaptive"
+	"github.com/socialcrawl/crawler/pipeline/budget"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
+	"github.com/socialcrawl/crawler/pipeline/quota"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -107,8 +112,8 @@ type crawl struct {
 	job      *jobfile.Job
 	runID    int64
 	client   *sources.Client
-	budget   *budget
-	frontier *Frontier
+	budget   *budget.Hold
+	frontier *frontier.Frontier
 	log      *slog.Logger
 	wake     chan struct{}
 	pages    atomic.Int64
@@ -128,12 +133,11 @@ type crawl struct {
 	// it, and taking the task over would buy its page again.
 	heldMu sync.Mutex
 	held   map[int64]heldTask
-	// committer groups the page commits of all the tasks (committer.go).
-	committer *committer
-	// order is an adaptive run's schedule, spent in its order; visits
-	// records what the run sees of the items it revisits (revisit*.go).
-	order  *spendOrder
-	visits *visitLog
+	// committer groups the page commits of all the tasks.
+	committer *frontier.Committer
+	// revisits record what the run sees of the items it revisits, and
+	// apply an adaptive run's schedule.
+	revisits *adaptive.Revisits
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -158,18 +162,12 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		opts:     opts,
 		job:      job,
 		runID:    runID,
-		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
+		frontier: frontier.NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
 		wake:     make(chan struct{}, 1),
 		mon:      monitorState{started: time.Now()},
 		held:     map[int64]heldTask{},
 	}
-	// A reservation held by a live lease settles within its request's
-	// retries, or comes back when the lease expires: the wait for one is
-	// bounded well beyond both.
-	b := &budget{pool: opts.Pool, runID: runID, owner: opts.Owner, retry: c.retryDB, log: c.log,
-		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
-	c.budget = b
 	// Credits, bodies and the archive are each page's lease's (pageLease);
 	// the process watches every outcome.
 	cfg := opts.Client
@@ -179,8 +177,8 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		return nil, err
 	}
 	c.client = client
-	// The processes on this run share the key's quota (ratequota.go).
-	stopShare := startQuotaShare(ctx, opts.Pool, runID, opts.Owner, client, c.inProgress, c.log)
+	// The processes on this run share the key's quota.
+	stopShare := quota.Start(ctx, opts.Pool, runID, opts.Owner, client, c.inProgress, c.log)
 	defer stopShare()
 
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -202,10 +200,16 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	c.stop = stopRun
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
-	c.committer = newCommitter(work, opts.Pool, runID, c.frontier)
-	b.stopping = gctx.Done()
+	c.committer = frontier.NewCommitter(work, opts.Pool, runID, c.frontier)
+	// A reservation held by a live lease settles within its request's
+	// retries, or comes back when the lease expires: the wait for one is
+	// bounded well beyond both.
+	c.budget = budget.NewHold(budget.Config{Pool: opts.Pool, RunID: runID, Owner: opts.Owner, Retry: c.retryDB, Log: c.log,
+		WaitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout)), Stopping: gctx.Done()})
 	c.join(ctx)
-	if err := c.startRevisits(ctx); err != nil {
+	c.revisits, err = adaptive.Start(ctx, adaptive.Config{Pool: opts.Pool, Job: job, RunID: runID, Owner: opts.Owner,
+		Poll: opts.PollInterval, Retry: c.retryDB, Credits: c.budget, Log: c.log})
+	if err != nil {
 		return nil, err
 	}
 	// A run whose seeding from files was interrupted finishes it first, so
@@ -217,7 +221,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	if err == nil {
 		g.Go(func() error { return c.dispatch(gctx, g) })
 		mctx, stopMonitor := context.WithCancel(gctx)
-		background := []func(context.Context){c.monitor, b.beat, c.heartbeat}
+		background := []func(context.Context){c.monitor, c.budget.Beat, c.heartbeat}
 		var bg sync.WaitGroup
 		for _, f := range background {
 			bg.Go(func() { f(mctx) })
@@ -257,10 +261,10 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	} else if n > 0 {
 		c.log.Info("released unfinished tasks", "tasks", n)
 	}
-	if berr := b.close(fctx); berr != nil {
+	if berr := c.budget.Close(fctx); berr != nil {
 		c.log.Warn("could not post the last answers' credits or give back the spare ones; they stay counted as spent", "err", berr)
 	}
-	final, serr := FinishRun(fctx, opts.Pool, runID, c.frontier.owner, sum.State, sum.Reason)
+	final, serr := FinishRun(fctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason)
 	switch {
 	case serr != nil:
 		c.log.Warn("could not record the run's state", "err", serr)
@@ -271,14 +275,14 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		if sum.Failed, serr = CountFailed(fctx, opts.Pool, runID); serr != nil {
 			c.log.Warn("could not count failed tasks", "err", serr)
 		}
-	case final == "stopped" && errors.Is(err, ErrBudgetExhausted):
+	case final == "stopped" && errors.Is(err, budget.ErrExhausted):
 		// Not continued with this budget (rerun.go).
 		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, runArg{runID}); merr != nil {
 			c.log.Warn("could not record that the run's budget is spent", "err", merr)
 		}
 	}
-	c.endRevisits(fctx, final) // what the run saw of the items it revisits ("": not known to have ended)
-	sum.Reason = CleanReason(sum.Reason)
+	c.revisits.End(fctx, final) // what the run saw of the items it revisits ("": not known to have ended)
+	sum.Reason = frontier.CleanReason(sum.Reason)
 	c.finalProgress(fctx, sum.State)
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows, "failed_tasks", sum.Failed)
 	return sum, err
@@ -299,8 +303,18 @@ const MaxInProgress = jobfile.MaxWorkers
 // heldTask is a task this process works on: its lease, and the cancel of
 // its context.
 type heldTask struct {
-	task   *Task
+	task   *frontier.Task
 	cancel context.CancelCauseFunc
+}
+
+// task is a task this process works on: its lease, the lease's context in
+// this process, and what the run's schedule said of its visit.
+type task struct {
+	*frontier.Task
+	// lease is cancelled with frontier.ErrLeaseLost when the heartbeat
+	// finds the lease lost, and at the run's hard stop.
+	lease context.Context
+	visit adaptive.Visit
 }
 
 // target is how many tasks the process keeps in progress: the client's
@@ -325,23 +339,23 @@ func (c *crawl) target() int {
 func (c *crawl) dispatch(ctx context.Context, g *errgroup.Group) error {
 	for ctx.Err() == nil {
 		room := c.target() - c.inProgress()
-		var ts []*Task
+		var ts []*frontier.Task
 		if room > 0 {
 			var err error
 			if ts, err = c.lease(ctx, room); err != nil {
 				return err
 			}
 		}
-		for _, t := range ts {
+		for _, ft := range ts {
 			lctx, cancel := context.WithCancelCause(c.work)
-			t.lease = lctx
+			t := &task{Task: ft, lease: lctx}
 			c.heldMu.Lock()
-			c.held[t.ID] = heldTask{task: t, cancel: cancel}
+			c.held[t.ID] = heldTask{task: ft, cancel: cancel}
 			c.heldMu.Unlock()
 			g.Go(func() error {
-				defer c.done(t)
+				defer c.done(ft)
 				if ctx.Err() != nil {
-					return c.release(t)
+					return c.release(ft)
 				}
 				return c.process(ctx, c.log, t)
 			})
@@ -399,7 +413,7 @@ func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
 
 // done forgets a task this process no longer works on, and wakes the
 // dispatcher: there is room for another.
-func (c *crawl) done(t *Task) {
+func (c *crawl) done(t *frontier.Task) {
 	c.heldMu.Lock()
 	if h, ok := c.held[t.ID]; ok {
 		h.cancel(nil)
@@ -432,22 +446,15 @@ func (c *crawl) inflightIDs() []int64 {
 // lease it could not renew is lost: its task's context is cancelled with
 // ErrLeaseLost, so its request is called off and its page discarded.
 func (c *crawl) heartbeat(ctx context.Context) {
-	tick := time.NewTicker(max(time.Duration(c.job.Limits.LeaseTimeout)/3, 10*time.Millisecond))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	loop.Every(ctx, max(time.Duration(c.job.Limits.LeaseTimeout)/3, 10*time.Millisecond), nil, func() {
 		c.heldMu.Lock()
-		tasks := make([]*Task, 0, len(c.held))
+		tasks := make([]*frontier.Task, 0, len(c.held))
 		for _, h := range c.held {
 			tasks = append(tasks, h.task)
 		}
 		c.heldMu.Unlock()
 		if len(tasks) == 0 {
-			continue
+			return
 		}
 		sctx, cancel := context.WithTimeout(ctx, max(time.Duration(c.job.Limits.LeaseTimeout)/3, time.Second))
 		renewed, err := c.frontier.ExtendLeases(sctx, tasks)
@@ -456,23 +463,23 @@ func (c *crawl) heartbeat(ctx context.Context) {
 			// The database is away: the leases run on, and Rescue spares
 			// this process's own when they expire.
 			c.log.Debug("lease heartbeat failed", "err", err)
-			continue
+			return
 		}
 		c.heldMu.Lock()
 		for _, t := range tasks {
 			if h, ok := c.held[t.ID]; ok && !renewed[t.ID] && h.task.Token == t.Token {
-				h.cancel(ErrLeaseLost)
+				h.cancel(frontier.ErrLeaseLost)
 			}
 		}
 		c.heldMu.Unlock()
-	}
+	})
 }
 
 // lease takes up to n tasks. The statement itself is not interrupted by a
 // stop (a cancelled lease may still commit on the server; its tasks are
 // then given back by ReleaseOwned at the end of the run), but a stop ends
 // the retries while the database is away.
-func (c *crawl) lease(ctx context.Context, n int) ([]*Task, error) {
+func (c *crawl) lease(ctx context.Context, n int) ([]*frontier.Task, error) {
 	ts, err := c.frontier.LeaseN(context.WithoutCancel(ctx), c.runID, n, func(_ context.Context, op func(context.Context) error) error {
 		return c.retryDB(ctx, func(context.Context) error {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -498,25 +505,20 @@ func (c *crawl) idle(ctx context.Context) {
 	}
 }
 
-func (c *crawl) wakeOthers() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+func (c *crawl) wakeOthers() { loop.Kick(c.wake) }
 
 // process walks a task page by page, committing each page with its cursor.
 // ctx is the stop signal: between pages it releases the task; requests and
 // commits run under c.work, which outlives ctx by the grace period. A
 // heartbeat keeps the lease alive while a page is fetched and committed.
-func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
+func (c *crawl) process(ctx context.Context, log *slog.Logger, t *task) error {
 	k := kinds.Of(t.Kind)
 	if k == nil {
-		return c.finish(t, kinds.OutcomeFailedUnstorable, "unknown task kind "+t.Kind)
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, "unknown task kind "+t.Kind)
 	}
 	if err := sinks.CheckKey("task key", t.Key); err != nil {
 		// Its rows could not be keyed: fail before buying anything.
-		return c.finish(t, kinds.OutcomeFailedUnstorable, t.Kind+": "+err.Error())
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, t.Kind+": "+err.Error())
 	}
 	if t.Reexpand && k.Reexpand != nil {
 		return c.reexpand(ctx, log, k, t) // found closer to a seed after its fetch
@@ -524,9 +526,9 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if skipped, err := c.skipAdaptive(ctx, log, k, t); skipped || err != nil {
 		return err // reuse.adaptive: the run's schedule skips it
 	}
-	defer c.visited(t) // a visit under way no more, to record
+	defer c.revisits.Ended(&t.Task.Task) // a visit under way no more, to record
 	// The schedule decides for the kinds it schedules, not refresh_after.
-	if _, scheduled := revisitKind(t.Kind); !scheduled || !c.job.Reuse.Adaptive {
+	if !adaptive.Scheduled(t.Kind) || !c.job.Reuse.Adaptive {
 		if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
 			return err // refresh_after: an earlier run's fetch is fresh
 		}
@@ -551,36 +553,36 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 			if err := c.await(prev); err != nil {
 				return c.pageFailed(log, t, err)
 			}
-			return c.release(t)
+			return c.release(t.Task)
 		}
 	}
 }
 
 // pageFailed ends t's lease after page (or the commit of the page before
 // it) failed with err, according to the kind of failure.
-func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
+func (c *crawl) pageFailed(log *slog.Logger, t *task, err error) error {
 	var fe fetchError
 	switch {
-	case errors.Is(err, ErrLeaseLost):
+	case errors.Is(err, frontier.ErrLeaseLost):
 		log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
 		return nil
-	case errors.Is(err, errRunStopping):
-		return c.release(t) // it was waiting for the budget: nothing sent
+	case errors.Is(err, budget.ErrStopping):
+		return c.release(t.Task) // it was waiting for the budget: nothing sent
 	case errors.As(err, new(*kinds.UnstorableError)):
 		// A single-object page whose key cannot be stored: only this
 		// task fails, and a resume does not buy the object again.
 		log.Warn("object cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, kinds.OutcomeFailedUnstorable, err.Error())
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, err.Error())
 	case errors.As(err, &fe):
-		return c.fail(log, t, fe.err)
+		return c.fail(log, t.Task, fe.err)
 	case db.IsData(err):
 		// This page cannot be stored (the upstream sent something the
 		// schema refuses): the task fails with the reason, the run goes on.
 		log.Warn("page cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, kinds.OutcomeFailedUnstorable, "cannot store page: "+err.Error())
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, "cannot store page: "+err.Error())
 	default:
 		c.stop(err)
-		_ = c.release(t)
+		_ = c.release(t.Task)
 		if c.work.Err() != nil {
 			return nil
 		}
@@ -592,16 +594,16 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 // pages.
 type fetched struct {
 	*kinds.Result
-	archive *ArchivedPage
+	archive *frontier.ArchivedPage
 }
 
 // sentPage is a page whose commit is submitted to the committer, its
 // outcome not read yet, with what a retry needs.
 type sentPage struct {
-	sc       *groupCommit
-	task     Task // as at the send
+	sc       *frontier.GroupCommit
+	task     frontier.Task // as at the send
 	res      *fetched
-	children []NewTask
+	children []kinds.NewTask
 	sending  time.Duration // how long writing the batch took
 	release  func()        // the page's hold on the in-flight body budget
 	done     bool          // await ran: err is its result
@@ -632,7 +634,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 	err := p.sc.Wait(ctx)
 	if cl := db.Classify(err); cl.Retryable() || cl == db.Conflict {
 		err = c.commit(ctx, &p.task, p.res, p.children)
-	} else if errors.Is(err, errAlreadyApplied) {
+	} else if errors.Is(err, frontier.ErrAlreadyApplied) {
 		err = nil
 	}
 	if err != nil {
@@ -671,12 +673,8 @@ func (e fetchError) Unwrap() error { return e.err }
 // kill still costs at most the request in flight. When a sent commit fails
 // for good (the lease was lost, or the database refuses the page), the
 // next page, already requested, is discarded: one credit, and only then.
-func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPage, error) {
-	parent := t.lease
-	if parent == nil {
-		parent = c.work
-	}
-	fctx, cancel := context.WithCancelCause(parent)
+func (c *crawl) page(k *kinds.Kind, t *task, prev *sentPage) (*fetched, *sentPage, error) {
+	fctx, cancel := context.WithCancelCause(t.lease)
 	defer cancel(nil)
 	if prev != nil {
 		// The next request leaves once the previous page's commit is
@@ -693,7 +691,7 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	held := true
 	defer func() {
 		// A request whose answer never came is taken as not billed.
-		c.budget.release(&lease.reserved)
+		c.budget.Release(&lease.reserved)
 		if held {
 			bodies.release()
 		}
@@ -705,7 +703,7 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	// own, and before a read waits for the body budget it holds (the
 	// lease's awaitPrev); its failure stays the answer for the rest of the
 	// page.
-	mapped, err := k.Fetch(fctx, c.client, lease, c.job, &t.Task)
+	mapped, err := k.Fetch(fctx, c.client, lease, c.job, &t.Task.Task)
 	// The previous page's commit comes first: if it failed, this page
 	// (bought on the strength of its cursor) is discarded, and its billed
 	// answer stays in the lease's credits for the end of the lease.
@@ -713,20 +711,16 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		return nil, nil, perr
 	}
 	if err != nil {
-		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, nil, ErrLeaseLost
+		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
+			return nil, nil, frontier.ErrLeaseLost
 		}
 		return nil, nil, fetchError{err}
 	}
 	res := &fetched{Result: mapped, archive: lease.archived()}
-	if t.bought != nil {
-		// Bought, and billed once its commit lands: other workers weighing
-		// a visit against the budget count it from now (revisit.go).
-		t.bought.Add(1)
-	}
+	t.visit.Bought() // an adaptive visit's page: other workers count it from now
 	if err := c.stopAtSeen(fctx, k, t, res.Result); err != nil {
-		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, nil, ErrLeaseLost
+		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
+			return nil, nil, frontier.ErrLeaseLost
 		}
 		return nil, nil, err
 	}
@@ -735,9 +729,9 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 	// The committer sends the page's commit with other tasks' pages (it
 	// outlives this page's context, not the run's hard stop). Not the last
 	// page: the next call reads it, after its request left.
-	if g, err := c.committer.submit(t, c.pageCommit(res, children)); err == nil {
+	if g, err := c.committer.Submit(t.Task, c.pageCommit(res, children)); err == nil {
 		held = false
-		sent := &sentPage{sc: g, task: *t, res: res, children: children, sending: time.Since(start), release: bodies.release}
+		sent := &sentPage{sc: g, task: *t.Task, res: res, children: children, sending: time.Since(start), release: bodies.release}
 		if res.Stop == "" {
 			return res, sent, nil
 		}
@@ -746,9 +740,9 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		}
 		return res, nil, nil
 	}
-	if err := c.commit(fctx, t, res, children); err != nil {
-		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, nil, ErrLeaseLost
+	if err := c.commit(fctx, t.Task, res, children); err != nil {
+		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
+			return nil, nil, frontier.ErrLeaseLost
 		}
 		return nil, nil, err
 	}
@@ -758,8 +752,8 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 
 // children are the tasks res discovered that the job keeps: within
 // max_depth, with keys that can be stored (others are counted as drops).
-func (c *crawl) children(res *kinds.Result) []NewTask {
-	children := make([]NewTask, 0, len(res.Children))
+func (c *crawl) children(res *kinds.Result) []kinds.NewTask {
+	children := make([]kinds.NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
 		if ch.Depth > c.job.Limits.MaxDepth {
 			continue
@@ -776,8 +770,8 @@ func (c *crawl) children(res *kinds.Result) []NewTask {
 }
 
 // pageCommit is what committing res records.
-func (c *crawl) pageCommit(res *fetched, children []NewTask) PageCommit {
-	p := PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Outcome: res.Outcome, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
+func (c *crawl) pageCommit(res *fetched, children []kinds.NewTask) frontier.PageCommit {
+	p := frontier.PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Outcome: res.Outcome, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
 	if res.Counted {
 		p.NewItems = &res.New
 	}
@@ -787,9 +781,9 @@ func (c *crawl) pageCommit(res *fetched, children []NewTask) PageCommit {
 // commit writes a page's rows, its children and the task's progress in one
 // transaction, retried with back-off on deadlock or serialization failure,
 // and while the database is unreachable. A retried commit that had in fact
-// gone through is recognised (Frontier.Commit answers errAlreadyApplied),
+// gone through is recognised (Frontier.Commit answers ErrAlreadyApplied),
 // so a page is never counted twice.
-func (c *crawl) commit(ctx context.Context, t *Task, res *fetched, children []NewTask) error {
+func (c *crawl) commit(ctx context.Context, t *frontier.Task, res *fetched, children []kinds.NewTask) error {
 	return c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
@@ -799,7 +793,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *fetched, children []Ne
 			}
 			return backoff.Permanent(err)
 		}, db.ConflictBackOff(ctx))
-		if errors.Is(err, errAlreadyApplied) {
+		if errors.Is(err, frontier.ErrAlreadyApplied) {
 			return nil
 		}
 		return err
@@ -808,13 +802,13 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *fetched, children []Ne
 
 // fail ends a task according to the class of its error. Errors that stop
 // the run release the task so a resume picks it up again.
-func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
+func (c *crawl) fail(log *slog.Logger, t *frontier.Task, err error) error {
 	if c.work.Err() != nil {
 		return c.release(t)
 	}
 	class := sources.ClassOf(err)
 	switch {
-	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, ErrBudgetExhausted):
+	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, budget.ErrExhausted):
 		// Throttled beyond the client's patience: stop resumable rather than
 		// fail the task, since the data is still to be had.
 		stop := &StopError{RunID: c.runID, Err: err}
@@ -841,19 +835,29 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 	}
 }
 
-func (c *crawl) finish(t *Task, outcome kinds.Outcome, reason string) error {
+func (c *crawl) finish(t *frontier.Task, outcome kinds.Outcome, reason string) error {
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 		return c.frontier.Finish(ctx, t, outcome, reason)
 	})
-	if errors.Is(err, ErrLeaseLost) {
+	if errors.Is(err, frontier.ErrLeaseLost) {
 		return nil
 	}
 	return err
 }
 
+// abandon stops the run for err, which stopped what t's work did (what),
+// and hands t back for the resume: the failure is not the task's (the
+// database's, most often).
+func (c *crawl) abandon(t *task, what string, err error) error {
+	err = fmt.Errorf("task %d (%s %s): %s: %w", t.ID, t.Kind, t.Key, what, err)
+	c.stop(err)
+	_ = c.release(t.Task)
+	return err
+}
+
 // release hands the task back; failure is only logged, since the lease
 // expires by itself.
-func (c *crawl) release(t *Task) error {
+func (c *crawl) release(t *frontier.Task) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/adaptive"
 )
 
 // `crawler plan JOB`: what a run of the job would do and cost, read from
@@ -252,7 +253,7 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 	}
 	p.Reuse = append(p.Reuse, reuse...)
 	if job.Reuse.Adaptive {
-		s, err := pipeline.PlanRevisits(ctx, tx, job)
+		s, err := adaptive.Plan(ctx, tx, job)
 		if err != nil {
 			return nil, fmt.Errorf("adaptive schedule: %w", err)
 		}
@@ -262,7 +263,7 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 }
 
 // adaptiveOf lays out schedule s, items in the order it spends in.
-func adaptiveOf(s *pipeline.RevisitSchedule) *Adaptive {
+func adaptiveOf(s *adaptive.Schedule) *Adaptive {
 	a := &Adaptive{Budget: s.Budget, Visit: s.Summary.Visit, Skip: s.Summary.Skip, Cost: s.Summary.Cost, Yield: s.Summary.Yield,
 		StalenessLeft: s.Summary.StalenessLeft, ByReason: map[string]int{}, Items: []AdaptiveItem{}, Forget: len(s.Forget)}
 	if a.Cost > 0 {

@@ -11,7 +11,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 )
 
-// Adaptive revisits as a run records them (package pipeline, revisit.go):
+// Adaptive revisits as a run records them (package pipeline/adaptive):
 // crawl.runs.revisit.
 
 // RevisitTotals is what crawl.runs.revisit holds: the schedule's totals

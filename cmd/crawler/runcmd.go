@@ -16,6 +16,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/version"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -187,7 +188,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 		if *maxCredits >= 0 {
-			if err := pipeline.SetMaxCredits(ctx, pool, runID, maxCredits); err != nil {
+			if err := budget.SetMaxCredits(ctx, pool, runID, maxCredits); err != nil {
 				return err
 			}
 		}
@@ -224,7 +225,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if sum != nil {
 		credits := ""
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if cr, cerr := pipeline.LoadCredits(cctx, pool, runID); cerr == nil {
+		if cr, cerr := budget.LoadCredits(cctx, pool, runID); cerr == nil {
 			credits = fmt.Sprintf(", %d credits billed to the run", cr.Billed)
 		}
 		cancel()
@@ -239,7 +240,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		env.afterRun(metricsURL)
 	}
 	var stop *pipeline.StopError
-	if errors.As(err, &stop) && errors.Is(err, pipeline.ErrBudgetExhausted) {
+	if errors.As(err, &stop) && errors.Is(err, budget.ErrExhausted) {
 		return &spentError{err: err, runID: runID, jobPath: path}
 	}
 	if errors.As(err, &stop) {

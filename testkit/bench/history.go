@@ -18,6 +18,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/plan"
 	"github.com/socialcrawl/crawler/retention"
 	"github.com/socialcrawl/crawler/runs"
@@ -524,7 +525,7 @@ func historyReads(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, hs 
 			if err != nil {
 				return err
 			}
-			if _, err := pipeline.LoadCredits(ctx, pool, st.ID); err != nil {
+			if _, err := budget.LoadCredits(ctx, pool, st.ID); err != nil {
 				return err
 			}
 			if _, err := runs.LoadProcesses(ctx, pool, st.ID); err != nil {

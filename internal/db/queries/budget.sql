@@ -1,4 +1,4 @@
--- The credit budget (package pipeline, budget.go): crawl.runs' counters,
+-- The credit budget (package pipeline/budget): crawl.runs' counters,
 -- each process's hold (crawl.credit_holds, through crawl.hold_credits) and
 -- the usage per endpoint (crawl.credit_usage).
 

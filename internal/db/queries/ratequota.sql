@@ -1,5 +1,5 @@
--- One key's quota shared by the processes of a run (package pipeline,
--- ratequota.go): crawl.rate_quota and crawl.rate_members. A pause after a
+-- One key's quota shared by the processes of a run (package
+-- pipeline/quota): crawl.rate_quota and crawl.rate_members. A pause after a
 -- 429 and a new estimate are announced on the channel crawl_rate, payload
 -- "<run_id> <owner> pause <milliseconds>" or "<run_id> <owner> sync".
 

@@ -14,20 +14,12 @@ ORDER BY finished_at DESC LIMIT 1;
 -- Ends a leased task as skipped because its entity is fresh, recording the
 -- credits it saved; for a commit batch (with the tasks expanded from stored
 -- data), aborted by crawl.expect_advanced when the lease is gone.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
-    WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.reexpand THEN 'pending' ELSE 'skipped' END,
+WITH ended AS (
+    UPDATE crawl.tasks SET state = CASE WHEN reexpand THEN 'pending' ELSE 'skipped' END,
         reason = @reason, outcome = @outcome::text::crawl.task_outcome, credits_saved = @saved, lease_expires_at = NULL,
-        finished_at = now(), updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+        finished_at = now(), updated_at = now()
+    WHERE id = @id AND lease_token = @token AND state = 'leased'
+    RETURNING 1
 )
 SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 

@@ -1,4 +1,4 @@
--- Adaptive revisits (package pipeline, revisit*.go): crawl.revisit_items,
+-- Adaptive revisits (package pipeline/adaptive): crawl.revisit_items,
 -- crawl.revisit_plan and crawl.runs.revisit.
 
 -- name: RevisitItems
@@ -76,7 +76,7 @@ ORDER BY p.priority DESC;
 -- Once the run's frontier is done (no task is leased, so no request is in
 -- flight): its visits skipped for the budget, highest priority first, each
 -- with what it costs at most (the credits left are the budget's admission
--- figure, pipeline/budget.go creditsLeftNow). Locks the
+-- figure, budget.Hold.LeftNow). Locks the
 -- run's row, so two processes ending together admit against the same
 -- credits once: the second sees the tasks the first sent back.
 SELECT t.id, p.cost_high

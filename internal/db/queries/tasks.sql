@@ -1,9 +1,8 @@
--- The frontier (package pipeline, Frontier): crawl.tasks, leased with a
--- fencing token (lease_token) that every write of a lease checks.
---
--- Ending a lease gives back the credits it still holds: the CTE "given"
--- returns the credits of the leases in CTE ended (run_id, held) to their
--- runs' budgets; it recurs in each statement that ends leases.
+-- The frontier (package pipeline/frontier): crawl.tasks, leased with a
+-- fencing token (lease_token) that every write of a lease checks. A lease
+-- holds no credits (crawl.tasks.credits_held is 0 since migration 00027:
+-- a process holds them, crawl.credit_holds), so ending one touches only
+-- its task.
 
 -- name: AddTasks
 -- Adds tasks once per run. A task found again at a smaller depth takes
@@ -30,19 +29,11 @@ WHERE EXCLUDED.depth < x.depth;
 -- the adaptive schedule); for a
 -- commit batch with its children, aborted by crawl.expect_advanced when the
 -- lease is gone.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = CASE WHEN outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget') THEN 'skipped' ELSE 'done' END, reexpand = false,
+        lease_expires_at = NULL, finished_at = now(), updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget') THEN 'skipped' ELSE 'done' END, reexpand = false,
-        lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 
@@ -79,18 +70,10 @@ FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'le
 -- database) to the pending state, except the tasks in @keep (this process
 -- still works on them). The next lease bumps the fencing token, so the old
 -- worker can no longer commit.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at < now() AND id <> ALL(@keep::bigint[])
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 
@@ -143,52 +126,28 @@ RETURNING t.id;
 
 -- name: FinishTask
 -- Ends a lease as failed or skipped with an outcome and a reason.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = @state, reason = @reason, outcome = @outcome::text::crawl.task_outcome, lease_expires_at = NULL, finished_at = now(), updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = @state, reason = @reason, outcome = @outcome::text::crawl.task_outcome, lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 
 -- name: ReleaseTask
 -- Hands a lease back unfinished; its cursor keeps the progress made.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 
 -- name: ReleaseOwnedTasks
 -- Hands back every lease of the run whose owner tag starts with @owner.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     WHERE run_id = @run_id AND state = 'leased' AND starts_with(lease_owner, @owner)
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 

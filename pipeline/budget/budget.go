@@ -1,4 +1,4 @@
-package pipeline
+package budget
 
 import (
 	"context"
@@ -16,60 +16,37 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/loop"
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// ErrBudgetExhausted means max_credits are all billed (or held by
+// ErrExhausted means max_credits are all billed (or held by
 // reservations that did not settle within the wait bound): the run stops
 // cleanly and can be resumed with a larger budget.
-var ErrBudgetExhausted = errors.New("credit budget exhausted (raise max_credits and resume)")
+var ErrExhausted = errors.New("credit budget exhausted (raise max_credits and resume)")
 
-// errRunStopping ends a wait for the budget when the run stops for another
+// ErrStopping ends a wait for the budget when the run stops for another
 // reason (a signal, another worker's error): nothing was sent.
-var errRunStopping = errors.New("run stopping while waiting for the credit budget")
+var ErrStopping = errors.New("run stopping while waiting for the credit budget")
 
-// The credit budget is two-phase transfers, as in a ledger (tigerbeetle's
-// pending, post and void), with one account per process:
-//
-//   - reserved: each process holds a reservation of the run's budget
-//     (crawl.credit_holds.held), granted by crawl.hold_credits under the
-//     run's row lock and never more than the budget has left;
-//   - billed: an answer that costs credits moves them from the hold to the
-//     run's credits_billed (post);
-//   - left: max_credits - credits_committed, where credits_committed =
-//     credits_billed + the holds of every process. A process gives back
-//     what it does not need (void), at its end or when idle.
-//
-// In the process, a request takes what it is expected to cost (1, or the
-// route's Credits) from the hold's spare credits, without a round trip;
-// when the spare runs short the process asks for more for all its waiting
-// requests at once, plus a block to spare far from the budget. An answer
-// returns its request's credits to the spare and notes what it cost; the
-// costs are posted by the process's next statement on its hold (at least
-// every holdBeat). So the run never commits more than max_credits: an
-// answer can take billed above it only when it costs more than its
-// request reserved (the upstream charged more than the route's expected
-// price) and the process had no spare credit to cover the difference; the
-// overspend is at most that difference summed over the requests in flight
-// when the budget runs out, each bounded by sources.MaxRequestCredits.
-//
-// A request whose answer never arrived (a timeout, a reset after sending)
-// is taken as not billed: the sandbox charges only the answers it
-// delivers, and as far as is known so does the upstream. A process that
-// dies keeps its hold: its requests in flight may have been billed, so
-// their credits stay spent (with its spare, at most a block far from the
-// budget and a quarter of what was left near it), and the resumed run
-// never spends more than max_credits at the upstream.
-type budget struct {
-	pool  *pgxpool.Pool
-	runID int64
-	owner string
-	retry func(ctx context.Context, op func(context.Context) error) error
-	log   *slog.Logger
-	// waitMax bounds a wait for reservations to settle.
-	waitMax time.Duration
-	// stopping is closed when the run stops: waits end.
-	stopping <-chan struct{}
+// Config is what a process's hold needs of the runner.
+type Config struct {
+	Pool  *pgxpool.Pool
+	RunID int64
+	Owner string // the process (crawl.credit_holds.owner)
+	// Retry runs a statement again while the database is away.
+	Retry func(ctx context.Context, op func(context.Context) error) error
+	Log   *slog.Logger
+	// WaitMax bounds a wait for reservations to settle.
+	WaitMax time.Duration
+	// Stopping is closed when the run stops: waits end.
+	Stopping <-chan struct{}
+}
+
+// Hold is a process's hold on its run's budget: what its requests reserve
+// and its answers bill (see the package doc).
+type Hold struct {
+	cfg Config
 
 	mu sync.Mutex
 	// held is the hold as of the process's last statement on it.
@@ -90,6 +67,10 @@ type budget struct {
 	used time.Time
 	void bool
 }
+
+// NewHold is the hold of process cfg.Owner on run cfg.RunID's budget,
+// empty until its first request asks for credits.
+func NewHold(cfg Config) *Hold { return &Hold{cfg: cfg} }
 
 // usageDelta is what answers to one endpoint add to crawl.credit_usage.
 type usageDelta struct {
@@ -114,7 +95,7 @@ const (
 
 // spare is what the hold has beyond the requests in flight and the billed
 // answers not posted (negative: answers cost more than they reserved).
-func (b *budget) spare() int64 { return b.held - b.billed - b.inFlight }
+func (b *Hold) spare() int64 { return b.held - b.billed - b.inFlight }
 
 // holdAnswer is a statement's answer: what it granted, the hold after it,
 // and the run's budget as it stood.
@@ -174,13 +155,13 @@ var (
 	admission      = db.Prepare[ownerArg]("AdmissionCredits")
 )
 
-// reserve takes credits (what the request is expected to cost, at least 1)
+// Reserve takes credits (what the request is expected to cost, at least 1)
 // for the request of a page lease about to be sent; *r is the lease's
 // reservation: a retry of a request whose answer was lost reuses it.
 // Before it asks or waits, it calls before (nil: none), whose error it
 // returns: the lease's previous page's commit is read first, and a commit
 // that failed sends nothing more.
-func (b *budget) reserve(ctx context.Context, r *int64, credits int64, before func() error) error {
+func (b *Hold) Reserve(ctx context.Context, r *int64, credits int64, before func() error) error {
 	if *r > 0 {
 		return nil
 	}
@@ -222,14 +203,14 @@ func (b *budget) reserve(ctx context.Context, r *int64, credits int64, before fu
 		// Nothing granted: spent, or full of reservations that may still
 		// come back (requests in flight, the spare of other processes).
 		if a.max == nil || *a.max-a.billed-b.billed-a.deadHeld < credits {
-			return ErrBudgetExhausted
+			return ErrExhausted
 		}
 		now := time.Now()
 		if deadline.IsZero() {
-			deadline = now.Add(b.waitMax)
-			b.log.Debug("credit budget full of reservations in flight; waiting", "billed", a.billed, "committed", a.committed, "max", *a.max)
+			deadline = now.Add(b.cfg.WaitMax)
+			b.cfg.Log.Debug("credit budget full of reservations in flight; waiting", "billed", a.billed, "committed", a.committed, "max", *a.max)
 		} else if now.After(deadline) {
-			return fmt.Errorf("%w: %d credits held by requests that did not settle within %s", ErrBudgetExhausted, a.committed-a.billed, b.waitMax)
+			return fmt.Errorf("%w: %d credits held by requests that did not settle within %s", ErrExhausted, a.committed-a.billed, b.cfg.WaitMax)
 		}
 		// What this process spares goes back, so that the request is
 		// asked for whole and no two processes wait on each other's spare.
@@ -243,7 +224,7 @@ func (b *budget) reserve(ctx context.Context, r *int64, credits int64, before fu
 
 // waitLocked waits, without b.mu, until credits may be had, d passes (0:
 // no bound), the run stops or ctx ends.
-func (b *budget) waitLocked(ctx context.Context, credits int64, d time.Duration) error {
+func (b *Hold) waitLocked(ctx context.Context, credits int64, d time.Duration) error {
 	if b.changed == nil {
 		b.changed = make(chan struct{})
 	}
@@ -263,8 +244,8 @@ func (b *budget) waitLocked(ctx context.Context, credits int64, d time.Duration)
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-b.stopping:
-		return errRunStopping
+	case <-b.cfg.Stopping:
+		return ErrStopping
 	case <-ch:
 	case <-timeout:
 	}
@@ -272,7 +253,7 @@ func (b *budget) waitLocked(ctx context.Context, credits int64, d time.Duration)
 }
 
 // wake tells the waiting requests that credits may be had; b.mu is held.
-func (b *budget) wake() {
+func (b *Hold) wake() {
 	if b.changed != nil {
 		close(b.changed)
 		b.changed = nil
@@ -284,10 +265,10 @@ func (b *budget) wake() {
 // usage noted so far, gives back the spare credits when b.void, and asks
 // for need credits (0: none) for the waiting requests, with a block to
 // spare. Several requests waiting share one statement.
-func (b *budget) statementLocked(ctx context.Context, need int64) (holdAnswer, error) {
+func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, error) {
 	b.asking = true
 	defer func() { b.asking = false; b.wake() }()
-	p := holdParams{RunID: b.runID, Owner: b.owner, Billed: b.billed, InFlight: b.inFlight + b.billed, Dead: holdDead}
+	p := holdParams{RunID: b.cfg.RunID, Owner: b.cfg.Owner, Billed: b.billed, InFlight: b.inFlight + b.billed, Dead: holdDead}
 	if need > 0 {
 		// The request's own shortfall must be granted; the other waiting
 		// requests' and a block to spare are asked for on top.
@@ -301,13 +282,13 @@ func (b *budget) statementLocked(ctx context.Context, need int64) (holdAnswer, e
 	usage := b.takeUsage()
 	b.mu.Unlock()
 	var a holdAnswer
-	err := b.retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+	err := b.cfg.Retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
 		var batch pgx.Batch
 		holdCredits.Queue(&batch, p)
 		if len(usage) > 0 {
-			addCreditUsage.Queue(&batch, usageParams{RunID: b.runID}, usage)
+			addCreditUsage.Queue(&batch, usageParams{RunID: b.cfg.RunID}, usage)
 		}
-		br := b.pool.SendBatch(ctx, &batch)
+		br := b.cfg.Pool.SendBatch(ctx, &batch)
 		err := br.QueryRow().Scan(&a.granted, &a.held, &a.billed, &a.committed, &a.max, &a.deadHeld, &a.othersInFlight)
 		if cerr := br.Close(); err == nil {
 			err = cerr
@@ -324,7 +305,7 @@ func (b *budget) statementLocked(ctx context.Context, need int64) (holdAnswer, e
 	b.mu.Lock()
 	if err != nil {
 		if p.Billed > 0 {
-			b.log.Error("credit accounting lost for billed answers", "billed", p.Billed, "err", err)
+			b.cfg.Log.Error("credit accounting lost for billed answers", "billed", p.Billed, "err", err)
 		}
 		return a, fmt.Errorf("credit hold: %w", err)
 	}
@@ -336,7 +317,7 @@ func (b *budget) statementLocked(ctx context.Context, need int64) (holdAnswer, e
 
 // takeUsage returns the usage noted since the last statement, as rows, and
 // starts anew; b.mu is held.
-func (b *budget) takeUsage() []usageRow {
+func (b *Hold) takeUsage() []usageRow {
 	if len(b.usage) == 0 {
 		return nil
 	}
@@ -350,11 +331,11 @@ func (b *budget) takeUsage() []usageRow {
 	return rows
 }
 
-// settle notes what an answer cost (its page lease's Settle): the
+// Settle notes what an answer cost (its page lease's Settle): the
 // request's reservation *r goes back to the spare, and the cost (what the
 // answer says it charged, else what the request reserved: the route's
 // price) is posted by the next statement on the hold.
-func (b *budget) settle(r *int64, o sources.Outcome) {
+func (b *Hold) Settle(r *int64, o sources.Outcome) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	reserved := *r
@@ -401,9 +382,9 @@ func (b *budget) settle(r *int64, o sources.Outcome) {
 	}
 }
 
-// release gives back the reservation *r of a request whose answer never
+// Release gives back the reservation *r of a request whose answer never
 // came, when its page is done with it: taken as not billed.
-func (b *budget) release(r *int64) {
+func (b *Hold) Release(r *int64) {
 	if *r == 0 {
 		return
 	}
@@ -414,34 +395,28 @@ func (b *budget) release(r *int64) {
 	b.mu.Unlock()
 }
 
-// beat posts what the process's answers cost and renews its hold every
+// Beat posts what the process's answers cost and renews its hold every
 // holdBeat until ctx ends, giving back its spare credits once no request
 // took any for two beats.
-func (b *budget) beat(ctx context.Context) {
-	t := time.NewTicker(holdBeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+func (b *Hold) Beat(ctx context.Context) {
+	loop.Every(ctx, holdBeat, nil, func() {
 		b.mu.Lock()
-		if !b.asking {
-			if b.inFlight == 0 && b.wanting == 0 && time.Since(b.used) > 2*holdBeat && b.spare() > 0 {
-				b.void = true
-			}
-			if _, err := b.statementLocked(ctx, 0); err != nil && ctx.Err() == nil {
-				b.log.Debug("credit hold beat failed", "err", err)
-			}
+		defer b.mu.Unlock()
+		if b.asking {
+			return
 		}
-		b.mu.Unlock()
-	}
+		if b.inFlight == 0 && b.wanting == 0 && time.Since(b.used) > 2*holdBeat && b.spare() > 0 {
+			b.void = true
+		}
+		if _, err := b.statementLocked(ctx, 0); err != nil && ctx.Err() == nil {
+			b.cfg.Log.Debug("credit hold beat failed", "err", err)
+		}
+	})
 }
 
-// close posts what is left to post and gives back the spare credits, at
+// Close posts what is left to post and gives back the spare credits, at
 // the process's end on the run (nothing is in flight any more).
-func (b *budget) close(ctx context.Context) error {
+func (b *Hold) Close(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.void = true
@@ -449,25 +424,24 @@ func (b *budget) close(ctx context.Context) error {
 		return err
 	}
 	if b.held == 0 {
-		if _, err := dropCreditHold.Exec(ctx, b.pool, holdKey{RunID: b.runID, Owner: b.owner}); err != nil {
+		if _, err := dropCreditHold.Exec(ctx, b.cfg.Pool, holdKey{RunID: b.cfg.RunID, Owner: b.cfg.Owner}); err != nil {
 			return fmt.Errorf("drop credit hold: %w", err)
 		}
 	}
 	return nil
 }
 
-// creditsLeftNow is the run's credits left for admitting new work (nil:
+// LeftNow is the run's credits left for admitting new work (nil:
 // the run has no budget): max_credits less what is billed (posted or not),
 // what the requests in flight of every process are expected to cost, and
 // the holds of dead processes (spent). The spare credits live processes
 // hold are not taken as spent: they are given back or spent on requests
 // that count once sent. Other processes' figures are as of their last beat
 // (at most holdBeat old); this process's are exact.
-func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
-	b := c.budget
+func (b *Hold) LeftNow(ctx context.Context) (*int64, error) {
 	var maxCredits *int64
 	var billed, deadHeld, othersInFlight int64
-	if err := admission.QueryRow(ctx, b.pool, ownerArg{RunID: b.runID, Owner: b.owner, Dead: holdDead}).
+	if err := admission.QueryRow(ctx, b.cfg.Pool, ownerArg{RunID: b.cfg.RunID, Owner: b.cfg.Owner, Dead: holdDead}).
 		Scan(&maxCredits, &billed, &deadHeld, &othersInFlight); err != nil {
 		return nil, fmt.Errorf("credits left: %w", err)
 	}
@@ -482,9 +456,10 @@ func (c *crawl) creditsLeftNow(ctx context.Context) (*int64, error) {
 
 var setMaxCredits = db.Prepare[maxCreditsParams]("SetMaxCredits")
 
-// SetMaxCredits sets (or with nil lifts) the credit budget of a run.
-func SetMaxCredits(ctx context.Context, pool *pgxpool.Pool, runID int64, max *int64) error {
-	if _, err := setMaxCredits.Exec(ctx, pool, maxCreditsParams{RunID: runID, MaxCredits: max}); err != nil {
+// SetMaxCredits sets (or with nil lifts) the credit budget of a run (in
+// a transaction under way, when q is one).
+func SetMaxCredits(ctx context.Context, q db.Querier, runID int64, max *int64) error {
+	if _, err := setMaxCredits.Exec(ctx, q, maxCreditsParams{RunID: runID, MaxCredits: max}); err != nil {
 		return fmt.Errorf("set max_credits of run %d: %w", runID, err)
 	}
 	return nil
@@ -500,6 +475,11 @@ type Credits struct {
 	// Remaining is the upstream account's balance its answers reported
 	// (credits_remaining), nil when none did.
 	Remaining *int64
+}
+
+// runArg is the parameter of the statements that take only a run.
+type runArg struct {
+	RunID int64 `db:"run_id"`
 }
 
 var loadCredits = db.Prepare[runArg]("LoadCredits")

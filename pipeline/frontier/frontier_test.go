@@ -1,4 +1,4 @@
-package pipeline_test
+package frontier
 
 import (
 	"context"
@@ -6,18 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // A worker whose lease expired and was taken over cannot commit its page.
 func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	pool, _ := pgtest.Pool(t)
 	ctx := context.Background()
-	job := b.job(t, "seeds: {shortvideo: {profiles: [a]}}\n")
-	runID := b.start(t, job)
-	stale := pipeline.NewFrontier(b.pool, "stale", time.Millisecond)
-	fresh := pipeline.NewFrontier(b.pool, "fresh", time.Minute)
+	runID := testRun(t, pool, profiles("a"))
+	stale := NewFrontier(pool, "stale", time.Millisecond)
+	fresh := NewFrontier(pool, "fresh", time.Minute)
 	t1, err := stale.Lease(ctx, runID, nil)
 	if err != nil || t1 == nil {
 		t.Fatalf("lease: %v %v", t1, err)
@@ -25,7 +24,7 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	// Wait until the database itself sees the lease as expired.
 	for {
 		var expired bool
-		if err := b.pool.QueryRow(ctx, `SELECT lease_expires_at < now() FROM crawl.tasks WHERE id = $1`, t1.ID).Scan(&expired); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT lease_expires_at < now() FROM crawl.tasks WHERE id = $1`, t1.ID).Scan(&expired); err != nil {
 			t.Fatal(err)
 		}
 		if expired {
@@ -39,18 +38,22 @@ func TestLeaseTakeoverRejectsStaleCommit(t *testing.T) {
 	if err != nil || t2 == nil || t2.ID != t1.ID || t2.Token <= t1.Token {
 		t.Fatalf("takeover lease = %+v, %v (stale %+v)", t2, err, t1)
 	}
-	err = stale.Commit(ctx, runID, t1, pipeline.PageCommit{Items: 1, Stop: "done"})
-	if !errors.Is(err, pipeline.ErrLeaseLost) {
+	err = stale.Commit(ctx, runID, t1, PageCommit{Items: 1, Stop: "done"})
+	if !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("stale commit err = %v, want ErrLeaseLost", err)
 	}
-	if err := stale.Finish(ctx, t1, pipeline.StateFailed, "stale"); !errors.Is(err, pipeline.ErrLeaseLost) {
+	if err := stale.Finish(ctx, t1, StateFailed, "stale"); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("stale finish err = %v, want ErrLeaseLost", err)
 	}
-	err = fresh.Commit(ctx, runID, t2, pipeline.PageCommit{Items: 1, Stop: "done"})
+	err = fresh.Commit(ctx, runID, t2, PageCommit{Items: 1, Stop: "done"})
 	if err != nil {
 		t.Fatalf("fresh commit: %v", err)
 	}
-	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE id = $1 AND state = 'done' AND lease_owner LIKE 'fresh#%'`, t1.ID); got != 1 {
+	var got int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM crawl.tasks WHERE id = $1 AND state = 'done' AND lease_owner LIKE 'fresh#%'`, t1.ID).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != 1 {
 		t.Error("task not done by the fresh worker")
 	}
 }

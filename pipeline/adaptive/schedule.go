@@ -1,11 +1,9 @@
-package pipeline
+package adaptive
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"time"
 
@@ -17,23 +15,6 @@ import (
 	"github.com/socialcrawl/crawler/revisit"
 	"github.com/socialcrawl/crawler/runs"
 )
-
-// Adaptive revisits (reuse.adaptive, docs/reuse.md). A run
-// records what it saw of the items it visited as the visits end
-// (revisit_record.go: a list's entries no earlier run stored, a profile's
-// counters changed or not) in crawl.revisit_items, with each item's
-// estimated change rate (package revisit). A run of an adaptive job is
-// created with a schedule (scheduleRevisits): for every item the job's
-// previous run reached, visit it or not, chosen to spend
-// limits.max_credits where the expected yield per credit is highest
-// (crawl.revisit_plan). A worker reads its task's decision before anything
-// else (skipAdaptive) and admits a visit only when the credits left cover
-// it after the visits ranked higher (revisit_order.go); what the estimates
-// kept and did not spend goes, once the frontier is done, to the visits
-// skipped for the budget (the second look). A skipped profile expands to
-// its lists from stored data, as refresh_after's fresh ones do; a list the
-// schedule wants whole is not cut by stop_at_seen. Items never visited are
-// not in the schedule and are visited.
 
 // revisitHistory is how many observations an item keeps (the estimate
 // discounts older ones anyway).
@@ -62,6 +43,13 @@ func revisitKind(kind string) (revisit.ItemKind, bool) {
 	return 0, false
 }
 
+// Scheduled says whether adaptive revisits schedule tasks of kind (and
+// record their visits).
+func Scheduled(kind string) bool {
+	_, ok := revisitKind(kind)
+	return ok
+}
+
 // revisitKinds lists the kinds revisitKind accepts.
 func revisitKinds() []string {
 	var out []string
@@ -84,7 +72,8 @@ type (
 		EdgeTo    []string `db:"edge_to"`
 		MaxDepth  int      `db:"max_depth"`
 	}
-	forgetParams struct {
+	// itemsParams name items of a job (crawl.revisit_items).
+	itemsParams struct {
 		JobName string   `db:"job_name"`
 		Kinds   []string `db:"kinds"`
 		Keys    []string `db:"keys"`
@@ -102,24 +91,24 @@ type (
 
 var (
 	revisitItems       = db.Prepare[revisitItemsParams]("RevisitItems")
-	forgetRevisitItems = db.Prepare[forgetParams]("ForgetRevisitItems")
+	forgetRevisitItems = db.Prepare[itemsParams]("ForgetRevisitItems")
 	revisitDecision    = db.Prepare[revisitDecisionParams]("RevisitDecision")
 	setRunRevisit      = db.Prepare[runRevisitParams]("SetRunRevisit")
 	revisitPlanTable   = pgx.Identifier{"crawl", "revisit_plan"}
 )
 
-// RevisitItem is an item of a job's schedule: what the job knows of it
+// Item is an item of a job's schedule: what the job knows of it
 // and the decision for a run now.
-type RevisitItem struct {
+type Item struct {
 	Kind, Key string
 	revisit.Item
 	Decision revisit.Decision
 }
 
-// RevisitSchedule is an adaptive schedule: the decision for every item the
+// Schedule is an adaptive schedule: the decision for every item the
 // job visited before, and its totals.
-type RevisitSchedule struct {
-	Items   []RevisitItem
+type Schedule struct {
+	Items   []Item
 	Summary revisit.Summary
 	// Budget is the credits it spends (limits.max_credits); MaxAge,
 	// MinYield and CounterWeight the job's reuse.max_age (days),
@@ -127,24 +116,24 @@ type RevisitSchedule struct {
 	Budget, MaxAge, MinYield, CounterWeight float64
 	// Forget are the items no run has reached for twice MaxAge: a new
 	// run's schedule removes them from the job's items.
-	Forget []RevisitItem
+	Forget []Item
 }
 
 // forgetAfter is how many times max_age an item may go unreached (and
 // unvisited) before the job forgets it.
 const forgetAfter = 2
 
-// PlanRevisits makes the schedule a run of job would get now (crawler plan
+// Plan makes the schedule a run of job would get now (crawler plan
 // shows it; a new adaptive run records it). It reads one row per item the
 // job visited and the job's previous run's tasks, and writes nothing.
-func PlanRevisits(ctx context.Context, q db.Querier, job *jobfile.Job) (*RevisitSchedule, error) {
-	return planRevisits(ctx, q, job, math.MaxInt64)
+func Plan(ctx context.Context, q db.Querier, job *jobfile.Job) (*Schedule, error) {
+	return plan(ctx, q, job, math.MaxInt64)
 }
 
-// planRevisits is PlanRevisits for a run before (whose previous run is the
+// plan is Plan for a run before (whose previous run is the
 // job's latest before it).
-func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before int64) (*RevisitSchedule, error) {
-	s := &RevisitSchedule{MaxAge: time.Duration(job.Reuse.MaxAge).Hours() / 24}
+func plan(ctx context.Context, q db.Querier, job *jobfile.Job, before int64) (*Schedule, error) {
+	s := &Schedule{MaxAge: time.Duration(job.Reuse.MaxAge).Hours() / 24}
 	if job.Limits.MaxCredits != nil {
 		s.Budget = float64(*job.Limits.MaxCredits)
 	}
@@ -165,7 +154,7 @@ func planRevisits(ctx context.Context, q db.Querier, job *jobfile.Job, before in
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			it             RevisitItem
+			it             Item
 			owner          string
 			visits         int
 			lastRun        int64
@@ -320,20 +309,20 @@ func importance(job *jobfile.Job) func(kind, key, owner string) (string, float64
 	}
 }
 
-// scheduleRevisits records, in tx, the schedule of new run runID of an
+// ScheduleRun records, in tx, the schedule of new run runID of an
 // adaptive job (crawl.revisit_plan) and its totals (crawl.runs.revisit),
 // after recording what the job's earlier runs that no process finished
 // (killed, abandoned) saw, and forgets the items no run reaches any more.
-func scheduleRevisits(ctx context.Context, tx pgx.Tx, job *jobfile.Job, runID int64) error {
+func ScheduleRun(ctx context.Context, tx pgx.Tx, job *jobfile.Job, runID int64) error {
 	if err := recordUnfinished(ctx, tx, job.Name, runID); err != nil {
 		return err
 	}
-	s, err := planRevisits(ctx, tx, job, runID)
+	s, err := plan(ctx, tx, job, runID)
 	if err != nil {
 		return err
 	}
 	if len(s.Forget) > 0 {
-		f := forgetParams{JobName: job.Name}
+		f := itemsParams{JobName: job.Name}
 		for _, it := range s.Forget {
 			f.Kinds, f.Keys = append(f.Kinds, it.Kind), append(f.Keys, it.Key)
 		}
@@ -369,128 +358,3 @@ func finite(x float64) float64 {
 }
 
 func round2(x float64) float64 { return math.Round(finite(x)*100) / 100 }
-
-// skipAdaptive applies the run's schedule to t before it is fetched: a
-// task the schedule skips ends skipped with the decision's reason (a
-// profile expanding to its lists from stored data), a list it wants whole
-// is marked so. A visit the schedule chose for its yield, or one it
-// skipped for the budget or found unreached, is made if the credits left
-// cover it (spendOrder); one the second look admitted, or one made
-// whatever the budget (max_age), is made. It reports whether t ended.
-func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task) (bool, error) {
-	if !c.job.Reuse.Adaptive || t.Pages > 0 {
-		return false, nil
-	}
-	if _, ok := revisitKind(t.Kind); !ok {
-		return false, nil
-	}
-	var (
-		d           revisit.Decision
-		full, again bool
-		found       bool
-		yield, cost float32
-		high        float32
-	)
-	err := c.retryDB(ctx, func(ctx context.Context) error {
-		err := revisitDecision.QueryRow(ctx, c.opts.Pool, revisitDecisionParams{RunID: c.runID, Kind: t.Kind, Key: t.Key}).
-			Scan(&d.Visit, &full, &d.Reason, &yield, &cost, &high, &again)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // found stays false
-		}
-		found = err == nil
-		return err
-	})
-	d.Yield, d.Cost, d.CostHigh = float64(yield), float64(cost), float64(high)
-	if err != nil && ctx.Err() != nil {
-		_ = c.release(t) // the run stops: the task waits for its resume
-		return true, nil
-	}
-	if err != nil {
-		err = fmt.Errorf("task %d (%s %s): adaptive schedule: %w", t.ID, t.Kind, t.Key, err)
-		c.stop(err)
-		_ = c.release(t)
-		return true, err
-	}
-	if !found {
-		return false, nil // never visited: explored
-	}
-	reason, outcome := d.Reason, kinds.OutcomeSkippedAdaptive
-	if d.Reason == revisit.ReasonBudget {
-		outcome = kinds.OutcomeSkippedBudget // the schedule ran out of credits before it
-	}
-	switch {
-	case again:
-		c.order.admitted(t, d.CostHigh) // the second look counted it
-		t.fullWalk = full
-		return false, nil
-	case d.Reason == revisit.ReasonNew || d.Reason == revisit.ReasonMaxAge:
-		c.order.take(t, d.CostHigh, nil) // whatever the budget
-		t.fullWalk = full
-		return false, nil
-	case d.Visit || d.Reason == revisit.ReasonBudget || d.Reason == revisit.ReasonUnreached:
-		var left *int64
-		if left, err = c.creditsLeftNow(ctx); err != nil {
-			// max_credits still caps the spend: visit it.
-			log.Warn("could not weigh a visit against the credits left; visited", "task_id", t.ID, "err", err)
-		}
-		fits, ahead, scheduled := c.order.take(t, d.CostHigh, left)
-		if !fits && scheduled {
-			// Others' visits may have ended since this process last
-			// looked: look again before skipping it.
-			fits, ahead = c.order.retake(ctx, c, t, d.CostHigh, left)
-		}
-		if fits || !scheduled {
-			t.fullWalk = full
-			return false, nil
-		}
-		reason = fmt.Sprintf("%s: %d credits left, %.0f kept for the visits ranked higher or under way", revisit.ReasonBudget, max(*left, 0), math.Ceil(ahead))
-		outcome = kinds.OutcomeSkippedBudget
-	}
-	return c.endAdaptive(ctx, log, k, t, outcome, reason, d)
-}
-
-// endAdaptive ends t skipped by the schedule with outcome (skipped_budget
-// for a visit the credits left did not cover, which the second look may
-// admit; skipped_adaptive otherwise) for reason, a profile
-// expanding to its lists from stored data (when that cannot be read, it is
-// visited instead). It reports whether t ended.
-func (c *crawl) endAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task, outcome kinds.Outcome, reason string, d revisit.Decision) (bool, error) {
-	var children []NewTask
-	if k.Fresh != nil && k.Fresh.Expand != nil {
-		var fromStorage bool
-		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-			children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task)
-			return err
-		})
-		if err != nil && ctx.Err() != nil {
-			_ = c.release(t) // the run stops: the task waits for its resume
-			return true, nil
-		}
-		if err != nil || !fromStorage {
-			if err != nil {
-				log.Warn("could not expand a profile from stored data; visited", "task_id", t.ID, "err", err)
-			}
-			c.order.admitted(t, d.CostHigh)
-			return false, nil // its lists cannot be found without a fetch
-		}
-	}
-	why := fmt.Sprintf("adaptive: %s: expected %.2f new per %.1f credits", reason, d.Yield, d.Cost)
-	saved := int(math.Ceil(d.Cost))
-	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-		return c.frontier.endFresh(ctx, c.runID, t, outcome, why, saved, children)
-	})
-	switch {
-	case errors.Is(err, ErrLeaseLost):
-		return true, nil
-	case err != nil:
-		err = fmt.Errorf("task %d (%s %s): adaptive schedule: %w", t.ID, t.Kind, t.Key, err)
-		c.stop(err)
-		_ = c.release(t)
-		return true, err
-	}
-	log.Debug("not revisited", "task_id", t.ID, "kind", t.Kind, "key", t.Key, "reason", reason)
-	if len(children) > 0 {
-		c.wakeOthers()
-	}
-	return true, nil
-}

@@ -1,4 +1,4 @@
-package pipeline
+package frontier
 
 import (
 	"context"
@@ -12,10 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/loop"
 	"github.com/socialcrawl/crawler/sinks"
 )
 
-// The committer writes the page commits of all the process's tasks, many
+// The Committer writes the page commits of all the process's tasks, many
 // pages in one round trip: each page in a transaction of its own (BEGIN,
 // its statements, COMMIT: page-atomic as a commit alone), the group in one
 // pgx batch on one connection, held only for that round trip. A task waits
@@ -28,19 +29,19 @@ import (
 // lease lost, data refused, a conflict retried alone) and the pages after
 // it go in the next group. A connection lost mid-batch leaves the failing
 // page's commit, and the later pages', unknown: they are sent again, which
-// the advance's expected page count makes safe (errAlreadyApplied).
-type committer struct {
+// the advance's expected page count makes safe (ErrAlreadyApplied).
+type Committer struct {
 	pool  *pgxpool.Pool
 	runID int64
 	f     *Frontier
 
 	mu     sync.Mutex
-	queue  []*groupCommit
+	queue  []*GroupCommit
 	closed bool
 	kick   chan struct{}
 }
 
-// Grouping of the committer.
+// Grouping of the Committer.
 const (
 	// groupMax is the most pages one round trip commits.
 	groupMax = 32
@@ -49,9 +50,9 @@ const (
 	committersMax = 4
 )
 
-// groupCommit is one page's commit in the committer: queued, then sent in
+// GroupCommit is one page's commit in the Committer: queued, then sent in
 // a group; done is closed once its outcome is known.
-type groupCommit struct {
+type GroupCommit struct {
 	task   Task // as it was at submit: the page count and cursor the advance expects
 	next   string
 	batch  *pgx.Batch
@@ -69,10 +70,10 @@ type groupCommit struct {
 	waited   bool
 }
 
-// newCommitter starts the committer's senders, which work until ctx ends
+// NewCommitter starts the Committer's senders, which work until ctx ends
 // (the run's hard stop: a group in flight then fails, its pages with it).
-func newCommitter(ctx context.Context, pool *pgxpool.Pool, runID int64, f *Frontier) *committer {
-	c := &committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)}
+func NewCommitter(ctx context.Context, pool *pgxpool.Pool, runID int64, f *Frontier) *Committer {
+	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)}
 	senders := max(1, min(committersMax, int(pool.Config().MaxConns)/3))
 	for range senders {
 		go c.send(ctx)
@@ -92,12 +93,12 @@ func newCommitter(ctx context.Context, pool *pgxpool.Pool, runID int64, f *Front
 
 // submit queues p's commit for task t (as it is now) and returns it; Wait
 // gives its outcome.
-func (c *committer) submit(t *Task, p PageCommit) (*groupCommit, error) {
+func (c *Committer) Submit(t *Task, p PageCommit) (*GroupCommit, error) {
 	batch, labels, err := commitBatch(c.runID, t, p, c.f.ttl)
 	if err != nil {
 		return nil, err
 	}
-	g := &groupCommit{task: *t, next: p.Next, batch: batch, labels: labels, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
+	g := &GroupCommit{task: *t, next: p.Next, batch: batch, labels: labels, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -105,16 +106,13 @@ func (c *committer) submit(t *Task, p PageCommit) (*groupCommit, error) {
 	}
 	c.queue = append(c.queue, g)
 	c.mu.Unlock()
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
+	loop.Kick(c.kick)
 	return g, nil
 }
 
 // Wait waits for the page's commit and returns its error, once
-// (ErrLeaseLost, errAlreadyApplied, or the database's).
-func (g *groupCommit) Wait(ctx context.Context) error {
+// (ErrLeaseLost, ErrAlreadyApplied, or the database's).
+func (g *GroupCommit) Wait(ctx context.Context) error {
 	<-g.done
 	if g.waited {
 		return g.err
@@ -127,34 +125,31 @@ func (g *groupCommit) Wait(ctx context.Context) error {
 }
 
 // Sent is closed once the page's commit is written to the server.
-func (g *groupCommit) Sent() <-chan struct{} { return g.sent }
+func (g *GroupCommit) Sent() <-chan struct{} { return g.sent }
 
-func (g *groupCommit) written() { g.sentOnce.Do(func() { close(g.sent) }) }
+func (g *GroupCommit) written() { g.sentOnce.Do(func() { close(g.sent) }) }
 
-func (g *groupCommit) finish(err error) {
+func (g *GroupCommit) finish(err error) {
 	g.err = err
 	g.written()
 	close(g.done)
 }
 
 // take removes up to groupMax queued commits.
-func (c *committer) take() []*groupCommit {
+func (c *Committer) take() []*GroupCommit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := min(len(c.queue), groupMax)
 	group := c.queue[:n:n]
 	c.queue = c.queue[n:]
 	if len(c.queue) > 0 {
-		select {
-		case c.kick <- struct{}{}:
-		default:
-		}
+		loop.Kick(c.kick)
 	}
 	return group
 }
 
 // requeue puts commits that were not run back in front of the queue.
-func (c *committer) requeue(gs []*groupCommit) {
+func (c *Committer) requeue(gs []*GroupCommit) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -165,14 +160,11 @@ func (c *committer) requeue(gs []*groupCommit) {
 	}
 	c.queue = append(gs[:len(gs):len(gs)], c.queue...)
 	c.mu.Unlock()
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
+	loop.Kick(c.kick)
 }
 
 // send is one sender: it sends the queued commits in groups until ctx ends.
-func (c *committer) send(ctx context.Context) {
+func (c *Committer) send(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -198,7 +190,7 @@ var (
 
 // sendGroup sends group in one batch and finishes each page's commit it
 // knows the outcome of; it returns the pages to send again.
-func (c *committer) sendGroup(ctx context.Context, group []*groupCommit) (again []*groupCommit) {
+func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again []*GroupCommit) {
 	conn, err := c.pool.Acquire(ctx)
 	if err != nil {
 		// Nothing was sent: each page's task retries its commit alone

@@ -1,4 +1,4 @@
-package pipeline
+package budget
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/sources"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -22,13 +21,8 @@ func budgetRun(t *testing.T, max int64) (*pgxpool.Pool, int64) {
 	t.Helper()
 	pool, _ := pgtest.Pool(t)
 	ctx := context.Background()
-	job, err := jobfile.Parse("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: CRAWLER_K}\n"+
-		"expand: {}\nseeds: {shortvideo: {profiles: [a]}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runID, err := Start(ctx, pool, job)
-	if err != nil {
+	var runID int64
+	if err := pool.QueryRow(ctx, `INSERT INTO crawl.runs (job_name, job) VALUES ('t', '{}') RETURNING id`).Scan(&runID); err != nil {
 		t.Fatal(err)
 	}
 	if err := SetMaxCredits(ctx, pool, runID, &max); err != nil {
@@ -37,9 +31,9 @@ func budgetRun(t *testing.T, max int64) (*pgxpool.Pool, int64) {
 	return pool, runID
 }
 
-func newTestBudget(pool *pgxpool.Pool, runID int64, owner string, stop chan struct{}) *budget {
-	return &budget{pool: pool, runID: runID, owner: owner, log: slog.New(slog.DiscardHandler), waitMax: 20 * time.Millisecond, stopping: stop,
-		retry: func(ctx context.Context, op func(context.Context) error) error { return op(ctx) }}
+func newTestBudget(pool *pgxpool.Pool, runID int64, owner string, stop chan struct{}) *Hold {
+	return NewHold(Config{Pool: pool, RunID: runID, Owner: owner, Log: slog.New(slog.DiscardHandler), WaitMax: 20 * time.Millisecond, Stopping: stop,
+		Retry: func(ctx context.Context, op func(context.Context) error) error { return op(ctx) }})
 }
 
 // ledger reads the run's credits and checks the model's identity:
@@ -72,19 +66,19 @@ func TestCreditGrantsNeverExceedWhatIsLeft(t *testing.T) {
 	billed := sources.Outcome{Endpoint: "/e", Status: 200, Billed: true}
 	for i := range 6 {
 		var r int64
-		if err := b.reserve(ctx, &r, 15, nil); err != nil {
+		if err := b.Reserve(ctx, &r, 15, nil); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
 		if cr := ledger(t, pool, runID); cr.Committed > 100 {
 			t.Fatalf("request %d: committed %d > max 100", i, cr.Committed)
 		}
-		b.settle(&r, billed)
+		b.Settle(&r, billed)
 	}
 	var r int64
-	if err := b.reserve(ctx, &r, 15, nil); !errors.Is(err, ErrBudgetExhausted) {
-		t.Fatalf("seventh request: %v, want ErrBudgetExhausted", err)
+	if err := b.Reserve(ctx, &r, 15, nil); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("seventh request: %v, want ErrExhausted", err)
 	}
-	if err := b.close(ctx); err != nil {
+	if err := b.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if cr := ledger(t, pool, runID); cr.Billed != 90 || cr.Committed != 90 || cr.Held != 0 {
@@ -94,13 +88,13 @@ func TestCreditGrantsNeverExceedWhatIsLeft(t *testing.T) {
 	// Far from the budget: a block to spare; near it a quarter of the rest.
 	pool2, run2 := budgetRun(t, 10_000)
 	far := newTestBudget(pool2, run2, "far", stop)
-	if err := far.reserve(ctx, &r, 1, nil); err != nil || far.held != 1+creditBlock {
+	if err := far.Reserve(ctx, &r, 1, nil); err != nil || far.held != 1+creditBlock {
 		t.Fatalf("far from the budget: %v, held %d; want the request and a block of %d", err, far.held, creditBlock)
 	}
 	pool3, run3 := budgetRun(t, 41)
 	near := newTestBudget(pool3, run3, "near", stop)
 	r = 0
-	if err := near.reserve(ctx, &r, 1, nil); err != nil || near.held != 1+10 {
+	if err := near.Reserve(ctx, &r, 1, nil); err != nil || near.held != 1+10 {
 		t.Fatalf("near the budget: %v, held %d; want 1 + (41-1)/4 = 11", err, near.held)
 	}
 }
@@ -125,7 +119,7 @@ func TestCreditModelRandomWalk(t *testing.T) {
 			defer close(stop)
 			rng := rand.New(rand.NewPCG(seed, 25))
 			type proc struct {
-				b        *budget
+				b        *Hold
 				inflight []int64 // reservations of requests in flight
 				price    []int64
 			}
@@ -144,8 +138,8 @@ func TestCreditModelRandomWalk(t *testing.T) {
 				case op < 4: // a request leaves
 					price := []int64{1, 1, 15}[rng.IntN(3)]
 					r := new(int64)
-					err := p.b.reserve(ctx, r, price, nil)
-					if errors.Is(err, ErrBudgetExhausted) {
+					err := p.b.Reserve(ctx, r, price, nil)
+					if errors.Is(err, ErrExhausted) {
 						continue
 					}
 					if err != nil {
@@ -170,7 +164,7 @@ func TestCreditModelRandomWalk(t *testing.T) {
 						o.Credits.Charged = sources.Int64{V: price, Valid: true}
 					}
 					upstream += o.Cost()
-					p.b.settle(&r, o)
+					p.b.Settle(&r, o)
 				case op == 8: // a beat
 					p.b.mu.Lock()
 					if _, err := p.b.statementLocked(ctx, 0); err != nil {
@@ -183,7 +177,7 @@ func TestCreditModelRandomWalk(t *testing.T) {
 							procs = append(procs[:i], procs[i+1:]...)
 						}
 					}
-					if _, err := pool.Exec(ctx, `UPDATE crawl.credit_holds SET beat_at = now() - interval '1 hour' WHERE run_id = $1 AND owner = $2`, runID, p.b.owner); err != nil {
+					if _, err := pool.Exec(ctx, `UPDATE crawl.credit_holds SET beat_at = now() - interval '1 hour' WHERE run_id = $1 AND owner = $2`, runID, p.b.cfg.Owner); err != nil {
 						t.Fatal(err)
 					}
 					spawn()
@@ -198,9 +192,9 @@ func TestCreditModelRandomWalk(t *testing.T) {
 			}
 			for _, p := range procs {
 				for i := range p.inflight {
-					p.b.release(&p.inflight[i])
+					p.b.Release(&p.inflight[i])
 				}
-				if err := p.b.close(ctx); err != nil {
+				if err := p.b.Close(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -225,11 +219,11 @@ func TestCreditsLeftForAdmission(t *testing.T) {
 	a, other, dead := newTestBudget(pool, runID, "a", stop), newTestBudget(pool, runID, "b", stop), newTestBudget(pool, runID, "dead", stop)
 	var ra, rb, rd int64
 	for _, x := range []struct {
-		b *budget
+		b *Hold
 		r *int64
 		n int64
 	}{{a, &ra, 15}, {other, &rb, 1}, {dead, &rd, 1}} {
-		if err := x.b.reserve(ctx, x.r, x.n, nil); err != nil {
+		if err := x.b.Reserve(ctx, x.r, x.n, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -246,8 +240,7 @@ func TestCreditsLeftForAdmission(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT held FROM crawl.credit_holds WHERE owner = 'dead'`).Scan(&deadHeld); err != nil {
 		t.Fatal(err)
 	}
-	c := &crawl{budget: a}
-	left, err := c.creditsLeftNow(ctx)
+	left, err := a.LeftNow(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

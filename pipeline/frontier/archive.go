@@ -1,4 +1,4 @@
-package pipeline
+package frontier
 
 import (
 	"github.com/jackc/pgx/v5"
@@ -8,10 +8,10 @@ import (
 )
 
 // The page archive (job file `archive: true`): the client hands every body
-// that decoded to the page's lease (pageLease.Body), which keeps it,
-// compressed, and its commit batch writes it to crawl.pages with
+// that decoded to the page's lease, which keeps it, compressed
+// (NewArchivedPage), and its commit batch writes it to crawl.pages with
 // the page's place in its task, in the same round trip as its rows. Replay
-// (replay.go) maps these bodies again through the same kinds.
+// (runs/replay.go) maps these bodies again through the same kinds.
 
 // ArchivedPage is one fetched body to keep: the request it answered and the
 // body, zstd-compressed.
@@ -20,6 +20,11 @@ type ArchivedPage struct {
 	Query    string // as sent
 	Body     []byte // zstd
 	Size     int    // uncompressed bytes
+}
+
+// NewArchivedPage is body, the answer to endpoint?query, compressed.
+func NewArchivedPage(endpoint, query string, body []byte) *ArchivedPage {
+	return &ArchivedPage{Endpoint: endpoint, Query: query, Body: zenc.EncodeAll(body, nil), Size: len(body)}
 }
 
 type archivePageParams struct {
@@ -43,7 +48,5 @@ func queueArchive(batch *pgx.Batch, runID int64, t *Task, p *ArchivedPage) {
 		Endpoint: p.Endpoint, Query: p.Query, Body: p.Body, BodyBytes: p.Size})
 }
 
-// zstd's encoder and decoder are safe for concurrent EncodeAll/DecodeAll.
-var (
-	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-)
+// zenc is safe for concurrent EncodeAll.
+var zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))

@@ -1,4 +1,4 @@
-package pipeline_test
+package frontier
 
 import (
 	"context"
@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
-	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -26,22 +24,15 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			pool, _ := pgtest.Pool(b)
 			ctx := context.Background()
-			job, err := jobfile.Parse("bench.yaml", []byte("name: bench\napi: {base_url: https://upstream.invalid/api}\nseeds: {shortvideo: {profiles: [bench]}}\n"))
-			if err != nil {
-				b.Fatal(err)
-			}
 			batch := 0
-			seeds := make([]pipeline.NewTask, pending)
+			seeds := make([]NewTask, pending)
 			for i := range seeds {
-				seeds[i] = pipeline.NewTask{Kind: kinds.KindSVProfile, Key: fmt.Sprintf("u0_%d", i), Depth: 1}
+				seeds[i] = NewTask{Kind: kinds.KindSVProfile, Key: fmt.Sprintf("u0_%d", i), Depth: 1}
 			}
-			runID, err := pipeline.CreateRun(ctx, pool, job, seeds)
-			if err != nil {
-				b.Fatal(err)
-			}
-			f := pipeline.NewFrontier(pool, "bench", time.Minute)
+			runID := testRun(b, pool, seeds)
+			f := NewFrontier(pool, "bench", time.Minute)
 			n := 0
-			var leased []*pipeline.Task
+			var leased []*Task
 			for b.Loop() {
 				if len(leased) == 0 {
 					ts, err := f.LeaseN(ctx, runID, c.lease, nil)
@@ -50,7 +41,7 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 					}
 					leased = ts
 				}
-				var t *pipeline.Task
+				var t *Task
 				if len(leased) > 0 {
 					t, leased = leased[0], leased[1:]
 				}
@@ -65,7 +56,7 @@ func BenchmarkLeaseAndFinish(b *testing.B) {
 					b.StartTimer()
 					continue
 				}
-				if err := f.Finish(ctx, t, pipeline.StateDone, "bench"); err != nil {
+				if err := f.Finish(ctx, t, StateDone, "bench"); err != nil {
 					b.Fatal(err)
 				}
 				n++

@@ -1,4 +1,4 @@
-package pipeline
+package frontier
 
 import (
 	"cmp"
@@ -13,12 +13,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/kinds"
-	"github.com/socialcrawl/crawler/sinks"
 )
 
 // Task states.
@@ -40,18 +38,8 @@ type Task struct {
 	kinds.Task
 	Token int64 // fencing token of the lease
 	// Reexpand: the task was found again at a smaller depth after it was
-	// fetched; it is expanded again from stored data (reuse.go).
+	// fetched; it is expanded again from stored data (EndReexpand).
 	Reexpand bool
-	// fullWalk: the adaptive schedule wants the list walked to its end
-	// (revisit.go); stop_at_seen does not cut it.
-	fullWalk bool
-	// bought counts the pages of a visit the adaptive schedule admitted
-	// (nil otherwise), read by other workers weighing theirs.
-	bought *atomic.Int64
-	// lease is the lease's context in this process: cancelled with
-	// ErrLeaseLost when the heartbeat finds the lease lost, and at the run's
-	// hard stop (nil outside the runner: context.Background).
-	lease context.Context
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -68,6 +56,11 @@ type Frontier struct {
 // NewFrontier returns the frontier as seen by owner, whose leases last ttl.
 func NewFrontier(pool *pgxpool.Pool, owner string, ttl time.Duration) *Frontier {
 	return &Frontier{pool: pool, owner: owner, ttl: ttl}
+}
+
+// runArg is the parameter of the statements that take only a run.
+type runArg struct {
+	RunID int64 `db:"run_id"`
 }
 
 // Parameters of the frontier's statements (internal/db/queries/tasks.sql).
@@ -168,13 +161,14 @@ func addParams(runID int64, parent *int64) addTasksParams {
 	return addTasksParams{RunID: runID, ParentID: parent, Reexpandable: reexpandable}
 }
 
-// addTasks inserts tasks inside tx.
-func addTasks(ctx context.Context, tx pgx.Tx, runID int64, parent *int64, tasks []NewTask) error {
+// AddTasks adds tasks found by no task (seeds) to run runID, in one
+// statement (of a transaction under way, when q is one).
+func AddTasks(ctx context.Context, q db.Querier, runID int64, tasks []NewTask) error {
 	rows, err := taskRows(tasks)
 	if err != nil || rows == nil {
 		return err
 	}
-	_, err = insertTasks.Exec(ctx, tx, addParams(runID, parent), rows)
+	_, err = insertTasks.Exec(ctx, q, addParams(runID, nil), rows)
 	return err
 }
 
@@ -213,8 +207,8 @@ func taskRows(tasks []NewTask) ([]taskRow, error) {
 	return rows, nil
 }
 
-// Rescue returns the run's expired leases to the frontier, and the credits
-// they still held to the budget, and says how many tasks it rescued; it
+// Rescue returns the run's expired leases to the frontier and says how
+// many tasks it rescued; it
 // skips the tasks in keep: those this process is still working on (their
 // lease may have expired while the database was away).
 func (f *Frontier) Rescue(ctx context.Context, runID int64, keep ...int64) (int64, error) {
@@ -293,143 +287,6 @@ func scanTasks(runID int64, rows pgx.Rows, err error) ([]*Task, error) {
 	}
 	return ts, rows.Err()
 }
-
-// PageCommit is what one page of a task commits: its rows, the tasks it
-// discovered, and how the task goes on.
-type PageCommit struct {
-	Rows     *sinks.Batch // nil: none
-	Children []NewTask
-	Next     string      // the cursor to continue from
-	Items    int         // entries the page held, dropped ones included
-	Stop     string      // when not empty, the task ends with this reason
-	Drops    kinds.Drops // entries received but not stored
-	Saved    int         // credits saved by reuse (stop_at_seen), added to crawl.tasks.credits_saved
-	// NewItems, when not nil, is added to crawl.tasks.new_items: the
-	// page's entries no earlier run stored.
-	NewItems *int
-	// Archive, when not nil, is the page's body, kept in crawl.pages.
-	Archive *ArchivedPage
-	// Outcome is how the task ends when Stop is set (empty:
-	// kinds.OutcomeDone, an object fetched).
-	Outcome kinds.Outcome
-}
-
-// Drops are a page's entries that were received but not stored.
-type Drops = kinds.Drops
-
-// Commit records a fetched page: the task's advance (the cursor to
-// continue from and, when stop is not empty, the end of the task with stop
-// as its reason, and the entries the page dropped), the page's rows and the
-// tasks it discovered. They go as one pgx batch, which runs in one implicit
-// transaction: a single round trip (no BEGIN, no COMMIT). Send writes the
-// batch without waiting for its results. What the page's requests cost is
-// the budget's (budget.go), not the commit's.
-//
-// The advance goes first, under the fencing token: for a stale worker it
-// matches no row, crawl.expect_advanced aborts the batch and Commit returns
-// ErrLeaseLost. The expected page count makes it idempotent: when a commit
-// whose answer was lost is retried, the row already shows this page, and
-// Commit returns errAlreadyApplied without counting it again.
-func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommit) error {
-	sc, err := f.Send(ctx, runID, t, p)
-	if err != nil {
-		return err
-	}
-	return sc.Wait(ctx)
-}
-
-// SentCommit is a page's commit batch written to the server, its results
-// not read yet. The server runs the batch and commits it whether or not
-// they are ever read (a client killed after Send still has its page
-// committed), which is what lets the next request of the list leave before
-// Wait. Until Wait, the connection stays with the batch.
-type SentCommit struct {
-	f      *Frontier
-	task   Task // as it was at Send: the page count and cursor the advance expects
-	next   string
-	br     pgx.BatchResults
-	labels []string
-	done   bool
-	err    error
-}
-
-// Send queues and writes p's commit batch (see Commit) and returns
-// without reading its results. A failure to send returns at once, with
-// nothing applied.
-func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit) (*SentCommit, error) {
-	batch, labels, err := commitBatch(runID, t, p, f.ttl)
-	if err != nil {
-		return nil, err
-	}
-	sc := &SentCommit{f: f, task: *t, next: p.Next, labels: labels}
-	sc.br = f.pool.SendBatch(ctx, batch)
-	return sc, nil
-}
-
-// commitBatch is p's commit batch, with a label per statement for errors.
-func commitBatch(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pgx.Batch, []string, error) {
-	rows, drops := p.Rows, p.Drops
-	if rows == nil {
-		rows = &sinks.Batch{}
-	}
-	var outcome kinds.Outcome
-	if p.Stop != "" {
-		outcome = p.Outcome.OrDone()
-	}
-	batch := &pgx.Batch{}
-	advanceTask.Queue(batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
-		Stop: CleanReason(p.Stop), Outcome: string(outcome), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
-	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(batch, runID, rows)...)
-	if p.Archive != nil {
-		queueArchive(batch, runID, t, p.Archive)
-		labels = append(labels, "archive page")
-	}
-	tasks, err := taskRows(p.Children)
-	if err != nil {
-		return nil, nil, fmt.Errorf("add tasks: %w", err)
-	}
-	if tasks != nil {
-		insertTasks.Queue(batch, addParams(runID, &t.ID), tasks)
-		labels = append(labels, "add tasks")
-	}
-	return batch, labels, nil
-}
-
-// Wait reads the results of the batch, once: the error is the commit's
-// (ErrLeaseLost, errAlreadyApplied, or the database's).
-func (sc *SentCommit) Wait(ctx context.Context) error {
-	if sc.done {
-		return sc.err
-	}
-	sc.done = true
-	err := sinks.Results(sc.br, sc.labels)
-	if cerr := sc.br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
-		err = sc.f.notAdvanced(ctx, &sc.task, sc.next)
-	}
-	sc.err = err
-	return err
-}
-
-// notAdvanced tells why advancing t matched no row: errAlreadyApplied when
-// the row already shows this page (a retried commit whose first attempt went
-// through), ErrLeaseLost otherwise.
-func (f *Frontier) notAdvanced(ctx context.Context, t *Task, next string) error {
-	var applied bool
-	if err := taskAdvanced.QueryRow(ctx, f.pool, advancedParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next}).Scan(&applied); err != nil {
-		return fmt.Errorf("advance task %d: %w", t.ID, err)
-	}
-	if applied {
-		return errAlreadyApplied
-	}
-	return ErrLeaseLost
-}
-
-// errAlreadyApplied rolls back a retried commit whose first attempt had
-// gone through; commit treats it as success.
-var errAlreadyApplied = errors.New("page already committed")
 
 // ExtendLeases renews the leases of the tasks held (the process's
 // heartbeat, one statement for all) and returns the ids of those it

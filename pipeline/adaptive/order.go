@@ -1,4 +1,4 @@
-package pipeline
+package adaptive
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/revisit"
 )
 
@@ -24,14 +26,15 @@ import (
 //
 // A visit to come is kept what it costs at most, so that each finds
 // credits for itself at its turn; a visit under way counts for that less
-// the pages it bought (Task.bought). The visits of other
+// the pages it bought (Visit.Bought). The visits of other
 // processes on the run are read from the database: those they are on
 // count as under way, those they ended no longer count. That view is
 // loaded when the run starts and again, at most every poll interval, when
 // a visit would be skipped: a visit is never skipped on a view older
-// than that. The credits left are creditsLeftNow's. What the estimates
-// kept and did not spend is spent by the second look (secondLook), once
-// the frontier is done. Memory: two words per scheduled item.
+// than that. The credits left are the budget's (Config.Credits). What the
+// estimates kept and did not spend is spent by the second look
+// (Revisits.SecondLook), once the frontier is done. Memory: two words per
+// scheduled item.
 type spendOrder struct {
 	runID int64
 	owner string        // lease owner prefix of this process
@@ -48,7 +51,7 @@ type spendOrder struct {
 }
 
 // inflightVisit is a visit admitted and not ended: what it costs at most
-// and the pages its task bought so far (Task.bought).
+// and the pages its task bought so far (Visit.Bought).
 type inflightVisit struct {
 	key    [2]string // (kind, key)
 	high   float64
@@ -106,12 +109,12 @@ func (o *spendOrder) read(ctx context.Context, q db.Querier) (orderView, error) 
 	)
 	_, err = pgx.ForEachRow(rows, []any{&kind, &key, &visit, &high, &state, &pages, &mine}, func() error {
 		switch {
-		case state == StateLeased && !mine:
+		case state == frontier.StateLeased && !mine:
 			if visit {
 				v.others += max(0, float64(high)-float64(pages))
 			}
 			return nil
-		case state == StateLeased:
+		case state == frontier.StateLeased:
 			v.mine[[2]string{kind, key}] = true
 		}
 		v.keys = append(v.keys, [2]string{kind, key})
@@ -181,7 +184,7 @@ func (o *spendOrder) held() float64 {
 // still to come and those under way; a visit that fits is under way until
 // end(t.ID). scheduled is false for an item not in the order (never
 // scheduled, or already taken).
-func (o *spendOrder) take(t *Task, high float64, left *int64) (fits bool, ahead float64, scheduled bool) {
+func (o *spendOrder) take(t *kinds.Task, high float64, left *int64, v *Visit) (fits bool, ahead float64, scheduled bool) {
 	if o == nil {
 		return true, 0, false
 	}
@@ -198,14 +201,15 @@ func (o *spendOrder) take(t *Task, high float64, left *int64) (fits bool, ahead 
 	if left != nil && float64(*left)-ahead < high {
 		return false, ahead, true
 	}
-	o.admit(t, high)
+	o.admit(t, high, v)
 	return true, ahead, true
 }
 
 // retake is take again after reloading the view of other processes, if it
 // is older than the poll interval (only one worker reloads at a time; the
 // others answer from the view they have).
-func (o *spendOrder) retake(ctx context.Context, c *crawl, t *Task, high float64, left *int64) (fits bool, ahead float64) {
+func (r *Revisits) retake(ctx context.Context, t *kinds.Task, high float64, left *int64, v *Visit) (fits bool, ahead float64) {
+	o := r.order
 	o.mu.Lock()
 	stale := !o.loading && time.Since(o.loaded) >= o.every
 	if stale {
@@ -215,32 +219,32 @@ func (o *spendOrder) retake(ctx context.Context, c *crawl, t *Task, high float64
 	if !stale {
 		return false, o.aheadOf(t)
 	}
-	var v orderView
-	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		v, err = o.read(ctx, c.opts.Pool)
+	var view orderView
+	err := r.cfg.Retry(ctx, func(ctx context.Context) (err error) {
+		view, err = o.read(ctx, r.cfg.Pool)
 		return err
 	})
 	o.mu.Lock()
 	o.loading = false
 	if err == nil {
-		o.set(v)
+		o.set(view)
 	}
 	o.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
-			c.log.Warn("could not read the adaptive order again", "err", err)
+			r.cfg.Log.Warn("could not read the adaptive order again", "err", err)
 		}
 		return false, o.aheadOf(t)
 	}
-	if left, err = c.creditsLeftNow(ctx); err != nil {
+	if left, err = r.cfg.Credits.LeftNow(ctx); err != nil {
 		return false, o.aheadOf(t)
 	}
-	fits, ahead, scheduled := o.take(t, high, left)
+	fits, ahead, scheduled := o.take(t, high, left, v)
 	return fits || !scheduled, ahead
 }
 
 // aheadOf is what take would keep before t now, without taking it.
-func (o *spendOrder) aheadOf(t *Task) float64 {
+func (o *spendOrder) aheadOf(t *kinds.Task) float64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	a := o.held()
@@ -252,7 +256,7 @@ func (o *spendOrder) aheadOf(t *Task) float64 {
 
 // admitted counts t's visit, of cost high at most, as under way (the
 // second look admitted it, or it is visited for want of stored data).
-func (o *spendOrder) admitted(t *Task, high float64) {
+func (o *spendOrder) admitted(t *kinds.Task, high float64, v *Visit) {
 	if o == nil {
 		return
 	}
@@ -263,12 +267,13 @@ func (o *spendOrder) admitted(t *Task, high float64) {
 		delete(o.rank, k)
 		o.add(i, -o.cost[i])
 	}
-	o.admit(t, high)
+	o.admit(t, high, v)
 }
 
-func (o *spendOrder) admit(t *Task, high float64) {
-	t.bought = new(atomic.Int64)
-	o.inflight[t.ID] = inflightVisit{high: high, bought: t.bought, key: [2]string{t.Kind, t.Key}}
+// admit counts t's visit as under way, its pages bought counted in v.
+func (o *spendOrder) admit(t *kinds.Task, high float64, v *Visit) {
+	v.bought = new(atomic.Int64)
+	o.inflight[t.ID] = inflightVisit{high: high, bought: v.bought, key: [2]string{t.Kind, t.Key}}
 }
 
 // end stops counting task id's visit as under way.
@@ -290,26 +295,26 @@ var (
 	secondLookTasks      = db.Prepare[secondLookParams]("SecondLook")
 )
 
-// secondLook gives the credits an adaptive run's estimates kept and its
+// SecondLook gives the credits an adaptive run's estimates kept and its
 // visits did not spend to the visits skipped for the budget: once the
 // frontier is done (nothing pending or leased), those whose cost at most
 // fits in the credits left, highest priority first, go back to pending,
-// admitted whatever the order says. It reports whether the worker should
-// go on: some did, or another worker's second look did meanwhile; it is
-// called again when they are done, until none fits.
-func (c *crawl) secondLook(ctx context.Context) bool {
-	if !c.job.Reuse.Adaptive || ctx.Err() != nil {
-		return false
+// admitted whatever the order says. It says how many it sent back, and
+// whether it looked (ok: the run is adaptive, and the look did not fail);
+// the runner calls it again when they are done, until none fits.
+func (r *Revisits) SecondLook(ctx context.Context) (sent int, ok bool) {
+	if r == nil || !r.cfg.Job.Reuse.Adaptive || ctx.Err() != nil {
+		return 0, false
 	}
 	var n int
-	err := c.retryDB(ctx, func(ctx context.Context) error {
+	err := r.cfg.Retry(ctx, func(ctx context.Context) error {
 		n = 0
-		left, err := c.creditsLeftNow(ctx)
+		left, err := r.cfg.Credits.LeftNow(ctx)
 		if err != nil || left == nil {
 			return err
 		}
-		return pgx.BeginFunc(ctx, c.opts.Pool, func(tx pgx.Tx) error {
-			rows, err := secondLookCandidates.Query(ctx, tx, runArg{c.runID})
+		return pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
+			rows, err := secondLookCandidates.Query(ctx, tx, runArg{r.cfg.RunID})
 			if err != nil {
 				return err
 			}
@@ -335,21 +340,12 @@ func (c *crawl) secondLook(ctx context.Context) bool {
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			c.log.Warn("adaptive second look failed; the visits skipped for the budget stay skipped", "err", err)
+			r.cfg.Log.Warn("adaptive second look failed; the visits skipped for the budget stay skipped", "err", err)
 		}
-		return false
+		return 0, false
 	}
 	if n > 0 {
-		c.log.Info("adaptive second look: visits skipped for the budget fit in the credits left", "visits", n)
-		c.wakeOthers()
-		return true
+		r.cfg.Log.Info("adaptive second look: visits skipped for the budget fit in the credits left", "visits", n)
 	}
-	// None here: another process's (or worker's) second look may have
-	// sent some back since this worker found the frontier done.
-	var pending, leased int64
-	err = c.retryDB(ctx, func(ctx context.Context) (err error) {
-		pending, leased, err = c.frontier.Active(ctx, c.runID)
-		return err
-	})
-	return err == nil && pending+leased > 0
+	return n, true
 }

@@ -1,4 +1,4 @@
-package pipeline
+package frontier
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/socialcrawl/crawler/internal/db"
 )
 

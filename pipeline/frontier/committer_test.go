@@ -1,4 +1,4 @@
-package pipeline
+package frontier
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -19,14 +18,7 @@ func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	ctx := context.Background()
-	job, err := jobfile.Parse("t.yaml", []byte("name: t\napi: {base_url: http://127.0.0.1:1/api, key_env: CRAWLER_K}\nseeds: {shortvideo: {profiles: [a, b, c]}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runID, err := Start(ctx, pool, job)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID := testRun(t, pool, profiles("a", "b", "c"))
 	f := NewFrontier(pool, "p", time.Minute)
 	ts, err := f.LeaseN(ctx, runID, 3, nil)
 	if err != nil || len(ts) != 3 {
@@ -35,12 +27,12 @@ func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET lease_token = lease_token + 1000 WHERE id = $1`, ts[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	c := &committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
-	var gs []*groupCommit
+	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
+	var gs []*GroupCommit
 	for i, task := range ts {
 		var rows sinks.Batch
 		sinks.Add(&rows, sinks.SVUser{UniqueID: "user" + string(rune('a'+i)), Raw: []byte(`{}`)})
-		g, err := c.submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1})
+		g, err := c.Submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package adaptive
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/loop"
 	"github.com/socialcrawl/crawler/revisit"
 )
 
@@ -50,45 +51,13 @@ type visitLog struct {
 	done  chan struct{}
 }
 
-// startRevisits prepares run c.runID's adaptive revisits in this process:
-// the run's visits are to be recorded (revisit_pending), the spend order
-// (adaptive jobs) and the recording of ended visits.
-func (c *crawl) startRevisits(ctx context.Context) error {
-	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		if _, err = setRevisitPending.Exec(ctx, c.opts.Pool, runArg{c.runID}); err != nil || !c.job.Reuse.Adaptive {
-			return err
-		}
-		c.order, err = loadSpendOrder(ctx, c.opts.Pool, c.runID, c.frontier.owner, c.opts.PollInterval)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	c.visits = &visitLog{pool: c.opts.Pool, job: c.job.Name, runID: c.runID, log: c.log, kick: make(chan struct{}, 1), stop: stop, done: make(chan struct{})}
-	go c.visits.loop(lctx)
-	return nil
-}
-
-// visited is the end of t's work in this process: its visit is no longer
-// under way (spendOrder), and is recorded if it was one.
-func (c *crawl) visited(t *Task) {
-	c.order.end(t.ID)
-	if _, ok := revisitKind(t.Kind); ok && c.visits != nil {
-		c.visits.add(t.ID)
-	}
-}
-
 func (l *visitLog) add(id int64) {
 	l.mu.Lock()
 	l.ended = append(l.ended, id)
 	full := len(l.ended) >= recordBatch
 	l.mu.Unlock()
 	if full {
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
+		loop.Kick(l.kick)
 	}
 }
 
@@ -104,7 +73,7 @@ func (l *visitLog) take() []int64 {
 
 func (l *visitLog) loop(ctx context.Context) {
 	defer close(l.done)
-	every(ctx, recordEvery, l.kick, func() {
+	loop.Every(ctx, recordEvery, l.kick, func() {
 		for ids := l.take(); len(ids) > 0 && ctx.Err() == nil; ids = l.take() {
 			// A visit not recorded now is recorded at the run's end.
 			if err := l.record(ctx, ids); err != nil && ctx.Err() == nil {
@@ -116,33 +85,6 @@ func (l *visitLog) loop(ctx context.Context) {
 
 func (l *visitLog) record(ctx context.Context, ids []int64) error {
 	return pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return recordVisits(ctx, tx, l.job, l.runID, ids) })
-}
-
-// endRevisits stops recording as visits end and records what this process
-// queued; when the run ended (final is its state, not "running": no other
-// process works on it; "" when it could not be recorded) it records the
-// run whole and, for a job that makes no schedule, the earlier runs of the
-// job left unrecorded.
-func (c *crawl) endRevisits(ctx context.Context, final string) {
-	l := c.visits
-	if l == nil {
-		return
-	}
-	l.stop()
-	<-l.done
-	var err error
-	for ids := l.take(); len(ids) > 0 && err == nil; ids = l.take() {
-		err = l.record(ctx, ids)
-	}
-	if err == nil && final != "running" && final != "" {
-		err = recordRun(ctx, func(ctx context.Context, f func(pgx.Tx) error) error { return pgx.BeginFunc(ctx, l.pool, f) }, l.job, l.runID)
-		if err == nil && !c.job.Reuse.Adaptive {
-			err = pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return recordUnfinished(ctx, tx, l.job, l.runID) })
-		}
-	}
-	if err != nil {
-		c.log.Warn("could not record what the run saw of the items it revisits; the job's next run will", "err", err)
-	}
 }
 
 type (
@@ -158,11 +100,6 @@ type (
 		RunID int64    `db:"run_id"`
 		IDs   []int64  `db:"ids"`
 		Kinds []string `db:"kinds"`
-	}
-	revisitKnownParams struct {
-		JobName string   `db:"job_name"`
-		Kinds   []string `db:"kinds"`
-		Keys    []string `db:"keys"`
 	}
 	upsertRevisitParams struct {
 		JobName     string    `db:"job_name"`
@@ -210,13 +147,23 @@ type (
 	}
 )
 
+// Parameters of the statements that take only a run, or a job.
+type (
+	runArg struct {
+		RunID int64 `db:"run_id"`
+	}
+	jobNameArg struct {
+		JobName string `db:"job_name"`
+	}
+)
+
 var (
 	setRevisitPending   = db.Prepare[runArg]("SetRevisitPending")
 	revisitRunsToRecord = db.Prepare[runsToRecordParams]("RevisitRunsToRecord")
 	revisitEnded        = db.Prepare[revisitEndedParams]("RevisitEnded")
 	revisitVisits       = db.Prepare[revisitVisitsParams]("RevisitVisits")
 	lockRevisitItems    = db.Prepare[jobNameArg]("LockRevisitItems")
-	revisitKnown        = db.Prepare[revisitKnownParams]("RevisitKnown")
+	revisitKnown        = db.Prepare[itemsParams]("RevisitKnown")
 	upsertRevisit       = db.Prepare[upsertRevisitParams]("UpsertRevisitItem")
 	setListCounters     = db.Prepare[listCountersParams]("SetListCounters")
 	addRunCaptured      = db.Prepare[capturedParams]("AddRunCaptured")
@@ -336,7 +283,7 @@ func recordVisits(ctx context.Context, tx pgx.Tx, job string, runID int64, ids [
 		rate      float64
 	}
 	byItem := map[[2]string]*known{}
-	kp := revisitKnownParams{JobName: job}
+	kp := itemsParams{JobName: job}
 	for _, v := range visits {
 		kp.Kinds, kp.Keys = append(kp.Kinds, v.kind), append(kp.Keys, v.key)
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package quota
 
 import (
 	"context"
@@ -13,17 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/loop"
 	"github.com/socialcrawl/crawler/sources"
 )
-
-// The processes working on one run share their key's quota through
-// PostgreSQL (sources.QuotaSharer): a row per run holds the estimate the
-// leading process published (crawl.rate_quota), a row per process its
-// heartbeat (crawl.rate_members), and a 429's pause is announced with
-// NOTIFY on the channel crawl_rate, so that every process pauses with it.
-// The database cost does not grow with the request rate: one statement per
-// process per second (RateSync), one more per publication and one per 429
-// event (the pause), all counted in crawl.rate_members.statements.
 
 // Timing of the shared quota.
 const (
@@ -64,12 +56,20 @@ type (
 	noParams struct{}
 )
 
+// Client is the client whose rate control shares the quota
+// (*sources.Client).
+type Client interface {
+	SetQuotaSharer(sources.QuotaSharer)
+	// PauseShared pauses the client's requests for another process's 429.
+	PauseShared(time.Duration)
+}
+
 // quotaShare is this process's side of the shared quota.
 type quotaShare struct {
 	pool   *pgxpool.Pool
 	runID  int64
 	owner  string
-	client *sources.Client
+	client Client
 	log    *slog.Logger
 	// weight is how many tasks this process's workers hold: its share of
 	// the quota is its part of the live processes' total.
@@ -88,10 +88,11 @@ type quotaShare struct {
 
 var rateLeave = db.Prepare[rateLeaveParams]("RateLeave")
 
-// startQuotaShare joins the run's shared quota (one synchronous heartbeat,
-// so the first request already knows its share) and starts the background
-// heartbeat, announcer and listener; stop leaves it.
-func startQuotaShare(ctx context.Context, pool *pgxpool.Pool, runID int64, owner string, client *sources.Client, weight func() int, log *slog.Logger) (stop func()) {
+// Start joins run runID's shared quota as process owner, whose weight is
+// the tasks it holds (one synchronous heartbeat, so the first request
+// already knows its share), and starts the background heartbeat, announcer
+// and listener; stop leaves it.
+func Start(ctx context.Context, pool *pgxpool.Pool, runID int64, owner string, client Client, weight func() int, log *slog.Logger) (stop func()) {
 	s := &quotaShare{pool: pool, runID: runID, owner: owner, client: client, log: log, weight: weight,
 		kick: make(chan struct{}, 1), pauses: make(chan time.Duration, 1)}
 	s.view.Processes, s.view.Share = 1, 1
@@ -132,10 +133,7 @@ func (s *quotaShare) Publish(q sources.QuotaEstimate, probeAt time.Time, hold ti
 	s.pending = &rateSyncParams{Publish: true, Rate: q.Rate, Burst: max(q.Burst, 1), Measured: !q.Measured.IsZero(),
 		ProbeInS: time.Until(probeAt).Seconds(), HoldS: hold.Seconds()}
 	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	loop.Kick(s.kick)
 }
 
 // Paused implements sources.QuotaSharer.
@@ -197,7 +195,7 @@ func (s *quotaShare) sync(ctx context.Context) error {
 }
 
 func (s *quotaShare) beat(ctx context.Context) {
-	every(ctx, quotaBeat, s.kick, func() {
+	loop.Every(ctx, quotaBeat, s.kick, func() {
 		if err := s.sync(ctx); err != nil && ctx.Err() == nil {
 			// The database is away: the last view stands; the heartbeat
 			// lapses and the others count this process out meanwhile.
@@ -289,10 +287,7 @@ func (s *quotaShare) received(payload string) {
 			}
 		}
 	case "sync":
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+		loop.Kick(s.kick)
 	}
 }
 
