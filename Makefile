@@ -5,12 +5,12 @@ BIN := bin
 BENCHTIME ?= 2s
 
 .DEFAULT_GOAL := help
-.PHONY: help test vet fmt-check ensure-postgres ensure-chromium ensure-scrapy build demo bench schema-doc
+.PHONY: help test vet fmt-check ensure-postgres ensure-pgbouncer ensure-chromium ensure-scrapy build demo bench schema-doc
 
 help: ## List targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-test: ensure-postgres ensure-chromium ensure-scrapy vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
+test: ensure-postgres ensure-pgbouncer ensure-chromium ensure-scrapy vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
 	$(GO) run ./tools/withpg -- $(GO) test -race -count=1 ./...
 
 vet: ## go vet ./...
@@ -22,6 +22,9 @@ fmt-check: ## Fail, listing the files, if any Go file is not gofmt-ed
 
 ensure-postgres: ## Install the PostgreSQL server binaries if missing (apt-get, as root)
 	@scripts/ensure-postgres.sh
+
+ensure-pgbouncer: ## Install PgBouncer for the transaction-pooling test if missing (apt-get, as root)
+	@scripts/ensure-pgbouncer.sh
 
 ensure-chromium: ## Install Debian's chromium for the report's browser test if missing (apt-get, as root)
 	@scripts/ensure-chromium.sh

@@ -24,10 +24,12 @@ import (
 // Defaults of a job file.
 const (
 	KeyEnvDefault       = "CRAWLER_API_KEY"
-	WorkersDefault      = 4
 	MaxPagesDefault     = 20
 	MaxDepthDefault     = 1
 	LeaseTimeoutDefault = 2 * time.Minute
+	// MaxConnsDefault is database.max_conns: the PostgreSQL connections
+	// one process opens at most, whatever its concurrency.
+	MaxConnsDefault = 10
 )
 
 // MaxFileBytes caps a job file: a larger one is refused before it is
@@ -62,6 +64,8 @@ type Job struct {
 	Archive bool `yaml:"archive" json:"archive,omitempty"`
 	// Comments are the photo-sharing comments' options.
 	Comments Comments `yaml:"comments" json:"comments,omitempty"`
+	// Database bounds what one process asks of PostgreSQL.
+	Database Database `yaml:"database" json:"database"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
@@ -115,6 +119,8 @@ func (c Comments) applyTo(o *sources.Options) {
 
 // Limits bound the work of a run.
 type Limits struct {
+	// Workers caps the tasks in progress and the requests in flight of one
+	// process; 0 (absent) leaves them to the client's adaptive limit.
 	Workers      int      `yaml:"workers" json:"workers"`
 	MaxPages     int      `yaml:"max_pages" json:"max_pages"`
 	MaxDepth     int      `yaml:"max_depth" json:"max_depth"`
@@ -122,6 +128,14 @@ type Limits struct {
 	// MaxCredits caps the credits the run may spend, across all its workers
 	// and processes (absent: no cap). `crawler run --max-credits` overrides.
 	MaxCredits *int64 `yaml:"max_credits" json:"max_credits,omitempty"`
+}
+
+// Database is the job file's `database:` section. MaxConns caps the
+// connections of one process (default MaxConnsDefault, at least 2: the
+// shared quota's listener keeps one), whatever its concurrency: requests in
+// flight hold none.
+type Database struct {
+	MaxConns int `yaml:"max_conns" json:"max_conns"`
 }
 
 // Expand holds the expansion edges (kinds.Expand: edges are the kinds');
@@ -244,8 +258,8 @@ func (j *Job) checkSeedFiles(dir string, errs Errors) Errors {
 func (j *Job) has(key string) bool { return j.present[key] }
 
 func (j *Job) applyDefaults() {
-	if !j.has("limits.workers") {
-		j.Limits.Workers = WorkersDefault
+	if !j.has("database.max_conns") {
+		j.Database.MaxConns = MaxConnsDefault
 	}
 	if !j.has("limits.max_pages") {
 		j.Limits.MaxPages = MaxPagesDefault
@@ -316,13 +330,19 @@ func (j *Job) SentAs(kind, param string) string {
 	return r.SentAs(param)
 }
 
+// Route is how the job's dialect reaches kind's endpoint.
+func (j *Job) Route(kind string) sources.Route {
+	r, _ := j.API.Route(kind)
+	return r
+}
+
 // ClientConfig is the client configuration the job asks for, with key: the
 // api section is the client's Options; limits.workers, when the job file
 // sets it, caps the requests in flight (else the adaptive limit is free up
 // to concurrency.HardCeiling).
 func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config {
 	cfg := sources.Config{Options: j.API.Options, APIKey: key, Logger: log}
-	if j.has("limits.workers") {
+	if j.Limits.Workers > 0 {
 		cfg.MaxInFlight = min(j.Limits.Workers, concurrency.HardCeiling)
 	}
 	return cfg
@@ -332,12 +352,15 @@ func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config 
 // seed files (Seeds.FileList) are seeded in batches by pipeline.
 func (j *Job) SeedTasks() []kinds.NewTask { return kinds.SeedTasks(&j.Seeds, j) }
 
-// Caps and minimums of job-file values (README "Job file"). Integers that
+// Caps and minimums of job-file values (docs/jobfile.md). Integers that
 // reach a database integer column are capped at MaxInt32 so none wraps.
 const (
 	MaxNameBytes    = kinds.MaxNameBytes // name, key_env, ids
 	MaxKeywordBytes = kinds.MaxKeywordBytes
-	MaxWorkers      = 256
+	// MaxWorkers is the most tasks one process works on at once.
+	MaxWorkers = 4096
+	// MaxConns caps database.max_conns.
+	MaxConns = 1000
 	// A lease lasts at least max(api.timeout, MinLeaseTimeout).
 	MinLeaseTimeout = time.Second
 	// The api section's caps and minimums are sources'.
@@ -388,7 +411,10 @@ func (j *Job) validate() Errors {
 	if j.ResumeWithin < 0 {
 		add("resume_within", "must not be negative, got %s (0: never continue an interrupted run)", time.Duration(j.ResumeWithin))
 	}
-	intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, "")
+	if j.has("limits.workers") {
+		intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, " (omit the key for the adaptive limit)")
+	}
+	intRange("database.max_conns", int64(j.Database.MaxConns), 2, MaxConns, " (PostgreSQL connections of one process)")
 	intRange("limits.max_pages", int64(j.Limits.MaxPages), 1, math.MaxInt32, " (a list's page limit; omit the key for the default)")
 	intRange("limits.max_depth", int64(j.Limits.MaxDepth), 0, math.MaxInt32, " (0: the seeds and their own lists only)")
 	if j.Limits.MaxCredits != nil && *j.Limits.MaxCredits < 0 {
@@ -406,8 +432,9 @@ func (j *Job) validate() Errors {
 }
 
 // validateDialect refuses what the chosen preset cannot do: prefixes
-// outside the contract's dialect, and secUid seeds where follow lists are
-// addressed otherwise.
+// outside the contract's dialect, seeds and edges of endpoints the dialect
+// does not have, and secUid seeds where follow lists are addressed
+// otherwise.
 func (j *Job) validateDialect() Errors {
 	var errs Errors
 	preset := cmp.Or(j.API.Preset, sources.PresetContract)
@@ -415,6 +442,7 @@ func (j *Job) validateDialect() Errors {
 		errs = append(errs, &Error{Key: "api.prefixes", Msg: fmt.Sprintf("applies to the %s preset only: under %s each endpoint's path is whole; "+
 			"change one with api.endpoints.<platform>.<endpoint>.path", sources.PresetContract, preset)})
 	}
+	errs = append(errs, kinds.Unserved(&j.Seeds, j)...)
 	if len(j.Seeds.ShortVideo.SecUIDs) > 0 || j.Seeds.Files["seeds.shortvideo.sec_uids"] != nil {
 		for _, kind := range []string{kinds.KindSVFollowers, kinds.KindSVFollowing} {
 			if by := j.SentAs(kind, "secUid"); by != "secUid" {

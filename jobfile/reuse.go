@@ -41,7 +41,7 @@ type Reuse struct {
 	UpstreamCache string `yaml:"upstream_cache" json:"upstream_cache,omitempty"`
 
 	// Adaptive spends each run's limits.max_credits where the data
-	// changes (README "Repeat harvests"): profiles and newest-first lists
+	// changes (docs/reuse.md): profiles and newest-first lists
 	// seen by earlier runs are revisited by a schedule made from their
 	// estimated change rates (package revisit), in place of refresh_after
 	// and full_walk_every for those kinds; stop_at_seen applies to every
@@ -72,11 +72,10 @@ const CounterWeightDefault = 2.0
 // MaxAgeDefault is reuse.max_age's default: a month.
 const MaxAgeDefault = Duration(30 * 24 * time.Hour)
 
-// MinYieldDefault is reuse.min_yield's default: a credit is spent for at
-// least one new entry expected (or half a counter change, at the default
-// counter_weight), the floor bench workload 16 measures the trade-off
-// of (a lower one buys visits that mostly find nothing).
-const MinYieldDefault = 1.0
+// MinYieldDefault is reuse.min_yield's default: no floor, the night's
+// budget is spent while a visit is expected to find anything (a floor
+// leaves credits idle that would capture something; bench workload 16).
+const MinYieldDefault = 0.0
 
 // UpstreamCacheAges are the ages the real service's cache_max_age takes.
 var UpstreamCacheAges = []string{"1d", "3d", "7d", "14d", "30d"}

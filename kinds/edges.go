@@ -24,8 +24,9 @@ type Expand struct {
 	SongVideos *Edge `yaml:"song_videos" json:"song_videos,omitempty"`
 	// VideoAuthors: any video seen -> its author's profile, one hop deeper.
 	VideoAuthors *Edge `yaml:"video_authors" json:"video_authors,omitempty"`
-	// SearchResults: a keyword or top search result -> its user's profile, its
-	// video's author's profile, or its sound's song, one hop deeper.
+	// SearchResults: a keyword, hashtag or top search result -> its user's
+	// profile, its video's author's profile, or its sound's song, one hop
+	// deeper.
 	SearchResults *Edge `yaml:"search_results" json:"search_results,omitempty"`
 	// Comments bounds the comment lists of post seeds (always fetched: a
 	// post seed is its comments) and of reels.
@@ -34,6 +35,33 @@ type Expand struct {
 	// its comments / its transcript, one hop deeper.
 	ReelComments    *Edge `yaml:"reel_comments" json:"reel_comments,omitempty"`
 	ReelTranscripts *Edge `yaml:"reel_transcripts" json:"reel_transcripts,omitempty"`
+
+	// The real service's content (issue 27; no such endpoints in the
+	// contract, so these keys are refused under its preset).
+	//
+	// Videos: a short-video profile -> its videos, newest first.
+	Videos *Edge `yaml:"videos" json:"videos,omitempty"`
+	// VideoComments and VideoTranscripts: a video of a profile's list or a
+	// video seed -> its comments / its transcript, one hop deeper.
+	VideoComments    *Edge `yaml:"video_comments" json:"video_comments,omitempty"`
+	VideoTranscripts *Edge `yaml:"video_transcripts" json:"video_transcripts,omitempty"`
+	// CommentReplies: a comment (of a video, or of a post with more
+	// replies than its answer carries) -> its replies, a list of the same
+	// thread, at the comment's depth.
+	CommentReplies *Edge `yaml:"comment_replies" json:"comment_replies,omitempty"`
+	// Posts, Reels and Highlights: a photo-sharing profile -> its posts,
+	// its reels (newest first), its highlights.
+	Posts      *Edge `yaml:"posts" json:"posts,omitempty"`
+	Reels      *Edge `yaml:"reels" json:"reels,omitempty"`
+	Highlights *Edge `yaml:"highlights" json:"highlights,omitempty"`
+	// HighlightDetails: a highlight a profile lists -> its detail and
+	// media, one hop deeper.
+	HighlightDetails *Edge `yaml:"highlight_details" json:"highlight_details,omitempty"`
+	// PostComments and PostTranscripts: a post or reel of a profile's
+	// lists, or a media seed -> its comments / its transcript (videos
+	// only), one hop deeper.
+	PostComments    *Edge `yaml:"post_comments" json:"post_comments,omitempty"`
+	PostTranscripts *Edge `yaml:"post_transcripts" json:"post_transcripts,omitempty"`
 }
 
 // edges names every edge, for defaults and validation.
@@ -42,6 +70,9 @@ func (e *Expand) Edges() map[string]**Edge {
 		"followers": &e.Followers, "following": &e.Following, "follower_profiles": &e.FollowerProfiles,
 		"song_videos": &e.SongVideos, "video_authors": &e.VideoAuthors, "search_results": &e.SearchResults,
 		"comments": &e.Comments, "reel_comments": &e.ReelComments, "reel_transcripts": &e.ReelTranscripts,
+		"videos": &e.Videos, "video_comments": &e.VideoComments, "video_transcripts": &e.VideoTranscripts,
+		"comment_replies": &e.CommentReplies, "posts": &e.Posts, "reels": &e.Reels, "highlights": &e.Highlights,
+		"highlight_details": &e.HighlightDetails, "post_comments": &e.PostComments, "post_transcripts": &e.PostTranscripts,
 	}
 }
 
@@ -105,23 +136,49 @@ var (
 	// A follower or following entry -> its profile (snowball sampling).
 	edgeFollowerProfiles = declareEdge(edgeDecl{Key: "follower_profiles", From: []string{KindSVFollowers, KindSVFollowing},
 		To: KindSVProfile, Hop: true, PerEntry: true})
-	// A keyword or top search Result -> its user's or its video's author's
-	// profile; a top search's sound -> its song. Declared before
-	// video_authors: a profile found by a search takes this edge's window.
-	edgeSearchProfiles = declareEdge(edgeDecl{Key: "search_results", From: []string{KindSVKeywordSearch, KindSVTopSearch},
+	// A keyword, hashtag or top search Result -> its user's or its video's
+	// author's profile (the real hashtag search answers videos); a top
+	// search's sound -> its song. Declared before video_authors: a profile
+	// found by a search takes this edge's window.
+	edgeSearchProfiles = declareEdge(edgeDecl{Key: "search_results", From: []string{KindSVKeywordSearch, KindSVHashtagSearch, KindSVTopSearch},
 		To: KindSVProfile, Hop: true, PerEntry: true})
 	edgeSearchSongs = declareEdge(edgeDecl{Key: "search_results", From: []string{KindSVTopSearch},
 		To: KindSVSong, Hop: true, PerEntry: true})
 	// Any video seen -> its author's profile.
 	edgeVideoAuthors = declareEdge(edgeDecl{Key: "video_authors",
-		From: []string{KindSVKeywordSearch, KindSVTopSearch, KindSVSongVideos, KindSVTrending, KindSVPopularVideos, KindSVProfile},
-		To:   KindSVProfile, Hop: true, PerEntry: true, Own: []string{KindSVProfile}})
+		From: []string{KindSVKeywordSearch, KindSVHashtagSearch, KindSVTopSearch, KindSVSongVideos, KindSVTrending, KindSVPopularVideos, KindSVProfile,
+			KindSVProfileVideos, KindSVVideo},
+		To: KindSVProfile, Hop: true, PerEntry: true, Own: []string{KindSVProfile, KindSVProfileVideos}})
 	edgeSongVideos = declareEdge(edgeDecl{Key: "song_videos", From: []string{KindSVSong}, To: KindSVSongVideos})
 	// A reel found by a reels search -> its comments, its transcript.
 	edgeReelComments = declareEdge(edgeDecl{Key: "reel_comments", From: []string{KindPSReelsSearch},
 		To: KindPSComments, Hop: true, PerEntry: true})
 	edgeReelTranscripts = declareEdge(edgeDecl{Key: "reel_transcripts", From: []string{KindPSReelsSearch},
 		To: KindPSTranscript, Hop: true, PerEntry: true})
+
+	// The real service's content. A profile -> its videos; a video of the
+	// list -> its comments and transcript; a video seed -> the same, once.
+	edgeVideos               = declareEdge(edgeDecl{Key: "videos", From: []string{KindSVProfile}, To: KindSVProfileVideos})
+	edgeVideoComments        = declareEdge(edgeDecl{Key: "video_comments", From: []string{KindSVProfileVideos}, To: KindSVVideoComments, Hop: true, PerEntry: true})
+	edgeVideoTranscripts     = declareEdge(edgeDecl{Key: "video_transcripts", From: []string{KindSVProfileVideos}, To: KindSVTranscript, Hop: true, PerEntry: true})
+	edgeSeedVideoComments    = declareEdge(edgeDecl{Key: "video_comments", From: []string{KindSVVideo}, To: KindSVVideoComments, Hop: true})
+	edgeSeedVideoTranscripts = declareEdge(edgeDecl{Key: "video_transcripts", From: []string{KindSVVideo}, To: KindSVTranscript, Hop: true})
+	// A comment -> its replies: a list of the comment's thread, at its
+	// depth, one per comment with replies.
+	edgeVideoCommentReplies = declareEdge(edgeDecl{Key: "comment_replies", From: []string{KindSVVideoComments}, To: KindSVCommentReplies, PerEntry: true})
+	edgePostCommentReplies  = declareEdge(edgeDecl{Key: "comment_replies", From: []string{KindPSComments}, To: KindPSCommentReplies, PerEntry: true})
+	// A photo-sharing profile -> its posts, reels and highlights; a
+	// highlight it lists -> the highlight's detail.
+	edgePosts            = declareEdge(edgeDecl{Key: "posts", From: []string{KindPSProfile}, To: KindPSUserPosts})
+	edgeReels            = declareEdge(edgeDecl{Key: "reels", From: []string{KindPSProfile}, To: KindPSUserReels})
+	edgeHighlights       = declareEdge(edgeDecl{Key: "highlights", From: []string{KindPSProfile}, To: KindPSHighlights})
+	edgeHighlightDetails = declareEdge(edgeDecl{Key: "highlight_details", From: []string{KindPSHighlights}, To: KindPSHighlight, Hop: true, PerEntry: true})
+	// A post or reel of a profile's lists -> its comments and transcript; a
+	// media seed -> the same, once.
+	edgePostComments        = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSComments, Hop: true, PerEntry: true})
+	edgePostTranscripts     = declareEdge(edgeDecl{Key: "post_transcripts", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSTranscript, Hop: true, PerEntry: true})
+	edgeSeedPostComments    = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSPost}, To: KindPSComments, Hop: true})
+	edgeSeedPostTranscripts = declareEdge(edgeDecl{Key: "post_transcripts", From: []string{KindPSPost}, To: KindPSTranscript, Hop: true})
 )
 
 // expandFields indexes the fields of Expand by their job-file key.

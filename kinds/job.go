@@ -1,6 +1,10 @@
 package kinds
 
-import "time"
+import (
+	"time"
+
+	"github.com/socialcrawl/crawler/sources"
+)
 
 // Job is what the kinds read of a job file (package jobfile's Job): which
 // expansion edges it turns on, the page limit of each list, and the
@@ -21,4 +25,8 @@ type Job interface {
 	// dialect keeps it): follow lists are addressed by what their secUid
 	// parameter becomes (secUid, handle or user_id).
 	SentAs(kind, param string) string
+	// Route is how the upstream's dialect reaches kind's endpoint: its
+	// platform's web address (the URLs built for an answer that carries
+	// none), whether it serves the endpoint at all.
+	Route(kind string) sources.Route
 }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // TestEverySeedFieldHasItsKind: each leaf of Seeds is the seed list of
@@ -40,8 +42,13 @@ func TestEverySeedFieldHasItsKind(t *testing.T) {
 	if !slices.Equal(keys, leaves) {
 		t.Errorf("seed lists %v\nwant the fields of Seeds %v", keys, leaves)
 	}
-	if len(registry) != 18 {
-		t.Errorf("%d kinds registered, want 18", len(registry))
+	if len(registry) != len(sources.Endpoints) {
+		t.Errorf("%d kinds registered, want one per endpoint (%d)", len(registry), len(sources.Endpoints))
+	}
+	for _, e := range sources.Endpoints {
+		if registry[e.Name] == nil {
+			t.Errorf("endpoint %s has no kind", e.Name)
+		}
 	}
 }
 
@@ -57,5 +64,30 @@ func TestEveryExpandingKindReexpands(t *testing.T) {
 				t.Errorf("kind %s follows edge %s but declares no Reexpand", from, d.Key)
 			}
 		}
+	}
+}
+
+// TestEveryFollowedEdgeIsDeclared: every child task a mapping makes, with
+// every edge on, is declared by an edge from the mapped kind to the
+// child's, so the plan's bound, max_depth and the refresh windows count it
+// (a hashtag search's video authors were followed undeclared).
+func TestEveryFollowedEdgeIsDeclared(t *testing.T) {
+	t.Parallel()
+	var on []string
+	for key := range expandFields {
+		on = append(on, key)
+	}
+	for _, c := range allMappingCases() {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := mapFixture(t, testJob{on: on, maxPages: 5, preset: c.preset}, c.task, c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, child := range res.Children {
+				if !slices.ContainsFunc(edgeDecls, func(d *edgeDecl) bool { return d.To == child.Kind && d.from(c.task.Kind) }) {
+					t.Errorf("%s makes %s %s along no edge declared from it", c.task.Kind, child.Kind, child.Key)
+				}
+			}
+		})
 	}
 }

@@ -12,15 +12,18 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 var update = flag.Bool("update", false, "write the mapping tests' golden files")
 
 // testJob is a Job whose edges are on by expand key, every list bounded by
-// maxPages, no refresh windows.
+// maxPages, no refresh windows, in the dialect of preset (the contract's
+// when empty).
 type testJob struct {
 	on       []string
 	maxPages int
+	preset   string
 }
 
 func (j testJob) Edge(key string) *Edge {
@@ -38,6 +41,13 @@ func (j testJob) ListPages(e *Edge) int {
 func (testJob) Window(string) time.Duration { return 0 }
 
 func (testJob) SentAs(_, param string) string { return param }
+
+func (j testJob) Route(kind string) sources.Route {
+	o := sources.DefaultOptions()
+	o.Preset = j.preset
+	r, _ := o.Route(kind)
+	return r
+}
 
 // summary is what a mapping produced, one line per table (rows), per child
 // task (kind key depth), and the list's control: how many items, the next
@@ -74,15 +84,25 @@ func mapFixture(t *testing.T, j Job, task Task, file string) (*Result, error) {
 // (testdata/mapping/golden; go test -run TestMapping -update rewrites them).
 func TestMapping(t *testing.T) {
 	t.Parallel()
+	for _, c := range contractCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, c.name, summary(res)+"\n")
+		})
+	}
+}
+
+// contractCases are TestMapping's: the contract's answers, written by the
+// sandbox.
+var contractCases = func() []mappingCase {
 	const secUID = "MS4wLjABAAAAYWxpY2VfZjEwX2cw"
 	follow := map[string]string{"handle": "alice_f10_g0"}
 	all := []string{"followers", "following", "follower_profiles", "song_videos", "video_authors", "search_results", "comments", "reel_comments", "reel_transcripts"}
-	for _, c := range []struct {
-		name string
-		task Task
-		on   []string
-		file string
-	}{
+	return []mappingCase{
 		{"profile, lists on", Task{Kind: KindSVProfile, Key: "alice_f10_g0"}, []string{"followers", "following"}, "sv_profile.json"},
 		{"profile, no edges", Task{Kind: KindSVProfile, Key: "alice_f10_g0"}, nil, "sv_profile.json"},
 		{"followers", Task{Kind: KindSVFollowers, Key: secUID, Params: follow, MaxPages: 5}, nil, "sv_followers.json"},
@@ -105,16 +125,26 @@ func TestMapping(t *testing.T) {
 		{"reels search, comments and transcripts", Task{Kind: KindPSReelsSearch, Key: "cats", MaxPages: 5}, []string{"reel_comments", "reel_transcripts"}, "ps_reels_search.json"},
 		{"transcript", Task{Kind: KindPSTranscript, Key: "https://www.photosocial.example/reel/ABC123/"}, all, "ps_transcript.json"},
 		{"highlight", Task{Kind: KindPSHighlight, Key: "12345"}, all, "ps_highlight.json"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, c.name, summary(res)+"\n")
-		})
 	}
+}()
+
+// dialectCase is a mapping case and its dialect (the contract's when
+// preset is empty).
+type dialectCase struct {
+	mappingCase
+	preset string
+}
+
+// allMappingCases are the mapping tests' cases of both dialects.
+func allMappingCases() []dialectCase {
+	var out []dialectCase
+	for _, c := range contractCases {
+		out = append(out, dialectCase{c, ""})
+	}
+	for _, c := range realCases {
+		out = append(out, dialectCase{c, sources.PresetScrapeCreators})
+	}
+	return out
 }
 
 // checkGolden compares what a mapping produced with the golden file named
@@ -212,7 +242,7 @@ func TestMappingReal(t *testing.T) {
 	for _, c := range realCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5, preset: sources.PresetScrapeCreators}, c.task, c.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +290,30 @@ var (
 		{"real transcript", Task{Kind: KindPSTranscript, Key: "https://www.instagram.com/reel/DHsD6HGqJhp/"}, realAll, "real_photosocial.transcript.json"},
 		{"real embed", Task{Kind: KindPSEmbed, Key: "adrianhorning"}, realAll, "real_photosocial.embed.json"},
 		{"real highlight", Task{Kind: KindPSHighlight, Key: "18067016518767507"}, realAll, "real_photosocial.highlight.json"},
+		// The real service's own endpoints (issue 27).
+		{"real profile, videos on", Task{Kind: KindSVProfile, Key: "stoolpresidente"}, contentEdges, "real_shortvideo.profile.json"},
+		{"real profile videos", Task{Kind: KindSVProfileVideos, Key: "stoolpresidente", Params: realFollow, MaxPages: 5}, contentEdges, "real_shortvideo.profile_videos.json"},
+		{"real profile videos, trimmed", Task{Kind: KindSVProfileVideos, Key: "stoolpresidente", Params: realFollow, MaxPages: 5}, contentEdges, "real_shortvideo.profile_videos.trimmed.json"},
+		{"real video", Task{Kind: KindSVVideo, Key: "https://www.tiktok.com/@stoolpresidente/video/7463250363559218474"}, contentEdges, "real_shortvideo.video.json"},
+		{"real video comments", Task{Kind: KindSVVideoComments, Key: "https://www.tiktok.com/@stoolpresidente/video/7463250363559218474", MaxPages: 5}, contentEdges, "real_shortvideo.video_comments.json"},
+		{"real video comments, trimmed", Task{Kind: KindSVVideoComments, Key: "https://www.tiktok.com/@stoolpresidente/video/7517114944362499342", MaxPages: 5}, contentEdges, "real_shortvideo.video_comments.trimmed.json"},
+		{"real video comment replies", Task{Kind: KindSVCommentReplies, Key: "7623828115408274207", Params: map[string]string{"url": "https://www.tiktok.com/@stoolpresidente/video/7623818255903329566"}, MaxPages: 5}, contentEdges, "real_shortvideo.comment_replies.json"},
+		{"real video transcript", Task{Kind: KindSVTranscript, Key: "https://www.tiktok.com/@stoolpresidente/video/7499229683859426602"}, contentEdges, "real_shortvideo.transcript.json"},
+		{"real photo profile, lists on", Task{Kind: KindPSProfile, Key: "adrianhorning"}, contentEdges, "real_photosocial.profile.json"},
+		{"real user posts", Task{Kind: KindPSUserPosts, Key: "barstoolsports", Params: map[string]string{"handle": "barstoolsports"}, MaxPages: 5}, contentEdges, "real_photosocial.user_posts.json"},
+		{"real user posts, trimmed", Task{Kind: KindPSUserPosts, Key: "barstoolsports", Params: map[string]string{"handle": "barstoolsports"}, MaxPages: 5}, contentEdges, "real_photosocial.user_posts.trimmed.json"},
+		{"real user reels", Task{Kind: KindPSUserReels, Key: "adrianhorning", Params: map[string]string{"handle": "adrianhorning"}, MaxPages: 5}, contentEdges, "real_photosocial.user_reels.json"},
+		{"real user reels, trimmed", Task{Kind: KindPSUserReels, Key: "jane", Params: map[string]string{"handle": "jane"}, MaxPages: 5}, contentEdges, "real_photosocial.user_reels.trimmed.json"},
+		{"real post", Task{Kind: KindPSPost, Key: "https://www.instagram.com/p/DF5s0duxDts/"}, contentEdges, "real_photosocial.post.json"},
+		{"real post, trimmed", Task{Kind: KindPSPost, Key: "https://www.instagram.com/reel/DLDXI0fylTC/"}, contentEdges, "real_photosocial.post.trimmed.json"},
+		{"real post comment replies", Task{Kind: KindPSCommentReplies, Key: "18038110327814211", Params: map[string]string{"url": "https://www.instagram.com/reel/C8rKmYvsrck"}, MaxPages: 5}, contentEdges, "real_photosocial.comment_replies.json"},
+		{"real highlights", Task{Kind: KindPSHighlights, Key: "jane"}, contentEdges, "real_photosocial.highlights.json"},
+		{"real comments, replies on", Task{Kind: KindPSComments, Key: "https://www.instagram.com/p/DOq6eV6iIgD/", MaxPages: 5}, contentEdges, "real_photosocial.comments.json"},
+		{"real comments, more replies", Task{Kind: KindPSComments, Key: "https://www.instagram.com/p/DOq6eV6iIgD/", MaxPages: 5}, contentEdges, "real_photosocial.comments.more_replies.json"},
 	}
+	// contentEdges turns on every edge of the real service's content.
+	contentEdges = []string{"videos", "video_comments", "video_transcripts", "comment_replies", "posts", "reels", "highlights",
+		"highlight_details", "post_comments", "post_transcripts", "video_authors"}
 )
 
 // realCase maps the real case named name (from realCases).
@@ -268,7 +321,7 @@ func realCase(t *testing.T, name string) *Result {
 	t.Helper()
 	for _, c := range realCases {
 		if c.name == name {
-			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5}, c.task, c.file)
+			res, err := mapFixture(t, testJob{on: c.on, maxPages: 5, preset: sources.PresetScrapeCreators}, c.task, c.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -330,8 +383,12 @@ func TestMappingRealFacts(t *testing.T) {
 			results[0].Type != sinks.ResultVideo || deref(results[0].VideoID) != "6862153058223197445" || results[0].Rank != 1 {
 			t.Errorf("results = %+v", results)
 		}
-		if n := len(sinks.Rows[sinks.SVHashtag](&res.Batch)); n != 0 {
-			t.Errorf("%d hashtag rows from videos", n)
+		// The hashtags a video carries (cha_list) are stored as such, partial
+		// (no counters), linked to the video: never as search results.
+		tags, links := sinks.Rows[sinks.SVHashtag](&res.Batch), sinks.Rows[sinks.SVVideoHashtag](&res.Batch)
+		if len(tags) != 1 || tags[0].Name != "fyp" || !tags[0].Partial || len(tags[0].Raw) == 0 ||
+			len(links) != 1 || links[0] != (sinks.SVVideoHashtag{VideoID: "6862153058223197445", Name: "fyp"}) {
+			t.Errorf("hashtags %+v, links %+v", tags, links)
 		}
 		videos := sinks.Rows[sinks.SVVideo](&res.Batch)
 		if len(videos) != 1 || deref(videos[0].AuthorUniqueID) != "bellapoarch" || deref(videos[0].SongID) != "6840839890826038022" {
@@ -401,4 +458,76 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestMappingRealContent checks, beyond the golden counts, the values the
+// real service's own endpoints' samples carry (issue 27).
+func TestMappingRealContent(t *testing.T) {
+	t.Parallel()
+	t.Run("a video's comments and their replies keep their thread", func(t *testing.T) {
+		c := sinks.Rows[sinks.SVComment](&realCase(t, "real video comments").Batch)
+		if len(c) != 1 || c[0].CommentID != "7463276288959824682" || c[0].VideoID != "7463250363559218474" || c[0].ParentID != nil ||
+			deref(c[0].AuthorUniqueID) != "tmoneyhoney18" || *c[0].CreateTime != 1737679448 || *c[0].DiggCount != 1015 || *c[0].ReplyCount != 9 {
+			t.Errorf("comments = %+v", c)
+		}
+		r := sinks.Rows[sinks.SVComment](&realCase(t, "real video comment replies").Batch)
+		if len(r) != 2 || deref(r[0].ParentID) != "7623828115408274207" || r[0].VideoID != "7623818255903329566" || r[0].ReplyCount != nil ||
+			deref(r[1].AuthorUniqueID) != "mbb_bell" {
+			t.Errorf("replies = %+v", r)
+		}
+	})
+	t.Run("a video by URL: its counters as a snapshot", func(t *testing.T) {
+		res := realCase(t, "real video")
+		v, s := sinks.Rows[sinks.SVVideo](&res.Batch), sinks.Rows[sinks.SVVideoSnapshot](&res.Batch)
+		if len(v) != 1 || v[0].VideoID != "7463250363559218474" || deref(v[0].AuthorUniqueID) != "stoolpresidente" ||
+			len(s) != 1 || *s[0].PlayCount != 355687 || *s[0].CommentCount != 270 {
+			t.Errorf("videos %+v, snapshots %+v", v, s)
+		}
+	})
+	t.Run("a transcript is WEBVTT with speech", func(t *testing.T) {
+		tr := sinks.Rows[sinks.SVTranscript](&realCase(t, "real video transcript").Batch)
+		if len(tr) != 1 || tr[0].VideoID != "7499229683859426602" || !tr[0].HasSpeech || !strings.HasPrefix(deref(tr[0].Text), "WEBVTT") {
+			t.Errorf("transcripts = %+v", tr)
+		}
+	})
+	t.Run("a profile's posts: code, pk, caption, counters", func(t *testing.T) {
+		res := realCase(t, "real user posts")
+		p, s := sinks.Rows[sinks.PSPost](&res.Batch), sinks.Rows[sinks.PSPostSnapshot](&res.Batch)
+		if len(p) != 1 || p[0].Code != "DH3tWudxIKB" || deref(p[0].PostID) != "3600545900919030401" || deref(p[0].OwnerUsername) != "barstoolsports" ||
+			!strings.HasPrefix(deref(p[0].Caption), "Dana is neglecting") || *p[0].TakenAt != 1743438570 || deref(p[0].ProductType) != "clips" ||
+			len(s) != 1 || *s[0].LikeCount != 387 || *s[0].CommentCount != 12 || *s[0].PlayCount != 35499 {
+			t.Errorf("posts %+v, snapshots %+v", p, s)
+		}
+	})
+	t.Run("a profile's reels: the media's pk, as the reels search's ids", func(t *testing.T) {
+		res := realCase(t, "real user reels")
+		r, s := sinks.Rows[sinks.PSReel](&res.Batch), sinks.Rows[sinks.PSReelSnapshot](&res.Batch)
+		if len(r) != 1 || r[0].ReelID != "3540614075954356349" || r[0].Code != "DEiyb48AeB9" || deref(r[0].OwnerUsername) != "adrianhorning" ||
+			len(s) != 1 || *s[0].PlayCount != 3865 || *s[0].LikeCount != 126 {
+			t.Errorf("reels %+v, snapshots %+v", r, s)
+		}
+		if l := sinks.Rows[sinks.PSProfileReel](&res.Batch); len(l) != 1 || l[0] != (sinks.PSProfileReel{Username: "adrianhorning", ReelID: "3540614075954356349"}) {
+			t.Errorf("links %+v", l)
+		}
+	})
+	t.Run("a post by URL reads xdt_shortcode_media", func(t *testing.T) {
+		res := realCase(t, "real post")
+		p, s := sinks.Rows[sinks.PSPost](&res.Batch), sinks.Rows[sinks.PSPostSnapshot](&res.Batch)
+		if len(p) != 1 || p[0].Code != "DF5s0duxDts" || deref(p[0].PostID) != "3565077699422862188" || !strings.HasPrefix(deref(p[0].Caption), "I built my own") ||
+			len(s) != 1 || *s[0].PlayCount != 4651 || *s[0].LikeCount != 153 || *s[0].CommentCount != 17 {
+			t.Errorf("posts %+v, snapshots %+v", p, s)
+		}
+	})
+	t.Run("replies beyond those shown are followed, shown ones stored with their parent", func(t *testing.T) {
+		res := realCase(t, "real comments, more replies")
+		var replies int
+		for _, c := range sinks.Rows[sinks.PSComment](&res.Batch) {
+			if deref(c.ParentID) == "18051843701642870" {
+				replies++
+			}
+		}
+		if replies != 3 || len(res.Children) != 2 || res.Children[0].Params["url"] != "https://www.instagram.com/p/DOq6eV6iIgD/" {
+			t.Errorf("%d replies stored, children %+v", replies, res.Children)
+		}
+	})
 }

@@ -23,16 +23,18 @@ type PhotoSocialSeeds struct {
 	Transcripts   []string `yaml:"transcripts" json:"transcripts,omitempty"`
 	Embeds        []string `yaml:"embeds" json:"embeds,omitempty"`
 	Highlights    []string `yaml:"highlights" json:"highlights,omitempty"`
+	Media         []string `yaml:"media" json:"media,omitempty"`
 }
 
 // KindPSProfile: a deep profile; key: handle.
 const KindPSProfile = "photosocial.profile"
 
 var _ = register(&Kind{
-	Name:  KindPSProfile,
-	Seeds: seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
-	Call:  byKey(sources.PSProfileCall, mapPSProfile),
-	Fresh: &FreshRule{}, // nothing to expand
+	Name:     KindPSProfile,
+	Seeds:    seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
+	Call:     byKey(sources.PSProfileCall, mapPSProfile),
+	Fresh:    &FreshRule{Expand: storedPSProfile},
+	Reexpand: reexpandBy(storedPSProfile),
 })
 
 func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*Result, error) {
@@ -57,6 +59,11 @@ func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*Result, error) {
 	sinks.Add(&res.Batch, sinks.PSProfileSnapshot{
 		Username: name, FollowerCount: intPtr(p.Followers), FollowingCount: intPtr(p.Following), PostCount: intPtr(p.Posts),
 	})
+	if p.IsPrivate.V {
+		res.Stop = "done: private account, lists not fetched"
+	} else {
+		m.followPSLists(res, t, name)
+	}
 	return res, nil
 }
 
@@ -78,31 +85,40 @@ var _ = register(&Kind{
 		}
 		return keys
 	}),
+	// Again from stored data: the replies of the comments its walk in this
+	// run stored with replies beyond those shown.
+	Reexpand: storedIDs(&runPostCommentsWithReplies, func(t *Task) string { return sinks.PostCode(t.Key) }, edgePostCommentReplies, urlParam),
 })
 
 func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*Result, error) {
 	res := listResult(t, page)
 	code := sinks.PostCode(t.Key)
 	for _, it := range page.Items {
-		if !addPSComment(res, t, code, it, "comments", nil) {
+		if !addPSComment(res, t.Key, code, it, "comments", nil) {
 			continue
 		}
 		// Replies bought with the comment (include_replies) are comments
 		// too, linked to it.
 		for _, r := range it.V.Replies {
-			addPSComment(res, t, code, r, fmt.Sprintf("comments[%d].replies", it.Pos), textPtr(it.V.ID))
+			addPSComment(res, t.Key, code, r, fmt.Sprintf("comments[%d].replies", it.Pos), textPtr(it.V.ID))
 		}
 		if it.V.RepliesDropped > 0 {
 			res.Drops.N += it.V.RepliesDropped
 			res.Drops.Reason = fmt.Sprintf("comments[%d].%s", it.Pos, it.V.RepliesDropReason)
 		}
+		// Replies beyond those the answer carries (three at most with
+		// include_replies, none without) are their own list.
+		if it.V.HasMoreReplies && it.V.ID != "" {
+			m.follow(res, t, edgePostCommentReplies, string(it.V.ID), urlParam(t))
+		}
 	}
 	return res, nil
 }
 
-// addPSComment adds a comment (or a reply, with parent) of list, or counts
-// it dropped with a reason; it reports whether it was added.
-func addPSComment(res *Result, t *Task, code string, it sources.Item[sources.PSComment], list string, parent *string) bool {
+// addPSComment adds a comment (or a reply, with parent) of list on the
+// post at postURL (its code), or counts it dropped with a reason; it
+// reports whether it was added.
+func addPSComment(res *Result, postURL, code string, it sources.Item[sources.PSComment], list string, parent *string) bool {
 	v := it.V
 	why := keyProblem(list, it.Pos, "user.username", string(v.Username))
 	if err := sinks.CheckUnixTime("created_at", v.CreatedAt.V); why == "" && err != nil {
@@ -112,8 +128,11 @@ func addPSComment(res *Result, t *Task, code string, it sources.Item[sources.PSC
 		res.Drop(why)
 		return false
 	}
+	if parent == nil {
+		parent = textPtr(v.ParentID)
+	}
 	sinks.Add(&res.Batch, sinks.PSComment{
-		PostCode: code, PostURL: t.Key, CommentID: textPtr(v.ID), Username: string(v.Username), Text: string(v.Text),
+		PostCode: code, PostURL: postURL, CommentID: textPtr(v.ID), Username: string(v.Username), Text: string(v.Text),
 		CreatedAt: v.CreatedAt.V, LikeCount: intPtr(v.LikeCount), ChildCommentCount: intPtr(v.ChildCommentCount), ParentID: parent, Raw: it.Raw,
 	})
 	return true
@@ -130,7 +149,7 @@ var _ = register(&Kind{
 	Call: &endpoint[*sources.Page[sources.PSReel]]{
 		early: func(t *Task) *Result {
 			if _, ok := reelsPage(t); !ok {
-				return &Result{Stop: "bad page cursor " + strconv.Quote(t.Cursor)}
+				return &Result{Stop: "bad page cursor " + strconv.Quote(t.Cursor), Outcome: OutcomeDoneGuard}
 			}
 			return nil
 		},
@@ -156,29 +175,45 @@ func reelsPage(t *Task) (n int, ok bool) {
 func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
-		r := it.V
-		id := string(r.ID)
-		why := entryProblem("reels", it.Pos, "id", id, "code", string(r.Code), "owner.username", string(r.OwnerUsername))
-		if err := sinks.CheckUnixTime("taken_at", r.TakenAt.V); why == "" && err != nil {
-			why = fmt.Sprintf("reels[%d]: %v", it.Pos, err)
-		}
-		if why != "" {
-			res.Drop(why)
+		if !addPSReel(res, it, "reels") {
 			continue
 		}
-		sinks.Add(&res.Batch, sinks.PSReel{
-			ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), TakenAt: intPtr(r.TakenAt), Raw: it.Raw,
-		})
-		sinks.Add(&res.Batch, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
-		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: searchQueryKey(t), Rank: t.Items + it.Pos + 1, ReelID: id})
-		if r.Code == "" {
-			continue
-		}
-		reelURL := sources.ReelURL(string(r.Code))
-		m.follow(res, t, edgeReelComments, reelURL, nil)
-		m.follow(res, t, edgeReelTranscripts, reelURL, nil)
+		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: searchQueryKey(t), Rank: t.Items + it.Pos + 1, ReelID: string(it.V.ID)})
+		m.followReel(res, t, string(it.V.URL), string(it.V.Code))
 	}
 	return res, nil
+}
+
+// addPSReel adds a reel of list and its counters, or counts it dropped with
+// a reason; it reports whether it was added.
+func addPSReel(res *Result, it sources.Item[sources.PSReel], list string) bool {
+	r := it.V
+	id := string(r.ID)
+	why := entryProblem(list, it.Pos, "id", id, "code", string(r.Code), "owner.username", string(r.OwnerUsername))
+	if err := sinks.CheckUnixTime("taken_at", r.TakenAt.V); why == "" && err != nil {
+		why = fmt.Sprintf("%s[%d]: %v", list, it.Pos, err)
+	}
+	if why != "" {
+		res.Drop(why)
+		return false
+	}
+	sinks.Add(&res.Batch, sinks.PSReel{
+		ReelID: id, Code: string(r.Code), OwnerUsername: textPtr(r.OwnerUsername), Caption: textPtr(r.Caption), TakenAt: intPtr(r.TakenAt), Raw: it.Raw,
+	})
+	sinks.Add(&res.Batch, sinks.PSReelSnapshot{ReelID: id, PlayCount: intPtr(r.PlayCount), LikeCount: intPtr(r.LikeCount)})
+	return true
+}
+
+// followReel adds a reel's comments and transcript tasks, keyed by its URL
+// (mediaURL: on the host the answer's URL gives, else the dialect's web
+// address; the contract's reels carry only a code).
+func (m *mapper) followReel(res *Result, t *Task, reelURL, code string) {
+	if code == "" {
+		return
+	}
+	reelURL = m.mediaURL(reelURL, code, true)
+	m.follow(res, t, edgeReelComments, reelURL, nil)
+	m.follow(res, t, edgeReelTranscripts, reelURL, nil)
 }
 
 // KindPSTranscript: a post's or reel's transcript; key: its URL.

@@ -9,15 +9,18 @@ import (
 )
 
 // Result is what one fetch produced: rows, discovered tasks, and how the
-// task goes on (Next cursor, or Stop reason when it ends).
+// task goes on (Next cursor, or Stop reason and Outcome when it ends).
 type Result struct {
 	Batch    sinks.Batch
 	Children []NewTask
 	Items    int
 	Next     string
 	Stop     string
-	Drops    Drops // entries received but not stored
-	Saved    int   // credits saved by reuse (stop_at_seen's pages not walked)
+	// Outcome is how the task ends when Stop is set: a list's, from the
+	// stop (listResult); empty for an object's page (Outcome.OrDone).
+	Outcome Outcome
+	Drops   Drops // entries received but not stored
+	Saved   int   // credits saved by reuse (stop_at_seen's pages not walked)
 	// New counts the page's entries no earlier run stored, when Counted
 	// (stop_at_seen or adaptive revisits read them): crawl.tasks.new_items.
 	New     int
@@ -77,11 +80,13 @@ const StopDone = "done"
 // listResult starts the Result of a list page and decides, with the shared
 // loop protections, whether the list goes on.
 func listResult[T any](t *Task, p *sources.Page[T]) *Result {
+	stop := sources.NextStep(t.Cursor, p.Info(), t.Pages+1, t.MaxPages)
 	return &Result{
-		Items: p.Info().Items,
-		Next:  p.Cursor,
-		Stop:  string(sources.NextStep(t.Cursor, p.Info(), t.Pages+1, t.MaxPages)),
-		Drops: Drops{N: p.Dropped, Reason: p.DropReason},
+		Items:   p.Info().Items,
+		Next:    p.Cursor,
+		Stop:    string(stop),
+		Outcome: listOutcome(stop),
+		Drops:   Drops{N: p.Dropped, Reason: p.DropReason},
 	}
 }
 

@@ -4,18 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
-	"github.com/socialcrawl/crawler/sources"
 )
 
-// How the kinds declare their reuse across runs (README "Repeat
-// harvests"): a kind fetched whole may declare a FreshRule (refresh_after
-// skips a task whose entity another run fetched within its window), a list
+// How the kinds declare their reuse across runs (docs/reuse.md): a kind
+// fetched whole may declare a FreshRule (refresh_after skips a task whose
+// entity another run fetched within its window), a list
 // returned newest first a SeenFunc (stop_at_seen ends it at a page of
 // entries earlier runs stored). The runner and crawler plan apply them.
 
@@ -40,6 +40,26 @@ type Fetch struct {
 // ReexpandFunc returns the tasks t creates, from the data t's fetch in
 // run t.RunID stored, at t's depth (Kind.Reexpand).
 type ReexpandFunc func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
+
+// expandFunc is a FreshRule's Expand.
+type expandFunc = func(ctx context.Context, q db.Querier, j Job, t *Task) (children []NewTask, ok bool, err error)
+
+// reexpandBy is the Reexpand of a kind whose fresh rule's expansion from
+// stored data also serves a task found again closer to a seed.
+func reexpandBy(expand expandFunc) ReexpandFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		children, _, err := expand(ctx, q, j, t)
+		return children, err
+	}
+}
+
+// always is the expansion of a kind whose children do not depend on its
+// answer: children(j, t), whatever was stored.
+func always(children func(j Job, t *Task) []NewTask) expandFunc {
+	return func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
+		return children(j, t), true, nil
+	}
+}
 
 // SeenFunc counts the entries of a fetched list page that earlier runs
 // stored (stop_at_seen), and the page's entries; declared by kinds of
@@ -138,6 +158,38 @@ var (
 	runReelCodes        = db.Prepare[runListParams]("RunReelCodes")
 )
 
+// storedIDs expands a task again from the ids stmt returns for its owner
+// in its run (owner(t)): each the key of a task along d, with params(t).
+func storedIDs(stmt *db.Stmt[runListParams], owner func(*Task) string, d *edgeDecl, params func(*Task) map[string]string) ReexpandFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		ids, err := runStrings(ctx, q, stmt, owner(t), t)
+		if err != nil {
+			return nil, err
+		}
+		res, m := &Result{}, &mapper{job: j}
+		for _, id := range ids {
+			m.follow(res, t, d, id, params(t))
+		}
+		return res.Children, nil
+	}
+}
+
+// storedReel is a reel a list stored: its code and the URL its answer
+// carried ("" when none).
+type storedReel struct{ code, url string }
+
+// runReels are the reels stmt returns for owner in t's run.
+func runReels(ctx context.Context, q db.Querier, stmt *db.Stmt[runListParams], owner string, t *Task) ([]storedReel, error) {
+	rows, err := stmt.Query(ctx, q, runListParams{Owner: owner, RunID: t.RunID})
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (storedReel, error) {
+		var x storedReel
+		return x, r.Scan(&x.code, &x.url)
+	})
+}
+
 // runStrings are the strings stmt returns for owner in t's run.
 func runStrings(ctx context.Context, q db.Querier, stmt *db.Stmt[runListParams], owner string, t *Task) ([]string, error) {
 	rows, err := stmt.Query(ctx, q, runListParams{Owner: owner, RunID: t.RunID})
@@ -158,10 +210,22 @@ func storedVideoAuthors(stmt *db.Stmt[runListParams], owner func(*Task) string) 
 		}
 		res, m := &Result{}, &mapper{job: j}
 		for _, a := range authors {
-			m.follow(res, t, edgeVideoAuthors, a, nil)
+			if m.storedAuthor(a) {
+				m.follow(res, t, edgeVideoAuthors, a, nil)
+			}
 		}
 		return res.Children, nil
 	}
+}
+
+// storedAuthor reports whether a, a video author's profile key as the
+// stored expansions give it (a handle, or userIDKey and the numeric id of
+// an author known only by ids), is one the job can fetch.
+func (m *mapper) storedAuthor(a string) bool {
+	if strings.HasPrefix(a, userIDKey) {
+		return m.byUserID()
+	}
+	return a != ""
 }
 
 // storedSearch expands a short-video search again from its results (of
@@ -186,7 +250,7 @@ func storedSearch(kind string, qk func(*Task) string) ReexpandFunc {
 		res, m := &Result{}, &mapper{job: j}
 		for _, r := range results {
 			switch {
-			case r.typ == sinks.ResultVideo && r.author != "":
+			case r.typ == sinks.ResultVideo && m.storedAuthor(r.author):
 				m.follow(res, t, edgeVideoAuthors, r.author, nil)
 				if kind != sinks.SearchTop || !edgeVideoAuthors.on(j) {
 					m.follow(res, t, edgeSearchProfiles, r.author, nil)
@@ -204,15 +268,13 @@ func storedSearch(kind string, qk func(*Task) string) ReexpandFunc {
 // storedReelsSearch expands a reels search again from the reels it found:
 // each reel's comments and transcript, as mapPSReelsSearch does.
 func storedReelsSearch(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-	codes, err := runStrings(ctx, q, &runReelCodes, searchQueryKey(t), t)
+	reels, err := runReels(ctx, q, &runReelCodes, searchQueryKey(t), t)
 	if err != nil {
 		return nil, err
 	}
 	res, m := &Result{}, &mapper{job: j}
-	for _, code := range codes {
-		reelURL := sources.ReelURL(code)
-		m.follow(res, t, edgeReelComments, reelURL, nil)
-		m.follow(res, t, edgeReelTranscripts, reelURL, nil)
+	for _, r := range reels {
+		m.followReel(res, t, r.url, r.code)
 	}
 	return res.Children, nil
 }

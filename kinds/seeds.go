@@ -21,7 +21,7 @@ type Seeds struct {
 	Files map[string]*SeedFile `yaml:"-" json:"files,omitempty"`
 }
 
-// Caps of seed values (README "Job file").
+// Caps of seed values (docs/jobfile.md).
 const (
 	MaxNameBytes    = 1000 // ids (and the job's name and key_env)
 	MaxKeywordBytes = 500  // keyword, hashtag, top and reels searches

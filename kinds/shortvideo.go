@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"go.yaml.in/yaml/v3"
@@ -31,6 +33,7 @@ type ShortVideoSeeds struct {
 	TopSearches     []string      `yaml:"top_searches" json:"top_searches,omitempty"`
 	Songs           []string      `yaml:"songs" json:"songs,omitempty"`
 	Live            []string      `yaml:"live" json:"live,omitempty"`
+	Videos          []string      `yaml:"videos" json:"videos,omitempty"`
 	TrendingFeed    bool          `yaml:"trending_feed" json:"trending_feed,omitempty"`
 	PopularVideos   bool          `yaml:"popular_videos" json:"popular_videos,omitempty"`
 	PopularCreators bool          `yaml:"popular_creators" json:"popular_creators,omitempty"`
@@ -42,12 +45,14 @@ const KindSVProfile = "shortvideo.profile"
 var _ = register(&Kind{
 	Name:  KindSVProfile,
 	Seeds: seedsOf("seeds.shortvideo.profiles", checkHandle, handleTasks),
-	Call:  byKey(sources.SVProfileCall, mapSVProfile),
-	Fresh: &FreshRule{Expand: storedSVProfile},
-	Reexpand: func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
-		children, _, err := storedSVProfile(ctx, q, j, t)
-		return children, err
-	},
+	Call: mapped(func(t *Task) sources.Call[*sources.SVProfile] {
+		if id, ok := strings.CutPrefix(t.Key, userIDKey); ok {
+			return sources.SVProfileByIDCall(id)
+		}
+		return sources.SVProfileCall(t.Key)
+	}, mapSVProfile),
+	Fresh:    &FreshRule{Expand: storedSVProfile},
+	Reexpand: reexpandBy(storedSVProfile),
 })
 
 // storedSVProfile expands a fresh profile as fetchSVProfile would, from
@@ -72,6 +77,29 @@ func storedSVProfile(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTa
 	return res.Children, true, nil
 }
 
+// userIDKey prefixes the key of a profile task addressed by the account's
+// numeric user id: an author an answer names by ids only (the real trending
+// feed), whose profile the real service gives by user_id.
+const userIDKey = "user_id:"
+
+// authorProfile is the key of the profile task of a video's author: its
+// handle, else its numeric user id when the dialect's profile takes one;
+// "" when it has neither.
+func (m *mapper) authorProfile(a sources.SVAuthor) string {
+	switch {
+	case a.UniqueID != "":
+		return string(a.UniqueID)
+	case a.UID != "" && m.byUserID():
+		return userIDKey + string(a.UID)
+	}
+	return ""
+}
+
+// byUserID reports whether the dialect's profile takes a numeric user id.
+func (m *mapper) byUserID() bool {
+	return slices.Contains(m.job.Route(KindSVProfile).Accepts, "user_id")
+}
+
 // account is what a profile tells of the ways to address its lists.
 type account struct{ handle, secUID, userID string }
 
@@ -79,8 +107,9 @@ type account struct{ handle, secUID, userID string }
 // keyed by the identifier its endpoint is addressed by in the upstream's
 // dialect (the contract's secUid; the real service's handle, or for
 // followers the numeric user id when the job renames secUid to user_id),
-// so that a list is walked once per run whichever profile found it. It
-// returns why a list was left out, "" when none was.
+// so that a list is walked once per run whichever profile found it, and
+// its videos list, by handle. It returns why a follow list was left out,
+// "" when none was.
 func (m *mapper) followLists(res *Result, t *Task, id account) (why string) {
 	params := map[string]string{"handle": id.handle}
 	for _, d := range []*edgeDecl{edgeFollowers, edgeFollowing} {
@@ -94,6 +123,9 @@ func (m *mapper) followLists(res *Result, t *Task, id account) (why string) {
 			continue
 		}
 		m.follow(res, t, d, key, params)
+	}
+	if !strings.HasPrefix(id.handle, userIDKey) {
+		m.follow(res, t, edgeVideos, id.handle, params) // its videos, by handle
 	}
 	return why
 }
@@ -317,8 +349,15 @@ func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo]
 		CommentCount: intPtr(v.Stats.CommentCount),
 		ShareCount:   intPtr(v.Stats.ShareCount),
 	})
-	if v.Author.UniqueID != "" {
-		m.follow(res, t, edgeVideoAuthors, string(v.Author.UniqueID), nil)
+	for _, g := range v.Hashtags {
+		if sinks.CheckKey("cha_name", string(g.Name)) != nil {
+			continue // a name no key can hold: the video is kept without it
+		}
+		sinks.Add(&res.Batch, sinks.SVHashtag{Name: string(g.Name), Partial: true, Raw: g.Raw})
+		sinks.Add(&res.Batch, sinks.SVVideoHashtag{VideoID: string(v.ID), Name: string(g.Name)})
+	}
+	if key := m.authorProfile(v.Author); key != "" {
+		m.follow(res, t, edgeVideoAuthors, key, nil)
 	}
 	return true
 }
@@ -346,8 +385,8 @@ func (m *mapper) addSearchVideo(t *Task, res *Result, it sources.Item[sources.SV
 	sinks.Add(&res.Batch, sinks.SVSearchResult{
 		Kind: kind, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultVideo, VideoID: &id, Raw: it.Raw,
 	})
-	if it.V.Author.UniqueID != "" {
-		m.follow(res, t, edgeSearchProfiles, string(it.V.Author.UniqueID), nil)
+	if key := m.authorProfile(it.V.Author); key != "" {
+		m.follow(res, t, edgeSearchProfiles, key, nil)
 	}
 }
 
@@ -508,8 +547,8 @@ func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult])
 				continue
 			}
 			r.VideoID = strPtr(string(v.ID))
-			if v.Author.UniqueID != "" && !edgeVideoAuthors.on(m.job) {
-				m.follow(res, t, edgeSearchProfiles, string(v.Author.UniqueID), nil) // addVideo did, as its author
+			if key := m.authorProfile(v.Author); key != "" && !edgeVideoAuthors.on(m.job) {
+				m.follow(res, t, edgeSearchProfiles, key, nil) // addVideo did, as its author
 			}
 		case sinks.ResultUser:
 			h := string(it.V.UniqueID)
@@ -544,13 +583,9 @@ var _ = register(&Kind{
 		}
 		return ""
 	}), asIsTasks),
-	Call: byKey(sources.SVSongCall, mapSVSong),
-	Fresh: &FreshRule{Expand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
-		return songLists(j, t), true, nil
-	}},
-	Reexpand: func(_ context.Context, _ db.Querier, j Job, t *Task) ([]NewTask, error) {
-		return songLists(j, t), nil
-	},
+	Call:     byKey(sources.SVSongCall, mapSVSong),
+	Fresh:    &FreshRule{Expand: always(songLists)},
+	Reexpand: reexpandBy(always(songLists)),
 })
 
 // songLists are the tasks a song makes whatever its answer: its videos

@@ -35,7 +35,7 @@ FROM rel JOIN pg_attribute a ON a.attrelid = rel.oid AND a.attnum > 0 AND NOT a.
 WHERE col_description(rel.oid, a.attnum) IS NULL
 ORDER BY 1`
 
-// TestEveryObjectCommented keeps the README's promise that every schema,
+// TestEveryObjectCommented keeps the docs' promise (docs/analysts.md) that every schema,
 // table, view and column carries a comment: a migration that adds one
 // without COMMENT ON fails here, naming it.
 func TestEveryObjectCommented(t *testing.T) {

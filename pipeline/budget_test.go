@@ -8,6 +8,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 )
 
 // Free answers never end a budget-limited run early: with max_credits 2 and
@@ -23,13 +24,13 @@ func TestBudgetFreeAnswersInFlightDoNotStopTheRun(t *testing.T) {
 	ctx := context.Background()
 	runID := b.start(t, job)
 	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
-	if !errors.Is(err, pipeline.ErrBudgetExhausted) || sum.State != "stopped" {
+	if !errors.Is(err, budget.ErrExhausted) || sum.State != "stopped" {
 		t.Fatalf("err = %v, summary = %+v; want a stop on the spent budget", err, sum)
 	}
 	if u := b.sandbox.Usage(testKey); u.Billable != 2 {
 		t.Errorf("billable = %d, want exactly max_credits 2", u.Billable)
 	}
-	cr, err := pipeline.LoadCredits(ctx, b.pool, runID)
+	cr, err := budget.LoadCredits(ctx, b.pool, runID)
 	if err != nil || cr.Billed != 2 || cr.Committed != 2 {
 		t.Errorf("credits = %+v, %v; want 2 billed, 2 committed", cr, err)
 	}
@@ -62,7 +63,7 @@ func TestBudgetSharedByTwoProcessesWithFreeAnswers(t *testing.T) {
 		}()
 	}
 	for range 2 {
-		if err := <-errs; err != nil && !errors.Is(err, pipeline.ErrBudgetExhausted) {
+		if err := <-errs; err != nil && !errors.Is(err, budget.ErrExhausted) {
 			t.Errorf("run: %v", err)
 		}
 	}
@@ -72,7 +73,7 @@ func TestBudgetSharedByTwoProcessesWithFreeAnswers(t *testing.T) {
 	if got := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state = 'done'`, runID); got != 5 {
 		t.Errorf("done tasks = %d, want 5", got)
 	}
-	cr, err := pipeline.LoadCredits(ctx, b.pool, runID)
+	cr, err := budget.LoadCredits(ctx, b.pool, runID)
 	if err != nil || cr.Billed != 5 || cr.Committed != 5 {
 		t.Errorf("credits = %+v, %v; want 5 billed and committed", cr, err)
 	}

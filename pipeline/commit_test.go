@@ -9,6 +9,7 @@ import (
 
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -29,7 +30,7 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale := NewFrontier(pool, "stale", time.Minute)
+	stale := frontier.NewFrontier(pool, "stale", time.Minute)
 	c := &crawl{opts: Options{Pool: pool, OutageTimeout: time.Second}, job: job, runID: runID, frontier: stale, log: slog.New(slog.DiscardHandler)}
 	t1, err := stale.Lease(ctx, runID, nil)
 	if err != nil || t1 == nil {
@@ -51,8 +52,8 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same page again, as a retry whose first attempt went through.
-	if err := stale.Commit(ctx, runID, t1, PageCommit{Rows: &page("u2").Batch, Next: "c1", Items: 1}); !errors.Is(err, errAlreadyApplied) {
-		t.Fatalf("retried commit: %v, want errAlreadyApplied", err)
+	if err := stale.Commit(ctx, runID, t1, frontier.PageCommit{Rows: &page("u2").Batch, Next: "c1", Items: 1}); !errors.Is(err, frontier.ErrAlreadyApplied) {
+		t.Fatalf("retried commit: %v, want ErrAlreadyApplied", err)
 	}
 	if err := c.commit(ctx, t1, page("u2"), nil); err != nil {
 		t.Fatalf("commit treats an applied page as done: %v", err)
@@ -65,7 +66,7 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, t1.ID); err != nil {
 		t.Fatal(err)
 	}
-	fresh := NewFrontier(pool, "fresh", time.Minute)
+	fresh := frontier.NewFrontier(pool, "fresh", time.Minute)
 	if n, err := fresh.Rescue(ctx, runID); err != nil || n != 1 {
 		t.Fatalf("rescue %d %v", n, err)
 	}
@@ -75,7 +76,7 @@ func TestCommitBatchIsFencedAndIdempotent(t *testing.T) {
 	t1.Pages, t1.Cursor = 1, "c1"
 	next := page("u3")
 	next.Next = "c2"
-	if err := stale.Commit(ctx, runID, t1, PageCommit{Rows: &next.Batch, Children: []NewTask{{Kind: "shortvideo.profile", Key: "child"}}, Next: next.Next, Items: next.Items, Stop: next.Stop}); !errors.Is(err, ErrLeaseLost) {
+	if err := stale.Commit(ctx, runID, t1, frontier.PageCommit{Rows: &next.Batch, Children: []kinds.NewTask{{Kind: "shortvideo.profile", Key: "child"}}, Next: next.Next, Items: next.Items, Stop: next.Stop}); !errors.Is(err, frontier.ErrLeaseLost) {
 		t.Fatalf("stale commit: %v, want ErrLeaseLost", err)
 	}
 	if got := users(); got != "u1" {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 )
 
 // tasksAt lists the run's tasks as "kind key depth state", sorted.
@@ -60,7 +62,7 @@ func TestDepthIsDeterministic(t *testing.T) {
 	}
 	bought := late.sandbox.Usage(testKey).Billable
 	// Then found at depth 0, as a walk still in progress would.
-	if err := pipeline.AddTasks(ctx, late.pool, runID, []pipeline.NewTask{{Kind: "shortvideo.profile", Key: "det_f30_g4", Depth: 0, Params: map[string]string{}}}); err != nil {
+	if err := frontier.AddTasks(ctx, late.pool, runID, []kinds.NewTask{{Kind: "shortvideo.profile", Key: "det_f30_g4", Depth: 0, Params: map[string]string{}}}); err != nil {
 		t.Fatal(err)
 	}
 	if sum, err := pipeline.Run(ctx, late.options(job, testKey), job, runID); err != nil || sum.State != "done" {
@@ -122,7 +124,7 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 				t.Fatalf("first pass made %d tasks, the clean run %d: nothing left to expand again", first, all)
 			}
 			// Then found at depth 0, as a walk still in progress would.
-			seed := pipeline.NewTask{Kind: c.kind}
+			seed := kinds.NewTask{Kind: c.kind}
 			var params []byte
 			if err := late.pool.QueryRow(ctx, `SELECT key, params FROM crawl.tasks WHERE kind = $1`, c.kind).Scan(&seed.Key, &params); err != nil {
 				t.Fatalf("seed task %s: %v", c.kind, err)
@@ -130,7 +132,7 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 			if err := json.Unmarshal(params, &seed.Params); err != nil {
 				t.Fatal(err)
 			}
-			if err := pipeline.AddTasks(ctx, late.pool, runID, []pipeline.NewTask{seed}); err != nil {
+			if err := frontier.AddTasks(ctx, late.pool, runID, []kinds.NewTask{seed}); err != nil {
 				t.Fatal(err)
 			}
 			if sum, err := pipeline.Run(ctx, late.options(job, testKey), job, runID); err != nil || sum.State != "done" {

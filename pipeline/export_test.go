@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/jobfile"
@@ -25,9 +24,4 @@ func BoundAllows(parent, child string, hop bool) bool {
 		}
 	}
 	return false
-}
-
-// AddTasks adds tasks to run runID as a commit finding them would.
-func AddTasks(ctx context.Context, pool *pgxpool.Pool, runID int64, tasks []NewTask) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return addTasks(ctx, tx, runID, nil, tasks) })
 }

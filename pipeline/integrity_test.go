@@ -15,6 +15,7 @@ import (
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/runs"
 )
 
@@ -325,7 +326,7 @@ func TestLongMultibyteReasonIsStored(t *testing.T) {
 		t.Fatalf("run %s: %s", sum.State, sum.Reason)
 	}
 	got := b.task(t, sum.RunID, kinds.KindSVProfile, "bad")
-	if got.State != "failed" || !utf8.ValidString(got.Reason) || len(got.Reason) > pipeline.MaxReasonBytes || !strings.Contains(got.Reason, "é") {
+	if got.State != "failed" || !utf8.ValidString(got.Reason) || len(got.Reason) > frontier.MaxReasonBytes || !strings.Contains(got.Reason, "é") {
 		t.Errorf("bad task = %s, reason (%d bytes) %q", got.State, len(got.Reason), got.Reason)
 	}
 	if got := b.task(t, sum.RunID, kinds.KindSVProfile, "fine"); got.State != "done" {

@@ -23,7 +23,7 @@ seeds:
 		t.Fatal(err)
 	}
 	got := job.SeedTasks()
-	want := []NewTask{
+	want := []kinds.NewTask{
 		{Kind: kinds.KindSVFollowing, Key: "SECUID0001", Params: map[string]string{"handle": "secuid:SECUID0001"}, MaxPages: 3},
 		{Kind: kinds.KindSVKeywordSearch, Key: "query=cats&region=us", Params: map[string]string{"query": "cats", "region": "US"}, MaxPages: 7},
 		{Kind: kinds.KindSVTrending, Key: "trending"},

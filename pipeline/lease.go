@@ -4,20 +4,24 @@ import (
 	"context"
 	"sync"
 
+	"github.com/socialcrawl/crawler/pipeline/budget"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/sources"
 )
 
 // pageLease is what one page of a leased task may spend and must wait for,
 // handed by the runner to the kind's call (sources.Lease), the way river
 // hands a job executor its job and benthos an input its ack: the call's
-// requests reserve and settle the lease's credits in the budget, its bodies
+// requests reserve and settle their credits in the budget, its bodies
 // stay counted against the client's in-flight budget until the page
 // commits, the body is archived when the job keeps pages, and every
 // statement of the lease's own first reads the previous page's commit
 // (prev), which was sent while this page was fetched.
 type pageLease struct {
-	budget  *budget
-	credits *leaseCredits
+	budget *budget.Hold
+	// reserved is what the page's request in flight took of the budget
+	// (0: none): a retry whose answer was lost reuses it.
+	reserved int64
 	// prev is the previous page's commit, written and not read yet (nil:
 	// none); it is read before a statement of the lease's own and before a
 	// body read waits for budget prev's page holds.
@@ -28,7 +32,7 @@ type pageLease struct {
 	bodies  *bodyHold
 
 	mu   sync.Mutex
-	page *ArchivedPage
+	page *frontier.ArchivedPage
 }
 
 // bodyHold is a page's hold on the in-flight body budget, apart from its
@@ -53,12 +57,12 @@ func (l *pageLease) awaitPrev() func() error {
 
 // Reserve reserves the credits of the request about to be sent.
 func (l *pageLease) Reserve(ctx context.Context, _ string, credits int) error {
-	return l.budget.reserve(ctx, l.credits, int64(credits), l.awaitPrev())
+	return l.budget.Reserve(ctx, &l.reserved, int64(credits), l.awaitPrev())
 }
 
-// Settle notes what the answer cost, for the page's commit to settle.
-func (l *pageLease) Settle(ctx context.Context, o sources.Outcome) {
-	l.budget.settle(ctx, l.credits, o, l.awaitPrev())
+// Settle notes what the answer cost, for the budget to post.
+func (l *pageLease) Settle(_ context.Context, o sources.Outcome) {
+	l.budget.Settle(&l.reserved, o)
 }
 
 // Hold keeps a body counted against the in-flight budget until the page's
@@ -89,14 +93,14 @@ func (l *pageLease) Body(endpoint, query string, body []byte) {
 	if !l.archive {
 		return
 	}
-	p := &ArchivedPage{Endpoint: endpoint, Query: query, Body: zenc.EncodeAll(body, nil), Size: len(body)}
+	p := frontier.NewArchivedPage(endpoint, query, body)
 	l.mu.Lock()
 	l.page = p
 	l.mu.Unlock()
 }
 
 // archived is the body recorded for the archive (nil: none).
-func (l *pageLease) archived() *ArchivedPage {
+func (l *pageLease) archived() *frontier.ArchivedPage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.page

@@ -1,11 +1,9 @@
 package pipeline_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/socialcrawl/crawler/jobfile"
-	"github.com/socialcrawl/crawler/pipeline"
 )
 
 // Every parent -> child task pair that real runs create is one of the
@@ -31,26 +29,5 @@ expand: {video_authors: {}, song_videos: {}, search_results: {}}
 	for _, job := range []*jobfile.Job{example, authors} {
 		b.run(t, job)
 	}
-	rows, err := b.pool.Query(context.Background(), `
-SELECT DISTINCT p.kind, c.kind, c.depth > p.depth
-FROM crawl.tasks c JOIN crawl.tasks p ON p.id = c.parent_id ORDER BY 1, 2`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var parent, child string
-		var hop bool
-		if err := rows.Scan(&parent, &child, &hop); err != nil {
-			t.Fatal(err)
-		}
-		n++
-		if !pipeline.BoundAllows(parent, child, hop) {
-			t.Errorf("runs create %s -> %s (hop %v), which the credit bound does not count", parent, child, hop)
-		}
-	}
-	if n < 8 {
-		t.Errorf("only %d parent -> child pairs seen; the jobs should exercise every edge", n)
-	}
+	boundCoversRuns(t, b, 8)
 }

@@ -37,9 +37,9 @@ seeds:
     popular_creators: true
   photosocial:
     profiles: [brand_business, private_cam, missing_gone, plain_user, blocked_acct]
-    posts: ["https://www.photosocial.example/p/post_c120/"]
+    posts: ["https://www.instagram.com/p/post_c120/"]
     reels_searches: [surf n20]
-    transcripts: ["https://www.photosocial.example/reel/talk_t2/", "https://www.photosocial.example/reel/quiet_nospeech/"]
+    transcripts: ["https://www.instagram.com/reel/talk_t2/", "https://www.instagram.com/reel/quiet_nospeech/"]
     embeds: [brand_business]
     highlights: ["7"]
 expand:
@@ -255,7 +255,7 @@ func TestCreditsRemainingZeroStopsRun(t *testing.T) {
 	t.Parallel()
 	b := realBundle(t, sandbox.Config{Credits: 4})
 	job := b.job(t, "  preset: scrapecreators\nlimits: {workers: 1}\nseeds: {photosocial: {posts: "+
-		"[\"https://www.photosocial.example/p/one_c120/\", \"https://www.photosocial.example/p/two_c120/\"]}}\n")
+		"[\"https://www.instagram.com/p/one_c120/\", \"https://www.instagram.com/p/two_c120/\"]}}\n")
 	runID := b.start(t, job)
 	sum, err := pipeline.Run(context.Background(), b.options(job, testKey), job, runID)
 	if sources.ClassOf(err) != sources.ClassNoCredits || sum.State != "stopped" {

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 )
 
 // Deterministic depth. Workers take tasks breadth first, but a task can be
@@ -23,37 +21,25 @@ import (
 // would have made. Lowering goes on down the tree the same way, so a run
 // reaches the same tasks at the same depths whatever the timing.
 
-type endReexpandParams struct {
-	ID    int64 `db:"id"`
-	Token int64 `db:"token"`
-}
-
-var endReexpand = db.Prepare[endReexpandParams]("EndReexpand")
-
 // reexpand expands t again from stored data at its new depth and ends its
-// lease as it ended before (done, or skipped as fresh), in one batch.
-func (c *crawl) reexpand(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task) error {
-	var children []NewTask
+// lease as it ended before (done, or skipped: its outcome says), in one batch.
+func (c *crawl) reexpand(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *task) error {
+	var children []kinds.NewTask
 	err := c.retryDB(ctx, func(ctx context.Context) error {
-		all, err := k.Reexpand(ctx, c.opts.Pool, c.job, &t.Task)
+		all, err := k.Reexpand(ctx, c.opts.Pool, c.job, &t.Task.Task)
 		children = c.children(&kinds.Result{Children: all})
 		return err
 	})
 	if err == nil {
 		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-			return c.frontier.endWithChildren(ctx, c.runID, t, fmt.Sprintf("end re-expanded task %d", t.ID), func(b *pgx.Batch) {
-				endReexpand.Queue(b, endReexpandParams{ID: t.ID, Token: t.Token})
-			}, children)
+			return c.frontier.EndReexpand(ctx, c.runID, t.Task, children)
 		})
 	}
 	switch {
-	case errors.Is(err, ErrLeaseLost):
+	case errors.Is(err, frontier.ErrLeaseLost):
 		return nil
 	case err != nil:
-		err = fmt.Errorf("task %d (%s %s): expand again at depth %d: %w", t.ID, t.Kind, t.Key, t.Depth, err)
-		c.stop(err)
-		_ = c.release(t)
-		return err
+		return c.abandon(t, fmt.Sprintf("expand again at depth %d", t.Depth), err)
 	}
 	log.Debug("expanded again at a smaller depth", "task_id", t.ID, "kind", t.Kind, "key", t.Key, "depth", t.Depth, "children", len(children))
 	if len(children) > 0 {

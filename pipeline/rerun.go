@@ -16,18 +16,24 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 )
 
 // The same command is safe to rerun: `crawler run JOB` continues the job's
 // interrupted run, or joins it while another process works on it, instead
-// of starting over (README "Rerunning a job"). A job is its name; whether an
-// earlier run is the same work is its fingerprint.
+// of starting over (docs/operating.md#rerunning-a-job). A job is its name;
+// whether an earlier run is the same work is its fingerprint.
 
 // What FindOrCreateRun did.
 const (
 	RunNew      = "new"      // a new run was created
 	RunContinue = "continue" // an interrupted run (no process on it) is continued
 	RunJoin     = "join"     // another process is working on the run: this one joins
+	// RunSpent: the interrupted run stopped because its budget was spent,
+	// within resume_within, and the job gives it no larger budget: nothing
+	// is done (its activity unchanged, so the window runs out and the next
+	// start is a new run); `crawler run` exits 5.
+	RunSpent = "spent"
 )
 
 // RunChoice is the run `crawler run JOB` works on, and why.
@@ -40,6 +46,9 @@ type RunChoice struct {
 	AbandonReason string
 	// Idle is how long the continued run had shown no activity.
 	Idle time.Duration
+	// Billed and BudgetStop, for RunSpent: what the run billed, and the
+	// budget it stopped at.
+	Billed, BudgetStop int64
 }
 
 // ErrJobChanged means the job's run in progress was started from a
@@ -97,8 +106,12 @@ type PriorRun struct {
 	State       string
 	Fingerprint string // "" for runs created before fingerprints were kept
 	Billed      int64
-	Idle        time.Duration // since its last activity
-	InProgress  bool          // a process is working on it
+	// Spent: it stopped because its budget was spent (BudgetStop: the
+	// budget it had then), and the job gives it no larger one.
+	Spent      bool
+	BudgetStop *int64
+	Idle       time.Duration // since its last activity
+	InProgress bool          // a process is working on it
 }
 
 var latestRun = db.Prepare[latestRunParams]("LatestRun")
@@ -108,7 +121,7 @@ func LatestRun(ctx context.Context, q db.Querier, job *jobfile.Job) (*PriorRun, 
 	var r PriorRun
 	var idle float64
 	err := latestRun.QueryRow(ctx, q, latestRunParams{JobName: job.Name, LeaseTimeout: time.Duration(job.Limits.LeaseTimeout)}).
-		Scan(&r.ID, &r.State, &r.Fingerprint, &r.Billed, &idle, &r.InProgress)
+		Scan(&r.ID, &r.State, &r.Fingerprint, &r.Billed, &r.BudgetStop, &idle, &r.InProgress)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -116,6 +129,9 @@ func LatestRun(ctx context.Context, q db.Querier, job *jobfile.Job) (*PriorRun, 
 		return nil, fmt.Errorf("latest run of job %q: %w", job.Name, err)
 	}
 	r.Idle = time.Duration(idle * float64(time.Second)).Round(time.Second)
+	// The job's max_credits (or --max-credits) is the budget a continued
+	// run takes; without one it keeps its own.
+	r.Spent = r.BudgetStop != nil && (job.Limits.MaxCredits == nil || *job.Limits.MaxCredits <= *r.BudgetStop)
 	return &r, nil
 }
 
@@ -131,7 +147,10 @@ func LatestRun(ctx context.Context, q db.Querier, job *jobfile.Job) (*PriorRun, 
 //   - the latest is interrupted (stopped, failed, or running with no live
 //     lease: killed): continue it if it was active within resume_within
 //     and has the job's fingerprint; otherwise, or with forceNew, abandon
-//     it and start a new run.
+//     it and start a new run. A run that stopped because its budget was
+//     spent, and that the job gives no larger budget, is not continued
+//     within resume_within: nothing is done (RunSpent), and after it the
+//     next start is a new run, with a budget of its own.
 func Decide(prev *PriorRun, fingerprint string, within time.Duration, forceNew bool) (action, abandon string, err error) {
 	same := prev == nil || prev.Fingerprint == "" || prev.Fingerprint == fingerprint
 	switch {
@@ -150,6 +169,8 @@ func Decide(prev *PriorRun, fingerprint string, within time.Duration, forceNew b
 		return RunNew, "superseded by run %d: the job's seeds, expand, max_depth or page limits changed", nil
 	case prev.Idle > within:
 		return RunNew, fmt.Sprintf("not continued: no activity for %s, longer than resume_within %s; superseded by run %%d", prev.Idle, within), nil
+	case prev.Spent:
+		return RunSpent, "", nil
 	}
 	return RunContinue, "", nil
 }
@@ -182,14 +203,18 @@ func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 			return err
 		}
 		ch.Action = action
+		if action == RunSpent {
+			ch.RunID, ch.Idle, ch.Billed, ch.BudgetStop = prev.ID, prev.Idle, prev.Billed, *prev.BudgetStop
+			return nil // nothing changes: resume_within runs from the stop
+		}
 		if action != RunNew {
 			ch.RunID, ch.Idle = prev.ID, prev.Idle
 			if _, err := resumeRun.Exec(ctx, tx, resumeRunParams{RunID: prev.ID, JobName: job.Name}); err != nil {
 				return fmt.Errorf("resume run %d: %w", prev.ID, err)
 			}
 			if job.Limits.MaxCredits != nil {
-				if _, err := setMaxCredits.Exec(ctx, tx, maxCreditsParams{RunID: prev.ID, MaxCredits: job.Limits.MaxCredits}); err != nil {
-					return fmt.Errorf("set max_credits of run %d: %w", prev.ID, err)
+				if err := budget.SetMaxCredits(ctx, tx, prev.ID, job.Limits.MaxCredits); err != nil {
+					return err
 				}
 			}
 			return nil

@@ -10,15 +10,15 @@ import (
 
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
 )
 
-// Reuse across runs (README "Repeat harvests"). Two opt-in rules make a
+// Reuse across runs (docs/reuse.md). Two opt-in rules make a
 // nightly rerun of a job buy only what changed:
 //
 //   - refresh_after: a task whose entity another run fetched successfully
@@ -33,24 +33,16 @@ import (
 // Both record the credits they saved in crawl.tasks.credits_saved, summed
 // by the view crawl.run_ledger next to the credits billed.
 
-type (
-	endFreshParams struct {
-		ID     int64  `db:"id"`
-		Token  int64  `db:"token"`
-		Reason string `db:"reason"`
-		Saved  int    `db:"saved"`
-	}
-	lastWalkParams struct {
-		Kind  string `db:"kind"`
-		Key   string `db:"key"`
-		RunID int64  `db:"run_id"`
-	}
-)
+type lastWalkParams struct {
+	Kind  string `db:"kind"`
+	Key   string `db:"key"`
+	RunID int64  `db:"run_id"`
+}
 
 // freshOf says whether t is fresh (refresh_after), with the fetch that
 // makes it so and the tasks it expands to from stored data (those deeper
 // than limits.max_depth left out).
-func freshOf(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t *kinds.Task, runID int64) (kinds.Fetch, []NewTask, bool, error) {
+func freshOf(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t *kinds.Task, runID int64) (kinds.Fetch, []kinds.NewTask, bool, error) {
 	if k.Fresh == nil || t.RefreshAfter <= 0 || t.Pages > 0 {
 		return kinds.Fetch{}, nil, false, nil
 	}
@@ -73,7 +65,7 @@ func freshOf(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t
 // fetch stored (its kind's FreshRule.Expand; none without one), those
 // deeper than limits.max_depth left out; ok is false when the stored data
 // cannot say.
-func storedChildren(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t *kinds.Task) ([]NewTask, bool, error) {
+func storedChildren(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.Kind, t *kinds.Task) ([]kinds.NewTask, bool, error) {
 	if k.Fresh == nil || k.Fresh.Expand == nil {
 		return nil, true, nil
 	}
@@ -81,7 +73,7 @@ func storedChildren(ctx context.Context, q db.Querier, j *jobfile.Job, k *kinds.
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	var children []NewTask
+	var children []kinds.NewTask
 	for _, ch := range all {
 		if ch.Depth <= j.Limits.MaxDepth && sinks.CheckKey(ch.Kind+" task key", ch.Key) == nil {
 			children = append(children, ch)
@@ -99,32 +91,32 @@ func freshReason(t *kinds.Task, f kinds.Fetch) string {
 // skipFresh ends t as skipped when refresh_after finds it fresh, adding
 // the tasks it expands to from stored data in the same transaction; it
 // reports whether it did. Nothing is bought.
-func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *Task) (bool, error) {
+func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *task) (bool, error) {
 	if k.Fresh == nil || t.RefreshAfter <= 0 || t.Pages > 0 {
 		return false, nil
 	}
 	var (
 		f        kinds.Fetch
-		children []NewTask
+		children []kinds.NewTask
 		fresh    bool
 	)
 	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		f, children, fresh, err = freshOf(ctx, c.opts.Pool, c.job, k, &t.Task, c.runID)
+		f, children, fresh, err = freshOf(ctx, c.opts.Pool, c.job, k, &t.Task.Task, c.runID)
 		return err
 	})
 	if err == nil && fresh {
 		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-			return c.frontier.endFresh(ctx, c.runID, t, freshReason(&t.Task, f), 1, children)
+			return c.frontier.EndFresh(ctx, c.runID, t.Task, kinds.OutcomeSkippedFresh, freshReason(&t.Task.Task, f), 1, children)
 		})
 	}
 	switch {
-	case errors.Is(err, ErrLeaseLost):
+	case errors.Is(err, frontier.ErrLeaseLost):
+		return true, nil
+	case err != nil && ctx.Err() != nil:
+		_ = c.release(t.Task) // the run stops (another worker spent the budget): not this task's failure
 		return true, nil
 	case err != nil:
-		err = fmt.Errorf("task %d (%s %s): refresh_after: %w", t.ID, t.Kind, t.Key, err)
-		c.stop(err)
-		_ = c.release(t)
-		return true, err
+		return true, c.abandon(t, "refresh_after", err)
 	case fresh:
 		log.Debug("fresh; not fetched", "task_id", t.ID, "kind", t.Kind, "key", t.Key, "fetched_by_run", f.RunID)
 		if len(children) > 0 {
@@ -132,42 +124,6 @@ func (c *crawl) skipFresh(ctx context.Context, log *slog.Logger, k *kinds.Kind, 
 		}
 	}
 	return fresh, nil
-}
-
-var endFresh = db.Prepare[endFreshParams]("EndFresh")
-
-// endFresh ends t's lease as skipped with reason and saved credits, and
-// adds children, in one transaction (one batch).
-func (f *Frontier) endFresh(ctx context.Context, runID int64, t *Task, reason string, saved int, children []NewTask) error {
-	return f.endWithChildren(ctx, runID, t, fmt.Sprintf("end fresh task %d", t.ID), func(b *pgx.Batch) {
-		endFresh.Queue(b, endFreshParams{ID: t.ID, Token: t.Token, Reason: CleanReason(reason), Saved: saved})
-	}, children)
-}
-
-// endWithChildren ends t's lease by the statement end queues and adds
-// children, in one transaction (one batch): a task ended without a
-// request, its children from stored data.
-func (f *Frontier) endWithChildren(ctx context.Context, runID int64, t *Task, label string, end func(*pgx.Batch), children []NewTask) error {
-	var batch pgx.Batch
-	end(&batch)
-	labels := []string{label}
-	rows, err := taskRows(children)
-	if err != nil {
-		return fmt.Errorf("add tasks: %w", err)
-	}
-	if rows != nil {
-		insertTasks.Queue(&batch, addParams(runID, &t.ID), rows)
-		labels = append(labels, "add tasks")
-	}
-	br := f.pool.SendBatch(ctx, &batch)
-	err = sinks.Results(br, labels)
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
-		return ErrLeaseLost
-	}
-	return err
 }
 
 // ListWalk is what stop_at_seen knows of a list from earlier runs.
@@ -213,8 +169,8 @@ func listWalk(ctx context.Context, q db.Querier, j *jobfile.Job, kind, key strin
 // when they were all stored by earlier runs and no full walk is due; the
 // credits saved are estimated from the list's last full walk. Under
 // adaptive revisits a full walk is due when the list was never walked
-// whole or the run's schedule says so (Task.fullWalk).
-func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kinds.Result) error {
+// whole or the run's schedule says so (adaptive.Visit.FullWalk).
+func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *task, res *kinds.Result) error {
 	if k.Seen == nil || k.Pages == "" {
 		return nil
 	}
@@ -224,7 +180,7 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kin
 	}
 	var seen, total int
 	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		seen, total, err = k.Seen(ctx, c.opts.Pool, c.runID, &t.Task, res)
+		seen, total, err = k.Seen(ctx, c.opts.Pool, c.runID, &t.Task.Task, res)
 		return err
 	})
 	if err != nil {
@@ -242,7 +198,7 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kin
 		return err
 	}
 	if adaptive {
-		w.FullDue = !w.Found || t.fullWalk
+		w.FullDue = !w.Found || t.visit.FullWalk
 	}
 	if w.FullDue {
 		return nil
@@ -253,6 +209,7 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *Task, res *kin
 		full = min(full, t.MaxPages)
 	}
 	res.Stop = fmt.Sprintf("stop_at_seen: page %d held only entries stored by earlier runs (last full walk: run %d, %d pages)", walked, w.Run, w.Pages)
+	res.Outcome = kinds.OutcomeDoneStopAtSeen
 	res.Saved = max(0, full-walked)
 	return nil
 }
@@ -270,16 +227,16 @@ type ReusePlan struct {
 
 // FreshTask is a task refresh_after would skip.
 type FreshTask struct {
-	Task     NewTask
+	Task     kinds.NewTask
 	Fetch    kinds.Fetch
-	Children []NewTask
+	Children []kinds.NewTask
 }
 
 // PlanReuse says, for crawler plan, which of tasks (a job's SeedTasks)
 // refresh_after would skip in a new run of job now, following the tasks
 // fresh ones expand to from stored data, and the history of every
 // stop_at_seen list among them. It buys and writes nothing.
-func PlanReuse(ctx context.Context, q db.Querier, job *jobfile.Job, tasks []NewTask) (*ReusePlan, error) {
+func PlanReuse(ctx context.Context, q db.Querier, job *jobfile.Job, tasks []kinds.NewTask) (*ReusePlan, error) {
 	plan := &ReusePlan{}
 	seen := map[[2]string]bool{}
 	for len(tasks) > 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -146,7 +147,7 @@ func TestBudgetExactAndResumable(t *testing.T) {
 	ctx := context.Background()
 	runID := b.start(t, job)
 	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
-	if !errors.Is(err, pipeline.ErrBudgetExhausted) || sum.State != "stopped" {
+	if !errors.Is(err, budget.ErrExhausted) || sum.State != "stopped" {
 		t.Fatalf("err = %v, summary = %+v", err, sum)
 	}
 	if u := b.sandbox.Usage(testKey); u.Billable != 7 || u.Requests != 7 {
@@ -159,7 +160,7 @@ func TestBudgetExactAndResumable(t *testing.T) {
 		t.Fatal(err)
 	}
 	more := int64(100)
-	if err := pipeline.SetMaxCredits(ctx, b.pool, runID, &more); err != nil {
+	if err := budget.SetMaxCredits(ctx, b.pool, runID, &more); err != nil {
 		t.Fatal(err)
 	}
 	sum, err = pipeline.Run(ctx, b.options(job, testKey), job, runID)
@@ -172,7 +173,7 @@ func TestBudgetExactAndResumable(t *testing.T) {
 	if got := b.count(t, `SELECT count(*) FROM shortvideo.follows`); got != 510 {
 		t.Errorf("follows = %d, want 510", got)
 	}
-	cr, err := pipeline.LoadCredits(ctx, b.pool, runID)
+	cr, err := budget.LoadCredits(ctx, b.pool, runID)
 	if err != nil || cr.Billed != 12 || cr.Committed != 12 {
 		t.Errorf("credits = %+v, %v; want 12 billed and committed", cr, err)
 	}
@@ -190,7 +191,7 @@ func TestBudgetRefundsUnbilledAnswers(t *testing.T) {
 	ctx := context.Background()
 	runID := b.start(t, job)
 	_, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
-	if !errors.Is(err, pipeline.ErrBudgetExhausted) {
+	if !errors.Is(err, budget.ErrExhausted) {
 		t.Fatalf("err = %v", err)
 	}
 	if u := b.sandbox.Usage(testKey); u.Billable != 2 || u.Requests != 4 {

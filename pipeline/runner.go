@@ -18,8 +18,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/loop"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/adaptive"
+	"github.com/socialcrawl/crawler/pipeline/budget"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
+	"github.com/socialcrawl/crawler/pipeline/quota"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -87,14 +92,28 @@ func (e *StopError) Error() string {
 
 func (e *StopError) Unwrap() error { return e.Err }
 
+// NoSlotError is PostgreSQL refusing a connection for want of a free slot
+// (SQLSTATE 53300): not an outage, a setting to change.
+type NoSlotError struct {
+	Err      error
+	MaxConns int32
+}
+
+func (e NoSlotError) Error() string {
+	return fmt.Sprintf("PostgreSQL has no free connection slot (SQLSTATE 53300): a crawler process opens at most database.max_conns connections (%d here); "+
+		"lower it or run fewer processes, raise the server's max_connections, or put PgBouncer in front (docs/pgbouncer.md): %v", e.MaxConns, e.Err)
+}
+
+func (e NoSlotError) Unwrap() error { return e.Err }
+
 // crawl is the state shared by the workers of one run in one process.
 type crawl struct {
 	opts     Options
 	job      *jobfile.Job
 	runID    int64
 	client   *sources.Client
-	budget   *budget
-	frontier *Frontier
+	budget   *budget.Hold
+	frontier *frontier.Frontier
 	log      *slog.Logger
 	wake     chan struct{}
 	pages    atomic.Int64
@@ -107,13 +126,18 @@ type crawl struct {
 	// run, before the failing task is released, so no other worker can
 	// lease it in between.
 	stop context.CancelCauseFunc
-	// inflight holds the ids of the tasks this process's workers are
-	// working on. Rescue leaves them alone even when their lease expired:
-	// during a database outage longer than lease_timeout the heartbeat
-	// cannot renew it, and taking the task over would buy its page again.
-	inflight sync.Map // int64 -> struct{}
-	// order is an adaptive run's schedule, spent in its order (revisit.go).
-	order *spendOrder
+	// held are the tasks this process is working on, with the cancel of
+	// each one's context (a lost lease cancels it with ErrLeaseLost).
+	// Rescue leaves them alone even when their lease expired: during a
+	// database outage longer than lease_timeout the heartbeat cannot renew
+	// it, and taking the task over would buy its page again.
+	heldMu sync.Mutex
+	held   map[int64]heldTask
+	// committer groups the page commits of all the tasks.
+	committer *frontier.Committer
+	// revisits record what the run sees of the items it revisits, and
+	// apply an adaptive run's schedule.
+	revisits *adaptive.Revisits
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -138,17 +162,12 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		opts:     opts,
 		job:      job,
 		runID:    runID,
-		frontier: NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
+		frontier: frontier.NewFrontier(opts.Pool, opts.Owner, time.Duration(job.Limits.LeaseTimeout)),
 		log:      opts.Logger.With("run_id", runID),
-		wake:     make(chan struct{}, job.Limits.Workers),
+		wake:     make(chan struct{}, 1),
 		mon:      monitorState{started: time.Now()},
+		held:     map[int64]heldTask{},
 	}
-	// A reservation held by a live lease settles within its request's
-	// retries, or comes back when the lease expires: the wait for one is
-	// bounded well beyond both.
-	b := &budget{pool: opts.Pool, runID: runID, retry: c.retryDB, log: c.log, workers: job.Limits.Workers,
-		waitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout))}
-	c.budget = b
 	// Credits, bodies and the archive are each page's lease's (pageLease);
 	// the process watches every outcome.
 	cfg := opts.Client
@@ -158,8 +177,8 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		return nil, err
 	}
 	c.client = client
-	// The processes on this run share the key's quota (ratequota.go).
-	stopShare := startQuotaShare(ctx, opts.Pool, runID, opts.Owner, client, func() int { return len(c.inflightIDs()) }, c.log)
+	// The processes on this run share the key's quota.
+	stopShare := quota.Start(ctx, opts.Pool, runID, opts.Owner, client, c.inProgress, c.log)
 	defer stopShare()
 
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -175,24 +194,23 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	})
 	defer stopGrace()
 
-	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "owner", opts.Owner)
+	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "max_conns", opts.Pool.Config().MaxConns, "owner", opts.Owner)
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	c.stop = stopRun
 	g, gctx := errgroup.WithContext(runCtx)
 	c.work = work
-	b.stopping = gctx.Done()
+	c.committer = frontier.NewCommitter(work, opts.Pool, runID, c.frontier)
+	// A reservation held by a live lease settles within its request's
+	// retries, or comes back when the lease expires: the wait for one is
+	// bounded well beyond both.
+	c.budget = budget.NewHold(budget.Config{Pool: opts.Pool, RunID: runID, Owner: opts.Owner, Retry: c.retryDB, Log: c.log,
+		WaitMax: max(opts.OutageTimeout, 2*time.Duration(job.Limits.LeaseTimeout)), Stopping: gctx.Done()})
 	c.join(ctx)
-	if job.Reuse.Adaptive {
-		if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-			c.order, err = loadSpendOrder(ctx, opts.Pool, runID)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.retryDB(ctx, b.reclaimStale); err != nil {
-		c.log.Warn("could not give back credits of ended leases", "err", err)
+	c.revisits, err = adaptive.Start(ctx, adaptive.Config{Pool: opts.Pool, Job: job, RunID: runID, Owner: opts.Owner,
+		Poll: opts.PollInterval, Retry: c.retryDB, Credits: c.budget, Log: c.log})
+	if err != nil {
+		return nil, err
 	}
 	// A run whose seeding from files was interrupted finishes it first, so
 	// the frontier is whole before workers can find it empty.
@@ -201,17 +219,24 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		return err
 	})
 	if err == nil {
-		for w := range job.Limits.Workers {
-			g.Go(func() error { return c.worker(gctx, w) })
-		}
+		g.Go(func() error { return c.dispatch(gctx, g) })
 		mctx, stopMonitor := context.WithCancel(gctx)
-		monitorDone := make(chan struct{})
-		go func() { defer close(monitorDone); c.monitor(mctx) }()
+		background := []func(context.Context){c.monitor, c.budget.Beat, c.heartbeat}
+		var bg sync.WaitGroup
+		for _, f := range background {
+			bg.Go(func() { f(mctx) })
+		}
 		err = g.Wait()
 		stopMonitor()
-		<-monitorDone
+		bg.Wait()
 	} else if ctx.Err() != nil {
 		err = nil // interrupted while seeding: stopped, resumable
+	}
+	switch {
+	case db.TooManyConnections(err):
+		err = NoSlotError{Err: err, MaxConns: opts.Pool.Config().MaxConns}
+	case db.PoolerStatements(err):
+		err = fmt.Errorf("%w (through PgBouncer in transaction mode, add default_query_exec_mode=cache_describe to DATABASE_URL: docs/pgbouncer.md)", err)
 	}
 	sum := &Summary{RunID: runID, Pages: c.pages.Load(), Rows: c.rows.Load()}
 	var stop *StopError
@@ -236,7 +261,10 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	} else if n > 0 {
 		c.log.Info("released unfinished tasks", "tasks", n)
 	}
-	final, serr := FinishRun(fctx, opts.Pool, runID, c.frontier.owner, sum.State, sum.Reason)
+	if berr := c.budget.Close(fctx); berr != nil {
+		c.log.Warn("could not post the last answers' credits or give back the spare ones; they stay counted as spent", "err", berr)
+	}
+	final, serr := FinishRun(fctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason)
 	switch {
 	case serr != nil:
 		c.log.Warn("could not record the run's state", "err", serr)
@@ -247,15 +275,14 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		if sum.Failed, serr = CountFailed(fctx, opts.Pool, runID); serr != nil {
 			c.log.Warn("could not count failed tasks", "err", serr)
 		}
-	}
-	if serr == nil && final != "running" {
-		// The run's visits teach the change-rate estimates (revisit.go);
-		// a failure to record them costs tomorrow's schedule, not the run.
-		if oerr := observeRevisits(fctx, opts.Pool, job, runID); oerr != nil {
-			c.log.Warn("could not record what the run saw of the items it revisits", "err", oerr)
+	case final == "stopped" && errors.Is(err, budget.ErrExhausted):
+		// Not continued with this budget (rerun.go).
+		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, runArg{runID}); merr != nil {
+			c.log.Warn("could not record that the run's budget is spent", "err", merr)
 		}
 	}
-	sum.Reason = CleanReason(sum.Reason)
+	c.revisits.End(fctx, final) // what the run saw of the items it revisits ("": not known to have ended)
+	sum.Reason = frontier.CleanReason(sum.Reason)
 	c.finalProgress(fctx, sum.State)
 	c.log.Info("run ended", "state", sum.State, "reason", sum.Reason, "pages", sum.Pages, "rows", sum.Rows, "failed_tasks", sum.Failed)
 	return sum, err
@@ -269,77 +296,187 @@ func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) err
 	}, op)
 }
 
-// worker leases and processes tasks until the run has none left or ctx ends.
-func (c *crawl) worker(ctx context.Context, id int) error {
-	log := c.log.With("worker", id)
+// MaxInProgress is the most tasks one process works on at once, whatever
+// limits.workers or the client's concurrency target say.
+const MaxInProgress = jobfile.MaxWorkers
+
+// heldTask is a task this process works on: its lease, and the cancel of
+// its context.
+type heldTask struct {
+	task   *frontier.Task
+	cancel context.CancelCauseFunc
+}
+
+// task is a task this process works on: its lease, the lease's context in
+// this process, and what the run's schedule said of its visit.
+type task struct {
+	*frontier.Task
+	// lease is cancelled with frontier.ErrLeaseLost when the heartbeat
+	// finds the lease lost, and at the run's hard stop.
+	lease context.Context
+	visit adaptive.Visit
+}
+
+// target is how many tasks the process keeps in progress: the client's
+// limit of requests in flight (sources/concurrency), and as many again for
+// tasks between two requests, capped by limits.workers when set (> 0). At
+// most MaxInProgress.
+func (c *crawl) target() int {
+	n := 2 * c.client.Limit()
+	if w := c.job.Limits.Workers; w > 0 {
+		n = min(n, w)
+	}
+	return max(1, min(n, MaxInProgress))
+}
+
+// dispatch leases tasks in batches, as many as the target leaves room for,
+// and works each in a goroutine of g, until the run has none left or ctx
+// ends.
+func (c *crawl) dispatch(ctx context.Context, g *errgroup.Group) error {
 	for ctx.Err() == nil {
-		t, err := c.lease(ctx)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			var pending, leased int64
-			err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-				pending, leased, err = c.frontier.Active(ctx, c.runID)
+		room := c.target() - c.inProgress()
+		var ts []*frontier.Task
+		if room > 0 {
+			var err error
+			if ts, err = c.lease(ctx, room); err != nil {
 				return err
-			})
-			if err != nil {
+			}
+		}
+		for _, ft := range ts {
+			lctx, cancel := context.WithCancelCause(c.work)
+			t := &task{Task: ft, lease: lctx}
+			c.heldMu.Lock()
+			c.held[t.ID] = heldTask{task: ft, cancel: cancel}
+			c.heldMu.Unlock()
+			g.Go(func() error {
+				defer c.done(ft)
 				if ctx.Err() != nil {
-					return nil
+					return c.release(ft)
 				}
+				return c.process(ctx, c.log, t)
+			})
+		}
+		if len(ts) > 0 && len(ts) == room {
+			continue // there may be more
+		}
+		if room > 0 && len(ts) == 0 {
+			if finished, err := c.noneReady(ctx); finished || err != nil {
 				return err
 			}
-			if pending == 0 && leased == 0 {
-				return nil
-			}
-			if pending == 0 {
-				// Every task is leased: some may belong to a dead process.
-				var n int64
-				err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-					n, err = c.frontier.Rescue(ctx, c.runID, c.inflightIDs()...)
-					return err
-				})
-				if err != nil && ctx.Err() == nil {
-					return err
-				}
-				if n > 0 {
-					log.Info("took over expired leases", "tasks", n)
-					continue
-				}
-			}
-			c.idle(ctx)
-			continue
 		}
-		c.inflight.Store(t.ID, struct{}{})
-		if ctx.Err() != nil {
-			err = c.release(t)
-		} else {
-			err = c.process(ctx, log, t)
-		}
-		c.inflight.Delete(t.ID)
-		if err != nil || ctx.Err() != nil {
-			return err
-		}
+		c.idle(ctx)
 	}
 	return nil
 }
 
+// noneReady is what the dispatcher does when no task was ready to lease:
+// the run is finished when no task is pending or leased and this process
+// works on none; when every task is leased, expired leases (of a dead
+// process) are taken over.
+func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
+	var pending, leased int64
+	err = c.retryDB(ctx, func(ctx context.Context) (err error) {
+		pending, leased, err = c.frontier.Active(ctx, c.runID)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		return true, err
+	}
+	if pending == 0 && leased == 0 && c.inProgress() == 0 {
+		// reuse.adaptive: credits left for the visits skipped for the budget.
+		return !c.secondLook(ctx), nil
+	}
+	if pending == 0 && leased > int64(c.inProgress()) {
+		// Some leases are not this process's: some may be a dead one's.
+		var n int64
+		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+			n, err = c.frontier.Rescue(ctx, c.runID, c.inflightIDs()...)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			return true, err
+		}
+		if n > 0 {
+			c.log.Info("took over expired leases", "tasks", n)
+			c.wakeOthers()
+		}
+	}
+	return false, nil
+}
+
+// done forgets a task this process no longer works on, and wakes the
+// dispatcher: there is room for another.
+func (c *crawl) done(t *frontier.Task) {
+	c.heldMu.Lock()
+	if h, ok := c.held[t.ID]; ok {
+		h.cancel(nil)
+		delete(c.held, t.ID)
+	}
+	c.heldMu.Unlock()
+	c.wakeOthers()
+}
+
+// inProgress is how many tasks this process works on.
+func (c *crawl) inProgress() int {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	return len(c.held)
+}
+
 // inflightIDs lists the tasks this process is working on.
 func (c *crawl) inflightIDs() []int64 {
-	var ids []int64
-	c.inflight.Range(func(k, _ any) bool {
-		ids = append(ids, k.(int64))
-		return true
-	})
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	ids := make([]int64, 0, len(c.held))
+	for id := range c.held {
+		ids = append(ids, id)
+	}
 	return ids
 }
 
-// lease takes a task. The statement itself is not interrupted by a stop (a
-// cancelled lease may still commit on the server; its task is then given
-// back by ReleaseOwned at the end of the run), but a stop ends the retries
-// while the database is away.
-func (c *crawl) lease(ctx context.Context) (*Task, error) {
-	t, err := c.frontier.Lease(context.WithoutCancel(ctx), c.runID, func(_ context.Context, op func(context.Context) error) error {
+// heartbeat renews the leases of every task this process works on, one
+// statement for all, every third of the lease timeout until ctx ends; a
+// lease it could not renew is lost: its task's context is cancelled with
+// ErrLeaseLost, so its request is called off and its page discarded.
+func (c *crawl) heartbeat(ctx context.Context) {
+	loop.Every(ctx, max(time.Duration(c.job.Limits.LeaseTimeout)/3, 10*time.Millisecond), nil, func() {
+		c.heldMu.Lock()
+		tasks := make([]*frontier.Task, 0, len(c.held))
+		for _, h := range c.held {
+			tasks = append(tasks, h.task)
+		}
+		c.heldMu.Unlock()
+		if len(tasks) == 0 {
+			return
+		}
+		sctx, cancel := context.WithTimeout(ctx, max(time.Duration(c.job.Limits.LeaseTimeout)/3, time.Second))
+		renewed, err := c.frontier.ExtendLeases(sctx, tasks)
+		cancel()
+		if err != nil {
+			// The database is away: the leases run on, and Rescue spares
+			// this process's own when they expire.
+			c.log.Debug("lease heartbeat failed", "err", err)
+			return
+		}
+		c.heldMu.Lock()
+		for _, t := range tasks {
+			if h, ok := c.held[t.ID]; ok && !renewed[t.ID] && h.task.Token == t.Token {
+				h.cancel(frontier.ErrLeaseLost)
+			}
+		}
+		c.heldMu.Unlock()
+	})
+}
+
+// lease takes up to n tasks. The statement itself is not interrupted by a
+// stop (a cancelled lease may still commit on the server; its tasks are
+// then given back by ReleaseOwned at the end of the run), but a stop ends
+// the retries while the database is away.
+func (c *crawl) lease(ctx context.Context, n int) ([]*frontier.Task, error) {
+	ts, err := c.frontier.LeaseN(context.WithoutCancel(ctx), c.runID, n, func(_ context.Context, op func(context.Context) error) error {
 		return c.retryDB(ctx, func(context.Context) error {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
@@ -349,10 +486,11 @@ func (c *crawl) lease(ctx context.Context) (*Task, error) {
 	if err != nil && ctx.Err() != nil {
 		return nil, nil
 	}
-	return t, err
+	return ts, err
 }
 
-// idle waits for a wake-up from another worker or the poll interval.
+// idle waits for a wake-up (a task ended, or one found new tasks) or the
+// poll interval.
 func (c *crawl) idle(ctx context.Context) {
 	timer := time.NewTimer(c.opts.PollInterval)
 	defer timer.Stop()
@@ -363,28 +501,20 @@ func (c *crawl) idle(ctx context.Context) {
 	}
 }
 
-func (c *crawl) wakeOthers() {
-	for range cap(c.wake) {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-			return
-		}
-	}
-}
+func (c *crawl) wakeOthers() { loop.Kick(c.wake) }
 
 // process walks a task page by page, committing each page with its cursor.
 // ctx is the stop signal: between pages it releases the task; requests and
 // commits run under c.work, which outlives ctx by the grace period. A
 // heartbeat keeps the lease alive while a page is fetched and committed.
-func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
+func (c *crawl) process(ctx context.Context, log *slog.Logger, t *task) error {
 	k := kinds.Of(t.Kind)
 	if k == nil {
-		return c.finish(t, StateFailed, "unknown task kind "+t.Kind)
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, "unknown task kind "+t.Kind)
 	}
 	if err := sinks.CheckKey("task key", t.Key); err != nil {
 		// Its rows could not be keyed: fail before buying anything.
-		return c.finish(t, StateFailed, t.Kind+": "+err.Error())
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, t.Kind+": "+err.Error())
 	}
 	if t.Reexpand && k.Reexpand != nil {
 		return c.reexpand(ctx, log, k, t) // found closer to a seed after its fetch
@@ -392,9 +522,9 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 	if skipped, err := c.skipAdaptive(ctx, log, k, t); skipped || err != nil {
 		return err // reuse.adaptive: the run's schedule skips it
 	}
-	defer c.order.end(t.ID) // a visit the schedule admitted is no longer under way
+	defer c.revisits.Ended(&t.Task.Task) // a visit under way no more, to record
 	// The schedule decides for the kinds it schedules, not refresh_after.
-	if _, scheduled := revisitKind(t.Kind); !scheduled || !c.job.Reuse.Adaptive {
+	if !adaptive.Scheduled(t.Kind) || !c.job.Reuse.Adaptive {
 		if skipped, err := c.skipFresh(ctx, log, k, t); skipped || err != nil {
 			return err // refresh_after: an earlier run's fetch is fresh
 		}
@@ -419,37 +549,36 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *Task) error {
 			if err := c.await(prev); err != nil {
 				return c.pageFailed(log, t, err)
 			}
-			return c.release(t)
+			return c.release(t.Task)
 		}
 	}
 }
 
 // pageFailed ends t's lease after page (or the commit of the page before
 // it) failed with err, according to the kind of failure.
-func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
+func (c *crawl) pageFailed(log *slog.Logger, t *task, err error) error {
 	var fe fetchError
 	switch {
-	case errors.Is(err, ErrLeaseLost):
+	case errors.Is(err, frontier.ErrLeaseLost):
 		log.Warn("lease lost; page discarded, the task is its new owner's", "task_id", t.ID, "kind", t.Kind)
-		c.budget.flush(c.work, t.credits, nil) // a billed answer still counts
 		return nil
-	case errors.Is(err, errRunStopping):
-		return c.release(t) // it was waiting for the budget: nothing sent
+	case errors.Is(err, budget.ErrStopping):
+		return c.release(t.Task) // it was waiting for the budget: nothing sent
 	case errors.As(err, new(*kinds.UnstorableError)):
 		// A single-object page whose key cannot be stored: only this
 		// task fails, and a resume does not buy the object again.
 		log.Warn("object cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, StateFailed, err.Error())
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, err.Error())
 	case errors.As(err, &fe):
-		return c.fail(log, t, fe.err)
+		return c.fail(log, t.Task, fe.err)
 	case db.IsData(err):
 		// This page cannot be stored (the upstream sent something the
 		// schema refuses): the task fails with the reason, the run goes on.
 		log.Warn("page cannot be stored; task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, StateFailed, "cannot store page: "+err.Error())
+		return c.finish(t.Task, kinds.OutcomeFailedUnstorable, "cannot store page: "+err.Error())
 	default:
 		c.stop(err)
-		_ = c.release(t)
+		_ = c.release(t.Task)
 		if c.work.Err() != nil {
 			return nil
 		}
@@ -461,16 +590,16 @@ func (c *crawl) pageFailed(log *slog.Logger, t *Task, err error) error {
 // pages.
 type fetched struct {
 	*kinds.Result
-	archive *ArchivedPage
+	archive *frontier.ArchivedPage
 }
 
-// sentPage is a page whose commit batch is written, its results unread
-// (Frontier.Send), with what a retry needs.
+// sentPage is a page whose commit is submitted to the committer, its
+// outcome not read yet, with what a retry needs.
 type sentPage struct {
-	sc       *SentCommit
-	task     Task // as at the send
+	sc       *frontier.GroupCommit
+	task     frontier.Task // as at the send
 	res      *fetched
-	children []NewTask
+	children []kinds.NewTask
 	sending  time.Duration // how long writing the batch took
 	release  func()        // the page's hold on the in-flight body budget
 	done     bool          // await ran: err is its result
@@ -501,7 +630,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 	err := p.sc.Wait(ctx)
 	if cl := db.Classify(err); cl.Retryable() || cl == db.Conflict {
 		err = c.commit(ctx, &p.task, p.res, p.children)
-	} else if errors.Is(err, errAlreadyApplied) {
+	} else if errors.Is(err, frontier.ErrAlreadyApplied) {
 		err = nil
 	}
 	if err != nil {
@@ -540,17 +669,25 @@ func (e fetchError) Unwrap() error { return e.err }
 // kill still costs at most the request in flight. When a sent commit fails
 // for good (the lease was lost, or the database refuses the page), the
 // next page, already requested, is discarded: one credit, and only then.
-func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPage, error) {
-	fctx, cancel := context.WithCancelCause(c.work)
+func (c *crawl) page(k *kinds.Kind, t *task, prev *sentPage) (*fetched, *sentPage, error) {
+	fctx, cancel := context.WithCancelCause(t.lease)
 	defer cancel(nil)
-	// What the page's requests spend and wait for: the lease's credits,
+	if prev != nil {
+		// The next request leaves once the previous page's commit is
+		// written to the server, which commits it even if this process
+		// dies: a kill costs at most the request in flight.
+		<-prev.sc.Sent()
+	}
+	// What the page's requests spend and wait for: the budget's credits,
 	// the previous page's commit, and the page's bodies, which stay counted
 	// against the client's in-flight budget until its rows are committed
 	// (or it is given up).
 	bodies := &bodyHold{}
-	lease := &pageLease{budget: c.budget, credits: t.leaseCredits(), prev: prev, await: c.await, archive: c.job.Archive, bodies: bodies}
+	lease := &pageLease{budget: c.budget, prev: prev, await: c.await, archive: c.job.Archive, bodies: bodies}
 	held := true
 	defer func() {
+		// A request whose answer never came is taken as not billed.
+		c.budget.Release(&lease.reserved)
 		if held {
 			bodies.release()
 		}
@@ -558,29 +695,11 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		// its commit (sent, unread) holds only the bodies it counts.
 		lease.prev = nil
 	}()
-	ttl := time.Duration(c.job.Limits.LeaseTimeout)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		tick := time.NewTicker(max(ttl/3, 10*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if err := c.frontier.Extend(fctx, t); errors.Is(err, ErrLeaseLost) {
-					cancel(ErrLeaseLost)
-					return
-				}
-			}
-		}
-	}()
 	// The previous page's commit is read before a statement of the lease's
 	// own, and before a read waits for the body budget it holds (the
 	// lease's awaitPrev); its failure stays the answer for the rest of the
 	// page.
-	mapped, err := k.Fetch(fctx, c.client, lease, c.job, &t.Task)
+	mapped, err := k.Fetch(fctx, c.client, lease, c.job, &t.Task.Task)
 	// The previous page's commit comes first: if it failed, this page
 	// (bought on the strength of its cursor) is discarded, and its billed
 	// answer stays in the lease's credits for the end of the lease.
@@ -588,38 +707,38 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 		return nil, nil, perr
 	}
 	if err != nil {
-		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, nil, ErrLeaseLost
+		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
+			return nil, nil, frontier.ErrLeaseLost
 		}
 		return nil, nil, fetchError{err}
 	}
 	res := &fetched{Result: mapped, archive: lease.archived()}
-	c.budget.release(fctx, lease.credits)
-	if t.bought != nil {
-		// Bought, and billed once its commit lands: other workers weighing
-		// a visit against the budget count it from now (revisit.go).
-		t.bought.Add(1)
-	}
+	t.visit.Bought() // an adaptive visit's page: other workers count it from now
 	if err := c.stopAtSeen(fctx, k, t, res.Result); err != nil {
-		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, nil, ErrLeaseLost
+		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
+			return nil, nil, frontier.ErrLeaseLost
 		}
 		return nil, nil, err
 	}
 	children := c.children(res.Result)
 	start := time.Now()
-	if res.Stop == "" {
-		// Not the last page: send, and let the next call read it. The
-		// batch outlives this page's context (not the run's hard stop).
-		sc, err := c.frontier.Send(c.work, c.runID, t, c.pageCommit(res, children))
-		if err == nil {
-			held = false
-			return res, &sentPage{sc: sc, task: *t, res: res, children: children, sending: time.Since(start), release: bodies.release}, nil
+	// The committer sends the page's commit with other tasks' pages (it
+	// outlives this page's context, not the run's hard stop). Not the last
+	// page: the next call reads it, after its request left.
+	if g, err := c.committer.Submit(t.Task, c.pageCommit(res, children)); err == nil {
+		held = false
+		sent := &sentPage{sc: g, task: *t.Task, res: res, children: children, sending: time.Since(start), release: bodies.release}
+		if res.Stop == "" {
+			return res, sent, nil
 		}
+		if err := c.await(sent); err != nil {
+			return nil, nil, err
+		}
+		return res, nil, nil
 	}
-	if err := c.commit(fctx, t, res, children); err != nil {
-		if errors.Is(context.Cause(fctx), ErrLeaseLost) {
-			return nil, nil, ErrLeaseLost
+	if err := c.commit(fctx, t.Task, res, children); err != nil {
+		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
+			return nil, nil, frontier.ErrLeaseLost
 		}
 		return nil, nil, err
 	}
@@ -629,8 +748,8 @@ func (c *crawl) page(k *kinds.Kind, t *Task, prev *sentPage) (*fetched, *sentPag
 
 // children are the tasks res discovered that the job keeps: within
 // max_depth, with keys that can be stored (others are counted as drops).
-func (c *crawl) children(res *kinds.Result) []NewTask {
-	children := make([]NewTask, 0, len(res.Children))
+func (c *crawl) children(res *kinds.Result) []kinds.NewTask {
+	children := make([]kinds.NewTask, 0, len(res.Children))
 	for _, ch := range res.Children {
 		if ch.Depth > c.job.Limits.MaxDepth {
 			continue
@@ -647,8 +766,8 @@ func (c *crawl) children(res *kinds.Result) []NewTask {
 }
 
 // pageCommit is what committing res records.
-func (c *crawl) pageCommit(res *fetched, children []NewTask) PageCommit {
-	p := PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
+func (c *crawl) pageCommit(res *fetched, children []kinds.NewTask) frontier.PageCommit {
+	p := frontier.PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Outcome: res.Outcome, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
 	if res.Counted {
 		p.NewItems = &res.New
 	}
@@ -658,9 +777,9 @@ func (c *crawl) pageCommit(res *fetched, children []NewTask) PageCommit {
 // commit writes a page's rows, its children and the task's progress in one
 // transaction, retried with back-off on deadlock or serialization failure,
 // and while the database is unreachable. A retried commit that had in fact
-// gone through is recognised (Frontier.Commit answers errAlreadyApplied),
+// gone through is recognised (Frontier.Commit answers ErrAlreadyApplied),
 // so a page is never counted twice.
-func (c *crawl) commit(ctx context.Context, t *Task, res *fetched, children []NewTask) error {
+func (c *crawl) commit(ctx context.Context, t *frontier.Task, res *fetched, children []kinds.NewTask) error {
 	return c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
@@ -670,7 +789,7 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *fetched, children []Ne
 			}
 			return backoff.Permanent(err)
 		}, db.ConflictBackOff(ctx))
-		if errors.Is(err, errAlreadyApplied) {
+		if errors.Is(err, frontier.ErrAlreadyApplied) {
 			return nil
 		}
 		return err
@@ -679,13 +798,13 @@ func (c *crawl) commit(ctx context.Context, t *Task, res *fetched, children []Ne
 
 // fail ends a task according to the class of its error. Errors that stop
 // the run release the task so a resume picks it up again.
-func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
+func (c *crawl) fail(log *slog.Logger, t *frontier.Task, err error) error {
 	if c.work.Err() != nil {
 		return c.release(t)
 	}
 	class := sources.ClassOf(err)
 	switch {
-	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, ErrBudgetExhausted):
+	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, budget.ErrExhausted):
 		// Throttled beyond the client's patience: stop resumable rather than
 		// fail the task, since the data is still to be had.
 		stop := &StopError{RunID: c.runID, Err: err}
@@ -693,15 +812,15 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 		_ = c.release(t)
 		return stop
 	case class == sources.ClassNotFound:
-		return c.finish(t, StateSkipped, "not found: "+err.Error())
+		return c.finish(t, kinds.OutcomeSkippedNotFound, "not found: "+err.Error())
 	case class == sources.ClassRetired:
-		return c.finish(t, StateSkipped, "retired: "+err.Error())
+		return c.finish(t, kinds.OutcomeSkippedRetired, "retired: "+err.Error())
 	case class == sources.ClassBlocked:
 		// The platform blocked this item: it fails, a resume does not ask again.
-		return c.finish(t, StateFailed, "blocked: "+err.Error())
+		return c.finish(t, kinds.OutcomeFailedBlocked, "blocked: "+err.Error())
 	case class != 0:
 		log.Warn("task failed", "task_id", t.ID, "kind", t.Kind, "err", err)
-		return c.finish(t, StateFailed, err.Error())
+		return c.finish(t, kinds.OutcomeFailed, err.Error())
 	default:
 		// Not the upstream's doing (a bug, or the database gone for longer
 		// than the outage timeout): stop the run.
@@ -712,21 +831,29 @@ func (c *crawl) fail(log *slog.Logger, t *Task, err error) error {
 	}
 }
 
-func (c *crawl) finish(t *Task, state, reason string) error {
-	c.budget.flush(c.work, t.credits, nil) // what the lease's answers cost, before it ends
+func (c *crawl) finish(t *frontier.Task, outcome kinds.Outcome, reason string) error {
 	err := c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-		return c.frontier.Finish(ctx, t, state, reason)
+		return c.frontier.Finish(ctx, t, outcome, reason)
 	})
-	if errors.Is(err, ErrLeaseLost) {
+	if errors.Is(err, frontier.ErrLeaseLost) {
 		return nil
 	}
 	return err
 }
 
+// abandon stops the run for err, which stopped what t's work did (what),
+// and hands t back for the resume: the failure is not the task's (the
+// database's, most often).
+func (c *crawl) abandon(t *task, what string, err error) error {
+	err = fmt.Errorf("task %d (%s %s): %s: %w", t.ID, t.Kind, t.Key, what, err)
+	c.stop(err)
+	_ = c.release(t.Task)
+	return err
+}
+
 // release hands the task back; failure is only logged, since the lease
 // expires by itself.
-func (c *crawl) release(t *Task) error {
-	c.budget.flush(c.work, t.credits, nil)
+func (c *crawl) release(t *frontier.Task) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
 	defer cancel()
 	if err := c.frontier.Release(rctx, t); err != nil {

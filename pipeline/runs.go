@@ -11,12 +11,15 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/adaptive"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/runs"
 )
 
 // The run lifecycle: a run is created with its seed tasks, resumed or
 // joined by other processes, and finished by each of them (crawl.runs).
-// Leasing and committing tasks is the Frontier's (frontier.go).
+// Leasing and committing tasks is the frontier's (package frontier).
 
 // runArg is the parameter of the statements that take only a run.
 type runArg struct {
@@ -56,7 +59,7 @@ func Start(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job) (int64, er
 // CreateRun records a new run with its seed tasks in one transaction; when
 // the job has seed files, the run is marked to be seeded from them
 // (SeedFiles: Start and Run do).
-func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, seeds []NewTask) (int64, error) {
+func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, seeds []kinds.NewTask) (int64, error) {
 	var runID int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) (err error) {
 		runID, err = createRunTx(ctx, tx, job, Fingerprint(job), seeds)
@@ -68,7 +71,7 @@ func CreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, seeds 
 var createRun = db.Prepare[createRunParams]("CreateRun")
 
 // createRunTx is CreateRun inside tx.
-func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint string, seeds []NewTask) (int64, error) {
+func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint string, seeds []kinds.NewTask) (int64, error) {
 	spec, err := json.Marshal(job)
 	if err != nil {
 		return 0, err
@@ -78,7 +81,7 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 	if err := createRun.QueryRow(ctx, tx, p).Scan(&runID); err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
-	if err := addTasks(ctx, tx, runID, nil, seeds); err != nil {
+	if err := frontier.AddTasks(ctx, tx, runID, seeds); err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
 	if len(job.Seeds.Files) > 0 {
@@ -87,7 +90,7 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 		}
 	}
 	if job.Reuse.Adaptive {
-		if err := scheduleRevisits(ctx, tx, job, runID); err != nil {
+		if err := adaptive.ScheduleRun(ctx, tx, job, runID); err != nil {
 			return 0, fmt.Errorf("create run: %w", err)
 		}
 	}
@@ -105,7 +108,7 @@ var runState = db.Prepare[runArg]("RunState")
 // a live lease on the run, and never replaces "done".
 func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string) (string, error) {
 	var got string
-	p := finishRunParams{RunID: runID, State: state, Reason: CleanReason(reason), Owner: owner + "#"}
+	p := finishRunParams{RunID: runID, State: state, Reason: frontier.CleanReason(reason), Owner: owner + "#"}
 	err := finishRun.QueryRow(ctx, pool, p).Scan(&got)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if err := runState.QueryRow(ctx, pool, runArg{runID}).Scan(&got); err != nil {
@@ -123,6 +126,8 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 }
 
 var resumeRun = db.Prepare[resumeRunParams]("ResumeRun")
+
+var markBudgetStop = db.Prepare[runArg]("MarkBudgetStop")
 
 var runJobName = db.Prepare[runArg]("RunJobName")
 

@@ -14,6 +14,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
 )
 
 // Seeding a run from its job's seed files (docs/seed-files.md). A run is
@@ -147,7 +148,7 @@ func (s *seeder) batch(ctx context.Context, pool *pgxpool.Pool) (done bool, err 
 			s.r, s.at = r, int(p.File)
 		}
 		f := s.files[p.File]
-		tasks := make([]NewTask, 0, s.size)
+		tasks := make([]kinds.NewTask, 0, s.size)
 		eof := false
 		for read < int64(s.size) {
 			v, line, err := s.r.Next()
@@ -170,7 +171,7 @@ func (s *seeder) batch(ctx context.Context, pool *pgxpool.Pool) (done bool, err 
 			p.File, p.Offset = p.File+1, 0
 			p.Pending = int(p.File) < len(s.files)
 		}
-		if err := addTasks(ctx, tx, s.runID, nil, tasks); err != nil {
+		if err := frontier.AddTasks(ctx, tx, s.runID, tasks); err != nil {
 			return err
 		}
 		_, err := setSeedProgress.Exec(ctx, tx, p)

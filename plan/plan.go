@@ -16,11 +16,12 @@ import (
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/adaptive"
 )
 
 // `crawler plan JOB`: what a run of the job would do and cost, read from
 // the job file, the kind registry and the job's earlier runs, without
-// spending a credit or writing anything (README "Planning a run").
+// spending a credit or writing anything (docs/planning.md).
 
 // EntriesPerPageDefault is the list page size the credit bound assumes:
 // the sandbox's, since the upstream documents none (crawler plan
@@ -162,6 +163,9 @@ type Adaptive struct {
 	// they are not known yet, and are visited).
 	ByReason map[string]int `json:"by_reason"`
 	Items    []AdaptiveItem `json:"items"`
+	// Forget counts the items no run has reached for twice max_age: the
+	// next run forgets them (they are not in Items).
+	Forget int `json:"forget,omitempty"`
 }
 
 // AdaptiveItem is one known item's decision.
@@ -175,6 +179,9 @@ type AdaptiveItem struct {
 	AgeDays  float64 `json:"age_days"`
 	Yield    float64 `json:"expected_yield"`
 	Cost     float64 `json:"expected_cost"`
+	// CostHigh is what the visit costs at most unless the rate is well
+	// above its estimate: a run admits it when the credits left cover it.
+	CostHigh float64 `json:"cost_at_most"`
 	Priority float64 `json:"priority"` // higher is spent on first
 }
 
@@ -229,6 +236,9 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 		p.Next = fmt.Sprintf("continue run %d (interrupted, last active %s ago)", prev.ID, prev.Idle)
 	case pipeline.RunJoin:
 		p.Next = fmt.Sprintf("join run %d (in progress)", prev.ID)
+	case pipeline.RunSpent:
+		p.Next = fmt.Sprintf("nothing (exit 5): run %d stopped at its credit budget of %d %s ago; a larger max_credits continues it, the first start after resume_within starts a new run",
+			prev.ID, *prev.BudgetStop, prev.Idle)
 	}
 	if err := observedPageStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&p.ObservedPerPage); err != nil {
 		return nil, fmt.Errorf("page sizes of earlier runs: %w", err)
@@ -243,7 +253,7 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 	}
 	p.Reuse = append(p.Reuse, reuse...)
 	if job.Reuse.Adaptive {
-		s, err := pipeline.PlanRevisits(ctx, tx, job)
+		s, err := adaptive.Plan(ctx, tx, job)
 		if err != nil {
 			return nil, fmt.Errorf("adaptive schedule: %w", err)
 		}
@@ -253,9 +263,9 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 }
 
 // adaptiveOf lays out schedule s, items in the order it spends in.
-func adaptiveOf(s *pipeline.RevisitSchedule) *Adaptive {
+func adaptiveOf(s *adaptive.Schedule) *Adaptive {
 	a := &Adaptive{Budget: s.Budget, Visit: s.Summary.Visit, Skip: s.Summary.Skip, Cost: s.Summary.Cost, Yield: s.Summary.Yield,
-		StalenessLeft: s.Summary.StalenessLeft, ByReason: map[string]int{}, Items: []AdaptiveItem{}}
+		StalenessLeft: s.Summary.StalenessLeft, ByReason: map[string]int{}, Items: []AdaptiveItem{}, Forget: len(s.Forget)}
 	if a.Cost > 0 {
 		a.YieldPerCred = a.Yield / a.Cost
 	}
@@ -263,7 +273,7 @@ func adaptiveOf(s *pipeline.RevisitSchedule) *Adaptive {
 		d := it.Decision
 		a.ByReason[d.Reason]++
 		a.Items = append(a.Items, AdaptiveItem{Kind: it.Kind, Key: it.Key, Visit: d.Visit, FullWalk: d.Visit && it.FullWalk, Reason: d.Reason,
-			Rate: it.Rate, AgeDays: it.Age, Yield: d.Yield, Cost: d.Cost, Priority: d.Priority})
+			Rate: it.Rate, AgeDays: it.Age, Yield: d.Yield, Cost: d.Cost, CostHigh: d.CostHigh, Priority: d.Priority})
 	}
 	slices.SortStableFunc(a.Items, func(x, y AdaptiveItem) int { return cmp.Compare(y.Priority, x.Priority) })
 	return a

@@ -5,9 +5,12 @@
 //
 // A prune marks the runs it takes (crawl.runs.pruned_at, under the job's
 // advisory lock), then deletes their rows table by table in batches, each
-// its own short transaction. It keeps every task that reuse
+// its own short transaction, and marks them finished
+// (crawl.runs.prune_finished_at). It keeps every task that reuse
 // (refresh_after, stop_at_seen) reads, so the next run decides exactly as
-// it would have without the prune.
+// it would have without the prune. It is incremental: a finished run is
+// never read again; what it kept is examined again through the keys of the
+// runs pruned later, the only runs whose tasks can supersede it.
 package retention
 
 import (
@@ -52,10 +55,15 @@ type Options struct {
 // Result is what a prune removed, or would remove in a dry run.
 type Result struct {
 	DryRun bool
-	// Runs are the runs whose bookkeeping is gone (or would go), ascending;
-	// NewlyPruned of them were not pruned before.
+	// Runs are the runs whose rows the prune went over, ascending: those
+	// it marked pruned (NewlyPruned of them), those an interrupted prune
+	// left unfinished and, with Snapshots, those whose snapshot rows no
+	// prune with Snapshots went over yet.
 	Runs        []int64
 	NewlyPruned int
+	// Before counts the runs the rules select that earlier prunes
+	// finished: not read again.
+	Before int
 	// Tables lists every table a prune deletes from, in the order it does.
 	Tables []Table
 }
@@ -88,24 +96,35 @@ type (
 	jobNameParams struct {
 		JobName string `db:"job_name"`
 	}
-	observerParams struct {
-		RunID  int64   `db:"run_id"`
-		RunIDs []int64 `db:"run_ids"`
+	localParams struct {
+		Local bool `db:"local"`
 	}
-	// batchParams are those of the Prune* statements of whole tables.
+	// batchParams are those of the Prune* statements of the bookkeeping
+	// tables but crawl.tasks: the runs' rows, @lim at a time.
 	batchParams struct {
 		RunIDs []int64 `db:"run_ids"`
 		Lim    *int64  `db:"lim"` // nil: every row (dry run)
 		DryRun bool    `db:"dry_run"`
 	}
+	// snapshotParams are those of the --snapshots statements.
+	snapshotParams struct {
+		RunID   int64   `db:"run_id"`
+		Work    []int64 `db:"work"`
+		Earlier []int64 `db:"earlier"`
+		Lim     *int64  `db:"lim"` // nil: every row (dry run)
+		DryRun  bool    `db:"dry_run"`
+	}
 	tasksParams struct {
 		RunID      int64    `db:"run_id"`
-		Observer   int64    `db:"observer"`
+		ObsRun     []int64  `db:"obs_run"`
+		ObsOf      []int64  `db:"obs_of"`
+		Work       []int64  `db:"work"`
+		Earlier    []int64  `db:"earlier"`
 		FreshKinds []string `db:"fresh_kinds"`
 		WalkKinds  []string `db:"walk_kinds"`
 		AfterKind  string   `db:"after_kind"`
 		AfterKey   string   `db:"after_key"`
-		Lim        *int64   `db:"lim"`
+		Lim        int64    `db:"lim"` // tasks of the run read per statement
 		DryRun     bool     `db:"dry_run"`
 	}
 )
@@ -116,21 +135,26 @@ var (
 	// lockJob is the lock `crawler run JOB` takes to choose or create the
 	// job's run (pipeline.FindOrCreateRun): a prune marks runs while no
 	// start of the job is deciding.
-	lockJob    = db.Prepare[jobNameParams]("LockJob")
-	observer   = db.Prepare[observerParams]("PruneObserver")
-	pruneTasks = db.Prepare[tasksParams]("PruneTasks")
+	lockJob           = db.Prepare[jobNameParams]("LockJob")
+	session           = db.Prepare[localParams]("PruneSession")
+	sessionEnd        = db.Prepare[struct{}]("PruneSessionEnd")
+	pruneRuns         = db.Prepare[struct{}]("PruneRuns")
+	markFinished      = db.Prepare[runIDsParams]("MarkPruneFinished")
+	markSnapshotsDone = db.Prepare[runIDsParams]("MarkSnapshotsPruned")
+	pruneTasks        = db.Prepare[tasksParams]("PruneTasks")
 )
 
 // table is a table the prune deletes from by run, but crawl.tasks.
-type table struct {
+type table[P any] struct {
 	name string
-	stmt db.Stmt[batchParams]
+	stmt db.Stmt[P]
 }
 
-// tables before crawl.tasks, in deletion order; crawl.credit_usage and
-// crawl.run_processes stay (a few rows a run: its cost per endpoint and the
-// versions, pages and rows of its processes, which crawler runs shows).
-var before = []table{
+// before are the tables before crawl.tasks, in deletion order;
+// crawl.credit_usage and crawl.run_processes stay (a few rows a run: its
+// cost per endpoint and the versions, pages and rows of its processes,
+// which crawler runs shows).
+var before = []table[batchParams]{
 	{"crawl.pages", db.Prepare[batchParams]("PrunePages")},
 	{"crawl.run_samples", db.Prepare[batchParams]("PruneSamples")},
 	{"crawl.revisit_plan", db.Prepare[batchParams]("PruneRevisitPlan")},
@@ -140,23 +164,31 @@ var before = []table{
 }
 
 // snapshots are the per-run data tables --snapshots prunes, after tasks.
-var snapshots = []table{
-	{"shortvideo.user_snapshots", db.Prepare[batchParams]("PruneUserSnapshots")},
-	{"shortvideo.video_snapshots", db.Prepare[batchParams]("PruneVideoSnapshots")},
-	{"shortvideo.hashtag_snapshots", db.Prepare[batchParams]("PruneHashtagSnapshots")},
-	{"shortvideo.song_snapshots", db.Prepare[batchParams]("PruneSongSnapshots")},
-	{"shortvideo.live_status", db.Prepare[batchParams]("PruneLiveStatus")},
-	{"shortvideo.search_results", db.Prepare[batchParams]("PruneSearchResults")},
-	{"shortvideo.feed_entries", db.Prepare[batchParams]("PruneFeedEntries")},
-	{"shortvideo.popular_creators", db.Prepare[batchParams]("PrunePopularCreators")},
-	{"photosocial.profile_snapshots", db.Prepare[batchParams]("PruneProfileSnapshots")},
-	{"photosocial.reel_snapshots", db.Prepare[batchParams]("PruneReelSnapshots")},
-	{"photosocial.reel_search_results", db.Prepare[batchParams]("PruneReelSearchResults")},
+var snapshots = []table[snapshotParams]{
+	{"shortvideo.user_snapshots", db.Prepare[snapshotParams]("PruneUserSnapshots")},
+	{"shortvideo.video_snapshots", db.Prepare[snapshotParams]("PruneVideoSnapshots")},
+	{"shortvideo.hashtag_snapshots", db.Prepare[snapshotParams]("PruneHashtagSnapshots")},
+	{"shortvideo.song_snapshots", db.Prepare[snapshotParams]("PruneSongSnapshots")},
+	{"shortvideo.live_status", db.Prepare[snapshotParams]("PruneLiveStatus")},
+	{"shortvideo.search_results", db.Prepare[snapshotParams]("PruneSearchResults")},
+	{"shortvideo.feed_entries", db.Prepare[snapshotParams]("PruneFeedEntries")},
+	{"shortvideo.popular_creators", db.Prepare[snapshotParams]("PrunePopularCreators")},
+	{"photosocial.profile_snapshots", db.Prepare[snapshotParams]("PruneProfileSnapshots")},
+	{"photosocial.reel_snapshots", db.Prepare[snapshotParams]("PruneReelSnapshots")},
+	{"photosocial.reel_search_results", db.Prepare[snapshotParams]("PruneReelSearchResults")},
+}
+
+// querier is a pool (each statement its own transaction) or the dry run's
+// transaction.
+type querier interface {
+	db.Querier
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // Prune removes the bookkeeping of the runs opts lets go (see Options),
 // or, with opts.DryRun, counts what it would remove and changes nothing.
-// It is idempotent: a second prune with the same options removes nothing.
+// A second prune with the same options finds nothing to do and reads no
+// row of the runs the first one pruned.
 func Prune(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Result, error) {
 	if opts.OlderThan <= 0 && opts.KeepRuns <= 0 {
 		return nil, ErrNoRule
@@ -164,181 +196,311 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Result, erro
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultBatch
 	}
-	if opts.DryRun {
-		// One snapshot, so the counts are of one state of the database;
-		// rolled back, so nothing a statement could write stays (the
-		// deletes are gated off by dry_run, yet a statement holding a
-		// DELETE may not run in a read-only transaction).
-		tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
-		if err != nil {
-			return nil, fmt.Errorf("dry run: %w", err)
-		}
-		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-		var newly []int64
-		runs, err := listCandidates(ctx, tx, opts, "", &newly)
+	if !opts.DryRun {
+		// One connection, each statement its own transaction.
+		conn, err := pool.Acquire(ctx)
 		if err != nil {
 			return nil, err
 		}
-		res, err := remove(ctx, tx, runs, opts)
-		if err != nil {
+		defer conn.Release()
+		if _, err := session.Exec(ctx, conn, localParams{false}); err != nil {
 			return nil, err
 		}
-		res.NewlyPruned = len(newly)
-		return res, nil
+		defer func() { _, _ = sessionEnd.Exec(context.WithoutCancel(ctx), conn, struct{}{}) }()
+		return prune(ctx, conn, opts)
 	}
-	runs, newly, err := mark(ctx, pool, opts)
+	// The same statements with their deletes switched off, in one
+	// repeatable-read transaction (one state of the database), rolled
+	// back; the runs it would mark are taken as marked. It takes no job's
+	// lock: a dry run never holds up the start of a run.
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
+		return nil, fmt.Errorf("dry run: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := session.Exec(ctx, tx, localParams{true}); err != nil {
 		return nil, err
 	}
-	res, err := remove(ctx, pool, runs, opts)
-	if res != nil {
-		res.NewlyPruned = newly
-	}
-	return res, err
+	return prune(ctx, tx, opts)
 }
 
-// remove deletes (counts, in a dry run) the rows of runs, table by table.
-func remove(ctx context.Context, q db.Querier, runs []int64, opts Options) (*Result, error) {
-	res := &Result{DryRun: opts.DryRun, Runs: runs}
-	if len(runs) == 0 {
-		return res, nil
-	}
-	for _, t := range before {
-		tc, err := deleteTable(ctx, q, t, res.Runs, opts)
-		if err != nil {
-			return nil, err
-		}
-		res.Tables = append(res.Tables, tc)
-	}
-	tc, err := deleteTasks(ctx, q, res.Runs, opts)
+// prune marks the runs to prune, then removes the rows of those not
+// finished, table by table, and marks them finished.
+func prune(ctx context.Context, q querier, opts Options) (*Result, error) {
+	res := &Result{DryRun: opts.DryRun}
+	selected, newly, err := mark(ctx, q, opts)
 	if err != nil {
 		return nil, err
 	}
-	res.Tables = append(res.Tables, tc)
-	if opts.Snapshots {
-		for _, t := range snapshots {
-			tc, err := deleteTable(ctx, q, t, res.Runs, opts)
+	res.NewlyPruned = len(newly)
+	all, err := loadRuns(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if opts.DryRun {
+		all.markPruned(newly) // as the prune would
+	}
+	var work, snapWork []int64
+	for _, id := range selected {
+		r := all.info[id]
+		if !r.pruned {
+			continue // it started working again since: left alone
+		}
+		bookkeeping := !r.finished
+		snaps := opts.Snapshots && !r.snapshots
+		if bookkeeping {
+			work = append(work, id)
+		}
+		if snaps {
+			snapWork = append(snapWork, id)
+		}
+		if bookkeeping || snaps {
+			res.Runs = append(res.Runs, id)
+		} else {
+			res.Before++
+		}
+	}
+	if len(res.Runs) == 0 {
+		return res, nil
+	}
+	if len(work) > 0 {
+		for _, t := range before {
+			tc, err := deleteByRuns(ctx, q, t, work, opts)
 			if err != nil {
 				return nil, err
 			}
 			res.Tables = append(res.Tables, tc)
 		}
+		tc, err := deleteTasks(ctx, q, all, work, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Tables = append(res.Tables, tc)
+		if _, err := markFinished.Exec(ctx, q, runIDsParams{work}); err != nil {
+			return nil, fmt.Errorf("mark runs finished: %w", err)
+		}
+	}
+	if len(snapWork) > 0 {
+		earlier := all.where(func(r runInfo) bool { return r.snapshots })
+		for _, t := range snapshots {
+			tc, err := deleteSnapshots(ctx, q, t, snapWork, earlier, opts)
+			if err != nil {
+				return nil, err
+			}
+			res.Tables = append(res.Tables, tc)
+		}
+		if _, err := markSnapshotsDone.Exec(ctx, q, runIDsParams{snapWork}); err != nil {
+			return nil, fmt.Errorf("mark runs' snapshots pruned: %w", err)
+		}
 	}
 	return res, nil
 }
 
-// listCandidates returns the runs PruneCandidates selects (of job, or all
-// jobs when ""); newly, when not nil, gets those not pruned before.
-func listCandidates(ctx context.Context, q db.Querier, opts Options, job string, newly *[]int64) ([]int64, error) {
-	rows, _ := candidates.Query(ctx, q, candidatesParams{OlderThanUS: opts.OlderThan.Microseconds(), KeepRuns: opts.KeepRuns, JobName: job})
-	var (
-		ids    []int64
-		id     int64
-		name   string
-		pruned bool
-	)
-	_, err := pgx.ForEachRow(rows, []any{&id, &name, &pruned}, func() error {
-		ids = append(ids, id)
-		if newly != nil && !pruned {
-			*newly = append(*newly, id)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("runs to prune: %w", err)
-	}
-	return ids, nil
+// candidate is a run PruneCandidates selects.
+type candidate struct {
+	id     int64
+	job    string
+	pruned bool
 }
 
-// jobsOf lists the jobs that have runs to prune.
-func jobsOf(ctx context.Context, pool *pgxpool.Pool, opts Options) ([]string, error) {
-	rows, _ := candidates.Query(ctx, pool, candidatesParams{OlderThanUS: opts.OlderThan.Microseconds(), KeepRuns: opts.KeepRuns})
+// listCandidates returns the runs PruneCandidates selects (of job, or all
+// jobs when "").
+func listCandidates(ctx context.Context, q db.Querier, opts Options, job string) ([]candidate, error) {
+	rows, _ := candidates.Query(ctx, q, candidatesParams{OlderThanUS: opts.OlderThan.Microseconds(), KeepRuns: opts.KeepRuns, JobName: job})
 	var (
-		jobs   []string
-		seen   = map[string]bool{}
-		id     int64
-		name   string
-		pruned bool
+		out []candidate
+		c   candidate
 	)
-	_, err := pgx.ForEachRow(rows, []any{&id, &name, &pruned}, func() error {
-		if !seen[name] {
-			seen[name] = true
-			jobs = append(jobs, name)
-		}
+	_, err := pgx.ForEachRow(rows, []any{&c.id, &c.job, &c.pruned}, func() error {
+		out = append(out, c)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("runs to prune: %w", err)
 	}
-	return jobs, nil
+	return out, nil
 }
 
 // mark marks the runs to prune, one job at a time under the job's lock,
-// choosing them again under it, and returns every run to prune (those
-// pruned before included: a prune finishes what an interrupted one began)
-// and how many it marked.
-func mark(ctx context.Context, pool *pgxpool.Pool, opts Options) ([]int64, int, error) {
-	jobs, err := jobsOf(ctx, pool, opts)
+// choosing them again under it, and returns every run the rules select
+// (those pruned before included) and how many it marked. A run that
+// started working again since is not marked. A dry run marks nothing: it
+// returns the runs it would mark (as marked, for the counts).
+func mark(ctx context.Context, q querier, opts Options) ([]int64, []int64, error) {
+	found, err := listCandidates(ctx, q, opts, "")
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	var all []int64
-	marked := 0
+	var jobs []string
+	var selected, marked []int64
+	for _, c := range found {
+		selected = append(selected, c.id)
+		if !c.pruned && !slices.Contains(jobs, c.job) {
+			jobs = append(jobs, c.job)
+		}
+		if !c.pruned && opts.DryRun {
+			marked = append(marked, c.id)
+		}
+	}
+	if opts.DryRun {
+		return selected, marked, nil
+	}
 	for _, job := range jobs {
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
 			if _, err := lockJob.Exec(ctx, tx, jobNameParams{job}); err != nil {
 				return fmt.Errorf("lock job %q: %w", job, err)
 			}
-			var newly []int64
-			ids, err := listCandidates(ctx, tx, opts, job, &newly)
+			again, err := listCandidates(ctx, tx, opts, job)
 			if err != nil {
 				return err
+			}
+			var newly []int64
+			for _, c := range again {
+				if !c.pruned {
+					newly = append(newly, c.id)
+				}
 			}
 			rows, _ := markPruned.Query(ctx, tx, runIDsParams{newly})
 			got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 			if err != nil {
 				return fmt.Errorf("mark runs pruned: %w", err)
 			}
-			// A run that started working again since is left out.
-			ok := map[int64]bool{}
-			for _, id := range got {
-				ok[id] = true
-			}
-			for _, id := range ids {
-				if ok[id] || !slices.Contains(newly, id) {
-					all = append(all, id)
-				}
-			}
-			marked += len(got)
+			marked = append(marked, got...)
 			return nil
 		})
 		if err != nil {
-			return nil, 0, fmt.Errorf("prune job %q: %w", job, err)
+			return nil, nil, fmt.Errorf("prune job %q: %w", job, err)
 		}
 	}
-	slices.Sort(all)
-	return all, marked, nil
+	return selected, marked, nil
 }
 
-// deleteTable deletes t's rows of runs in batches (counts them in a dry
-// run).
-func deleteTable(ctx context.Context, q db.Querier, t table, runs []int64, opts Options) (Table, error) {
-	tc := Table{Name: t.name}
-	p := batchParams{RunIDs: runs, DryRun: opts.DryRun}
-	if !opts.DryRun {
-		lim := int64(opts.Batch)
-		p.Lim = &lim
+// runInfo is what a prune knows of a run: marked pruned, its bookkeeping
+// removed (finished), its snapshot rows removed.
+type runInfo struct {
+	id                          int64
+	pruned, finished, snapshots bool
+}
+
+// runSet is every run, by id and in id order.
+type runSet struct {
+	ids  []runInfo
+	info map[int64]runInfo
+}
+
+func loadRuns(ctx context.Context, q db.Querier) (*runSet, error) {
+	rows, _ := pruneRuns.Query(ctx, q, struct{}{})
+	s := &runSet{info: map[int64]runInfo{}}
+	var r runInfo
+	_, err := pgx.ForEachRow(rows, []any{&r.id, &r.pruned, &r.finished, &r.snapshots}, func() error {
+		s.ids = append(s.ids, r)
+		s.info[r.id] = r
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
 	}
-	for {
+	return s, nil
+}
+
+// markPruned marks runs pruned in s (not in the database).
+func (s *runSet) markPruned(runs []int64) {
+	for i, r := range s.ids {
+		if slices.Contains(runs, r.id) {
+			r.pruned = true
+			s.ids[i], s.info[r.id] = r, r
+		}
+	}
+}
+
+// where lists the runs that match.
+func (s *runSet) where(match func(runInfo) bool) []int64 {
+	var out []int64
+	for _, r := range s.ids {
+		if match(r) {
+			out = append(out, r.id)
+		}
+	}
+	return out
+}
+
+// observers maps each pruned run to its observer: the first run after it
+// that is not pruned, else the next run to come. Only runs from the
+// observer on can read a pruned run's tasks through reuse and not see
+// them as another pruned run's.
+func (s *runSet) observers() (runs, of []int64) {
+	next := int64(1)
+	if n := len(s.ids); n > 0 {
+		next = s.ids[n-1].id + 1
+	}
+	for i := len(s.ids) - 1; i >= 0; i-- {
+		r := s.ids[i]
+		if !r.pruned {
+			next = r.id
+			continue
+		}
+		runs, of = append(runs, r.id), append(of, next)
+	}
+	return runs, of
+}
+
+// deleteByRuns deletes t's rows of runs in batches (counts them in a dry
+// run).
+func deleteByRuns(ctx context.Context, q db.Querier, t table[batchParams], runs []int64, opts Options) (Table, error) {
+	p := batchParams{RunIDs: runs, Lim: limit(opts), DryRun: opts.DryRun}
+	return batches(t.name, opts, func() (int64, error) {
 		var n int64
-		if err := t.stmt.QueryRow(ctx, q, p).Scan(&n); err != nil {
-			return tc, fmt.Errorf("prune %s: %w", t.name, err)
+		err := t.stmt.QueryRow(ctx, q, p).Scan(&n)
+		return n, err
+	})
+}
+
+// deleteSnapshots deletes t's rows of runs, run by run, and the rows of
+// the earlier runs of the same keys, that later rows supersede.
+func deleteSnapshots(ctx context.Context, q db.Querier, t table[snapshotParams], runs, earlier []int64, opts Options) (Table, error) {
+	tc := Table{Name: t.name}
+	for _, run := range runs {
+		p := snapshotParams{RunID: run, Work: runs, Earlier: earlier, Lim: limit(opts), DryRun: opts.DryRun}
+		one, err := batches(t.name, opts, func() (int64, error) {
+			var n int64
+			err := t.stmt.QueryRow(ctx, q, p).Scan(&n)
+			return n, err
+		})
+		tc.Rows, tc.Batches = tc.Rows+one.Rows, tc.Batches+one.Batches
+		if err != nil {
+			return tc, err
+		}
+	}
+	return tc, nil
+}
+
+// limit is the rows one delete takes: opts.Batch, or all of them in a dry
+// run (nothing is deleted, one statement counts them).
+func limit(opts Options) *int64 {
+	if opts.DryRun {
+		return nil
+	}
+	n := int64(opts.Batch)
+	return &n
+}
+
+// batches runs del, which deletes at most opts.Batch rows, until it
+// deletes fewer; a dry run's del counts them all at once.
+func batches(name string, opts Options, del func() (int64, error)) (Table, error) {
+	tc := Table{Name: name}
+	for {
+		n, err := del()
+		if err != nil {
+			return tc, fmt.Errorf("prune %s: %w", name, err)
 		}
 		tc.Rows += n
-		if n > 0 && !opts.DryRun {
+		if opts.DryRun {
+			return tc, nil
+		}
+		if n > 0 {
 			tc.Batches++
 		}
-		if opts.DryRun || n < int64(opts.Batch) {
+		if n < int64(opts.Batch) {
 			return tc, nil
 		}
 	}
@@ -360,30 +522,26 @@ func reuseKinds() (fresh, walks []string) {
 }
 
 // deleteTasks deletes the tasks of runs that reuse does not read, run by
-// run, each run's in key order a batch at a time.
-func deleteTasks(ctx context.Context, q db.Querier, runs []int64, opts Options) (Table, error) {
+// run, each run's in key order a page at a time, and the tasks of the same
+// keys that earlier prunes kept and that reuse no longer reads.
+func deleteTasks(ctx context.Context, q db.Querier, all *runSet, runs []int64, opts Options) (Table, error) {
 	tc := Table{Name: "crawl.tasks"}
 	fresh, walks := reuseKinds()
+	obsRun, obsOf := all.observers()
+	earlier := all.where(func(r runInfo) bool { return r.finished })
 	for _, run := range runs {
-		var obs int64
-		if err := observer.QueryRow(ctx, q, observerParams{RunID: run, RunIDs: runs}).Scan(&obs); err != nil {
-			return tc, fmt.Errorf("prune crawl.tasks of run %d: %w", run, err)
-		}
-		p := tasksParams{RunID: run, Observer: obs, FreshKinds: fresh, WalkKinds: walks, DryRun: opts.DryRun}
-		if !opts.DryRun {
-			lim := int64(opts.Batch)
-			p.Lim = &lim
-		}
+		p := tasksParams{RunID: run, ObsRun: obsRun, ObsOf: obsOf, Work: runs, Earlier: earlier,
+			FreshKinds: fresh, WalkKinds: walks, Lim: int64(opts.Batch), DryRun: opts.DryRun}
 		for {
-			var n int64
-			if err := pruneTasks.QueryRow(ctx, q, p).Scan(&n, &p.AfterKind, &p.AfterKey); err != nil {
+			var n, read int64
+			if err := pruneTasks.QueryRow(ctx, q, p).Scan(&n, &read, &p.AfterKind, &p.AfterKey); err != nil {
 				return tc, fmt.Errorf("prune crawl.tasks of run %d: %w", run, err)
 			}
 			tc.Rows += n
 			if n > 0 && !opts.DryRun {
 				tc.Batches++
 			}
-			if opts.DryRun || n < int64(opts.Batch) {
+			if read < int64(opts.Batch) {
 				break
 			}
 		}

@@ -161,7 +161,10 @@ func TestPruneDryRunBatchesIdempotent(t *testing.T) {
 	for _, tc := range res.Tables {
 		wantBatches := int((tc.Rows + 2) / 3)
 		if tc.Name == "crawl.tasks" {
-			wantBatches = 2 + 2 + 1 // run by run: 4, 4 and 2 tasks
+			// A batch reads 3 of a run's 4 tasks in key order, then 1:
+			// 2 a run (the last run's keep its 2 followers lists, in its
+			// first batch).
+			wantBatches = 2 + 2 + 2
 		}
 		if tc.Batches != wantBatches {
 			t.Errorf("%s: %d rows in %d batches, want %d", tc.Name, tc.Rows, tc.Batches, wantBatches)
@@ -181,8 +184,8 @@ func TestPruneDryRunBatchesIdempotent(t *testing.T) {
 	}
 
 	again := prune(t, pool, retention.Options{KeepRuns: 1, Batch: 3})
-	if again.Rows() != 0 || again.NewlyPruned != 0 || !slices.Equal(again.Runs, old) {
-		t.Errorf("second prune: %+v, want nothing removed", again)
+	if again.Rows() != 0 || again.NewlyPruned != 0 || len(again.Runs) != 0 || again.Before != 3 {
+		t.Errorf("second prune: %+v, want nothing read, 3 runs pruned before", again)
 	}
 	if fmt.Sprint(sizes(t, pool)) != fmt.Sprint(after) {
 		t.Error("the second prune changed the database")
@@ -254,8 +257,8 @@ func TestPruneLeavesLiveAndLatestRuns(t *testing.T) {
 		t.Errorf("--older-than 90d pruned runs %v, want %v (b is its job's latest)", res.Runs, a[:1])
 	}
 	res = prune(t, pool, retention.Options{KeepRuns: 1})
-	if !slices.Equal(res.Runs, a[:2]) || res.NewlyPruned != 1 {
-		t.Errorf("--keep-runs 1 pruned runs %v (%d new), want %v", res.Runs, res.NewlyPruned, a[:2])
+	if !slices.Equal(res.Runs, a[1:2]) || res.NewlyPruned != 1 || res.Before != 1 {
+		t.Errorf("--keep-runs 1 pruned runs %v (%d new, %d before), want %v (1 before)", res.Runs, res.NewlyPruned, res.Before, a[1:2])
 	}
 	after := tasksOf()
 	for id, n := range before {
@@ -467,4 +470,213 @@ func TestPruneRacesResume(t *testing.T) {
 		}
 	}
 	t.Logf("wins: %v", wins)
+}
+
+// cappedJob walks a followers list its page limit always cuts (500
+// followers, 2 pages of 50: never walked whole, so stop_at_seen never
+// trusts it) and a following list stop_at_seen cuts between whole walks;
+// adaptiveJob revisits lists on the adaptive schedule, which asks whether
+// a list was ever walked whole.
+const (
+	cappedJob = `
+reuse: {refresh_after: 20h, full_walk_every: 3}
+expand: {followers: {max_pages: 2, stop_at_seen: true}, following: {stop_at_seen: true}}
+seeds: {shortvideo: {profiles: [capped_f500_g60]}}
+`
+	adaptiveJob = `
+limits: {workers: 1, max_pages: 100, max_credits: 9}
+expand: {followers: {}}
+reuse: {adaptive: true, min_yield: 0.02}
+seeds: {shortvideo: {profiles: [still0_f100, still1_f100, fast0_f100_r120]}}
+`
+)
+
+// TestPruneKeepsReuseOfCappedAndAdaptiveJobs: six nights of cappedJob and
+// adaptiveJob, in one database with a prune (--keep-runs 1) before each
+// night and in another without: every night buys exactly the same per
+// endpoint. The capped walks of the pruned runs are gone (reuse never
+// reads them), and of the pruned runs only a few tasks a list stay,
+// whatever the number of nights.
+func TestPruneKeepsReuseOfCappedAndAdaptiveJobs(t *testing.T) {
+	t.Parallel()
+	pruned, _ := pgtest.Pool(t)
+	control, _ := pgtest.Pool(t)
+	older := func(pool *pgxpool.Pool) {
+		// A night between two runs, for the adaptive schedule.
+		if _, err := pool.Exec(context.Background(), `UPDATE crawl.revisit_items SET last_visit_at = last_visit_at - interval '1 day'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var gotPruned, gotControl []string
+	removed := int64(0)
+	for day := range int64(6) {
+		if day > 0 {
+			removed += prune(t, pruned, retention.Options{KeepRuns: 1}).Rows()
+			older(pruned)
+			older(control)
+		}
+		for _, job := range []struct{ name, body string }{{"capped", cappedJob}, {"adaptive", adaptiveJob}} {
+			_, p := harvest(t, pruned, job.name, day, job.body)
+			_, c := harvest(t, control, job.name, day, job.body)
+			gotPruned = append(gotPruned, fmt.Sprintf("%s %d: %v", job.name, day, p))
+			gotControl = append(gotControl, fmt.Sprintf("%s %d: %v", job.name, day, c))
+		}
+	}
+	for i := range gotControl {
+		if gotPruned[i] != gotControl[i] {
+			t.Errorf("bought with a prune before each night %s, without %s", gotPruned[i], gotControl[i])
+		}
+	}
+	if removed == 0 {
+		t.Error("the prunes removed nothing: the test proves nothing")
+	}
+	capped := count(t, control, `SELECT count(*) FROM crawl.tasks WHERE outcome = 'done_page_limit'`)
+	cut := count(t, control, `SELECT count(*) FROM crawl.tasks WHERE outcome = 'done_stop_at_seen'`)
+	if capped < 6 || cut == 0 {
+		t.Fatalf("without prune, %d capped walks and %d cut by stop_at_seen: the jobs do not test what they should", capped, cut)
+	}
+	kept := func(where string) int64 {
+		return count(t, pruned, `SELECT count(*) FROM crawl.tasks t JOIN crawl.runs r ON r.id = t.run_id WHERE r.pruned_at IS NOT NULL AND `+where)
+	}
+	if n := kept(`t.outcome = 'done_page_limit'`); n != 0 {
+		t.Errorf("%d capped walks of pruned runs kept, want 0", n)
+	}
+	// Of the 8 pruned runs: at most, for each of the 5 lists, its last
+	// whole walk and a walk cut since; for each of the 4 profiles, its
+	// latest fetch.
+	if n := kept(`true`); n > 5*2+4 {
+		t.Errorf("%d tasks of pruned runs kept, want at most 14", n)
+	}
+}
+
+// TestPruneDoesNotReadPrunedRuns: once a prune finished a run, later
+// prunes never read its rows again: a task put back in a pruned run (one
+// no rule keeps) stays through the next nights' prunes, while each of
+// them prunes its night's run.
+func TestPruneDoesNotReadPrunedRuns(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	var ids []int64
+	for day := range int64(3) {
+		id, _ := harvest(t, pool, "nightly", day, reuseJob)
+		ids = append(ids, id)
+	}
+	if res := prune(t, pool, retention.Options{KeepRuns: 1}); !slices.Equal(res.Runs, ids[:2]) {
+		t.Fatalf("first prune: runs %v, want %v", res.Runs, ids[:2])
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO crawl.tasks (run_id, kind, key, state, reason, outcome, finished_at)
+		VALUES ($1, 'shortvideo.profile', 'sentinel', 'failed', 'put back by the test', 'failed', now())`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	for day := int64(3); day < 5; day++ {
+		id, _ := harvest(t, pool, "nightly", day, reuseJob)
+		ids = append(ids, id)
+		res := prune(t, pool, retention.Options{KeepRuns: 1})
+		if !slices.Equal(res.Runs, ids[day-1:day]) || res.Before != int(day-1) {
+			t.Errorf("prune after night %d: runs %v (%d before), want %v (%d before)", day, res.Runs, res.Before, ids[day-1:day], day-1)
+		}
+	}
+	if n := count(t, pool, `SELECT count(*) FROM crawl.tasks WHERE key = 'sentinel'`); n != 1 {
+		t.Error("a later prune read the tasks of a run pruned before")
+	}
+	// What reuse needs stays: the profile's only fetch and the list's last
+	// whole walk, of all the pruned runs.
+	if n := count(t, pool, `SELECT count(*) FROM crawl.tasks t JOIN crawl.runs r ON r.id = t.run_id WHERE r.pruned_at IS NOT NULL AND key <> 'sentinel'`); n != 2 {
+		t.Errorf("%d tasks of pruned runs kept, want 2", n)
+	}
+}
+
+// TestPruneSnapshotsBesideLiveRun: --snapshots never deletes the row a
+// running run compares its own with (its key's latest before it: the
+// profile's previous counters its adaptive visit and its report read),
+// while the rows no one compares with go. Runs 1 to 3 of job a are done,
+// run 4 is running; account x has snapshots in runs 1 and 4, account y in
+// 1, 2 and 4, account z in 1 and 3.
+func TestPruneSnapshotsBesideLiveRun(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO crawl.runs (id, job_name, job, state, started_at, finished_at)
+		 SELECT r, 'a', '{}', CASE WHEN r = 4 THEN 'running' ELSE 'done' END, now() - (5 - r) * interval '1 day',
+		        CASE WHEN r < 4 THEN now() - (5 - r) * interval '1 day' + interval '1 hour' END
+		 FROM generate_series(1, 4) r`,
+		`INSERT INTO shortvideo.users (unique_id, raw, first_seen_run, last_seen_run) VALUES ('x', '{}', 1, 4), ('y', '{}', 1, 4), ('z', '{}', 1, 3)`,
+		`INSERT INTO shortvideo.user_snapshots (unique_id, run_id, follower_count)
+		 VALUES ('x', 1, 10), ('x', 4, 14), ('y', 1, 20), ('y', 2, 22), ('y', 4, 24), ('z', 1, 30), ('z', 3, 33)`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// Runs 1 and 2 go (3 is the latest done, 4 the latest).
+	res := prune(t, pool, retention.Options{KeepRuns: 1, Snapshots: true})
+	if !slices.Equal(res.Runs, []int64{1, 2}) {
+		t.Fatalf("pruned runs %v, want [1 2]", res.Runs)
+	}
+	var left []string
+	if err := pool.QueryRow(ctx, `SELECT array_agg(unique_id || run_id ORDER BY unique_id, run_id) FROM shortvideo.user_snapshots`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	// x1: what run 4 compares x with; y1 goes (y2 is y's latest before 4);
+	// z1 goes (z3 supersedes it, no running run between).
+	if want := []string{"x1", "x4", "y2", "y4", "z3"}; !slices.Equal(left, want) {
+		t.Errorf("snapshots left %v, want %v", left, want)
+	}
+}
+
+// TestPruneDryRunAfterEarlierPrunes: the dry run reports what the prune
+// then removes, row for row, also when earlier prunes kept tasks and
+// snapshots that several of the runs it prunes supersede (each examined
+// once). Account snapz is fetched every night but night 2: the first prune
+// (after night 2) keeps its snapshot of night 1, which nights 3 and 4,
+// both pruned by the second, supersede.
+func TestPruneDryRunAfterEarlierPrunes(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	night := func(day int64) {
+		seeds := "walker_f500_r10"
+		if day != 2 {
+			seeds += ", snapz_f10"
+		}
+		harvest(t, pool, "nightly", day, "reuse: {full_walk_every: 3}\nexpand: {followers: {stop_at_seen: true}}\nseeds: {shortvideo: {profiles: ["+seeds+"]}}\n")
+	}
+	for day := range int64(3) {
+		night(day)
+	}
+	first := prune(t, pool, retention.Options{KeepRuns: 1, Snapshots: true})
+	if first.Rows() == 0 || len(first.Runs) != 2 {
+		t.Fatalf("first prune: %+v", first)
+	}
+	keptOf := func(table string) int64 {
+		return count(t, pool, `SELECT count(*) FROM `+table+` x JOIN crawl.runs r ON r.id = x.run_id WHERE r.pruned_at IS NOT NULL AND r.id < 3`)
+	}
+	kept, keptSnaps := keptOf("crawl.tasks"), keptOf("shortvideo.user_snapshots")
+	if kept == 0 || keptSnaps != 1 {
+		t.Fatalf("the first prune kept %d tasks and %d snapshots, want some and snapz's", kept, keptSnaps)
+	}
+	for day := int64(3); day < 6; day++ {
+		night(day)
+	}
+	opts := retention.Options{KeepRuns: 1, Snapshots: true}
+	before := sizes(t, pool)
+	opts.DryRun = true
+	dry := prune(t, pool, opts)
+	if after := sizes(t, pool); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("the dry run changed the database:\nbefore %v\nafter  %v", before, after)
+	}
+	opts.DryRun = false
+	res := prune(t, pool, opts)
+	if len(res.Runs) != 3 || res.Before != 2 || !slices.Equal(dry.Runs, res.Runs) {
+		t.Errorf("runs: dry run %v, prune %v (%d before), want 3 runs, 2 before", dry.Runs, res.Runs, res.Before)
+	}
+	if got, want := rowsOf(dry), rowsOf(res); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("dry run would remove %v, the prune removed %v", got, want)
+	}
+	// What the first prune kept was examined again: snapz's old snapshot
+	// and the walks and fetches the new runs supersede are gone.
+	if n, m := keptOf("crawl.tasks"), keptOf("shortvideo.user_snapshots"); n >= kept || m != 0 {
+		t.Errorf("of the runs pruned first, %d tasks and %d snapshots left, %d and 1 before", n, m, kept)
+	}
 }

@@ -86,11 +86,28 @@
 // Priority is that order (n for the first, 1 for the last). The visits of
 // the over-age and new items are made whatever the budget and their cost
 // is taken from it first; the others are made while they fit in what is
-// left, down to Floor expected events per credit (due complete walks
-// ignore the floor). An item that does not fit is skipped and a cheaper one
+// left and are expected to find anything, down to Floor expected events
+// per credit when there is one (none by default; due complete walks
+// ignore it). An item that does not fit is skipped and a cheaper one
 // after it may still be visited, so the visited never cost more than
 // Budget unless the forced visits alone do (Summary.Over; the crawler's
-// own max_credits still caps the real spend, in Priority order).
+// own max_credits still caps the real spend, in Priority order). An
+// Unreached item (one the crawler's runs no longer find) is never
+// forced, nor visited by the schedule: it keeps its place in the order
+// and no credit. Decision.CostHigh is what a visit costs at most unless
+// the rate is well above its estimate (a list's pages for a quarter more
+// entries than expected and two standard deviations), which the crawler
+// admits visits on, so that none is cut short for want of credits; a
+// list's Length and MaxPages bound both costs.
+//
+// Rates change. With Config.Switch, an item's pace changes to one like
+// its kind's Mean with that chance a day, so over an age A a visit expects
+// Rate*A plus (Mean - Rate)*A times the share of the age after a change,
+// 1 - (1 - e^-qA)/(qA) (about qA/2): an item long unvisited is worth a
+// look however still it was, which is how drifts are found. Item.Surprise
+// adds to a list's rate what its kind's recent visits found beyond their
+// estimates (the crawler measures it): bursts that no rate foresees, which
+// any list may bring.
 //
 // # Why a greedy, and what the research says
 //
@@ -150,6 +167,8 @@
 //     real spend differs from Summary.Cost by up to a page per list.
 //   - Every new item is visited, whatever the budget: a first night of new
 //     items spends what max_credits allows, in Priority order.
+//   - A burst on an item taken for still is found only through Switch,
+//     days or weeks late on a tight budget.
 //   - Items are independent: a group's items do not inform each other's
 //     rate beyond the prior the crawler passes.
 //   - For counters the greedy maximises changes seen, not freshness: it

@@ -28,7 +28,29 @@ type Item struct {
 	// a visit captures at most MaxPages*PageSize entries. 0 (or not > 0):
 	// none.
 	MaxPages float64
-	Cost     float64 // credits of a visit that finds nothing new (1 for a profile; a list's first page: 1); default 1 when not > 0
+	// Length is the entries the list holds as far as is known (List; 0:
+	// unknown): a walk reads at most the pages of those and the new ones.
+	Length float64
+	// Cost is the credits of a page (List: every page costs what the
+	// first does, 15 for comments with replies) or of the visit
+	// (Counter); default 1 when not > 0.
+	Cost float64
+	// Unreached is an item none of the latest runs found (its seed
+	// removed, its account gone from the list that led to it): the
+	// schedule neither visits it nor keeps credits for it, whatever its
+	// age; a run that finds it after all visits it if the budget has room.
+	Unreached bool
+	// Mean is the mean rate of the items of its kind (0: none known):
+	// rates change (a burst, a drift), each day with probability
+	// Config.Switch, to one like another item's. What a visit expects
+	// over age A is then about Rate*A + Switch*A^2/2*(Mean-Rate) when
+	// Mean is the higher (while Switch*A is small): an item long unvisited
+	// is worth a look, however still it was.
+	Mean float64
+	// Surprise is new events a day that come on top of Rate, that no
+	// estimate foresees (bursts), for any item of its kind: what the
+	// kind's recent visits found beyond their estimates (List; 0: none).
+	Surprise float64
 	// FullWalk is a complete walk due (its counter moved more than the
 	// edges captured explain); List only.
 	FullWalk bool
@@ -38,7 +60,6 @@ type Item struct {
 // Defaults of Config and Item fields left zero.
 const (
 	MaxAgeDefault   = 30.0 // days (Config.MaxAge)
-	FloorDefault    = 0.01 // expected events per credit (Config.Floor)
 	PageSizeDefault = 50.0 // entries per page (Item.PageSize)
 )
 
@@ -50,8 +71,12 @@ type Config struct {
 	// never).
 	MaxAge float64
 	// Floor is the expected events per credit below which nothing is spent
-	// on yield (default FloorDefault when 0 or NaN; negative: no floor).
+	// on yield. 0 (or not > 0): none, the budget is spent while a visit is
+	// expected to find anything.
 	Floor float64
+	// Switch is the chance a day that an item's rate changes to one like
+	// its kind's Mean (0 or not > 0: never).
+	Switch float64
 }
 
 func (c Config) withDefaults() Config {
@@ -61,9 +86,13 @@ func (c Config) withDefaults() Config {
 	if !(c.MaxAge > 0) {
 		c.MaxAge = MaxAgeDefault
 	}
-	if c.Floor == 0 || math.IsNaN(c.Floor) {
-		c.Floor = FloorDefault
+	if !(c.Floor > 0) {
+		c.Floor = 0
 	}
+	if !(c.Switch > 0) {
+		c.Switch = 0
+	}
+	c.Switch = min(c.Switch, 1)
 	return c
 }
 
@@ -73,22 +102,30 @@ const (
 	ReasonMaxAge     = "max_age"     // older than MaxAge: visited whatever the budget
 	ReasonFullWalk   = "full_walk"   // a complete walk is due: visited first, within the budget
 	ReasonYield      = "yield"       // visited for its expected yield per credit, within the budget
-	ReasonBelowFloor = "below_floor" // skipped: its yield per credit is under Floor
+	ReasonBelowFloor = "below_floor" // skipped: its yield per credit is under Floor, or nothing is expected
 	ReasonBudget     = "budget"      // skipped: its cost no longer fits in the budget
+	ReasonUnreached  = "unreached"   // skipped: Item.Unreached, no credit kept for it
 )
 
 // Decision is what Schedule decided for one item.
 type Decision struct {
-	Visit    bool
-	Reason   string  // one of the Reason constants
-	Yield    float64 // expected events captured by a visit now (importance-weighted)
-	Cost     float64 // expected credits of the visit
+	Visit  bool
+	Reason string  // one of the Reason constants
+	Yield  float64 // expected events captured by a visit now (importance-weighted)
+	Cost   float64 // expected credits of the visit
+	// CostHigh is what the visit costs at most unless the rate is well
+	// above its estimate: a list's pages if a quarter more entries than
+	// expected came, and two standard deviations of chance (for a
+	// counter, Cost). A visit admitted at the end of a budget is
+	// admitted on it, so that it is not cut short for want of credits.
+	CostHigh float64
 	Priority float64 // higher first: the order to spend in (n - its rank, n the items; unique)
 }
 
 // Summary totals a night's decisions.
 type Summary struct {
 	Visit, Skip   int
+	Unreached     int     // of Skip, the items Unreached
 	Cost, Yield   float64 // totals over the visited
 	StalenessLeft float64 // expected events left unseen among skipped items after tonight (importance-weighted)
 	// Forced is the cost of the visits made whatever the budget (new and
@@ -122,7 +159,9 @@ type plan struct {
 	tier             int
 	importance, cost float64
 	yield, perCredit float64
+	costHigh         float64
 	forced           bool // visited whatever the budget
+	unreached        bool // Item.Unreached (and not New)
 }
 
 // Schedule decides, for each item (decisions[i] for items[i]), whether to
@@ -166,7 +205,7 @@ func Schedule(items []Item, cfg Config) ([]Decision, Summary) {
 	left := cfg.Budget - sum.Forced // for the visits that must fit
 	for rank, i := range order {
 		p := plans[i]
-		d := Decision{Yield: p.yield, Cost: p.cost, Priority: float64(len(items) - rank)}
+		d := Decision{Yield: p.yield, Cost: p.cost, CostHigh: p.costHigh, Priority: float64(len(items) - rank)}
 		switch {
 		case p.forced:
 			d.Visit = true
@@ -174,7 +213,10 @@ func Schedule(items []Item, cfg Config) ([]Decision, Summary) {
 			if p.tier == tierNew {
 				d.Reason = ReasonNew
 			}
-		case p.tier == tierYield && p.perCredit < cfg.Floor:
+		case p.unreached:
+			d.Reason = ReasonUnreached
+			sum.Unreached++
+		case p.tier == tierYield && !(p.perCredit > 0 && p.perCredit >= cfg.Floor):
 			d.Reason = ReasonBelowFloor
 		case p.cost > left:
 			d.Reason = ReasonBudget
@@ -228,6 +270,17 @@ func planOf(i int, it Item, cfg Config) plan {
 	}
 	cost = min(cost, costCap)
 
+	// The rate a visit now expects, over the age: the estimate, and what a
+	// change of pace since the last visit may have added.
+	if mean := it.Mean; mean > rate && cfg.Switch > 0 && age > 0 && !math.IsInf(mean, 0) {
+		// The share of the age after a change (at a Switch a day):
+		// 1 - (1 - e^-qA)/(qA), about qA/2 while small.
+		qa := cfg.Switch * age
+		rate += (min(mean, rateCap) - rate) * (1 + math.Expm1(-qa)/qa)
+	}
+	if it.Kind == List && it.Surprise > 0 && !math.IsInf(it.Surprise, 0) {
+		rate = min(rate+it.Surprise, rateCap)
+	}
 	var events float64 // expected events a visit now captures
 	if it.Kind == List {
 		size := it.PageSize
@@ -243,25 +296,47 @@ func planOf(i int, it Item, cfg Config) plan {
 		// events is close to 1 + P(E > 0) + max(0, events/size - 1/2).
 		// A page costs what the first does.
 		pages := 1 - math.Expm1(-events) + max(0, events/size-0.5)
+		// At most: floor(E/size) + 2 pages for E well above the mean.
+		eHigh := 1.25*events + 2*math.Sqrt(events)
+		high := 1.0
+		if events > 0 {
+			high = math.Floor(eHigh/size) + 2
+		}
+		if n := it.Length; n > 0 {
+			// No walk reads past the list's end.
+			n = min(n, 1e15)
+			pages = max(1, min(pages, math.Ceil((n+events)/size)))
+			high = max(1, min(high, math.Ceil((n+eHigh)/size)))
+		}
 		if limit := it.MaxPages; limit > 0 {
 			limit = max(limit, 1)
 			events = min(events, limit*size)
 			pages = min(pages, limit)
+			high = min(high, limit)
 		}
+		price := cost
+		costHigh := min(price*high, costCap)
 		cost *= pages
 		if it.New || it.FullWalk {
 			if full := it.FullCost; full > 0 {
+				// A whole walk: the last one's pages, and those the
+				// entries since may add.
 				cost = min(full, costCap)
+				costHigh = min(full+price*math.Ceil(eHigh/size), costCap)
 			}
 		}
+		p.costHigh = max(cost, costHigh)
 	} else {
 		events = -math.Expm1(-rate * age) // P(changed)
+		p.costHigh = cost
 	}
 	p.yield = p.importance * events
 	p.cost = cost
 	p.perCredit = p.yield / p.cost
 
 	switch {
+	case it.Unreached && !it.New:
+		p.tier, p.unreached = tierYield, true
 	case overAge && !it.New:
 		p.tier, p.forced = tierMaxAge, true
 	case it.Kind == List && it.FullWalk && !it.New:

@@ -191,8 +191,8 @@ func TestScheduleOrder(t *testing.T) {
 		case ReasonBudget:
 			skippedBudget = true
 		case ReasonBelowFloor:
-			if ds[i].Yield/ds[i].Cost >= FloorDefault {
-				t.Fatalf("item %d below the floor at %v", i, ds[i].Yield/ds[i].Cost)
+			if ds[i].Yield > 0 {
+				t.Fatalf("item %d below no floor at %v", i, ds[i].Yield/ds[i].Cost)
 			}
 		}
 	}
@@ -219,14 +219,16 @@ func TestScheduleTies(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 	// At equal yield per credit, more importance per credit goes first.
-	ds, _ = Schedule([]Item{{Kind: Counter, Rate: 0, Age: 1, Importance: 1}, {Kind: Counter, Rate: 0, Age: 1, Importance: 3}}, Config{Budget: 1, Floor: -1})
+	// (1 x certain change and 2 x an even chance: 1 per credit each.)
+	ds, _ = Schedule([]Item{{Kind: Counter, Rate: 1e9, Age: 1, Importance: 1}, {Kind: Counter, Rate: math.Ln2, Age: 1, Importance: 2}}, Config{Budget: 1})
 	if !(ds[1].Priority > ds[0].Priority) || !ds[1].Visit || ds[0].Visit {
 		t.Errorf("equal yield, importance 1 and 3: %+v", ds)
 	}
 }
 
-// TestScheduleFloor: nothing is spent below the floor, whatever the
-// budget; a negative floor spends even on what yields nothing.
+// TestScheduleFloor: without a floor the budget goes to every visit
+// expected to find anything, however little; nothing is spent on one
+// expected to find nothing, nor below a floor when there is one.
 func TestScheduleFloor(t *testing.T) {
 	t.Parallel()
 	items := []Item{
@@ -236,25 +238,25 @@ func TestScheduleFloor(t *testing.T) {
 		{Kind: List, Rate: 0, Age: 5, FullWalk: true}, // a due walk ignores the floor
 	}
 	inf := math.Inf(1)
-	ds, sum := Schedule(items, Config{Budget: inf})
-	want := []string{ReasonBelowFloor, ReasonYield, ReasonBelowFloor, ReasonFullWalk}
-	for i, d := range ds {
-		if d.Reason != want[i] || d.Visit != (want[i] != ReasonBelowFloor) {
-			t.Errorf("item %d: %+v, want %s", i, d, want[i])
+	for _, floor := range []float64{0, -1, math.NaN()} {
+		ds, sum := Schedule(items, Config{Budget: inf, Floor: floor})
+		want := []string{ReasonYield, ReasonYield, ReasonBelowFloor, ReasonFullWalk}
+		for i, d := range ds {
+			if d.Reason != want[i] || d.Visit != (want[i] != ReasonBelowFloor) {
+				t.Errorf("floor %v: item %d: %+v, want %s", floor, i, d, want[i])
+			}
+		}
+		if sum.Over != 0 || sum.Threshold != ds[0].Yield/ds[0].Cost {
+			t.Errorf("floor %v: summary %+v", floor, sum)
 		}
 	}
-	if sum.Over != 0 || sum.Threshold != ds[1].Yield/ds[1].Cost {
-		t.Errorf("summary %+v", sum)
+	ds, _ := Schedule(items, Config{Budget: inf, Floor: 0.01})
+	if ds[0].Visit || !ds[1].Visit {
+		t.Errorf("floor 0.01: %+v", ds)
 	}
 	ds, _ = Schedule(items, Config{Budget: inf, Floor: 0.5})
 	if ds[1].Visit {
 		t.Errorf("floor 0.5: %+v", ds[1])
-	}
-	ds, _ = Schedule(items, Config{Budget: inf, Floor: -1})
-	for i, d := range ds {
-		if !d.Visit {
-			t.Errorf("no floor: item %d skipped: %+v", i, d)
-		}
 	}
 }
 
@@ -348,3 +350,103 @@ func TestScheduleBadInput(t *testing.T) {
 // entries at size a page: the first, one more if any is new, and those
 // the new ones fill beyond half a page.
 func walkPages(e, size float64) float64 { return 1 - math.Expm1(-e) + max(0, e/size-0.5) }
+
+// TestScheduleCostHigh: what a visit costs at most is never below its
+// expected cost, is a whole number of pages for a list (the pages of a
+// quarter more entries than expected and two standard deviations), and
+// is the cost itself for a counter; a known length caps both.
+func TestScheduleCostHigh(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(14, 0))
+	for _, it := range randomItems(r, 300) {
+		ds, _ := Schedule([]Item{it}, Config{})
+		d := ds[0]
+		if d.CostHigh < d.Cost {
+			t.Fatalf("%+v: cost at most %v below the expected %v", it, d.CostHigh, d.Cost)
+		}
+		if it.Kind == Counter && d.CostHigh != d.Cost {
+			t.Fatalf("counter %+v: cost at most %v, expected %v", it, d.CostHigh, d.Cost)
+		}
+	}
+	ds, _ := Schedule([]Item{
+		{Kind: List, Rate: 100, Age: 1, Cost: 15},                     // 125 + 20 = 145 entries: 2 + 2 pages
+		{Kind: List, Rate: 0.01, Age: 1},                              // any new entry: 2 pages
+		{Kind: List, Rate: 0, Age: 1},                                 // none: 1
+		{Kind: List, Rate: 100, Age: 1, Length: 20},                   // the list's end: ceil(165/50) = 4 pages, expected min(3.5, 3)
+		{Kind: List, Rate: 100, Age: 1, MaxPages: 2},                  // its page limit
+		{Kind: List, Rate: 100, Age: 1, FullWalk: true, FullCost: 10}, // the last whole walk and the 3 pages of 145 new entries
+	}, Config{})
+	for i, want := range [][2]float64{{15 * walkPages(100, 50), 60}, {walkPages(0.01, 50), 2}, {1, 1}, {3, 4}, {2, 2}, {10, 13}} {
+		if math.Abs(ds[i].Cost-want[0]) > 1e-9 || ds[i].CostHigh != want[1] {
+			t.Errorf("item %d: cost %v at most %v, want %v at most %v", i, ds[i].Cost, ds[i].CostHigh, want[0], want[1])
+		}
+	}
+}
+
+// TestScheduleUnreached: an item no run reaches is neither visited nor
+// kept credits for, whatever its age, and takes its place in the order.
+func TestScheduleUnreached(t *testing.T) {
+	t.Parallel()
+	items := []Item{
+		{Kind: List, Rate: 50, Age: 40, Unreached: true},
+		{Kind: List, Rate: 1, Age: 1},
+		{Kind: Counter, Rate: 1, Age: 1, Unreached: true, New: true}, // found new: visited
+	}
+	ds, sum := Schedule(items, Config{Budget: 3})
+	if d := ds[0]; d.Visit || d.Reason != ReasonUnreached || !(d.Priority > ds[1].Priority) {
+		t.Errorf("unreached over-age list: %+v", d)
+	}
+	if d := ds[1]; !d.Visit || d.Reason != ReasonYield {
+		t.Errorf("the reached list: %+v", d)
+	}
+	if d := ds[2]; !d.Visit || d.Reason != ReasonNew {
+		t.Errorf("a new item: %+v", d)
+	}
+	if sum.Unreached != 1 || sum.Forced != ds[2].Cost || sum.Cost != ds[1].Cost+ds[2].Cost {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+// TestScheduleSwitch: with rates that change (Config.Switch a day, to one
+// like the kind's Mean), a still item long unvisited expects what the
+// share of its age after a change would bring at the mean; an item faster
+// than the mean expects its own rate.
+func TestScheduleSwitch(t *testing.T) {
+	t.Parallel()
+	const q, mean, age = 0.05, 4.0, 10.0
+	items := []Item{
+		{Kind: List, Rate: 0, Age: age, Mean: mean},
+		{Kind: List, Rate: 8, Age: age, Mean: mean},
+		{Kind: Counter, Rate: 0, Age: age, Mean: 1},
+		{Kind: List, Rate: 0, Age: age}, // no mean known
+	}
+	ds, _ := Schedule(items, Config{Switch: q})
+	share := 1 + math.Expm1(-q*age)/(q*age)
+	if want := age * mean * share; math.Abs(ds[0].Yield-want) > 1e-9 {
+		t.Errorf("still list: yield %v, want %v", ds[0].Yield, want)
+	}
+	if ds[1].Yield != 80 || ds[3].Yield != 0 {
+		t.Errorf("fast list %v, no mean %v", ds[1].Yield, ds[3].Yield)
+	}
+	if want := -math.Expm1(-age * share); math.Abs(ds[2].Yield-want) > 1e-9 {
+		t.Errorf("still counter: yield %v, want %v", ds[2].Yield, want)
+	}
+	if ds, _ := Schedule(items, Config{}); ds[0].Yield != 0 {
+		t.Errorf("no switch: still list yield %v", ds[0].Yield)
+	}
+}
+
+// TestScheduleSurprise: a list expects its kind's surprise a day on top
+// of its rate (bursts no estimate foresees); a counter does not.
+func TestScheduleSurprise(t *testing.T) {
+	t.Parallel()
+	ds, _ := Schedule([]Item{
+		{Kind: List, Rate: 0, Age: 3, Surprise: 5},
+		{Kind: List, Rate: 2, Age: 3, Surprise: 5},
+		{Kind: Counter, Rate: 0, Age: 3, Surprise: 5},
+		{Kind: List, Rate: 2, Age: 3, Surprise: math.Inf(1)},
+	}, Config{})
+	if ds[0].Yield != 15 || ds[1].Yield != 21 || ds[2].Yield != 0 || ds[3].Yield != 6 {
+		t.Errorf("yields %v %v %v %v, want 15 21 0 6", ds[0].Yield, ds[1].Yield, ds[2].Yield, ds[3].Yield)
+	}
+}

@@ -11,15 +11,18 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 )
 
-// Adaptive revisits as a run records them (package pipeline, revisit.go):
+// Adaptive revisits as a run records them (package pipeline/adaptive):
 // crawl.runs.revisit.
 
 // RevisitTotals is what crawl.runs.revisit holds: the schedule's totals
-// at the run's start ("planned") and what the run captured on the items
-// it revisited once it ended ("captured").
+// at the run's start ("planned"), what the run captured on the items it
+// revisited, added up as its visits are recorded ("captured"), and
+// whether they all are ("recorded": the run ended; absent in runs
+// recorded at their end only, by earlier versions).
 type RevisitTotals struct {
 	Planned  *RevisitPlanned  `json:"planned,omitempty"`
 	Captured *RevisitCaptured `json:"captured,omitempty"`
+	Recorded *bool            `json:"recorded,omitempty"`
 }
 
 type RevisitPlanned struct {
@@ -65,7 +68,11 @@ func LoadRunRevisit(ctx context.Context, q db.Querier, runID int64) (*RunRevisit
 		r.Planned, r.Visit, r.Skip, r.ExpectedCost, r.ExpectedYield, r.StalenessLeft, r.Budget = true, p.Visit, p.Skip, p.Cost, p.Yield, p.StalenessLeft, p.Budget
 	}
 	if c := t.Captured; c != nil {
-		r.Ended, r.Revisited, r.Captured, r.CapturedCredits, r.NewItems, r.NewCredits = true, c.Items, c.Events, c.Credits, c.NewItems, c.NewCredits
+		r.Revisited, r.Captured, r.CapturedCredits, r.NewItems, r.NewCredits = c.Items, c.Events, c.Credits, c.NewItems, c.NewCredits
+	}
+	r.Ended = t.Captured != nil
+	if t.Recorded != nil {
+		r.Ended = *t.Recorded
 	}
 	return r, nil
 }

@@ -47,6 +47,18 @@ SELECT f.followee AS account, count(*) AS followers_harvested, s.follower_count 
 FROM shortvideo.follows f
 LEFT JOIN shortvideo.user_snapshots s ON s.unique_id = f.followee
 GROUP BY f.followee, s.follower_count ORDER BY 2 DESC LIMIT 5;"
+if [ "$2" = jobs.scrapecreators.example.yaml ]; then
+	echo
+	echo "Sample query: a creator'"'"'s videos and what is said under them (the real service'"'"'s own endpoints)"
+	psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c "
+SELECT unique_id AS creator, count(*) AS videos, sum(play_count) AS plays, sum(comments_stored) AS comments_and_replies,
+       count(*) FILTER (WHERE has_speech) AS transcribed
+FROM shortvideo.creator_videos GROUP BY 1 ORDER BY 4 DESC, 1 LIMIT 5;"
+	psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c "
+SELECT owner_username AS account, count(*) AS posts, count(*) FILTER (WHERE media_type = 2) AS reels,
+       (SELECT count(*) FROM photosocial.profile_highlights h WHERE h.username = p.owner_username) AS highlights
+FROM photosocial.posts_latest p GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5;"
+fi
 echo
 bin/crawler report --html "$1"
 ' "$base_url" "$report" "$job"

@@ -48,21 +48,8 @@ func TestWriteEveryTableIsIdempotent(t *testing.T) {
 		}
 	}
 
-	write(t, pool, run, fullBatch(0))
-	diffDumps(t, "rewriting the batch", first, dump(t, pool))
-
-	write(t, pool, run, shuffled(rand.New(rand.NewPCG(1, 2)), fullBatch(0)))
-	diffDumps(t, "rewriting the batch shuffled", first, dump(t, pool))
-
-	// Each row alone, one batch per row: still nothing changes.
-	fullBatch(0).Each(func(_ string, rows []any) {
-		for _, r := range rows {
-			var one sinks.Batch
-			one.AddRow(r)
-			write(t, pool, run, &one)
-		}
-	})
-	diffDumps(t, "rewriting row by row", first, dump(t, pool))
+	// Whole, shuffled, each row alone: nothing changes.
+	rewriteEveryWay(t, pool, run, func() *sinks.Batch { return fullBatch(0) }, first, "rewriting the batch")
 }
 
 // A later run moves last_seen_run (and last_checked_run), keeps the first,

@@ -143,6 +143,26 @@ func diffDumps(t testing.TB, what string, before, after map[string]string) {
 	}
 }
 
+// rewriteEveryWay writes batch() for run three ways (whole, shuffled, one
+// row per batch) and fails on any change to the dump want.
+func rewriteEveryWay(t testing.TB, pool *pgxpool.Pool, run int64, batch func() *sinks.Batch, want map[string]string, what string) {
+	t.Helper()
+	write(t, pool, run, batch())
+	diffDumps(t, what, want, dump(t, pool))
+
+	write(t, pool, run, shuffled(rand.New(rand.NewPCG(1, 2)), batch()))
+	diffDumps(t, what+" shuffled", want, dump(t, pool))
+
+	batch().Each(func(_ string, rows []any) {
+		for _, r := range rows {
+			var one sinks.Batch
+			one.AddRow(r)
+			write(t, pool, run, &one)
+		}
+	})
+	diffDumps(t, what+" row by row", want, dump(t, pool))
+}
+
 // fullBatch has rows for every table. Batches of different v have the same
 // keys and different values (counters, raw), so writing one after another
 // updates every row.
@@ -188,6 +208,17 @@ func fullBatch(v int) *sinks.Batch {
 			{SongID: "6001", VideoID: "7002"},
 			{SongID: "6099", VideoID: "7003"}, // a song never fetched: no row in songs
 		},
+		[]sinks.SVVideoHashtag{{VideoID: "7001", Name: "cats"}, {VideoID: "7003", Name: "dogs"}},
+		[]sinks.SVProfileVideo{{UniqueID: "owner", VideoID: "7001"}, {UniqueID: "never_fetched", VideoID: "7002"}},
+		[]sinks.SVComment{
+			{CommentID: "c701", VideoID: "7001", AuthorUniqueID: ptr("fan"), Text: "first!", CreateTime: ptr(int64(1735000500)), DiggCount: n(4), ReplyCount: n(1), Raw: raw("c701")},
+			{CommentID: "c702", VideoID: "7001", ParentID: ptr("c701"), Text: "reply", DiggCount: n(0), Raw: raw("c702")},
+			{CommentID: "c703", VideoID: "7999", Text: "on a video not stored", Raw: raw("c703")},
+		},
+		[]sinks.SVTranscript{
+			{VideoID: "7001", VideoURL: "https://www.tiktok.com/@owner/video/7001", Text: ptr("WEBVTT\n\n00:00.000 --> 00:01.000\nhi"), HasSpeech: true, Raw: raw("t7001")},
+			{VideoID: "7002", VideoURL: "https://www.tiktok.com/@someone/video/7002", Raw: raw("t7002")},
+		},
 		[]sinks.SVSearchResult{
 			{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: 1, Type: sinks.ResultVideo, VideoID: ptr("7001"), Raw: raw("k1")},
 			{Kind: sinks.SearchKeyword, QueryKey: "cats", Rank: 2, Type: sinks.ResultVideo, VideoID: ptr("7002"), Raw: raw("k2")},
@@ -228,8 +259,20 @@ func fullBatch(v int) *sinks.Batch {
 			{QueryKey: "funny", Rank: 2, ReelID: "3001"},
 		},
 		[]sinks.PSTranscript{{Shortcode: "DAAA", EntryID: "e1", Text: ptr("hello there"), MediaURL: "https://www.photosocial.example/reel/DAAA/", Raw: raw("tr")}},
-		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
+		[]sinks.PSTranscriptCheck{{Shortcode: "DAAA", MediaURL: "https://www.photosocial.example/reel/DAAA/", HasSpeech: true, EntryCount: 1 + v}, {Shortcode: "DQUIET", MediaURL: "https://www.photosocial.example/reel/DQUIET/"}},
 		[]sinks.PSEmbed{{Username: "shop_business", HTML: ptr(`<blockquote>@shop_business</blockquote>`), Raw: raw("embed")}},
+		[]sinks.PSPost{
+			{Code: "DH3", PostID: ptr("3600"), URL: ptr("https://www.instagram.com/shop_business/p/DH3/"), OwnerUsername: ptr("shop_business"),
+				MediaType: ptr(int64(2)), ProductType: ptr("clips"), Caption: ptr("new in"), TakenAt: ptr(int64(1735600000)), Raw: raw("p1")},
+			{Code: "ABC", Raw: raw("p2")},
+		},
+		[]sinks.PSPostSnapshot{{Code: "DH3", LikeCount: n(387), CommentCount: n(12), PlayCount: n(35499)}, {Code: "ABC", LikeCount: n(5)}},
+		[]sinks.PSProfilePost{{Username: "shop_business", Code: "DH3"}, {Username: "shop_business", Code: "ABC"}},
+		[]sinks.PSProfileReel{{Username: "shop_business", ReelID: "3001"}},
+		[]sinks.PSProfileHighlight{
+			{Username: "shop_business", HighlightID: "17902", Position: 1, Title: ptr("Trips"), CoverURL: ptr("https://c/h"), Raw: raw("ph1")},
+			{Username: "shop_business", HighlightID: "17999", Position: 2, Raw: raw("ph2")}, // never fetched in detail
+		},
 		[]sinks.PSHighlight{{HighlightID: "highlight:17902", Title: ptr("Trips"), MediaCount: ptr(int64(2)), OwnerUsername: ptr("shop_business"), OwnerVerified: ptr(false), Raw: raw("hl")}},
 		[]sinks.PSHighlightItem{
 			{HighlightID: "highlight:17902", Position: 1, ItemID: ptr("i1"), MediaType: ptr(int64(2)), VideoURL: ptr("https://v/1"), Raw: raw("i1")},

@@ -20,8 +20,16 @@ ON CONFLICT (comment_key) DO UPDATE SET
     first_seen_run      = LEAST(c.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run       = GREATEST(c.last_seen_run, EXCLUDED.last_seen_run),
     updated_at          = now()
-WHERE (c.comment_id, c.post_url, c.like_count, c.child_comment_count, c.parent_comment_id, c.raw, c.first_seen_run, c.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.comment_id, c.comment_id), EXCLUDED.post_url, COALESCE(EXCLUDED.like_count, c.like_count),
-       COALESCE(EXCLUDED.child_comment_count, c.child_comment_count), COALESCE(EXCLUDED.parent_comment_id, c.parent_comment_id), EXCLUDED.raw,
-       LEAST(c.first_seen_run, EXCLUDED.first_seen_run), GREATEST(c.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= c.last_seen_run
+    THEN (c.comment_id, c.post_url, c.like_count, c.child_comment_count, c.parent_comment_id, c.raw, c.first_seen_run, c.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.comment_id, c.comment_id), EXCLUDED.post_url, COALESCE(EXCLUDED.like_count, c.like_count),
+          COALESCE(EXCLUDED.child_comment_count, c.child_comment_count), COALESCE(EXCLUDED.parent_comment_id, c.parent_comment_id), EXCLUDED.raw,
+          LEAST(c.first_seen_run, EXCLUDED.first_seen_run), GREATEST(c.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (c.comment_id, c.like_count, c.child_comment_count, c.parent_comment_id, c.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(c.comment_id, EXCLUDED.comment_id), COALESCE(c.like_count, EXCLUDED.like_count),
+          COALESCE(c.child_comment_count, EXCLUDED.child_comment_count),
+          COALESCE(c.parent_comment_id, EXCLUDED.parent_comment_id),
+          LEAST(c.first_seen_run, EXCLUDED.first_seen_run)) END;

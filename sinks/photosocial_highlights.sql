@@ -16,11 +16,18 @@ ON CONFLICT (highlight_id) DO UPDATE SET
     first_seen_run = LEAST(h.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(h.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (h.title, h.media_count, h.owner_username, h.owner_verified, h.raw, h.first_seen_run, h.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.title, h.title), COALESCE(EXCLUDED.media_count, h.media_count),
-       COALESCE(EXCLUDED.owner_username, h.owner_username), COALESCE(EXCLUDED.owner_verified, h.owner_verified),
-       EXCLUDED.raw, LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= h.last_seen_run
+    THEN (h.title, h.media_count, h.owner_username, h.owner_verified, h.raw, h.first_seen_run, h.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.title, h.title), COALESCE(EXCLUDED.media_count, h.media_count),
+          COALESCE(EXCLUDED.owner_username, h.owner_username), COALESCE(EXCLUDED.owner_verified, h.owner_verified),
+          EXCLUDED.raw, LEAST(h.first_seen_run, EXCLUDED.first_seen_run), GREATEST(h.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (h.title, h.media_count, h.owner_username, h.owner_verified, h.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(h.title, EXCLUDED.title), COALESCE(h.media_count, EXCLUDED.media_count),
+          COALESCE(h.owner_username, EXCLUDED.owner_username),
+          COALESCE(h.owner_verified, EXCLUDED.owner_verified), LEAST(h.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertPSHighlightItems
 -- An item is whatever the highlight holds at that position now: its columns
@@ -37,7 +44,10 @@ ON CONFLICT (highlight_id, position) DO UPDATE SET
     raw            = CASE WHEN EXCLUDED.last_seen_run >= i.last_seen_run THEN EXCLUDED.raw ELSE i.raw END,
     first_seen_run = LEAST(i.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(i.last_seen_run, EXCLUDED.last_seen_run)
-WHERE (i.item_id, i.media_type, i.video_url, i.raw, i.first_seen_run, i.last_seen_run)
-  IS DISTINCT FROM
-      (EXCLUDED.item_id, EXCLUDED.media_type, EXCLUDED.video_url, EXCLUDED.raw,
-       LEAST(i.first_seen_run, EXCLUDED.first_seen_run), GREATEST(i.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= i.last_seen_run
+    THEN (i.item_id, i.media_type, i.video_url, i.raw, i.first_seen_run, i.last_seen_run)
+         IS DISTINCT FROM
+         (EXCLUDED.item_id, EXCLUDED.media_type, EXCLUDED.video_url, EXCLUDED.raw,
+          LEAST(i.first_seen_run, EXCLUDED.first_seen_run), GREATEST(i.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only first_seen_run.
+    ELSE i.first_seen_run IS DISTINCT FROM LEAST(i.first_seen_run, EXCLUDED.first_seen_run) END;

@@ -29,21 +29,31 @@ ON CONFLICT (username) DO UPDATE SET
     first_seen_run      = LEAST(p.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run       = GREATEST(p.last_seen_run, EXCLUDED.last_seen_run),
     updated_at          = now()
-WHERE (p.user_id, p.full_name, p.biography, p.profile_pic_url, p.is_verified, p.is_private, p.is_business_account,
-       p.category_name, p.contact_email, p.contact_phone, p.contact_address, p.profile_fetched, p.raw,
-       p.first_seen_run, p.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.user_id, p.user_id), COALESCE(EXCLUDED.full_name, p.full_name),
-       COALESCE(EXCLUDED.biography, p.biography), COALESCE(EXCLUDED.profile_pic_url, p.profile_pic_url),
-       COALESCE(EXCLUDED.is_verified, p.is_verified), COALESCE(EXCLUDED.is_private, p.is_private),
-       COALESCE(EXCLUDED.is_business_account, p.is_business_account),
-       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.category_name ELSE p.category_name END,
-       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_email ELSE p.contact_email END,
-       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_phone ELSE p.contact_phone END,
-       CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_address ELSE p.contact_address END,
-       p.profile_fetched OR EXCLUDED.profile_fetched,
-       CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END,
-       LEAST(p.first_seen_run, EXCLUDED.first_seen_run), GREATEST(p.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run
+    THEN (p.user_id, p.full_name, p.biography, p.profile_pic_url, p.is_verified, p.is_private, p.is_business_account,
+          p.category_name, p.contact_email, p.contact_phone, p.contact_address, p.profile_fetched, p.raw,
+          p.first_seen_run, p.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.user_id, p.user_id), COALESCE(EXCLUDED.full_name, p.full_name),
+          COALESCE(EXCLUDED.biography, p.biography), COALESCE(EXCLUDED.profile_pic_url, p.profile_pic_url),
+          COALESCE(EXCLUDED.is_verified, p.is_verified), COALESCE(EXCLUDED.is_private, p.is_private),
+          COALESCE(EXCLUDED.is_business_account, p.is_business_account),
+          CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.category_name ELSE p.category_name END,
+          CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_email ELSE p.contact_email END,
+          CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_phone ELSE p.contact_phone END,
+          CASE WHEN EXCLUDED.profile_fetched THEN EXCLUDED.contact_address ELSE p.contact_address END,
+          p.profile_fetched OR EXCLUDED.profile_fetched,
+          CASE WHEN EXCLUDED.profile_fetched OR NOT p.profile_fetched THEN EXCLUDED.raw ELSE p.raw END,
+          LEAST(p.first_seen_run, EXCLUDED.first_seen_run), GREATEST(p.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (p.user_id, p.full_name, p.biography, p.profile_pic_url, p.is_verified, p.is_private,
+          p.is_business_account, p.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(p.user_id, EXCLUDED.user_id), COALESCE(p.full_name, EXCLUDED.full_name),
+          COALESCE(p.biography, EXCLUDED.biography), COALESCE(p.profile_pic_url, EXCLUDED.profile_pic_url),
+          COALESCE(p.is_verified, EXCLUDED.is_verified), COALESCE(p.is_private, EXCLUDED.is_private),
+          COALESCE(p.is_business_account, EXCLUDED.is_business_account),
+          LEAST(p.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertPSProfileSnapshots
 INSERT INTO photosocial.profile_snapshots AS s (username, run_id, follower_count, following_count, post_count)
@@ -68,7 +78,12 @@ ON CONFLICT (username) DO UPDATE SET
     first_seen_run = LEAST(e.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(e.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (e.html, e.raw, e.first_seen_run, e.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.html, e.html), EXCLUDED.raw,
-       LEAST(e.first_seen_run, EXCLUDED.first_seen_run), GREATEST(e.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= e.last_seen_run
+    THEN (e.html, e.raw, e.first_seen_run, e.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.html, e.html), EXCLUDED.raw,
+          LEAST(e.first_seen_run, EXCLUDED.first_seen_run), GREATEST(e.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (e.html, e.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(e.html, EXCLUDED.html), LEAST(e.first_seen_run, EXCLUDED.first_seen_run)) END;

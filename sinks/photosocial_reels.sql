@@ -18,11 +18,17 @@ ON CONFLICT (reel_id) DO UPDATE SET
     first_seen_run = LEAST(l.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(l.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (l.code, l.owner_username, l.caption, l.taken_at, l.raw, l.first_seen_run, l.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(l.code, EXCLUDED.code), COALESCE(EXCLUDED.owner_username, l.owner_username), COALESCE(EXCLUDED.caption, l.caption),
-       COALESCE(EXCLUDED.taken_at, l.taken_at), EXCLUDED.raw,
-       LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= l.last_seen_run
+    THEN (l.code, l.owner_username, l.caption, l.taken_at, l.raw, l.first_seen_run, l.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(l.code, EXCLUDED.code), COALESCE(EXCLUDED.owner_username, l.owner_username), COALESCE(EXCLUDED.caption, l.caption),
+          COALESCE(EXCLUDED.taken_at, l.taken_at), EXCLUDED.raw,
+          LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (l.owner_username, l.caption, l.taken_at, l.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(l.owner_username, EXCLUDED.owner_username), COALESCE(l.caption, EXCLUDED.caption),
+          COALESCE(l.taken_at, EXCLUDED.taken_at), LEAST(l.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertPSReelSnapshots
 INSERT INTO photosocial.reel_snapshots AS s (reel_id, run_id, play_count, like_count)

@@ -12,10 +12,15 @@ ON CONFLICT (shortcode, entry_id) DO UPDATE SET
     first_seen_run = LEAST(t.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(t.last_seen_run, EXCLUDED.last_seen_run),
     updated_at     = now()
-WHERE (t.text, t.media_url, t.raw, t.first_seen_run, t.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.text, t.text), EXCLUDED.media_url, EXCLUDED.raw,
-       LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run
+    THEN (t.text, t.media_url, t.raw, t.first_seen_run, t.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.text, t.text), EXCLUDED.media_url, EXCLUDED.raw,
+          LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (t.text, t.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(t.text, EXCLUDED.text), LEAST(t.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertPSTranscriptChecks
 INSERT INTO photosocial.transcript_checks AS c (shortcode, media_url, has_speech, entry_count,
@@ -29,7 +34,10 @@ ON CONFLICT (shortcode) DO UPDATE SET
     first_checked_run = LEAST(c.first_checked_run, EXCLUDED.first_checked_run),
     last_checked_run  = GREATEST(c.last_checked_run, EXCLUDED.last_checked_run),
     updated_at        = now()
-WHERE (c.media_url, c.has_speech, c.entry_count, c.first_checked_run, c.last_checked_run)
-  IS DISTINCT FROM
-      (EXCLUDED.media_url, EXCLUDED.has_speech, EXCLUDED.entry_count,
-       LEAST(c.first_checked_run, EXCLUDED.first_checked_run), GREATEST(c.last_checked_run, EXCLUDED.last_checked_run));
+WHERE CASE WHEN EXCLUDED.last_checked_run >= c.last_checked_run
+    THEN (c.media_url, c.has_speech, c.entry_count, c.first_checked_run, c.last_checked_run)
+         IS DISTINCT FROM
+         (EXCLUDED.media_url, EXCLUDED.has_speech, EXCLUDED.entry_count,
+          LEAST(c.first_checked_run, EXCLUDED.first_checked_run), GREATEST(c.last_checked_run, EXCLUDED.last_checked_run))
+    -- An older run (a replay) changes only first_checked_run.
+    ELSE c.first_checked_run IS DISTINCT FROM LEAST(c.first_checked_run, EXCLUDED.first_checked_run) END;

@@ -22,15 +22,25 @@ ON CONFLICT (unique_id) DO UPDATE SET
     first_seen_run  = LEAST(u.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run   = GREATEST(u.last_seen_run, EXCLUDED.last_seen_run),
     updated_at      = now()
-WHERE (u.user_id, u.sec_uid, u.nickname, u.avatar_url, u.signature, u.verified, u.private_account,
-       u.profile_fetched, u.raw, u.first_seen_run, u.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.user_id, u.user_id), COALESCE(EXCLUDED.sec_uid, u.sec_uid),
-       COALESCE(EXCLUDED.nickname, u.nickname), COALESCE(EXCLUDED.avatar_url, u.avatar_url),
-       COALESCE(EXCLUDED.signature, u.signature), COALESCE(EXCLUDED.verified, u.verified),
-       COALESCE(EXCLUDED.private_account, u.private_account), u.profile_fetched OR EXCLUDED.profile_fetched,
-       CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
-       LEAST(u.first_seen_run, EXCLUDED.first_seen_run), GREATEST(u.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= u.last_seen_run
+    THEN (u.user_id, u.sec_uid, u.nickname, u.avatar_url, u.signature, u.verified, u.private_account,
+          u.profile_fetched, u.raw, u.first_seen_run, u.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.user_id, u.user_id), COALESCE(EXCLUDED.sec_uid, u.sec_uid),
+          COALESCE(EXCLUDED.nickname, u.nickname), COALESCE(EXCLUDED.avatar_url, u.avatar_url),
+          COALESCE(EXCLUDED.signature, u.signature), COALESCE(EXCLUDED.verified, u.verified),
+          COALESCE(EXCLUDED.private_account, u.private_account), u.profile_fetched OR EXCLUDED.profile_fetched,
+          CASE WHEN EXCLUDED.profile_fetched OR NOT u.profile_fetched THEN EXCLUDED.raw ELSE u.raw END,
+          LEAST(u.first_seen_run, EXCLUDED.first_seen_run), GREATEST(u.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (u.user_id, u.sec_uid, u.nickname, u.avatar_url, u.signature, u.verified, u.private_account,
+          u.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(u.user_id, EXCLUDED.user_id), COALESCE(u.sec_uid, EXCLUDED.sec_uid),
+          COALESCE(u.nickname, EXCLUDED.nickname), COALESCE(u.avatar_url, EXCLUDED.avatar_url),
+          COALESCE(u.signature, EXCLUDED.signature), COALESCE(u.verified, EXCLUDED.verified),
+          COALESCE(u.private_account, EXCLUDED.private_account),
+          LEAST(u.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertSVSnapshots
 INSERT INTO shortvideo.user_snapshots AS s (unique_id, run_id, follower_count, following_count,
@@ -56,6 +66,9 @@ ON CONFLICT (follower, followee) DO UPDATE SET
     raw            = CASE WHEN EXCLUDED.last_seen_run >= f.last_seen_run THEN EXCLUDED.raw ELSE f.raw END,
     first_seen_run = LEAST(f.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run  = GREATEST(f.last_seen_run, EXCLUDED.last_seen_run)
-WHERE (f.raw, f.first_seen_run, f.last_seen_run)
-  IS DISTINCT FROM
-      (EXCLUDED.raw, LEAST(f.first_seen_run, EXCLUDED.first_seen_run), GREATEST(f.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= f.last_seen_run
+    THEN (f.raw, f.first_seen_run, f.last_seen_run)
+         IS DISTINCT FROM
+         (EXCLUDED.raw, LEAST(f.first_seen_run, EXCLUDED.first_seen_run), GREATEST(f.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only first_seen_run.
+    ELSE f.first_seen_run IS DISTINCT FROM LEAST(f.first_seen_run, EXCLUDED.first_seen_run) END;

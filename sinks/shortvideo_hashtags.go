@@ -1,7 +1,8 @@
 package sinks
 
-// SVHashtag is a hashtag from a hashtag search, or from a top search (Partial:
-// such an entry carries only name and viewCount).
+// SVHashtag is a hashtag from a hashtag search, or from a top search or a
+// video's cha_list (Partial: such an entry carries no more than its name and
+// a count).
 type SVHashtag struct {
 	Name    string `db:"name"`
 	Partial bool   `db:"raw_partial"` // its raw never replaces the raw of a full object
@@ -20,3 +21,12 @@ type SVHashtagSnapshot struct {
 var _ = upsert("shortvideo.hashtags", 103, "UpsertSVHashtags", func(r SVHashtag) string { return r.Name }, preferFull(func(r SVHashtag) bool { return r.Partial }))
 
 var _ = upsert("shortvideo.hashtag_snapshots", 114, "UpsertSVHashtagSnapshots", func(r SVHashtagSnapshot) string { return r.Name }, fillNil)
+
+// SVVideoHashtag links a video to a hashtag it carries (cha_list). Both
+// must be in the batch or stored.
+type SVVideoHashtag struct {
+	VideoID string `db:"video_id"`
+	Name    string `db:"name"`
+}
+
+var _ = upsert("shortvideo.video_hashtags", 121, "UpsertSVVideoHashtags", func(r SVVideoHashtag) string { return r.VideoID + "\x00" + r.Name }, nil)

@@ -23,15 +23,26 @@ ON CONFLICT (song_id) DO UPDATE SET
     first_seen_run   = LEAST(s.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run    = GREATEST(s.last_seen_run, EXCLUDED.last_seen_run),
     updated_at       = now()
-WHERE (s.title, s.author_name, s.duration_seconds, s.cover_large_url, s.cover_medium_url, s.cover_thumb_url,
-       s.play_url, s.raw_partial, s.raw, s.first_seen_run, s.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.title, s.title), COALESCE(EXCLUDED.author_name, s.author_name),
-       COALESCE(EXCLUDED.duration_seconds, s.duration_seconds), COALESCE(EXCLUDED.cover_large_url, s.cover_large_url),
-       COALESCE(EXCLUDED.cover_medium_url, s.cover_medium_url), COALESCE(EXCLUDED.cover_thumb_url, s.cover_thumb_url),
-       COALESCE(EXCLUDED.play_url, s.play_url), s.raw_partial AND EXCLUDED.raw_partial,
-       CASE WHEN s.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE s.raw END,
-       LEAST(s.first_seen_run, EXCLUDED.first_seen_run), GREATEST(s.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= s.last_seen_run
+    THEN (s.title, s.author_name, s.duration_seconds, s.cover_large_url, s.cover_medium_url, s.cover_thumb_url,
+          s.play_url, s.raw_partial, s.raw, s.first_seen_run, s.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.title, s.title), COALESCE(EXCLUDED.author_name, s.author_name),
+          COALESCE(EXCLUDED.duration_seconds, s.duration_seconds), COALESCE(EXCLUDED.cover_large_url, s.cover_large_url),
+          COALESCE(EXCLUDED.cover_medium_url, s.cover_medium_url), COALESCE(EXCLUDED.cover_thumb_url, s.cover_thumb_url),
+          COALESCE(EXCLUDED.play_url, s.play_url), s.raw_partial AND EXCLUDED.raw_partial,
+          CASE WHEN s.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE s.raw END,
+          LEAST(s.first_seen_run, EXCLUDED.first_seen_run), GREATEST(s.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (s.title, s.author_name, s.duration_seconds, s.cover_large_url, s.cover_medium_url, s.cover_thumb_url,
+          s.play_url, s.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(s.title, EXCLUDED.title), COALESCE(s.author_name, EXCLUDED.author_name),
+          COALESCE(s.duration_seconds, EXCLUDED.duration_seconds),
+          COALESCE(s.cover_large_url, EXCLUDED.cover_large_url),
+          COALESCE(s.cover_medium_url, EXCLUDED.cover_medium_url),
+          COALESCE(s.cover_thumb_url, EXCLUDED.cover_thumb_url), COALESCE(s.play_url, EXCLUDED.play_url),
+          LEAST(s.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertSVSongSnapshots
 INSERT INTO shortvideo.song_snapshots AS s (song_id, run_id, usage_count)

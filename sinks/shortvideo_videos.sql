@@ -18,14 +18,21 @@ ON CONFLICT (video_id) DO UPDATE SET
     first_seen_run   = LEAST(v.first_seen_run, EXCLUDED.first_seen_run),
     last_seen_run    = GREATEST(v.last_seen_run, EXCLUDED.last_seen_run),
     updated_at       = now()
-WHERE (v.author_unique_id, v.description, v.create_time, v.song_id, v.raw_partial, v.raw,
-       v.first_seen_run, v.last_seen_run)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.author_unique_id, v.author_unique_id), COALESCE(EXCLUDED.description, v.description),
-       COALESCE(EXCLUDED.create_time, v.create_time), COALESCE(EXCLUDED.song_id, v.song_id),
-       v.raw_partial AND EXCLUDED.raw_partial,
-       CASE WHEN v.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE v.raw END,
-       LEAST(v.first_seen_run, EXCLUDED.first_seen_run), GREATEST(v.last_seen_run, EXCLUDED.last_seen_run));
+WHERE CASE WHEN EXCLUDED.last_seen_run >= v.last_seen_run
+    THEN (v.author_unique_id, v.description, v.create_time, v.song_id, v.raw_partial, v.raw,
+          v.first_seen_run, v.last_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(EXCLUDED.author_unique_id, v.author_unique_id), COALESCE(EXCLUDED.description, v.description),
+          COALESCE(EXCLUDED.create_time, v.create_time), COALESCE(EXCLUDED.song_id, v.song_id),
+          v.raw_partial AND EXCLUDED.raw_partial,
+          CASE WHEN v.raw_partial OR NOT EXCLUDED.raw_partial THEN EXCLUDED.raw ELSE v.raw END,
+          LEAST(v.first_seen_run, EXCLUDED.first_seen_run), GREATEST(v.last_seen_run, EXCLUDED.last_seen_run))
+    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
+    ELSE (v.author_unique_id, v.description, v.create_time, v.song_id, v.first_seen_run)
+         IS DISTINCT FROM
+         (COALESCE(v.author_unique_id, EXCLUDED.author_unique_id),
+          COALESCE(v.description, EXCLUDED.description), COALESCE(v.create_time, EXCLUDED.create_time),
+          COALESCE(v.song_id, EXCLUDED.song_id), LEAST(v.first_seen_run, EXCLUDED.first_seen_run)) END;
 
 -- name: UpsertSVVideoSnapshots
 INSERT INTO shortvideo.video_snapshots AS s (video_id, run_id, play_count, digg_count, comment_count, share_count)

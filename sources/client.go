@@ -416,10 +416,7 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		c.drained.Store(true) // this answer is kept; the next call would be refused
 	}
 	if ok2xx {
-		// Free: the documented empty answer, one of envelope members only,
-		// one the upstream's cache served, or one that says it cost 0.
-		out.Free = readErr == nil && !tooLarge && (isEmptyBody(body) || ans.env.dataless() || out.Cached ||
-			(out.Credits.Charged.Valid && out.Credits.Charged.V == 0))
+		out.Free = readErr == nil && !tooLarge && ans.free(out.Credits.Charged, badCharge != 0)
 		out.Billed = !out.Free
 	}
 	c.settle(ctx, l, out)

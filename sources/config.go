@@ -34,7 +34,8 @@ const (
 	MaxBodyBytesDefault = 8 << 20
 	// MaxInflightBytesDefault bounds the body bytes the process holds at
 	// once, from reading to commit: one body at the cap, or many small.
-	// Each byte costs up to ~9 in memory until its commit (see README).
+	// Each byte costs up to ~9 in memory until its commit
+	// (docs/how-a-run-works.md#memory).
 	MaxInflightBytesDefault = 8 << 20
 	// MaxRateLimitWaitsDefault: with pauses capped at RetryAfterCap, a call
 	// waits out up to about an hour of throttling.
@@ -115,7 +116,7 @@ func DefaultOptions() Options {
 	}
 }
 
-// Caps and minimums of Options (README "Job file").
+// Caps and minimums of Options (docs/jobfile.md).
 const (
 	MaxPrefixBytes = 1000
 	MaxRetriesCap  = 1000

@@ -304,6 +304,21 @@ func nullLike(raw []byte, depth int) bool {
 	return true
 }
 
+// free reports a 2xx answer that costs nothing. What it says it charged
+// decides (charged, or absurd: a charge refused and billed as 1): free only
+// at 0, even marked cached or holding envelope members only. An answer
+// that says no charge is free when it is empty, of envelope members only
+// or served from the upstream's cache (the documented free answers).
+func (a *answer) free(charged Int64, absurd bool) bool {
+	switch {
+	case absurd:
+		return false
+	case charged.Valid:
+		return charged.V == 0
+	}
+	return isEmptyBody(a.body) || a.env.dataless() || a.env.cached()
+}
+
 // cached reports an answer marked as served from the upstream's cache.
 func (e envelope) cached() bool {
 	var f Flag
@@ -359,6 +374,16 @@ var cursorKeys = []string{"cursor", "next_cursor", "max_cursor"}
 // page.
 var followCursorKeys = append(slices.Clip(cursorKeys), "min_time")
 
+// moreKeys are the members a list's has-more flag is read from.
+var moreKeys = []string{"hasMore", "has_more"}
+
+// pageShape says where a page keeps its parts: its entries under the first
+// of lists present, its next cursor under the first of cursors, its
+// has-more flag under the first of more.
+type pageShape struct {
+	lists, cursors, more []string
+}
+
 // decodePage decodes a list body whose items are under one of listKeys.
 func decodePage[T any](a *answer, listKeys ...string) (*Page[T], error) {
 	return decodePageCursor[T](a, cursorKeys, listKeys...)
@@ -367,10 +392,15 @@ func decodePage[T any](a *answer, listKeys ...string) (*Page[T], error) {
 // decodePageCursor is decodePage reading the next cursor from the first of
 // cursors present.
 func decodePageCursor[T any](a *answer, cursors []string, listKeys ...string) (*Page[T], error) {
+	return decodePageShape[T](a, pageShape{lists: listKeys, cursors: cursors, more: moreKeys})
+}
+
+// decodePageShape decodes a list body of the given shape.
+func decodePageShape[T any](a *answer, shape pageShape) (*Page[T], error) {
 	if a.err != nil {
 		return nil, a.err
 	}
-	env := a.env
+	env, listKeys, cursors := a.env, shape.lists, shape.cursors
 	p := &Page[T]{Raw: json.RawMessage(a.body), Credits: env.credits()}
 	if raw, ok := env.first(listKeys...); ok {
 		var raws []rawRef
@@ -386,7 +416,7 @@ func decodePageCursor[T any](a *answer, cursors []string, listKeys ...string) (*
 		}
 		p.Cursor = string(c)
 	}
-	if raw, ok := env.first("hasMore", "has_more"); ok {
+	if raw, ok := env.first(shape.more...); ok {
 		var f Flag
 		if err := f.UnmarshalJSON(raw); err != nil {
 			return nil, err

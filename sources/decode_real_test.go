@@ -88,7 +88,7 @@ func TestRealVideos(t *testing.T) {
 			Stats: SVVideoStats{Int64{10, true}, Int64{2, true}, Int64{1, true}, Int64{0, true}}, MusicID: "6840839890826038022"},
 		{ID: "76", CreateTime: Int64{1756924658, true}, Author: SVAuthor{UniqueID: "h"}, MusicID: "7110642235061947393"},
 	}
-	if len(p.Items) != 2 || p.Items[0].V != want[0] || p.Items[1].V != want[1] {
+	if len(p.Items) != 2 || !reflect.DeepEqual(p.Items[0].V, want[0]) || !reflect.DeepEqual(p.Items[1].V, want[1]) {
 		t.Errorf("videos = %+v", p.Items)
 	}
 }
@@ -155,7 +155,7 @@ func TestRealLiveAndCreators(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []SVCreator{{UniqueID: "saniev", UserID: "66", Nickname: "S", FollowerCount: Int64{431339, true}}, {UserID: "67"}}
-	if len(p.Items) != 2 || p.Items[0].V != want[0] || p.Items[1].V != want[1] {
+	if len(p.Items) != 2 || !reflect.DeepEqual(p.Items[0].V, want[0]) || !reflect.DeepEqual(p.Items[1].V, want[1]) {
 		t.Errorf("creators = %+v", p.Items)
 	}
 }
@@ -171,12 +171,12 @@ func TestRealPhotoSocial(t *testing.T) {
 	if len(c.Items) != 1 || !reflect.DeepEqual(c.Items[0].V, want) || c.Cursor != "AQ" || c.HasMoreKnown || c.Credits.Charged.V != 15 {
 		t.Errorf("comments = %+v", c)
 	}
-	r, err := PSReelsSearchCall("dogs", 1).Decode([]byte(`{"success":true,"reels":[{"id":"37","shortcode":"DOq","caption":"c",
+	r, err := PSReelsSearchCall("dogs", 1).Decode([]byte(`{"success":true,"reels":[{"id":"37","shortcode":"DOq","url":"https://www.instagram.com/reel/DOq/","caption":"c",
 		"owner":{"username":"o"},"taken_at":"2025-09-16T16:56:45.000Z","like_count":3487}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Items) != 1 || r.Items[0].V != (PSReel{ID: "37", Code: "DOq", OwnerUsername: "o", LikeCount: Int64{3487, true}, Caption: "c", TakenAt: Int64{1758041805, true}}) {
+	if len(r.Items) != 1 || r.Items[0].V != (PSReel{ID: "37", Code: "DOq", URL: "https://www.instagram.com/reel/DOq/", OwnerUsername: "o", LikeCount: Int64{3487, true}, Caption: "c", TakenAt: Int64{1758041805, true}}) {
 		t.Errorf("reels = %+v", r.Items)
 	}
 	h, err := PSHighlightCall("18067016518767507").Decode([]byte(`{"success":true,"id":"highlight:18067016518767507","items":[
@@ -186,5 +186,30 @@ func TestRealPhotoSocial(t *testing.T) {
 	}
 	if h.Digits != "18067016518767507" || len(h.Items) != 2 || h.Items[0].V.ID != "35_21" || h.Items[1].V.ID != "36" {
 		t.Errorf("highlight = %+v", h)
+	}
+}
+
+// A video's hashtags (cha_list) and its web address (url, else share_url
+// without its tracking query) are read; a hashtag list that is no list, or
+// an entry without a name, costs only the hashtags.
+func TestVideoHashtagsAndURL(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]SVVideo{
+		`{"aweme_id":"7","share_url":"https://www.tiktok.com/@a/video/7?_r=1&u_code=x","cha_list":[{"cha_name":"fyp","cid":"229207"},{"cid":"1"},null]}`: {
+			ID: "7", URL: "https://www.tiktok.com/@a/video/7", Hashtags: []SVTag{{Name: "fyp", ID: "229207"}}},
+		`{"aweme_id":"8","url":"https://www.tiktok.com/@a/video/8","share_url":"https://x/?y=1","cha_list":{"cha_name":"odd"}}`: {
+			ID: "8", URL: "https://www.tiktok.com/@a/video/8"},
+		`{"id":"9","desc":"d","cha_list":null}`: {ID: "9", Desc: "d"},
+	} {
+		var v SVVideo
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		for i := range v.Hashtags {
+			v.Hashtags[i].Raw = nil
+		}
+		if !reflect.DeepEqual(v, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", body, v, want)
+		}
 	}
 }

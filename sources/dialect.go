@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/url"
@@ -35,39 +36,56 @@ const (
 	TrendingRegionDefault = "US"
 )
 
-// Endpoint is one of the contract's endpoints: Name is its task kind's
+// Endpoint is an endpoint of the upstream: Name is its task kind's
 // ("shortvideo.followers"), Path its path in the contract's terms, Params
-// every parameter the contract lets a call send.
+// every parameter a call may send. RealOnly marks an endpoint the contract
+// does not have (the real service's content endpoints, issue 27): its Path
+// is the crawler's own name for it, in the contract's style, and only the
+// real service's dialect serves it.
 type Endpoint struct {
 	Name     string
 	Platform Platform
 	Path     string // below the platform's prefix, e.g. "/user/followers"
 	Params   []string
+	RealOnly bool
 }
 
 // Spec is the endpoint's path in the contract's terms ("/shortvideo/...").
 func (e Endpoint) Spec() string { return specPrefix(e.Platform) + e.Path }
 
-// Endpoints are the contract's endpoints, in its order.
+// Endpoints are the contract's endpoints, in its order, then the real
+// service's beyond them.
 var Endpoints = []Endpoint{
-	{"shortvideo.keyword_search", ShortVideo, "/search/keyword", []string{"keyword", "query", "date_posted", "sort_by", "region", "trim", "cursor"}},
-	{"shortvideo.hashtag_search", ShortVideo, "/search/hashtag", []string{"keyword", "cursor"}},
-	{"shortvideo.top_search", ShortVideo, "/search/top", []string{"keyword", "cursor"}},
-	{"shortvideo.followers", ShortVideo, "/user/followers", []string{"secUid", "cursor"}},
-	{"shortvideo.following", ShortVideo, "/user/following", []string{"secUid", "cursor"}},
-	{"shortvideo.song_videos", ShortVideo, "/song/videos", []string{"id", "cursor"}},
-	{"shortvideo.song", ShortVideo, "/song", []string{"id"}},
-	{"shortvideo.trending_feed", ShortVideo, "/get-trending-feed", nil},
-	{"shortvideo.popular_videos", ShortVideo, "/videos/popular", nil},
-	{"shortvideo.popular_creators", ShortVideo, "/creators/popular", nil},
-	{"shortvideo.profile", ShortVideo, "/profile", []string{"handle", "cache_max_age"}},
-	{"shortvideo.live", ShortVideo, "/user/live", []string{"handle"}},
-	{"photosocial.profile", PhotoSocial, "/profile", []string{"handle", "cache_max_age"}},
-	{"photosocial.comments", PhotoSocial, "/post/comments", []string{"url", "cursor", "include_replies"}},
-	{"photosocial.reels_search", PhotoSocial, "/reels/search", []string{"query", "page"}},
-	{"photosocial.transcript", PhotoSocial, "/media/transcript", []string{"url", "cache_max_age"}},
-	{"photosocial.embed", PhotoSocial, "/user/embed", []string{"handle"}},
-	{"photosocial.highlight", PhotoSocial, "/user/highlight/detail", []string{"id"}},
+	{"shortvideo.keyword_search", ShortVideo, "/search/keyword", []string{"keyword", "query", "date_posted", "sort_by", "region", "trim", "cursor"}, false},
+	{"shortvideo.hashtag_search", ShortVideo, "/search/hashtag", []string{"keyword", "cursor"}, false},
+	{"shortvideo.top_search", ShortVideo, "/search/top", []string{"keyword", "cursor"}, false},
+	{"shortvideo.followers", ShortVideo, "/user/followers", []string{"secUid", "cursor"}, false},
+	{"shortvideo.following", ShortVideo, "/user/following", []string{"secUid", "cursor"}, false},
+	{"shortvideo.song_videos", ShortVideo, "/song/videos", []string{"id", "cursor"}, false},
+	{"shortvideo.song", ShortVideo, "/song", []string{"id"}, false},
+	{"shortvideo.trending_feed", ShortVideo, "/get-trending-feed", nil, false},
+	{"shortvideo.popular_videos", ShortVideo, "/videos/popular", nil, false},
+	{"shortvideo.popular_creators", ShortVideo, "/creators/popular", nil, false},
+	{"shortvideo.profile", ShortVideo, "/profile", []string{"handle", "user_id", "cache_max_age"}, false},
+	{"shortvideo.live", ShortVideo, "/user/live", []string{"handle"}, false},
+	{"photosocial.profile", PhotoSocial, "/profile", []string{"handle", "cache_max_age"}, false},
+	{"photosocial.comments", PhotoSocial, "/post/comments", []string{"url", "cursor", "include_replies"}, false},
+	{"photosocial.reels_search", PhotoSocial, "/reels/search", []string{"query", "page"}, false},
+	{"photosocial.transcript", PhotoSocial, "/media/transcript", []string{"url", "cache_max_age"}, false},
+	{"photosocial.embed", PhotoSocial, "/user/embed", []string{"handle"}, false},
+	{"photosocial.highlight", PhotoSocial, "/user/highlight/detail", []string{"id"}, false},
+	// The real service's endpoints beyond the contract's: a creator's
+	// videos and posts, what is said under them, their highlights.
+	{"shortvideo.profile_videos", ShortVideo, "/profile/videos", []string{"handle", "cursor"}, true},
+	{"shortvideo.video", ShortVideo, "/video", []string{"url"}, true},
+	{"shortvideo.video_comments", ShortVideo, "/video/comments", []string{"url", "cursor"}, true},
+	{"shortvideo.comment_replies", ShortVideo, "/video/comment/replies", []string{"url", "comment_id", "cursor"}, true},
+	{"shortvideo.transcript", ShortVideo, "/video/transcript", []string{"url"}, true},
+	{"photosocial.user_posts", PhotoSocial, "/user/posts", []string{"handle", "cursor"}, true},
+	{"photosocial.user_reels", PhotoSocial, "/user/reels", []string{"handle", "cursor"}, true},
+	{"photosocial.post", PhotoSocial, "/post", []string{"url"}, true},
+	{"photosocial.comment_replies", PhotoSocial, "/post/comment/replies", []string{"url", "comment_id", "cursor"}, true},
+	{"photosocial.highlights", PhotoSocial, "/user/highlights", []string{"handle"}, true},
 }
 
 // endpointBySpec finds an endpoint by its contract path.
@@ -115,11 +133,46 @@ type Route struct {
 	// Retired, when set, is why the upstream no longer serves the endpoint:
 	// its calls are not sent, they fail with ClassRetired.
 	Retired string
+	// Absent, when set, is why the dialect has no such endpoint at all (a
+	// real-only endpoint under the contract): a job that would call it is
+	// refused, and a call is not sent (Retired says the same).
+	Absent string
 	// Credits is what one request is expected to cost (0: 1).
 	Credits int
 	// Cached marks an endpoint whose answers the upstream may serve from
 	// its cache when asked to (cache_max_age, reuse.upstream_cache).
 	Cached bool
+	// WebBase is the platform's web address in the dialect: the post,
+	// reel and video URLs its endpoints take are on it. The crawler uses
+	// the URL an answer carries; it builds one on WebBase only for an
+	// answer that carries none (the contract's reels have only a code).
+	WebBase string
+	// Accepts are the parameters the dialect's endpoint takes beyond the
+	// contract's (the real profile's user_id): a kind sends one only when
+	// its route accepts it.
+	Accepts []string
+}
+
+// The platforms' web addresses, per dialect: the contract's (what the
+// sandbox accepts) and the real service's (the only hosts it answers for).
+var webBases = map[string][2]string{
+	PresetContract:       {"https://www.shortvideo.example", "https://www.photosocial.example"},
+	PresetScrapeCreators: {"https://www.tiktok.com", "https://www.instagram.com"},
+}
+
+// ReelURL is the web URL of the reel whose shortcode is code.
+func (r Route) ReelURL(code string) string {
+	return r.WebBase + "/reel/" + url.PathEscape(code) + "/"
+}
+
+// PostURL is the web URL of the post whose shortcode is code.
+func (r Route) PostURL(code string) string {
+	return r.WebBase + "/p/" + url.PathEscape(code) + "/"
+}
+
+// VideoURL is the web URL of the short video id by the account handle.
+func (r Route) VideoURL(handle, id string) string {
+	return r.WebBase + "/@" + url.PathEscape(handle) + "/video/" + url.PathEscape(id)
 }
 
 // SentAs is the name the route sends the contract's parameter param under.
@@ -162,7 +215,7 @@ func scrapeCreators() map[string]Route {
 		"shortvideo.trending_feed":    {Path: "/v1/tiktok/get-trending-feed", Fixed: map[string]string{"region": TrendingRegionDefault}},
 		"shortvideo.popular_videos":   {Path: "/v1/tiktok/videos/popular", Retired: "the real service retired its popular-videos feed (2026-04-24)"},
 		"shortvideo.popular_creators": tt("/creators/popular"),
-		"shortvideo.profile":          {Path: "/v1/tiktok/profile", Cached: true},
+		"shortvideo.profile":          {Path: "/v1/tiktok/profile", Cached: true, Accepts: []string{"user_id"}},
 		"shortvideo.live":             tt("/user/live"),
 		"photosocial.profile":         {Path: "/v1/instagram/profile", Cached: true},
 		"photosocial.comments":        route("/v2/instagram/post/comments"),
@@ -170,6 +223,19 @@ func scrapeCreators() map[string]Route {
 		"photosocial.transcript":      {Path: "/v2/instagram/media/transcript", Cached: true},
 		"photosocial.embed":           route("/v1/instagram/user/embed"),
 		"photosocial.highlight":       route("/v1/instagram/user/highlight/detail"),
+		// Beyond the contract (docs/upstream.md, "The real service's own
+		// endpoints"). The profile's videos are asked newest first, whatever
+		// the service's default order.
+		"shortvideo.profile_videos":   {Path: "/v3/tiktok/profile/videos", Params: map[string]string{"cursor": "max_cursor"}, Fixed: map[string]string{"sort_by": "latest"}},
+		"shortvideo.video":            route("/v2/tiktok/video"),
+		"shortvideo.video_comments":   route("/v1/tiktok/video/comments"),
+		"shortvideo.comment_replies":  route("/v1/tiktok/video/comment/replies"),
+		"shortvideo.transcript":       route("/v1/tiktok/video/transcript"),
+		"photosocial.user_posts":      route("/v2/instagram/user/posts", "cursor", "next_max_id"),
+		"photosocial.user_reels":      route("/v1/instagram/user/reels", "cursor", "max_id"),
+		"photosocial.post":            route("/v1/instagram/post"),
+		"photosocial.comment_replies": route("/v1/instagram/post/comment/replies"),
+		"photosocial.highlights":      route("/v1/instagram/user/highlights"),
 	}
 }
 
@@ -208,6 +274,11 @@ func (o Options) route(e *Endpoint) Route {
 			prefix = o.Prefixes.PhotoSocial
 		}
 		r = Route{Path: prefix + e.Path}
+		if e.RealOnly {
+			r.Absent = fmt.Sprintf("the %s preset has no %s endpoint (%s): only the %s preset, the real service, serves it",
+				cmp.Or(o.Preset, PresetContract), e.Name, e.Spec(), PresetScrapeCreators)
+			r.Retired = r.Absent
+		}
 	}
 	platform, name, _ := strings.Cut(e.Name, ".")
 	if ov, ok := o.Endpoints[platform][name]; ok {
@@ -216,6 +287,11 @@ func (o Options) route(e *Endpoint) Route {
 	if r.Cached && o.CacheMaxAge != "" {
 		r.Fixed = merged(r.Fixed, map[string]string{"cache_max_age": o.CacheMaxAge})
 	}
+	preset := o.Preset
+	if preset == "" {
+		preset = PresetContract
+	}
+	r.WebBase = webBases[preset][e.Platform]
 	return r
 }
 
@@ -223,7 +299,10 @@ func (o Options) route(e *Endpoint) Route {
 // again, whatever the preset said.
 func (r Route) with(ov Override) Route {
 	if ov.Path != "" {
-		r.Path, r.Retired = ov.Path, ""
+		r.Path = ov.Path
+		if r.Absent == "" {
+			r.Retired = ""
+		}
 	}
 	if ov.Credits > 0 {
 		r.Credits = ov.Credits
@@ -278,6 +357,10 @@ func (o Options) checkDialect(add func(key, format string, args ...any)) {
 			e := EndpointNamed(platform + "." + name)
 			if e == nil {
 				add(key, "is not an endpoint; the endpoints are %s", endpointNames())
+				continue
+			}
+			if r := o.route(e); r.Absent != "" {
+				add(key, "%s", r.Absent)
 				continue
 			}
 			o.Endpoints[platform][name].check(key, e, add)

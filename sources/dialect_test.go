@@ -17,41 +17,8 @@ import (
 // the request line of each of the 18 calls, as the server saw it.
 func TestScrapeCreatorsRequests(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	seen := map[string]string{}
-	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
-		mu.Lock()
-		seen[r.URL.Path] = r.URL.RawQuery
-		mu.Unlock()
-		fmt.Fprint(w, `{"success":true}`)
-	})
-	c := testClient(t, s.srv.URL, func(c *Config) { c.Preset, c.BaseURL = PresetScrapeCreators, s.srv.URL })
 	ctx := context.Background()
 	post := "https://www.photosocial.example/p/ABC123/"
-	calls := []func() error{
-		func() error { _, err := c.SVKeywordSearch(ctx, KeywordQuery{Keyword: "cats"}, "12"); return err },
-		func() error { _, err := c.SVHashtagSearch(ctx, "cats", "12"); return err },
-		func() error { _, err := c.SVTopSearch(ctx, "cats", ""); return err },
-		func() error { _, err := c.SVFollowers(ctx, "alice", "1700000000"); return err },
-		func() error { _, err := c.SVFollowing(ctx, "alice", ""); return err },
-		func() error { _, err := c.SVSongVideos(ctx, "7370375686554782506", "30"); return err },
-		func() error { _, err := c.SVSong(ctx, "7370375686554782506"); return err },
-		func() error { _, err := c.SVTrendingFeed(ctx); return err },
-		func() error { _, err := c.SVPopularCreators(ctx); return err },
-		func() error { _, err := c.SVProfile(ctx, "alice"); return err },
-		func() error { _, err := c.SVLive(ctx, "alice"); return err },
-		func() error { _, err := c.PSProfile(ctx, "bob"); return err },
-		func() error { _, err := c.PSComments(ctx, post, "QVFE"); return err },
-		func() error { _, err := c.PSReelsSearch(ctx, "dogs", 2); return err },
-		func() error { _, err := c.PSTranscript(ctx, post); return err },
-		func() error { _, err := c.PSEmbed(ctx, "bob"); return err },
-		func() error { _, err := c.PSHighlight(ctx, "18067016518767507"); return err },
-	}
-	for i, call := range calls {
-		if err := call(); err != nil && ClassOf(err) != ClassBadRequest { // {"success":true} is no page: malformed is fine
-			t.Errorf("call %d: %v", i, err)
-		}
-	}
 	want := map[string]string{
 		"/v1/tiktok/search/keyword":           "cursor=12&query=cats",
 		"/v1/tiktok/search/hashtag":           "cursor=12&hashtag=cats",
@@ -71,6 +38,56 @@ func TestScrapeCreatorsRequests(t *testing.T) {
 		"/v1/instagram/user/embed":            "handle=bob",
 		"/v1/instagram/user/highlight/detail": "id=18067016518767507",
 	}
+	s, c := checkRealRequests(t, want, func(c *Client) []func() error {
+		return []func() error{
+			func() error { _, err := c.SVKeywordSearch(ctx, KeywordQuery{Keyword: "cats"}, "12"); return err },
+			func() error { _, err := c.SVHashtagSearch(ctx, "cats", "12"); return err },
+			func() error { _, err := c.SVTopSearch(ctx, "cats", ""); return err },
+			func() error { _, err := c.SVFollowers(ctx, "alice", "1700000000"); return err },
+			func() error { _, err := c.SVFollowing(ctx, "alice", ""); return err },
+			func() error { _, err := c.SVSongVideos(ctx, "7370375686554782506", "30"); return err },
+			func() error { _, err := c.SVSong(ctx, "7370375686554782506"); return err },
+			func() error { _, err := c.SVTrendingFeed(ctx); return err },
+			func() error { _, err := c.SVPopularCreators(ctx); return err },
+			func() error { _, err := c.SVProfile(ctx, "alice"); return err },
+			func() error { _, err := c.SVLive(ctx, "alice"); return err },
+			func() error { _, err := c.PSProfile(ctx, "bob"); return err },
+			func() error { _, err := c.PSComments(ctx, post, "QVFE"); return err },
+			func() error { _, err := c.PSReelsSearch(ctx, "dogs", 2); return err },
+			func() error { _, err := c.PSTranscript(ctx, post); return err },
+			func() error { _, err := c.PSEmbed(ctx, "bob"); return err },
+			func() error { _, err := c.PSHighlight(ctx, "18067016518767507"); return err },
+		}
+	})
+	// The retired feed is not asked at all.
+	before := s.calls.Load()
+	if _, err := c.SVPopularVideos(ctx); ClassOf(err) != ClassRetired || !strings.Contains(err.Error(), "retired") {
+		t.Errorf("popular videos: %v, want ClassRetired", err)
+	}
+	if s.calls.Load() != before {
+		t.Error("a retired endpoint was called")
+	}
+}
+
+// checkRealRequests sends the calls made by calls with a client of the
+// real service's preset to a server that records each request's path and
+// query (answering {"success":true}), and checks them against want.
+func checkRealRequests(t *testing.T, want map[string]string, calls func(c *Client) []func() error) (*scripted, *Client) {
+	t.Helper()
+	var mu sync.Mutex
+	seen := map[string]string{}
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		mu.Lock()
+		seen[r.URL.Path] = r.URL.RawQuery
+		mu.Unlock()
+		fmt.Fprint(w, `{"success":true}`)
+	})
+	c := testClient(t, s.srv.URL, func(c *Config) { c.Preset, c.BaseURL = PresetScrapeCreators, s.srv.URL })
+	for i, call := range calls(c) {
+		if err := call(); err != nil && ClassOf(err) != ClassBadRequest { // {"success":true} is no page: malformed is fine
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
 	for path, q := range want {
 		if got, ok := seen[path]; !ok || got != q {
 			t.Errorf("%s?%s, want ?%s (sent: %v)", path, got, q, ok)
@@ -84,14 +101,7 @@ func TestScrapeCreatorsRequests(t *testing.T) {
 		sort.Strings(paths)
 		t.Errorf("paths sent: %v", paths)
 	}
-	// The retired feed is not asked at all.
-	before := s.calls.Load()
-	if _, err := c.SVPopularVideos(ctx); ClassOf(err) != ClassRetired || !strings.Contains(err.Error(), "retired") {
-		t.Errorf("popular videos: %v, want ClassRetired", err)
-	}
-	if s.calls.Load() != before {
-		t.Error("a retired endpoint was called")
-	}
+	return s, c
 }
 
 // Errors as the real service means them: 403 is one item blocked, a
@@ -188,21 +198,31 @@ func TestAllNullAndDatalessAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, tc.body) })
-			var outs []Outcome
-			var mu sync.Mutex
-			c := testClient(t, s.srv.URL, func(c *Config) {
-				c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
-			})
-			_, err := c.SVProfile(context.Background(), "alice")
-			if ClassOf(err) != tc.class || s.calls.Load() != 1 {
-				t.Errorf("err = %v after %d requests, want class %v after 1", err, s.calls.Load(), tc.class)
+			outs, calls, err := profileOutcomes(t, tc.body)
+			if ClassOf(err) != tc.class || calls != 1 {
+				t.Errorf("err = %v after %d requests, want class %v after 1", err, calls, tc.class)
 			}
 			if len(outs) != 1 || outs[0].Billed != tc.billed {
 				t.Errorf("outcomes %+v, want one billed=%v", outs, tc.billed)
 			}
 		})
 	}
+}
+
+// profileOutcomes asks a profile of a server answering body: the outcomes
+// the client reported, the requests the server saw, the call's error.
+func profileOutcomes(t *testing.T, body string) ([]Outcome, int64, error) {
+	t.Helper()
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) { fmt.Fprint(w, body) })
+	var outs []Outcome
+	var mu sync.Mutex
+	c := testClient(t, s.srv.URL, func(c *Config) {
+		c.AfterResponse = func(_ context.Context, o Outcome) { mu.Lock(); outs = append(outs, o); mu.Unlock() }
+	})
+	_, err := c.SVProfile(context.Background(), "alice")
+	mu.Lock()
+	defer mu.Unlock()
+	return outs, s.calls.Load(), err
 }
 
 // An answer saying the account has 0 credits left is kept, and the next
@@ -275,5 +295,92 @@ func TestAbsurdChargeRefused(t *testing.T) {
 		if len(outs) != 1 || outs[0].Cost() != 1 {
 			t.Errorf("charge %s: outcomes %+v, want one costing 1", charge, outs)
 		}
+	}
+}
+
+// An answer's credits_charged is what it cost, whatever else it says: an
+// answer marked cached, or holding only envelope members, is free only
+// when it charges nothing or says no charge at all (docs/upstream.md,
+// Credits: free means credits_charged 0).
+func TestChargedAnswersAreBilled(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		cost       int64
+		cached     bool
+	}{
+		{"cached but charged", `{"success":true,"credits_charged":3,"user":{"uniqueId":"a"},"cached":true,"cached_at":"2026-01-01T00:00:00.000Z"}`, 3, true},
+		{"envelope only but charged", `{"success":true,"credits_charged":2}`, 2, false},
+		{"cached at no charge", `{"user":{"uniqueId":"a"},"credits_charged":0,"cached":true}`, 0, true},
+		{"cached, charge not said", `{"user":{"uniqueId":"a"},"cached":true}`, 0, true},
+		{"envelope only, charge not said", `{"success":true}`, 0, false},
+		{"data, charge not said", `{"user":{"uniqueId":"a"}}`, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			outs, _, _ := profileOutcomes(t, tc.body)
+			if len(outs) != 1 || outs[0].Cost() != tc.cost || outs[0].Free != (tc.cost == 0) || outs[0].Cached != tc.cached {
+				t.Errorf("outcomes %+v, want one costing %d (cached %v)", outs, tc.cost, tc.cached)
+			}
+		})
+	}
+}
+
+// The real service's own endpoints go out on its paths with its parameter
+// names (docs/upstream.md cites each from the vendor's catalogue); under
+// the contract's preset, which has no such endpoints, nothing is sent.
+func TestScrapeCreatorsContentRequests(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	video, post := "https://www.tiktok.com/@a/video/7", "https://www.instagram.com/p/DH3/"
+	esc := strings.NewReplacer(":", "%3A", "/", "%2F", "@", "%40").Replace
+	want := map[string]string{
+		"/v3/tiktok/profile/videos":          "handle=alice&max_cursor=1734562353000&sort_by=latest",
+		"/v1/tiktok/profile":                 "user_id=6659752019493208069",
+		"/v2/tiktok/video":                   "url=" + esc(video),
+		"/v1/tiktok/video/comments":          "cursor=20&url=" + esc(video),
+		"/v1/tiktok/video/comment/replies":   "comment_id=7623828115408274207&cursor=3&url=" + esc(video),
+		"/v1/tiktok/video/transcript":        "url=" + esc(video),
+		"/v2/instagram/user/posts":           "handle=bob&next_max_id=3599731065704772932_260462810",
+		"/v1/instagram/user/reels":           "handle=bob&max_id=QVFC%3D%3D",
+		"/v1/instagram/post":                 "url=" + esc(post),
+		"/v1/instagram/post/comment/replies": "comment_id=18038110327814211&cursor=QVFD&url=" + esc(post),
+		"/v1/instagram/user/highlights":      "handle=bob",
+	}
+	s, _ := checkRealRequests(t, want, func(c *Client) []func() error {
+		return []func() error{
+			func() error { _, err := Do(ctx, c, nil, SVProfileVideosCall("@alice", "1734562353000")); return err },
+			func() error { _, err := Do(ctx, c, nil, SVProfileByIDCall("6659752019493208069")); return err },
+			func() error { _, err := Do(ctx, c, nil, SVVideoCall(video)); return err },
+			func() error { _, err := Do(ctx, c, nil, SVVideoCommentsCall(video, "20")); return err },
+			func() error {
+				_, err := Do(ctx, c, nil, SVCommentRepliesCall(video, "7623828115408274207", "3"))
+				return err
+			},
+			func() error { _, err := Do(ctx, c, nil, SVTranscriptCall(video)); return err },
+			func() error {
+				_, err := Do(ctx, c, nil, PSUserPostsCall("bob", "3599731065704772932_260462810"))
+				return err
+			},
+			func() error { _, err := Do(ctx, c, nil, PSUserReelsCall("bob", "QVFC==")); return err },
+			func() error { _, err := Do(ctx, c, nil, PSPostCall(post)); return err },
+			func() error {
+				_, err := Do(ctx, c, nil, PSCommentRepliesCall(post, "18038110327814211", "QVFD"))
+				return err
+			},
+			func() error { _, err := Do(ctx, c, nil, PSHighlightsCall("bob")); return err },
+		}
+	})
+	// The contract has none of them: refused unsent, as retired, naming the
+	// preset.
+	contract := testClient(t, s.srv.URL, nil)
+	before := s.calls.Load()
+	_, err := Do(ctx, contract, nil, SVProfileVideosCall("alice", ""))
+	if ClassOf(err) != ClassRetired || !strings.Contains(err.Error(), "the contract preset has no shortvideo.profile_videos endpoint") {
+		t.Errorf("under the contract: %v", err)
+	}
+	if s.calls.Load() != before {
+		t.Error("a contract client sent a real-only endpoint's request")
 	}
 }

@@ -6,17 +6,6 @@ import (
 	"net/url"
 )
 
-// PhotoSocialWebBase is the web address of the photo-sharing platform, used
-// to build post and reel URLs for the endpoints that take one. The real
-// platform has another host; set this before the first call.
-var PhotoSocialWebBase = "https://www.photosocial.example"
-
-// ReelURL returns the web URL of a reel from its code, e.g.
-// "https://www.photosocial.example/reel/Dabc/".
-func ReelURL(code string) string {
-	return PhotoSocialWebBase + "/reel/" + url.PathEscape(code) + "/"
-}
-
 // PSProfile is the response of /photosocial/profile. A private account
 // answers an empty response ({}, an empty body, data null, or a user with
 // neither id nor username) and is charged nothing: Empty is then true and

@@ -18,6 +18,13 @@ type PSComment struct {
 	CreatedAt         Int64 // Unix seconds
 	LikeCount         Int64
 	ChildCommentCount Int64
+	// ParentID is the comment a reply answers (parent_comment_id), when
+	// the answer says.
+	ParentID Text
+	// HasMoreReplies is whether the comment has replies beyond those the
+	// answer carries (has_more_replies; without it, child_comment_count
+	// above the replies carried).
+	HasMoreReplies bool
 	// Replies are the comment's replies the answer carries (the real
 	// service's include_replies), each with its raw JSON; entries that do
 	// not decode are counted in RepliesDropped, the last one's reason in
@@ -43,7 +50,9 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		LikeCount         Int64        `json:"like_count"`
 		CommentLikeCount  Int64        `json:"comment_like_count"`
 		ChildCommentCount Int64        `json:"child_comment_count"`
+		ParentID          Text         `json:"parent_comment_id"`
 		Replies           []rawRef     `json:"replies"`
+		HasMoreReplies    Flag         `json:"has_more_replies"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -55,9 +64,14 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		CreatedAt:         firstTime(w.CreatedAt, w.CreatedAtUTC),
 		LikeCount:         firstInt(w.LikeCount, w.CommentLikeCount),
 		ChildCommentCount: w.ChildCommentCount,
+		ParentID:          w.ParentID,
 	}
 	if len(w.Replies) > 0 {
 		c.Replies, c.RepliesDropped, c.RepliesDropReason = decodeItems[PSComment](w.Replies, "replies")
+	}
+	c.HasMoreReplies = w.HasMoreReplies.V
+	if !w.HasMoreReplies.Valid {
+		c.HasMoreReplies = w.ChildCommentCount.V > int64(len(w.Replies))
 	}
 	return nil
 }

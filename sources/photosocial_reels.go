@@ -11,10 +11,13 @@ import (
 // PSReel is a reel of the reels search. Caption is the caption text, whether
 // the upstream sends a string or the platform's {"text": ...} object. The
 // real service sends shortcode for code, no play count (PlayCount not
-// Valid), and taken_at as an ISO 8601 string; TakenAt is Unix seconds.
+// Valid), and taken_at as an ISO 8601 string; TakenAt is Unix seconds. URL
+// is the reel's web address when the answer carries it (the real service
+// does; the contract gives only the code).
 type PSReel struct {
 	ID            Text
 	Code          Text
+	URL           Text
 	OwnerUsername Text
 	PlayCount     Int64
 	LikeCount     Int64
@@ -27,6 +30,7 @@ type psReelWire struct {
 	PK    Text `json:"pk"`
 	Code  Text `json:"code"`
 	Short Text `json:"shortcode"`
+	URL   Text `json:"url"`
 	Owner object[struct {
 		Username Text `json:"username"`
 	}] `json:"owner"`
@@ -54,28 +58,35 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 		return r.UnmarshalJSON(w.Media) // the platform's {media: {...}} entry
 	}
 	*r = PSReel{
-		ID:            firstText(w.ID, w.PK),
+		ID:            firstText(w.PK, pkOf(w.ID)),
 		Code:          firstText(w.Code, w.Short),
+		URL:           w.URL,
 		OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username),
 		PlayCount:     firstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
 		LikeCount:     firstInt(w.LikeCount, w.LikeCountC),
 		Caption:       w.CaptionText,
 		TakenAt:       firstTime(w.TakenAt, w.TakenAtC),
 	}
-	if len(w.Caption) > 0 {
-		var caption object[struct {
-			Text Text `json:"text"`
-		}]
-		if err := json.Unmarshal(w.Caption, &caption); err != nil {
-			return err
-		}
-		if caption.OK {
-			r.Caption = caption.V.Text
-		} else if err := r.Caption.UnmarshalJSON(w.Caption); err != nil {
-			return err
-		}
+	return readCaption(w.Caption, &r.Caption)
+}
+
+// readCaption sets *caption from raw, a caption sent as a string or as the
+// platform's {"text": ...} object; absent (empty raw) leaves it.
+func readCaption(raw json.RawMessage, caption *Text) error {
+	if len(raw) == 0 {
+		return nil
 	}
-	return nil
+	var o object[struct {
+		Text Text `json:"text"`
+	}]
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return err
+	}
+	if o.OK {
+		*caption = o.V.Text
+		return nil
+	}
+	return caption.UnmarshalJSON(raw)
 }
 
 // PSReelsSearchCall calls page (from 1) of /photosocial/reels/search. The

@@ -74,7 +74,7 @@ func TestPSComments(t *testing.T) {
 		{"real: pk, null child count, numeric cursor", "abc", `{"success":true,"comments":[{"pk":"1798","text":"x","user":{"username":"c"},
 			"created_at":"1735689601","comment_like_count":"4","child_comment_count":null},{"id":"18","text":"y","child_comment_count":2}],"cursor":1740000000123}`,
 			[]PSComment{{ID: "1798", Text: "x", Username: "c", CreatedAt: Int64{1735689601, true}, LikeCount: Int64{4, true}},
-				{ID: "18", Text: "y", ChildCommentCount: Int64{2, true}}}, "1740000000123", ""},
+				{ID: "18", Text: "y", ChildCommentCount: Int64{2, true}, HasMoreReplies: true}}, "1740000000123", ""},
 		{"last page: empty cursor", "x", `{"success":true,"comments":[{"text":"z"}],"cursor":""}`, []PSComment{{Text: "z"}}, "", StopEnd},
 		{"last page: no cursor", "x", `{"success":true,"comments":[{"text":"z"}]}`, []PSComment{{Text: "z"}}, "", StopEnd},
 		{"last page: empty list", "x", `{"success":true,"comments":[],"cursor":"y"}`, []PSComment{}, "y", StopEmptyPage},
@@ -172,10 +172,14 @@ func TestPSReelsSearch(t *testing.T) {
 
 func TestPSTranscript(t *testing.T) {
 	t.Parallel()
-	reel := ReelURL("Dabc_1-x")
-	if reel != "https://www.photosocial.example/reel/Dabc_1-x/" {
-		t.Fatalf("ReelURL = %q", reel)
+	for preset, want := range map[string]string{PresetContract: "https://www.photosocial.example/reel/Dabc_1-x/",
+		PresetScrapeCreators: "https://www.instagram.com/reel/Dabc_1-x/"} {
+		r, _ := Options{Preset: preset}.Route("photosocial.transcript")
+		if reel := r.ReelURL("Dabc_1-x"); reel != want {
+			t.Errorf("%s: ReelURL = %q, want %q", preset, reel, want)
+		}
 	}
+	const reel = "https://www.photosocial.example/reel/Dabc_1-x/"
 	cases := []struct {
 		body string
 		want []PSTranscriptEntry

@@ -232,7 +232,7 @@ func TestSandboxEveryCall(t *testing.T) {
 		t.Errorf("ps profile = %+v", ps)
 	}
 	// 14 comments
-	post := sources.PhotoSocialWebBase + "/p/post_c3/"
+	post := "https://www.photosocial.example/p/post_c3/"
 	cm, err := c.PSComments(ctx, post, "")
 	must(err)
 	if len(cm.Items) != 3 || cm.Cursor != "" || cm.HasMoreKnown {
@@ -254,7 +254,7 @@ func TestSandboxEveryCall(t *testing.T) {
 		nonZero("reel", it.V.ID, it.V.Code, it.V.OwnerUsername, it.V.PlayCount, it.V.LikeCount)
 	}
 	// 16 transcript of a reel built from a code
-	tr, err := c.PSTranscript(ctx, sources.ReelURL("Dclip_t2"))
+	tr, err := c.PSTranscript(ctx, "https://www.photosocial.example/reel/Dclip_t2/")
 	must(err)
 	if len(tr.Entries) != 2 {
 		t.Fatalf("transcripts = %d", len(tr.Entries))

@@ -110,6 +110,18 @@ func SVProfileCall(handle string) Call[*SVProfile] {
 	}))
 }
 
+// SVProfileByIDCall calls /shortvideo/profile for the account whose numeric
+// user id is userID: the real service's user_id parameter (Route.Accepts),
+// for an author its answer named by ids only.
+func SVProfileByIDCall(userID string) Call[*SVProfile] {
+	if !isDigits(userID) {
+		return refused[*SVProfile](paramError("/shortvideo/profile", "user_id", "must be a numeric user id"))
+	}
+	call := SVProfileCall("")
+	call.query = url.Values{"user_id": {userID}}
+	return call
+}
+
 // SVFollowersCall calls one page of /shortvideo/user/followers.
 func SVFollowersCall(secUID, cursor string) Call[*Page[SVFollowEntry]] {
 	return followCall("/user/followers", secUID, cursor, "followers", "users", "user_list")

@@ -196,7 +196,7 @@ func TestVideoDecoding(t *testing.T) {
 				t.Fatalf("items = %+v", p.Items)
 			}
 			for i, it := range p.Items {
-				if it.V != tc.want[i] {
+				if !reflect.DeepEqual(it.V, tc.want[i]) {
 					t.Errorf("item %d = %+v\nwant %+v", i, it.V, tc.want[i])
 				}
 				if len(it.Raw) == 0 {

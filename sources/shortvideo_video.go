@@ -1,6 +1,9 @@
 package sources
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/url"
+)
 
 // SVVideo is a video of the short-video platform, as listed by the keyword
 // search, song videos, the trending feed and popular videos. Lists differ in
@@ -21,6 +24,33 @@ type SVVideo struct {
 	Author     SVAuthor
 	Stats      SVVideoStats
 	MusicID    Text
+	// URL is the video's web address when the answer carries one (the real
+	// service's url, else its share_url without the query); "" otherwise.
+	URL Text
+	// Hashtags are the hashtags the video carries (the real service's
+	// cha_list), each with its raw JSON; the contract's videos carry none.
+	Hashtags []SVTag
+}
+
+// SVTag is a hashtag a video carries: its name without #, its id when sent.
+type SVTag struct {
+	Name Text
+	ID   Text
+	Raw  json.RawMessage
+}
+
+func (g *SVTag) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ChaName Text `json:"cha_name"`
+		Name    Text `json:"hashtag_name"`
+		CID     Text `json:"cid"`
+		ID      Text `json:"hashtag_id"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*g = SVTag{Name: firstText(w.ChaName, w.Name), ID: firstText(w.CID, w.ID), Raw: json.RawMessage(b)}
+	return nil
 }
 
 // SVAuthor is the author of a video. Some lists (the real trending feed)
@@ -79,6 +109,9 @@ type svVideoWire struct {
 	MusicID   Text   `json:"musicId"`
 	MusicIDS  Text   `json:"music_id"`
 	AwemeInfo rawRef `json:"aweme_info"`
+	URL       Text   `json:"url"`
+	ShareURL  Text   `json:"share_url"`
+	ChaList   rawRef `json:"cha_list"`
 }
 
 func (v *SVVideo) UnmarshalJSON(b []byte) error { return v.decode(b, true) }
@@ -116,8 +149,31 @@ func (v *SVVideo) fromWire(w *svVideoWire, unwrap bool) error {
 			ShareCount:   firstInt(s.ShareCount, s.ShareCountS, st.ShareCount, st.ShareCountS),
 		},
 		MusicID: firstText(w.MusicID, w.MusicIDS, w.Music.V.IDStr, w.Music.V.ID),
+		URL:     firstText(w.URL, withoutQuery(w.ShareURL)),
+	}
+	// The video's hashtags, leniently: a list that is not one, or an entry
+	// without a name, costs only the hashtags, never the video.
+	var tags []rawRef
+	if len(w.ChaList) > 0 && json.Unmarshal(w.ChaList, &tags) == nil {
+		for _, r := range tags {
+			var g SVTag
+			if json.Unmarshal(r, &g) == nil && g.Name != "" {
+				v.Hashtags = append(v.Hashtags, g)
+			}
+		}
 	}
 	return nil
+}
+
+// withoutQuery is a URL without its query and fragment (a share link's
+// tracking parameters), as it was sent when it does not parse.
+func withoutQuery(u Text) Text {
+	p, err := url.Parse(string(u))
+	if err != nil || p.RawQuery == "" && p.Fragment == "" {
+		return u
+	}
+	p.RawQuery, p.Fragment = "", ""
+	return Text(p.String())
 }
 
 // svVideoListKeys are the members a list of videos is found under: the

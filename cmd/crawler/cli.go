@@ -18,6 +18,10 @@ const (
 	exitUsage   = 2 // bad input: flags, job file, environment
 	exitStopped = 3 // the run stopped before its end and can be resumed
 	exitFailed  = 4 // the run finished, but some of its tasks failed
+	// exitSpent: the run stopped because its credit budget is spent; the
+	// same command does nothing until resume_within has passed (then it
+	// starts a new run) or the budget is raised. Not to be retried.
+	exitSpent = 5
 )
 
 // usageError is bad input from the user: exit code 2.
@@ -115,9 +119,13 @@ func exitCode(stderr io.Writer, err error) int {
 	var ue usageError
 	var se interface{ Resumable() string }
 	var fe interface{ Retryable() string }
+	var be interface{ Spent() string }
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &be):
+		fmt.Fprintln(stderr, be.Spent())
+		return exitSpent
 	case errors.As(err, &se):
 		fmt.Fprintln(stderr, se.Resumable())
 		return exitStopped

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/migrations"
 )
 
@@ -43,6 +44,11 @@ func connect(ctx context.Context, env *cliEnv, maxConns int) (*pgxpool.Pool, err
 		if ctx.Err() != nil {
 			// SIGINT or SIGTERM while connecting: nothing was started.
 			return nil, interruptedError{"while connecting to PostgreSQL"}
+		}
+		if db.TooManyConnections(err) {
+			return nil, fmt.Errorf("PostgreSQL at %s has no free connection slot (SQLSTATE 53300): a crawler process opens at most database.max_conns "+
+				"connections (%d here); lower it or run fewer processes, raise the server's max_connections, or put PgBouncer in front (docs/pgbouncer.md): %s",
+				where, cfg.MaxConns, scrub(err.Error(), dsn))
 		}
 		return nil, fmt.Errorf("cannot reach PostgreSQL at %s: %s", where, scrub(err.Error(), dsn))
 	}

@@ -9,14 +9,19 @@ import (
 )
 
 // layers orders the product's packages (docs/architecture.md): a package
-// imports only packages of lower layers. The harness (testkit/, tools/)
-// sits above them all, and nothing the binary ships imports it.
+// imports only packages of lower layers. The sandbox's packages sit in the
+// layers their imports allow (api, world, contract and faults, real, the
+// sandbox), beside the crawler's, which none of them imports. The harness
+// (testkit/, tools/) sits above them all, and nothing the binary ships
+// imports it.
 var layers = [][]string{
-	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "sources/ratecontrol", "sources/concurrency", "migrations"},
-	{"sources", "sinks", "internal/sandbox"},
-	{"kinds"},
-	{"jobfile"},
-	{"runs", "retention"},
+	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "internal/loop", "sources/ratecontrol", "sources/concurrency", "migrations",
+		"internal/sandbox/api"},
+	{"sources", "sinks", "internal/sandbox/world"},
+	{"kinds", "internal/sandbox/contract", "internal/sandbox/faults"},
+	{"jobfile", "internal/sandbox/real"},
+	{"runs", "retention", "pipeline/frontier", "pipeline/budget", "pipeline/quota", "internal/sandbox"},
+	{"pipeline/adaptive"},
 	{"pipeline"},
 	{"plan", "internal/live", "internal/metrics", "internal/report"},
 	{"cmd/crawler"},
@@ -25,8 +30,9 @@ var layers = [][]string{
 const module = "github.com/socialcrawl/crawler/"
 
 // TestLayers fails on an import of a package of the same or a higher
-// layer, on a product package missing from the table, and on a harness
-// package in the binary's dependencies.
+// layer, on a product package missing from the table, on a sandbox
+// package importing one of the crawler's, and on a harness package in the
+// binary's dependencies.
 func TestLayers(t *testing.T) {
 	t.Parallel()
 	layerOf := map[string]int{}
@@ -59,6 +65,9 @@ func TestLayers(t *testing.T) {
 			if to, ok := layerOf[dep]; !ok || to >= from {
 				t.Errorf("%s (layer %d) imports %s (layer %d, or harness)", pkg, from, dep, to)
 			}
+			if isSandbox(pkg) && !isSandbox(dep) {
+				t.Errorf("%s imports %s: the sandbox shares no code with the crawler", pkg, dep)
+			}
 		}
 	}
 	deps, err := exec.Command("go", "list", "-deps", module+"cmd/crawler").Output()
@@ -70,4 +79,8 @@ func TestLayers(t *testing.T) {
 			t.Errorf("the binary depends on harness package %s", d)
 		}
 	}
+}
+
+func isSandbox(pkg string) bool {
+	return pkg == "internal/sandbox" || strings.HasPrefix(pkg, "internal/sandbox/")
 }

@@ -12,7 +12,7 @@ import (
 
 // memoryLimitDefault is the Go heap's soft limit unless GOMEMLIMIT sets
 // one: the collector works harder as the heap nears it instead of letting
-// garbage grow to twice the live data (see README, "Memory").
+// garbage grow to twice the live data (docs/how-a-run-works.md#memory).
 const memoryLimitDefault = 100 << 20
 
 func main() {

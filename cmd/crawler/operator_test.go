@@ -217,8 +217,8 @@ func TestRunsAndStatusJSON(t *testing.T) {
 	if r := invoke(t, env, "run", job); r.code != 0 {
 		t.Fatalf("run: %+v", r)
 	}
-	if r := invoke(t, env, "run", "--max-credits", "3", job); r.code != exitStopped {
-		t.Fatalf("run 2: exit %d, want 3: %s", r.code, r.stderr)
+	if r := invoke(t, env, "run", "--max-credits", "3", job); r.code != exitSpent {
+		t.Fatalf("run 2: exit %d, want 5: %s", r.code, r.stderr)
 	}
 	r := invoke(t, env, "status", "--json", "--run", "1")
 	if r.code != 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/revisit"
 	"github.com/socialcrawl/crawler/sources"
 )
 
@@ -30,8 +31,8 @@ Checks: the job file, the API key variable (set; never printed), the
 database in DATABASE_URL (reachable, migrations current), and what
 "crawler run JOBFILE" would do now (new run, continue or join one). Prints
 the seed tasks, an upper bound of the credits the job can cost (from page
-limits, edges and depth; see README "Planning a run"), and, when the job
-has a completed run, the expected cost from its history.
+limits, edges and depth; see docs/planning.md), and, when the job has a
+completed run, the expected cost from its history.
 
 Exit codes: 0 the job can run; 2 it cannot (the reason is printed).`
 
@@ -190,6 +191,12 @@ func printAdaptive(w io.Writer, a *plan.Adaptive) {
 	if len(reasons) > 0 {
 		fmt.Fprintf(w, "adaptive: by reason: %s (items never seen are not listed: they are all visited)\n", strings.Join(reasons, ", "))
 	}
+	if a.ByReason[revisit.ReasonUnreached] > 0 {
+		fmt.Fprintln(w, "adaptive: unreached: not found by the last run from the job's seeds now; no credit is kept for them, a run that finds them visits them if the budget has room")
+	}
+	if a.Forget > 0 {
+		fmt.Fprintf(w, "adaptive: %d items unreached for twice max_age are forgotten by the next run\n", a.Forget)
+	}
 	for _, visit := range []bool{true, false} {
 		shown, more := 0, 0
 		for _, it := range a.Items {
@@ -208,8 +215,8 @@ func printAdaptive(w io.Writer, a *plan.Adaptive) {
 			if !visit {
 				verb = "skip"
 			}
-			fmt.Fprintf(w, "adaptive:   %s %s %s (%s): %.2f a day, last visit %.1f days ago, expected %.1f for %.1f credits\n",
-				verb, it.Kind, it.Key, it.Reason, it.Rate, it.AgeDays, it.Yield, it.Cost)
+			fmt.Fprintf(w, "adaptive:   %s %s %s (%s): %.2f a day, last visit %.1f days ago, expected %.1f for %.1f credits (at most %.0f)\n",
+				verb, it.Kind, it.Key, it.Reason, it.Rate, it.AgeDays, it.Yield, it.Cost, it.CostHigh)
 		}
 		if more > 0 {
 			fmt.Fprintf(w, "adaptive:   ... and %d more (crawler plan --json lists them all)\n", more)

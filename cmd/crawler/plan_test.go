@@ -154,9 +154,9 @@ func TestPlanOnFreshDatabase(t *testing.T) {
 func TestPrintAdaptive(t *testing.T) {
 	t.Parallel()
 	a := &plan.Adaptive{Budget: 30, Visit: 2, Skip: 23, Cost: 6, Yield: 12, YieldPerCred: 2, StalenessLeft: 4.5,
-		ByReason: map[string]int{"yield": 1, "full_walk": 1, "below_floor": 23}}
+		ByReason: map[string]int{"yield": 1, "full_walk": 1, "below_floor": 22, "unreached": 1}, Forget: 4}
 	a.Items = append(a.Items,
-		plan.AdaptiveItem{Kind: "shortvideo.followers", Key: "MS4w", Visit: true, FullWalk: true, Reason: "full_walk", Rate: 3, AgeDays: 2, Yield: 6, Cost: 4},
+		plan.AdaptiveItem{Kind: "shortvideo.followers", Key: "MS4w", Visit: true, FullWalk: true, Reason: "full_walk", Rate: 3, AgeDays: 2, Yield: 6, Cost: 4, CostHigh: 5},
 		plan.AdaptiveItem{Kind: "shortvideo.profile", Key: "alice", Visit: true, Reason: "yield", Rate: 0.5, AgeDays: 4, Yield: 1.7, Cost: 1})
 	for i := range 23 {
 		a.Items = append(a.Items, plan.AdaptiveItem{Kind: "shortvideo.profile", Key: fmt.Sprint("still", i), Reason: "below_floor", Rate: 0.01, AgeDays: 1, Yield: 0.02, Cost: 1})
@@ -166,8 +166,10 @@ func TestPrintAdaptive(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"adaptive: of 25 known items, refresh 2 and skip 23; expected 12.0 new entries and counter changes for 6.0 of 30 credits (2.00 per credit); expected unseen after the run: 4.5\n",
-		"adaptive: by reason: below_floor 23, full_walk 1, yield 1 (items never seen are not listed: they are all visited)\n",
-		"adaptive:   walk whole shortvideo.followers MS4w (full_walk): 3.00 a day, last visit 2.0 days ago, expected 6.0 for 4.0 credits\n",
+		"adaptive: by reason: below_floor 22, full_walk 1, unreached 1, yield 1 (items never seen are not listed: they are all visited)\n",
+		"adaptive: unreached: not found by the last run from the job's seeds now",
+		"adaptive: 4 items unreached for twice max_age are forgotten by the next run\n",
+		"adaptive:   walk whole shortvideo.followers MS4w (full_walk): 3.00 a day, last visit 2.0 days ago, expected 6.0 for 4.0 credits (at most 5)\n",
 		"adaptive:   refresh shortvideo.profile alice (yield)",
 		"adaptive:   skip shortvideo.profile still0 (below_floor)",
 		"adaptive:   ... and 3 more (crawler plan --json lists them all)\n",

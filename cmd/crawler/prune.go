@@ -15,13 +15,14 @@ const pruneSummary = `Remove the bookkeeping of old runs: their tasks, progress 
 archive, sampled answer shapes and quota rows, in batches of short
 transactions. Entities, edges and snapshots stay (--snapshots: the old
 runs' snapshot and ranking rows go too, but each entity's and search's
-latest). Never touched: a running run, a run a process works on, the
-latest run of each job, its latest ended and its latest done run, and the
-tasks refresh_after and stop_at_seen read (the next run decides the same).
-A pruned run stays in crawler runs, marked pruned, and cannot be resumed.
-Safe beside a running job; running it twice removes nothing the second
-time. Give --older-than, --keep-runs or both (a run goes when every rule
-given lets it go). See docs/retention.md.`
+latest, and the rows a running run compares with). Never touched: a
+running run, a run a process works on, the latest run of each job, its
+latest ended and its latest done run, and the tasks refresh_after and
+stop_at_seen read (the next run decides the same). A pruned run stays in
+crawler runs, marked pruned, and cannot be resumed. Safe beside a running
+job. Incremental: a run pruned before is not read again, so a second
+prune does nothing. Give --older-than, --keep-runs or both (a run goes
+when every rule given lets it go). See docs/retention.md.`
 
 func cmdPrune(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "prune", "", pruneSummary)
@@ -101,11 +102,21 @@ func printPrune(env *cliEnv, res *retention.Result) {
 	if res.DryRun {
 		verb, removed = "would prune", "would remove"
 	}
+	before := ""
+	if res.Before > 0 {
+		before = fmt.Sprintf("%d runs pruned before, not read again", res.Before)
+	}
 	if len(res.Runs) == 0 {
-		fmt.Fprintf(env.stdout, "no run to prune\n")
+		if before != "" {
+			before = " (" + before + ")"
+		}
+		fmt.Fprintf(env.stdout, "no run to prune%s\n", before)
 		return
 	}
 	fmt.Fprintf(env.stdout, "%s %d runs (%d not pruned before): %s\n", verb, len(res.Runs), res.NewlyPruned, idRanges(res.Runs))
+	if before != "" {
+		fmt.Fprintln(env.stdout, before)
+	}
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "TABLE\tROWS\tBATCHES\n")
 	for _, t := range res.Tables {

@@ -16,6 +16,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/version"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -31,6 +32,22 @@ func (e *stoppedError) Error() string { return e.err.Error() }
 func (e *stoppedError) Unwrap() error { return e.err }
 func (e *stoppedError) Resumable() string {
 	return fmt.Sprintf("crawler: run %d can be resumed: crawler run --resume %d %s", e.runID, e.runID, e.jobPath)
+}
+
+// spentError is a run stopped because its credit budget is spent (exit 5):
+// retrying the same command does nothing until the budget is raised or
+// resume_within has passed, when it starts a new run.
+type spentError struct {
+	err     error
+	runID   int64
+	jobPath string
+}
+
+func (e *spentError) Error() string { return e.err.Error() }
+func (e *spentError) Unwrap() error { return e.err }
+func (e *spentError) Spent() string {
+	return fmt.Sprintf("crawler: run %d spent its credit budget: to continue it, raise max_credits (crawler run --max-credits N %s); "+
+		"otherwise the first `crawler run` after resume_within starts a new run with a budget of its own (do not retry exit 5)", e.runID, e.jobPath)
 }
 
 // failedTasksError is a run that finished with failed tasks (exit 4).
@@ -58,7 +75,10 @@ another process works on is joined, and a finished run is not continued
 Exit codes: 0 the run finished (skipped tasks, such as a 404, are not
 failures); 1 it failed; 2 bad input; 3 it stopped before its end and can be
 resumed; 4 it finished but some tasks failed (crawler status says why;
---resume ID --retry-failed works them again).`
+--resume ID --retry-failed works them again); 5 it stopped because its
+credit budget (max_credits) is spent: the same command does nothing until
+the budget is raised, and after resume_within starts a new run (do not
+retry 5).`
 
 func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "run", "JOBFILE", runSummary)
@@ -130,7 +150,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if err := clientCfg.Validate(); err != nil {
 		return usageError{fmt.Errorf("%s: api: %w", path, err)}
 	}
-	pool, err := connect(ctx, env, job.Limits.Workers+4)
+	pool, err := connect(ctx, env, job.Database.MaxConns)
 	if err != nil {
 		return err
 	}
@@ -156,6 +176,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stdout, "run %d: job %q continued (interrupted, last active %s ago)\n", runID, job.Name, ch.Idle)
 		case pipeline.RunJoin:
 			fmt.Fprintf(env.stdout, "run %d: job %q joined (another process is working on it)\n", runID, job.Name)
+		case pipeline.RunSpent:
+			return &spentError{err: fmt.Errorf("run %d of job %q stopped %s ago at its credit budget (%d credits billed of %d): not continued with the same budget",
+				runID, job.Name, ch.Idle, ch.Billed, ch.BudgetStop), runID: runID, jobPath: path}
 		}
 	} else {
 		if err := pipeline.Resume(ctx, pool, runID, job.Name); err != nil {
@@ -165,7 +188,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 		if *maxCredits >= 0 {
-			if err := pipeline.SetMaxCredits(ctx, pool, runID, maxCredits); err != nil {
+			if err := budget.SetMaxCredits(ctx, pool, runID, maxCredits); err != nil {
 				return err
 			}
 		}
@@ -202,7 +225,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if sum != nil {
 		credits := ""
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if cr, cerr := pipeline.LoadCredits(cctx, pool, runID); cerr == nil {
+		if cr, cerr := budget.LoadCredits(cctx, pool, runID); cerr == nil {
 			credits = fmt.Sprintf(", %d credits billed to the run", cr.Billed)
 		}
 		cancel()
@@ -217,6 +240,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 		env.afterRun(metricsURL)
 	}
 	var stop *pipeline.StopError
+	if errors.As(err, &stop) && errors.Is(err, budget.ErrExhausted) {
+		return &spentError{err: err, runID: runID, jobPath: path}
+	}
 	if errors.As(err, &stop) {
 		return &stoppedError{err: err, runID: runID, jobPath: path}
 	}

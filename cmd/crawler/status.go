@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/migrations"
-	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/runs"
 )
 
@@ -66,7 +66,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return noRun(err, *runID)
 	}
-	cr, err := pipeline.LoadCredits(ctx, pool, st.ID)
+	cr, err := budget.LoadCredits(ctx, pool, st.ID)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ func Classify(err error) Class {
 	if err == nil {
 		return None
 	}
+	// No free connection slot is not an outage: waiting does not make one.
+	if TooManyConnections(err) {
+		return Fatal
+	}
 	// Refused, reset or timed out while connecting; a server that is
 	// starting or shutting down (57P03, 57P01) answers inside it too.
 	if errors.As(err, new(*pgconn.ConnectError)) {
@@ -95,6 +99,8 @@ func classifySQLState(code string) Class {
 		return Transient
 	case NotAdvancedCode:
 		return Fatal // Commit turns it into errAlreadyApplied or an error of its own
+	case "42P05", "26000": // duplicate or missing prepared statement
+		return Fatal // a pooler in transaction mode: see PoolerStatements
 	}
 	switch code[:min(2, len(code))] {
 	case "08": // connection exception
@@ -103,6 +109,29 @@ func classifySQLState(code string) Class {
 		return Fatal
 	}
 	return Data
+}
+
+// TooManyConnectionsCode is SQLSTATE 53300: the server (max_connections)
+// or a pooler in front of it has no free connection slot.
+const TooManyConnectionsCode = "53300"
+
+// TooManyConnections reports a connection refused for want of a free slot
+// (53300), also inside a pgconn.ConnectError: the run stops, with an error
+// naming the setting (database.max_conns), instead of waiting it out as an
+// outage.
+func TooManyConnections(err error) bool {
+	pgErr := (*pgconn.PgError)(nil)
+	return errors.As(err, &pgErr) && pgErr.Code == TooManyConnectionsCode
+}
+
+// PoolerStatements reports a prepared statement found already existing
+// (42P05) or missing (26000): pgx's statement cache through a pooler in
+// transaction mode (PgBouncer), which hands each transaction another
+// server connection. Set default_query_exec_mode=cache_describe in
+// DATABASE_URL (docs/pgbouncer.md).
+func PoolerStatements(err error) bool {
+	pgErr := (*pgconn.PgError)(nil)
+	return errors.As(err, &pgErr) && (pgErr.Code == "42P05" || pgErr.Code == "26000")
 }
 
 // IsData reports a page the database refuses for what it holds

@@ -194,6 +194,25 @@ func TestClassifyDB(t *testing.T) {
 			return err
 		}, Fatal},
 		{"insufficient resources 53100", func(*testing.T) error { return exec(raise("53100")) }, Fatal},
+		// No free slot (a role's connection limit gives the same 53300 as
+		// max_connections): not an outage to wait out.
+		{"too many connections 53300 while connecting", func(t *testing.T) error {
+			role := fmt.Sprintf("noslot_%d", time.Now().UnixNano())
+			if err := exec(`CREATE ROLE ` + role + ` LOGIN CONNECTION LIMIT 0`); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = exec(`DROP ROLE ` + role) })
+			cfg, err := pgx.ParseConfig(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.User = role
+			_, err = pgx.ConnectConfig(ctx, cfg)
+			if !TooManyConnections(err) {
+				t.Errorf("not 53300: %v", err)
+			}
+			return err
+		}, Fatal},
 		{"internal error XX000", func(*testing.T) error { return exec(raise("XX000")) }, Fatal},
 		{"commit not advanced " + NotAdvancedCode, func(*testing.T) error { return exec(raise(NotAdvancedCode)) }, Fatal},
 		{"not the database's", func(*testing.T) error { return errors.New("handler bug") }, Fatal},

@@ -3,6 +3,7 @@ package db
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -69,6 +70,63 @@ func TestLoadRejectsDuplicatesAndEmptyQueries(t *testing.T) {
 		if _, err := load(files); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("err = %v, want it to say %q", err, name)
 		}
+	}
+}
+
+// A family of statements is written once, as a template of its file,
+// and each query of it names the template and its values.
+func TestLoadExpandsTemplates(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{"queries/a.sql": {Data: []byte(`-- template: Del
+-- why the family exists
+DELETE FROM {{.table}} WHERE {{range list .key}}{{.}} = @{{.}} AND {{end}}run_id = @run_id;
+
+-- name: DelA
+-- from: Del table=x.a key=k
+-- name: DelB
+-- the comments of a query stay its own
+-- from: Del table=x.b key=k,j
+-- name: DelC
+-- from: Del table=x.c key=
+`)}}
+	qs, err := load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for name, q := range qs {
+		got[name] = fmt.Sprintf("%q %v", q.SQL, q.Params)
+	}
+	want := map[string]string{
+		"DelA": `"\nDELETE FROM x.a WHERE k = $1 AND run_id = $2;" [k run_id]`,
+		"DelB": `"\nDELETE FROM x.b WHERE k = $1 AND j = $2 AND run_id = $3;" [k j run_id]`,
+		"DelC": `"\nDELETE FROM x.c WHERE run_id = $1;" [run_id]`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
+
+func TestLoadRejectsBadTemplates(t *testing.T) {
+	t.Parallel()
+	const tmpl = "-- template: T\nSELECT * FROM {{.table}};\n"
+	for name, text := range map[string]string{
+		"no template U in its file":        tmpl + "-- name: X\n-- from: U table=a\n",
+		"has both SQL and a from: line":    tmpl + "-- name: X\n-- from: T table=a\nSELECT 1;\n",
+		`map has no entry for key "table"`: tmpl + "-- name: X\n-- from: T tabel=a\n",
+		`"table" is not key=value`:         tmpl + "-- name: X\n-- from: T table\n",
+		"template T is defined twice":      tmpl + tmpl + "-- name: X\n-- from: T table=a\n",
+		"template T: template: T:1:":       "-- template: T\nSELECT {{.table;\n-- name: X\nSELECT 1;\n",
+	} {
+		_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(text)}})
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("err = %v, want it to say %q", err, name)
+		}
+	}
+	// A template serves its own file only.
+	_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(tmpl)}, "queries/b.sql": {Data: []byte("-- name: X\n-- from: T table=a\n")}})
+	if err == nil || !strings.Contains(err.Error(), "b.sql: query X: no template T") {
+		t.Errorf("a template of another file: err = %v", err)
 	}
 }
 
@@ -229,4 +287,24 @@ func BenchmarkBulkArgs(b *testing.B) {
 			_ = []any{int64(1), ids, userIDs, secUIDs, nicks, avatars, sigs, verified, private, profile, raws}
 		}
 	})
+}
+
+// reasonMatch is a comparison of a reason column's text: how a task ended
+// is read from crawl.tasks.outcome (migration 00030), the reason is text
+// for people. (stop_reason and drop_reason are other columns.)
+var reasonMatch = regexp.MustCompile(`(?i)\breason\s*(not\s+)?(like|ilike|in|=|<>|!=|~|is\s+(not\s+)?distinct\s+from)\s*[('"]`)
+
+// TestNoQueryMatchesReasons: no statement decides by a reason's text.
+func TestNoQueryMatchesReasons(t *testing.T) {
+	t.Parallel()
+	comment := regexp.MustCompile(`--[^\n]*`)
+	for name, q := range queries {
+		if m := reasonMatch.FindString(comment.ReplaceAllString(q.SQL, "")); m != "" {
+			t.Errorf("%s (%s) matches a reason's text (%q): read crawl.tasks.outcome", name, q.File, m)
+		}
+	}
+	if reasonMatch.FindString(`WHERE t.reason LIKE 'fresh:%'`) == "" || reasonMatch.FindString(`AND u.reason <> 'page_limit'`) == "" ||
+		reasonMatch.FindString(`coalesce(d.drop_reason, '') = ''`) != "" || reasonMatch.FindString(`SET reason = $3`) != "" {
+		t.Error("reasonMatch does not tell a reason's comparison")
+	}
 }

@@ -4,7 +4,10 @@
 // here, and the sinks' upserts in sinks/*.sql, beside each sink's Go file,
 // which package sinks embeds and adds with Register. The files are parsed
 // once at init; each @name becomes a positional $n, and a name is unique
-// across all of them.
+// across all of them. A family of statements that differ only by their
+// table (retention's batched deletes) is written once, as a "-- template:"
+// block of its file, and each of its queries is a "-- name:" block whose
+// "-- from:" line names the template and its values.
 //
 // Callers bind a query to a parameter struct whose fields carry `db:"name"`
 // tags: Prepare[P] for one-row statements, PrepareBulk[P, R] for bulk upserts

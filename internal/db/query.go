@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"text/template"
 )
 
 //go:embed queries/*.sql
@@ -117,51 +118,119 @@ func Unprepared() []string {
 }
 
 // parseFile splits a .sql file into its queries: each starts at a line
-// "-- name: Xxx" and runs to the next one. Lines that are only a comment are
-// left out of the text sent; text before the first name line is the file's
-// commentary.
+// "-- name: Xxx" and runs to the next one (or to a "-- template:" line).
+// Lines that are only a comment are left out of the text sent; text before
+// the first name line is the file's commentary.
+//
+// A family of statements that differ only by their table is written once:
+// a block "-- template: Xxx" holds the statement as a text/template, and a
+// query whose block has a line "-- from: Xxx table=a.b key=c,d" and no SQL
+// of its own is that template run with those values ({{.table}}; {{list
+// .key}} splits a value on commas). A template serves the queries of its
+// own file only.
 func parseFile(file, text string) ([]*Query, error) {
-	var qs []*Query
-	var cur *Query
-	var body strings.Builder
-	flush := func() error {
-		if cur == nil {
-			return nil
-		}
-		sql, params, err := rewrite(strings.TrimSpace(body.String()))
-		if err != nil {
-			return fmt.Errorf("db: %s: query %s: %w", file, cur.Name, err)
-		}
-		if sql == "" {
-			return fmt.Errorf("db: %s: query %s is empty", file, cur.Name)
-		}
-		cur.SQL, cur.Params = "\n"+sql, params
-		qs = append(qs, cur)
-		return nil
+	type block struct {
+		query *Query // nil: a template
+		name  string
+		from  string // the query's "-- from:" line, after the colon
+		body  strings.Builder
 	}
+	var blocks []*block
+	var cur *block
 	for line := range strings.Lines(text) {
 		trimmed := strings.TrimSpace(line)
-		if rest, ok := strings.CutPrefix(trimmed, "-- name:"); ok {
-			if err := flush(); err != nil {
-				return nil, err
-			}
+		rest, isQuery := strings.CutPrefix(trimmed, "-- name:")
+		tmpl, isTemplate := strings.CutPrefix(trimmed, "-- template:")
+		if isQuery || isTemplate {
 			fields := strings.Fields(rest)
+			if isTemplate {
+				fields = strings.Fields(tmpl)
+			}
 			if len(fields) != 1 {
 				return nil, fmt.Errorf("db: %s: malformed name line %q", file, trimmed)
 			}
-			cur = &Query{Name: fields[0], File: file}
-			body.Reset()
+			cur = &block{name: fields[0]}
+			if isQuery {
+				cur.query = &Query{Name: fields[0], File: file}
+			}
+			blocks = append(blocks, cur)
+			continue
+		}
+		if from, ok := strings.CutPrefix(trimmed, "-- from:"); ok && cur != nil && cur.query != nil {
+			cur.from = strings.TrimSpace(from)
 			continue
 		}
 		if cur == nil || strings.HasPrefix(trimmed, "--") {
 			continue
 		}
-		body.WriteString(line)
+		cur.body.WriteString(line)
 	}
-	if err := flush(); err != nil {
-		return nil, err
+	templates := template.New(file).Option("missingkey=error").Funcs(template.FuncMap{
+		"list": func(v string) []string { return strings.FieldsFunc(v, func(r rune) bool { return r == ',' }) },
+	})
+	for _, b := range blocks {
+		if b.query != nil {
+			continue
+		}
+		if templates.Lookup(b.name) != nil {
+			return nil, fmt.Errorf("db: %s: template %s is defined twice", file, b.name)
+		}
+		if _, err := templates.New(b.name).Parse(b.body.String()); err != nil {
+			return nil, fmt.Errorf("db: %s: template %s: %w", file, b.name, err)
+		}
+	}
+	var qs []*Query
+	for _, b := range blocks {
+		q := b.query
+		if q == nil {
+			continue
+		}
+		text := b.body.String()
+		if b.from != "" {
+			if strings.TrimSpace(text) != "" {
+				return nil, fmt.Errorf("db: %s: query %s has both SQL and a from: line", file, q.Name)
+			}
+			var err error
+			if text, err = expand(templates, b.from); err != nil {
+				return nil, fmt.Errorf("db: %s: query %s: %w", file, q.Name, err)
+			}
+		}
+		sql, params, err := rewrite(strings.TrimSpace(text))
+		if err != nil {
+			return nil, fmt.Errorf("db: %s: query %s: %w", file, q.Name, err)
+		}
+		if sql == "" {
+			return nil, fmt.Errorf("db: %s: query %s is empty", file, q.Name)
+		}
+		q.SQL, q.Params = "\n"+sql, params
+		qs = append(qs, q)
 	}
 	return qs, nil
+}
+
+// expand runs the template a from: line names with its key=value pairs.
+func expand(templates *template.Template, from string) (string, error) {
+	fields := strings.Fields(from)
+	if len(fields) == 0 {
+		return "", fmt.Errorf("empty from: line")
+	}
+	t := templates.Lookup(fields[0])
+	if t == nil {
+		return "", fmt.Errorf("no template %s in its file", fields[0])
+	}
+	data := map[string]string{}
+	for _, kv := range fields[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return "", fmt.Errorf("from: %q is not key=value", kv)
+		}
+		data[k] = v
+	}
+	var out strings.Builder
+	if err := t.Execute(&out, data); err != nil {
+		return "", err
+	}
+	return out.String(), nil
 }
 
 // rewrite replaces each @name parameter of sql by $n, numbering names in

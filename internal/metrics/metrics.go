@@ -2,7 +2,7 @@
 // /metrics while the run works (crawler run --metrics-addr) and written at
 // its end in the text format for node_exporter's textfile collector
 // (--metrics-textfile). Every metric carries the run_id and job labels.
-// The metric names are documented in README ("Metrics").
+// The metric names are documented in docs/watching.md ("Prometheus").
 //
 // Counters named *_total count what this process did (several processes
 // joining one run each count theirs: sum them); the gauges named

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
 // churnHandle is the first handle "<prefix><i>" (no tokens) whose rates
 // satisfy ok.
-func churnHandle(t *testing.T, prefix string, ok func(ChurnRates) bool) string {
+func churnHandle(t *testing.T, prefix string, ok func(world.ChurnRates) bool) string {
 	t.Helper()
 	for i := range 100_000 {
 		h := prefix + strconv.Itoa(i)
@@ -41,98 +43,26 @@ func mustTruth(t *testing.T, h string, day int64) AccountTruth {
 	return tr
 }
 
-func TestChurnPoisson(t *testing.T) {
-	t.Parallel()
-	const n = 20_000
-	for _, lambda := range []float64{0.05, 0.7, 4, 9.9, 10, 35, 200, 50_000} {
-		p, r := newPoisson(lambda), rng{hashOf("test", "poisson", fmt.Sprint(lambda))}
-		var sum, sq float64
-		for range n {
-			k := float64(p.draw(&r))
-			if k < 0 {
-				t.Fatalf("lambda %v: draw %v", lambda, k)
-			}
-			sum += k
-			sq += k * k
-		}
-		mean := sum / n
-		variance := sq/n - mean*mean
-		// Both within about 5 standard errors of lambda.
-		if d := math.Abs(mean - lambda); d > 5*math.Sqrt(lambda/n) {
-			t.Errorf("lambda %v: mean %v", lambda, mean)
-		}
-		if d := math.Abs(variance - lambda); d > 5*lambda*math.Sqrt(2.0/n)+5*math.Sqrt(lambda/n) {
-			t.Errorf("lambda %v: variance %v", lambda, variance)
-		}
-	}
-}
-
-// TestChurnMix checks that 2000 handles fall in the mixes' bands in about
-// their shares, with rates inside the bands.
-func TestChurnMix(t *testing.T) {
-	t.Parallel()
-	const n = 2000
-	mixes := []struct {
-		name string
-		mix  rateMix
-		of   func(ChurnRates) ChurnRate
-	}{
-		{"followers", followersMix, func(r ChurnRates) ChurnRate { return r.Followers }},
-		{"following", followingMix, func(r ChurnRates) ChurnRate { return r.Following }},
-		{"followers loss", lossMix, func(r ChurnRates) ChurnRate { return r.FollowersLoss }},
-		{"following loss", lossMix, func(r ChurnRates) ChurnRate { return r.FollowingLoss }},
-		{"hearts", heartMix, func(r ChurnRates) ChurnRate { return r.Hearts }},
-		{"videos", videoMix, func(r ChurnRates) ChurnRate { return r.Videos }},
-		{"diggs", diggMix, func(r ChurnRates) ChurnRate { return r.Diggs }},
-		{"posts", videoMix, func(r ChurnRates) ChurnRate { return r.Posts }},
-	}
-	rates := make([]ChurnRates, n)
-	for i := range rates {
-		var err error
-		if rates[i], err = ChurnRatesOf(fmt.Sprintf("mix%05d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, m := range mixes {
-		count := map[RateClass]int{}
-		for _, r := range rates {
-			c := m.of(r)
-			count[c.Class]++
-			var band rateBand
-			for _, b := range m.mix {
-				if b.class == c.Class {
-					band = b
-				}
-			}
-			if band.class == "" || c.PerDay < band.lo || c.PerDay > band.hi*(1+1e-12) {
-				t.Fatalf("%s: rate %+v outside its band %+v", m.name, c, band)
-			}
-		}
-		for _, b := range m.mix {
-			p := float64(b.perMille) / 1000
-			got := float64(count[b.class]) / n
-			// 4 binomial standard deviations, at least half a point.
-			if tol := max(0.005, 4*math.Sqrt(p*(1-p)/n)); math.Abs(got-p) > tol {
-				t.Errorf("%s: %s %.3f, want %.3f ± %.3f", m.name, b.class, got, p, tol)
+// burstingHandle is the first handle "<prefix><i>" with a burst starting
+// on a day in [from, to] (1.5% of days: docs/sandbox.md).
+func burstingHandle(t *testing.T, prefix string, from, to int64) (string, int64) {
+	t.Helper()
+	for i := range 100_000 {
+		h := prefix + strconv.Itoa(i)
+		for d := from; d <= to; d++ {
+			if fnvParts("churn", h, "followers.burst", strconv.FormatInt(d, 10))%1000 < 15 {
+				return h, d
 			}
 		}
 	}
-	// Unfollows: a minority of accounts, 12% per list.
-	lose := 0
-	for _, r := range rates {
-		if r.FollowersLoss.PerDay > 0 {
-			lose++
-		}
-	}
-	if share := float64(lose) / n; share < 0.09 || share > 0.15 {
-		t.Errorf("%.3f of the accounts lose followers", share)
-	}
+	t.Fatalf("no %s... handle bursts in days %d-%d", prefix, from, to)
+	return "", 0
 }
 
 func TestChurnDeterministic(t *testing.T) {
 	t.Parallel()
-	h := churnHandle(t, "det", func(r ChurnRates) bool {
-		return r.Followers.Class == RateModerate && r.FollowersLoss.PerDay > 0.2
+	h := churnHandle(t, "det", func(r world.ChurnRates) bool {
+		return r.Followers.Class == world.RateModerate && r.FollowersLoss.PerDay > 0.2
 	})
 	a, b := mustTruth(t, h, 40), mustTruth(t, h, 40)
 	if !slices.Equal(a.Followers, b.Followers) || !slices.Equal(a.Following, b.Following) || a.HeartCount != b.HeartCount ||
@@ -140,85 +70,11 @@ func TestChurnDeterministic(t *testing.T) {
 		t.Fatal("two ChurnTruth calls differ")
 	}
 	// Same for the served bytes, two servers apart.
-	q := "secUid=" + url.QueryEscape(secUIDOf(h)) + "&cursor=50"
+	q := "secUid=" + url.QueryEscape(secUIDFor(h)) + "&cursor=50"
 	_, b1 := setup(t, Config{Churn: ChurnHeavyTail, WorldTime: 40}).get(t, "/shortvideo/user/followers", q)
 	_, b2 := setup(t, Config{Churn: ChurnHeavyTail, WorldTime: 40}).get(t, "/shortvideo/user/followers", q)
 	if !bytes.Equal(b1, b2) {
 		t.Fatal("two servers answer differently")
-	}
-}
-
-// TestChurnDayByDay checks the model day after day: the list at d is the
-// day's arrivals, newest first, then the list at d-1 without the day's
-// unfollows; arrivals are irregular; counters never go down.
-func TestChurnDayByDay(t *testing.T) {
-	t.Parallel()
-	for _, h := range []string{
-		churnHandle(t, "dd", func(r ChurnRates) bool { return r.Followers.Class == RateModerate && r.FollowersLoss.PerDay > 0.3 }),
-		churnHandle(t, "dd", func(r ChurnRates) bool { return r.Followers.Class == RateSlow && r.FollowingLoss.PerDay > 0.1 }),
-		churnHandle(t, "dd", func(r ChurnRates) bool { return r.Followers.Class == RateFast && r.Hearts.Class == RateModerate }),
-		churnHandle(t, "dd", func(r ChurnRates) bool { return r.Followers.Class == RateStill && r.FollowersLoss.PerDay == 0 }),
-	} {
-		prev := mustTruth(t, h, 0)
-		arrivals := map[int64]bool{}
-		for d := int64(1); d <= 30; d++ {
-			cur := mustTruth(t, h, d)
-			diff, err := ChurnChanges(h, d-1, d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff.FollowersArrived != int64(len(diff.NewFollowers)) {
-				t.Fatalf("%s day %d: %d arrived, %d new", h, d, diff.FollowersArrived, len(diff.NewFollowers))
-			}
-			arrivals[diff.FollowersArrived] = true
-			for _, c := range []struct {
-				name            string
-				prev, cur       []string
-				added, lost     []string
-				prevCnt, curCnt int64
-			}{
-				{"followers", prev.Followers, cur.Followers, diff.NewFollowers, diff.LostFollowers, prev.FollowerCount, cur.FollowerCount},
-				{"following", prev.Following, cur.Following, diff.NewFollowing, diff.LostFollowing, prev.FollowingCount, cur.FollowingCount},
-			} {
-				gone := map[string]bool{}
-				for _, e := range c.lost {
-					gone[e] = true
-				}
-				want := slices.Clone(c.added)
-				for _, e := range c.prev {
-					if !gone[e] {
-						want = append(want, e)
-					}
-				}
-				if !slices.Equal(c.cur, want) {
-					t.Fatalf("%s %s day %d: %d entries, want %d (+%d -%d)", h, c.name, d, len(c.cur), len(want), len(c.added), len(c.lost))
-				}
-				if int64(len(want)) != c.prevCnt+int64(len(c.added))-int64(len(c.lost)) || c.curCnt != int64(len(c.cur)) {
-					t.Fatalf("%s %s day %d: count %d", h, c.name, d, c.curCnt)
-				}
-			}
-			if cur.HeartCount < prev.HeartCount || cur.VideoCount < prev.VideoCount || cur.DiggCount < prev.DiggCount ||
-				cur.PostCount < prev.PostCount {
-				t.Fatalf("%s day %d: a counter went down", h, d)
-			}
-			prev = cur
-		}
-		if r, _ := ChurnRatesOf(h); r.Followers.Class == RateModerate || r.Followers.Class == RateFast {
-			if len(arrivals) < 3 {
-				t.Errorf("%s (%+v): arrivals a day take only %d values: linear, not Poisson", h, r.Followers, len(arrivals))
-			}
-		}
-	}
-	// Over several days, one diff is the sum of the days.
-	h := churnHandle(t, "dd", func(r ChurnRates) bool { return r.Followers.Class == RateModerate && r.FollowersLoss.PerDay > 0.3 })
-	d, err := ChurnChanges(h, 3, 17)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, to := mustTruth(t, h, 3), mustTruth(t, h, 17)
-	if int64(len(to.Followers)) != int64(len(from.Followers))+int64(len(d.NewFollowers))-int64(len(d.LostFollowers)) ||
-		!slices.Equal(to.Followers[:len(d.NewFollowers)], d.NewFollowers) || len(d.LostFollowers) == 0 {
-		t.Errorf("%s 3..17: %d -> %d, +%d -%d", h, len(from.Followers), len(to.Followers), len(d.NewFollowers), len(d.LostFollowers))
 	}
 }
 
@@ -229,19 +85,23 @@ func TestChurnServedIsTruth(t *testing.T) {
 	const day, pageSize = 30, 97
 	contract := setup(t, Config{Churn: ChurnHeavyTail, WorldTime: day, PageSize: pageSize})
 	real := realSetup(t, Config{Churn: ChurnHeavyTail, WorldTime: day, PageSize: pageSize})
-	loser := churnHandle(t, "sv", func(r ChurnRates) bool { return r.FollowersLoss.Class == RateModerate })
+	loser := churnHandle(t, "sv", func(r world.ChurnRates) bool { return r.FollowersLoss.Class == world.RateModerate })
 	handles := []string{
 		loser,
-		churnHandle(t, "sv", func(r ChurnRates) bool { return r.Followers.Class == RateFast }),
-		churnHandle(t, "sv", func(r ChurnRates) bool { return r.Followers.Class == RateStill && r.Hearts.Class == RateFast }),
-		churnHandle(t, "sv", func(r ChurnRates) bool { return r.Following.Class == RateModerate && r.FollowingLoss.PerDay > 0 }),
+		churnHandle(t, "sv", func(r world.ChurnRates) bool { return r.Followers.Class == world.RateFast }),
+		churnHandle(t, "sv", func(r world.ChurnRates) bool {
+			return r.Followers.Class == world.RateStill && r.Hearts.Class == world.RateFast
+		}),
+		churnHandle(t, "sv", func(r world.ChurnRates) bool {
+			return r.Following.Class == world.RateModerate && r.FollowingLoss.PerDay > 0
+		}),
 		"acct_f120_g30", // day-0 lengths from the tokens, then churn
 		"acct_f5_g2_r3", // r<N>: the linear laws
 		"private_acct",
 	}
 	for _, h := range handles {
 		tr := mustTruth(t, h, day)
-		sec := "secUid=" + url.QueryEscape(secUIDOf(h))
+		sec := "secUid=" + url.QueryEscape(secUIDFor(h))
 		for _, kind := range []string{"followers", "following"} {
 			want, realKey := tr.Followers, "followers"
 			if kind == "following" {
@@ -298,10 +158,10 @@ func TestChurnServedIsTruth(t *testing.T) {
 	if len(diff.LostFollowers) == 0 {
 		t.Fatalf("%s lost no followers by day %d", loser, day)
 	}
-	served, _ := contract.walk(t, walkSpec{path: "/shortvideo/user/followers", params: "secUid=" + url.QueryEscape(secUIDOf(loser)),
+	served, _ := contract.walk(t, walkSpec{path: "/shortvideo/user/followers", params: "secUid=" + url.QueryEscape(secUIDFor(loser)),
 		list: "followers", idOf: "uniqueId"})
 	day0, _ := setup(t, Config{Churn: ChurnHeavyTail, PageSize: pageSize}).walk(t, walkSpec{path: "/shortvideo/user/followers",
-		params: "secUid=" + url.QueryEscape(secUIDOf(loser)), list: "followers", idOf: "uniqueId"})
+		params: "secUid=" + url.QueryEscape(secUIDFor(loser)), list: "followers", idOf: "uniqueId"})
 	for _, e := range diff.LostFollowers {
 		if slices.Contains(served, e) || !slices.Contains(day0, e) {
 			t.Errorf("%s: unfollower %s served at day %d: %v, at day 0: %v", loser, e, day, slices.Contains(served, e),
@@ -321,8 +181,8 @@ func TestChurnDayZero(t *testing.T) {
 		for _, c := range []struct{ path, q string }{
 			{"/shortvideo/profile", "handle=" + h},
 			{"/photosocial/profile", "handle=" + h},
-			{"/shortvideo/user/followers", "secUid=" + secUIDOf(h) + "&cursor=20"},
-			{"/shortvideo/user/following", "secUid=" + secUIDOf(h)},
+			{"/shortvideo/user/followers", "secUid=" + secUIDFor(h) + "&cursor=20"},
+			{"/shortvideo/user/following", "secUid=" + secUIDFor(h)},
 			{"/shortvideo/creators/popular", ""},
 		} {
 			_, a := linear.get(t, c.path, c.q)
@@ -344,35 +204,17 @@ func TestChurnConfig(t *testing.T) {
 	}
 }
 
-func TestChurnTruthErrors(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		h        string
-		from, to int64
-	}{{"missing_x", 1, 2}, {"@alice", 1, 2}, {"", 1, 2}, {"alice", -1, 2}, {"alice", 3, 2}} {
-		if _, err := ChurnChanges(c.h, c.from, c.to); err == nil {
-			t.Errorf("ChurnChanges(%q, %d, %d) accepted", c.h, c.from, c.to)
-		}
-		if _, err := ChurnTruth(c.h, c.from); err == nil && c.from <= c.to {
-			t.Errorf("ChurnTruth(%q, %d) accepted", c.h, c.from)
-		}
-	}
-	if _, err := ChurnRatesOf("missing"); err == nil {
-		t.Error("ChurnRatesOf(missing) accepted")
-	}
-}
-
 // TestChurnPageCost: a deep page of a fast, unfollowed account a year on
 // still costs O(days + removals + page), not O(list).
 func TestChurnPageCost(t *testing.T) {
 	t.Parallel()
-	h := churnHandle(t, "cost", func(r ChurnRates) bool {
-		return r.Followers.Class == RateFast && r.Followers.PerDay > 100 && r.FollowersLoss.Class == RateModerate
+	h := churnHandle(t, "cost", func(r world.ChurnRates) bool {
+		return r.Followers.Class == world.RateFast && r.Followers.PerDay > 100 && r.FollowersLoss.Class == world.RateModerate
 	})
 	b := setup(t, Config{Churn: ChurnHeavyTail, WorldTime: 365})
 	tr := mustTruth(t, h, 365)
 	off := tr.FollowerCount - 10
-	m := b.getOK(t, "/shortvideo/user/followers", "secUid="+url.QueryEscape(secUIDOf(h))+"&cursor="+strconv.FormatInt(off, 10))
+	m := b.getOK(t, "/shortvideo/user/followers", "secUid="+url.QueryEscape(secUIDFor(h))+"&cursor="+strconv.FormatInt(off, 10))
 	entries := list(t, m, "followers")
 	if len(entries) != 10 || m["hasMore"] != false {
 		t.Fatalf("last page at %d of %d: %d entries, hasMore %v", off, tr.FollowerCount, len(entries), m["hasMore"])
@@ -382,63 +224,50 @@ func TestChurnPageCost(t *testing.T) {
 			t.Fatalf("position %d: %s, truth %s", off+int64(i), got, tr.Followers[off+int64(i)])
 		}
 	}
-	st := (&world{day: 365, churn: true})
-	a, _ := st.lookupAccount(h)
-	if n := len(a.followersList.removed); n == 0 || n > 3*365 {
-		t.Errorf("%d removals in a year", n)
-	}
+	// Its removals are bounded: world.TestChurnRemovalsBounded.
 }
 
-// TestChurnReferenceModel replays the documented model day by day on a
-// plain slice (remove the day's picks among the entries of the day before,
-// then put the day's arrivals in front) and compares it with ChurnTruth,
-// which maps positions to indexes without building the list.
-func TestChurnReferenceModel(t *testing.T) {
+// In the bursts and drift worlds the lists served are the truth, day after
+// day, and at day 0 they are the linear world's.
+func TestChurnWorldsServedIsTruth(t *testing.T) {
 	t.Parallel()
-	const days = 60
-	for _, h := range []string{
-		churnHandle(t, "ref", func(r ChurnRates) bool {
-			return r.Followers.Class == RateModerate && r.FollowersLoss.Class == RateModerate
-		}),
-		churnHandle(t, "ref", func(r ChurnRates) bool {
-			return r.Followers.Class == RateStill && r.FollowersLoss.Class == RateModerate
-		}),
-		churnHandle(t, "ref", func(r ChurnRates) bool { return r.Followers.Class == RateSlow && r.FollowersLoss.Class == RateSlow }),
-	} {
-		r, _ := ChurnRatesOf(h)
-		day0 := pick("account", h, "followers", 300)
-		var list []int64 // indexes, newest first
-		for i := range day0 {
-			list = append(list, i)
-		}
-		arrived := int64(0)
-		arrive, lose := newPoisson(r.Followers.PerDay), newPoisson(r.FollowersLoss.PerDay)
-		for k := int64(1); k <= days; k++ {
-			lr := dayRNG(hashOf("churn", h, "followers.loss"), k)
-			size := uint64(day0 + arrived)
-			for n := lose.draw(&lr); n > 0 && size > 0; n-- {
-				i := int64(lr.next()%size) - arrived
-				if at := slices.Index(list, i); at >= 0 {
-					list = slices.Delete(list, at, at+1)
+	const day, pageSize = 20, 97
+	burst, _ := burstingHandle(t, "sv", 5, 15)
+	for _, churn := range []string{ChurnBursts, ChurnDrift} {
+		srv := setup(t, Config{Churn: churn, WorldTime: day, PageSize: pageSize})
+		for _, h := range []string{burst, "acct_f120_g30", "plain7", "acct_f5_g2_r3"} {
+			tr, err := ChurnTruthIn(churn, h, day)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := srv.walk(t, walkSpec{path: "/shortvideo/user/followers", params: "secUid=" + url.QueryEscape(secUIDFor(h)), list: "followers", idOf: "uniqueId"})
+			if !slices.Equal(got, tr.Followers) || tr.FollowerCount != int64(len(tr.Followers)) {
+				t.Errorf("%s %s: served %d followers, truth %d (count %d)", churn, h, len(got), len(tr.Followers), tr.FollowerCount)
+			}
+			m := srv.getOK(t, "/shortvideo/profile", "handle="+url.QueryEscape(h))
+			if n := num(t, field(m, "stats.followerCount")); n != tr.FollowerCount {
+				t.Errorf("%s %s: followerCount %d, truth %d", churn, h, n, tr.FollowerCount)
+			}
+			// Day by day, the arrivals add up to the list.
+			var arrived int64
+			for d := int64(1); d <= day; d++ {
+				ch, err := ChurnChangesIn(churn, h, d-1, d)
+				if err != nil {
+					t.Fatal(err)
 				}
+				arrived += ch.FollowersArrived
 			}
-			ar := dayRNG(hashOf("churn", h, "followers"), k)
-			n := arrive.draw(&ar)
-			var fresh []int64
-			for j := arrived + n; j > arrived; j-- {
-				fresh = append(fresh, -j)
+			whole, _ := ChurnChangesIn(churn, h, 0, day)
+			if arrived != whole.FollowersArrived {
+				t.Errorf("%s %s: %d arrivals day by day, %d at once", churn, h, arrived, whole.FollowersArrived)
 			}
-			list = append(fresh, list...)
-			arrived += n
-			if k%15 != 0 {
-				continue
-			}
-			want := make([]string, len(list))
-			for i, idx := range list {
-				want[i] = handleAt(hashOf("followers", h), idx)
-			}
-			if tr := mustTruth(t, h, k); !slices.Equal(tr.Followers, want) {
-				t.Fatalf("%s day %d: truth has %d followers, the reference %d", h, k, len(tr.Followers), len(want))
+		}
+		linear, zero := setup(t, Config{}), setup(t, Config{Churn: churn})
+		for _, q := range []string{"secUid=" + secUIDFor("plain7") + "&cursor=20", "secUid=" + secUIDFor(burst)} {
+			_, a := linear.get(t, "/shortvideo/user/followers", q)
+			_, b := zero.get(t, "/shortvideo/user/followers", q)
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s differs from the linear world at day 0: %s", churn, q)
 			}
 		}
 	}
@@ -451,9 +280,9 @@ func TestChurnDocumentedFormulas(t *testing.T) {
 	// The followers row of the docs' table: cumulative shares and bands.
 	bands := []struct {
 		upTo   uint64
-		class  RateClass
+		class  world.RateClass
 		lo, hi float64
-	}{{600, RateStill, 0, 0}, {850, RateSlow, 0.05, 0.5}, {970, RateModerate, 1, 10}, {1000, RateFast, 20, 200}}
+	}{{600, world.RateStill, 0, 0}, {850, world.RateSlow, 0.05, 0.5}, {970, world.RateModerate, 1, 10}, {1000, world.RateFast, 20, 200}}
 	checked := 0
 	for i := range 300 {
 		h := fmt.Sprintf("doc%d", i)
@@ -462,8 +291,8 @@ func TestChurnDocumentedFormulas(t *testing.T) {
 		for u >= bands[j].upTo {
 			j++
 		}
-		want := ChurnRate{Class: bands[j].class}
-		if want.Class != RateStill {
+		want := world.ChurnRate{Class: bands[j].class}
+		if want.Class != world.RateStill {
 			f := float64(fnvParts("churn", h, "followers.rate")>>11) / (1 << 53)
 			want.PerDay = bands[j].lo * math.Pow(bands[j].hi/bands[j].lo, f)
 		}

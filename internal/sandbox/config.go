@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/faults"
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
 // Defaults and limits of Config, exported so callers and tests can compute
@@ -20,13 +22,13 @@ const (
 	WorldTimeDefault = 0
 	// ReelsPageSize is the fixed number of reels per page of the reels search;
 	// the upstream does not let the caller choose it.
-	ReelsPageSize = 12
+	ReelsPageSize = world.ReelsPageSize
 	// FeedSize is the fixed length of the trending feed, popular videos and
 	// popular creators lists.
-	FeedSize = 20
+	FeedSize = world.FeedSize
 	// WorldEpoch is the Unix time of day 0 of the world clock
 	// (2025-01-01T00:00:00Z). "Now" in the world is WorldEpoch + WorldTime*86400.
-	WorldEpoch int64 = 1735689600
+	WorldEpoch = world.WorldEpoch
 )
 
 // Presets of Config.Preset: the dialect the sandbox speaks.
@@ -46,14 +48,14 @@ const (
 const (
 	// RetryAfterSeconds sends the whole seconds until the key's bucket has a
 	// token again, rounded up, at least 1 (e.g. "Retry-After: 1").
-	RetryAfterSeconds = "seconds"
+	RetryAfterSeconds = faults.RetryAfterSeconds
 	// RetryAfterDate sends an HTTP date (RFC 9110 IMF-fixdate) at or after
 	// the moment the bucket has a token again.
-	RetryAfterDate = "date"
+	RetryAfterDate = faults.RetryAfterDate
 	// RetryAfterNone sends no Retry-After header, like the real service.
-	RetryAfterNone = "none"
+	RetryAfterNone = faults.RetryAfterNone
 	// RetryAfterGarbage sends a value that is neither seconds nor a date.
-	RetryAfterGarbage = "garbage"
+	RetryAfterGarbage = faults.RetryAfterGarbage
 	// RetryAfterModeDefault is the mode when Config.RetryAfterMode is "".
 	RetryAfterModeDefault = RetryAfterSeconds
 )
@@ -79,9 +81,11 @@ type Config struct {
 	WorldTime int64
 	// Churn is how accounts change from day to day: ChurnLinear (default;
 	// lists grow at their head by a fixed number a day, counters drift by a
-	// fixed amount) or ChurnHeavyTail (per-account heavy-tailed rates,
-	// Poisson arrivals, unfollows, irregular counters; see churn.go and
-	// ChurnTruth). Both are the same world at WorldTime 0.
+	// fixed amount), ChurnHeavyTail (per-account heavy-tailed rates,
+	// Poisson arrivals, unfollows, irregular counters; see world/churn.go
+	// and ChurnTruth), ChurnBursts or ChurnDrift (log-normal follower rates
+	// with bursts, or drifting; world/churnworlds.go). All are the same world
+	// at WorldTime 0.
 	Churn string
 	// Logger receives one debug record per request. Default: discard.
 	Logger *slog.Logger
@@ -140,9 +144,9 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	c.APIKeys = append([]string(nil), c.APIKeys...) // the caller may reuse its slice
-	c.Burst = burstOrDefault(c.Rate, c.Burst)
+	c.Burst = faults.BurstOrDefault(c.Rate, c.Burst)
 	c.RetryAfterMode = cmp.Or(c.RetryAfterMode, RetryAfterModeDefault)
-	c.Faults = c.Faults.withDefaults()
+	c.Faults = c.Faults.WithDefaults()
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -167,10 +171,10 @@ func (c Config) validate() error {
 	if c.WorldTime < 0 {
 		return fmt.Errorf("sandbox: Config.WorldTime must not be negative, got %d", c.WorldTime)
 	}
-	if c.Churn != ChurnLinear && c.Churn != ChurnHeavyTail {
-		return fmt.Errorf("sandbox: Config.Churn must be %q or %q, got %q", ChurnLinear, ChurnHeavyTail, c.Churn)
+	if c.Churn != ChurnLinear && !world.IsChurnWorld(c.Churn) {
+		return fmt.Errorf("sandbox: Config.Churn must be %q, %q, %q or %q, got %q", ChurnLinear, ChurnHeavyTail, ChurnBursts, ChurnDrift, c.Churn)
 	}
-	if err := validateRate("Config.Rate", "Config.Burst", c.Rate, c.Burst); err != nil {
+	if err := faults.ValidateRate("Config.Rate", "Config.Burst", c.Rate, c.Burst); err != nil {
 		return err
 	}
 	switch c.RetryAfterMode {
@@ -182,24 +186,5 @@ func (c Config) validate() error {
 	if c.Credits < 0 {
 		return fmt.Errorf("sandbox: Config.Credits must not be negative, got %d", c.Credits)
 	}
-	return c.Faults.validate("Config.Faults")
-}
-
-// burstOrDefault is the bucket size for rate: burst, or ceil(rate) (at
-// least 1) when burst is 0.
-func burstOrDefault(rate float64, burst int) int {
-	if burst != 0 || rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
-		return burst
-	}
-	return int(max(1, math.Ceil(min(rate, math.MaxInt32))))
-}
-
-func validateRate(rateName, burstName string, rate float64, burst int) error {
-	if !(rate >= 0) || math.IsInf(rate, 0) {
-		return fmt.Errorf("sandbox: %s must be a finite number >= 0 (0: no limit), got %v", rateName, rate)
-	}
-	if burst < 0 {
-		return fmt.Errorf("sandbox: %s must not be negative, got %d", burstName, burst)
-	}
-	return nil
+	return c.Faults.Validate("Config.Faults", knownPath)
 }

@@ -20,10 +20,10 @@ const (
 	tNullStr = "string|null"
 )
 
-// contract is one endpoint call and the fields its answer must carry. Field
+// endpointContract is one endpoint call and the fields its answer must carry. Field
 // paths are dotted; "name[]" descends into every element of an array (which
 // must not be empty) and "name[k=v]" into the elements whose k is v.
-type contract struct {
+type endpointContract struct {
 	name   string
 	path   string
 	query  string
@@ -61,7 +61,7 @@ func with(base map[string]string, extra map[string]string) map[string]string {
 
 var pagedFields = map[string]string{"cursor": tString, "hasMore": tBool}
 
-func contracts() []contract {
+func contracts() []endpointContract {
 	followEntry := func(list string) map[string]string {
 		return with(pagedFields, map[string]string{
 			list:                 tArray,
@@ -71,7 +71,7 @@ func contracts() []contract {
 			list + "[].secUid":   tString,
 		})
 	}
-	return []contract{
+	return []endpointContract{
 		{"1 keyword search form A", "/shortvideo/search/keyword", "keyword=cats_n3", with(videoFields, pagedFields)},
 		{"1 keyword search form B", "/shortvideo/search/keyword", "query=cats+n3&sort_by=most-liked", with(videoFields,
 			map[string]string{"cursor": tInt, "hasMore": tBool})},

@@ -7,6 +7,13 @@
 // sharing a struct. Its world, tokens, faults and debug endpoints are
 // documented in docs/sandbox.md; `crawler sandbox --help` lists its flags.
 //
+// It is built of packages, one idea each: world (the world and its truth,
+// answered once as values), contract and real (each dialect reads its
+// parameters and encodes the world's answers), faults (the 429 bucket, the
+// 402 balance, the seeded and scripted faults) and api (what every request
+// shares). This package assembles them: Config, the server's chain, usage
+// and arrivals.
+//
 // # Churn worlds
 //
 // Config.Churn = ChurnHeavyTail (`crawler sandbox --churn heavytail`)
@@ -27,14 +34,17 @@
 // Config.Preset = PresetScrapeCreators (`crawler sandbox --preset
 // scrapecreators`) serves the same world in the real service's dialect, as
 // docs/upstream.md and the vendor's sample responses describe it. The same
-// job stores the same entities in both presets: every answer is derived
-// from the contract's generators (same handles, ids, counts, videos, songs,
-// comments, reels). What differs:
+// job stores the same entities in both presets: the world answers once
+// (same handles, ids, counts, videos, songs, comments, reels) and each
+// dialect encodes it. What differs:
 //
 //   - Paths are at the root, with no /api: /v1/tiktok/<suffix> for the
 //     short-video endpoints, /v1/instagram/profile, /user/embed and
 //     /user/highlight/detail, and /v2/instagram/post/comments,
-//     /reels/search and /media/transcript. Any other path is 404.
+//     /reels/search and /media/transcript, and the real service's own
+//     content endpoints (real/content.go: a creator's videos, posts, reels,
+//     comments' replies, transcripts, highlights; the contract preset has
+//     none). Any other path is 404.
 //     /v1/tiktok/videos/popular is retired: 400, not billed.
 //   - Parameters: keyword and top search take query, hashtag search
 //     hashtag, the song endpoints clipId; the trending feed requires region;

@@ -896,15 +896,6 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-// Every endpoint of upstream-api.md is routed, each once (route panics on a
-// second registration when the package loads).
-func TestEveryEndpointRouted(t *testing.T) {
-	t.Parallel()
-	if n := len((&world{}).endpoints()); n != 18 {
-		t.Errorf("%d endpoints routed, want the 18 of upstream-api.md", n)
-	}
-}
-
 // TestListGrowthAtHead checks the growth law of docs/sandbox.md: a list
 // that gains g entries a world day shows, d days later, g*d new entries
 // first and then exactly the list of day 0, so a harvest one day later can

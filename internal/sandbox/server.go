@@ -1,18 +1,19 @@
 package sandbox
 
 import (
-	"bytes"
 	"cmp"
-	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/api"
+	"github.com/socialcrawl/crawler/internal/sandbox/contract"
+	"github.com/socialcrawl/crawler/internal/sandbox/faults"
+	"github.com/socialcrawl/crawler/internal/sandbox/real"
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
 // OtherEndpoint is the Usage.ByEndpoint key of requests to paths that are
@@ -23,29 +24,56 @@ const OtherEndpoint = "other"
 // apiPrefix is the path segment the spec's {base_url} ends with.
 const apiPrefix = "/api"
 
-// Server is the sandbox. Its world is stateless; the mutable state (usage
+// Faults are the seeded random and scripted faults a Server injects
+// (package faults); the pseudo-statuses of Faults.Script and the hang's
+// default bound are faults'.
+type Faults = faults.Faults
+
+const (
+	ScriptNormal   = faults.ScriptNormal
+	ScriptTruncate = faults.ScriptTruncate
+	ScriptHang     = faults.ScriptHang
+	HangMaxDefault = faults.HangMaxDefault
+)
+
+// OutOfCreditsMessage is the message of a 402 answer, as the real service
+// words it.
+const OutOfCreditsMessage = api.OutOfCreditsMessage
+
+// dialect is a preset's endpoints: the contract's (package contract) or
+// the real service's (package real), over the same world.
+type dialect interface {
+	// Has reports whether path (after the prefix) is an endpoint.
+	Has(path string) bool
+	// Answer is the 200 body of the endpoint ex names, or its error.
+	Answer(ex *api.Exchange, p *api.Params) ([]byte, error)
+	// WriteError answers an error in the dialect's body.
+	WriteError(rw http.ResponseWriter, ex *api.Exchange, err error)
+}
+
+// knownPath reports whether path is an endpoint of either dialect: what a
+// fault script may name.
+func knownPath(path string) bool { return contract.Has(path) || real.Has(path) }
+
+// Server is the sandbox: a world (package world) served in one dialect
+// behind the chain every request goes through, the fault layer (package
+// faults) in it. The world is stateless; the mutable state (usage
 // counters, arrivals, token buckets, credit balances, fault sequence
-// counters) sits behind mutexes, so one Server serves any number of
-// concurrent requests and its methods may be called while it serves.
+// counters, the real dialect's cache and ids) sits behind mutexes, so one
+// Server serves any number of concurrent requests and its methods may be
+// called while it serves.
 type Server struct {
-	keys       map[string]struct{}
-	log        *slog.Logger
-	now        func() time.Time
-	retryMode  string
-	realFields bool
-	usage      *usageBook
-	arrivals   *arrivalBook
-	bucket     *bucketBook
-	credits    *creditBook
-	faults     *faultBox
-	recorded   func(key string, a Arrival) // test hook, may be nil
-	holding    func()                      // test hook, may be nil
-	closing    chan struct{}               // closed by Close: held requests are released
-	closeOnce  sync.Once
-	prefix     string // apiPrefix, or "" in the real preset
-	endpoints  map[string]endpoint
-	real       *realState // the real preset's endpoints and state; nil in the contract preset
-	handler    http.Handler
+	keys      map[string]struct{}
+	log       *slog.Logger
+	now       func() time.Time
+	usage     *usageBook
+	arrivals  *arrivalBook
+	layer     *faults.Layer
+	recorded  func(key string, a Arrival) // test hook, may be nil
+	closeOnce sync.Once
+	prefix    string // apiPrefix, or "" in the real preset
+	dialect   dialect
+	handler   http.Handler
 }
 
 // New validates cfg, applies defaults and builds the server.
@@ -55,45 +83,37 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		keys:       make(map[string]struct{}, len(cfg.APIKeys)),
-		log:        cfg.Logger,
-		now:        cfg.now,
-		recorded:   cfg.recorded,
-		holding:    cfg.holding,
-		retryMode:  cfg.RetryAfterMode,
-		realFields: cfg.RealServiceFields,
-		usage:      newUsageBook(),
-		arrivals:   newArrivalBook(),
-		bucket:     newBucketBook(cfg.Rate, cfg.Burst),
-		credits:    newCreditBook(cfg.CreditLimit || cfg.Credits > 0, cfg.Credits),
-		faults:     newFaultBox(cfg.Faults),
-		closing:    make(chan struct{}),
+		keys:     make(map[string]struct{}, len(cfg.APIKeys)),
+		log:      cfg.Logger,
+		now:      cfg.now,
+		recorded: cfg.recorded,
+		usage:    newUsageBook(),
+		arrivals: newArrivalBook(),
+		layer: faults.New(faults.Config{Rate: cfg.Rate, Burst: cfg.Burst, RetryMode: cfg.RetryAfterMode,
+			Credits: cfg.Credits, CreditLimit: cfg.CreditLimit, Faults: cfg.Faults, Now: cfg.now, Holding: cfg.holding}),
 	}
 	for _, k := range cfg.APIKeys {
 		s.keys[k] = struct{}{}
 	}
-	w := &world{pageSize: int64(cfg.PageSize), day: cfg.WorldTime, churn: cfg.Churn == ChurnHeavyTail}
-	s.endpoints = w.endpoints()
-	s.prefix = apiPrefix
-	route := s.route
+	w := world.New(cfg.PageSize, cfg.WorldTime, cfg.Churn)
+	s.prefix, s.dialect = apiPrefix, contract.New(w, cfg.RealServiceFields)
 	if cfg.Preset == PresetScrapeCreators {
-		s.real = newRealState(w)
-		s.prefix, s.realFields, route = "", false, s.realRoute
+		s.prefix, s.dialect = "", real.New(w, s.layer, cfg.now)
 	}
 
 	// The one chain every /api request goes through. identify and count come
 	// first so that every request, rejected or not, is counted under its key;
-	// inject (per-key 429 token bucket, 402 credit balance, latency, 5xx,
-	// hangs, truncated bodies) sits between authorize and route, where the
-	// key is known and the counter sees its status codes.
-	api := chain(http.HandlerFunc(route), s.identify, s.count, s.authorize, s.inject)
+	// the fault layer (per-key 429 token bucket, 402 credit balance, latency,
+	// 5xx, hangs, truncated bodies) sits between authorize and route, where
+	// the key is known and the counter sees its status codes.
+	chained := chain(http.HandlerFunc(s.route), s.identify, s.count, s.authorize, s.layer.Wrap)
 
 	s.handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/debug/") {
 			s.debug(rw, r)
 			return
 		}
-		api.ServeHTTP(rw, r)
+		chained.ServeHTTP(rw, r)
 	})
 	return s, nil
 }
@@ -107,7 +127,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Usage(apiKey string) Usage {
 	u := s.usage.get(apiKey)
 	if _, known := s.keys[apiKey]; known {
-		if left, limited := s.credits.get(apiKey); limited {
+		if left, limited := s.layer.Credits(apiKey); limited {
 			u.CreditsRemaining = &left
 		}
 	}
@@ -123,10 +143,10 @@ func (s *Server) Arrivals(apiKey string) []Arrival { return s.arrivals.get(apiKe
 // Config.Rate and Config.Burst; burst 0 is ceil(rate)). Buckets keep the
 // tokens they hold, at most the new burst; rate 0 turns the limit off.
 func (s *Server) SetRate(rate float64, burst int) error {
-	if err := validateRate("SetRate rate", "SetRate burst", rate, burst); err != nil {
+	if err := faults.ValidateRate("SetRate rate", "SetRate burst", rate, burst); err != nil {
 		return err
 	}
-	s.bucket.set(rate, burstOrDefault(rate, burst), s.now())
+	s.layer.SetRate(rate, faults.BurstOrDefault(rate, burst))
 	return nil
 }
 
@@ -134,27 +154,27 @@ func (s *Server) SetRate(rate float64, burst int) error {
 // sequences: script positions and attempt numbers count from this call.
 // Requests already past the draw keep their fate.
 func (s *Server) SetFaults(f Faults) error {
-	f = f.withDefaults()
-	if err := f.validate("Faults"); err != nil {
+	f = f.WithDefaults()
+	if err := f.Validate("Faults", knownPath); err != nil {
 		return err
 	}
-	s.faults.set(f)
+	s.layer.SetFaults(f)
 	return nil
 }
 
 // AddCredits changes apiKey's credit balance by n (negative n takes credits
 // away; the balance stays >= 0). No-op when credits are unlimited.
-func (s *Server) AddCredits(apiKey string, n int64) { s.credits.add(apiKey, n) }
+func (s *Server) AddCredits(apiKey string, n int64) { s.layer.AddCredits(apiKey, n) }
 
 // Credits returns apiKey's credit balance; limited is false (and left 0)
 // when credits are unlimited.
-func (s *Server) Credits(apiKey string) (left int64, limited bool) { return s.credits.get(apiKey) }
+func (s *Server) Credits(apiKey string) (left int64, limited bool) { return s.layer.Credits(apiKey) }
 
 // Close releases every request held by a hang (503) or waiting out its
 // latency (it then proceeds), and makes later ones not wait, so an
 // http.Server holding the sandbox can shut down at once. The sandbox keeps
 // answering after Close.
-func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
+func (s *Server) Close() { s.closeOnce.Do(s.layer.Close) }
 
 // middleware wraps a handler; chain applies them so the first runs first.
 type middleware func(http.Handler) http.Handler
@@ -166,52 +186,22 @@ func chain(h http.Handler, mws ...middleware) http.Handler {
 	return h
 }
 
-// exchange is the per-request state shared along the chain. The fields
-// after arrived are set by inject and route before the status is written,
-// so count sees them when it records.
-type exchange struct {
-	key      string    // accepted API key, or "" when missing or unknown
-	endpoint string    // path after the prefix when it is an endpoint, else OtherEndpoint
-	path     string    // URL path after the prefix (/api, or none in the real preset)
-	arrived  time.Time // when identify saw the request
-
-	free           bool          // set by a handler whose 200 answer costs no credit
-	charge         int64         // credits a billable answer costs; 0 is 1
-	fault          string        // what inject did, for the log ("" = nothing)
-	retryAfter     time.Duration // delay announced by a 429
-	creditsLimited bool          // a credit is held for this request
-	creditsLeft    int64         // the balance after holding it
-	truncate       bool          // route must cut its 200 body
-	truncated      bool          // route did
-	hung           bool          // held by a hang
-	abandoned      bool          // the client gave up before any answer
-}
-
-// billable reports whether an answer with this status costs a credit.
-func (ex *exchange) billable(status int) bool { return status == http.StatusOK && !ex.free }
-
-type exchangeKey struct{}
-
-func exchangeFrom(ctx context.Context) *exchange {
-	return ctx.Value(exchangeKey{}).(*exchange)
-}
-
 // identify resolves the key and the endpoint name; it never rejects.
 func (s *Server) identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		ex := &exchange{endpoint: OtherEndpoint, path: r.URL.Path, arrived: s.now()}
+		ex := &api.Exchange{Endpoint: OtherEndpoint, Path: r.URL.Path, Arrived: s.now()}
 		if k := r.Header.Get("x-api-key"); k != "" {
 			if _, ok := s.keys[k]; ok {
-				ex.key = k
+				ex.Key = k
 			}
 		}
 		if p, ok := strings.CutPrefix(r.URL.Path, s.prefix); ok {
-			ex.path = p
-			if s.known(p) {
-				ex.endpoint = p
+			ex.Path = p
+			if s.dialect.Has(p) {
+				ex.Endpoint = p
 			}
 		}
-		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+		next.ServeHTTP(rw, api.WithExchange(r, ex))
 	})
 }
 
@@ -220,111 +210,77 @@ func (s *Server) identify(next http.Handler) http.Handler {
 // line goes out, so a client that has read an answer sees it counted.
 func (s *Server) count(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		ex := exchangeFrom(r.Context())
-		sw := &statusWriter{ResponseWriter: rw, onStatus: func(status int) { s.record(r, ex, status) }}
+		ex := api.ExchangeOf(r)
+		sw := &api.StatusWriter{ResponseWriter: rw, OnStatus: func(status int) { s.record(r, ex, status) }}
 		next.ServeHTTP(sw, r)
-		if sw.status == 0 {
-			if ex.abandoned {
-				sw.decide(StatusClientClosed)
+		if sw.Status == 0 {
+			if ex.Abandoned {
+				sw.Decide(StatusClientClosed)
 			} else {
-				sw.decide(http.StatusOK) // net/http answers 200 with an empty body
+				sw.Decide(http.StatusOK) // net/http answers 200 with an empty body
 			}
 		}
 	})
 }
 
-func (s *Server) record(r *http.Request, ex *exchange, status int) {
-	billable := ex.billable(status)
-	s.usage.record(ex.key, ex.endpoint, outcome{status: status, billable: billable, credits: cmp.Or(ex.charge, 1),
-		truncated: ex.truncated, hung: ex.hung})
-	a := Arrival{Time: ex.arrived, Answered: s.now(), Endpoint: ex.endpoint,
-		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.retryAfter}
-	s.arrivals.add(ex.key, a)
+func (s *Server) record(r *http.Request, ex *api.Exchange, status int) {
+	billable := ex.Billable(status)
+	s.usage.record(ex.Key, ex.Endpoint, outcome{status: status, billable: billable, credits: cmp.Or(ex.Charge, 1),
+		truncated: ex.Truncated, hung: ex.Hung})
+	a := Arrival{Time: ex.Arrived, Answered: s.now(), Endpoint: ex.Endpoint,
+		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.RetryAfter}
+	s.arrivals.add(ex.Key, a)
 	if s.recorded != nil {
-		s.recorded(ex.key, a)
+		s.recorded(ex.Key, a)
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelDebug, "sandbox request",
 		slog.String("method", r.Method),
-		slog.String("endpoint", ex.endpoint),
-		slog.Bool("key_known", ex.key != ""),
+		slog.String("endpoint", ex.Endpoint),
+		slog.Bool("key_known", ex.Key != ""),
 		slog.Int("status", status),
 		slog.Bool("billable", billable),
-		slog.String("fault", ex.fault))
+		slog.String("fault", ex.Fault))
 }
 
 // authorize answers 401 unless identify accepted the key. The message never
 // echoes the key sent.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if exchangeFrom(r.Context()).key == "" {
-			writeError(rw, &apiError{status: http.StatusUnauthorized, code: "unauthorized",
-				message: "missing or invalid API key in the x-api-key header"})
+		if api.ExchangeOf(r).Key == "" {
+			api.WriteError(rw, api.Errorf(http.StatusUnauthorized, "missing or invalid API key in the x-api-key header"))
 			return
 		}
 		next.ServeHTTP(rw, r)
 	})
 }
 
-// known reports whether p (the path after the prefix) is an endpoint of the
-// preset.
-func (s *Server) known(p string) bool {
-	if s.real != nil {
-		_, ok := realRoutes[p]
-		return ok
-	}
-	_, ok := s.endpoints[p]
-	return ok
-}
-
-// route dispatches to the endpoint: unknown path 404, non-GET 405, then the
-// handler's answer.
+// route dispatches to the endpoint: unknown path 404, non-GET 405, then
+// the dialect's answer, its 200 body cut when the fault layer says so.
 func (s *Server) route(rw http.ResponseWriter, r *http.Request) {
-	ex := exchangeFrom(r.Context())
-	ep, ok := s.endpoints[ex.endpoint]
-	if !ok {
-		writeError(rw, &apiError{status: http.StatusNotFound, code: "not_found",
-			message: fmt.Sprintf("no endpoint at %q", r.URL.Path)})
+	ex := api.ExchangeOf(r)
+	if !s.dialect.Has(ex.Endpoint) {
+		api.WriteError(rw, api.NotFound("no endpoint at %q", r.URL.Path))
 		return
 	}
-	if !onlyGET(rw, r) {
+	if !api.OnlyGET(rw, r) {
 		return
 	}
 	vals, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		writeError(rw, badRequest("malformed query string"))
+		s.dialect.WriteError(rw, ex, api.BadRequest("malformed query string"))
 		return
 	}
-	rep, err := ep(query{vals})
+	body, err := s.dialect.Answer(ex, api.NewParams(vals))
 	if err != nil {
-		writeError(rw, err)
+		s.dialect.WriteError(rw, ex, err)
 		return
 	}
-	ex.free = rep.free
-	body, err := encodeJSON(rep.body)
-	if err != nil {
-		writeError(rw, err)
+	if ex.Truncate {
+		ex.Truncated = true
+		api.WriteCut(rw, body)
 		return
 	}
-	if s.realFields && !rep.free {
-		body = withCredits(body, ex.creditsLimited, ex.creditsLeft)
-	}
-	if ex.truncate {
-		ex.truncated = true
-		writeCut(rw, body)
-		return
-	}
-	writeBody(rw, http.StatusOK, body)
-}
-
-// onlyGET answers 405 to any method but GET, and says whether r is a GET.
-func onlyGET(rw http.ResponseWriter, r *http.Request) bool {
-	if r.Method == http.MethodGet {
-		return true
-	}
-	rw.Header().Set("Allow", http.MethodGet)
-	writeError(rw, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-		message: "only GET is supported"})
-	return false
+	api.WriteBody(rw, http.StatusOK, body)
 }
 
 // debug serves /debug/usage and /debug/healthz; it is outside the chain, so
@@ -333,11 +289,10 @@ func (s *Server) debug(rw http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/debug/usage", "/debug/healthz":
 	default:
-		writeError(rw, &apiError{status: http.StatusNotFound, code: "not_found",
-			message: fmt.Sprintf("no debug endpoint at %q", r.URL.Path)})
+		api.WriteError(rw, api.NotFound("no debug endpoint at %q", r.URL.Path))
 		return
 	}
-	if !onlyGET(rw, r) {
+	if !api.OnlyGET(rw, r) {
 		return
 	}
 	if r.URL.Path == "/debug/healthz" {
@@ -345,66 +300,5 @@ func (s *Server) debug(rw http.ResponseWriter, r *http.Request) {
 		_, _ = rw.Write([]byte("ok"))
 		return
 	}
-	writeJSON(rw, http.StatusOK, s.Usage(r.Header.Get("x-api-key")))
-}
-
-// statusWriter remembers the status code and calls onStatus once with it,
-// before the status line goes out.
-type statusWriter struct {
-	http.ResponseWriter
-	status   int
-	onStatus func(status int)
-}
-
-func (w *statusWriter) decide(code int) {
-	if w.status != 0 {
-		return
-	}
-	w.status = code
-	if w.onStatus != nil {
-		w.onStatus(code)
-	}
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.decide(code)
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	w.decide(http.StatusOK)
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// encodeJSON encodes body; encoding/json sorts map keys and keeps struct
-// field order, so the same value always gives the same bytes. HTML is not
-// escaped so the embed markup reads as sent.
-func encodeJSON(body any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
-		return nil, &apiError{status: http.StatusInternalServerError, code: "internal", message: "encoding failed"}
-	}
-	return buf.Bytes(), nil
-}
-
-// writeJSON encodes and writes body.
-func writeJSON(rw http.ResponseWriter, status int, body any) {
-	b, err := encodeJSON(body)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"success":false,"error":"internal","message":"encoding failed"}` + "\n")
-	}
-	writeBody(rw, status, b)
-}
-
-// writeBody writes an encoded JSON answer.
-func writeBody(rw http.ResponseWriter, status int, b []byte) {
-	rw.Header().Set("Content-Type", "application/json")
-	rw.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	rw.WriteHeader(status)
-	_, _ = rw.Write(b)
+	api.WriteJSON(rw, http.StatusOK, s.Usage(r.Header.Get("x-api-key")))
 }

@@ -135,7 +135,7 @@ func runRateChangeAuto(ctx context.Context, e *env) (*outcome, error) {
 }
 
 // Workload 14: workload 7 without api.rate, as long as workload 11: the processes share
-// one view of the key's quota through the database (pipeline/ratequota.go).
+// one view of the key's quota through the database (package pipeline/quota).
 func runScaleOutAuto(ctx context.Context, e *env) (*outcome, error) {
 	d := e.size.autoScaleT
 	out := &outcome{setup: fmt.Sprintf("as workload 7 (1, 2 and 3 crawler processes on one run and one key, sandbox bucket R = %g/s, burst %d, %d workers each, %d seed lists, processes 2 and 3 joining at the first request, %s each) with api.rate unset: the processes share the quota through PostgreSQL (a leader measures it, each process sends its part by the tasks it holds, a 429 pauses all). 429s per 1000 counted after the first %s.",

@@ -18,7 +18,9 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/retention"
 	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/sources"
 )
@@ -152,6 +154,13 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		return out, err
 	}
 	e.log.Info("histories measured", "took", time.Since(begin).Round(time.Millisecond))
+	// crawler prune last, on the largest history: it removes most of it.
+	begin = time.Now()
+	pf, err := measurePrune(ctx, pools[len(pools)-1], hs.runs[len(hs.runs)-1])
+	if err != nil {
+		return out, fmt.Errorf("history of %d runs: prune: %w", hs.runs[len(hs.runs)-1], err)
+	}
+	e.log.Info("prune measured", "took", time.Since(begin).Round(time.Millisecond))
 	for _, c := range historyCommands {
 		what, equalFrom := c.what, 1
 		if c.listsRuns {
@@ -185,6 +194,7 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 			out.figures = append(out.figures, f)
 		}
 	}
+	out.figures = append(out.figures, pf...)
 	return out, nil
 }
 
@@ -290,9 +300,9 @@ SELECT r, @job_name, @job, 'done', now() - (@n::int - r + 1) * interval '1 day',
 FROM generate_series(1, @n::int) r`,
 	`SELECT setval('crawl.runs_id_seq', @n::int)`,
 	// Seed profiles: i 0..29.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, state, reason, pages, items, attempts, lease_owner, lease_token,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, state, reason, outcome, pages, items, attempts, lease_owner, lease_token,
        created_at, updated_at, finished_at, refresh_after)
-SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 1, 1, 1,
+SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 'done', 1, 1, 1,
        'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours'
 FROM generate_series(1, @n::int) r, generate_series(0, 29) i,
      LATERAL (SELECT now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
@@ -300,12 +310,13 @@ ORDER BY r, i`,
 	// Seed lists: i 30..89, 2 per seed (followers, following), parent the
 	// seed's profile. Walked whole every 7th run and in the latest (end, or
 	// page_limit at 5 pages), cut short by stop_at_seen in the others.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, cursor, pages, items, attempts,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, outcome, cursor, pages, items, attempts,
        lease_owner, lease_token, created_at, updated_at, finished_at, credits_saved)
 SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
        (@secs::text[])[k / 2 + 1], jsonb_build_object('handle', (@handles::text[])[k / 2 + 1]), 0, 5, (r - 1) * 3000 + k / 2 + 1,
        'done', CASE WHEN NOT whole THEN 'stop_at_seen: page 1 held only entries stored by earlier runs (last full walk: run ' || greatest(1, r - r % 7) || ', 4 pages)'
                     WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
+       (CASE WHEN NOT whole THEN 'done_stop_at_seen' WHEN pg = 5 THEN 'done_page_limit' ELSE 'done_end' END)::crawl.task_outcome,
        (pg * 50)::text, CASE WHEN whole THEN pg ELSE 1 END, CASE WHEN whole THEN pg * 50 - k % 7 ELSE 50 END, 1,
        'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '30 s', t + interval '30 s', CASE WHEN whole THEN 0 ELSE 3 END
 FROM generate_series(1, @n::int) r, generate_series(30, 89) i,
@@ -314,12 +325,13 @@ FROM generate_series(1, @n::int) r, generate_series(30, 89) i,
 ORDER BY r, i`,
 	// Profiles found in the seed lists: i 90..1059, accounts of the pool.
 	// 1 in 20 skipped as fresh, 1 in 197 failed.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, parent_id, state, reason, pages, items, attempts, lease_owner, lease_token,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, parent_id, state, reason, outcome, pages, items, attempts, lease_owner, lease_token,
        created_at, updated_at, finished_at, refresh_after, credits_saved)
 SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', 'u' || substr(md5('acct' || a), 1, 15), 1, (r - 1) * 3000 + 30 + j % 60 + 1,
        st, CASE st WHEN 'done' THEN 'done'
                    WHEN 'skipped' THEN 'fresh: within refresh_after 20h0m0s: fetched by run ' || greatest(1, r - 1) || ' at 2025-01-01T00:00:00Z'
                    ELSE '/shortvideo/profile: server_error (HTTP 502): bad gateway' END,
+       (CASE st WHEN 'done' THEN 'done' WHEN 'skipped' THEN 'skipped_fresh' ELSE 'failed' END)::crawl.task_outcome,
        CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'failed' THEN 4 ELSE 1 END,
        'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours', CASE st WHEN 'skipped' THEN 1 ELSE 0 END
 FROM generate_series(1, @n::int) r, generate_series(90, 1059) i,
@@ -329,13 +341,14 @@ FROM generate_series(1, @n::int) r, generate_series(90, 1059) i,
 ORDER BY r, i`,
 	// Their followers and following lists: i 1060..2999, a third skipped
 	// (404), the others walked to their end or their page limit.
-	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, cursor, pages, items, attempts,
+	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, outcome, cursor, pages, items, attempts,
        lease_owner, lease_token, created_at, updated_at, finished_at)
 SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
        'MS4wLjABAAAA' || md5('sec' || a), jsonb_build_object('handle', 'u' || substr(md5('acct' || a), 1, 15)), 1, 5,
        (r - 1) * 3000 + 90 + k / 2 + 1, st,
        CASE WHEN st = 'skipped' THEN 'not found: /shortvideo/user/followers: not_found (HTTP 404): no account with that secUid'
             WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
+       (CASE WHEN st = 'skipped' THEN 'skipped_not_found' WHEN pg = 5 THEN 'done_page_limit' ELSE 'done_end' END)::crawl.task_outcome,
        CASE WHEN st = 'done' THEN (pg * 50)::text ELSE '' END, CASE WHEN st = 'done' THEN pg ELSE 0 END,
        CASE WHEN st = 'done' THEN pg * 50 - k % 13 ELSE 0 END, 1,
        'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '5 s', t + interval '5 s'
@@ -517,7 +530,7 @@ func historyReads(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, hs 
 			if err != nil {
 				return err
 			}
-			if _, err := pipeline.LoadCredits(ctx, pool, st.ID); err != nil {
+			if _, err := budget.LoadCredits(ctx, pool, st.ID); err != nil {
 				return err
 			}
 			if _, err := runs.LoadProcesses(ctx, pool, st.ID); err != nil {
@@ -611,4 +624,113 @@ func median(ts []time.Duration) time.Duration {
 	s := slices.Clone(ts)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// measurePrune times crawler prune on the history of n nightly runs in
+// pool, with the age rule a nightly cron gives it (--older-than 90d at 365
+// runs, n/4 days in proportion): a dry run, the first prune, the same
+// prune again (nothing left to do), its dry run, and the next night's
+// prune (one day less: one run more). Each is timed once: the first
+// changes what the others find.
+func measurePrune(ctx context.Context, pool *pgxpool.Pool, n int) ([]Figure, error) {
+	days := max(1, (n*90+182)/365)
+	age := time.Duration(days) * 24 * time.Hour
+	type step struct {
+		name string
+		opts retention.Options
+		res  *retention.Result
+		took time.Duration
+	}
+	steps := []*step{
+		{name: "dry run", opts: retention.Options{OlderThan: age, DryRun: true}},
+		{name: "first prune", opts: retention.Options{OlderThan: age}},
+		{name: "second prune (nothing to do)", opts: retention.Options{OlderThan: age}},
+		{name: "dry run after it", opts: retention.Options{OlderThan: age, DryRun: true}},
+		{name: "next night's prune (one run more)", opts: retention.Options{OlderThan: age - 24*time.Hour}},
+	}
+	var leftAfterFirst string
+	for i, s := range steps {
+		t0 := time.Now()
+		res, err := retention.Prune(ctx, pool, s.opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		s.res, s.took = res, time.Since(t0)
+		if i == 1 {
+			var err error
+			if leftAfterFirst, err = prunedTasksLeft(ctx, pool); err != nil {
+				return nil, err
+			}
+		}
+	}
+	first := steps[1]
+	perRun := first.took / time.Duration(max(1, len(first.res.Runs)))
+	var figs []Figure
+	for i, s := range steps {
+		f := Figure{
+			Name:  fmt.Sprintf("prune --older-than %dd, %d runs of history: %s", days-min(i/4, 1), n, s.name),
+			Value: ms(s.took), Unit: "ms",
+			Detail: fmt.Sprintf("%s; runs %d (%d not pruned before), rows %d: %s", formatValue(ms(s.took))+" ms",
+				len(s.res.Runs), s.res.NewlyPruned, s.res.Rows(), tableRows(s.res)),
+		}
+		switch i {
+		case 1:
+			f.Detail += "; task rows of the pruned runs left: " + leftAfterFirst
+		case 2, 3, 4:
+			ratio := float64(s.took) / float64(max(perRun, time.Microsecond))
+			f.Value, f.Unit = ratio, ""
+			f.Text = fmt.Sprintf("%s ms (×%.2f)", formatValue(ms(s.took)), ratio)
+			f.Detail += fmt.Sprintf("; ratio to the first prune's time per run pruned (%s ms)", formatValue(ms(perRun)))
+			// Nothing to do: less than pruning one run. One run more: a
+			// run's rows and the prune's fixed statements (the runs to
+			// take, the marks, a statement per table), which the first
+			// prune shares out over all its runs.
+			bound := 1.0
+			if i == 4 {
+				bound = 5
+			}
+			f.Aim = atMost(bound)
+			f.Why = "a prune reads the runs it prunes and the tasks of the same keys that earlier prunes kept, never the runs pruned before: what it costs follows what it removes, not the history."
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// tableRows lists a prune's rows by table, the tables with rows only.
+func tableRows(res *retention.Result) string {
+	var parts []string
+	for _, t := range res.Tables {
+		if t.Rows > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", t.Name, t.Rows))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prunedTasksLeft counts the tasks of pruned runs still there, by kind
+// and how they ended.
+func prunedTasksLeft(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	rows, _ := pool.Query(ctx, `
+		SELECT t.kind || ' ' || coalesce(t.outcome::text, t.state), count(*)
+		FROM crawl.tasks t JOIN crawl.runs r ON r.id = t.run_id
+		WHERE r.pruned_at IS NOT NULL GROUP BY 1 ORDER BY 2 DESC`)
+	var (
+		parts []string
+		total int64
+		what  string
+		n     int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&what, &n}, func() error {
+		parts = append(parts, fmt.Sprintf("%s %d", what, n))
+		total += n
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", ")), nil
 }

@@ -144,9 +144,17 @@ func Pool(t testing.TB) (*pgxpool.Pool, string) {
 // lose acknowledged commits to the throwaway cluster's speed settings.
 func OwnCluster(t testing.TB) *pgtmp.Cluster {
 	t.Helper()
+	return OwnClusterWith(t, pgtmp.Options{DurableCommits: true})
+}
+
+// OwnClusterWith is OwnCluster started with opts (its Logger is the
+// test's).
+func OwnClusterWith(t testing.TB, opts pgtmp.Options) *pgtmp.Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), StartTimeout)
 	defer cancel()
-	c, err := pgtmp.Start(ctx, pgtmp.Options{Logger: testLogger(t), DurableCommits: true})
+	opts.Logger = testLogger(t)
+	c, err := pgtmp.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("pgtest: own cluster: %v", err)
 	}

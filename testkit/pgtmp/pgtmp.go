@@ -64,10 +64,14 @@ type Options struct {
 	// transactions commit concurrently, as on a production server. Outage
 	// tests need it; the default trades that for speed.
 	DurableCommits bool
+	// MaxConnections is the server's max_connections. Default 200; a test
+	// of a client's connection bound sets it low.
+	MaxConnections int
 }
 
 func (o Options) withDefaults() Options {
 	o.Dir = cmp.Or(o.Dir, os.TempDir())
+	o.MaxConnections = cmp.Or(o.MaxConnections, 200)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -90,6 +94,8 @@ type Cluster struct {
 	port   int
 	logger *slog.Logger
 	sync   string // synchronous_commit setting
+	// maxConns is max_connections.
+	maxConns int
 
 	mu     sync.Mutex
 	server *server // nil when stopped
@@ -139,7 +145,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtmp: create cluster dir: %w", err)
 	}
-	c := &Cluster{bins: bins, cred: cred, dir: dir, port: opts.Port, logger: opts.Logger, sync: "off"}
+	c := &Cluster{bins: bins, cred: cred, dir: dir, port: opts.Port, logger: opts.Logger, sync: "off", maxConns: opts.MaxConnections}
 	if opts.DurableCommits {
 		c.sync = "on"
 	}
@@ -309,7 +315,7 @@ func (c *Cluster) prepare(ctx context.Context) error {
 		"fsync = off\n" +
 		"synchronous_commit = " + c.sync + "\n" +
 		"full_page_writes = off\n" +
-		"max_connections = 200\n" +
+		"max_connections = " + strconv.Itoa(c.maxConns) + "\n" +
 		"shared_buffers = 128MB\n"
 	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -641,3 +647,7 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// ServerCredential is the OS user servers run as when this process is root
+// (postgres), nil otherwise: pgbouncer refuses root as initdb does.
+func ServerCredential() (*syscall.Credential, error) { return serverCredential() }

@@ -1,4 +1,4 @@
--- The page archive (package pipeline, archive.go): crawl.pages.
+-- The page archive (package pipeline/frontier, archive.go): crawl.pages.
 
 -- name: ArchivePage
 -- Queued in the page's commit batch, after its advance: a stale worker's

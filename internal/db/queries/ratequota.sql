@@ -1,5 +1,5 @@
--- One key's quota shared by the processes of a run (package pipeline,
--- ratequota.go): crawl.rate_quota and crawl.rate_members. A pause after a
+-- One key's quota shared by the processes of a run (package
+-- pipeline/quota): crawl.rate_quota and crawl.rate_members. A pause after a
 -- 429 and a new estimate are announced on the channel crawl_rate, payload
 -- "<run_id> <owner> pause <milliseconds>" or "<run_id> <owner> sync".
 
@@ -10,8 +10,8 @@
 -- published or @announce (its weight changed much), and
 -- returns how many processes are live (heartbeat newer than @dead_s
 -- seconds; the others counted only when busy, weight > 0), the total
--- weight, whether this one leads (the oldest of them) and the shared
--- estimate. Times go as seconds from the server's now(), so the processes'
+-- weight, whether this one leads (the oldest of them), the shared
+-- estimate and how long another process's 429 still pauses the run. Times go as seconds from the server's now(), so the processes'
 -- clocks need not agree.
 WITH me AS (
     INSERT INTO crawl.rate_members AS m (run_id, owner, weight, statements) VALUES (@run_id, @owner, @weight, @statements)
@@ -42,7 +42,9 @@ SELECT (SELECT count(*) FROM live)::int + 1,
        @weight::int > 0 AND NOT EXISTS (SELECT 1 FROM live l, me WHERE l.joined_at < me.joined_at OR (l.joined_at = me.joined_at AND l.owner < @owner)),
        coalesce(c.rate, 0)::float8, coalesce(c.burst, 0)::float8, coalesce(c.measured, false),
        coalesce(extract(epoch FROM c.probe_at - now()), 0)::float8, coalesce(extract(epoch FROM c.hold), 0)::float8,
-       coalesce(c.version, 0)::bigint, (SELECT count(*) FROM told)::int
+       coalesce(c.version, 0)::bigint, (SELECT count(*) FROM told)::int,
+       coalesce((SELECT extract(epoch FROM max(m.paused_until) - now()) FROM crawl.rate_members m
+                 WHERE m.run_id = @run_id AND m.owner <> @owner AND m.paused_until > now()), 0)::float8
 FROM (SELECT 1) x LEFT JOIN cur c ON true;
 
 -- name: RateLeave
@@ -51,8 +53,18 @@ UPDATE crawl.rate_members SET heartbeat_at = 'epoch', weight = 0, statements = @
 WHERE run_id = @run_id AND owner = @owner;
 
 -- name: RatePause
--- A 429 paused this process: every process of the run pauses as long.
+-- A 429 paused this process: every process of the run pauses as long, told
+-- at once by NOTIFY, and by its row at their next heartbeat (RateSync),
+-- which is what reaches them through PgBouncer in transaction mode.
+WITH row AS (
+    UPDATE crawl.rate_members SET paused_until = greatest(paused_until, now() + make_interval(secs => @pause_s::float8))
+    WHERE run_id = @run_id AND owner = @owner
+)
 SELECT pg_notify('crawl_rate', @payload);
 
 -- name: RateListen
 LISTEN crawl_rate;
+
+-- name: RateUnlisten
+-- Before the listener's connection goes back to the pool.
+UNLISTEN crawl_rate;

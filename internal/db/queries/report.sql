@@ -104,17 +104,18 @@ ORDER BY s.follower_count DESC NULLS LAST, u.unique_id LIMIT @lim;
 SELECT w.unique_id, w.list, w.complete,
        CASE WHEN w.state IN ('pending', 'leased') THEN 'unfinished'
             WHEN w.state <> 'done' THEN w.state
-            WHEN w.reason LIKE 'stop_at_seen:%' THEN 'stop_at_seen'
+            WHEN wt.outcome = 'done_stop_at_seen' THEN 'stop_at_seen'
             ELSE coalesce(w.reason, '') END,
        w.entries_stored, w.reported_count, p.run_id,
        CASE w.list WHEN 'followers' THEN ps.follower_count ELSE ps.following_count END,
        coalesce(c.gained, 0), coalesce(c.lost, 0)
 FROM shortvideo.follow_walks w
+JOIN crawl.tasks wt ON wt.id = w.task_id -- its outcome
 LEFT JOIN LATERAL (
     -- follow_walks.complete, spelled as the index's predicate.
     SELECT p.run_id FROM crawl.tasks p
     WHERE p.params->>'handle' = w.unique_id AND p.kind = w.kind AND p.run_id < w.run_id
-      AND p.kind IN ('shortvideo.followers', 'shortvideo.following') AND p.state = 'done' AND p.reason IN ('end', 'empty_page')
+      AND p.kind IN ('shortvideo.followers', 'shortvideo.following') AND p.state = 'done' AND p.outcome = 'done_end'
     ORDER BY p.run_id DESC LIMIT 1) p ON w.complete
 LEFT JOIN shortvideo.user_snapshots ps ON ps.unique_id = w.unique_id AND ps.run_id = p.run_id
 LEFT JOIN LATERAL (

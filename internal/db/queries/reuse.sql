@@ -14,20 +14,12 @@ ORDER BY finished_at DESC LIMIT 1;
 -- Ends a leased task as skipped because its entity is fresh, recording the
 -- credits it saved; for a commit batch (with the tasks expanded from stored
 -- data), aborted by crawl.expect_advanced when the lease is gone.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = CASE WHEN reexpand THEN 'pending' ELSE 'skipped' END,
+        reason = @reason, outcome = @outcome::text::crawl.task_outcome, credits_saved = @saved, lease_expires_at = NULL,
+        finished_at = now(), updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.reexpand THEN 'pending' ELSE 'skipped' END,
-        reason = @reason, credits_saved = @saved, lease_expires_at = NULL,
-        finished_at = now(), updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 
@@ -41,10 +33,10 @@ SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 SELECT f.run_id, f.pages, (extract(epoch FROM now() - f.finished_at) * 1000000)::bigint,
        (SELECT count(*) FROM crawl.tasks s
         WHERE s.kind = @kind AND s.key = @key AND s.state = 'done' AND s.run_id < @run_id
-          AND s.reason LIKE 'stop_at_seen:%' AND s.finished_at > f.finished_at)
+          AND s.outcome = 'done_stop_at_seen' AND s.finished_at > f.finished_at)
 FROM crawl.tasks f
 WHERE f.kind = @kind AND f.key = @key AND f.state = 'done' AND f.run_id < @run_id
-  AND f.reason NOT LIKE 'stop_at_seen:%' AND f.reason <> 'page_limit'
+  AND f.outcome NOT IN ('done_stop_at_seen', 'done_page_limit')
 ORDER BY f.finished_at DESC LIMIT 1;
 
 -- name: StoredProfile
@@ -91,39 +83,43 @@ SELECT followee FROM shortvideo.follows WHERE follower = @owner AND last_seen_ru
 
 -- The entries below are what a task's fetch in run @run_id stored, read to
 -- expand it again at a smaller depth (kinds.Kind.Reexpand), in the order
--- its pages listed them. A video's author is its handle, NULL or a
--- 'secuid:' key when the list sent none (no profile to follow).
+-- its pages listed them. A video's author is the key of its profile task:
+-- its handle, or for an author the list named by ids only (stored as a
+-- 'secuid:' account) 'user_id:' and its numeric id; '' when it has neither.
 
 -- name: RunSongVideoAuthors
 -- The authors of the videos of song @owner that a walk of run @run_id
 -- stored.
-SELECT v.author_unique_id FROM shortvideo.song_videos l JOIN shortvideo.videos v USING (video_id)
-WHERE l.song_id = @owner AND l.last_seen_run = @run_id
-  AND v.author_unique_id IS NOT NULL AND v.author_unique_id NOT LIKE 'secuid:%'
+SELECT CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE coalesce('user_id:' || u.user_id, '') END
+FROM shortvideo.song_videos l JOIN shortvideo.videos v USING (video_id)
+LEFT JOIN shortvideo.users u ON u.unique_id = v.author_unique_id AND v.author_unique_id LIKE 'secuid:%'
+WHERE l.song_id = @owner AND l.last_seen_run = @run_id AND v.author_unique_id IS NOT NULL
 ORDER BY l.video_id;
 
 -- name: RunFeedAuthors
 -- The authors of the videos of feed @owner (trending, popular_videos) as
 -- run @run_id fetched it, by rank.
-SELECT v.author_unique_id FROM shortvideo.feed_entries f JOIN shortvideo.videos v USING (video_id)
-WHERE f.feed = @owner AND f.run_id = @run_id
-  AND v.author_unique_id IS NOT NULL AND v.author_unique_id NOT LIKE 'secuid:%'
+SELECT CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE coalesce('user_id:' || u.user_id, '') END
+FROM shortvideo.feed_entries f JOIN shortvideo.videos v USING (video_id)
+LEFT JOIN shortvideo.users u ON u.unique_id = v.author_unique_id AND v.author_unique_id LIKE 'secuid:%'
+WHERE f.feed = @owner AND f.run_id = @run_id AND v.author_unique_id IS NOT NULL
 ORDER BY f.rank;
 
 -- name: RunSearchResults
 -- The results of search @search_kind @query_key in run @run_id, by rank:
--- each one's type, its video's author (a handle, else ''), its account
--- and its song.
+-- each one's type, its video's author (as above), its account and its
+-- song.
 SELECT s.result_type,
-       CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE '' END,
+       CASE WHEN v.author_unique_id NOT LIKE 'secuid:%' THEN v.author_unique_id ELSE coalesce('user_id:' || u.user_id, '') END,
        coalesce(s.unique_id, ''), coalesce(s.song_id, '')
 FROM shortvideo.search_results s LEFT JOIN shortvideo.videos v USING (video_id)
+LEFT JOIN shortvideo.users u ON u.unique_id = v.author_unique_id AND v.author_unique_id LIKE 'secuid:%'
 WHERE s.run_id = @run_id AND s.search_kind = @search_kind AND s.query_key = @query_key
 ORDER BY s.rank;
 
 -- name: RunReelCodes
 -- The codes of the reels reels search @owner (its query key) found in run
--- @run_id, by rank (a reel stored without a code has no URL to follow).
-SELECT r.code FROM photosocial.reel_search_results s JOIN photosocial.reels r USING (reel_id)
+-- @run_id, and the URL their answer carried ('' when none), by rank.
+SELECT r.code, coalesce(r.raw->>'url', '') FROM photosocial.reel_search_results s JOIN photosocial.reels r USING (reel_id)
 WHERE s.query_key = @owner AND s.run_id = @run_id AND r.code IS NOT NULL
 ORDER BY s.rank;

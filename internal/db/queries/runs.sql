@@ -35,8 +35,13 @@ SELECT state FROM crawl.runs WHERE id = @run_id;
 -- run pruned only while it is not running, with this row locked, so a
 -- resume and a prune of one run never both succeed.
 UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL, resumed_at = now(),
-    entries_per_page = NULL, credits_saved = NULL
+    entries_per_page = NULL, credits_saved = NULL, budget_stop = NULL
 WHERE id = @run_id AND job_name = @job_name AND pruned_at IS NULL;
+
+-- name: MarkBudgetStop
+-- Records that the run stopped because its budget was spent, with the
+-- budget it had (budget_stop), once its state says stopped.
+UPDATE crawl.runs SET budget_stop = max_credits WHERE id = @run_id AND state = 'stopped' AND max_credits IS NOT NULL;
 
 -- name: RunJobName
 SELECT job_name, pruned_at IS NOT NULL FROM crawl.runs WHERE id = @run_id;
@@ -48,12 +53,13 @@ SELECT job_name, pruned_at IS NOT NULL FROM crawl.runs WHERE id = @run_id;
 SELECT pg_advisory_xact_lock(hashtextextended('crawler run: ' || @job_name, 0));
 
 -- name: LatestRun
--- The job's latest run, how long since it last showed activity (its start,
+-- The job's latest run, the budget it had when it stopped for want of
+-- credits (NULL: it did not), how long since it last showed activity (its start,
 -- its end, its last continuation, or any change to one of its tasks, as the database's clock sees
 -- it) and whether a process is working on it: a live lease, or a run marked
 -- running that changed within the last lease timeout (just created, its
 -- workers not yet leasing).
-SELECT r.id, r.state, coalesce(r.fingerprint, '') AS fingerprint, r.credits_billed,
+SELECT r.id, r.state, coalesce(r.fingerprint, '') AS fingerprint, r.credits_billed, r.budget_stop,
        extract(epoch FROM now() - a.last_active)::float8 AS idle_seconds,
        (EXISTS (SELECT 1 FROM crawl.tasks t
                 WHERE t.run_id = r.id AND t.state = 'leased' AND t.lease_expires_at > now())

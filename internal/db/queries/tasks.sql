@@ -1,60 +1,53 @@
--- The frontier (package pipeline, Frontier): crawl.tasks, leased with a
--- fencing token (lease_token) that every write of a lease checks.
---
--- Ending a lease gives back the credits it still holds: the CTE "given"
--- returns the credits of the leases in CTE ended (run_id, held) to their
--- runs' budgets; it recurs in each statement that ends leases.
+-- The frontier (package pipeline/frontier): crawl.tasks, leased with a
+-- fencing token (lease_token) that every write of a lease checks. A lease
+-- holds no credits (crawl.tasks.credits_held is 0 since migration 00027:
+-- a process holds them, crawl.credit_holds), so ending one touches only
+-- its task.
 
 -- name: AddTasks
 -- Adds tasks once per run. A task found again at a smaller depth takes
 -- that depth, so what a run reaches does not depend on which worker found
 -- it first: a pending one simply; one of the @reexpandable kinds already
--- fetched (done, or skipped as fresh) goes back to pending to be expanded
--- again from what it stored (reexpand), and one being fetched is marked so
--- its lease's end does the same.
+-- fetched (done, or skipped as fresh or by the adaptive schedule) goes
+-- back to pending to be expanded again from what it stored (reexpand), and
+-- one being fetched is marked so its lease's end does the same.
 INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after)
 SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond'
 FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[]) AS t(kind, key, params, depth, max_pages, refresh_us)
 ON CONFLICT (run_id, kind, key) DO UPDATE SET
     depth = EXCLUDED.depth,
     reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
-        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))),
-    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND x.reason LIKE 'fresh:%'))
+        AND (x.state IN ('done', 'leased') OR (x.state = 'skipped' AND x.outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget')))),
+    state = CASE WHEN x.kind = ANY(@reexpandable::text[]) AND (x.state = 'done' OR (x.state = 'skipped' AND x.outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget')))
                  THEN 'pending' ELSE x.state END,
     updated_at = now()
 WHERE EXCLUDED.depth < x.depth;
 
 -- name: EndReexpand
 -- Ends the lease of a task expanded again from stored data (no request):
--- done again, or skipped again when it had been skipped as fresh; for a
+-- done again, or skipped again when it had been skipped (as fresh, or by
+-- the adaptive schedule); for a
 -- commit batch with its children, aborted by crawl.expect_advanced when the
 -- lease is gone.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = CASE WHEN outcome IN ('skipped_fresh', 'skipped_adaptive', 'skipped_budget') THEN 'skipped' ELSE 'done' END, reexpand = false,
+        lease_expires_at = NULL, finished_at = now(), updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = CASE WHEN t.reason LIKE 'fresh:%' THEN 'skipped' ELSE 'done' END, reexpand = false,
-        lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 
--- name: LeaseTask
--- Takes the next pending task and stamps it with a fresh fencing token.
--- Breadth first: lower depth first. It reads only the partial index of
--- pending tasks, so its cost does not grow with the done ones; expired
--- leases come back through RescueTasks.
+-- name: LeaseTasks
+-- Takes up to @n pending tasks, each stamped with a fresh fencing token,
+-- under owner tag @owner (one tag per call). Breadth first: lower depth
+-- first. It reads only the partial index of pending tasks, so its cost does
+-- not grow with the done ones; expired leases come back through
+-- RescueTasks.
 WITH next AS (
     SELECT id FROM crawl.tasks
     WHERE run_id = @run_id AND state = 'pending'
     ORDER BY depth, id
-    LIMIT 1
+    LIMIT @n
     FOR UPDATE SKIP LOCKED
 )
 UPDATE crawl.tasks t
@@ -65,9 +58,9 @@ RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages
     coalesce(extract(epoch FROM t.refresh_after) * 1000000, 0)::bigint,
     t.reexpand AND t.finished_at IS NOT NULL; -- to expand again: it ended once already
 
--- name: HeldTask
--- The task leased under owner tag @owner, if a lease whose answer was lost
--- went through.
+-- name: HeldTasks
+-- The tasks leased under owner tag @owner, if a LeaseTasks whose answer
+-- was lost went through.
 SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token,
     coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint, reexpand AND finished_at IS NOT NULL
 FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'leased';
@@ -77,18 +70,10 @@ FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'le
 -- database) to the pending state, except the tasks in @keep (this process
 -- still works on them). The next lease bumps the fencing token, so the old
 -- worker can no longer commit.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at < now() AND id <> ALL(@keep::bigint[])
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 
@@ -108,7 +93,7 @@ WITH a AS (
         new_items = CASE WHEN @new_items::bigint IS NULL THEN new_items ELSE coalesce(new_items, 0) + @new_items::bigint END,
         -- Found at a smaller depth meanwhile: expanded again at its end.
         state = CASE WHEN @stop::text = '' THEN 'leased' WHEN reexpand THEN 'pending' ELSE 'done' END,
-        reason = NULLIF(@stop::text, ''),
+        reason = NULLIF(@stop::text, ''), outcome = NULLIF(@outcome::text, '')::crawl.task_outcome,
         lease_expires_at = CASE WHEN @stop::text <> '' THEN NULL
             WHEN lease_expires_at < now() + @ttl::interval / 2 THEN now() + @ttl::interval
             ELSE lease_expires_at END,
@@ -123,58 +108,46 @@ SELECT crawl.expect_advanced((SELECT count(*) FROM a));
 -- Whether the task already shows the page a commit would have advanced to.
 SELECT lease_token = @token AND pages = @pages + 1 AND cursor = @cursor FROM crawl.tasks WHERE id = @id;
 
--- name: ExtendLease
-UPDATE crawl.tasks SET lease_expires_at = now() + @ttl::interval
-WHERE id = @id AND lease_token = @token AND state = 'leased';
+-- name: ExtendLeases
+-- The process's heartbeat: renews every lease it holds (@ids with their
+-- @tokens, in id order, as every statement locking several tasks) in one
+-- statement, and returns the ids it renewed: a lease missing from them is
+-- lost (taken over after it expired, or ended).
+WITH l AS (
+    SELECT t.id FROM crawl.tasks t
+    JOIN unnest(@ids::bigint[], @tokens::bigint[]) AS x(id, token) ON t.id = x.id AND t.lease_token = x.token
+    WHERE t.state = 'leased'
+    ORDER BY t.id
+    FOR UPDATE OF t
+)
+UPDATE crawl.tasks t SET lease_expires_at = now() + @ttl::interval
+FROM l WHERE t.id = l.id
+RETURNING t.id;
 
 -- name: FinishTask
--- Ends a lease as failed or skipped with a reason.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+-- Ends a lease as failed or skipped with an outcome and a reason.
+WITH ended AS (
+    UPDATE crawl.tasks SET state = @state, reason = @reason, outcome = @outcome::text::crawl.task_outcome, lease_expires_at = NULL, finished_at = now(), updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = @state, reason = @reason, lease_expires_at = NULL, finished_at = now(), updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 
 -- name: ReleaseTask
 -- Hands a lease back unfinished; its cursor keeps the progress made.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     WHERE id = @id AND lease_token = @token AND state = 'leased'
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 
 -- name: ReleaseOwnedTasks
 -- Hands back every lease of the run whose owner tag starts with @owner.
-WITH o AS (
-    SELECT id, run_id, credits_held FROM crawl.tasks
+WITH ended AS (
+    UPDATE crawl.tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     WHERE run_id = @run_id AND state = 'leased' AND starts_with(lease_owner, @owner)
-    FOR UPDATE
-), ended AS (
-    UPDATE crawl.tasks t SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), credits_held = 0
-    FROM o WHERE t.id = o.id
-    RETURNING o.run_id, o.credits_held AS held
-), given AS (
-    UPDATE crawl.runs r SET credits_committed = r.credits_committed - x.held
-    FROM (SELECT run_id, sum(held) AS held FROM ended GROUP BY run_id) x
-    WHERE r.id = x.run_id AND x.held > 0
+    RETURNING 1
 )
 SELECT count(*) FROM ended;
 
@@ -189,5 +162,5 @@ SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'failed';
 -- name: RetryFailedTasks
 -- Puts failed tasks back to pending. A list keeps its cursor and page count,
 -- so it resumes at the page that failed.
-UPDATE crawl.tasks SET state = 'pending', reason = NULL, finished_at = NULL, updated_at = now()
+UPDATE crawl.tasks SET state = 'pending', reason = NULL, outcome = NULL, finished_at = NULL, updated_at = now()
 WHERE run_id = @run_id AND state = 'failed';

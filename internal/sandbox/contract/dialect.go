@@ -1,0 +1,107 @@
+package contract
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/api"
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
+)
+
+// handler answers one GET: a 200 reply, unless a read of its parameters
+// (or the world) failed, the error p keeps.
+type handler func(w *world.World, p *api.Params) reply
+
+// reply is a 200 answer; free marks the one 200 that costs no credit (the
+// photo-sharing profile of a private account).
+type reply struct {
+	body any
+	free bool
+}
+
+func billable(body any) reply { return reply{body: body} }
+
+// routes maps the path after /api to its handler: the 18 endpoints of
+// the contract, each registered by route next to its handler.
+var routes = map[string]handler{}
+
+// route registers h as the handler of path; a path registered twice panics
+// when the package loads.
+func route(path string, h handler) struct{} {
+	if _, dup := routes[path]; dup {
+		panic("sandbox: route " + path + " registered twice")
+	}
+	routes[path] = h
+	return struct{}{}
+}
+
+// Dialect serves the contract over a world.
+type Dialect struct {
+	w          *world.World
+	realFields bool
+}
+
+// New is the contract over w; realFields adds the real service's credit
+// fields to billable answers (Config.RealServiceFields).
+func New(w *world.World, realFields bool) *Dialect { return &Dialect{w: w, realFields: realFields} }
+
+// Has reports whether path (after /api) is one of the contract's
+// endpoints.
+func Has(path string) bool {
+	_, ok := routes[path]
+	return ok
+}
+
+func (d *Dialect) Has(path string) bool { return Has(path) }
+
+// Answer is the 200 body of the endpoint ex names, or its error.
+func (d *Dialect) Answer(ex *api.Exchange, p *api.Params) ([]byte, error) {
+	rep := routes[ex.Endpoint](d.w, p)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	ex.Free = rep.free
+	body, err := api.EncodeJSON(rep.body)
+	if err != nil || !d.realFields || rep.free {
+		return body, err
+	}
+	return withCredits(body, ex.CreditsLimited, ex.CreditsLeft), nil
+}
+
+// WriteError answers err as the contract does.
+func (d *Dialect) WriteError(rw http.ResponseWriter, _ *api.Exchange, err error) {
+	api.WriteError(rw, err)
+}
+
+// withCredits adds the real service's credit fields at the end of a JSON
+// object: credits_remaining (when limited) then credits_charged 1.
+func withCredits(body []byte, limited bool, left int64) []byte {
+	end := bytes.LastIndexByte(body, '}')
+	if end < 0 {
+		return body
+	}
+	var b []byte
+	b = append(b, body[:end]...)
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[len(t)-1] != '{' {
+		b = append(b, ',')
+	}
+	if limited {
+		b = append(b, `"credits_remaining":`...)
+		b = strconv.AppendInt(b, left, 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"credits_charged":1`...)
+	return append(b, body[end:]...)
+}
+
+// queriedAccount is the account named by the "handle" parameter.
+func queriedAccount(w *world.World, p *api.Params) world.Account {
+	h := p.Handle("handle")
+	if !p.OK() {
+		return world.Account{}
+	}
+	a, err := w.Account(h)
+	p.Keep(err)
+	return a
+}

@@ -1,0 +1,410 @@
+package contract
+
+import (
+	"cmp"
+
+	"github.com/socialcrawl/crawler/internal/sandbox/api"
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
+)
+
+// Response shapes of the short-video platform, field names copied from the
+// contract (docs/upstream.md).
+
+type videoJSON struct {
+	ID         string         `json:"id"`
+	Desc       string         `json:"desc"`
+	CreateTime int64          `json:"createTime"`
+	Stats      videoStatsJSON `json:"stats"`
+	Author     authorJSON     `json:"author"`
+}
+
+type videoStatsJSON struct {
+	PlayCount    int64 `json:"playCount"`
+	DiggCount    int64 `json:"diggCount"`
+	CommentCount int64 `json:"commentCount"`
+	ShareCount   int64 `json:"shareCount"`
+}
+
+type authorJSON struct {
+	UniqueID string `json:"uniqueId"`
+	Nickname string `json:"nickname"`
+}
+
+func videoOf(v world.Video) videoJSON {
+	return videoJSON{ID: v.ID, Desc: v.Desc, CreateTime: v.CreateTime,
+		Stats:  videoStatsJSON{PlayCount: v.Plays, DiggCount: v.Diggs, CommentCount: v.Comments, ShareCount: v.Shares},
+		Author: authorJSON{UniqueID: v.Author, Nickname: world.Nickname(v.Author)}}
+}
+
+func videosOf(vs []world.Video) []videoJSON {
+	out := make([]videoJSON, len(vs))
+	for i, v := range vs {
+		out[i] = videoOf(v)
+	}
+	return out
+}
+
+// trimmedVideoJSON is a keyword search (form B) video with trim=true.
+type trimmedVideoJSON struct {
+	ID    string `json:"id"`
+	Desc  string `json:"desc"`
+	Stats struct {
+		PlayCount int64 `json:"playCount"`
+	} `json:"stats"`
+	Author struct {
+		UniqueID string `json:"uniqueId"`
+	} `json:"author"`
+}
+
+type videoPageJSON struct {
+	Videos  []videoJSON `json:"videos"`
+	Cursor  string      `json:"cursor"`
+	HasMore bool        `json:"hasMore"`
+}
+
+// videoPageFormBJSON is keyword search form B: the cursor is a number.
+type videoPageFormBJSON struct {
+	Videos  any   `json:"videos"`
+	Cursor  int64 `json:"cursor"`
+	HasMore bool  `json:"hasMore"`
+}
+
+type hashtagJSON struct {
+	Name       string     `json:"name"`
+	ViewCount  int64      `json:"viewCount"`
+	VideoCount int64      `json:"videoCount"`
+	Growth     growthJSON `json:"growth"`
+}
+
+// growthJSON is the hashtag growth signal: what the counters gained over
+// the last 7 world days.
+type growthJSON struct {
+	Views7d  int64 `json:"views7d"`
+	Videos7d int64 `json:"videos7d"`
+}
+
+type hashtagPageJSON struct {
+	Hashtags []hashtagJSON `json:"hashtags"`
+	Cursor   string        `json:"cursor"`
+	HasMore  bool          `json:"hasMore"`
+}
+
+type topVideoJSON struct {
+	Type string `json:"type"`
+	videoJSON
+}
+
+type topUserJSON struct {
+	Type     string `json:"type"`
+	UniqueID string `json:"uniqueId"`
+	Nickname string `json:"nickname"`
+	Verified bool   `json:"verified"`
+}
+
+type topHashtagJSON struct {
+	Type      string `json:"type"`
+	Name      string `json:"name"`
+	ViewCount int64  `json:"viewCount"`
+}
+
+type topSoundJSON struct {
+	Type  string `json:"type"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+type topPageJSON struct {
+	Results []any  `json:"results"`
+	Cursor  string `json:"cursor"`
+	HasMore bool   `json:"hasMore"`
+}
+
+type followEntryJSON struct {
+	UniqueID string `json:"uniqueId"`
+	Nickname string `json:"nickname"`
+	Verified bool   `json:"verified"`
+	SecUID   string `json:"secUid"`
+}
+
+type followersPageJSON struct {
+	Followers []followEntryJSON `json:"followers"`
+	Cursor    string            `json:"cursor"`
+	HasMore   bool              `json:"hasMore"`
+}
+
+type followingPageJSON struct {
+	Following []followEntryJSON `json:"following"`
+	Cursor    string            `json:"cursor"`
+	HasMore   bool              `json:"hasMore"`
+}
+
+type songJSON struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	AuthorName  string `json:"authorName"`
+	Duration    int64  `json:"duration"`
+	UsageCount  int64  `json:"usageCount"`
+	CoverLarge  string `json:"coverLarge"`
+	CoverMedium string `json:"coverMedium"`
+	CoverThumb  string `json:"coverThumb"`
+	PlayURL     string `json:"playUrl"`
+}
+
+type feedJSON struct {
+	Videos []videoJSON `json:"videos"`
+}
+
+type creatorJSON struct {
+	UniqueID      string `json:"uniqueId"`
+	Nickname      string `json:"nickname"`
+	FollowerCount int64  `json:"followerCount"`
+	Verified      bool   `json:"verified"`
+}
+
+type creatorsJSON struct {
+	Creators []creatorJSON `json:"creators"`
+}
+
+type profileJSON struct {
+	Success  bool        `json:"success"`
+	User     User        `json:"user"`
+	Stats    Stats       `json:"stats"`
+	ItemList []videoJSON `json:"itemList"`
+}
+
+// User is a short-video profile's user; the real service's is the same.
+type User struct {
+	ID             string `json:"id"`
+	UniqueID       string `json:"uniqueId"`
+	SecUID         string `json:"secUid"`
+	Nickname       string `json:"nickname"`
+	AvatarLarger   string `json:"avatarLarger"`
+	Signature      string `json:"signature"`
+	Verified       bool   `json:"verified"`
+	PrivateAccount bool   `json:"privateAccount"`
+}
+
+// Stats are a short-video profile's counters; the real service's start
+// with the same.
+type Stats struct {
+	FollowerCount  int64 `json:"followerCount"`
+	FollowingCount int64 `json:"followingCount"`
+	HeartCount     int64 `json:"heartCount"`
+	VideoCount     int64 `json:"videoCount"`
+	DiggCount      int64 `json:"diggCount"`
+}
+
+// UserOf and StatsOf are profile p's user and stats.
+func UserOf(p world.Profile) User {
+	return User{ID: p.ID, UniqueID: p.Handle, SecUID: world.SecUID(p.Handle), Nickname: world.Nickname(p.Handle),
+		AvatarLarger: world.Avatar(p.ID), Signature: p.Signature, Verified: world.Verified(p.Handle),
+		PrivateAccount: p.Private}
+}
+
+func StatsOf(p world.Profile) Stats {
+	return Stats{FollowerCount: p.Followers, FollowingCount: p.Following, HeartCount: p.Hearts,
+		VideoCount: p.Videos, DiggCount: p.Diggs}
+}
+
+type liveJSON struct {
+	IsLive      bool   `json:"isLive"`
+	Title       string `json:"title"`
+	ViewerCount int64  `json:"viewerCount"`
+	StartTime   int64  `json:"startTime"`
+}
+
+var _ = route("/shortvideo/search/keyword", searchKeyword) // 1
+
+// searchKeyword is endpoint 1. A non-empty keyword selects form A (and form
+// B's parameters are then ignored); otherwise query selects form B, whose
+// cursor is a number.
+func searchKeyword(w *world.World, p *api.Params) reply {
+	if raw := p.Get("keyword"); raw != "" {
+		kq := world.KeywordQuery{Keyword: world.ReadKeyword(p, raw, "keyword"), Offset: p.Offset("cursor")}
+		if !p.OK() {
+			return reply{}
+		}
+		videos, win := w.KeywordSearch(kq)
+		return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
+	}
+	raw := p.Get("query")
+	if raw == "" {
+		p.Fail("missing required parameter %q (or %q)", "keyword", "query")
+	}
+	kq := world.ReadKeywordQuery(p, raw)
+	if !p.OK() {
+		return reply{}
+	}
+	videos, win := w.KeywordSearch(kq)
+	body := videoPageFormBJSON{Videos: videosOf(videos), Cursor: win.Next, HasMore: win.More}
+	if kq.Trim {
+		t := make([]trimmedVideoJSON, len(videos))
+		for i, v := range videos {
+			t[i].ID, t[i].Desc = v.ID, v.Desc
+			t[i].Stats.PlayCount = v.Plays
+			t[i].Author.UniqueID = v.Author
+		}
+		body.Videos = t
+	}
+	return billable(body)
+}
+
+// searchParams reads the keyword and cursor of the hashtag and top
+// searches.
+func searchParams(p *api.Params) (kw string, off int64, ok bool) {
+	kw, off = world.ReadKeyword(p, p.Required("keyword"), "keyword"), p.Offset("cursor")
+	return kw, off, p.OK()
+}
+
+var _ = route("/shortvideo/search/hashtag", searchHashtag) // 2
+
+// searchHashtag is endpoint 2.
+func searchHashtag(w *world.World, p *api.Params) reply {
+	kw, off, ok := searchParams(p)
+	if !ok {
+		return reply{}
+	}
+	tags, win := w.HashtagSearch(kw, off)
+	out := make([]hashtagJSON, len(tags))
+	for i, h := range tags {
+		out[i] = hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
+			Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
+	}
+	return billable(hashtagPageJSON{Hashtags: out, Cursor: api.Itoa(win.Next), HasMore: win.More})
+}
+
+var _ = route("/shortvideo/search/top", searchTop) // 3
+
+// searchTop is endpoint 3, in the platform's rank.
+func searchTop(w *world.World, p *api.Params) reply {
+	kw, off, ok := searchParams(p)
+	if !ok {
+		return reply{}
+	}
+	results, win := w.TopSearch(kw, off)
+	out := make([]any, len(results))
+	for i, r := range results {
+		switch r.Type {
+		case "video":
+			out[i] = topVideoJSON{Type: r.Type, videoJSON: videoOf(r.Video)}
+		case "user":
+			out[i] = topUserJSON{Type: r.Type, UniqueID: r.User, Nickname: world.Nickname(r.User), Verified: world.Verified(r.User)}
+		case "hashtag":
+			out[i] = topHashtagJSON{Type: r.Type, Name: r.Hashtag.Name, ViewCount: r.Hashtag.Views}
+		case "sound":
+			out[i] = topSoundJSON{Type: r.Type, ID: r.Sound, Title: r.SoundTitle}
+		}
+	}
+	return billable(topPageJSON{Results: out, Cursor: api.Itoa(win.Next), HasMore: win.More})
+}
+
+var _ = route("/shortvideo/user/followers", followers) // 4
+
+// followers is endpoint 4.
+func followers(w *world.World, p *api.Params) reply {
+	entries, cursor, more := followList(w, p, "followers")
+	return billable(followersPageJSON{Followers: entries, Cursor: cursor, HasMore: more})
+}
+
+var _ = route("/shortvideo/user/following", following) // 5
+
+// following is endpoint 5.
+func following(w *world.World, p *api.Params) reply {
+	entries, cursor, more := followList(w, p, "following")
+	return billable(followingPageJSON{Following: entries, Cursor: cursor, HasMore: more})
+}
+
+// followList pages the followers or following of the account behind
+// secUid; a looping list answers the cursor it was asked with.
+func followList(w *world.World, p *api.Params, kind string) (entries []followEntryJSON, cursor string, more bool) {
+	secUID, off := p.Required("secUid"), p.Offset("cursor")
+	handle, ok := world.HandleOfSecUID(secUID)
+	if !ok {
+		p.Keep(api.NotFound("no account with that secUid"))
+	}
+	if !p.OK() {
+		return nil, "", false
+	}
+	_, page, err := w.Follows(handle, kind, off)
+	p.Keep(err)
+	cursor = api.Itoa(page.Next)
+	if page.Loop {
+		cursor = cmp.Or(p.Get("cursor"), "0")
+	}
+	entries = make([]followEntryJSON, len(page.Handles))
+	for i, h := range page.Handles {
+		entries[i] = followEntryJSON{UniqueID: h, Nickname: world.Nickname(h), Verified: world.Verified(h), SecUID: world.SecUID(h)}
+	}
+	return entries, cursor, page.More
+}
+
+// songID reads the id of the song endpoints: a song that exists.
+func songID(p *api.Params) string {
+	id := p.Required("id")
+	p.Keep(world.SongExists(id))
+	return id
+}
+
+var _ = route("/shortvideo/song/videos", songVideos) // 6
+
+// songVideos is endpoint 6.
+func songVideos(w *world.World, p *api.Params) reply {
+	id, off := songID(p), p.Offset("cursor")
+	if !p.OK() {
+		return reply{}
+	}
+	videos, win := w.SongVideos(id, off)
+	return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
+}
+
+var _ = route("/shortvideo/song", song) // 7
+
+// song is endpoint 7.
+func song(w *world.World, p *api.Params) reply {
+	s := w.Song(songID(p))
+	return billable(songJSON{ID: s.ID, Title: s.Title, AuthorName: s.Author, Duration: s.Duration, UsageCount: s.Usage,
+		CoverLarge: s.CoverLarge, CoverMedium: s.CoverMedium, CoverThumb: s.CoverThumb, PlayURL: s.Sound})
+}
+
+var _ = route("/shortvideo/get-trending-feed", trendingFeed) // 8
+
+// trendingFeed is endpoint 8.
+func trendingFeed(w *world.World, _ *api.Params) reply {
+	return billable(feedJSON{Videos: videosOf(w.Feed("trending"))})
+}
+
+var _ = route("/shortvideo/videos/popular", popularVideos) // 9
+
+// popularVideos is endpoint 9.
+func popularVideos(w *world.World, _ *api.Params) reply {
+	return billable(feedJSON{Videos: videosOf(w.Feed("popular"))})
+}
+
+var _ = route("/shortvideo/creators/popular", popularCreators) // 10
+
+// popularCreators is endpoint 10.
+func popularCreators(w *world.World, _ *api.Params) reply {
+	creators := w.PopularCreators()
+	out := make([]creatorJSON, len(creators))
+	for i, a := range creators {
+		out[i] = creatorJSON{UniqueID: a.Handle, Nickname: world.Nickname(a.Handle), FollowerCount: a.Followers,
+			Verified: world.Verified(a.Handle)}
+	}
+	return billable(creatorsJSON{Creators: out})
+}
+
+var _ = route("/shortvideo/profile", profile) // 11
+
+// profile is endpoint 11.
+func profile(w *world.World, p *api.Params) reply {
+	pr := w.Profile(queriedAccount(w, p))
+	return billable(profileJSON{Success: true, User: UserOf(pr), Stats: StatsOf(pr), ItemList: videosOf(pr.Recent)})
+}
+
+var _ = route("/shortvideo/user/live", live) // 12
+
+// live is endpoint 12.
+func live(w *world.World, p *api.Params) reply {
+	l := w.Live(queriedAccount(w, p))
+	return billable(liveJSON{IsLive: l.IsLive, Title: l.Title, ViewerCount: l.Viewers, StartTime: l.Start})
+}

@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
+)
+
+// skipAdaptive applies the run's schedule to t before it is fetched
+// (adaptive.Revisits.Decide): a task the schedule skips ends skipped, a
+// profile expanding to its lists from stored data (when that cannot be
+// read, it is visited instead); a visit it lets through is marked with
+// what the schedule said. It reports whether t ended.
+func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *task) (bool, error) {
+	v, err := c.revisits.Decide(ctx, log, &t.Task.Task)
+	if err != nil && ctx.Err() != nil {
+		_ = c.release(t.Task) // the run stops: the task waits for its resume
+		return true, nil
+	}
+	if err != nil {
+		return true, c.abandon(t, "adaptive schedule", err)
+	}
+	if !v.Skip {
+		t.visit = v.Visit
+		return false, nil
+	}
+	var children []kinds.NewTask
+	if k.Fresh != nil && k.Fresh.Expand != nil {
+		var fromStorage bool
+		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+			children, fromStorage, err = storedChildren(ctx, c.opts.Pool, c.job, k, &t.Task.Task)
+			return err
+		})
+		if err != nil && ctx.Err() != nil {
+			_ = c.release(t.Task) // the run stops: the task waits for its resume
+			return true, nil
+		}
+		if err != nil || !fromStorage {
+			if err != nil {
+				log.Warn("could not expand a profile from stored data; visited", "task_id", t.ID, "err", err)
+			}
+			t.visit = c.revisits.Admit(&t.Task.Task, v)
+			return false, nil // its lists cannot be found without a fetch
+		}
+	}
+	err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
+		return c.frontier.EndFresh(ctx, c.runID, t.Task, v.Outcome, v.Reason, v.Saved, children)
+	})
+	switch {
+	case errors.Is(err, frontier.ErrLeaseLost):
+		return true, nil
+	case err != nil:
+		return true, c.abandon(t, "adaptive schedule", err)
+	}
+	log.Debug("not revisited", "task_id", t.ID, "kind", t.Kind, "key", t.Key, "reason", v.Reason)
+	if len(children) > 0 {
+		c.wakeOthers()
+	}
+	return true, nil
+}
+
+// secondLook gives the credits an adaptive run's estimates kept and did
+// not spend to the visits skipped for the budget, once the frontier is
+// done (adaptive.Revisits.SecondLook). It reports whether the dispatcher
+// should go on: some went back to pending, or another worker's second look
+// sent some meanwhile.
+func (c *crawl) secondLook(ctx context.Context) bool {
+	n, looked := c.revisits.SecondLook(ctx)
+	if !looked {
+		return false
+	}
+	if n > 0 {
+		c.wakeOthers()
+		return true
+	}
+	// None here: another process's (or worker's) second look may have
+	// sent some back since this worker found the frontier done.
+	var pending, leased int64
+	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+		pending, leased, err = c.frontier.Active(ctx, c.runID)
+		return err
+	})
+	return err == nil && pending+leased > 0
+}

@@ -1,0 +1,9 @@
+package budget
+
+import (
+	"testing"
+
+	"github.com/socialcrawl/crawler/testkit/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.MainMigrated(m) }

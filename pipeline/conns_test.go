@@ -1,0 +1,158 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
+	"github.com/socialcrawl/crawler/testkit/pgtmp"
+)
+
+// Requests in flight hold no database connection (issue 26): 600 tasks in
+// progress against a slow upstream, on a server of max_connections 20, with
+// database.max_conns 6. The process never has more than 6 connections
+// open, more than 500 requests are in flight at once, and the run ends
+// with every task done and every page bought once.
+func TestConnectionsBoundedAtHighConcurrency(t *testing.T) {
+	t.Parallel()
+	st := highConcurrency(t, 600, 6, 1500*time.Millisecond)
+	if st.peakInFlight < 500 {
+		t.Errorf("at most %d requests in flight, want over 500", st.peakInFlight)
+	}
+}
+
+// BenchmarkInFlight2000 is the run above with 2,000 tasks in progress and
+// database.max_conns 10 against an upstream answering in 2 s: the
+// connections it uses, the requests in flight, and the CPU and memory of
+// the test process (the sandbox's included) for the whole run.
+func BenchmarkInFlight2000(b *testing.B) {
+	for b.Loop() {
+		var ru0, ru1 syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		start := time.Now()
+		st := highConcurrency(b, 2000, 10, 2*time.Second)
+		took := time.Since(start)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()+ru1.Stime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(st.peakConns), "conns")
+		b.ReportMetric(float64(st.peakInFlight), "in-flight")
+		b.ReportMetric(cpu.Seconds(), "cpu-s")
+		b.ReportMetric(took.Seconds(), "run-s")
+		b.ReportMetric(float64(ru1.Maxrss)/1024, "maxrss-MB")
+		b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MB")
+	}
+}
+
+type concurrencyStats struct{ peakInFlight, peakConns int64 }
+
+// highConcurrency runs tasks profile tasks at once (limits.workers tasks)
+// with database.max_conns maxConns against a sandbox answering in latency,
+// on a cluster of its own with max_connections 20, and checks the run:
+// at most maxConns connections, every task done, every page bought once.
+func highConcurrency(t testing.TB, tasks, maxConns int, latency time.Duration) concurrencyStats {
+	cluster := pgtest.OwnClusterWith(t, pgtmp.Options{MaxConnections: 20})
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(cluster.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = int32(maxConns)
+	cfg.ConnConfig.RuntimeParams["application_name"] = "bounded"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := migrations.Up(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+
+	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, Faults: sandbox.Faults{Latency: latency}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inFlight, peakInFlight atomic.Int64
+	h := sb.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for p := peakInFlight.Load(); n > p && !peakInFlight.CompareAndSwap(p, n); p = peakInFlight.Load() {
+		}
+		h.ServeHTTP(w, r)
+		inFlight.Add(-1)
+	}))
+	defer srv.Close()
+	b := &bundle{pool: pool, sandbox: sb, srv: srv, baseURL: srv.URL + "/api"}
+	handles := make([]string, tasks)
+	for i := range handles {
+		handles[i] = fmt.Sprintf("c%03d_f0_g0", i)
+	}
+	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: CRAWLER_TEST_KEY\n  max_retries: 1\n  rate: 5000\n  burst: 1000\n"+
+		"limits: {workers: %d}\ndatabase: {max_conns: %d}\nexpand: {}\nseeds: {shortvideo: {profiles: [%s]}}\n",
+		b.baseURL, tasks, maxConns, strings.Join(handles, ", "))
+	job, err := jobfile.Parse("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The server's count of the run's connections, polled while it works.
+	admin, err := pgxpool.New(ctx, cluster.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var peakConns atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			var n int64
+			if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bounded'`).Scan(&n); err == nil && n > peakConns.Load() {
+				peakConns.Store(n)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond): // sampling the server, not synchronising
+			}
+		}
+	})
+	runID, err := pipeline.Start(ctx, pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	close(stop)
+	wg.Wait()
+	if err != nil || sum.State != "done" {
+		t.Fatalf("run: %v, %+v", err, sum)
+	}
+	t.Logf("peak: %d requests in flight, %d connections", peakInFlight.Load(), peakConns.Load())
+	if got := peakConns.Load(); got > int64(maxConns) {
+		t.Errorf("%d connections at once, want at most database.max_conns %d", got, maxConns)
+	}
+	var done int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state = 'done'`, runID).Scan(&done); err != nil || done != int64(tasks) {
+		t.Errorf("%d tasks done (%v), want %d", done, err, tasks)
+	}
+	if got := sb.Usage(testKey).Billable; got != int64(tasks) {
+		t.Errorf("billable %d, want %d", got, tasks)
+	}
+	return concurrencyStats{peakInFlight: peakInFlight.Load(), peakConns: peakConns.Load()}
+}

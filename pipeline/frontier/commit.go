@@ -1,0 +1,209 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/sinks"
+)
+
+// PageCommit is what one page of a task commits: its rows, the tasks it
+// discovered, and how the task goes on.
+type PageCommit struct {
+	Rows     *sinks.Batch // nil: none
+	Children []NewTask
+	Next     string      // the cursor to continue from
+	Items    int         // entries the page held, dropped ones included
+	Stop     string      // when not empty, the task ends with this reason
+	Drops    kinds.Drops // entries received but not stored
+	Saved    int         // credits saved by reuse (stop_at_seen), added to crawl.tasks.credits_saved
+	// NewItems, when not nil, is added to crawl.tasks.new_items: the
+	// page's entries no earlier run stored.
+	NewItems *int
+	// Archive, when not nil, is the page's body, kept in crawl.pages.
+	Archive *ArchivedPage
+	// Outcome is how the task ends when Stop is set (empty:
+	// kinds.OutcomeDone, an object fetched).
+	Outcome kinds.Outcome
+}
+
+// Commit records a fetched page: the task's advance (the cursor to
+// continue from and, when stop is not empty, the end of the task with stop
+// as its reason, and the entries the page dropped), the page's rows and the
+// tasks it discovered. They go as one pgx batch, which runs in one implicit
+// transaction: a single round trip (no BEGIN, no COMMIT). Send writes the
+// batch without waiting for its results. What the page's requests cost is
+// the budget's (package budget), not the commit's.
+//
+// The advance goes first, under the fencing token: for a stale worker it
+// matches no row, crawl.expect_advanced aborts the batch and Commit returns
+// ErrLeaseLost. The expected page count makes it idempotent: when a commit
+// whose answer was lost is retried, the row already shows this page, and
+// Commit returns ErrAlreadyApplied without counting it again.
+func (f *Frontier) Commit(ctx context.Context, runID int64, t *Task, p PageCommit) error {
+	sc, err := f.Send(ctx, runID, t, p)
+	if err != nil {
+		return err
+	}
+	return sc.Wait(ctx)
+}
+
+// SentCommit is a page's commit batch written to the server, its results
+// not read yet. The server runs the batch and commits it whether or not
+// they are ever read (a client killed after Send still has its page
+// committed), which is what lets the next request of the list leave before
+// Wait. Until Wait, the connection stays with the batch.
+type SentCommit struct {
+	f      *Frontier
+	task   Task // as it was at Send: the page count and cursor the advance expects
+	next   string
+	br     pgx.BatchResults
+	labels []string
+	done   bool
+	err    error
+}
+
+// Send queues and writes p's commit batch (see Commit) and returns
+// without reading its results. A failure to send returns at once, with
+// nothing applied.
+func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit) (*SentCommit, error) {
+	batch, labels, err := commitBatch(runID, t, p, f.ttl)
+	if err != nil {
+		return nil, err
+	}
+	sc := &SentCommit{f: f, task: *t, next: p.Next, labels: labels}
+	sc.br = f.pool.SendBatch(ctx, batch)
+	return sc, nil
+}
+
+// commitBatch is p's commit batch, with a label per statement for errors.
+func commitBatch(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pgx.Batch, []string, error) {
+	rows, drops := p.Rows, p.Drops
+	if rows == nil {
+		rows = &sinks.Batch{}
+	}
+	var outcome kinds.Outcome
+	if p.Stop != "" {
+		outcome = p.Outcome.OrDone()
+	}
+	batch := &pgx.Batch{}
+	advanceTask.Queue(batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
+		Stop: CleanReason(p.Stop), Outcome: string(outcome), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
+	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(batch, runID, rows)...)
+	if p.Archive != nil {
+		queueArchive(batch, runID, t, p.Archive)
+		labels = append(labels, "archive page")
+	}
+	tasks, err := taskRows(p.Children)
+	if err != nil {
+		return nil, nil, fmt.Errorf("add tasks: %w", err)
+	}
+	if tasks != nil {
+		insertTasks.Queue(batch, addParams(runID, &t.ID), tasks)
+		labels = append(labels, "add tasks")
+	}
+	return batch, labels, nil
+}
+
+// Wait reads the results of the batch, once: the error is the commit's
+// (ErrLeaseLost, ErrAlreadyApplied, or the database's).
+func (sc *SentCommit) Wait(ctx context.Context) error {
+	if sc.done {
+		return sc.err
+	}
+	sc.done = true
+	err := sinks.Results(sc.br, sc.labels)
+	if cerr := sc.br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
+		err = sc.f.notAdvanced(ctx, &sc.task, sc.next)
+	}
+	sc.err = err
+	return err
+}
+
+// notAdvanced tells why advancing t matched no row: ErrAlreadyApplied when
+// the row already shows this page (a retried commit whose first attempt went
+// through), ErrLeaseLost otherwise.
+func (f *Frontier) notAdvanced(ctx context.Context, t *Task, next string) error {
+	var applied bool
+	if err := taskAdvanced.QueryRow(ctx, f.pool, advancedParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: next}).Scan(&applied); err != nil {
+		return fmt.Errorf("advance task %d: %w", t.ID, err)
+	}
+	if applied {
+		return ErrAlreadyApplied
+	}
+	return ErrLeaseLost
+}
+
+// ErrAlreadyApplied rolls back a retried commit whose first attempt had
+// gone through: the page counts as committed, once.
+var ErrAlreadyApplied = errors.New("page already committed")
+
+// Parameters of the statements that end a lease without a page.
+type (
+	endFreshParams struct {
+		ID      int64  `db:"id"`
+		Token   int64  `db:"token"`
+		Outcome string `db:"outcome"`
+		Reason  string `db:"reason"`
+		Saved   int    `db:"saved"`
+	}
+)
+
+var (
+	endFresh    = db.Prepare[endFreshParams]("EndFresh")
+	endReexpand = db.Prepare[leaseArg]("EndReexpand")
+)
+
+// EndFresh ends t's lease as skipped without a request (outcome: fresh
+// or adaptive) with reason and saved credits, and adds children, the
+// tasks it expands to from stored data, in one transaction (one batch).
+func (f *Frontier) EndFresh(ctx context.Context, runID int64, t *Task, outcome kinds.Outcome, reason string, saved int, children []NewTask) error {
+	return f.endWithChildren(ctx, runID, t, fmt.Sprintf("end fresh task %d", t.ID), func(b *pgx.Batch) {
+		endFresh.Queue(b, endFreshParams{ID: t.ID, Token: t.Token, Outcome: string(outcome), Reason: CleanReason(reason), Saved: saved})
+	}, children)
+}
+
+// EndReexpand ends the lease of t, expanded again from stored data at its
+// new depth (children), as it ended before (done, or skipped: its outcome
+// says), in one transaction (one batch).
+func (f *Frontier) EndReexpand(ctx context.Context, runID int64, t *Task, children []NewTask) error {
+	return f.endWithChildren(ctx, runID, t, fmt.Sprintf("end re-expanded task %d", t.ID), func(b *pgx.Batch) {
+		endReexpand.Queue(b, leaseArg{ID: t.ID, Token: t.Token})
+	}, children)
+}
+
+// endWithChildren ends t's lease by the statement end queues and adds
+// children, in one transaction (one batch): a task ended without a
+// request, its children from stored data.
+func (f *Frontier) endWithChildren(ctx context.Context, runID int64, t *Task, label string, end func(*pgx.Batch), children []NewTask) error {
+	var batch pgx.Batch
+	end(&batch)
+	labels := []string{label}
+	rows, err := taskRows(children)
+	if err != nil {
+		return fmt.Errorf("add tasks: %w", err)
+	}
+	if rows != nil {
+		insertTasks.Queue(&batch, addParams(runID, &t.ID), rows)
+		labels = append(labels, "add tasks")
+	}
+	br := f.pool.SendBatch(ctx, &batch)
+	err = sinks.Results(br, labels)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
+		return ErrLeaseLost
+	}
+	return err
+}

@@ -1,0 +1,259 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/internal/loop"
+	"github.com/socialcrawl/crawler/sinks"
+)
+
+// The Committer writes the page commits of all the process's tasks, many
+// pages in one round trip: each page in a transaction of its own (BEGIN,
+// its statements, COMMIT: page-atomic as a commit alone), the group in one
+// pgx batch on one connection, held only for that round trip. A task waits
+// for its page's commit only when it must (before its next statement of
+// its own, or at its end), so its next request leaves meanwhile, and
+// thousands of tasks in progress share a few connections.
+//
+// After a statement fails, the server skips the rest of the batch: the
+// failing page gets the error (its task handles it as a commit's error:
+// lease lost, data refused, a conflict retried alone) and the pages after
+// it go in the next group. A connection lost mid-batch leaves the failing
+// page's commit, and the later pages', unknown: they are sent again, which
+// the advance's expected page count makes safe (ErrAlreadyApplied).
+type Committer struct {
+	pool  *pgxpool.Pool
+	runID int64
+	f     *Frontier
+
+	mu     sync.Mutex
+	queue  []*GroupCommit
+	closed bool
+	kick   chan struct{}
+}
+
+// Grouping of the Committer.
+const (
+	// groupMax is the most pages one round trip commits.
+	groupMax = 32
+	// committersMax is the most groups in flight at once (each on a
+	// connection of its own).
+	committersMax = 4
+)
+
+// GroupCommit is one page's commit in the Committer: queued, then sent in
+// a group; done is closed once its outcome is known.
+type GroupCommit struct {
+	task   Task // as it was at submit: the page count and cursor the advance expects
+	next   string
+	batch  *pgx.Batch
+	labels []string
+	// sent is closed once the page's statements are written to the server
+	// (or its outcome is known): the server commits a batch it has whole
+	// even if the process dies before reading its results, so a task's
+	// next request waits for it, and a kill costs at most the request in
+	// flight per task.
+	sent     chan struct{}
+	sentOnce sync.Once
+	done     chan struct{}
+	err      error
+	f        *Frontier
+	waited   bool
+}
+
+// NewCommitter starts the Committer's senders, which work until ctx ends
+// (the run's hard stop: a group in flight then fails, its pages with it).
+func NewCommitter(ctx context.Context, pool *pgxpool.Pool, runID int64, f *Frontier) *Committer {
+	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)}
+	senders := max(1, min(committersMax, int(pool.Config().MaxConns)/3))
+	for range senders {
+		go c.send(ctx)
+	}
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.closed = true
+		q := c.queue
+		c.queue = nil
+		c.mu.Unlock()
+		for _, g := range q {
+			g.finish(fmt.Errorf("commit not sent: %w", context.Cause(ctx)))
+		}
+	})
+	return c
+}
+
+// submit queues p's commit for task t (as it is now) and returns it; Wait
+// gives its outcome.
+func (c *Committer) Submit(t *Task, p PageCommit) (*GroupCommit, error) {
+	batch, labels, err := commitBatch(c.runID, t, p, c.f.ttl)
+	if err != nil {
+		return nil, err
+	}
+	g := &GroupCommit{task: *t, next: p.Next, batch: batch, labels: labels, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errors.New("commit not sent: the run is stopping")
+	}
+	c.queue = append(c.queue, g)
+	c.mu.Unlock()
+	loop.Kick(c.kick)
+	return g, nil
+}
+
+// Wait waits for the page's commit and returns its error, once
+// (ErrLeaseLost, ErrAlreadyApplied, or the database's).
+func (g *GroupCommit) Wait(ctx context.Context) error {
+	<-g.done
+	if g.waited {
+		return g.err
+	}
+	g.waited = true
+	if pgErr := (*pgconn.PgError)(nil); errors.As(g.err, &pgErr) && pgErr.Code == db.NotAdvancedCode {
+		g.err = g.f.notAdvanced(ctx, &g.task, g.next)
+	}
+	return g.err
+}
+
+// Sent is closed once the page's commit is written to the server.
+func (g *GroupCommit) Sent() <-chan struct{} { return g.sent }
+
+func (g *GroupCommit) written() { g.sentOnce.Do(func() { close(g.sent) }) }
+
+func (g *GroupCommit) finish(err error) {
+	g.err = err
+	g.written()
+	close(g.done)
+}
+
+// take removes up to groupMax queued commits.
+func (c *Committer) take() []*GroupCommit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.queue), groupMax)
+	group := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	if len(c.queue) > 0 {
+		loop.Kick(c.kick)
+	}
+	return group
+}
+
+// requeue puts commits that were not run back in front of the queue.
+func (c *Committer) requeue(gs []*GroupCommit) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		for _, g := range gs {
+			g.finish(errors.New("commit not sent: the run is stopping"))
+		}
+		return
+	}
+	c.queue = append(gs[:len(gs):len(gs)], c.queue...)
+	c.mu.Unlock()
+	loop.Kick(c.kick)
+}
+
+// send is one sender: it sends the queued commits in groups until ctx ends.
+func (c *Committer) send(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		}
+		for {
+			group := c.take()
+			if len(group) == 0 {
+				break
+			}
+			if rest := c.sendGroup(ctx, group); len(rest) > 0 {
+				c.requeue(rest)
+			}
+		}
+	}
+}
+
+var (
+	beginPage  = "BEGIN"
+	commitPage = "COMMIT"
+)
+
+// sendGroup sends group in one batch and finishes each page's commit it
+// knows the outcome of; it returns the pages to send again.
+func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again []*GroupCommit) {
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		// Nothing was sent: each page's task retries its commit alone
+		// (waiting while the database is away).
+		for _, g := range group {
+			g.finish(err)
+		}
+		return nil
+	}
+	defer conn.Release()
+	var batch pgx.Batch
+	for _, g := range group {
+		batch.Queue(beginPage)
+		for _, q := range g.batch.QueuedQueries {
+			// Queued anew: pgx keeps a sent query's statement
+			// description, which is the connection's it was sent on.
+			batch.Queue(q.SQL, q.Arguments...)
+		}
+		batch.Queue(commitPage)
+	}
+	br := conn.SendBatch(ctx, &batch)
+	for _, g := range group {
+		// Written (a page sent again after another's failure was written
+		// once already: its next request may have left before it is).
+		g.written()
+	}
+	failed := -1
+	for i, g := range group {
+		err := pageResults(br, g.labels)
+		if err != nil {
+			failed = i
+			g.finish(err)
+			break
+		}
+		g.finish(nil)
+	}
+	// Every page read as committed is: an error closing the batch after
+	// that is its trailing Sync's.
+	_ = br.Close()
+	if failed < 0 {
+		return nil
+	}
+	// The failing page's transaction is left open, aborted, and pgx's
+	// statement cache may no longer match the server's (the statements
+	// after the error were skipped): the connection is not reused (rare:
+	// a lease lost, a page refused).
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	_ = conn.Conn().Close(cctx)
+	cancel()
+	return group[failed+1:]
+}
+
+// pageResults reads one page's results in a group: BEGIN, its statements
+// (by their labels), COMMIT.
+func pageResults(br pgx.BatchResults, labels []string) error {
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("begin page: %w", err)
+	}
+	if err := sinks.Results(br, labels); err != nil {
+		return err
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("commit page: %w", err)
+	}
+	return nil
+}

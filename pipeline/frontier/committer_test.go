@@ -1,0 +1,75 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
+)
+
+// Three tasks' pages in one group, the second's lease taken over: the
+// first commits, the second fails alone (ErrLeaseLost, none of its rows
+// written), the third was not run and goes in the next group, which
+// commits it. Each page is a transaction of its own.
+func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	runID := testRun(t, pool, profiles("a", "b", "c"))
+	f := NewFrontier(pool, "p", time.Minute)
+	ts, err := f.LeaseN(ctx, runID, 3, nil)
+	if err != nil || len(ts) != 3 {
+		t.Fatalf("lease: %v %v", ts, err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET lease_token = lease_token + 1000 WHERE id = $1`, ts[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
+	var gs []*GroupCommit
+	for i, task := range ts {
+		var rows sinks.Batch
+		sinks.Add(&rows, sinks.SVUser{UniqueID: "user" + string(rune('a'+i)), Raw: []byte(`{}`)})
+		g, err := c.Submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	group := c.take()
+	if len(group) != 3 {
+		t.Fatalf("group of %d, want 3", len(group))
+	}
+	rest := c.sendGroup(ctx, group)
+	if len(rest) != 1 || rest[0] != gs[2] {
+		t.Fatalf("to send again: %d pages, want the third", len(rest))
+	}
+	if err := gs[0].Wait(ctx); err != nil {
+		t.Errorf("first page: %v", err)
+	}
+	if err := gs[1].Wait(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("second page: %v, want ErrLeaseLost", err)
+	}
+	if again := c.sendGroup(ctx, rest); len(again) != 0 {
+		t.Fatalf("third page sent again %d times", len(again))
+	}
+	if err := gs[2].Wait(ctx); err != nil {
+		t.Errorf("third page: %v", err)
+	}
+	var users string
+	var pages int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT string_agg(unique_id, ',' ORDER BY unique_id) FROM shortvideo.users),
+		(SELECT sum(pages) FROM crawl.tasks WHERE run_id = $1)`, runID).Scan(&users, &pages); err != nil {
+		t.Fatal(err)
+	}
+	if users != "usera,userc" || pages != 2 {
+		t.Errorf("users %q, pages %d; want usera,userc and 2", users, pages)
+	}
+	// No connection is left in the failed page's transaction.
+	var open int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&open); err != nil || open != 0 {
+		t.Errorf("%d connections idle in a transaction (%v)", open, err)
+	}
+}
