@@ -188,7 +188,7 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 				"j.yaml:6: limits.max_credits: must not be negative, got -5"},
 		// Zero means what it says or is rejected.
 		{"zero workers and pages", jobHead + "limits:\n  workers: 0\n  max_pages: 0\n" + oneSeed,
-			"j.yaml:5: limits.workers: must be between 1 and 4096, got 0\n" +
+			"j.yaml:5: limits.workers: must be between 1 and 4096, got 0 (omit the key for the adaptive limit)\n" +
 				"j.yaml:6: limits.max_pages: must be between 1 and 2147483647, got 0 (a list's page limit; omit the key for the default)"},
 		{"zero edge pages", jobHead + "expand:\n  followers: {max_pages: 0}\n" + oneSeed,
 			"j.yaml:5: expand.followers.max_pages: must be between 1 and 2147483647, got 0 (omit the key for limits.max_pages)"},
