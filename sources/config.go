@@ -259,6 +259,11 @@ type Config struct {
 	// above it. 0: concurrency.HardCeiling, the most a client ever has in
 	// flight.
 	MaxInFlight int
+	// InitialInFlight is the limit the first round runs at (0:
+	// concurrency.InitialDefault; never above MaxInFlight). The job file
+	// has no key for it: tests that need many requests in flight at once
+	// start there rather than wait for the doubling.
+	InitialInFlight int
 	// AfterResponse, when set, is told the outcome of every attempt of every
 	// call, after the call's Lease (metrics). Credits are the lease's.
 	AfterResponse func(ctx context.Context, r Outcome)
@@ -299,6 +304,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxInFlight < 0 || c.MaxInFlight > concurrency.HardCeiling {
 		return fmt.Errorf("sources: MaxInFlight must be between 0 and %d, got %d", concurrency.HardCeiling, c.MaxInFlight)
+	}
+	if c.InitialInFlight < 0 || c.InitialInFlight > concurrency.HardCeiling {
+		return fmt.Errorf("sources: InitialInFlight must be between 0 and %d, got %d", concurrency.HardCeiling, c.InitialInFlight)
 	}
 	if c.APIKey == "" {
 		return errors.New("sources: api key is empty")

@@ -23,10 +23,8 @@ import (
 // allows in the same run (R x T + B), from the first request.
 //
 // Then the issue's job end to end: 60 accounts (720 list pages) at 3 s and
-// 20/s, pipeline.Run in-process with a job file that sets neither key.
-// Until the runner keeps as many tasks going as the client's limit (the
-// other half of the work), it works limits.workers' default of 4 and
-// reaches 4 / 3 s.
+// 20/s, pipeline.Run in-process with a job file that sets neither key: the
+// runner keeps twice the client's limit of tasks in progress.
 type concCase struct {
 	latency time.Duration // the middle of the answer times
 	rate    float64
@@ -163,11 +161,7 @@ func (e *env) issueJob(ctx context.Context) ([]Figure, error) {
 		Name: fmt.Sprintf("the issue's job end to end (%d pages at %s, %g/s): billable/s over the allowed", pages, lat, issueRate), Value: rate / issueRate, Aim: atLeast(0.9),
 		Detail: fmt.Sprintf("%d billable 2xx of %d pages in %.1f s from the first request (%s, %d pages committed by this process, %s in all) = %.2f/s; allowed %g/s",
 			w.ok, pages, last.Sub(t0).Seconds(), sum.State, sum.Pages, took.Round(time.Second), rate, issueRate),
-		Why: fmt.Sprintf("pipeline.Run works limits.workers tasks (default %d) until the runner follows the client's limit (sources.Client.Limit): %d tasks at %s are %.2f/s; the client's limit itself is not the bound (see the client-driven cases above).",
-			jobWorkersDefault, jobWorkersDefault, lat, float64(jobWorkersDefault)/lat.Seconds()),
+		Why: fmt.Sprintf("the runner keeps twice the client's limit of tasks in progress (a task between two requests holds no slot); %d lists for the %.0f in flight the quota needs at %s: a list whose page is being committed leaves a slot unused, lists ending leave the tail below the rate, and the start costs two answer times.",
+			e.size.issueAccounts, issueRate*lat.Seconds(), lat),
 	}}, nil
 }
-
-// jobWorkersDefault is limits.workers' default, which the in-process
-// pipeline works with until the runner follows the client's limit.
-const jobWorkersDefault = 4

@@ -23,10 +23,8 @@ import (
 // goroutine per list): its memory, CPU and connections once the upstream
 // sees 90% of the lists in flight. (b) `crawler run` as a child process
 // with no limits.workers, on as many seed lists: its PostgreSQL
-// connections, memory, CPU and the requests in flight it reaches. Until
-// the runner keeps as many tasks going as the client's limit (the other
-// half of the work), (b) works limits.workers' default of 4 and measures
-// the crawler at 4 in flight.
+// connections, memory, CPU and the requests in flight it reaches (the
+// runner keeps twice the client's limit of tasks in progress).
 const (
 	inflightMaxMB   = 200
 	inflightMaxConn = 10
@@ -185,7 +183,7 @@ func runInflight(ctx context.Context, e *env) (*outcome, error) {
 	most, _ = up.connections()
 	detail = fmt.Sprintf("%.1f requests in flight on average at the upstream over %.0f s; %d database connections at most (pg_stat_activity, the harness's own left out); %d upstream connections open at once",
 		u.inFlight, u.to.Sub(u.from).Seconds(), u.pgConns, most)
-	why := fmt.Sprintf("`crawler run` works limits.workers tasks (default %d) until the runner keeps as many going as the client's limit: then this figure is measured at thousands in flight.", jobWorkersDefault)
+	why := "the runner leases tasks in batches up to twice the client's limit; a request in flight holds no database connection (database.max_conns, default 10), and page commits are grouped."
 	out.figures = append(out.figures,
 		Figure{Name: fmt.Sprintf("crawler run: requests in flight reached, of %d lists", lists), Value: u.inFlight / float64(lists), Aim: atLeast(0.9), Detail: detail, Why: why},
 		Figure{Name: fmt.Sprintf("crawler run: PostgreSQL connections at %.0f requests in flight", u.inFlight), Value: float64(u.pgConns),
