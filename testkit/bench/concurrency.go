@@ -36,7 +36,7 @@ func (c concCase) label() string { return fmt.Sprintf("%s at %g/s", c.latency, c
 
 func runConcurrency(ctx context.Context, e *env) (*outcome, error) {
 	cases := e.size.concCases
-	out := &outcome{setup: fmt.Sprintf("sources.Client with no settings (default options, max_retries 20) walking follower lists page after page, a goroutine per list, no database; sandbox answers in latency ± a third (uniform), quota R requests/s with burst 10; cases %s, side by side, each with its own sandbox and client. Then the issue's job (%d accounts seeded by secUid, %d followers each: %d list pages) through pipeline.Run in-process, no limits.workers, no api.rate, at %s and %g/s, for up to %s.",
+	out := &outcome{setup: fmt.Sprintf("sources.Client with no settings (default options, max_retries 20) walking follower lists page after page, a goroutine per list, no database; sandbox answers in latency ± a third (uniform), quota R requests/s with burst 10; cases %s, side by side, each with its own sandbox and client. Beside them, the issue's job (%d accounts seeded by secUid, %d followers each: %d list pages) through pipeline.Run in-process, no limits.workers, no api.rate, at %s and %g/s, for up to %s.",
 		caseList(cases), e.size.issueAccounts, e.size.issueFollowers, e.size.issueAccounts*e.size.issueFollowers/50, e.size.issueLatency, issueRate, e.size.issueT)}
 	type result struct {
 		figs []Figure
@@ -161,7 +161,7 @@ func (e *env) issueJob(ctx context.Context) ([]Figure, error) {
 		Name: fmt.Sprintf("the issue's job end to end (%d pages at %s, %g/s): billable/s over the allowed", pages, lat, issueRate), Value: rate / issueRate, Aim: atLeast(0.9),
 		Detail: fmt.Sprintf("%d billable 2xx of %d pages in %.1f s from the first request (%s, %d pages committed by this process, %s in all) = %.2f/s; allowed %g/s",
 			w.ok, pages, last.Sub(t0).Seconds(), sum.State, sum.Pages, took.Round(time.Second), rate, issueRate),
-		Why: fmt.Sprintf("the runner keeps twice the client's limit of tasks in progress (a task between two requests holds no slot); %d lists for the %.0f in flight the quota needs at %s: a list whose page is being committed leaves a slot unused, lists ending leave the tail below the rate, and the start costs two answer times.",
-			e.size.issueAccounts, issueRate*lat.Seconds(), lat),
+		Why: fmt.Sprintf("each list is %d pages walked one after another: at %s a page the job takes at least %.0f s whatever the concurrency, the same as %d pages at %g/s, so the start (the doubling from %d to the %d lists, two answer times), the answer times' spread (the slowest of %d chains of %d pages) and the commits all show in the ratio; the runner keeps twice the client's limit of tasks in progress.",
+			e.size.issueFollowers/50, lat, float64(e.size.issueFollowers/50)*lat.Seconds(), pages, issueRate, concurrency.InitialDefault, e.size.issueAccounts, e.size.issueAccounts, e.size.issueFollowers/50),
 	}}, nil
 }
