@@ -35,7 +35,7 @@ func BenchmarkDecodeFollowersPage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	entries := 0
 	for b.Loop() {
-		p, err := decodePage[SVFollowEntry](newAnswer(body), "followers", "users", "user_list")
+		p, err := DecodePage[SVFollowEntry](newAnswer(body), "followers", "users", "user_list")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func BenchmarkDecodeProfile(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		var p SVProfile
-		if err := decodeObject(newAnswer(body), &p, &p.Raw, &p.Credits); err != nil {
+		if err := DecodeObject(newAnswer(body), &p, &p.Raw, &p.Credits); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,8 +12,18 @@ import (
 // some fields in camelCase and others in snake_case, so a wire struct decodes
 // both and these pick the first one present.
 
-// firstInt returns the first valid counter.
-func firstInt(vs ...Int64) Int64 {
+// FirstText returns the first non-empty text.
+func FirstText(vs ...Text) Text {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// FirstInt returns the first valid counter.
+func FirstInt(vs ...Int64) Int64 {
 	for _, v := range vs {
 		if v.Valid {
 			return v
@@ -22,8 +32,8 @@ func firstInt(vs ...Int64) Int64 {
 	return Int64{}
 }
 
-// firstFlag returns the first valid flag.
-func firstFlag(vs ...Flag) Flag {
+// FirstFlag returns the first valid flag.
+func FirstFlag(vs ...Flag) Flag {
 	for _, f := range vs {
 		if f.Valid {
 			return f
@@ -32,9 +42,9 @@ func firstFlag(vs ...Flag) Flag {
 	return Flag{}
 }
 
-// firstNull returns the first non-empty value, else the first non-null one
+// FirstNull returns the first non-empty value, else the first non-null one
 // (an empty string the upstream did send), else null.
-func firstNull(vs ...NullText) NullText {
+func FirstNull(vs ...NullText) NullText {
 	for _, v := range vs {
 		if v.Valid && v.V != "" {
 			return v
@@ -71,26 +81,26 @@ func (t *looseText) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// object is a nested member decoded only when it is a JSON object: null, a
+// Object is a nested member decoded only when it is a JSON object: null, a
 // string or a number in its place (seen where one variant flattens what
 // another nests) leaves V zero instead of failing the whole page. The raw
 // item keeps whatever was there.
-type object[T any] struct {
+type Object[T any] struct {
 	V  T
 	OK bool
 }
 
-func (o *object[T]) UnmarshalJSON(b []byte) error {
+func (o *Object[T]) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
-		*o = object[T]{}
+		*o = Object[T]{}
 		return nil
 	}
 	var v T
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*o = object[T]{V: v, OK: true}
+	*o = Object[T]{V: v, OK: true}
 	return nil
 }
 
@@ -99,8 +109,8 @@ type countEdge struct {
 	Count Int64 `json:"count"`
 }
 
-// isDigits reports whether s is one or more ASCII digits.
-func isDigits(s string) bool {
+// IsDigits reports whether s is one or more ASCII digits.
+func IsDigits(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -134,7 +144,7 @@ func (u *UnixTime) UnmarshalJSON(b []byte) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("time %s: neither Unix seconds nor ISO 8601", truncate(string(b), 40))
+		return fmt.Errorf("time %s: neither Unix seconds nor ISO 8601", Truncate(string(b), 40))
 	}
 	var n Int64
 	if err := n.UnmarshalJSON(b); err != nil {
@@ -144,8 +154,8 @@ func (u *UnixTime) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// firstTime returns the first valid time, as the counter the rows keep.
-func firstTime(vs ...UnixTime) Int64 {
+// FirstTime returns the first valid time, as the counter the rows keep.
+func FirstTime(vs ...UnixTime) Int64 {
 	for _, v := range vs {
 		if v.Valid {
 			return Int64(v)

@@ -49,13 +49,13 @@ type psPostWire struct {
 	Code        Text                `json:"code"`
 	Shortcode   Text                `json:"shortcode"`
 	URL         Text                `json:"url"`
-	Owner       object[psOwnerWire] `json:"owner"`
-	User        object[psOwnerWire] `json:"user"`
+	Owner       Object[psOwnerWire] `json:"owner"`
+	User        Object[psOwnerWire] `json:"user"`
 	MediaType   Int64               `json:"media_type"`
 	ProductType Text                `json:"product_type"`
 	IsVideo     Flag                `json:"is_video"`
 	Caption     json.RawMessage     `json:"caption"`
-	CaptionEdge object[struct {
+	CaptionEdge Object[struct {
 		Edges []struct {
 			Node struct {
 				Text Text `json:"text"`
@@ -65,14 +65,14 @@ type psPostWire struct {
 	TakenAt      UnixTime          `json:"taken_at"`
 	TakenAtTS    UnixTime          `json:"taken_at_timestamp"`
 	LikeCount    Int64             `json:"like_count"`
-	LikeEdge     object[countEdge] `json:"edge_media_preview_like"`
+	LikeEdge     Object[countEdge] `json:"edge_media_preview_like"`
 	CommentCount Int64             `json:"comment_count"`
-	CommentEdge  object[countEdge] `json:"edge_media_to_parent_comment"`
-	PreviewEdge  object[countEdge] `json:"edge_media_preview_comment"`
+	CommentEdge  Object[countEdge] `json:"edge_media_to_parent_comment"`
+	PreviewEdge  Object[countEdge] `json:"edge_media_preview_comment"`
 	PlayCount    Int64             `json:"play_count"`
 	IGPlayCount  Int64             `json:"ig_play_count"`
 	VideoPlay    Int64             `json:"video_play_count"`
-	Media        rawRef            `json:"media"`
+	Media        RawRef            `json:"media"`
 }
 
 func (p *PSPost) UnmarshalJSON(b []byte) error { return p.decode(b, true) }
@@ -88,17 +88,17 @@ func (p *PSPost) decode(b []byte, unwrap bool) error {
 		return p.decode(w.Media, false)
 	}
 	*p = PSPost{
-		ID:            firstText(w.PK, pkOf(w.ID)),
-		Code:          firstText(w.Code, w.Shortcode),
+		ID:            FirstText(w.PK, pkOf(w.ID)),
+		Code:          FirstText(w.Code, w.Shortcode),
 		URL:           w.URL,
-		OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username),
+		OwnerUsername: FirstText(w.Owner.V.Username, w.User.V.Username),
 		MediaType:     w.MediaType,
 		ProductType:   w.ProductType,
 		IsVideo:       w.IsVideo,
-		TakenAt:       firstTime(w.TakenAt, w.TakenAtTS),
-		LikeCount:     firstInt(w.LikeCount, w.LikeEdge.V.Count),
-		CommentCount:  firstInt(w.CommentCount, w.CommentEdge.V.Count, w.PreviewEdge.V.Count),
-		PlayCount:     firstInt(w.PlayCount, w.IGPlayCount, w.VideoPlay),
+		TakenAt:       FirstTime(w.TakenAt, w.TakenAtTS),
+		LikeCount:     FirstInt(w.LikeCount, w.LikeEdge.V.Count),
+		CommentCount:  FirstInt(w.CommentCount, w.CommentEdge.V.Count, w.PreviewEdge.V.Count),
+		PlayCount:     FirstInt(w.PlayCount, w.IGPlayCount, w.VideoPlay),
 	}
 	if edges := w.CaptionEdge.V.Edges; len(edges) > 0 {
 		p.Caption = edges[0].Node.Text
@@ -115,18 +115,16 @@ func pkOf(id Text) Text {
 
 // psPostsShape is a profile's posts page: items[], the next page's cursor
 // as next_max_id, more_available.
-var psPostsShape = pageShape{lists: []string{"items", "posts"}, cursors: []string{"next_max_id", "cursor"}, more: []string{"more_available", "has_more", "hasMore"}}
+var psPostsShape = PageShape{Lists: []string{"items", "posts"}, Cursors: []string{"next_max_id", "cursor"}, More: []string{"more_available", "has_more", "hasMore"}}
 
 // PSUserPostsCall calls one page of a profile's posts, newest first
 // (/v2/instagram/user/posts; the cursor goes out as next_max_id).
 func PSUserPostsCall(handle, cursor string) Call[*Page[PSPost]] {
 	h := NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[PSPost]](paramError("/photosocial/user/posts", "handle", "is empty"))
+		return Refused[*Page[PSPost]](ParamError("/photosocial/user/posts", "handle", "is empty"))
 	}
-	call := pageCall[PSPost](PhotoSocial, "/user/posts", withCursor(url.Values{"handle": {h}}, cursor))
-	call.decode = func(a *answer) (*Page[PSPost], error) { return decodePageShape[PSPost](a, psPostsShape) }
-	return call
+	return ShapedPageCall[PSPost](PhotoSocial, "/user/posts", WithCursor(url.Values{"handle": {h}}, cursor), psPostsShape)
 }
 
 // PSUserReelsCall calls one page of a profile's reels, newest first
@@ -136,16 +134,15 @@ func PSUserPostsCall(handle, cursor string) Call[*Page[PSPost]] {
 func PSUserReelsCall(handle, cursor string) Call[*Page[PSReel]] {
 	h := NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[PSReel]](paramError("/photosocial/user/reels", "handle", "is empty"))
+		return Refused[*Page[PSReel]](ParamError("/photosocial/user/reels", "handle", "is empty"))
 	}
-	call := pageCall[PSReel](PhotoSocial, "/user/reels", withCursor(url.Values{"handle": {h}}, cursor))
-	call.decode = func(a *answer) (*Page[PSReel], error) {
-		p, err := decodePageShape[PSReel](a, pageShape{lists: []string{"items", "reels"}, cursors: []string{"max_id", "cursor"}, more: []string{"more_available", "has_more"}})
+	return NewCall(PhotoSocial, "/user/reels", WithCursor(url.Values{"handle": {h}}, cursor), func(a *Answer) (*Page[PSReel], error) {
+		p, err := DecodeShapedPage[PSReel](a, PageShape{Lists: []string{"items", "reels"}, Cursors: []string{"max_id", "cursor"}, More: []string{"more_available", "has_more"}})
 		if err != nil {
 			return nil, err
 		}
-		if raw, ok := a.env.first("paging_info"); ok {
-			var w object[struct {
+		if raw, ok := a.Member("paging_info"); ok {
+			var w Object[struct {
 				MaxID Cursor `json:"max_id"`
 				More  Flag   `json:"more_available"`
 			}]
@@ -158,8 +155,7 @@ func PSUserReelsCall(handle, cursor string) Call[*Page[PSReel]] {
 			}
 		}
 		return p, nil
-	}
-	return call
+	})
 }
 
 // PSPostDetail is the answer of /photosocial/post: the post (under
@@ -174,20 +170,20 @@ type PSPostDetail struct {
 
 // PSPostCall calls one post or reel by its URL (/v1/instagram/post).
 func PSPostCall(postURL string) Call[*PSPostDetail] {
-	postURL, err := checkMediaURL("/photosocial/post", postURL)
+	postURL, err := CheckMediaURL("/photosocial/post", postURL)
 	if err != nil {
-		return refused[*PSPostDetail](err)
+		return Refused[*PSPostDetail](err)
 	}
-	return objectCall(PhotoSocial, "/post", url.Values{"url": {postURL}}, func(a *answer) (*PSPostDetail, error) {
-		if a.err != nil {
-			return nil, a.err
+	return ObjectCall(PhotoSocial, "/post", url.Values{"url": {postURL}}, func(a *Answer) (*PSPostDetail, error) {
+		if a.Err() != nil {
+			return nil, a.Err()
 		}
-		d := &PSPostDetail{Credits: a.env.credits(), Raw: json.RawMessage(a.body)}
-		raw, ok := a.env.first("data")
+		d := &PSPostDetail{Credits: a.Credits(), Raw: json.RawMessage(a.Body())}
+		raw, ok := a.Member("data")
 		if !ok {
 			return d, nil
 		}
-		var data map[string]rawRef
+		var data map[string]RawRef
 		if err := json.Unmarshal(raw, &data); err != nil {
 			return nil, fmt.Errorf("data: %w", err)
 		}
@@ -209,15 +205,15 @@ func PSPostCall(postURL string) Call[*PSPostDetail] {
 // comment's id; comments, a string cursor, has_more).
 func PSCommentRepliesCall(postURL, commentID, cursor string) Call[*Page[PSComment]] {
 	const endpoint = "/photosocial/post/comment/replies"
-	postURL, err := checkMediaURL(endpoint, postURL)
+	postURL, err := CheckMediaURL(endpoint, postURL)
 	if err != nil {
-		return refused[*Page[PSComment]](err)
+		return Refused[*Page[PSComment]](err)
 	}
-	if !isDigits(commentID) {
-		return refused[*Page[PSComment]](paramError(endpoint, "comment_id", "must be a comment's numeric id"))
+	if !IsDigits(commentID) {
+		return Refused[*Page[PSComment]](ParamError(endpoint, "comment_id", "must be a comment's numeric id"))
 	}
-	return pageCall[PSComment](PhotoSocial, "/post/comment/replies",
-		withCursor(url.Values{"url": {postURL}, "comment_id": {commentID}}, cursor), "comments", "replies")
+	return PageCall[PSComment](PhotoSocial, "/post/comment/replies",
+		WithCursor(url.Values{"url": {postURL}, "comment_id": {commentID}}, cursor), "comments", "replies")
 }
 
 // PSHighlightEntry is an entry of a profile's highlights: its id (bare
@@ -236,18 +232,18 @@ func (e *PSHighlightEntry) UnmarshalJSON(b []byte) error {
 	var w struct {
 		ID    Text `json:"id"`
 		Title Text `json:"title"`
-		Cover object[struct {
+		Cover Object[struct {
 			Thumbnail Text `json:"thumbnail_src"`
 		}] `json:"cover_media"`
-		Cropped object[url]         `json:"cover_media_cropped_thumbnail"`
-		Owner   object[psOwnerWire] `json:"owner"`
-		User    object[psOwnerWire] `json:"user"`
+		Cropped Object[url]         `json:"cover_media_cropped_thumbnail"`
+		Owner   Object[psOwnerWire] `json:"owner"`
+		User    Object[psOwnerWire] `json:"user"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	*e = PSHighlightEntry{ID: Text(strings.TrimPrefix(string(w.ID), "highlight:")), Title: w.Title,
-		CoverURL: firstText(w.Cover.V.Thumbnail, w.Cropped.V.URL), OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username)}
+		CoverURL: FirstText(w.Cover.V.Thumbnail, w.Cropped.V.URL), OwnerUsername: FirstText(w.Owner.V.Username, w.User.V.Username)}
 	return nil
 }
 
@@ -256,7 +252,7 @@ func (e *PSHighlightEntry) UnmarshalJSON(b []byte) error {
 func PSHighlightsCall(handle string) Call[*Page[PSHighlightEntry]] {
 	h := NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[PSHighlightEntry]](paramError("/photosocial/user/highlights", "handle", "is empty"))
+		return Refused[*Page[PSHighlightEntry]](ParamError("/photosocial/user/highlights", "handle", "is empty"))
 	}
-	return pageCall[PSHighlightEntry](PhotoSocial, "/user/highlights", url.Values{"handle": {h}}, "highlights")
+	return PageCall[PSHighlightEntry](PhotoSocial, "/user/highlights", url.Values{"handle": {h}}, "highlights")
 }

@@ -3,7 +3,6 @@ package sources
 import (
 	"encoding/json"
 	"net/url"
-	"strings"
 )
 
 // PSComment is a comment on a photo-sharing post. ID is set when the
@@ -42,8 +41,8 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		ID                Text         `json:"id"`
 		PK                Text         `json:"pk"`
 		Text              Text         `json:"text"`
-		User              object[user] `json:"user"`
-		Owner             object[user] `json:"owner"`
+		User              Object[user] `json:"user"`
+		Owner             Object[user] `json:"owner"`
 		Username          Text         `json:"username"`
 		CreatedAt         UnixTime     `json:"created_at"`
 		CreatedAtUTC      UnixTime     `json:"created_at_utc"`
@@ -51,23 +50,23 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		CommentLikeCount  Int64        `json:"comment_like_count"`
 		ChildCommentCount Int64        `json:"child_comment_count"`
 		ParentID          Text         `json:"parent_comment_id"`
-		Replies           []rawRef     `json:"replies"`
+		Replies           []RawRef     `json:"replies"`
 		HasMoreReplies    Flag         `json:"has_more_replies"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	*c = PSComment{
-		ID:                firstText(w.ID, w.PK),
+		ID:                FirstText(w.ID, w.PK),
 		Text:              w.Text,
-		Username:          firstText(w.User.V.Username, w.Owner.V.Username, w.Username),
-		CreatedAt:         firstTime(w.CreatedAt, w.CreatedAtUTC),
-		LikeCount:         firstInt(w.LikeCount, w.CommentLikeCount),
+		Username:          FirstText(w.User.V.Username, w.Owner.V.Username, w.Username),
+		CreatedAt:         FirstTime(w.CreatedAt, w.CreatedAtUTC),
+		LikeCount:         FirstInt(w.LikeCount, w.CommentLikeCount),
 		ChildCommentCount: w.ChildCommentCount,
 		ParentID:          w.ParentID,
 	}
 	if len(w.Replies) > 0 {
-		c.Replies, c.RepliesDropped, c.RepliesDropReason = decodeItems[PSComment](w.Replies, "replies")
+		c.Replies, c.RepliesDropped, c.RepliesDropReason = DecodeItems[PSComment](w.Replies, "replies")
 	}
 	c.HasMoreReplies = w.HasMoreReplies.V
 	if !w.HasMoreReplies.Valid {
@@ -80,26 +79,11 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 // hasMore: it ends on an empty or missing cursor or an empty page, which
 // NextStep handles.
 func PSCommentsCall(postURL, cursor string) Call[*Page[PSComment]] {
-	postURL, err := checkMediaURL("/photosocial/post/comments", postURL)
+	postURL, err := CheckMediaURL("/photosocial/post/comments", postURL)
 	if err != nil {
-		return refused[*Page[PSComment]](err)
+		return Refused[*Page[PSComment]](err)
 	}
-	return pageCall[PSComment](PhotoSocial, "/post/comments", withCursor(url.Values{"url": {postURL}}, cursor), "comments")
-}
-
-// checkMediaURL refuses a post or reel URL that is empty or not an absolute
-// http(s) URL. The URL is otherwise sent as given: a shortened URL may be
-// refused upstream, and the error should name what was sent.
-func checkMediaURL(endpoint, raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return "", paramError(endpoint, "url", "is empty")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", paramError(endpoint, "url", "must be an absolute http(s) URL")
-	}
-	return raw, nil
+	return PageCall[PSComment](PhotoSocial, "/post/comments", WithCursor(url.Values{"url": {postURL}}, cursor), "comments")
 }
 
 // PSTranscript is the response of /photosocial/media/transcript. Media
@@ -130,20 +114,20 @@ func (e *PSTranscriptEntry) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*e = PSTranscriptEntry{ID: w.ID, Shortcode: firstText(w.Shortcode, w.Code), Text: w.Text}
+	*e = PSTranscriptEntry{ID: w.ID, Shortcode: FirstText(w.Shortcode, w.Code), Text: w.Text}
 	return nil
 }
 
 // PSTranscriptCall calls /photosocial/media/transcript. It is slow upstream
 // (5-30 s) and only short videos are transcribed.
 func PSTranscriptCall(mediaURL string) Call[*PSTranscript] {
-	mediaURL, err := checkMediaURL("/photosocial/media/transcript", mediaURL)
+	mediaURL, err := CheckMediaURL("/photosocial/media/transcript", mediaURL)
 	if err != nil {
-		return refused[*PSTranscript](err)
+		return Refused[*PSTranscript](err)
 	}
 	// A null list of transcripts is a media without speech, not "not found".
-	return plainObjectCall(PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *answer) (*PSTranscript, error) {
-		p, err := decodePage[PSTranscriptEntry](a, "transcripts")
+	return NewCall(PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *Answer) (*PSTranscript, error) {
+		p, err := DecodePage[PSTranscriptEntry](a, "transcripts")
 		if err != nil {
 			return nil, err
 		}

@@ -31,10 +31,10 @@ type psReelWire struct {
 	Code  Text `json:"code"`
 	Short Text `json:"shortcode"`
 	URL   Text `json:"url"`
-	Owner object[struct {
+	Owner Object[struct {
 		Username Text `json:"username"`
 	}] `json:"owner"`
-	User object[struct {
+	User Object[struct {
 		Username Text `json:"username"`
 	}] `json:"user"`
 	PlayCount   Int64           `json:"play_count"`
@@ -58,14 +58,14 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 		return r.UnmarshalJSON(w.Media) // the platform's {media: {...}} entry
 	}
 	*r = PSReel{
-		ID:            firstText(w.PK, pkOf(w.ID)),
-		Code:          firstText(w.Code, w.Short),
+		ID:            FirstText(w.PK, pkOf(w.ID)),
+		Code:          FirstText(w.Code, w.Short),
 		URL:           w.URL,
-		OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username),
-		PlayCount:     firstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
-		LikeCount:     firstInt(w.LikeCount, w.LikeCountC),
+		OwnerUsername: FirstText(w.Owner.V.Username, w.User.V.Username),
+		PlayCount:     FirstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
+		LikeCount:     FirstInt(w.LikeCount, w.LikeCountC),
 		Caption:       w.CaptionText,
-		TakenAt:       firstTime(w.TakenAt, w.TakenAtC),
+		TakenAt:       FirstTime(w.TakenAt, w.TakenAtC),
 	}
 	return readCaption(w.Caption, &r.Caption)
 }
@@ -76,7 +76,7 @@ func readCaption(raw json.RawMessage, caption *Text) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	var o object[struct {
+	var o Object[struct {
 		Text Text `json:"text"`
 	}]
 	if err := json.Unmarshal(raw, &o); err != nil {
@@ -99,13 +99,13 @@ func PSReelsSearchCall(query string, page int) Call[*Page[PSReel]] {
 	const endpoint = "/photosocial/reels/search"
 	query = strings.TrimSpace(query)
 	if query == "" {
-		return refused[*Page[PSReel]](paramError(endpoint, "query", "is empty"))
+		return Refused[*Page[PSReel]](ParamError(endpoint, "query", "is empty"))
 	}
 	if page < 1 {
-		return refused[*Page[PSReel]](paramError(endpoint, "page", "must be 1 or more"))
+		return Refused[*Page[PSReel]](ParamError(endpoint, "page", "must be 1 or more"))
 	}
-	call := pageCall[PSReel](PhotoSocial, "/reels/search", url.Values{"query": {query}, "page": {strconv.Itoa(page)}}, "reels", "items")
-	call.after = func(p *Page[PSReel], err error) (*Page[PSReel], error) {
+	call := PageCall[PSReel](PhotoSocial, "/reels/search", url.Values{"query": {query}, "page": {strconv.Itoa(page)}}, "reels", "items")
+	return call.Then(func(p *Page[PSReel], err error) (*Page[PSReel], error) {
 		if err != nil {
 			var e *Error
 			if page > 1 && errors.As(err, &e) && e.Status == 400 {
@@ -118,6 +118,5 @@ func PSReelsSearchCall(query string, page int) Call[*Page[PSReel]] {
 			p.Cursor = strconv.Itoa(page + 1)
 		}
 		return p, nil
-	}
-	return call
+	})
 }

@@ -19,9 +19,9 @@ import (
 func SVProfileVideosCall(handle, cursor string) Call[*Page[SVVideo]] {
 	h := NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[SVVideo]](paramError("/shortvideo/profile/videos", "handle", "is empty"))
+		return Refused[*Page[SVVideo]](ParamError("/shortvideo/profile/videos", "handle", "is empty"))
 	}
-	return pageCall[SVVideo](ShortVideo, "/profile/videos", withCursor(url.Values{"handle": {h}}, cursor), svVideoListKeys...)
+	return PageCall[SVVideo](ShortVideo, "/profile/videos", WithCursor(url.Values{"handle": {h}}, cursor), svVideoListKeys...)
 }
 
 // SVVideoDetail is the answer of /shortvideo/video: the video under
@@ -34,16 +34,16 @@ type SVVideoDetail struct {
 
 // SVVideoCall calls one video by its URL (/v2/tiktok/video).
 func SVVideoCall(videoURL string) Call[*SVVideoDetail] {
-	videoURL, err := checkMediaURL("/shortvideo/video", videoURL)
+	videoURL, err := CheckMediaURL("/shortvideo/video", videoURL)
 	if err != nil {
-		return refused[*SVVideoDetail](err)
+		return Refused[*SVVideoDetail](err)
 	}
-	return objectCall(ShortVideo, "/video", url.Values{"url": {videoURL}}, func(a *answer) (*SVVideoDetail, error) {
-		if a.err != nil {
-			return nil, a.err
+	return ObjectCall(ShortVideo, "/video", url.Values{"url": {videoURL}}, func(a *Answer) (*SVVideoDetail, error) {
+		if a.Err() != nil {
+			return nil, a.Err()
 		}
-		d := &SVVideoDetail{Credits: a.env.credits(), Raw: json.RawMessage(a.body)}
-		raw, ok := a.env.first("aweme_detail", "itemInfo", "video")
+		d := &SVVideoDetail{Credits: a.Credits(), Raw: json.RawMessage(a.Body())}
+		raw, ok := a.Member("aweme_detail", "itemInfo", "video")
 		if !ok {
 			return d, nil // no video: the kind says so
 		}
@@ -75,7 +75,7 @@ func (c *SVComment) UnmarshalJSON(b []byte) error {
 		AwemeID    Text                 `json:"aweme_id"`
 		ReplyID    Text                 `json:"reply_id"`
 		Text       Text                 `json:"text"`
-		User       object[svAuthorWire] `json:"user"`
+		User       Object[svAuthorWire] `json:"user"`
 		CreateTime UnixTime             `json:"create_time"`
 		DiggCount  Int64                `json:"digg_count"`
 		ReplyTotal Int64                `json:"reply_comment_total"`
@@ -85,8 +85,8 @@ func (c *SVComment) UnmarshalJSON(b []byte) error {
 	}
 	u := w.User.V
 	*c = SVComment{
-		ID: firstText(w.CID, w.ID), VideoID: w.AwemeID, Text: w.Text,
-		Author:     SVAuthor{UniqueID: firstText(u.UniqueID, u.UniqueIDS), Nickname: u.Nickname, UID: firstText(u.UID, u.ID), SecUID: firstText(u.SecUID, u.SecUIDS)},
+		ID: FirstText(w.CID, w.ID), VideoID: w.AwemeID, Text: w.Text,
+		Author:     SVAuthor{UniqueID: FirstText(u.UniqueID, u.UniqueIDS), Nickname: u.Nickname, UID: FirstText(u.UID, u.ID), SecUID: FirstText(u.SecUID, u.SecUIDS)},
 		CreateTime: Int64(w.CreateTime), DiggCount: w.DiggCount, ReplyCount: w.ReplyTotal,
 	}
 	if w.ReplyID != "0" {
@@ -98,26 +98,26 @@ func (c *SVComment) UnmarshalJSON(b []byte) error {
 // SVVideoCommentsCall calls one page of a video's comments
 // (/v1/tiktok/video/comments: comments, a numeric cursor, has_more).
 func SVVideoCommentsCall(videoURL, cursor string) Call[*Page[SVComment]] {
-	videoURL, err := checkMediaURL("/shortvideo/video/comments", videoURL)
+	videoURL, err := CheckMediaURL("/shortvideo/video/comments", videoURL)
 	if err != nil {
-		return refused[*Page[SVComment]](err)
+		return Refused[*Page[SVComment]](err)
 	}
-	return pageCall[SVComment](ShortVideo, "/video/comments", withCursor(url.Values{"url": {videoURL}}, cursor), "comments")
+	return PageCall[SVComment](ShortVideo, "/video/comments", WithCursor(url.Values{"url": {videoURL}}, cursor), "comments")
 }
 
 // SVCommentRepliesCall calls one page of the replies to a video's comment
 // (/v1/tiktok/video/comment/replies: the comment's cid and its video's URL).
 func SVCommentRepliesCall(videoURL, commentID, cursor string) Call[*Page[SVComment]] {
 	const endpoint = "/shortvideo/video/comment/replies"
-	videoURL, err := checkMediaURL(endpoint, videoURL)
+	videoURL, err := CheckMediaURL(endpoint, videoURL)
 	if err != nil {
-		return refused[*Page[SVComment]](err)
+		return Refused[*Page[SVComment]](err)
 	}
-	if !isDigits(commentID) {
-		return refused[*Page[SVComment]](paramError(endpoint, "comment_id", "must be a comment's numeric id (cid)"))
+	if !IsDigits(commentID) {
+		return Refused[*Page[SVComment]](ParamError(endpoint, "comment_id", "must be a comment's numeric id (cid)"))
 	}
-	return pageCall[SVComment](ShortVideo, "/video/comment/replies",
-		withCursor(url.Values{"url": {videoURL}, "comment_id": {commentID}}, cursor), "comments")
+	return PageCall[SVComment](ShortVideo, "/video/comment/replies",
+		WithCursor(url.Values{"url": {videoURL}, "comment_id": {commentID}}, cursor), "comments")
 }
 
 // SVTranscript is the answer of /shortvideo/video/transcript: the video's
@@ -134,17 +134,17 @@ type SVTranscript struct {
 // SVTranscriptCall calls a video's transcript (/v1/tiktok/video/transcript).
 // An answer without a transcript is an answer (no speech), not "not found".
 func SVTranscriptCall(videoURL string) Call[*SVTranscript] {
-	videoURL, err := checkMediaURL("/shortvideo/video/transcript", videoURL)
+	videoURL, err := CheckMediaURL("/shortvideo/video/transcript", videoURL)
 	if err != nil {
-		return refused[*SVTranscript](err)
+		return Refused[*SVTranscript](err)
 	}
-	return plainObjectCall(ShortVideo, "/video/transcript", url.Values{"url": {videoURL}}, decodeInto(func(a *answer, tr *SVTranscript) error {
+	return NewCall(ShortVideo, "/video/transcript", url.Values{"url": {videoURL}}, DecodeInto(func(a *Answer, tr *SVTranscript) error {
 		var w struct {
 			ID         Text     `json:"id"`
 			URL        Text     `json:"url"`
 			Transcript NullText `json:"transcript"`
 		}
-		if err := decodeObject(a, &w, &tr.Raw, &tr.Credits); err != nil {
+		if err := DecodeObject(a, &w, &tr.Raw, &tr.Credits); err != nil {
 			return err
 		}
 		tr.ID, tr.URL, tr.Text = w.ID, w.URL, w.Transcript

@@ -39,10 +39,10 @@ func (cr *SVCreator) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*cr = SVCreator{
-		UniqueID:      firstText(w.UniqueID, w.UniqueIDS, handleFromLink(string(w.Link))),
+		UniqueID:      FirstText(w.UniqueID, w.UniqueIDS, handleFromLink(string(w.Link))),
 		UserID:        w.UserID,
-		Nickname:      firstText(w.Nickname, w.NickNameS),
-		FollowerCount: firstInt(w.FollowerCount, w.FollowerCountS, w.FollowerCnt),
+		Nickname:      FirstText(w.Nickname, w.NickNameS),
+		FollowerCount: FirstInt(w.FollowerCount, w.FollowerCountS, w.FollowerCnt),
 		Verified:      w.Verified,
 	}
 	return nil
@@ -79,14 +79,10 @@ func SVPopularCreatorsCall() Call[*Page[SVCreator]] {
 }
 
 func feedCall[T any](path string, listKeys ...string) Call[*Page[T]] {
-	call := pageCall[T](ShortVideo, path, nil, listKeys...)
-	decode := call.decode
-	call.decode = func(a *answer) (*Page[T], error) {
-		p, err := decode(a)
+	return PageCall[T](ShortVideo, path, nil, listKeys...).Then(func(p *Page[T], err error) (*Page[T], error) {
 		if err == nil {
 			p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
 		}
 		return p, err
-	}
-	return call
+	})
 }

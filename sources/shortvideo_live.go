@@ -23,7 +23,7 @@ type SVLive struct {
 type svLiveRoom struct {
 	Title     Text     `json:"title"`
 	StartTime UnixTime `json:"startTime"`
-	Stats     object[struct {
+	Stats     Object[struct {
 		UserCount Int64 `json:"userCount"`
 	}] `json:"liveRoomStats"`
 }
@@ -37,24 +37,24 @@ func (l *SVLive) UnmarshalJSON(b []byte) error {
 		ViewerCountS Int64              `json:"viewer_count"`
 		StartTime    UnixTime           `json:"startTime"`
 		StartTimeS   UnixTime           `json:"start_time"`
-		Room         object[svLiveRoom] `json:"liveRoom"`
+		Room         Object[svLiveRoom] `json:"liveRoom"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	room := w.Room.V
 	*l = SVLive{
-		IsLive:      firstFlag(w.IsLive, w.IsLiveS),
-		Title:       firstText(w.Title, room.Title),
-		ViewerCount: firstInt(w.ViewerCount, w.ViewerCountS, room.Stats.V.UserCount),
-		StartTime:   firstTime(w.StartTime, w.StartTimeS, room.StartTime),
+		IsLive:      FirstFlag(w.IsLive, w.IsLiveS),
+		Title:       FirstText(w.Title, room.Title),
+		ViewerCount: FirstInt(w.ViewerCount, w.ViewerCountS, room.Stats.V.UserCount),
+		StartTime:   FirstTime(w.StartTime, w.StartTimeS, room.StartTime),
 	}
 	return nil
 }
 
 // SVLiveCall calls /shortvideo/user/live.
 func SVLiveCall(handle string) Call[*SVLive] {
-	return objectCall(ShortVideo, "/user/live", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(func(a *answer, l *SVLive) error {
-		return decodeObject(a, l, &l.Raw, &l.Credits)
+	return ObjectCall(ShortVideo, "/user/live", url.Values{"handle": {NormalizeHandle(handle)}}, DecodeInto(func(a *Answer, l *SVLive) error {
+		return DecodeObject(a, l, &l.Raw, &l.Credits)
 	}))
 }

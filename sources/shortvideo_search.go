@@ -41,9 +41,9 @@ func (q KeywordQuery) Validate() error {
 	kw, query := strings.TrimSpace(q.Keyword), strings.TrimSpace(q.Query)
 	switch {
 	case kw == "" && query == "":
-		return paramError(svKeywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
+		return ParamError(svKeywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
 	case kw != "" && query != "":
-		return paramError(svKeywordEndpoint, "keyword", "and query are both set; use one form")
+		return ParamError(svKeywordEndpoint, "keyword", "and query are both set; use one form")
 	}
 	if kw != "" {
 		for _, opt := range []struct {
@@ -51,19 +51,19 @@ func (q KeywordQuery) Validate() error {
 			set  bool
 		}{{"date_posted", q.DatePosted != ""}, {"sort_by", q.SortBy != ""}, {"region", q.Region != ""}, {"trim", q.Trim}} {
 			if opt.set {
-				return paramError(svKeywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
+				return ParamError(svKeywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
 			}
 		}
 		return nil
 	}
 	if q.DatePosted != "" && !slices.Contains(datePostedValues, q.DatePosted) {
-		return paramError(svKeywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
+		return ParamError(svKeywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
 	}
 	if q.SortBy != "" && !slices.Contains(sortByValues, q.SortBy) {
-		return paramError(svKeywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
+		return ParamError(svKeywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
 	}
 	if q.Region != "" && !isRegion(q.Region) {
-		return paramError(svKeywordEndpoint, "region", "must be a two-letter country code")
+		return ParamError(svKeywordEndpoint, "region", "must be a two-letter country code")
 	}
 	return nil
 }
@@ -145,20 +145,20 @@ func ParseKeywordQuery(p url.Values) KeywordQuery {
 // rewritten as its digits, as the upstream rejects "1.74e+09").
 func SVKeywordSearchCall(q KeywordQuery, cursor string) Call[*Page[SVVideo]] {
 	if err := q.Validate(); err != nil {
-		return refused[*Page[SVVideo]](err)
+		return Refused[*Page[SVVideo]](err)
 	}
 	v := q.Params()
 	if cursor != "" {
-		if v.Has("query") && !isDigits(cursor) {
-			n, err := parseInt(strings.TrimSpace(cursor))
+		if v.Has("query") && !IsDigits(cursor) {
+			n, err := ParseInt(strings.TrimSpace(cursor))
 			if err != nil || n < 0 {
-				return refused[*Page[SVVideo]](paramError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
+				return Refused[*Page[SVVideo]](ParamError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
 			}
 			cursor = strconv.FormatInt(n, 10)
 		}
 		v.Set("cursor", cursor)
 	}
-	return pageCall[SVVideo](ShortVideo, "/search/keyword", v, svVideoListKeys...)
+	return PageCall[SVVideo](ShortVideo, "/search/keyword", v, svVideoListKeys...)
 }
 
 // SVHashtag is an entry of the hashtag search. Growth is the growth
@@ -177,8 +177,8 @@ type SVHashtag struct {
 
 func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	var w struct {
-		AwemeID     rawRef `json:"aweme_id"`
-		AwemeInfo   rawRef `json:"aweme_info"`
+		AwemeID     RawRef `json:"aweme_id"`
+		AwemeInfo   RawRef `json:"aweme_info"`
 		Name        Text   `json:"name"`
 		NameS       Text   `json:"hashtag_name"`
 		ChaName     Text   `json:"cha_name"`
@@ -186,9 +186,9 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 		ViewCountS  Int64  `json:"view_count"`
 		VideoCount  Int64  `json:"videoCount"`
 		VideoCountS Int64  `json:"video_count"`
-		Growth      rawRef `json:"growth"`
-		GrowthS     rawRef `json:"growthSignals"`
-		Trend       rawRef `json:"trend"`
+		Growth      RawRef `json:"growth"`
+		GrowthS     RawRef `json:"growthSignals"`
+		Trend       RawRef `json:"trend"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -202,11 +202,11 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	*h = SVHashtag{
-		Name:       firstText(w.Name, w.NameS, w.ChaName),
-		ViewCount:  firstInt(w.ViewCount, w.ViewCountS),
-		VideoCount: firstInt(w.VideoCount, w.VideoCountS),
+		Name:       FirstText(w.Name, w.NameS, w.ChaName),
+		ViewCount:  FirstInt(w.ViewCount, w.ViewCountS),
+		VideoCount: FirstInt(w.VideoCount, w.VideoCountS),
 	}
-	for _, g := range []rawRef{w.Growth, w.GrowthS, w.Trend} {
+	for _, g := range []RawRef{w.Growth, w.GrowthS, w.Trend} {
 		if len(g) > 0 && string(g) != "null" {
 			h.Growth = json.RawMessage(g)
 			break
@@ -218,7 +218,7 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 // SVHashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
 // on the contract, videos (aweme_list) on the real service.
 func SVHashtagSearchCall(keyword, cursor string) Call[*Page[SVHashtag]] {
-	return pageCall[SVHashtag](ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
+	return PageCall[SVHashtag](ShortVideo, "/search/hashtag", WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
 }
 
 // SVTopResult is an entry of the top search, in the platform's rank order.
@@ -262,7 +262,7 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 		r.set(&t)
 		if r.Type == "video" {
 			_ = r.Video.decode(b, true)
-			r.Video.ID = firstText(r.Video.ID, r.ID)
+			r.Video.ID = FirstText(r.Video.ID, r.ID)
 		}
 		return nil
 	}
@@ -272,7 +272,7 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 		if err := r.Video.fromWire(&w.svVideoWire, true); err != nil {
 			return err
 		}
-		r.Video.ID = firstText(r.Video.ID, r.ID)
+		r.Video.ID = FirstText(r.Video.ID, r.ID)
 	}
 	return nil
 }
@@ -297,7 +297,7 @@ func (r *SVTopResult) set(w *topResultWire) {
 	}
 	*r = SVTopResult{
 		Type: typ, ID: w.ID, Desc: w.Desc,
-		UniqueID: firstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
+		UniqueID: FirstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
 		Name: w.Name, Title: w.Title,
 	}
 }
@@ -305,13 +305,5 @@ func (r *SVTopResult) set(w *topResultWire) {
 // SVTopSearchCall calls one page of /shortvideo/search/top. The order of the
 // items is the platform's ranking and is kept.
 func SVTopSearchCall(keyword, cursor string) Call[*Page[SVTopResult]] {
-	return pageCall[SVTopResult](ShortVideo, "/search/top", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
-}
-
-// withCursor adds the cursor when there is one; the first page sends none.
-func withCursor(v url.Values, cursor string) url.Values {
-	if cursor != "" {
-		v.Set("cursor", cursor)
-	}
-	return v
+	return PageCall[SVTopResult](ShortVideo, "/search/top", WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
 }

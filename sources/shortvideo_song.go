@@ -40,7 +40,7 @@ type svSongWire struct {
 	CoverLargeS imageURL `json:"cover_large"`
 	CoverThumb  imageURL `json:"coverThumb"`
 	CoverThumbS imageURL `json:"cover_thumb"`
-	MusicInfo   rawRef   `json:"music_info"`
+	MusicInfo   RawRef   `json:"music_info"`
 }
 
 func (s *SVSong) UnmarshalJSON(b []byte) error {
@@ -55,25 +55,25 @@ func (s *SVSong) UnmarshalJSON(b []byte) error {
 		}
 	}
 	*s = SVSong{
-		ID:         firstText(w.IDStr, w.ID),
+		ID:         FirstText(w.IDStr, w.ID),
 		Title:      w.Title,
-		AuthorName: firstText(w.AuthorName, w.AuthorNameS, Text(w.Author)),
+		AuthorName: FirstText(w.AuthorName, w.AuthorNameS, Text(w.Author)),
 		Duration:   w.Duration,
-		UsageCount: firstInt(w.UsageCount, w.UsageCountS, w.UserCount),
-		CoverLarge: firstText(Text(w.CoverLarge), Text(w.CoverLargeS)),
-		CoverThumb: firstText(Text(w.CoverThumb), Text(w.CoverThumbS)),
+		UsageCount: FirstInt(w.UsageCount, w.UsageCountS, w.UserCount),
+		CoverLarge: FirstText(Text(w.CoverLarge), Text(w.CoverLargeS)),
+		CoverThumb: FirstText(Text(w.CoverThumb), Text(w.CoverThumbS)),
 	}
 	return nil
 }
 
 // SVSongCall calls /shortvideo/song.
 func SVSongCall(songID string) Call[*SVSong] {
-	return objectCall(ShortVideo, "/song", url.Values{"id": {strings.TrimSpace(songID)}}, decodeInto(func(a *answer, s *SVSong) error {
-		return decodeObject(a, s, &s.Raw, &s.Credits)
+	return ObjectCall(ShortVideo, "/song", url.Values{"id": {strings.TrimSpace(songID)}}, DecodeInto(func(a *Answer, s *SVSong) error {
+		return DecodeObject(a, s, &s.Raw, &s.Credits)
 	}))
 }
 
 // SVSongVideosCall calls one page of /shortvideo/song/videos.
 func SVSongVideosCall(songID, cursor string) Call[*Page[SVVideo]] {
-	return pageCall[SVVideo](ShortVideo, "/song/videos", withCursor(url.Values{"id": {strings.TrimSpace(songID)}}, cursor), svVideoListKeys...)
+	return PageCall[SVVideo](ShortVideo, "/song/videos", WithCursor(url.Values{"id": {strings.TrimSpace(songID)}}, cursor), svVideoListKeys...)
 }

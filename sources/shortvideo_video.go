@@ -49,7 +49,7 @@ func (g *SVTag) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*g = SVTag{Name: firstText(w.ChaName, w.Name), ID: firstText(w.CID, w.ID), Raw: json.RawMessage(b)}
+	*g = SVTag{Name: FirstText(w.ChaName, w.Name), ID: FirstText(w.CID, w.ID), Raw: json.RawMessage(b)}
 	return nil
 }
 
@@ -99,19 +99,19 @@ type svVideoWire struct {
 	CreateTime    UnixTime             `json:"createTime"`
 	CreateTimeS   UnixTime             `json:"create_time"`
 	CreateTimeUTC UnixTime             `json:"create_time_utc"`
-	Author        object[svAuthorWire] `json:"author"`
-	Stats         object[svStatsWire]  `json:"stats"`
-	Statistics    object[svStatsWire]  `json:"statistics"`
-	Music         object[struct {
+	Author        Object[svAuthorWire] `json:"author"`
+	Stats         Object[svStatsWire]  `json:"stats"`
+	Statistics    Object[svStatsWire]  `json:"statistics"`
+	Music         Object[struct {
 		ID    Text `json:"id"`
 		IDStr Text `json:"id_str"`
 	}] `json:"music"`
 	MusicID   Text   `json:"musicId"`
 	MusicIDS  Text   `json:"music_id"`
-	AwemeInfo rawRef `json:"aweme_info"`
+	AwemeInfo RawRef `json:"aweme_info"`
 	URL       Text   `json:"url"`
 	ShareURL  Text   `json:"share_url"`
-	ChaList   rawRef `json:"cha_list"`
+	ChaList   RawRef `json:"cha_list"`
 }
 
 func (v *SVVideo) UnmarshalJSON(b []byte) error { return v.decode(b, true) }
@@ -133,27 +133,27 @@ func (v *SVVideo) fromWire(w *svVideoWire, unwrap bool) error {
 	}
 	a, s, st := w.Author.V, w.Stats.V, w.Statistics.V
 	*v = SVVideo{
-		ID:         firstText(w.ID, w.AwemeID, w.VideoID),
+		ID:         FirstText(w.ID, w.AwemeID, w.VideoID),
 		Desc:       w.Desc,
-		CreateTime: firstTime(w.CreateTime, w.CreateTimeS, w.CreateTimeUTC),
+		CreateTime: FirstTime(w.CreateTime, w.CreateTimeS, w.CreateTimeUTC),
 		Author: SVAuthor{
-			UniqueID: firstText(a.UniqueID, a.UniqueIDS),
+			UniqueID: FirstText(a.UniqueID, a.UniqueIDS),
 			Nickname: a.Nickname,
-			UID:      firstText(a.UID, a.ID),
-			SecUID:   firstText(a.SecUID, a.SecUIDS),
+			UID:      FirstText(a.UID, a.ID),
+			SecUID:   FirstText(a.SecUID, a.SecUIDS),
 		},
 		Stats: SVVideoStats{
-			PlayCount:    firstInt(s.PlayCount, s.PlayCountS, st.PlayCount, st.PlayCountS),
-			DiggCount:    firstInt(s.DiggCount, s.DiggCountS, st.DiggCount, st.DiggCountS),
-			CommentCount: firstInt(s.CommentCount, s.CommentCountS, st.CommentCount, st.CommentCountS),
-			ShareCount:   firstInt(s.ShareCount, s.ShareCountS, st.ShareCount, st.ShareCountS),
+			PlayCount:    FirstInt(s.PlayCount, s.PlayCountS, st.PlayCount, st.PlayCountS),
+			DiggCount:    FirstInt(s.DiggCount, s.DiggCountS, st.DiggCount, st.DiggCountS),
+			CommentCount: FirstInt(s.CommentCount, s.CommentCountS, st.CommentCount, st.CommentCountS),
+			ShareCount:   FirstInt(s.ShareCount, s.ShareCountS, st.ShareCount, st.ShareCountS),
 		},
-		MusicID: firstText(w.MusicID, w.MusicIDS, w.Music.V.IDStr, w.Music.V.ID),
-		URL:     firstText(w.URL, withoutQuery(w.ShareURL)),
+		MusicID: FirstText(w.MusicID, w.MusicIDS, w.Music.V.IDStr, w.Music.V.ID),
+		URL:     FirstText(w.URL, withoutQuery(w.ShareURL)),
 	}
 	// The video's hashtags, leniently: a list that is not one, or an entry
 	// without a name, costs only the hashtags, never the video.
-	var tags []rawRef
+	var tags []RawRef
 	if len(w.ChaList) > 0 && json.Unmarshal(w.ChaList, &tags) == nil {
 		for _, r := range tags {
 			var g SVTag
