@@ -114,7 +114,7 @@ func (c *Client) RateLimit() float64 { return c.control.Current() }
 // Every parameter a method sends is required (an optional one is left
 // out), so an empty one is refused here, before any credit is reserved:
 // the endpoint's path is written once, in its method's call.
-func (c *Client) fetch(ctx context.Context, l Lease, r request, decode func(*Answer) error) error {
+func (c *Client) fetch(ctx context.Context, l Lease, r request, decode func(*answer) error) error {
 	for _, name := range slices.Sorted(maps.Keys(r.query)) {
 		if v := r.query[name]; len(v) == 0 || v[0] == "" {
 			return ParamError(specPrefix(r.platform)+r.path, name, "is empty")
@@ -128,7 +128,7 @@ func (c *Client) fetch(ctx context.Context, l Lease, r request, decode func(*Ans
 	return err
 }
 
-func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*Answer) error) error {
+func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*answer) error) error {
 	endpoint := specPrefix(r.platform) + r.path
 	route, err := c.routeOf(endpoint)
 	if err != nil {
@@ -240,7 +240,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 //
 // A 2xx body is returned, its envelope parsed, with the bytes of the
 // in-flight budget it holds, which the caller hands on (bodyBudget.keep).
-func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, credits int, bo backoff.BackOff) (ans *Answer, held int64, err error) {
+func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, credits int, bo backoff.BackOff) (ans *answer, held int64, err error) {
 	// probe: this attempt is the one request an outage lets through; it
 	// must end in answered or failure, or be abandoned.
 	var probe uint64

@@ -215,6 +215,10 @@ type Answer struct {
 	err  error // why the body is not a JSON object (env is nil)
 }
 
+// answer is client.go's name for Answer, kept while package concurrency's
+// change to that file is merged.
+type answer = Answer
+
 // Body is the answer's body, its key redacted: the client's buffer, which
 // decoded values may alias.
 func (a *Answer) Body() []byte { return a.body }
