@@ -166,7 +166,7 @@ func TestBodyCapAndBudget(t *testing.T) {
 	// Under a hold, a body stays counted until release.
 	c2 := testClient(t, s.srv.URL, func(c *Config) { c.MaxBodyBytes = 8192; c.MaxInflightBytes = 8192 })
 	lease := &testLease{}
-	if _, err := Do(context.Background(), c2, lease, SVProfileCall("sized")); err != nil {
+	if _, err := Do(context.Background(), c2, lease, testProfileCall("sized")); err != nil {
 		t.Fatal(err)
 	}
 	if c2.bodies.sem.TryAcquire(8192) {

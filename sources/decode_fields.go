@@ -58,29 +58,6 @@ func FirstNull(vs ...NullText) NullText {
 	return NullText{}
 }
 
-// looseText reads a member that is a string on one variant and an object on
-// another (a caption, an address): a string or number gives its text, an
-// object or array its compact JSON, null or absence gives null.
-type looseText NullText
-
-func (t *looseText) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && (b[0] == '{' || b[0] == '[') {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, b); err != nil {
-			return err
-		}
-		*t = looseText{V: buf.String(), Valid: true}
-		return nil
-	}
-	var n NullText
-	if err := n.UnmarshalJSON(b); err != nil {
-		return err
-	}
-	*t = looseText(n)
-	return nil
-}
-
 // Object is a nested member decoded only when it is a JSON object: null, a
 // string or a number in its place (seen where one variant flattens what
 // another nests) leaves V zero instead of failing the whole page. The raw
@@ -102,11 +79,6 @@ func (o *Object[T]) UnmarshalJSON(b []byte) error {
 	}
 	*o = Object[T]{V: v, OK: true}
 	return nil
-}
-
-// countEdge is the {"count": N} object of the photo-sharing profile.
-type countEdge struct {
-	Count Int64 `json:"count"`
 }
 
 // IsDigits reports whether s is one or more ASCII digits.
@@ -162,44 +134,4 @@ func FirstTime(vs ...UnixTime) Int64 {
 		}
 	}
 	return Int64{}
-}
-
-// softText is a display string (a name, a title) that some variant may send
-// as an object: a string or number gives its text, anything else "" rather
-// than failing the entry.
-type softText Text
-
-func (t *softText) UnmarshalJSON(b []byte) error {
-	var s Text
-	if s.UnmarshalJSON(b) != nil {
-		s = ""
-	}
-	*t = softText(s)
-	return nil
-}
-
-// imageURL is an image that arrives as a URL string (the contract) or as the
-// platform's {uri, url_list: [...]} object (the real service), read as the
-// first URL of the list.
-type imageURL Text
-
-func (u *imageURL) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		return (*Text)(u).UnmarshalJSON(b)
-	}
-	var w struct {
-		URLList []softText `json:"url_list"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*u = ""
-	for _, s := range w.URLList {
-		if s != "" {
-			*u = imageURL(s)
-			break
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package sources
+package shortvideo
 
 import (
 	"encoding/json"
@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
-const svKeywordEndpoint = "/shortvideo/search/keyword"
+const keywordEndpoint = "/shortvideo/search/keyword"
 
 // Enumerations of the keyword search's form B.
 var (
@@ -41,9 +43,9 @@ func (q KeywordQuery) Validate() error {
 	kw, query := strings.TrimSpace(q.Keyword), strings.TrimSpace(q.Query)
 	switch {
 	case kw == "" && query == "":
-		return ParamError(svKeywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
+		return sources.ParamError(keywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
 	case kw != "" && query != "":
-		return ParamError(svKeywordEndpoint, "keyword", "and query are both set; use one form")
+		return sources.ParamError(keywordEndpoint, "keyword", "and query are both set; use one form")
 	}
 	if kw != "" {
 		for _, opt := range []struct {
@@ -51,19 +53,19 @@ func (q KeywordQuery) Validate() error {
 			set  bool
 		}{{"date_posted", q.DatePosted != ""}, {"sort_by", q.SortBy != ""}, {"region", q.Region != ""}, {"trim", q.Trim}} {
 			if opt.set {
-				return ParamError(svKeywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
+				return sources.ParamError(keywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
 			}
 		}
 		return nil
 	}
 	if q.DatePosted != "" && !slices.Contains(datePostedValues, q.DatePosted) {
-		return ParamError(svKeywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
+		return sources.ParamError(keywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
 	}
 	if q.SortBy != "" && !slices.Contains(sortByValues, q.SortBy) {
-		return ParamError(svKeywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
+		return sources.ParamError(keywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
 	}
 	if q.Region != "" && !isRegion(q.Region) {
-		return ParamError(svKeywordEndpoint, "region", "must be a two-letter country code")
+		return sources.ParamError(keywordEndpoint, "region", "must be a two-letter country code")
 	}
 	return nil
 }
@@ -139,74 +141,74 @@ func ParseKeywordQuery(p url.Values) KeywordQuery {
 		SortBy: p.Get("sort_by"), Region: p.Get("region"), Trim: p.Get("trim") == "true"}
 }
 
-// SVKeywordSearchCall calls one page of /shortvideo/search/keyword. Form A
+// KeywordSearchCall calls one page of /shortvideo/search/keyword. Form A
 // sends keyword and the cursor as given; form B sends query, the options set
 // and the cursor as an integer (a cursor written with an exponent is
 // rewritten as its digits, as the upstream rejects "1.74e+09").
-func SVKeywordSearchCall(q KeywordQuery, cursor string) Call[*Page[SVVideo]] {
+func KeywordSearchCall(q KeywordQuery, cursor string) sources.Call[*sources.Page[Video]] {
 	if err := q.Validate(); err != nil {
-		return Refused[*Page[SVVideo]](err)
+		return sources.Refused[*sources.Page[Video]](err)
 	}
 	v := q.Params()
 	if cursor != "" {
-		if v.Has("query") && !IsDigits(cursor) {
-			n, err := ParseInt(strings.TrimSpace(cursor))
+		if v.Has("query") && !sources.IsDigits(cursor) {
+			n, err := sources.ParseInt(strings.TrimSpace(cursor))
 			if err != nil || n < 0 {
-				return Refused[*Page[SVVideo]](ParamError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
+				return sources.Refused[*sources.Page[Video]](sources.ParamError(keywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
 			}
 			cursor = strconv.FormatInt(n, 10)
 		}
 		v.Set("cursor", cursor)
 	}
-	return PageCall[SVVideo](ShortVideo, "/search/keyword", v, svVideoListKeys...)
+	return sources.PageCall[Video](sources.ShortVideo, "/search/keyword", v, videoListKeys...)
 }
 
-// SVHashtag is an entry of the hashtag search. Growth is the growth
+// Hashtag is an entry of the hashtag search. Growth is the growth
 // signals object the upstream may add (growth, growthSignals or trend), as
 // raw JSON, nil when none.
 //
 // The contract answers hashtags; the real service answers the videos under
 // the hashtag (aweme_list): such an entry has Video set and nothing else.
-type SVHashtag struct {
-	Name       Text
-	ViewCount  Int64
-	VideoCount Int64
+type Hashtag struct {
+	Name       sources.Text
+	ViewCount  sources.Int64
+	VideoCount sources.Int64
 	Growth     json.RawMessage
-	Video      *SVVideo
+	Video      *Video
 }
 
-func (h *SVHashtag) UnmarshalJSON(b []byte) error {
+func (h *Hashtag) UnmarshalJSON(b []byte) error {
 	var w struct {
-		AwemeID     RawRef `json:"aweme_id"`
-		AwemeInfo   RawRef `json:"aweme_info"`
-		Name        Text   `json:"name"`
-		NameS       Text   `json:"hashtag_name"`
-		ChaName     Text   `json:"cha_name"`
-		ViewCount   Int64  `json:"viewCount"`
-		ViewCountS  Int64  `json:"view_count"`
-		VideoCount  Int64  `json:"videoCount"`
-		VideoCountS Int64  `json:"video_count"`
-		Growth      RawRef `json:"growth"`
-		GrowthS     RawRef `json:"growthSignals"`
-		Trend       RawRef `json:"trend"`
+		AwemeID     sources.RawRef `json:"aweme_id"`
+		AwemeInfo   sources.RawRef `json:"aweme_info"`
+		Name        sources.Text   `json:"name"`
+		NameS       sources.Text   `json:"hashtag_name"`
+		ChaName     sources.Text   `json:"cha_name"`
+		ViewCount   sources.Int64  `json:"viewCount"`
+		ViewCountS  sources.Int64  `json:"view_count"`
+		VideoCount  sources.Int64  `json:"videoCount"`
+		VideoCountS sources.Int64  `json:"video_count"`
+		Growth      sources.RawRef `json:"growth"`
+		GrowthS     sources.RawRef `json:"growthSignals"`
+		Trend       sources.RawRef `json:"trend"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	if len(w.AwemeID) > 0 || len(w.AwemeInfo) > 0 {
-		v := new(SVVideo)
+		v := new(Video)
 		if err := v.UnmarshalJSON(b); err != nil {
 			return err
 		}
-		*h = SVHashtag{Video: v}
+		*h = Hashtag{Video: v}
 		return nil
 	}
-	*h = SVHashtag{
-		Name:       FirstText(w.Name, w.NameS, w.ChaName),
-		ViewCount:  FirstInt(w.ViewCount, w.ViewCountS),
-		VideoCount: FirstInt(w.VideoCount, w.VideoCountS),
+	*h = Hashtag{
+		Name:       sources.FirstText(w.Name, w.NameS, w.ChaName),
+		ViewCount:  sources.FirstInt(w.ViewCount, w.ViewCountS),
+		VideoCount: sources.FirstInt(w.VideoCount, w.VideoCountS),
 	}
-	for _, g := range []RawRef{w.Growth, w.GrowthS, w.Trend} {
+	for _, g := range []sources.RawRef{w.Growth, w.GrowthS, w.Trend} {
 		if len(g) > 0 && string(g) != "null" {
 			h.Growth = json.RawMessage(g)
 			break
@@ -215,41 +217,41 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SVHashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
+// HashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
 // on the contract, videos (aweme_list) on the real service.
-func SVHashtagSearchCall(keyword, cursor string) Call[*Page[SVHashtag]] {
-	return PageCall[SVHashtag](ShortVideo, "/search/hashtag", WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
+func HashtagSearchCall(keyword, cursor string) sources.Call[*sources.Page[Hashtag]] {
+	return sources.PageCall[Hashtag](sources.ShortVideo, "/search/hashtag", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
 }
 
-// SVTopResult is an entry of the top search, in the platform's rank order.
+// TopResult is an entry of the top search, in the platform's rank order.
 // Type says which fields are set: video (ID, Desc, and Video, the entry
 // read as a video), user (UniqueID, Nickname), hashtag (Name), sound (ID,
 // Title); the rest of an entry stays in the item's Raw. The real service
 // sends no type, only posts with a content_type ("video", or "multi_photo"
 // for a photo carousel, a post of the same id space): both are videos.
-type SVTopResult struct {
-	Type     Text
-	ID       Text
-	Desc     Text
-	UniqueID Text
-	Nickname Text
-	Name     Text
-	Title    Text
-	Video    SVVideo
+type TopResult struct {
+	Type     sources.Text
+	ID       sources.Text
+	Desc     sources.Text
+	UniqueID sources.Text
+	Nickname sources.Text
+	Name     sources.Text
+	Title    sources.Text
+	Video    Video
 }
 
-func (r *SVTopResult) UnmarshalJSON(b []byte) error {
+func (r *TopResult) UnmarshalJSON(b []byte) error {
 	// One pass reads the entry both as a result and, for a video, as the
 	// video it is.
 	var w struct {
-		svVideoWire
-		Type        Text `json:"type"`
-		ContentType Text `json:"content_type"`
-		UniqueID    Text `json:"uniqueId"`
-		UniqueIDS   Text `json:"unique_id"`
-		Nickname    Text `json:"nickname"`
-		Name        Text `json:"name"`
-		Title       Text `json:"title"`
+		videoWire
+		Type        sources.Text `json:"type"`
+		ContentType sources.Text `json:"content_type"`
+		UniqueID    sources.Text `json:"uniqueId"`
+		UniqueIDS   sources.Text `json:"unique_id"`
+		Nickname    sources.Text `json:"nickname"`
+		Name        sources.Text `json:"name"`
+		Title       sources.Text `json:"title"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		// A member only the video reads is malformed: the result stands
@@ -262,48 +264,48 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 		r.set(&t)
 		if r.Type == "video" {
 			_ = r.Video.decode(b, true)
-			r.Video.ID = FirstText(r.Video.ID, r.ID)
+			r.Video.ID = sources.FirstText(r.Video.ID, r.ID)
 		}
 		return nil
 	}
 	r.set(&topResultWire{Type: w.Type, ContentType: w.ContentType, ID: w.ID, Desc: w.Desc, UniqueID: w.UniqueID, UniqueIDS: w.UniqueIDS,
 		Nickname: w.Nickname, Name: w.Name, Title: w.Title})
 	if r.Type == "video" {
-		if err := r.Video.fromWire(&w.svVideoWire, true); err != nil {
+		if err := r.Video.fromWire(&w.videoWire, true); err != nil {
 			return err
 		}
-		r.Video.ID = FirstText(r.Video.ID, r.ID)
+		r.Video.ID = sources.FirstText(r.Video.ID, r.ID)
 	}
 	return nil
 }
 
 // topResultWire is a top search entry as a result.
 type topResultWire struct {
-	Type        Text `json:"type"`
-	ContentType Text `json:"content_type"`
-	ID          Text `json:"id"`
-	Desc        Text `json:"desc"`
-	UniqueID    Text `json:"uniqueId"`
-	UniqueIDS   Text `json:"unique_id"`
-	Nickname    Text `json:"nickname"`
-	Name        Text `json:"name"`
-	Title       Text `json:"title"`
+	Type        sources.Text `json:"type"`
+	ContentType sources.Text `json:"content_type"`
+	ID          sources.Text `json:"id"`
+	Desc        sources.Text `json:"desc"`
+	UniqueID    sources.Text `json:"uniqueId"`
+	UniqueIDS   sources.Text `json:"unique_id"`
+	Nickname    sources.Text `json:"nickname"`
+	Name        sources.Text `json:"name"`
+	Title       sources.Text `json:"title"`
 }
 
-func (r *SVTopResult) set(w *topResultWire) {
+func (r *TopResult) set(w *topResultWire) {
 	typ := w.Type
 	if typ == "" && w.ContentType != "" {
 		typ = "video" // a post of the real service
 	}
-	*r = SVTopResult{
+	*r = TopResult{
 		Type: typ, ID: w.ID, Desc: w.Desc,
-		UniqueID: FirstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
+		UniqueID: sources.FirstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
 		Name: w.Name, Title: w.Title,
 	}
 }
 
-// SVTopSearchCall calls one page of /shortvideo/search/top. The order of the
+// TopSearchCall calls one page of /shortvideo/search/top. The order of the
 // items is the platform's ranking and is kept.
-func SVTopSearchCall(keyword, cursor string) Call[*Page[SVTopResult]] {
-	return PageCall[SVTopResult](ShortVideo, "/search/top", WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
+func TopSearchCall(keyword, cursor string) sources.Call[*sources.Page[TopResult]] {
+	return sources.PageCall[TopResult](sources.ShortVideo, "/search/top", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
 }

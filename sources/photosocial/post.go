@@ -1,0 +1,138 @@
+package photosocial
+
+import (
+	"encoding/json"
+	"net/url"
+
+	"github.com/socialcrawl/crawler/sources"
+)
+
+// Comment is a comment on a photo-sharing post. ID is set when the
+// upstream sends one (id, or the platform's pk); ChildCommentCount can be
+// null (Valid false). CreatedAt is Unix seconds whether the upstream sends
+// them (the contract) or an ISO 8601 string (the real service); the like
+// count is like_count or the real service's comment_like_count.
+type Comment struct {
+	ID                sources.Text
+	Text              sources.Text
+	Username          sources.Text
+	CreatedAt         sources.Int64 // Unix seconds
+	LikeCount         sources.Int64
+	ChildCommentCount sources.Int64
+	// ParentID is the comment a reply answers (parent_comment_id), when
+	// the answer says.
+	ParentID sources.Text
+	// HasMoreReplies is whether the comment has replies beyond those the
+	// answer carries (has_more_replies; without it, child_comment_count
+	// above the replies carried).
+	HasMoreReplies bool
+	// Replies are the comment's replies the answer carries (the real
+	// service's include_replies), each with its raw JSON; entries that do
+	// not decode are counted in RepliesDropped, the last one's reason in
+	// RepliesDropReason.
+	Replies           []sources.Item[Comment]
+	RepliesDropped    int
+	RepliesDropReason string
+}
+
+func (c *Comment) UnmarshalJSON(b []byte) error {
+	type user struct {
+		Username sources.Text `json:"username"`
+	}
+	var w struct {
+		ID                sources.Text         `json:"id"`
+		PK                sources.Text         `json:"pk"`
+		Text              sources.Text         `json:"text"`
+		User              sources.Object[user] `json:"user"`
+		Owner             sources.Object[user] `json:"owner"`
+		Username          sources.Text         `json:"username"`
+		CreatedAt         sources.UnixTime     `json:"created_at"`
+		CreatedAtUTC      sources.UnixTime     `json:"created_at_utc"`
+		LikeCount         sources.Int64        `json:"like_count"`
+		CommentLikeCount  sources.Int64        `json:"comment_like_count"`
+		ChildCommentCount sources.Int64        `json:"child_comment_count"`
+		ParentID          sources.Text         `json:"parent_comment_id"`
+		Replies           []sources.RawRef     `json:"replies"`
+		HasMoreReplies    sources.Flag         `json:"has_more_replies"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = Comment{
+		ID:                sources.FirstText(w.ID, w.PK),
+		Text:              w.Text,
+		Username:          sources.FirstText(w.User.V.Username, w.Owner.V.Username, w.Username),
+		CreatedAt:         sources.FirstTime(w.CreatedAt, w.CreatedAtUTC),
+		LikeCount:         sources.FirstInt(w.LikeCount, w.CommentLikeCount),
+		ChildCommentCount: w.ChildCommentCount,
+		ParentID:          w.ParentID,
+	}
+	if len(w.Replies) > 0 {
+		c.Replies, c.RepliesDropped, c.RepliesDropReason = sources.DecodeItems[Comment](w.Replies, "replies")
+	}
+	c.HasMoreReplies = w.HasMoreReplies.V
+	if !w.HasMoreReplies.Valid {
+		c.HasMoreReplies = w.ChildCommentCount.V > int64(len(w.Replies))
+	}
+	return nil
+}
+
+// CommentsCall calls one page of /photosocial/post/comments. The list has no
+// hasMore: it ends on an empty or missing cursor or an empty page, which
+// NextStep handles.
+func CommentsCall(postURL, cursor string) sources.Call[*sources.Page[Comment]] {
+	postURL, err := sources.CheckMediaURL("/photosocial/post/comments", postURL)
+	if err != nil {
+		return sources.Refused[*sources.Page[Comment]](err)
+	}
+	return sources.PageCall[Comment](sources.PhotoSocial, "/post/comments", sources.WithCursor(url.Values{"url": {postURL}}, cursor), "comments")
+}
+
+// Transcript is the response of /photosocial/media/transcript. Media
+// without speech has no entries, or entries whose Text is null.
+type Transcript struct {
+	Entries []sources.Item[TranscriptEntry]
+	// Dropped and DropReason: entries that are not objects (see Page).
+	Dropped    int
+	DropReason string
+	Credits    sources.Credits
+	Raw        json.RawMessage
+}
+
+// TranscriptEntry is one transcript of a media item.
+type TranscriptEntry struct {
+	ID        sources.Text
+	Shortcode sources.Text
+	Text      sources.NullText
+}
+
+func (e *TranscriptEntry) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID        sources.Text     `json:"id"`
+		Shortcode sources.Text     `json:"shortcode"`
+		Code      sources.Text     `json:"code"`
+		Text      sources.NullText `json:"text"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = TranscriptEntry{ID: w.ID, Shortcode: sources.FirstText(w.Shortcode, w.Code), Text: w.Text}
+	return nil
+}
+
+// TranscriptCall calls /photosocial/media/transcript. It is slow upstream
+// (5-30 s) and only short videos are transcribed.
+func TranscriptCall(mediaURL string) sources.Call[*Transcript] {
+	mediaURL, err := sources.CheckMediaURL("/photosocial/media/transcript", mediaURL)
+	if err != nil {
+		return sources.Refused[*Transcript](err)
+	}
+	// A null list of transcripts is a media without speech, not "not found".
+	return sources.NewCall(sources.PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *sources.Answer) (*Transcript, error) {
+		p, err := sources.DecodePage[TranscriptEntry](a, "transcripts")
+		if err != nil {
+			return nil, err
+		}
+		return &Transcript{Entries: p.Items, Dropped: p.Dropped, DropReason: p.DropReason, Credits: p.Credits, Raw: p.Raw}, nil
+	})
+}

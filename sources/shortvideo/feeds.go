@@ -1,0 +1,90 @@
+package shortvideo
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
+)
+
+// The feeds (trending feed, popular videos, popular creators) take no
+// parameters and are not paginated: their pages always have Cursor "" and
+// HasMoreKnown false, whatever the body carries, so NextStep ends after one.
+
+// Creator is an entry of the popular creators. The real service sends no
+// uniqueId: its entries carry user_id, nick_name, follower_cnt and tt_link,
+// the profile's web link, from which UniqueID is read ("…/@handle"); an
+// entry with neither has UniqueID "".
+type Creator struct {
+	UniqueID      sources.Text
+	UserID        sources.Text
+	Nickname      sources.Text
+	FollowerCount sources.Int64
+	Verified      sources.Flag
+}
+
+func (cr *Creator) UnmarshalJSON(b []byte) error {
+	var w struct {
+		UniqueID       sources.Text  `json:"uniqueId"`
+		UniqueIDS      sources.Text  `json:"unique_id"`
+		UserID         sources.Text  `json:"user_id"`
+		Nickname       sources.Text  `json:"nickname"`
+		NickNameS      sources.Text  `json:"nick_name"`
+		FollowerCount  sources.Int64 `json:"followerCount"`
+		FollowerCountS sources.Int64 `json:"follower_count"`
+		FollowerCnt    sources.Int64 `json:"follower_cnt"`
+		Verified       sources.Flag  `json:"verified"`
+		Link           sources.Text  `json:"tt_link"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*cr = Creator{
+		UniqueID:      sources.FirstText(w.UniqueID, w.UniqueIDS, handleFromLink(string(w.Link))),
+		UserID:        w.UserID,
+		Nickname:      sources.FirstText(w.Nickname, w.NickNameS),
+		FollowerCount: sources.FirstInt(w.FollowerCount, w.FollowerCountS, w.FollowerCnt),
+		Verified:      w.Verified,
+	}
+	return nil
+}
+
+// handleFromLink is the handle of a profile's web link
+// ("https://host/@handle", query and trailing slash allowed), "" when the
+// link is no such link.
+func handleFromLink(link string) sources.Text {
+	u, err := url.Parse(strings.TrimSpace(link))
+	if err != nil {
+		return ""
+	}
+	h, ok := strings.CutPrefix(strings.Trim(u.Path, "/"), "@")
+	if !ok || h == "" || strings.ContainsAny(h, "/@") {
+		return ""
+	}
+	return sources.Text(h)
+}
+
+// TrendingFeedCall calls /shortvideo/get-trending-feed.
+func TrendingFeedCall() sources.Call[*sources.Page[Video]] {
+	return feedCall[Video]("/get-trending-feed", videoListKeys...)
+}
+
+// PopularVideosCall calls /shortvideo/videos/popular.
+func PopularVideosCall() sources.Call[*sources.Page[Video]] {
+	return feedCall[Video]("/videos/popular", videoListKeys...)
+}
+
+// PopularCreatorsCall calls /shortvideo/creators/popular.
+func PopularCreatorsCall() sources.Call[*sources.Page[Creator]] {
+	return feedCall[Creator]("/creators/popular", "creators", "users")
+}
+
+func feedCall[T any](path string, listKeys ...string) sources.Call[*sources.Page[T]] {
+	return sources.PageCall[T](sources.ShortVideo, path, nil, listKeys...).Then(func(p *sources.Page[T], err error) (*sources.Page[T], error) {
+		if err == nil {
+			p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
+		}
+		return p, err
+	})
+}
