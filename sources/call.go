@@ -56,7 +56,7 @@ func leaseOr(l Lease) Lease {
 }
 
 // Call is one request to an endpoint and how its 2xx body decodes into an
-// A: built by the endpoint's constructor (shortvideo.ProfileCall, ...), sent by Do,
+// A: built by the endpoint's constructor (endpoints.SVProfileCall, ...), sent by Do,
 // or applied to a stored body by Decode (the page archive's replay) with
 // no transport at all.
 type Call[A any] struct {

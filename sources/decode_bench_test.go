@@ -8,7 +8,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/sources"
-	"github.com/socialcrawl/crawler/sources/shortvideo"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // sandboxBody is the body the sandbox answers to a GET of pathQuery.
@@ -37,7 +37,7 @@ func BenchmarkDecodeFollowersPage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	entries := 0
 	for b.Loop() {
-		p, err := sources.DecodePage[shortvideo.FollowEntry](sources.NewAnswer(body), "followers", "users", "user_list")
+		p, err := sources.DecodePage[endpoints.SVFollowEntry](sources.NewAnswer(body), "followers", "users", "user_list")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func BenchmarkDecodeProfile(b *testing.B) {
 	body := sandboxBody(b, "/shortvideo/profile?handle=bench_creator_f1200_g80")
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		var p shortvideo.Profile
+		var p endpoints.SVProfile
 		if err := sources.DecodeObject(sources.NewAnswer(body), &p, &p.Raw, &p.Credits); err != nil {
 			b.Fatal(err)
 		}

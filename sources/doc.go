@@ -13,8 +13,8 @@
 // fields are never lost.
 //
 // The endpoints themselves, each call and the types its answer decodes
-// into, are in packages shortvideo and photosocial, built on what this
-// package exports for them: a call's constructors (NewCall, ObjectCall,
+// into, are in package endpoints, built on what this package exports for
+// them: a call's constructors (NewCall, ObjectCall,
 // PageCall, ShapedPageCall), the answer they decode (Answer), and the
 // tolerant types and readers (Text, Int64, Object, FirstText, ...).
 package sources

@@ -11,8 +11,7 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/sources"
-	"github.com/socialcrawl/crawler/sources/photosocial"
-	"github.com/socialcrawl/crawler/sources/shortvideo"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 	"github.com/socialcrawl/crawler/testkit/upstreamtest"
 )
 
@@ -24,13 +23,13 @@ func TestEmptyParameterRefusedUnsent(t *testing.T) {
 	c := upstreamtest.Client(t, s.URL, nil)
 	ctx := context.Background()
 	for want, call := range map[string]func() error{
-		"/photosocial/profile: bad_request: parameter handle is empty":        func() error { _, err := sources.Do(ctx, c, nil, photosocial.ProfileCall(" @ ")); return err },
-		"/photosocial/user/embed: bad_request: parameter handle is empty":     func() error { _, err := sources.Do(ctx, c, nil, photosocial.EmbedCall("")); return err },
-		"/shortvideo/profile: bad_request: parameter handle is empty":         func() error { _, err := sources.Do(ctx, c, nil, shortvideo.ProfileCall("@")); return err },
-		"/shortvideo/user/live: bad_request: parameter handle is empty":       func() error { _, err := sources.Do(ctx, c, nil, shortvideo.LiveCall("")); return err },
-		"/shortvideo/search/hashtag: bad_request: parameter keyword is empty": func() error { _, err := sources.Do(ctx, c, nil, shortvideo.HashtagSearchCall(" ", "")); return err },
-		"/shortvideo/song: bad_request: parameter id is empty":                func() error { _, err := sources.Do(ctx, c, nil, shortvideo.SongCall("")); return err },
-		"/shortvideo/user/followers: bad_request: parameter secUid is empty":  func() error { _, err := sources.Do(ctx, c, nil, shortvideo.FollowersCall("", "")); return err },
+		"/photosocial/profile: bad_request: parameter handle is empty":        func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSProfileCall(" @ ")); return err },
+		"/photosocial/user/embed: bad_request: parameter handle is empty":     func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSEmbedCall("")); return err },
+		"/shortvideo/profile: bad_request: parameter handle is empty":         func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVProfileCall("@")); return err },
+		"/shortvideo/user/live: bad_request: parameter handle is empty":       func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVLiveCall("")); return err },
+		"/shortvideo/search/hashtag: bad_request: parameter keyword is empty": func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVHashtagSearchCall(" ", "")); return err },
+		"/shortvideo/song: bad_request: parameter id is empty":                func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVSongCall("")); return err },
+		"/shortvideo/user/followers: bad_request: parameter secUid is empty":  func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVFollowersCall("", "")); return err },
 	} {
 		if err := call(); err == nil || err.Error() != want || sources.ClassOf(err) != sources.ClassBadRequest {
 			t.Errorf("got %v, want %s", err, want)
@@ -48,31 +47,31 @@ func TestRequiredParametersNeverSent(t *testing.T) {
 	ctx := context.Background()
 	cases := map[string]func() error{
 		"keyword search": func() error {
-			_, err := sources.Do(ctx, c, nil, shortvideo.KeywordSearchCall(shortvideo.KeywordQuery{Keyword: " "}, ""))
+			_, err := sources.Do(ctx, c, nil, endpoints.SVKeywordSearchCall(endpoints.KeywordQuery{Keyword: " "}, ""))
 			return err
 		},
-		"hashtag search": func() error { _, err := sources.Do(ctx, c, nil, shortvideo.HashtagSearchCall("  ", "")); return err },
-		"top search":     func() error { _, err := sources.Do(ctx, c, nil, shortvideo.TopSearchCall("", "c")); return err },
-		"song videos":    func() error { _, err := sources.Do(ctx, c, nil, shortvideo.SongVideosCall("", "")); return err },
-		"song":           func() error { _, err := sources.Do(ctx, c, nil, shortvideo.SongCall(" ")); return err },
-		"live":           func() error { _, err := sources.Do(ctx, c, nil, shortvideo.LiveCall("@")); return err },
-		"ps profile":     func() error { _, err := sources.Do(ctx, c, nil, photosocial.ProfileCall(" @ ")); return err },
-		"comments empty": func() error { _, err := sources.Do(ctx, c, nil, photosocial.CommentsCall("", "")); return err },
+		"hashtag search": func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVHashtagSearchCall("  ", "")); return err },
+		"top search":     func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVTopSearchCall("", "c")); return err },
+		"song videos":    func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVSongVideosCall("", "")); return err },
+		"song":           func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVSongCall(" ")); return err },
+		"live":           func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVLiveCall("@")); return err },
+		"ps profile":     func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSProfileCall(" @ ")); return err },
+		"comments empty": func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSCommentsCall("", "")); return err },
 		"comments relative": func() error {
-			_, err := sources.Do(ctx, c, nil, photosocial.CommentsCall("/p/Cabc/", ""))
+			_, err := sources.Do(ctx, c, nil, endpoints.PSCommentsCall("/p/Cabc/", ""))
 			return err
 		},
 		"comments scheme": func() error {
-			_, err := sources.Do(ctx, c, nil, photosocial.CommentsCall("ftp://x/p/C/", ""))
+			_, err := sources.Do(ctx, c, nil, endpoints.PSCommentsCall("ftp://x/p/C/", ""))
 			return err
 		},
-		"reels query":      func() error { _, err := sources.Do(ctx, c, nil, photosocial.ReelsSearchCall("", 1)); return err },
-		"reels page 0":     func() error { _, err := sources.Do(ctx, c, nil, photosocial.ReelsSearchCall("cats", 0)); return err },
-		"transcript":       func() error { _, err := sources.Do(ctx, c, nil, photosocial.TranscriptCall("Dabc")); return err },
-		"embed":            func() error { _, err := sources.Do(ctx, c, nil, photosocial.EmbedCall("")); return err },
-		"highlight prefix": func() error { _, err := sources.Do(ctx, c, nil, photosocial.HighlightCall("highlight:")); return err },
+		"reels query":      func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSReelsSearchCall("", 1)); return err },
+		"reels page 0":     func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSReelsSearchCall("cats", 0)); return err },
+		"transcript":       func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSTranscriptCall("Dabc")); return err },
+		"embed":            func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSEmbedCall("")); return err },
+		"highlight prefix": func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSHighlightCall("highlight:")); return err },
 		"highlight letters": func() error {
-			_, err := sources.Do(ctx, c, nil, photosocial.HighlightCall("17a"))
+			_, err := sources.Do(ctx, c, nil, endpoints.PSHighlightCall("17a"))
 			return err
 		},
 	}
@@ -117,45 +116,45 @@ func TestScrapeCreatorsRequests(t *testing.T) {
 	s, c := checkRealRequests(t, want, func(c *sources.Client) []func() error {
 		return []func() error{
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.KeywordSearchCall(shortvideo.KeywordQuery{Keyword: "cats"}, "12"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVKeywordSearchCall(endpoints.KeywordQuery{Keyword: "cats"}, "12"))
 				return err
 			},
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.HashtagSearchCall("cats", "12"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVHashtagSearchCall("cats", "12"))
 				return err
 			},
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.TopSearchCall("cats", "")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVTopSearchCall("cats", "")); return err },
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.FollowersCall("alice", "1700000000"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVFollowersCall("alice", "1700000000"))
 				return err
 			},
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.FollowingCall("alice", "")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVFollowingCall("alice", "")); return err },
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.SongVideosCall("7370375686554782506", "30"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVSongVideosCall("7370375686554782506", "30"))
 				return err
 			},
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.SongCall("7370375686554782506"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVSongCall("7370375686554782506"))
 				return err
 			},
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.TrendingFeedCall()); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.PopularCreatorsCall()); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.ProfileCall("alice")); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.LiveCall("alice")); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, photosocial.ProfileCall("bob")); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, photosocial.CommentsCall(post, "QVFE")); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, photosocial.ReelsSearchCall("dogs", 2)); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, photosocial.TranscriptCall(post)); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, photosocial.EmbedCall("bob")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVTrendingFeedCall()); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVPopularCreatorsCall()); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVProfileCall("alice")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVLiveCall("alice")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSProfileCall("bob")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSCommentsCall(post, "QVFE")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSReelsSearchCall("dogs", 2)); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSTranscriptCall(post)); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSEmbedCall("bob")); return err },
 			func() error {
-				_, err := sources.Do(ctx, c, nil, photosocial.HighlightCall("18067016518767507"))
+				_, err := sources.Do(ctx, c, nil, endpoints.PSHighlightCall("18067016518767507"))
 				return err
 			},
 		}
 	})
 	// The retired feed is not asked at all.
 	before := s.Calls.Load()
-	if _, err := sources.Do(ctx, c, nil, shortvideo.PopularVideosCall()); sources.ClassOf(err) != sources.ClassRetired || !strings.Contains(err.Error(), "retired") {
+	if _, err := sources.Do(ctx, c, nil, endpoints.SVPopularVideosCall()); sources.ClassOf(err) != sources.ClassRetired || !strings.Contains(err.Error(), "retired") {
 		t.Errorf("popular videos: %v, want ClassRetired", err)
 	}
 	if s.Calls.Load() != before {
@@ -222,41 +221,44 @@ func TestScrapeCreatorsContentRequests(t *testing.T) {
 	s, _ := checkRealRequests(t, want, func(c *sources.Client) []func() error {
 		return []func() error{
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.ProfileVideosCall("@alice", "1734562353000"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVProfileVideosCall("@alice", "1734562353000"))
 				return err
 			},
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.ProfileByIDCall("6659752019493208069"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVProfileByIDCall("6659752019493208069"))
 				return err
 			},
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.VideoCall(video)); return err },
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.VideoCommentsCall(video, "20")); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVVideoCall(video)); return err },
 			func() error {
-				_, err := sources.Do(ctx, c, nil, shortvideo.CommentRepliesCall(video, "7623828115408274207", "3"))
-				return err
-			},
-			func() error { _, err := sources.Do(ctx, c, nil, shortvideo.TranscriptCall(video)); return err },
-			func() error {
-				_, err := sources.Do(ctx, c, nil, photosocial.UserPostsCall("bob", "3599731065704772932_260462810"))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVVideoCommentsCall(video, "20"))
 				return err
 			},
 			func() error {
-				_, err := sources.Do(ctx, c, nil, photosocial.UserReelsCall("bob", "QVFC=="))
+				_, err := sources.Do(ctx, c, nil, endpoints.SVCommentRepliesCall(video, "7623828115408274207", "3"))
 				return err
 			},
-			func() error { _, err := sources.Do(ctx, c, nil, photosocial.PostCall(post)); return err },
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.SVTranscriptCall(video)); return err },
 			func() error {
-				_, err := sources.Do(ctx, c, nil, photosocial.CommentRepliesCall(post, "18038110327814211", "QVFD"))
+				_, err := sources.Do(ctx, c, nil, endpoints.PSUserPostsCall("bob", "3599731065704772932_260462810"))
 				return err
 			},
-			func() error { _, err := sources.Do(ctx, c, nil, photosocial.HighlightsCall("bob")); return err },
+			func() error {
+				_, err := sources.Do(ctx, c, nil, endpoints.PSUserReelsCall("bob", "QVFC=="))
+				return err
+			},
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSPostCall(post)); return err },
+			func() error {
+				_, err := sources.Do(ctx, c, nil, endpoints.PSCommentRepliesCall(post, "18038110327814211", "QVFD"))
+				return err
+			},
+			func() error { _, err := sources.Do(ctx, c, nil, endpoints.PSHighlightsCall("bob")); return err },
 		}
 	})
 	// The contract has none of them: refused unsent, as retired, naming the
 	// preset.
 	contract := upstreamtest.Client(t, s.URL, nil)
 	before := s.Calls.Load()
-	_, err := sources.Do(ctx, contract, nil, shortvideo.ProfileVideosCall("alice", ""))
+	_, err := sources.Do(ctx, contract, nil, endpoints.SVProfileVideosCall("alice", ""))
 	if sources.ClassOf(err) != sources.ClassRetired || !strings.Contains(err.Error(), "the contract preset has no shortvideo.profile_videos endpoint") {
 		t.Errorf("under the contract: %v", err)
 	}

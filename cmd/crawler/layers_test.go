@@ -18,7 +18,7 @@ var layers = [][]string{
 	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "internal/loop", "sources/ratecontrol", "migrations",
 		"internal/sandbox/api"},
 	{"sources", "sinks", "internal/sandbox/world"},
-	{"sources/shortvideo", "sources/photosocial", "internal/sandbox/contract", "internal/sandbox/faults"},
+	{"sources/endpoints", "internal/sandbox/contract", "internal/sandbox/faults"},
 	{"kinds", "internal/sandbox/real"},
 	{"jobfile", "internal/sandbox"},
 	{"runs", "retention", "pipeline/frontier", "pipeline/budget", "pipeline/quota"},

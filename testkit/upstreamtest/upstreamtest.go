@@ -1,9 +1,8 @@
 // Package upstreamtest is a scripted upstream over real HTTP for the tests
-// of the endpoints' packages (sources/shortvideo, sources/photosocial) and
-// of package sources' external tests: a server answering what a test
-// scripts, counting and recording the requests, and a client of it.
-// (Package sources' own tests, which cannot import a package importing
-// it, have their own.)
+// of package endpoints and package sources' external tests: a server
+// answering what a test scripts, counting and recording the requests, and
+// a client of it. (Package sources' own tests, which cannot import a
+// package importing it, have their own.)
 package upstreamtest
 
 import (

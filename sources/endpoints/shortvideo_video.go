@@ -1,4 +1,4 @@
-package shortvideo
+package endpoints
 
 import (
 	"encoding/json"
@@ -19,109 +19,109 @@ import (
 // strings (the top search's create_time, the trimmed lists'
 // create_time_utc); a music id is read from id_str before id, as the
 // platform's numeric id has lost digits wherever it went through a float.
-type Video struct {
-	ID         sources.Text
-	Desc       sources.Text
-	CreateTime sources.Int64
-	Author     Author
-	Stats      VideoStats
-	MusicID    sources.Text
+type SVVideo struct {
+	ID         Text
+	Desc       Text
+	CreateTime Int64
+	Author     SVAuthor
+	Stats      SVVideoStats
+	MusicID    Text
 	// URL is the video's web address when the answer carries one (the real
 	// service's url, else its share_url without the query); "" otherwise.
-	URL sources.Text
+	URL Text
 	// Hashtags are the hashtags the video carries (the real service's
 	// cha_list), each with its raw JSON; the contract's videos carry none.
-	Hashtags []Tag
+	Hashtags []SVTag
 }
 
 // Tag is a hashtag a video carries: its name without #, its id when sent.
-type Tag struct {
-	Name sources.Text
-	ID   sources.Text
+type SVTag struct {
+	Name Text
+	ID   Text
 	Raw  json.RawMessage
 }
 
-func (g *Tag) UnmarshalJSON(b []byte) error {
+func (g *SVTag) UnmarshalJSON(b []byte) error {
 	var w struct {
-		ChaName sources.Text `json:"cha_name"`
-		Name    sources.Text `json:"hashtag_name"`
-		CID     sources.Text `json:"cid"`
-		ID      sources.Text `json:"hashtag_id"`
+		ChaName Text `json:"cha_name"`
+		Name    Text `json:"hashtag_name"`
+		CID     Text `json:"cid"`
+		ID      Text `json:"hashtag_id"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*g = Tag{Name: sources.FirstText(w.ChaName, w.Name), ID: sources.FirstText(w.CID, w.ID), Raw: json.RawMessage(b)}
+	*g = SVTag{Name: sources.FirstText(w.ChaName, w.Name), ID: sources.FirstText(w.CID, w.ID), Raw: json.RawMessage(b)}
 	return nil
 }
 
 // Author is the author of a video. Some lists (the real trending feed)
 // send no handle, only the ids: UID and SecUID.
-type Author struct {
-	UniqueID sources.Text
-	Nickname sources.Text
-	UID      sources.Text
-	SecUID   sources.Text
+type SVAuthor struct {
+	UniqueID Text
+	Nickname Text
+	UID      Text
+	SecUID   Text
 }
 
-type authorWire struct {
-	UniqueID  sources.Text `json:"uniqueId"`
-	UniqueIDS sources.Text `json:"unique_id"`
-	Nickname  sources.Text `json:"nickname"`
-	ID        sources.Text `json:"id"`
-	UID       sources.Text `json:"uid"`
-	SecUID    sources.Text `json:"secUid"`
-	SecUIDS   sources.Text `json:"sec_uid"`
+type svAuthorWire struct {
+	UniqueID  Text `json:"uniqueId"`
+	UniqueIDS Text `json:"unique_id"`
+	Nickname  Text `json:"nickname"`
+	ID        Text `json:"id"`
+	UID       Text `json:"uid"`
+	SecUID    Text `json:"secUid"`
+	SecUIDS   Text `json:"sec_uid"`
 }
 
 // VideoStats are the counters of a video.
-type VideoStats struct {
-	PlayCount    sources.Int64
-	DiggCount    sources.Int64
-	CommentCount sources.Int64
-	ShareCount   sources.Int64
+type SVVideoStats struct {
+	PlayCount    Int64
+	DiggCount    Int64
+	CommentCount Int64
+	ShareCount   Int64
 }
 
-type statsWire struct {
-	PlayCount     sources.Int64 `json:"playCount"`
-	PlayCountS    sources.Int64 `json:"play_count"`
-	DiggCount     sources.Int64 `json:"diggCount"`
-	DiggCountS    sources.Int64 `json:"digg_count"`
-	CommentCount  sources.Int64 `json:"commentCount"`
-	CommentCountS sources.Int64 `json:"comment_count"`
-	ShareCount    sources.Int64 `json:"shareCount"`
-	ShareCountS   sources.Int64 `json:"share_count"`
+type svStatsWire struct {
+	PlayCount     Int64 `json:"playCount"`
+	PlayCountS    Int64 `json:"play_count"`
+	DiggCount     Int64 `json:"diggCount"`
+	DiggCountS    Int64 `json:"digg_count"`
+	CommentCount  Int64 `json:"commentCount"`
+	CommentCountS Int64 `json:"comment_count"`
+	ShareCount    Int64 `json:"shareCount"`
+	ShareCountS   Int64 `json:"share_count"`
 }
 
-type videoWire struct {
-	ID            sources.Text               `json:"id"`
-	AwemeID       sources.Text               `json:"aweme_id"`
-	VideoID       sources.Text               `json:"video_id"`
-	Desc          sources.Text               `json:"desc"`
-	CreateTime    sources.UnixTime           `json:"createTime"`
-	CreateTimeS   sources.UnixTime           `json:"create_time"`
-	CreateTimeUTC sources.UnixTime           `json:"create_time_utc"`
-	Author        sources.Object[authorWire] `json:"author"`
-	Stats         sources.Object[statsWire]  `json:"stats"`
-	Statistics    sources.Object[statsWire]  `json:"statistics"`
-	Music         sources.Object[struct {
-		ID    sources.Text `json:"id"`
-		IDStr sources.Text `json:"id_str"`
+type svVideoWire struct {
+	ID            Text                 `json:"id"`
+	AwemeID       Text                 `json:"aweme_id"`
+	VideoID       Text                 `json:"video_id"`
+	Desc          Text                 `json:"desc"`
+	CreateTime    UnixTime             `json:"createTime"`
+	CreateTimeS   UnixTime             `json:"create_time"`
+	CreateTimeUTC UnixTime             `json:"create_time_utc"`
+	Author        Object[svAuthorWire] `json:"author"`
+	Stats         Object[svStatsWire]  `json:"stats"`
+	Statistics    Object[svStatsWire]  `json:"statistics"`
+	Music         Object[struct {
+		ID    Text `json:"id"`
+		IDStr Text `json:"id_str"`
 	}] `json:"music"`
-	MusicID   sources.Text   `json:"musicId"`
-	MusicIDS  sources.Text   `json:"music_id"`
-	AwemeInfo sources.RawRef `json:"aweme_info"`
-	URL       sources.Text   `json:"url"`
-	ShareURL  sources.Text   `json:"share_url"`
-	ChaList   sources.RawRef `json:"cha_list"`
+	MusicID   Text   `json:"musicId"`
+	MusicIDS  Text   `json:"music_id"`
+	AwemeInfo RawRef `json:"aweme_info"`
+	URL       Text   `json:"url"`
+	ShareURL  Text   `json:"share_url"`
+	ChaList   RawRef `json:"cha_list"`
 }
 
-func (v *Video) UnmarshalJSON(b []byte) error { return v.decode(b, true) }
+func (v *SVVideo) UnmarshalJSON(b []byte) error { return v.decode(b, true) }
 
 // decode reads a video; unwrap lets it look inside one aweme_info, and only
 // one: a video wrapped in thousands of them is not re-parsed per level.
-func (v *Video) decode(b []byte, unwrap bool) error {
-	var w videoWire
+func (v *SVVideo) decode(b []byte, unwrap bool) error {
+	var w svVideoWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
@@ -129,22 +129,22 @@ func (v *Video) decode(b []byte, unwrap bool) error {
 }
 
 // fromWire sets v from a decoded entry.
-func (v *Video) fromWire(w *videoWire, unwrap bool) error {
+func (v *SVVideo) fromWire(w *svVideoWire, unwrap bool) error {
 	if unwrap && len(w.AwemeInfo) > 0 && w.AwemeInfo[0] == '{' && w.ID == "" && w.AwemeID == "" {
 		return v.decode(w.AwemeInfo, false) // a search entry {type, aweme_info: {...}}
 	}
 	a, s, st := w.Author.V, w.Stats.V, w.Statistics.V
-	*v = Video{
+	*v = SVVideo{
 		ID:         sources.FirstText(w.ID, w.AwemeID, w.VideoID),
 		Desc:       w.Desc,
 		CreateTime: sources.FirstTime(w.CreateTime, w.CreateTimeS, w.CreateTimeUTC),
-		Author: Author{
+		Author: SVAuthor{
 			UniqueID: sources.FirstText(a.UniqueID, a.UniqueIDS),
 			Nickname: a.Nickname,
 			UID:      sources.FirstText(a.UID, a.ID),
 			SecUID:   sources.FirstText(a.SecUID, a.SecUIDS),
 		},
-		Stats: VideoStats{
+		Stats: SVVideoStats{
 			PlayCount:    sources.FirstInt(s.PlayCount, s.PlayCountS, st.PlayCount, st.PlayCountS),
 			DiggCount:    sources.FirstInt(s.DiggCount, s.DiggCountS, st.DiggCount, st.DiggCountS),
 			CommentCount: sources.FirstInt(s.CommentCount, s.CommentCountS, st.CommentCount, st.CommentCountS),
@@ -155,10 +155,10 @@ func (v *Video) fromWire(w *videoWire, unwrap bool) error {
 	}
 	// The video's hashtags, leniently: a list that is not one, or an entry
 	// without a name, costs only the hashtags, never the video.
-	var tags []sources.RawRef
+	var tags []RawRef
 	if len(w.ChaList) > 0 && json.Unmarshal(w.ChaList, &tags) == nil {
 		for _, r := range tags {
-			var g Tag
+			var g SVTag
 			if json.Unmarshal(r, &g) == nil && g.Name != "" {
 				v.Hashtags = append(v.Hashtags, g)
 			}
@@ -169,15 +169,15 @@ func (v *Video) fromWire(w *videoWire, unwrap bool) error {
 
 // withoutQuery is a URL without its query and fragment (a share link's
 // tracking parameters), as it was sent when it does not parse.
-func withoutQuery(u sources.Text) sources.Text {
+func withoutQuery(u Text) Text {
 	p, err := url.Parse(string(u))
 	if err != nil || p.RawQuery == "" && p.Fragment == "" {
 		return u
 	}
 	p.RawQuery, p.Fragment = "", ""
-	return sources.Text(p.String())
+	return Text(p.String())
 }
 
 // videoListKeys are the members a list of videos is found under: the
 // contract's "videos", then the platform's own names.
-var videoListKeys = []string{"videos", "search_item_list", "aweme_list", "itemList"}
+var svVideoListKeys = []string{"videos", "search_item_list", "aweme_list", "itemList"}

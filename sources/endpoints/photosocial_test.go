@@ -1,4 +1,4 @@
-package photosocial
+package endpoints
 
 import (
 	"context"
@@ -14,43 +14,43 @@ import (
 
 func TestPSProfile(t *testing.T) {
 	t.Parallel()
-	str := func(s string) sources.NullText { return sources.NullText{V: s, Valid: true} }
+	str := func(s string) NullText { return NullText{V: s, Valid: true} }
 	cases := []struct {
 		name, body string
-		want       Profile
+		want       PSProfile
 	}{
 		{"contract, not business", `{"success":true,"data":{"user":{"id":"123","username":"alice","full_name":"Alice A","biography":"bio",
 			"edge_followed_by":{"count":10},"edge_follow":{"count":2},"edge_owner_to_timeline_media":{"count":7},
 			"is_verified":true,"is_business_account":false,"category_name":null,
 			"business_email":null,"business_phone_number":null,"public_email":null,"public_phone_number":null}}}`,
-			Profile{ID: "123", Username: "alice", FullName: "Alice A", Biography: "bio", Followers: sources.Int64{V: 10, Valid: true}, Following: sources.Int64{V: 2, Valid: true},
-				Posts: sources.Int64{V: 7, Valid: true}, IsVerified: sources.Flag{V: true, Valid: true}, IsBusiness: sources.Flag{V: false, Valid: true}}},
+			PSProfile{ID: "123", Username: "alice", FullName: "Alice A", Biography: "bio", Followers: Int64{V: 10, Valid: true}, Following: Int64{V: 2, Valid: true},
+				Posts: Int64{V: 7, Valid: true}, IsVerified: Flag{V: true, Valid: true}, IsBusiness: Flag{V: false, Valid: true}}},
 		{"contract, business", `{"success":true,"data":{"user":{"id":"124","username":"shop","edge_followed_by":{"count":"9007199254740993"},
 			"is_business_account":true,"category_name":"Shopping",
 			"business_email":"b@x","business_phone_number":"+1 555","public_email":"p@x","public_phone_number":"+1 666"}}}`,
-			Profile{ID: "124", Username: "shop", Followers: sources.Int64{V: 9007199254740993, Valid: true}, IsBusiness: sources.Flag{V: true, Valid: true},
-				CategoryName: str("Shopping"), Contact: Contact{Email: str("b@x"), Phone: str("+1 555")}}},
+			PSProfile{ID: "124", Username: "shop", Followers: Int64{V: 9007199254740993, Valid: true}, IsBusiness: Flag{V: true, Valid: true},
+				CategoryName: str("Shopping"), Contact: PSContact{Email: str("b@x"), Phone: str("+1 555")}}},
 		{"real: public contact only, address json, counts flat, credits", `{"success":true,"credits_remaining":90,"credits_charged":1,
 			"data":{"user":{"pk":456,"username":"cafe","follower_count":5,"following_count":"6","media_count":7,"is_verified":"false","is_business":1,
 			"business_email":"","public_email":"p@cafe","contact_phone_number":"+33 1","business_address_json":"{\"street_address\":\"1 rue\"}"}}}`,
-			Profile{ID: "456", Username: "cafe", Followers: sources.Int64{V: 5, Valid: true}, Following: sources.Int64{V: 6, Valid: true}, Posts: sources.Int64{V: 7, Valid: true},
-				IsVerified: sources.Flag{V: false, Valid: true}, IsBusiness: sources.Flag{V: true, Valid: true},
-				Contact: Contact{Email: str("p@cafe"), Phone: str("+33 1"), Address: str(`{"street_address":"1 rue"}`)},
-				Credits: sources.Credits{Remaining: sources.Int64{V: 90, Valid: true}, Charged: sources.Int64{V: 1, Valid: true}}}},
+			PSProfile{ID: "456", Username: "cafe", Followers: Int64{V: 5, Valid: true}, Following: Int64{V: 6, Valid: true}, Posts: Int64{V: 7, Valid: true},
+				IsVerified: Flag{V: false, Valid: true}, IsBusiness: Flag{V: true, Valid: true},
+				Contact: PSContact{Email: str("p@cafe"), Phone: str("+33 1"), Address: str(`{"street_address":"1 rue"}`)},
+				Credits: Credits{Remaining: Int64{V: 90, Valid: true}, Charged: Int64{V: 1, Valid: true}}}},
 		{"address object or street", `{"data":{"user":{"id":"1","username":"a","business_address_json":null,"address_street":"Main St 1"}}}`,
-			Profile{ID: "1", Username: "a", Contact: Contact{Address: str("Main St 1")}}},
-		{"empty object", `{}`, Profile{Empty: true}},
-		{"empty body", ``, Profile{Empty: true}},
-		{"blank body", " \n", Profile{Empty: true}},
-		{"null body", `null`, Profile{Empty: true}},
-		{"data null", `{"success":true,"data":null}`, Profile{Empty: true}},
-		{"user null, credits", `{"success":true,"credits_charged":0,"data":{"user":null}}`, Profile{Empty: true, Credits: sources.Credits{Charged: sources.Int64{V: 0, Valid: true}}}},
-		{"user without id or username", `{"data":{"user":{"username":null}}}`, Profile{Empty: true}},
+			PSProfile{ID: "1", Username: "a", Contact: PSContact{Address: str("Main St 1")}}},
+		{"empty object", `{}`, PSProfile{Empty: true}},
+		{"empty body", ``, PSProfile{Empty: true}},
+		{"blank body", " \n", PSProfile{Empty: true}},
+		{"null body", `null`, PSProfile{Empty: true}},
+		{"data null", `{"success":true,"data":null}`, PSProfile{Empty: true}},
+		{"user null, credits", `{"success":true,"credits_charged":0,"data":{"user":null}}`, PSProfile{Empty: true, Credits: Credits{Charged: Int64{V: 0, Valid: true}}}},
+		{"user without id or username", `{"data":{"user":{"username":null}}}`, PSProfile{Empty: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, sent := upstreamtest.Call(t, tc.body, ProfileCall(" @alice"))
+			p, sent := upstreamtest.Call(t, tc.body, PSProfileCall(" @alice"))
 			upstreamtest.WantQuery(t, sent, "/api/photosocial/profile", url.Values{"handle": {"alice"}})
 			if string(p.Raw) != tc.body {
 				t.Errorf("raw = %q", p.Raw)
@@ -68,24 +68,24 @@ func TestPSComments(t *testing.T) {
 	post := "https://www.photosocial.example/p/Cabc123/"
 	cases := []struct {
 		name, cursor, body string
-		want               []Comment
+		want               []PSComment
 		next               string
 		stop               sources.StopReason
 	}{
 		{"contract first page", "", `{"success":true,"comments":[{"text":"nice","user":{"username":"bob"},"created_at":1735689600,"like_count":3}],"cursor":"abc"}`,
-			[]Comment{{Text: "nice", Username: "bob", CreatedAt: sources.Int64{V: 1735689600, Valid: true}, LikeCount: sources.Int64{V: 3, Valid: true}}}, "abc", ""},
+			[]PSComment{{Text: "nice", Username: "bob", CreatedAt: Int64{V: 1735689600, Valid: true}, LikeCount: Int64{V: 3, Valid: true}}}, "abc", ""},
 		{"real: pk, null child count, numeric cursor", "abc", `{"success":true,"comments":[{"pk":"1798","text":"x","user":{"username":"c"},
 			"created_at":"1735689601","comment_like_count":"4","child_comment_count":null},{"id":"18","text":"y","child_comment_count":2}],"cursor":1740000000123}`,
-			[]Comment{{ID: "1798", Text: "x", Username: "c", CreatedAt: sources.Int64{V: 1735689601, Valid: true}, LikeCount: sources.Int64{V: 4, Valid: true}},
-				{ID: "18", Text: "y", ChildCommentCount: sources.Int64{V: 2, Valid: true}, HasMoreReplies: true}}, "1740000000123", ""},
-		{"last page: empty cursor", "x", `{"success":true,"comments":[{"text":"z"}],"cursor":""}`, []Comment{{Text: "z"}}, "", sources.StopEnd},
-		{"last page: no cursor", "x", `{"success":true,"comments":[{"text":"z"}]}`, []Comment{{Text: "z"}}, "", sources.StopEnd},
-		{"last page: empty list", "x", `{"success":true,"comments":[],"cursor":"y"}`, []Comment{}, "y", sources.StopEmptyPage},
+			[]PSComment{{ID: "1798", Text: "x", Username: "c", CreatedAt: Int64{V: 1735689601, Valid: true}, LikeCount: Int64{V: 4, Valid: true}},
+				{ID: "18", Text: "y", ChildCommentCount: Int64{V: 2, Valid: true}, HasMoreReplies: true}}, "1740000000123", ""},
+		{"last page: empty cursor", "x", `{"success":true,"comments":[{"text":"z"}],"cursor":""}`, []PSComment{{Text: "z"}}, "", sources.StopEnd},
+		{"last page: no cursor", "x", `{"success":true,"comments":[{"text":"z"}]}`, []PSComment{{Text: "z"}}, "", sources.StopEnd},
+		{"last page: empty list", "x", `{"success":true,"comments":[],"cursor":"y"}`, []PSComment{}, "y", sources.StopEmptyPage},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, sent := upstreamtest.Call(t, tc.body, CommentsCall(post, tc.cursor))
+			p, sent := upstreamtest.Call(t, tc.body, PSCommentsCall(post, tc.cursor))
 			want := url.Values{"url": {post}}
 			if tc.cursor != "" {
 				want.Set("cursor", tc.cursor)
@@ -116,18 +116,18 @@ func TestPSReelsSearch(t *testing.T) {
 		cases := []struct {
 			page       int
 			body, next string
-			want       []Reel
+			want       []PSReel
 		}{
 			{1, `{"success":true,"reels":[{"id":"31","code":"Dabc","owner":{"username":"o"},"play_count":10,"like_count":2,"caption":"c"}]}`, "2",
-				[]Reel{{ID: "31", Code: "Dabc", OwnerUsername: "o", PlayCount: sources.Int64{V: 10, Valid: true}, LikeCount: sources.Int64{V: 2, Valid: true}, Caption: "c"}}},
+				[]PSReel{{ID: "31", Code: "Dabc", OwnerUsername: "o", PlayCount: Int64{V: 10, Valid: true}, LikeCount: Int64{V: 2, Valid: true}, Caption: "c"}}},
 			{7, `{"success":true,"reels":[{"pk":32,"code":"Dx","user":{"username":"u"},"play_count":"9007199254740993","caption":{"text":"cap"}},
 				{"media":{"pk":"33","code":"Dy","caption":null}}],"cursor":"junk","has_more":true}`, "8",
-				[]Reel{{ID: "32", Code: "Dx", OwnerUsername: "u", PlayCount: sources.Int64{V: 9007199254740993, Valid: true}, Caption: "cap"}, {ID: "33", Code: "Dy"}}},
+				[]PSReel{{ID: "32", Code: "Dx", OwnerUsername: "u", PlayCount: Int64{V: 9007199254740993, Valid: true}, Caption: "cap"}, {ID: "33", Code: "Dy"}}},
 			{12, `{"success":true,"reels":[]}`, "", nil},
 			{3, `{"success":true}`, "", nil},
 		}
 		for _, tc := range cases {
-			p, sent := upstreamtest.Call(t, tc.body, ReelsSearchCall(" cats ", tc.page))
+			p, sent := upstreamtest.Call(t, tc.body, PSReelsSearchCall(" cats ", tc.page))
 			upstreamtest.WantQuery(t, sent, "/api/photosocial/reels/search", url.Values{"query": {"cats"}, "page": {strconv.Itoa(tc.page)}})
 			if len(p.Items) != len(tc.want) {
 				t.Fatalf("page %d: items = %+v", tc.page, p.Items)
@@ -156,11 +156,11 @@ func TestPSReelsSearch(t *testing.T) {
 			w.Write([]byte(`{"success":false,"message":"page out of range"}`))
 		})
 		c := upstreamtest.Client(t, rec.URL, nil)
-		p, err := sources.Do(context.Background(), c, nil, ReelsSearchCall("cats", 12))
+		p, err := sources.Do(context.Background(), c, nil, PSReelsSearchCall("cats", 12))
 		if err != nil || len(p.Items) != 0 || p.Cursor != "" || sources.NextStep("12", p.Info(), 12, 0) != sources.StopEnd {
 			t.Errorf("page 12: %+v, %v", p, err)
 		}
-		if _, err := sources.Do(context.Background(), c, nil, ReelsSearchCall("cats", 1)); sources.ClassOf(err) != sources.ClassBadRequest {
+		if _, err := sources.Do(context.Background(), c, nil, PSReelsSearchCall("cats", 1)); sources.ClassOf(err) != sources.ClassBadRequest {
 			t.Errorf("page 1: err = %v, want the 400", err)
 		}
 		if n := rec.Calls.Load(); n != 2 {
@@ -181,17 +181,17 @@ func TestPSTranscript(t *testing.T) {
 	const reel = "https://www.photosocial.example/reel/Dabc_1-x/"
 	cases := []struct {
 		body string
-		want []TranscriptEntry
+		want []PSTranscriptEntry
 	}{
 		{`{"success":true,"transcripts":[{"id":"31","shortcode":"Dabc","text":"hello"},{"id":"32","shortcode":"Dabc","text":""}]}`,
-			[]TranscriptEntry{{"31", "Dabc", sources.NullText{V: "hello", Valid: true}}, {"32", "Dabc", sources.NullText{V: "", Valid: true}}}},
+			[]PSTranscriptEntry{{"31", "Dabc", NullText{V: "hello", Valid: true}}, {"32", "Dabc", NullText{V: "", Valid: true}}}},
 		{`{"success":true,"credits_charged":1,"transcripts":[{"id":31,"code":"Dabc","text":null}]}`,
-			[]TranscriptEntry{{"31", "Dabc", sources.NullText{}}}},
+			[]PSTranscriptEntry{{"31", "Dabc", NullText{}}}},
 		{`{"success":true,"transcripts":[]}`, nil},
 		{`{"success":true,"transcripts":null}`, nil},
 	}
 	for _, tc := range cases {
-		tr, sent := upstreamtest.Call(t, tc.body, TranscriptCall(reel))
+		tr, sent := upstreamtest.Call(t, tc.body, PSTranscriptCall(reel))
 		upstreamtest.WantQuery(t, sent, "/api/photosocial/media/transcript", url.Values{"url": {reel}})
 		if len(tr.Entries) != len(tc.want) || string(tr.Raw) != tc.body {
 			t.Fatalf("transcript = %+v", tr)
@@ -207,7 +207,7 @@ func TestPSTranscript(t *testing.T) {
 func TestPSEmbed(t *testing.T) {
 	t.Parallel()
 	e, sent := upstreamtest.Call(t, `{"success":true,"credits_remaining":3,"html":"<blockquote>@alice</blockquote><script async src=\"x.js\"></script>"}`,
-		EmbedCall("@alice"))
+		PSEmbedCall("@alice"))
 	upstreamtest.WantQuery(t, sent, "/api/photosocial/user/embed", url.Values{"handle": {"alice"}})
 	if e.HTML != `<blockquote>@alice</blockquote><script async src="x.js"></script>` || e.Credits.Remaining.V != 3 || len(e.Raw) == 0 {
 		t.Errorf("embed = %+v", e)
@@ -231,7 +231,7 @@ func TestPSHighlight(t *testing.T) {
 		{"id":"2","media_type":1,"video_versions":[]},{"media_type":"1","video_versions":null}],
 		"user":{"username":"alice","is_verified":1}}`
 	for _, id := range []string{"17912345", "highlight:17912345"} {
-		h, sent := upstreamtest.Call(t, body, HighlightCall(id))
+		h, sent := upstreamtest.Call(t, body, PSHighlightCall(id))
 		upstreamtest.WantQuery(t, sent, "/api/photosocial/user/highlight/detail", url.Values{"id": {"17912345"}})
 		if h.ID != "highlight:17912345" || h.Digits != "17912345" || h.Title != "Trips" || h.MediaCount.V != 2 ||
 			h.Username != "alice" || !h.UserVerified.V || h.Credits.Charged.V != 1 || len(h.Raw) == 0 {
@@ -243,7 +243,7 @@ func TestPSHighlight(t *testing.T) {
 		}
 	}
 	// An answer without an id keeps the digits sent.
-	h, _ := upstreamtest.Call(t, `{"success":true,"id":null,"title":"T","items":null}`, HighlightCall("highlight:42"))
+	h, _ := upstreamtest.Call(t, `{"success":true,"id":null,"title":"T","items":null}`, PSHighlightCall("highlight:42"))
 	if h.ID != "" || h.Digits != "42" || len(h.Items) != 0 {
 		t.Errorf("null highlight = %+v", h)
 	}

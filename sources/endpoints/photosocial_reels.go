@@ -1,4 +1,4 @@
-package photosocial
+package endpoints
 
 import (
 	"encoding/json"
@@ -16,50 +16,50 @@ import (
 // Valid), and taken_at as an ISO 8601 string; TakenAt is Unix seconds. URL
 // is the reel's web address when the answer carries it (the real service
 // does; the contract gives only the code).
-type Reel struct {
-	ID            sources.Text
-	Code          sources.Text
-	URL           sources.Text
-	OwnerUsername sources.Text
-	PlayCount     sources.Int64
-	LikeCount     sources.Int64
-	Caption       sources.Text
-	TakenAt       sources.Int64
+type PSReel struct {
+	ID            Text
+	Code          Text
+	URL           Text
+	OwnerUsername Text
+	PlayCount     Int64
+	LikeCount     Int64
+	Caption       Text
+	TakenAt       Int64
 }
 
-type reelWire struct {
-	ID    sources.Text `json:"id"`
-	PK    sources.Text `json:"pk"`
-	Code  sources.Text `json:"code"`
-	Short sources.Text `json:"shortcode"`
-	URL   sources.Text `json:"url"`
-	Owner sources.Object[struct {
-		Username sources.Text `json:"username"`
+type psReelWire struct {
+	ID    Text `json:"id"`
+	PK    Text `json:"pk"`
+	Code  Text `json:"code"`
+	Short Text `json:"shortcode"`
+	URL   Text `json:"url"`
+	Owner Object[struct {
+		Username Text `json:"username"`
 	}] `json:"owner"`
-	User sources.Object[struct {
-		Username sources.Text `json:"username"`
+	User Object[struct {
+		Username Text `json:"username"`
 	}] `json:"user"`
-	PlayCount   sources.Int64    `json:"play_count"`
-	PlayCountC  sources.Int64    `json:"playCount"`
-	VideoPlay   sources.Int64    `json:"video_play_count"`
-	LikeCount   sources.Int64    `json:"like_count"`
-	LikeCountC  sources.Int64    `json:"likeCount"`
-	Caption     json.RawMessage  `json:"caption"`
-	CaptionText sources.Text     `json:"caption_text"`
-	Media       json.RawMessage  `json:"media"`
-	TakenAt     sources.UnixTime `json:"taken_at"`
-	TakenAtC    sources.UnixTime `json:"takenAt"`
+	PlayCount   Int64           `json:"play_count"`
+	PlayCountC  Int64           `json:"playCount"`
+	VideoPlay   Int64           `json:"video_play_count"`
+	LikeCount   Int64           `json:"like_count"`
+	LikeCountC  Int64           `json:"likeCount"`
+	Caption     json.RawMessage `json:"caption"`
+	CaptionText Text            `json:"caption_text"`
+	Media       json.RawMessage `json:"media"`
+	TakenAt     UnixTime        `json:"taken_at"`
+	TakenAtC    UnixTime        `json:"takenAt"`
 }
 
-func (r *Reel) UnmarshalJSON(b []byte) error {
-	var w reelWire
+func (r *PSReel) UnmarshalJSON(b []byte) error {
+	var w psReelWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	if len(w.Media) > 0 && w.Media[0] == '{' && w.ID == "" && w.PK == "" && w.Code == "" {
 		return r.UnmarshalJSON(w.Media) // the platform's {media: {...}} entry
 	}
-	*r = Reel{
+	*r = PSReel{
 		ID:            sources.FirstText(w.PK, pkOf(w.ID)),
 		Code:          sources.FirstText(w.Code, w.Short),
 		URL:           w.URL,
@@ -74,12 +74,12 @@ func (r *Reel) UnmarshalJSON(b []byte) error {
 
 // readCaption sets *caption from raw, a caption sent as a string or as the
 // platform's {"text": ...} object; absent (empty raw) leaves it.
-func readCaption(raw json.RawMessage, caption *sources.Text) error {
+func readCaption(raw json.RawMessage, caption *Text) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	var o sources.Object[struct {
-		Text sources.Text `json:"text"`
+	var o Object[struct {
+		Text Text `json:"text"`
 	}]
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return err
@@ -97,21 +97,21 @@ func readCaption(raw json.RawMessage, caption *sources.Text) error {
 // NextStep ends on the first empty page. The real service serves about 11
 // pages and answers 400 beyond: a 400 for a page after the first is taken as
 // the end of the list and returned as an empty page.
-func ReelsSearchCall(query string, page int) sources.Call[*sources.Page[Reel]] {
+func PSReelsSearchCall(query string, page int) sources.Call[*sources.Page[PSReel]] {
 	const endpoint = "/photosocial/reels/search"
 	query = strings.TrimSpace(query)
 	if query == "" {
-		return sources.Refused[*sources.Page[Reel]](sources.ParamError(endpoint, "query", "is empty"))
+		return sources.Refused[*sources.Page[PSReel]](sources.ParamError(endpoint, "query", "is empty"))
 	}
 	if page < 1 {
-		return sources.Refused[*sources.Page[Reel]](sources.ParamError(endpoint, "page", "must be 1 or more"))
+		return sources.Refused[*sources.Page[PSReel]](sources.ParamError(endpoint, "page", "must be 1 or more"))
 	}
-	call := sources.PageCall[Reel](sources.PhotoSocial, "/reels/search", url.Values{"query": {query}, "page": {strconv.Itoa(page)}}, "reels", "items")
-	return call.Then(func(p *sources.Page[Reel], err error) (*sources.Page[Reel], error) {
+	call := sources.PageCall[PSReel](sources.PhotoSocial, "/reels/search", url.Values{"query": {query}, "page": {strconv.Itoa(page)}}, "reels", "items")
+	return call.Then(func(p *sources.Page[PSReel], err error) (*sources.Page[PSReel], error) {
 		if err != nil {
 			var e *sources.Error
 			if page > 1 && errors.As(err, &e) && e.Status == 400 {
-				return &sources.Page[Reel]{}, nil
+				return &sources.Page[PSReel]{}, nil
 			}
 			return nil, err
 		}

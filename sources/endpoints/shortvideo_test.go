@@ -1,4 +1,4 @@
-package shortvideo
+package endpoints
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func TestTolerantDecoding(t *testing.T) {
 	})
 	c := upstreamtest.Client(t, s.URL, func(c *sources.Config) { c.Prefixes.ShortVideo = "/v1/sv" })
 	ctx := context.Background()
-	p, err := sources.Do(ctx, c, nil, ProfileCall("@alice"))
+	p, err := sources.Do(ctx, c, nil, SVProfileCall("@alice"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestTolerantDecoding(t *testing.T) {
 	if !strings.Contains(string(p.Raw), `"extra"`) {
 		t.Error("raw JSON lost unknown fields")
 	}
-	page, err := sources.Do(ctx, c, nil, FollowersCall("S1", ""))
+	page, err := sources.Do(ctx, c, nil, SVFollowersCall("S1", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package shortvideo
+package endpoints
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-const keywordEndpoint = "/shortvideo/search/keyword"
+const svKeywordEndpoint = "/shortvideo/search/keyword"
 
 // Enumerations of the keyword search's form B.
 var (
@@ -43,9 +43,9 @@ func (q KeywordQuery) Validate() error {
 	kw, query := strings.TrimSpace(q.Keyword), strings.TrimSpace(q.Query)
 	switch {
 	case kw == "" && query == "":
-		return sources.ParamError(keywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
+		return sources.ParamError(svKeywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
 	case kw != "" && query != "":
-		return sources.ParamError(keywordEndpoint, "keyword", "and query are both set; use one form")
+		return sources.ParamError(svKeywordEndpoint, "keyword", "and query are both set; use one form")
 	}
 	if kw != "" {
 		for _, opt := range []struct {
@@ -53,19 +53,19 @@ func (q KeywordQuery) Validate() error {
 			set  bool
 		}{{"date_posted", q.DatePosted != ""}, {"sort_by", q.SortBy != ""}, {"region", q.Region != ""}, {"trim", q.Trim}} {
 			if opt.set {
-				return sources.ParamError(keywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
+				return sources.ParamError(svKeywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
 			}
 		}
 		return nil
 	}
 	if q.DatePosted != "" && !slices.Contains(datePostedValues, q.DatePosted) {
-		return sources.ParamError(keywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
+		return sources.ParamError(svKeywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
 	}
 	if q.SortBy != "" && !slices.Contains(sortByValues, q.SortBy) {
-		return sources.ParamError(keywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
+		return sources.ParamError(svKeywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
 	}
 	if q.Region != "" && !isRegion(q.Region) {
-		return sources.ParamError(keywordEndpoint, "region", "must be a two-letter country code")
+		return sources.ParamError(svKeywordEndpoint, "region", "must be a two-letter country code")
 	}
 	return nil
 }
@@ -145,22 +145,22 @@ func ParseKeywordQuery(p url.Values) KeywordQuery {
 // sends keyword and the cursor as given; form B sends query, the options set
 // and the cursor as an integer (a cursor written with an exponent is
 // rewritten as its digits, as the upstream rejects "1.74e+09").
-func KeywordSearchCall(q KeywordQuery, cursor string) sources.Call[*sources.Page[Video]] {
+func SVKeywordSearchCall(q KeywordQuery, cursor string) sources.Call[*sources.Page[SVVideo]] {
 	if err := q.Validate(); err != nil {
-		return sources.Refused[*sources.Page[Video]](err)
+		return sources.Refused[*sources.Page[SVVideo]](err)
 	}
 	v := q.Params()
 	if cursor != "" {
 		if v.Has("query") && !sources.IsDigits(cursor) {
 			n, err := sources.ParseInt(strings.TrimSpace(cursor))
 			if err != nil || n < 0 {
-				return sources.Refused[*sources.Page[Video]](sources.ParamError(keywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
+				return sources.Refused[*sources.Page[SVVideo]](sources.ParamError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
 			}
 			cursor = strconv.FormatInt(n, 10)
 		}
 		v.Set("cursor", cursor)
 	}
-	return sources.PageCall[Video](sources.ShortVideo, "/search/keyword", v, videoListKeys...)
+	return sources.PageCall[SVVideo](sources.ShortVideo, "/search/keyword", v, svVideoListKeys...)
 }
 
 // Hashtag is an entry of the hashtag search. Growth is the growth
@@ -169,46 +169,46 @@ func KeywordSearchCall(q KeywordQuery, cursor string) sources.Call[*sources.Page
 //
 // The contract answers hashtags; the real service answers the videos under
 // the hashtag (aweme_list): such an entry has Video set and nothing else.
-type Hashtag struct {
-	Name       sources.Text
-	ViewCount  sources.Int64
-	VideoCount sources.Int64
+type SVHashtag struct {
+	Name       Text
+	ViewCount  Int64
+	VideoCount Int64
 	Growth     json.RawMessage
-	Video      *Video
+	Video      *SVVideo
 }
 
-func (h *Hashtag) UnmarshalJSON(b []byte) error {
+func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	var w struct {
-		AwemeID     sources.RawRef `json:"aweme_id"`
-		AwemeInfo   sources.RawRef `json:"aweme_info"`
-		Name        sources.Text   `json:"name"`
-		NameS       sources.Text   `json:"hashtag_name"`
-		ChaName     sources.Text   `json:"cha_name"`
-		ViewCount   sources.Int64  `json:"viewCount"`
-		ViewCountS  sources.Int64  `json:"view_count"`
-		VideoCount  sources.Int64  `json:"videoCount"`
-		VideoCountS sources.Int64  `json:"video_count"`
-		Growth      sources.RawRef `json:"growth"`
-		GrowthS     sources.RawRef `json:"growthSignals"`
-		Trend       sources.RawRef `json:"trend"`
+		AwemeID     RawRef `json:"aweme_id"`
+		AwemeInfo   RawRef `json:"aweme_info"`
+		Name        Text   `json:"name"`
+		NameS       Text   `json:"hashtag_name"`
+		ChaName     Text   `json:"cha_name"`
+		ViewCount   Int64  `json:"viewCount"`
+		ViewCountS  Int64  `json:"view_count"`
+		VideoCount  Int64  `json:"videoCount"`
+		VideoCountS Int64  `json:"video_count"`
+		Growth      RawRef `json:"growth"`
+		GrowthS     RawRef `json:"growthSignals"`
+		Trend       RawRef `json:"trend"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	if len(w.AwemeID) > 0 || len(w.AwemeInfo) > 0 {
-		v := new(Video)
+		v := new(SVVideo)
 		if err := v.UnmarshalJSON(b); err != nil {
 			return err
 		}
-		*h = Hashtag{Video: v}
+		*h = SVHashtag{Video: v}
 		return nil
 	}
-	*h = Hashtag{
+	*h = SVHashtag{
 		Name:       sources.FirstText(w.Name, w.NameS, w.ChaName),
 		ViewCount:  sources.FirstInt(w.ViewCount, w.ViewCountS),
 		VideoCount: sources.FirstInt(w.VideoCount, w.VideoCountS),
 	}
-	for _, g := range []sources.RawRef{w.Growth, w.GrowthS, w.Trend} {
+	for _, g := range []RawRef{w.Growth, w.GrowthS, w.Trend} {
 		if len(g) > 0 && string(g) != "null" {
 			h.Growth = json.RawMessage(g)
 			break
@@ -219,8 +219,8 @@ func (h *Hashtag) UnmarshalJSON(b []byte) error {
 
 // HashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
 // on the contract, videos (aweme_list) on the real service.
-func HashtagSearchCall(keyword, cursor string) sources.Call[*sources.Page[Hashtag]] {
-	return sources.PageCall[Hashtag](sources.ShortVideo, "/search/hashtag", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
+func SVHashtagSearchCall(keyword, cursor string) sources.Call[*sources.Page[SVHashtag]] {
+	return sources.PageCall[SVHashtag](sources.ShortVideo, "/search/hashtag", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
 }
 
 // TopResult is an entry of the top search, in the platform's rank order.
@@ -229,29 +229,29 @@ func HashtagSearchCall(keyword, cursor string) sources.Call[*sources.Page[Hashta
 // Title); the rest of an entry stays in the item's Raw. The real service
 // sends no type, only posts with a content_type ("video", or "multi_photo"
 // for a photo carousel, a post of the same id space): both are videos.
-type TopResult struct {
-	Type     sources.Text
-	ID       sources.Text
-	Desc     sources.Text
-	UniqueID sources.Text
-	Nickname sources.Text
-	Name     sources.Text
-	Title    sources.Text
-	Video    Video
+type SVTopResult struct {
+	Type     Text
+	ID       Text
+	Desc     Text
+	UniqueID Text
+	Nickname Text
+	Name     Text
+	Title    Text
+	Video    SVVideo
 }
 
-func (r *TopResult) UnmarshalJSON(b []byte) error {
+func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 	// One pass reads the entry both as a result and, for a video, as the
 	// video it is.
 	var w struct {
-		videoWire
-		Type        sources.Text `json:"type"`
-		ContentType sources.Text `json:"content_type"`
-		UniqueID    sources.Text `json:"uniqueId"`
-		UniqueIDS   sources.Text `json:"unique_id"`
-		Nickname    sources.Text `json:"nickname"`
-		Name        sources.Text `json:"name"`
-		Title       sources.Text `json:"title"`
+		svVideoWire
+		Type        Text `json:"type"`
+		ContentType Text `json:"content_type"`
+		UniqueID    Text `json:"uniqueId"`
+		UniqueIDS   Text `json:"unique_id"`
+		Nickname    Text `json:"nickname"`
+		Name        Text `json:"name"`
+		Title       Text `json:"title"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		// A member only the video reads is malformed: the result stands
@@ -271,7 +271,7 @@ func (r *TopResult) UnmarshalJSON(b []byte) error {
 	r.set(&topResultWire{Type: w.Type, ContentType: w.ContentType, ID: w.ID, Desc: w.Desc, UniqueID: w.UniqueID, UniqueIDS: w.UniqueIDS,
 		Nickname: w.Nickname, Name: w.Name, Title: w.Title})
 	if r.Type == "video" {
-		if err := r.Video.fromWire(&w.videoWire, true); err != nil {
+		if err := r.Video.fromWire(&w.svVideoWire, true); err != nil {
 			return err
 		}
 		r.Video.ID = sources.FirstText(r.Video.ID, r.ID)
@@ -281,23 +281,23 @@ func (r *TopResult) UnmarshalJSON(b []byte) error {
 
 // topResultWire is a top search entry as a result.
 type topResultWire struct {
-	Type        sources.Text `json:"type"`
-	ContentType sources.Text `json:"content_type"`
-	ID          sources.Text `json:"id"`
-	Desc        sources.Text `json:"desc"`
-	UniqueID    sources.Text `json:"uniqueId"`
-	UniqueIDS   sources.Text `json:"unique_id"`
-	Nickname    sources.Text `json:"nickname"`
-	Name        sources.Text `json:"name"`
-	Title       sources.Text `json:"title"`
+	Type        Text `json:"type"`
+	ContentType Text `json:"content_type"`
+	ID          Text `json:"id"`
+	Desc        Text `json:"desc"`
+	UniqueID    Text `json:"uniqueId"`
+	UniqueIDS   Text `json:"unique_id"`
+	Nickname    Text `json:"nickname"`
+	Name        Text `json:"name"`
+	Title       Text `json:"title"`
 }
 
-func (r *TopResult) set(w *topResultWire) {
+func (r *SVTopResult) set(w *topResultWire) {
 	typ := w.Type
 	if typ == "" && w.ContentType != "" {
 		typ = "video" // a post of the real service
 	}
-	*r = TopResult{
+	*r = SVTopResult{
 		Type: typ, ID: w.ID, Desc: w.Desc,
 		UniqueID: sources.FirstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
 		Name: w.Name, Title: w.Title,
@@ -306,6 +306,6 @@ func (r *TopResult) set(w *topResultWire) {
 
 // TopSearchCall calls one page of /shortvideo/search/top. The order of the
 // items is the platform's ranking and is kept.
-func TopSearchCall(keyword, cursor string) sources.Call[*sources.Page[TopResult]] {
-	return sources.PageCall[TopResult](sources.ShortVideo, "/search/top", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
+func SVTopSearchCall(keyword, cursor string) sources.Call[*sources.Page[SVTopResult]] {
+	return sources.PageCall[SVTopResult](sources.ShortVideo, "/search/top", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
 }

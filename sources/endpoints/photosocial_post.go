@@ -1,4 +1,4 @@
-package photosocial
+package endpoints
 
 import (
 	"encoding/json"
@@ -12,16 +12,16 @@ import (
 // null (Valid false). CreatedAt is Unix seconds whether the upstream sends
 // them (the contract) or an ISO 8601 string (the real service); the like
 // count is like_count or the real service's comment_like_count.
-type Comment struct {
-	ID                sources.Text
-	Text              sources.Text
-	Username          sources.Text
-	CreatedAt         sources.Int64 // Unix seconds
-	LikeCount         sources.Int64
-	ChildCommentCount sources.Int64
+type PSComment struct {
+	ID                Text
+	Text              Text
+	Username          Text
+	CreatedAt         Int64 // Unix seconds
+	LikeCount         Int64
+	ChildCommentCount Int64
 	// ParentID is the comment a reply answers (parent_comment_id), when
 	// the answer says.
-	ParentID sources.Text
+	ParentID Text
 	// HasMoreReplies is whether the comment has replies beyond those the
 	// answer carries (has_more_replies; without it, child_comment_count
 	// above the replies carried).
@@ -30,35 +30,35 @@ type Comment struct {
 	// service's include_replies), each with its raw JSON; entries that do
 	// not decode are counted in RepliesDropped, the last one's reason in
 	// RepliesDropReason.
-	Replies           []sources.Item[Comment]
+	Replies           []sources.Item[PSComment]
 	RepliesDropped    int
 	RepliesDropReason string
 }
 
-func (c *Comment) UnmarshalJSON(b []byte) error {
+func (c *PSComment) UnmarshalJSON(b []byte) error {
 	type user struct {
-		Username sources.Text `json:"username"`
+		Username Text `json:"username"`
 	}
 	var w struct {
-		ID                sources.Text         `json:"id"`
-		PK                sources.Text         `json:"pk"`
-		Text              sources.Text         `json:"text"`
-		User              sources.Object[user] `json:"user"`
-		Owner             sources.Object[user] `json:"owner"`
-		Username          sources.Text         `json:"username"`
-		CreatedAt         sources.UnixTime     `json:"created_at"`
-		CreatedAtUTC      sources.UnixTime     `json:"created_at_utc"`
-		LikeCount         sources.Int64        `json:"like_count"`
-		CommentLikeCount  sources.Int64        `json:"comment_like_count"`
-		ChildCommentCount sources.Int64        `json:"child_comment_count"`
-		ParentID          sources.Text         `json:"parent_comment_id"`
-		Replies           []sources.RawRef     `json:"replies"`
-		HasMoreReplies    sources.Flag         `json:"has_more_replies"`
+		ID                Text         `json:"id"`
+		PK                Text         `json:"pk"`
+		Text              Text         `json:"text"`
+		User              Object[user] `json:"user"`
+		Owner             Object[user] `json:"owner"`
+		Username          Text         `json:"username"`
+		CreatedAt         UnixTime     `json:"created_at"`
+		CreatedAtUTC      UnixTime     `json:"created_at_utc"`
+		LikeCount         Int64        `json:"like_count"`
+		CommentLikeCount  Int64        `json:"comment_like_count"`
+		ChildCommentCount Int64        `json:"child_comment_count"`
+		ParentID          Text         `json:"parent_comment_id"`
+		Replies           []RawRef     `json:"replies"`
+		HasMoreReplies    Flag         `json:"has_more_replies"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*c = Comment{
+	*c = PSComment{
 		ID:                sources.FirstText(w.ID, w.PK),
 		Text:              w.Text,
 		Username:          sources.FirstText(w.User.V.Username, w.Owner.V.Username, w.Username),
@@ -68,7 +68,7 @@ func (c *Comment) UnmarshalJSON(b []byte) error {
 		ParentID:          w.ParentID,
 	}
 	if len(w.Replies) > 0 {
-		c.Replies, c.RepliesDropped, c.RepliesDropReason = sources.DecodeItems[Comment](w.Replies, "replies")
+		c.Replies, c.RepliesDropped, c.RepliesDropReason = sources.DecodeItems[PSComment](w.Replies, "replies")
 	}
 	c.HasMoreReplies = w.HasMoreReplies.V
 	if !w.HasMoreReplies.Valid {
@@ -80,59 +80,59 @@ func (c *Comment) UnmarshalJSON(b []byte) error {
 // CommentsCall calls one page of /photosocial/post/comments. The list has no
 // hasMore: it ends on an empty or missing cursor or an empty page, which
 // NextStep handles.
-func CommentsCall(postURL, cursor string) sources.Call[*sources.Page[Comment]] {
+func PSCommentsCall(postURL, cursor string) sources.Call[*sources.Page[PSComment]] {
 	postURL, err := sources.CheckMediaURL("/photosocial/post/comments", postURL)
 	if err != nil {
-		return sources.Refused[*sources.Page[Comment]](err)
+		return sources.Refused[*sources.Page[PSComment]](err)
 	}
-	return sources.PageCall[Comment](sources.PhotoSocial, "/post/comments", sources.WithCursor(url.Values{"url": {postURL}}, cursor), "comments")
+	return sources.PageCall[PSComment](sources.PhotoSocial, "/post/comments", sources.WithCursor(url.Values{"url": {postURL}}, cursor), "comments")
 }
 
 // Transcript is the response of /photosocial/media/transcript. Media
 // without speech has no entries, or entries whose Text is null.
-type Transcript struct {
-	Entries []sources.Item[TranscriptEntry]
+type PSTranscript struct {
+	Entries []sources.Item[PSTranscriptEntry]
 	// Dropped and DropReason: entries that are not objects (see Page).
 	Dropped    int
 	DropReason string
-	Credits    sources.Credits
+	Credits    Credits
 	Raw        json.RawMessage
 }
 
 // TranscriptEntry is one transcript of a media item.
-type TranscriptEntry struct {
-	ID        sources.Text
-	Shortcode sources.Text
-	Text      sources.NullText
+type PSTranscriptEntry struct {
+	ID        Text
+	Shortcode Text
+	Text      NullText
 }
 
-func (e *TranscriptEntry) UnmarshalJSON(b []byte) error {
+func (e *PSTranscriptEntry) UnmarshalJSON(b []byte) error {
 	var w struct {
-		ID        sources.Text     `json:"id"`
-		Shortcode sources.Text     `json:"shortcode"`
-		Code      sources.Text     `json:"code"`
-		Text      sources.NullText `json:"text"`
+		ID        Text     `json:"id"`
+		Shortcode Text     `json:"shortcode"`
+		Code      Text     `json:"code"`
+		Text      NullText `json:"text"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*e = TranscriptEntry{ID: w.ID, Shortcode: sources.FirstText(w.Shortcode, w.Code), Text: w.Text}
+	*e = PSTranscriptEntry{ID: w.ID, Shortcode: sources.FirstText(w.Shortcode, w.Code), Text: w.Text}
 	return nil
 }
 
 // TranscriptCall calls /photosocial/media/transcript. It is slow upstream
 // (5-30 s) and only short videos are transcribed.
-func TranscriptCall(mediaURL string) sources.Call[*Transcript] {
+func PSTranscriptCall(mediaURL string) sources.Call[*PSTranscript] {
 	mediaURL, err := sources.CheckMediaURL("/photosocial/media/transcript", mediaURL)
 	if err != nil {
-		return sources.Refused[*Transcript](err)
+		return sources.Refused[*PSTranscript](err)
 	}
 	// A null list of transcripts is a media without speech, not "not found".
-	return sources.NewCall(sources.PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *sources.Answer) (*Transcript, error) {
-		p, err := sources.DecodePage[TranscriptEntry](a, "transcripts")
+	return sources.NewCall(sources.PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *sources.Answer) (*PSTranscript, error) {
+		p, err := sources.DecodePage[PSTranscriptEntry](a, "transcripts")
 		if err != nil {
 			return nil, err
 		}
-		return &Transcript{Entries: p.Items, Dropped: p.Dropped, DropReason: p.DropReason, Credits: p.Credits, Raw: p.Raw}, nil
+		return &PSTranscript{Entries: p.Items, Dropped: p.Dropped, DropReason: p.DropReason, Credits: p.Credits, Raw: p.Raw}, nil
 	})
 }

@@ -1,4 +1,4 @@
-package shortvideo
+package endpoints
 
 import (
 	"net/url"
@@ -15,10 +15,10 @@ func TestFeeds(t *testing.T) {
 		"cursor":"ignored","hasMore":true}`
 	for _, tc := range []struct {
 		path string
-		call sources.Call[*sources.Page[Video]]
+		call sources.Call[*sources.Page[SVVideo]]
 	}{
-		{"/api/shortvideo/get-trending-feed", TrendingFeedCall()},
-		{"/api/shortvideo/videos/popular", PopularVideosCall()},
+		{"/api/shortvideo/get-trending-feed", SVTrendingFeedCall()},
+		{"/api/shortvideo/videos/popular", SVPopularVideosCall()},
 	} {
 		p, sent := upstreamtest.Call(t, videos, tc.call)
 		upstreamtest.WantQuery(t, sent, tc.path, url.Values{})
@@ -34,10 +34,10 @@ func TestFeeds(t *testing.T) {
 	}
 	p, sent := upstreamtest.Call(t, `{"creators":[{"uniqueId":"a","nickname":"A","followerCount":"12","verified":true},
 		{"unique_id":"b","follower_count":3,"verified":0}],"credits_remaining":4}`,
-		PopularCreatorsCall())
+		SVPopularCreatorsCall())
 	upstreamtest.WantQuery(t, sent, "/api/shortvideo/creators/popular", url.Values{})
-	want := []Creator{{UniqueID: "a", Nickname: "A", FollowerCount: sources.Int64{V: 12, Valid: true}, Verified: sources.Flag{V: true, Valid: true}},
-		{UniqueID: "b", FollowerCount: sources.Int64{V: 3, Valid: true}, Verified: sources.Flag{V: false, Valid: true}}}
+	want := []SVCreator{{UniqueID: "a", Nickname: "A", FollowerCount: Int64{V: 12, Valid: true}, Verified: Flag{V: true, Valid: true}},
+		{UniqueID: "b", FollowerCount: Int64{V: 3, Valid: true}, Verified: Flag{V: false, Valid: true}}}
 	if len(p.Items) != 2 || p.Items[0].V != want[0] || p.Items[1].V != want[1] || p.Credits.Remaining.V != 4 || p.HasMoreKnown {
 		t.Errorf("creators = %+v", p)
 	}
@@ -47,17 +47,17 @@ func TestLive(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		body string
-		want Live
+		want SVLive
 	}{
 		{`{"isLive":true,"title":"hello","viewerCount":1234,"startTime":1735689000}`,
-			Live{IsLive: sources.Flag{V: true, Valid: true}, Title: "hello", ViewerCount: sources.Int64{V: 1234, Valid: true}, StartTime: sources.Int64{V: 1735689000, Valid: true}}},
+			SVLive{IsLive: Flag{V: true, Valid: true}, Title: "hello", ViewerCount: Int64{V: 1234, Valid: true}, StartTime: Int64{V: 1735689000, Valid: true}}},
 		{`{"isLive":false,"title":"","viewerCount":0,"startTime":0}`,
-			Live{IsLive: sources.Flag{V: false, Valid: true}, ViewerCount: sources.Int64{V: 0, Valid: true}, StartTime: sources.Int64{V: 0, Valid: true}}},
+			SVLive{IsLive: Flag{V: false, Valid: true}, ViewerCount: Int64{V: 0, Valid: true}, StartTime: Int64{V: 0, Valid: true}}},
 		{`{"success":true,"credits_charged":1,"is_live":1,"title":"t","viewer_count":"5","start_time":"1735689000"}`,
-			Live{IsLive: sources.Flag{V: true, Valid: true}, Title: "t", ViewerCount: sources.Int64{V: 5, Valid: true}, StartTime: sources.Int64{V: 1735689000, Valid: true}, Credits: sources.Credits{Charged: sources.Int64{V: 1, Valid: true}}}},
+			SVLive{IsLive: Flag{V: true, Valid: true}, Title: "t", ViewerCount: Int64{V: 5, Valid: true}, StartTime: Int64{V: 1735689000, Valid: true}, Credits: Credits{Charged: Int64{V: 1, Valid: true}}}},
 	}
 	for _, tc := range cases {
-		l, sent := upstreamtest.Call(t, tc.body, LiveCall("@alice"))
+		l, sent := upstreamtest.Call(t, tc.body, SVLiveCall("@alice"))
 		upstreamtest.WantQuery(t, sent, "/api/shortvideo/user/live", url.Values{"handle": {"alice"}})
 		if !strings.Contains(string(l.Raw), "title") {
 			t.Errorf("raw = %s", l.Raw)

@@ -1,4 +1,4 @@
-package shortvideo
+package endpoints
 
 import (
 	"encoding/json"
@@ -16,31 +16,31 @@ import (
 // uniqueId: its entries carry user_id, nick_name, follower_cnt and tt_link,
 // the profile's web link, from which UniqueID is read ("…/@handle"); an
 // entry with neither has UniqueID "".
-type Creator struct {
-	UniqueID      sources.Text
-	UserID        sources.Text
-	Nickname      sources.Text
-	FollowerCount sources.Int64
-	Verified      sources.Flag
+type SVCreator struct {
+	UniqueID      Text
+	UserID        Text
+	Nickname      Text
+	FollowerCount Int64
+	Verified      Flag
 }
 
-func (cr *Creator) UnmarshalJSON(b []byte) error {
+func (cr *SVCreator) UnmarshalJSON(b []byte) error {
 	var w struct {
-		UniqueID       sources.Text  `json:"uniqueId"`
-		UniqueIDS      sources.Text  `json:"unique_id"`
-		UserID         sources.Text  `json:"user_id"`
-		Nickname       sources.Text  `json:"nickname"`
-		NickNameS      sources.Text  `json:"nick_name"`
-		FollowerCount  sources.Int64 `json:"followerCount"`
-		FollowerCountS sources.Int64 `json:"follower_count"`
-		FollowerCnt    sources.Int64 `json:"follower_cnt"`
-		Verified       sources.Flag  `json:"verified"`
-		Link           sources.Text  `json:"tt_link"`
+		UniqueID       Text  `json:"uniqueId"`
+		UniqueIDS      Text  `json:"unique_id"`
+		UserID         Text  `json:"user_id"`
+		Nickname       Text  `json:"nickname"`
+		NickNameS      Text  `json:"nick_name"`
+		FollowerCount  Int64 `json:"followerCount"`
+		FollowerCountS Int64 `json:"follower_count"`
+		FollowerCnt    Int64 `json:"follower_cnt"`
+		Verified       Flag  `json:"verified"`
+		Link           Text  `json:"tt_link"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*cr = Creator{
+	*cr = SVCreator{
 		UniqueID:      sources.FirstText(w.UniqueID, w.UniqueIDS, handleFromLink(string(w.Link))),
 		UserID:        w.UserID,
 		Nickname:      sources.FirstText(w.Nickname, w.NickNameS),
@@ -53,7 +53,7 @@ func (cr *Creator) UnmarshalJSON(b []byte) error {
 // handleFromLink is the handle of a profile's web link
 // ("https://host/@handle", query and trailing slash allowed), "" when the
 // link is no such link.
-func handleFromLink(link string) sources.Text {
+func handleFromLink(link string) Text {
 	u, err := url.Parse(strings.TrimSpace(link))
 	if err != nil {
 		return ""
@@ -62,22 +62,22 @@ func handleFromLink(link string) sources.Text {
 	if !ok || h == "" || strings.ContainsAny(h, "/@") {
 		return ""
 	}
-	return sources.Text(h)
+	return Text(h)
 }
 
 // TrendingFeedCall calls /shortvideo/get-trending-feed.
-func TrendingFeedCall() sources.Call[*sources.Page[Video]] {
-	return feedCall[Video]("/get-trending-feed", videoListKeys...)
+func SVTrendingFeedCall() sources.Call[*sources.Page[SVVideo]] {
+	return feedCall[SVVideo]("/get-trending-feed", svVideoListKeys...)
 }
 
 // PopularVideosCall calls /shortvideo/videos/popular.
-func PopularVideosCall() sources.Call[*sources.Page[Video]] {
-	return feedCall[Video]("/videos/popular", videoListKeys...)
+func SVPopularVideosCall() sources.Call[*sources.Page[SVVideo]] {
+	return feedCall[SVVideo]("/videos/popular", svVideoListKeys...)
 }
 
 // PopularCreatorsCall calls /shortvideo/creators/popular.
-func PopularCreatorsCall() sources.Call[*sources.Page[Creator]] {
-	return feedCall[Creator]("/creators/popular", "creators", "users")
+func SVPopularCreatorsCall() sources.Call[*sources.Page[SVCreator]] {
+	return feedCall[SVCreator]("/creators/popular", "creators", "users")
 }
 
 func feedCall[T any](path string, listKeys ...string) sources.Call[*sources.Page[T]] {

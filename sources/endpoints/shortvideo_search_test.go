@@ -1,4 +1,4 @@
-package shortvideo
+package endpoints
 
 import (
 	"context"
@@ -111,7 +111,7 @@ func TestKeywordSearchSends(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, sent := upstreamtest.Call(t, body, KeywordSearchCall(tc.q, tc.cursor))
+			_, sent := upstreamtest.Call(t, body, SVKeywordSearchCall(tc.q, tc.cursor))
 			upstreamtest.WantQuery(t, sent, path, tc.want)
 		})
 	}
@@ -133,7 +133,7 @@ func TestKeywordSearchRefusesLocally(t *testing.T) {
 		{KeywordQuery{Query: "a"}, "-5"},
 		{KeywordQuery{Query: "a"}, "1.5"},
 	} {
-		if _, err := sources.Do(ctx, c, nil, KeywordSearchCall(tc.q, tc.cursor)); sources.ClassOf(err) != sources.ClassBadRequest {
+		if _, err := sources.Do(ctx, c, nil, SVKeywordSearchCall(tc.q, tc.cursor)); sources.ClassOf(err) != sources.ClassBadRequest {
 			t.Errorf("%+v cursor %q: err = %v, want bad request", tc.q, tc.cursor, err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestVideoDecoding(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, body string
-		want       []Video
+		want       []SVVideo
 		cursor     string
 		more, know bool
 	}{
@@ -156,16 +156,16 @@ func TestVideoDecoding(t *testing.T) {
 				"author":{"uniqueId":"alice","nickname":"Alice"},
 				"stats":{"playCount":10,"diggCount":2,"commentCount":3,"shareCount":4},"music":{"id":"6900000000000000001","title":"s"}}],
 				"cursor":"50","hasMore":true}`,
-			want: []Video{{ID: "7300000000000000001", Desc: "hi #a", CreateTime: sources.Int64{V: 1735000000, Valid: true},
-				Author:  Author{UniqueID: "alice", Nickname: "Alice"},
-				Stats:   VideoStats{PlayCount: sources.Int64{V: 10, Valid: true}, DiggCount: sources.Int64{V: 2, Valid: true}, CommentCount: sources.Int64{V: 3, Valid: true}, ShareCount: sources.Int64{V: 4, Valid: true}},
+			want: []SVVideo{{ID: "7300000000000000001", Desc: "hi #a", CreateTime: Int64{V: 1735000000, Valid: true},
+				Author:  SVAuthor{UniqueID: "alice", Nickname: "Alice"},
+				Stats:   SVVideoStats{PlayCount: Int64{V: 10, Valid: true}, DiggCount: Int64{V: 2, Valid: true}, CommentCount: Int64{V: 3, Valid: true}, ShareCount: Int64{V: 4, Valid: true}},
 				MusicID: "6900000000000000001"}},
 			cursor: "50", more: true, know: true,
 		},
 		{
 			name:   "trimmed: playCount only, no author, numeric cursor",
 			body:   `{"videos":[{"id":"7300000000000000002","desc":"x","stats":{"playCount":"9007199254740993"}}],"cursor":20,"hasMore":false}`,
-			want:   []Video{{ID: "7300000000000000002", Desc: "x", Stats: VideoStats{PlayCount: sources.Int64{V: 9007199254740993, Valid: true}}}},
+			want:   []SVVideo{{ID: "7300000000000000002", Desc: "x", Stats: SVVideoStats{PlayCount: Int64{V: 9007199254740993, Valid: true}}}},
 			cursor: "20", more: false, know: true,
 		},
 		{
@@ -174,23 +174,23 @@ func TestVideoDecoding(t *testing.T) {
 				"aweme_id":7300000000000000003,"desc":"y","create_time":"1735000001","author":{"unique_id":"bob","nickname":"Bob"},
 				"statistics":{"play_count":5,"digg_count":"6","comment_count":null,"share_count":0},"music":{"id_str":"69"}}}],
 				"cursor":1740000000123,"has_more":1}`,
-			want: []Video{{ID: "7300000000000000003", Desc: "y", CreateTime: sources.Int64{V: 1735000001, Valid: true},
-				Author:  Author{UniqueID: "bob", Nickname: "Bob"},
-				Stats:   VideoStats{PlayCount: sources.Int64{V: 5, Valid: true}, DiggCount: sources.Int64{V: 6, Valid: true}, ShareCount: sources.Int64{V: 0, Valid: true}},
+			want: []SVVideo{{ID: "7300000000000000003", Desc: "y", CreateTime: Int64{V: 1735000001, Valid: true},
+				Author:  SVAuthor{UniqueID: "bob", Nickname: "Bob"},
+				Stats:   SVVideoStats{PlayCount: Int64{V: 5, Valid: true}, DiggCount: Int64{V: 6, Valid: true}, ShareCount: Int64{V: 0, Valid: true}},
 				MusicID: "69"}},
 			cursor: "1740000000123", more: true, know: true,
 		},
 		{
 			name: "author null, music a string, has_more 0",
 			body: `{"videos":[{"id":"1","desc":null,"author":null,"music":"original sound","musicId":"42"}],"has_more":0}`,
-			want: []Video{{ID: "1", MusicID: "42"}},
+			want: []SVVideo{{ID: "1", MusicID: "42"}},
 			know: true,
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, _ := upstreamtest.Call(t, tc.body, KeywordSearchCall(KeywordQuery{Keyword: "k"}, ""))
+			p, _ := upstreamtest.Call(t, tc.body, SVKeywordSearchCall(KeywordQuery{Keyword: "k"}, ""))
 			if len(p.Items) != len(tc.want) {
 				t.Fatalf("items = %+v", p.Items)
 			}
@@ -215,10 +215,10 @@ func TestHashtagAndTopSearch(t *testing.T) {
 		t.Parallel()
 		p, sent := upstreamtest.Call(t, `{"hashtags":[{"name":"cats","viewCount":"12","videoCount":3,"growth":{"views7d":70}},
 			{"hashtag_name":"dogs","view_count":1,"video_count":"2"}],"cursor":"2","hasMore":true}`,
-			HashtagSearchCall("cats", "1"))
+			SVHashtagSearchCall("cats", "1"))
 		upstreamtest.WantQuery(t, sent, "/api/shortvideo/search/hashtag", url.Values{"keyword": {"cats"}, "cursor": {"1"}})
-		want := []Hashtag{{Name: "cats", ViewCount: sources.Int64{V: 12, Valid: true}, VideoCount: sources.Int64{V: 3, Valid: true}, Growth: json.RawMessage(`{"views7d":70}`)},
-			{Name: "dogs", ViewCount: sources.Int64{V: 1, Valid: true}, VideoCount: sources.Int64{V: 2, Valid: true}}}
+		want := []SVHashtag{{Name: "cats", ViewCount: Int64{V: 12, Valid: true}, VideoCount: Int64{V: 3, Valid: true}, Growth: json.RawMessage(`{"views7d":70}`)},
+			{Name: "dogs", ViewCount: Int64{V: 1, Valid: true}, VideoCount: Int64{V: 2, Valid: true}}}
 		if len(p.Items) != 2 || !reflect.DeepEqual(p.Items[0].V, want[0]) || !reflect.DeepEqual(p.Items[1].V, want[1]) || !strings.Contains(string(p.Items[0].Raw), "views7d") {
 			t.Errorf("items = %+v", p.Items)
 		}
@@ -227,10 +227,10 @@ func TestHashtagAndTopSearch(t *testing.T) {
 		t.Parallel()
 		p, sent := upstreamtest.Call(t, `{"results":[{"type":"video","id":"73","desc":"d"},{"type":"user","uniqueId":"u1","nickname":"N"},
 			{"type":"hashtag","name":"h"},{"type":"sound","id":"69","title":"t"},{"type":"user","unique_id":"u2"}],"cursor":"5","hasMore":false}`,
-			TopSearchCall("cats", ""))
+			SVTopSearchCall("cats", ""))
 		upstreamtest.WantQuery(t, sent, "/api/shortvideo/search/top", url.Values{"keyword": {"cats"}})
-		video := Video{ID: "73", Desc: "d"}
-		want := []TopResult{{Type: "video", ID: "73", Desc: "d", Video: video}, {Type: "user", UniqueID: "u1", Nickname: "N"},
+		video := SVVideo{ID: "73", Desc: "d"}
+		want := []SVTopResult{{Type: "video", ID: "73", Desc: "d", Video: video}, {Type: "user", UniqueID: "u1", Nickname: "N"},
 			{Type: "hashtag", Name: "h"}, {Type: "sound", ID: "69", Title: "t"}, {Type: "user", UniqueID: "u2"}}
 		if len(p.Items) != len(want) {
 			t.Fatalf("items = %+v", p.Items)
@@ -248,11 +248,11 @@ func TestHashtagAndTopSearch(t *testing.T) {
 // only the video reads being malformed keeps the result and what decodes.
 func TestTopResultVideoDecodedOnce(t *testing.T) {
 	t.Parallel()
-	var r TopResult
+	var r SVTopResult
 	if err := json.Unmarshal([]byte(`{"type":"video","id":"7","author":{"uniqueId":"a"},"stats":{"diggCount":"5"},"createTime":9}`), &r); err != nil {
 		t.Fatal(err)
 	}
-	if v := r.Video; v.ID != "7" || v.Author.UniqueID != "a" || v.Stats.DiggCount != (sources.Int64{V: 5, Valid: true}) || v.CreateTime.V != 9 {
+	if v := r.Video; v.ID != "7" || v.Author.UniqueID != "a" || v.Stats.DiggCount != (Int64{V: 5, Valid: true}) || v.CreateTime.V != 9 {
 		t.Errorf("video = %+v", v)
 	}
 	if err := json.Unmarshal([]byte(`{"type":"video","aweme_info":{"aweme_id":"9","desc":"w"}}`), &r); err != nil {

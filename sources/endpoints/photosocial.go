@@ -1,4 +1,4 @@
-package photosocial
+package endpoints
 
 import (
 	"bytes"
@@ -12,22 +12,22 @@ import (
 // answers an empty response ({}, an empty body, data null, or a user with
 // neither id nor username) and is charged nothing: Empty is then true and
 // the other fields are zero (Raw and Credits keep what came).
-type Profile struct {
+type PSProfile struct {
 	Empty        bool
-	ID           sources.Text
-	Username     sources.Text
-	FullName     sources.Text
-	Biography    sources.Text
-	PicURL       sources.Text // profile_pic_url_hd, else profile_pic_url
-	IsPrivate    sources.Flag
-	Followers    sources.Int64
-	Following    sources.Int64
-	Posts        sources.Int64
-	IsVerified   sources.Flag
-	IsBusiness   sources.Flag
-	CategoryName sources.NullText // null when the account does not expose it
-	Contact      Contact
-	Credits      sources.Credits
+	ID           Text
+	Username     Text
+	FullName     Text
+	Biography    Text
+	PicURL       Text // profile_pic_url_hd, else profile_pic_url
+	IsPrivate    Flag
+	Followers    Int64
+	Following    Int64
+	Posts        Int64
+	IsVerified   Flag
+	IsBusiness   Flag
+	CategoryName NullText // null when the account does not expose it
+	Contact      PSContact
+	Credits      Credits
 	Raw          json.RawMessage
 }
 
@@ -37,43 +37,43 @@ type Profile struct {
 // Phone from business_phone_number, public_phone_number or
 // contact_phone_number; Address from business_address_json (kept as the JSON
 // text it is) or address_street.
-type Contact struct {
-	Email   sources.NullText
-	Phone   sources.NullText
-	Address sources.NullText
+type PSContact struct {
+	Email   NullText
+	Phone   NullText
+	Address NullText
 }
 
-type userWire struct {
-	ID                  sources.Text              `json:"id"`
-	PK                  sources.Text              `json:"pk"`
-	Username            sources.Text              `json:"username"`
-	FullName            sources.Text              `json:"full_name"`
-	Biography           sources.Text              `json:"biography"`
-	ProfilePicURL       sources.Text              `json:"profile_pic_url"`
-	ProfilePicURLHD     sources.Text              `json:"profile_pic_url_hd"`
-	IsPrivate           sources.Flag              `json:"is_private"`
-	EdgeFollowedBy      sources.Object[countEdge] `json:"edge_followed_by"`
-	FollowerCount       sources.Int64             `json:"follower_count"`
-	EdgeFollow          sources.Object[countEdge] `json:"edge_follow"`
-	FollowingCount      sources.Int64             `json:"following_count"`
-	EdgeMedia           sources.Object[countEdge] `json:"edge_owner_to_timeline_media"`
-	MediaCount          sources.Int64             `json:"media_count"`
-	IsVerified          sources.Flag              `json:"is_verified"`
-	IsBusinessAccount   sources.Flag              `json:"is_business_account"`
-	IsBusiness          sources.Flag              `json:"is_business"`
-	CategoryName        sources.NullText          `json:"category_name"`
-	BusinessCategory    sources.NullText          `json:"business_category_name"`
-	BusinessEmail       sources.NullText          `json:"business_email"`
-	PublicEmail         sources.NullText          `json:"public_email"`
-	BusinessPhone       sources.NullText          `json:"business_phone_number"`
-	PublicPhone         sources.NullText          `json:"public_phone_number"`
-	ContactPhone        sources.NullText          `json:"contact_phone_number"`
-	BusinessAddressJSON looseText                 `json:"business_address_json"`
-	AddressStreet       sources.NullText          `json:"address_street"`
+type psUserWire struct {
+	ID                  Text              `json:"id"`
+	PK                  Text              `json:"pk"`
+	Username            Text              `json:"username"`
+	FullName            Text              `json:"full_name"`
+	Biography           Text              `json:"biography"`
+	ProfilePicURL       Text              `json:"profile_pic_url"`
+	ProfilePicURLHD     Text              `json:"profile_pic_url_hd"`
+	IsPrivate           Flag              `json:"is_private"`
+	EdgeFollowedBy      Object[countEdge] `json:"edge_followed_by"`
+	FollowerCount       Int64             `json:"follower_count"`
+	EdgeFollow          Object[countEdge] `json:"edge_follow"`
+	FollowingCount      Int64             `json:"following_count"`
+	EdgeMedia           Object[countEdge] `json:"edge_owner_to_timeline_media"`
+	MediaCount          Int64             `json:"media_count"`
+	IsVerified          Flag              `json:"is_verified"`
+	IsBusinessAccount   Flag              `json:"is_business_account"`
+	IsBusiness          Flag              `json:"is_business"`
+	CategoryName        NullText          `json:"category_name"`
+	BusinessCategory    NullText          `json:"business_category_name"`
+	BusinessEmail       NullText          `json:"business_email"`
+	PublicEmail         NullText          `json:"public_email"`
+	BusinessPhone       NullText          `json:"business_phone_number"`
+	PublicPhone         NullText          `json:"public_phone_number"`
+	ContactPhone        NullText          `json:"contact_phone_number"`
+	BusinessAddressJSON looseText         `json:"business_address_json"`
+	AddressStreet       NullText          `json:"address_street"`
 }
 
-func decodeProfile(a *sources.Answer, p *Profile) error {
-	*p = Profile{Raw: a.Body()}
+func decodePSProfile(a *sources.Answer, p *PSProfile) error {
+	*p = PSProfile{Raw: a.Body()}
 	if t := bytes.TrimSpace(a.Body()); len(t) == 0 || string(t) == "null" {
 		p.Empty = true
 		return nil
@@ -84,7 +84,7 @@ func decodeProfile(a *sources.Answer, p *Profile) error {
 	p.Credits = a.Credits()
 	var userRaw json.RawMessage
 	if raw, ok := a.Member("data"); ok {
-		var data sources.Object[struct {
+		var data Object[struct {
 			User json.RawMessage `json:"user"`
 		}]
 		if err := json.Unmarshal(raw, &data); err != nil {
@@ -94,7 +94,7 @@ func decodeProfile(a *sources.Answer, p *Profile) error {
 	} else if raw, ok := a.Member("user"); ok {
 		userRaw = raw
 	}
-	var u sources.Object[userWire]
+	var u Object[psUserWire]
 	if err := json.Unmarshal(orNull(userRaw), &u); err != nil {
 		return err
 	}
@@ -113,10 +113,10 @@ func decodeProfile(a *sources.Answer, p *Profile) error {
 	p.IsVerified = w.IsVerified
 	p.IsBusiness = sources.FirstFlag(w.IsBusinessAccount, w.IsBusiness)
 	p.CategoryName = sources.FirstNull(w.CategoryName, w.BusinessCategory)
-	p.Contact = Contact{
+	p.Contact = PSContact{
 		Email:   sources.FirstNull(w.BusinessEmail, w.PublicEmail),
 		Phone:   sources.FirstNull(w.BusinessPhone, w.PublicPhone, w.ContactPhone),
-		Address: sources.FirstNull(sources.NullText(w.BusinessAddressJSON), w.AddressStreet),
+		Address: sources.FirstNull(NullText(w.BusinessAddressJSON), w.AddressStreet),
 	}
 	return nil
 }
@@ -131,21 +131,21 @@ func orNull(raw json.RawMessage) json.RawMessage {
 
 // ProfileCall calls /photosocial/profile, the deep profile. A private
 // account gives &Profile{Empty: true} and no error.
-func ProfileCall(handle string) sources.Call[*Profile] {
-	return sources.NewCall(sources.PhotoSocial, "/profile", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(decodeProfile))
+func PSProfileCall(handle string) sources.Call[*PSProfile] {
+	return sources.NewCall(sources.PhotoSocial, "/profile", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(decodePSProfile))
 }
 
 // Embed is the response of /photosocial/user/embed: markup embedding a
 // profile.
-type Embed struct {
-	HTML    sources.Text    `json:"html"`
-	Credits sources.Credits `json:"-"`
+type PSEmbed struct {
+	HTML    Text            `json:"html"`
+	Credits Credits         `json:"-"`
 	Raw     json.RawMessage `json:"-"`
 }
 
 // EmbedCall calls /photosocial/user/embed.
-func EmbedCall(handle string) sources.Call[*Embed] {
-	return sources.ObjectCall(sources.PhotoSocial, "/user/embed", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(func(a *sources.Answer, e *Embed) error {
+func PSEmbedCall(handle string) sources.Call[*PSEmbed] {
+	return sources.ObjectCall(sources.PhotoSocial, "/user/embed", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(func(a *sources.Answer, e *PSEmbed) error {
 		return sources.DecodeObject(a, e, &e.Raw, &e.Credits)
 	}))
 }
@@ -153,7 +153,7 @@ func EmbedCall(handle string) sources.Call[*Embed] {
 // looseText reads a member that is a string on one variant and an object on
 // another (a caption, an address): a string or number gives its text, an
 // object or array its compact JSON, null or absence gives null.
-type looseText sources.NullText
+type looseText NullText
 
 func (t *looseText) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
@@ -165,7 +165,7 @@ func (t *looseText) UnmarshalJSON(b []byte) error {
 		*t = looseText{V: buf.String(), Valid: true}
 		return nil
 	}
-	var n sources.NullText
+	var n NullText
 	if err := n.UnmarshalJSON(b); err != nil {
 		return err
 	}
@@ -175,5 +175,5 @@ func (t *looseText) UnmarshalJSON(b []byte) error {
 
 // countEdge is the {"count": N} object of the photo-sharing profile.
 type countEdge struct {
-	Count sources.Int64 `json:"count"`
+	Count Int64 `json:"count"`
 }
