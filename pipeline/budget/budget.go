@@ -477,17 +477,12 @@ type Credits struct {
 	Remaining *int64
 }
 
-// runArg is the parameter of the statements that take only a run.
-type runArg struct {
-	RunID int64 `db:"run_id"`
-}
-
-var loadCredits = db.Prepare[runArg]("LoadCredits")
+var loadCredits = db.Prepare[db.RunArg]("LoadCredits")
 
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {
 	var c Credits
-	err := loadCredits.QueryRow(ctx, pool, runArg{runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Remaining)
+	err := loadCredits.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Remaining)
 	if err != nil {
 		return c, fmt.Errorf("credits of run %d: %w", runID, err)
 	}

@@ -58,11 +58,7 @@ func NewFrontier(pool *pgxpool.Pool, owner string, ttl time.Duration) *Frontier 
 	return &Frontier{pool: pool, owner: owner, ttl: ttl}
 }
 
-// runArg is the parameter of the statements that take only a run.
-type runArg struct {
-	RunID int64 `db:"run_id"`
-}
-
+// db.RunArg is the parameter of the statements that take only a run.
 // Parameters of the frontier's statements (internal/db/queries/tasks.sql).
 type (
 	addTasksParams struct {
@@ -149,7 +145,7 @@ var (
 	extendLeases      = db.Prepare[extendParams]("ExtendLeases")
 	finishTask        = db.Prepare[finishTaskParams]("FinishTask")
 	releaseTask       = db.Prepare[leaseArg]("ReleaseTask")
-	countActiveTasks  = db.Prepare[runArg]("CountActiveTasks")
+	countActiveTasks  = db.Prepare[db.RunArg]("CountActiveTasks")
 	releaseOwnedTasks = db.Prepare[ownerParams]("ReleaseOwnedTasks")
 )
 
@@ -337,7 +333,7 @@ func (f *Frontier) Release(ctx context.Context, t *Task) error {
 
 // Active counts the run's pending and leased tasks.
 func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int64, err error) {
-	err = countActiveTasks.QueryRow(ctx, f.pool, runArg{runID}).Scan(&pending, &leased)
+	err = countActiveTasks.QueryRow(ctx, f.pool, db.RunArg{RunID: runID}).Scan(&pending, &leased)
 	if err != nil {
 		err = fmt.Errorf("count active tasks: %w", err)
 	}
