@@ -8,7 +8,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// Profile is the response of /photosocial/profile. A private account
+// PSProfile is the response of /photosocial/profile. A private account
 // answers an empty response ({}, an empty body, data null, or a user with
 // neither id nor username) and is charged nothing: Empty is then true and
 // the other fields are zero (Raw and Credits keep what came).
@@ -31,7 +31,7 @@ type PSProfile struct {
 	Raw          json.RawMessage
 }
 
-// Contact is the contact information an account exposes publicly; each
+// PSContact is the contact information an account exposes publicly; each
 // field is null when not exposed. Each takes the first of the upstream's
 // spellings that is present: Email from business_email or public_email;
 // Phone from business_phone_number, public_phone_number or
@@ -129,13 +129,13 @@ func orNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// ProfileCall calls /photosocial/profile, the deep profile. A private
+// PSProfileCall calls /photosocial/profile, the deep profile. A private
 // account gives &Profile{Empty: true} and no error.
 func PSProfileCall(handle string) sources.Call[*PSProfile] {
 	return sources.NewCall(sources.PhotoSocial, "/profile", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(decodePSProfile))
 }
 
-// Embed is the response of /photosocial/user/embed: markup embedding a
+// PSEmbed is the response of /photosocial/user/embed: markup embedding a
 // profile.
 type PSEmbed struct {
 	HTML    Text            `json:"html"`
@@ -143,7 +143,7 @@ type PSEmbed struct {
 	Raw     json.RawMessage `json:"-"`
 }
 
-// EmbedCall calls /photosocial/user/embed.
+// PSEmbedCall calls /photosocial/user/embed.
 func PSEmbedCall(handle string) sources.Call[*PSEmbed] {
 	return sources.ObjectCall(sources.PhotoSocial, "/user/embed", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(func(a *sources.Answer, e *PSEmbed) error {
 		return sources.DecodeObject(a, e, &e.Raw, &e.Credits)

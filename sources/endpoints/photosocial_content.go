@@ -15,7 +15,7 @@ import (
 // shown, a profile's highlights. The contract has none of them (see
 // shortvideo_content.go).
 
-// Post is a post of the photo-sharing platform (a photo, a video, a
+// PSPost is a post of the photo-sharing platform (a photo, a video, a
 // carousel or a reel), as a profile's posts list it (items[], flat or under
 // media) or the post endpoint answers it (data.xdt_shortcode_media). ID is
 // the platform's pk (the part of an id "pk_owner" before its owner); the
@@ -119,7 +119,7 @@ func pkOf(id Text) Text {
 // as next_max_id, more_available.
 var psPostsShape = sources.PageShape{Lists: []string{"items", "posts"}, Cursors: []string{"next_max_id", "cursor"}, More: []string{"more_available", "has_more", "hasMore"}}
 
-// UserPostsCall calls one page of a profile's posts, newest first
+// PSUserPostsCall calls one page of a profile's posts, newest first
 // (/v2/instagram/user/posts; the cursor goes out as next_max_id).
 func PSUserPostsCall(handle, cursor string) sources.Call[*sources.Page[PSPost]] {
 	h := sources.NormalizeHandle(handle)
@@ -129,7 +129,7 @@ func PSUserPostsCall(handle, cursor string) sources.Call[*sources.Page[PSPost]] 
 	return sources.ShapedPageCall[PSPost](sources.PhotoSocial, "/user/posts", sources.WithCursor(url.Values{"handle": {h}}, cursor), psPostsShape)
 }
 
-// UserReelsCall calls one page of a profile's reels, newest first
+// PSUserReelsCall calls one page of a profile's reels, newest first
 // (/v1/instagram/user/reels; the cursor goes out as max_id). Its entries
 // are under items[].media (trimmed: flat), the next page under
 // paging_info.max_id and paging_info.more_available (trimmed: max_id).
@@ -160,7 +160,7 @@ func PSUserReelsCall(handle, cursor string) sources.Call[*sources.Page[PSReel]] 
 	})
 }
 
-// PostDetail is the answer of /photosocial/post: the post (under
+// PSPostDetail is the answer of /photosocial/post: the post (under
 // data.xdt_shortcode_media), with its raw JSON; Found is false when the
 // answer carries none.
 type PSPostDetail struct {
@@ -170,7 +170,7 @@ type PSPostDetail struct {
 	Raw     json.RawMessage
 }
 
-// PostCall calls one post or reel by its URL (/v1/instagram/post).
+// PSPostCall calls one post or reel by its URL (/v1/instagram/post).
 func PSPostCall(postURL string) sources.Call[*PSPostDetail] {
 	postURL, err := sources.CheckMediaURL("/photosocial/post", postURL)
 	if err != nil {
@@ -202,7 +202,7 @@ func PSPostCall(postURL string) sources.Call[*PSPostDetail] {
 	})
 }
 
-// CommentRepliesCall calls one page of the replies to a comment of a post
+// PSCommentRepliesCall calls one page of the replies to a comment of a post
 // or reel (/v1/instagram/post/comment/replies: the post's URL, the
 // comment's id; comments, a string cursor, has_more).
 func PSCommentRepliesCall(postURL, commentID, cursor string) sources.Call[*sources.Page[PSComment]] {
@@ -218,7 +218,7 @@ func PSCommentRepliesCall(postURL, commentID, cursor string) sources.Call[*sourc
 		sources.WithCursor(url.Values{"url": {postURL}, "comment_id": {commentID}}, cursor), "comments", "replies")
 }
 
-// HighlightEntry is an entry of a profile's highlights: its id (bare
+// PSHighlightEntry is an entry of a profile's highlights: its id (bare
 // digits), title, cover and owner.
 type PSHighlightEntry struct {
 	ID            Text
@@ -249,7 +249,7 @@ func (e *PSHighlightEntry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// HighlightsCall calls a profile's highlights (/v1/instagram/user/highlights:
+// PSHighlightsCall calls a profile's highlights (/v1/instagram/user/highlights:
 // one answer, highlights[], no paging).
 func PSHighlightsCall(handle string) sources.Call[*sources.Page[PSHighlightEntry]] {
 	h := sources.NormalizeHandle(handle)

@@ -25,7 +25,7 @@ func HighlightDigits(id string) (string, error) {
 	return d, nil
 }
 
-// Highlight is the response of /photosocial/user/highlight/detail. ID is
+// PSHighlight is the response of /photosocial/user/highlight/detail. ID is
 // as returned ("highlight:<digits>"); Digits is the bare id (the one sent
 // when the answer carries none).
 type PSHighlight struct {
@@ -44,7 +44,7 @@ type PSHighlight struct {
 	Raw        json.RawMessage
 }
 
-// HighlightItem is a media item of a highlight: ID is its media id (id,
+// PSHighlightItem is a media item of a highlight: ID is its media id (id,
 // else pk); MediaType 1 is an image, 2 a video; VideoURLs are the URLs of
 // the video versions (none for images).
 type PSHighlightItem struct {
@@ -109,7 +109,7 @@ func decodePSHighlight(a *sources.Answer, sent string, h *PSHighlight) error {
 	return nil
 }
 
-// HighlightCall calls /photosocial/user/highlight/detail. id may carry the
+// PSHighlightCall calls /photosocial/user/highlight/detail. id may carry the
 // "highlight:" prefix; the bare digits are sent.
 func PSHighlightCall(id string) sources.Call[*PSHighlight] {
 	digits, err := HighlightDigits(id)

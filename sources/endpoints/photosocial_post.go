@@ -7,7 +7,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// Comment is a comment on a photo-sharing post. ID is set when the
+// PSComment is a comment on a photo-sharing post. ID is set when the
 // upstream sends one (id, or the platform's pk); ChildCommentCount can be
 // null (Valid false). CreatedAt is Unix seconds whether the upstream sends
 // them (the contract) or an ISO 8601 string (the real service); the like
@@ -77,7 +77,7 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CommentsCall calls one page of /photosocial/post/comments. The list has no
+// PSCommentsCall calls one page of /photosocial/post/comments. The list has no
 // hasMore: it ends on an empty or missing cursor or an empty page, which
 // NextStep handles.
 func PSCommentsCall(postURL, cursor string) sources.Call[*sources.Page[PSComment]] {
@@ -88,7 +88,7 @@ func PSCommentsCall(postURL, cursor string) sources.Call[*sources.Page[PSComment
 	return sources.PageCall[PSComment](sources.PhotoSocial, "/post/comments", sources.WithCursor(url.Values{"url": {postURL}}, cursor), "comments")
 }
 
-// Transcript is the response of /photosocial/media/transcript. Media
+// PSTranscript is the response of /photosocial/media/transcript. Media
 // without speech has no entries, or entries whose Text is null.
 type PSTranscript struct {
 	Entries []sources.Item[PSTranscriptEntry]
@@ -99,7 +99,7 @@ type PSTranscript struct {
 	Raw        json.RawMessage
 }
 
-// TranscriptEntry is one transcript of a media item.
+// PSTranscriptEntry is one transcript of a media item.
 type PSTranscriptEntry struct {
 	ID        Text
 	Shortcode Text
@@ -120,7 +120,7 @@ func (e *PSTranscriptEntry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// TranscriptCall calls /photosocial/media/transcript. It is slow upstream
+// PSTranscriptCall calls /photosocial/media/transcript. It is slow upstream
 // (5-30 s) and only short videos are transcribed.
 func PSTranscriptCall(mediaURL string) sources.Call[*PSTranscript] {
 	mediaURL, err := sources.CheckMediaURL("/photosocial/media/transcript", mediaURL)

@@ -10,7 +10,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// Reel is a reel of the reels search. Caption is the caption text, whether
+// PSReel is a reel of the reels search. Caption is the caption text, whether
 // the upstream sends a string or the platform's {"text": ...} object. The
 // real service sends shortcode for code, no play count (PlayCount not
 // Valid), and taken_at as an ISO 8601 string; TakenAt is Unix seconds. URL
@@ -91,7 +91,7 @@ func readCaption(raw json.RawMessage, caption *Text) error {
 	return caption.UnmarshalJSON(raw)
 }
 
-// ReelsSearchCall calls page (from 1) of /photosocial/reels/search. The
+// PSReelsSearchCall calls page (from 1) of /photosocial/reels/search. The
 // list has no cursor: the page's Cursor is the next page number when the
 // page has reels and "" when it is empty, with HasMoreKnown false, so
 // NextStep ends on the first empty page. The real service serves about 11

@@ -8,7 +8,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// User is the user object of the short-video profile.
+// SVUser is the user object of the short-video profile.
 type SVUser struct {
 	ID             Text `json:"id"`
 	UniqueID       Text `json:"uniqueId"`
@@ -20,7 +20,7 @@ type SVUser struct {
 	PrivateAccount Flag `json:"privateAccount"`
 }
 
-// Stats are the counters of the short-video profile.
+// SVStats are the counters of the short-video profile.
 type SVStats struct {
 	FollowerCount  Int64 `json:"followerCount"`
 	FollowingCount Int64 `json:"followingCount"`
@@ -29,7 +29,7 @@ type SVStats struct {
 	DiggCount      Int64 `json:"diggCount"`
 }
 
-// Profile is the response of /shortvideo/profile.
+// SVProfile is the response of /shortvideo/profile.
 type SVProfile struct {
 	Success Flag            `json:"success"`
 	User    SVUser          `json:"user"`
@@ -44,7 +44,7 @@ type SVProfile struct {
 	VideosDropReason string                  `json:"-"`
 }
 
-// FollowEntry is an entry of the followers and following lists. It accepts
+// SVFollowEntry is an entry of the followers and following lists. It accepts
 // the platform's snake_case spelling too. Verified is not Valid when the
 // entry does not say: it must not overwrite what a profile said.
 type SVFollowEntry struct {
@@ -85,12 +85,12 @@ func (e *SVFollowEntry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ProfileCall calls /shortvideo/profile.
+// SVProfileCall calls /shortvideo/profile.
 func SVProfileCall(handle string) sources.Call[*SVProfile] {
 	return profileCall(url.Values{"handle": {sources.NormalizeHandle(handle)}})
 }
 
-// ProfileByIDCall calls /shortvideo/profile for the account whose numeric
+// SVProfileByIDCall calls /shortvideo/profile for the account whose numeric
 // user id is userID: the real service's user_id parameter (Route.Accepts),
 // for an author its answer named by ids only.
 func SVProfileByIDCall(userID string) sources.Call[*SVProfile] {
@@ -111,12 +111,12 @@ func profileCall(q url.Values) sources.Call[*SVProfile] {
 	}))
 }
 
-// FollowersCall calls one page of /shortvideo/user/followers.
+// SVFollowersCall calls one page of /shortvideo/user/followers.
 func SVFollowersCall(secUID, cursor string) sources.Call[*sources.Page[SVFollowEntry]] {
 	return followCall("/user/followers", secUID, cursor, "followers", "users", "user_list")
 }
 
-// FollowingCall calls one page of /shortvideo/user/following. The real
+// SVFollowingCall calls one page of /shortvideo/user/following. The real
 // service names its list "followings".
 func SVFollowingCall(secUID, cursor string) sources.Call[*sources.Page[SVFollowEntry]] {
 	return followCall("/user/following", secUID, cursor, "following", "followings", "users", "user_list")

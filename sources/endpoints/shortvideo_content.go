@@ -15,7 +15,7 @@ import (
 // contract-style terms (/shortvideo/profile/videos, ...), which only the
 // real service's dialect routes (Endpoint.RealOnly).
 
-// ProfileVideosCall calls one page of a creator's videos, newest first
+// SVProfileVideosCall calls one page of a creator's videos, newest first
 // (/v3/tiktok/profile/videos: aweme_list, has_more, the next page's cursor
 // as max_cursor).
 func SVProfileVideosCall(handle, cursor string) sources.Call[*sources.Page[SVVideo]] {
@@ -26,7 +26,7 @@ func SVProfileVideosCall(handle, cursor string) sources.Call[*sources.Page[SVVid
 	return sources.PageCall[SVVideo](sources.ShortVideo, "/profile/videos", sources.WithCursor(url.Values{"handle": {h}}, cursor), svVideoListKeys...)
 }
 
-// VideoDetail is the answer of /shortvideo/video: the video under
+// SVVideoDetail is the answer of /shortvideo/video: the video under
 // aweme_detail, with its raw JSON.
 type SVVideoDetail struct {
 	Video   sources.Item[SVVideo]
@@ -34,7 +34,7 @@ type SVVideoDetail struct {
 	Raw     json.RawMessage
 }
 
-// VideoCall calls one video by its URL (/v2/tiktok/video).
+// SVVideoCall calls one video by its URL (/v2/tiktok/video).
 func SVVideoCall(videoURL string) sources.Call[*SVVideoDetail] {
 	videoURL, err := sources.CheckMediaURL("/shortvideo/video", videoURL)
 	if err != nil {
@@ -57,7 +57,7 @@ func SVVideoCall(videoURL string) sources.Call[*SVVideoDetail] {
 	})
 }
 
-// Comment is a comment on a video, or a reply to one (ParentID set: the
+// SVComment is a comment on a video, or a reply to one (ParentID set: the
 // platform's reply_id, "0" on a top-level comment, is read as none).
 type SVComment struct {
 	ID         Text // cid
@@ -97,7 +97,7 @@ func (c *SVComment) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// VideoCommentsCall calls one page of a video's comments
+// SVVideoCommentsCall calls one page of a video's comments
 // (/v1/tiktok/video/comments: comments, a numeric cursor, has_more).
 func SVVideoCommentsCall(videoURL, cursor string) sources.Call[*sources.Page[SVComment]] {
 	videoURL, err := sources.CheckMediaURL("/shortvideo/video/comments", videoURL)
@@ -107,7 +107,7 @@ func SVVideoCommentsCall(videoURL, cursor string) sources.Call[*sources.Page[SVC
 	return sources.PageCall[SVComment](sources.ShortVideo, "/video/comments", sources.WithCursor(url.Values{"url": {videoURL}}, cursor), "comments")
 }
 
-// CommentRepliesCall calls one page of the replies to a video's comment
+// SVCommentRepliesCall calls one page of the replies to a video's comment
 // (/v1/tiktok/video/comment/replies: the comment's cid and its video's URL).
 func SVCommentRepliesCall(videoURL, commentID, cursor string) sources.Call[*sources.Page[SVComment]] {
 	const endpoint = "/shortvideo/video/comment/replies"
@@ -122,7 +122,7 @@ func SVCommentRepliesCall(videoURL, commentID, cursor string) sources.Call[*sour
 		sources.WithCursor(url.Values{"url": {videoURL}, "comment_id": {commentID}}, cursor), "comments")
 }
 
-// Transcript is the answer of /shortvideo/video/transcript: the video's
+// SVTranscript is the answer of /shortvideo/video/transcript: the video's
 // id and URL and its transcript as WEBVTT text (Valid false, or empty, when
 // the service has none: no speech, or a video too long).
 type SVTranscript struct {
@@ -133,7 +133,7 @@ type SVTranscript struct {
 	Raw     json.RawMessage
 }
 
-// TranscriptCall calls a video's transcript (/v1/tiktok/video/transcript).
+// SVTranscriptCall calls a video's transcript (/v1/tiktok/video/transcript).
 // An answer without a transcript is an answer (no speech), not "not found".
 func SVTranscriptCall(videoURL string) sources.Call[*SVTranscript] {
 	videoURL, err := sources.CheckMediaURL("/shortvideo/video/transcript", videoURL)

@@ -12,7 +12,7 @@ import (
 // parameters and are not paginated: their pages always have Cursor "" and
 // HasMoreKnown false, whatever the body carries, so NextStep ends after one.
 
-// Creator is an entry of the popular creators. The real service sends no
+// SVCreator is an entry of the popular creators. The real service sends no
 // uniqueId: its entries carry user_id, nick_name, follower_cnt and tt_link,
 // the profile's web link, from which UniqueID is read ("…/@handle"); an
 // entry with neither has UniqueID "".
@@ -65,17 +65,17 @@ func handleFromLink(link string) Text {
 	return Text(h)
 }
 
-// TrendingFeedCall calls /shortvideo/get-trending-feed.
+// SVTrendingFeedCall calls /shortvideo/get-trending-feed.
 func SVTrendingFeedCall() sources.Call[*sources.Page[SVVideo]] {
 	return feedCall[SVVideo]("/get-trending-feed", svVideoListKeys...)
 }
 
-// PopularVideosCall calls /shortvideo/videos/popular.
+// SVPopularVideosCall calls /shortvideo/videos/popular.
 func SVPopularVideosCall() sources.Call[*sources.Page[SVVideo]] {
 	return feedCall[SVVideo]("/videos/popular", svVideoListKeys...)
 }
 
-// PopularCreatorsCall calls /shortvideo/creators/popular.
+// SVPopularCreatorsCall calls /shortvideo/creators/popular.
 func SVPopularCreatorsCall() sources.Call[*sources.Page[SVCreator]] {
 	return feedCall[SVCreator]("/creators/popular", "creators", "users")
 }

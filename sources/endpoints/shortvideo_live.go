@@ -7,7 +7,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// Live is the response of /shortvideo/user/live: a flat object on the
+// SVLive is the response of /shortvideo/user/live: a flat object on the
 // contract; on the real service a top-level is_live with the room in
 // liveRoom {title, startTime, liveRoomStats{userCount}} and the account in
 // liveRoomUserInfo. When the account is not live, IsLive is false and the
@@ -54,7 +54,7 @@ func (l *SVLive) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LiveCall calls /shortvideo/user/live.
+// SVLiveCall calls /shortvideo/user/live.
 func SVLiveCall(handle string) sources.Call[*SVLive] {
 	return sources.ObjectCall(sources.ShortVideo, "/user/live", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(func(a *sources.Answer, l *SVLive) error {
 		return sources.DecodeObject(a, l, &l.Raw, &l.Credits)

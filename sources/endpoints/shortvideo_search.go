@@ -141,7 +141,7 @@ func ParseKeywordQuery(p url.Values) KeywordQuery {
 		SortBy: p.Get("sort_by"), Region: p.Get("region"), Trim: p.Get("trim") == "true"}
 }
 
-// KeywordSearchCall calls one page of /shortvideo/search/keyword. Form A
+// SVKeywordSearchCall calls one page of /shortvideo/search/keyword. Form A
 // sends keyword and the cursor as given; form B sends query, the options set
 // and the cursor as an integer (a cursor written with an exponent is
 // rewritten as its digits, as the upstream rejects "1.74e+09").
@@ -163,7 +163,7 @@ func SVKeywordSearchCall(q KeywordQuery, cursor string) sources.Call[*sources.Pa
 	return sources.PageCall[SVVideo](sources.ShortVideo, "/search/keyword", v, svVideoListKeys...)
 }
 
-// Hashtag is an entry of the hashtag search. Growth is the growth
+// SVHashtag is an entry of the hashtag search. Growth is the growth
 // signals object the upstream may add (growth, growthSignals or trend), as
 // raw JSON, nil when none.
 //
@@ -217,13 +217,13 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// HashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
+// SVHashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
 // on the contract, videos (aweme_list) on the real service.
 func SVHashtagSearchCall(keyword, cursor string) sources.Call[*sources.Page[SVHashtag]] {
 	return sources.PageCall[SVHashtag](sources.ShortVideo, "/search/hashtag", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
 }
 
-// TopResult is an entry of the top search, in the platform's rank order.
+// SVTopResult is an entry of the top search, in the platform's rank order.
 // Type says which fields are set: video (ID, Desc, and Video, the entry
 // read as a video), user (UniqueID, Nickname), hashtag (Name), sound (ID,
 // Title); the rest of an entry stays in the item's Raw. The real service
@@ -304,7 +304,7 @@ func (r *SVTopResult) set(w *topResultWire) {
 	}
 }
 
-// TopSearchCall calls one page of /shortvideo/search/top. The order of the
+// SVTopSearchCall calls one page of /shortvideo/search/top. The order of the
 // items is the platform's ranking and is kept.
 func SVTopSearchCall(keyword, cursor string) sources.Call[*sources.Page[SVTopResult]] {
 	return sources.PageCall[SVTopResult](sources.ShortVideo, "/search/top", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")

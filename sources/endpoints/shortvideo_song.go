@@ -9,7 +9,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// Song is the response of /shortvideo/song: a flat object on the
+// SVSong is the response of /shortvideo/song: a flat object on the
 // contract, wrapped in music_info on the real service. Cover art other than
 // CoverLarge and CoverThumb, and the play URL, stay in Raw.
 type SVSong struct {
@@ -69,14 +69,14 @@ func (s *SVSong) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SongCall calls /shortvideo/song.
+// SVSongCall calls /shortvideo/song.
 func SVSongCall(songID string) sources.Call[*SVSong] {
 	return sources.ObjectCall(sources.ShortVideo, "/song", url.Values{"id": {strings.TrimSpace(songID)}}, sources.DecodeInto(func(a *sources.Answer, s *SVSong) error {
 		return sources.DecodeObject(a, s, &s.Raw, &s.Credits)
 	}))
 }
 
-// SongVideosCall calls one page of /shortvideo/song/videos.
+// SVSongVideosCall calls one page of /shortvideo/song/videos.
 func SVSongVideosCall(songID, cursor string) sources.Call[*sources.Page[SVVideo]] {
 	return sources.PageCall[SVVideo](sources.ShortVideo, "/song/videos", sources.WithCursor(url.Values{"id": {strings.TrimSpace(songID)}}, cursor), svVideoListKeys...)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/socialcrawl/crawler/sources"
 )
 
-// Video is a video of the short-video platform, as listed by the keyword
+// SVVideo is a video of the short-video platform, as listed by the keyword
 // search, song videos, the trending feed and popular videos. Lists differ in
 // how much they carry: the author may be absent and some lists carry only
 // stats.playCount; absent counters have Valid false.
@@ -34,7 +34,7 @@ type SVVideo struct {
 	Hashtags []SVTag
 }
 
-// Tag is a hashtag a video carries: its name without #, its id when sent.
+// SVTag is a hashtag a video carries: its name without #, its id when sent.
 type SVTag struct {
 	Name Text
 	ID   Text
@@ -55,7 +55,7 @@ func (g *SVTag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Author is the author of a video. Some lists (the real trending feed)
+// SVAuthor is the author of a video. Some lists (the real trending feed)
 // send no handle, only the ids: UID and SecUID.
 type SVAuthor struct {
 	UniqueID Text
@@ -74,7 +74,7 @@ type svAuthorWire struct {
 	SecUIDS   Text `json:"sec_uid"`
 }
 
-// VideoStats are the counters of a video.
+// SVVideoStats are the counters of a video.
 type SVVideoStats struct {
 	PlayCount    Int64
 	DiggCount    Int64
