@@ -16,6 +16,14 @@ type RunArg struct {
 	RunID int64 `db:"run_id"`
 }
 
+// OwnerArg is the parameter of the statements that take a run and a
+// process's owner tag (its leases' owner, its credit hold's owner): Owner
+// is the tag, or a prefix of tags where the statement says so.
+type OwnerArg struct {
+	RunID int64  `db:"run_id"`
+	Owner string `db:"owner"`
+}
+
 // JobArg is the parameter of the statements that take only a job.
 type JobArg struct {
 	JobName string `db:"job_name"`

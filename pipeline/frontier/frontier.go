@@ -83,10 +83,6 @@ type (
 		TTL   time.Duration `db:"ttl"`
 		N     int           `db:"n"` // how many tasks at most
 	}
-	heldParams struct {
-		RunID int64  `db:"run_id"`
-		Owner string `db:"owner"`
-	}
 	// leaseArg names a lease: the task and its fencing token.
 	leaseArg struct {
 		ID    int64 `db:"id"`
@@ -129,16 +125,12 @@ type (
 		RunID int64   `db:"run_id"`
 		Keep  []int64 `db:"keep"` // tasks this process still works on
 	}
-	ownerParams struct {
-		RunID int64  `db:"run_id"`
-		Owner string `db:"owner"` // lease owner prefix
-	}
 )
 
 var (
 	insertTasks       = db.PrepareBulk[addTasksParams, taskRow]("AddTasks")
 	leaseTasks        = db.Prepare[leaseParams]("LeaseTasks")
-	heldTasks         = db.Prepare[heldParams]("HeldTasks")
+	heldTasks         = db.Prepare[db.OwnerArg]("HeldTasks")
 	rescueTasks       = db.Prepare[rescueParams]("RescueTasks")
 	advanceTask       = db.Prepare[advanceParams]("AdvanceTask")
 	taskAdvanced      = db.Prepare[advancedParams]("TaskAdvanced")
@@ -146,7 +138,7 @@ var (
 	finishTask        = db.Prepare[finishTaskParams]("FinishTask")
 	releaseTask       = db.Prepare[leaseArg]("ReleaseTask")
 	countActiveTasks  = db.Prepare[db.RunArg]("CountActiveTasks")
-	releaseOwnedTasks = db.Prepare[ownerParams]("ReleaseOwnedTasks")
+	releaseOwnedTasks = db.Prepare[db.OwnerArg]("ReleaseOwnedTasks")
 )
 
 // reexpandable are the kinds.Reexpandable, read once.
@@ -245,7 +237,7 @@ func (f *Frontier) LeaseN(ctx context.Context, runID int64, n int, retry func(co
 		attempt++
 		var err error
 		if attempt > 1 {
-			rows, err := heldTasks.Query(ctx, f.pool, heldParams{RunID: runID, Owner: tag})
+			rows, err := heldTasks.Query(ctx, f.pool, db.OwnerArg{RunID: runID, Owner: tag})
 			if ts, err = scanTasks(runID, rows, err); len(ts) > 0 || err != nil {
 				return err
 			}
@@ -345,7 +337,7 @@ func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int
 // between statements.
 func (f *Frontier) ReleaseOwned(ctx context.Context, runID int64) (int64, error) {
 	var n int64
-	if err := releaseOwnedTasks.QueryRow(ctx, f.pool, ownerParams{RunID: runID, Owner: f.owner + "#"}).Scan(&n); err != nil {
+	if err := releaseOwnedTasks.QueryRow(ctx, f.pool, db.OwnerArg{RunID: runID, Owner: f.owner + "#"}).Scan(&n); err != nil {
 		return 0, fmt.Errorf("release leases of %s: %w", f.owner, err)
 	}
 	return n, nil
