@@ -20,6 +20,7 @@ import (
 
 	"github.com/socialcrawl/crawler/sources"
 	"github.com/socialcrawl/crawler/sources/concurrency"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 func TestParseJobDefaults(t *testing.T) {
@@ -371,7 +372,7 @@ func TestJobZeroMeansZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sources.Do(context.Background(), c, nil, sources.SVProfileCall("a")); err == nil {
+	if _, err := sources.Do(context.Background(), c, nil, endpoints.SVProfileCall("a")); err == nil {
 		t.Fatal("a 503 succeeded")
 	}
 	if n := requests.Load(); n != 1 {

@@ -73,7 +73,7 @@ func (f RunFigures) CreditsReserved() int64 { return f.CreditsCommitted - f.Cred
 var (
 	joinRun      = db.Prepare[joinRunParams]("JoinRun")
 	recordSample = db.Prepare[sampleParams]("RecordSample")
-	progress     = db.Prepare[runArg]("Progress")
+	progress     = db.Prepare[db.RunArg]("Progress")
 )
 
 type joinRunParams struct {
@@ -213,7 +213,7 @@ func (c *crawl) refresh(ctx context.Context, final bool, state string) error {
 		c.mon.concurrencySample(&sp, p.Concurrency, f.At)
 		row = recordSample.QueryRow(ctx, c.opts.Pool, sp)
 	} else {
-		row = progress.QueryRow(ctx, c.opts.Pool, runArg{c.runID})
+		row = progress.QueryRow(ctx, c.opts.Pool, db.RunArg{RunID: c.runID})
 	}
 	if err := row.Scan(&f.CreditsBilled, &f.CreditsCommitted, &f.MaxCredits, &f.Pending, &f.Leased, &f.Done, &f.Failed, &f.Skipped); err != nil {
 		return err

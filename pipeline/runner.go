@@ -277,7 +277,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		}
 	case final == "stopped" && errors.Is(err, budget.ErrExhausted):
 		// Not continued with this budget (rerun.go).
-		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, runArg{runID}); merr != nil {
+		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, db.RunArg{RunID: runID}); merr != nil {
 			c.log.Warn("could not record that the run's budget is spent", "err", merr)
 		}
 	}

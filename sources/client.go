@@ -135,7 +135,7 @@ func (c *Client) Concurrency() concurrency.Status { return c.slots.Status() }
 func (c *Client) fetch(ctx context.Context, l Lease, r request, decode func(*answer) error) error {
 	for _, name := range slices.Sorted(maps.Keys(r.query)) {
 		if v := r.query[name]; len(v) == 0 || v[0] == "" {
-			return paramError(specPrefix(r.platform)+r.path, name, "is empty")
+			return ParamError(specPrefix(r.platform)+r.path, name, "is empty")
 		}
 	}
 	err := c.fetchRaw(ctx, l, r, decode)
@@ -489,7 +489,7 @@ func (c *Client) settle(ctx context.Context, l Lease, o Outcome) {
 // time.
 func malformed(endpoint string, attempts int, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "malformed body: ")
-	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempts, Message: "malformed body: " + truncate(msg, 300), Err: err}
+	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempts, Message: "malformed body: " + Truncate(msg, 300), Err: err}
 }
 
 // isEmptyBody reports an empty response: no bytes, null, or {}.

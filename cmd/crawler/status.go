@@ -11,13 +11,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/runs"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 const statusSummary = `Show one run's figures (default: the latest run): its state, pages and
@@ -131,7 +131,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	for _, r := range st.Reasons {
 		fmt.Fprintf(w, "  %s %s\t%d (%s)\n", r.State, r.Kind, r.N, r.Reason)
-		fmt.Fprintf(w, "    e.g.\t%s: %s\n", strings.Join(r.Keys, ", "), clip(r.Example, 200))
+		fmt.Fprintf(w, "    e.g.\t%s: %s\n", strings.Join(r.Keys, ", "), sources.Truncate(r.Example, 200))
 	}
 	for _, p := range procs {
 		state := p.State
@@ -196,17 +196,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// clip cuts s to at most n bytes without splitting a character.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // printDrift prints the schema drift's summary and its first keys.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialcrawl/crawler/sources"
 	"github.com/socialcrawl/crawler/sources/concurrency"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // Walker walks lists through its client.
@@ -80,7 +81,7 @@ func (w *Walker) Walk(ctx context.Context, lists int, prefix string) {
 			secUID := SecUID(fmt.Sprintf("%s%04d_f1000000_g0", prefix, i))
 			cursor := ""
 			for ctx.Err() == nil {
-				p, err := sources.Do(ctx, w.Client, nil, sources.SVFollowersCall(secUID, cursor))
+				p, err := sources.Do(ctx, w.Client, nil, endpoints.SVFollowersCall(secUID, cursor))
 				if err != nil {
 					if ctx.Err() == nil {
 						w.Errs.Add(1)
