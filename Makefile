@@ -10,7 +10,7 @@ BENCHTIME ?= 2s
 help: ## List targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-test: ensure-postgres ensure-pgbouncer ensure-chromium ensure-scrapy vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
+test: ensure-postgres ensure-pgbouncer ensure-chromium vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
 	$(GO) run ./tools/withpg -- $(GO) test -race -count=1 ./...
 
 vet: ## go vet ./...

@@ -2,10 +2,10 @@
 # ensure-scrapy.sh: make sure Debian's python3-scrapy is installed for the
 # benchmark workload that compares the crawler with Scrapy (testkit/bench
 # scrapy.go, run by /usr/bin/python3; PyPI is not needed). If it is missing
-# and we are root on Debian/Ubuntu, installs it with apt-get. Idempotent;
-# quiet on success. Outside CI a failure here only warns: the workload
-# reports Scrapy missing and the smoke test lets it be; in CI (CI=true) it
-# fails.
+# and we are root on Debian/Ubuntu, installs it with apt-get (make bench
+# runs it; make test does not need Scrapy: the smoke test lets it be).
+# Idempotent; quiet on success. Outside CI a failure here only warns: the
+# workload reports Scrapy missing; in CI (CI=true) it fails.
 set -euo pipefail
 NAME=ensure-scrapy
 
