@@ -28,12 +28,12 @@ type DriftKey struct {
 	Answers  int64  `json:"answers"`
 }
 
-var schemaDrift = db.Prepare[runArg]("SchemaDrift")
+var schemaDrift = db.Prepare[db.RunArg]("SchemaDrift")
 
 // LoadDrift reads the drift of run id's answers (at most 200 keys).
 func LoadDrift(ctx context.Context, conn db.Querier, id int64) (*Drift, error) {
 	d := &Drift{New: []DriftKey{}, Gone: []DriftKey{}}
-	rows, _ := schemaDrift.Query(ctx, conn, runArg{id})
+	rows, _ := schemaDrift.Query(ctx, conn, db.RunArg{RunID: id})
 	var change, endpoint, key *string
 	var answers *int64
 	_, err := pgx.ForEachRow(rows, []any{&d.Against, &change, &endpoint, &key, &answers}, func() error {

@@ -109,7 +109,7 @@ type replayPage struct {
 	body           []byte // zstd
 }
 
-var runJobSpec = db.Prepare[runArg]("RunJobSpec")
+var runJobSpec = db.Prepare[db.RunArg]("RunJobSpec")
 
 // Replay maps run runID's archived pages again and writes their rows.
 func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logger) (*ReplaySummary, error) {
@@ -119,7 +119,7 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, runID int64, log *slog.Logg
 	sum := &ReplaySummary{RunID: runID}
 	var spec []byte
 	var archived int64
-	err := runJobSpec.QueryRow(ctx, pool, runArg{runID}).Scan(&spec, &sum.HarvestRows, &sum.HarvestSeconds, &archived)
+	err := runJobSpec.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&spec, &sum.HarvestRows, &sum.HarvestSeconds, &archived)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("replay run %d: %w", runID, ErrNoRun)
 	}

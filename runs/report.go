@@ -190,10 +190,6 @@ type ListChange struct {
 	Seen int64 `json:"entries_seen"`
 }
 
-type reportRunParam struct {
-	RunID *int64 `db:"run_id"`
-}
-
 type runLimitParams struct {
 	RunID int64 `db:"run_id"`
 	Limit int   `db:"lim"`
@@ -211,7 +207,7 @@ type moversParams struct {
 }
 
 var (
-	reportRun   = db.Prepare[reportRunParam]("ReportRun")
+	reportRun   = db.Prepare[runStatusParams]("ReportRun")
 	reportNoJIT = db.Prepare[struct{}]("ReportNoJIT")
 )
 
@@ -241,7 +237,7 @@ func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error)
 	}
 	r := &Report{Generated: time.Now().UTC()}
 	u := &r.Run
-	err := reportRun.QueryRow(ctx, conn, reportRunParam{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
+	err := reportRun.QueryRow(ctx, conn, runStatusParams{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
 		&u.CreditsBilled, &u.MaxCredits, &u.Pages, &u.Rows, &r.Previous)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRun
@@ -280,14 +276,14 @@ func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error)
 	if r.Revisit, err = LoadRunRevisit(ctx, conn, u.ID); err != nil {
 		return nil, err
 	}
-	r.Reasons = nonNil(st.Reasons)
+	r.Reasons = st.Reasons
 	return r, nil
 }
 
-var reportCredits = db.Prepare[runArg]("ReportCredits")
+var reportCredits = db.Prepare[db.RunArg]("ReportCredits")
 
 func (r *Report) loadCredits(ctx context.Context, conn db.Querier) error {
-	rows, _ := reportCredits.Query(ctx, conn, runArg{r.Run.ID})
+	rows, _ := reportCredits.Query(ctx, conn, db.RunArg{RunID: r.Run.ID})
 	var e EndpointCredits
 	r.Credits = []EndpointCredits{}
 	_, err := pgx.ForEachRow(rows, []any{&e.Endpoint, &e.Requests, &e.Billed, &e.Free, &e.RateLimited, &e.Errors, &e.Remaining}, func() error {
@@ -312,10 +308,10 @@ type reportSample struct {
 	moves         map[string]int64 // cumulative
 }
 
-var reportSamples = db.Prepare[runArg]("ReportSamples")
+var reportSamples = db.Prepare[db.RunArg]("ReportSamples")
 
 func (r *Report) loadTimeline(ctx context.Context, conn db.Querier) error {
-	rows, _ := reportSamples.Query(ctx, conn, runArg{r.Run.ID})
+	rows, _ := reportSamples.Query(ctx, conn, db.RunArg{RunID: r.Run.ID})
 	var s reportSample
 	var samples []reportSample
 	if _, err := pgx.ForEachRow(rows, []any{&s.owner, &s.at, &s.procStart, &s.pages, &s.r429, &s.inFlight, &s.limit, &s.moves}, func() error {
@@ -428,10 +424,10 @@ func roundTo(x float64, digits int) float64 {
 	return math.Round(x*p) / p
 }
 
-var reportKinds = db.Prepare[runArg]("ReportTaskKinds")
+var reportKinds = db.Prepare[db.RunArg]("ReportTaskKinds")
 
 func (r *Report) loadKinds(ctx context.Context, conn db.Querier) error {
-	rows, _ := reportKinds.Query(ctx, conn, runArg{r.Run.ID})
+	rows, _ := reportKinds.Query(ctx, conn, db.RunArg{RunID: r.Run.ID})
 	var k KindOutcome
 	r.Kinds = []KindOutcome{}
 	_, err := pgx.ForEachRow(rows, []any{&k.Kind, &k.Done, &k.Failed, &k.Skipped, &k.Open}, func() error {
@@ -526,7 +522,7 @@ func (r *Report) loadMovers(ctx context.Context, conn db.Querier) error {
 
 var (
 	reportNewAccounts = db.Prepare[runLimitParams]("ReportNewAccounts")
-	reportFollowLists = db.Prepare[runArg]("ReportFollowLists")
+	reportFollowLists = db.Prepare[db.RunArg]("ReportFollowLists")
 	reportMoves       = db.Prepare[runPrevParams]("ReportFollowerMoves")
 )
 
@@ -545,7 +541,7 @@ func (r *Report) loadChanges(ctx context.Context, conn db.Querier) error {
 		return fmt.Errorf("new accounts: %w", err)
 	}
 
-	rows, _ = reportFollowLists.Query(ctx, conn, runArg{r.Run.ID})
+	rows, _ = reportFollowLists.Query(ctx, conn, db.RunArg{RunID: r.Run.ID})
 	var (
 		l        ListChange
 		complete bool
@@ -586,11 +582,4 @@ func (r *Report) loadChanges(ctx context.Context, conn db.Querier) error {
 		}
 	}
 	return nil
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -45,14 +45,14 @@ type RevisitCaptured struct {
 	NewCredits int64 `json:"new_credits"`
 }
 
-var runRevisit = db.Prepare[runArg]("RunRevisit")
+var runRevisit = db.Prepare[db.RunArg]("RunRevisit")
 
 // LoadRunRevisit reads what crawl.runs.revisit says of run runID: the
 // schedule's totals and what the run captured; nil when the run was not
 // adaptive.
 func LoadRunRevisit(ctx context.Context, q db.Querier, runID int64) (*RunRevisit, error) {
 	var raw []byte
-	err := runRevisit.QueryRow(ctx, q, runArg{runID}).Scan(&raw)
+	err := runRevisit.QueryRow(ctx, q, db.RunArg{RunID: runID}).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

@@ -16,11 +16,6 @@ var ErrNoRun = errors.New("no such run")
 // are gone, so it cannot be worked on again.
 var ErrPruned = errors.New("run was pruned")
 
-// runArg is the parameter of the statements that read one run.
-type runArg struct {
-	RunID int64 `db:"run_id"`
-}
-
 // zdec decodes archived bodies (the runner writes them with zstd);
 // DecodeAll is safe for concurrent use.
 var zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
@@ -43,12 +38,12 @@ type Savings struct {
 	PagesNotWalked int64 // their pages not walked, estimated from each list's last full walk
 }
 
-var runSavings = db.Prepare[runArg]("RunSavings")
+var runSavings = db.Prepare[db.RunArg]("RunSavings")
 
 // LoadSavings reads what reuse saved run runID.
 func LoadSavings(ctx context.Context, conn db.Querier, runID int64) (Savings, error) {
 	var s Savings
-	if err := runSavings.QueryRow(ctx, conn, runArg{runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
+	if err := runSavings.QueryRow(ctx, conn, db.RunArg{RunID: runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
 		return s, fmt.Errorf("savings of run %d: %w", runID, err)
 	}
 	return s, nil

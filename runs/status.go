@@ -52,9 +52,9 @@ type runStatusParams struct {
 
 var runStatus = db.Prepare[runStatusParams]("RunStatus")
 
-var taskStates = db.Prepare[runArg]("TaskStates")
+var taskStates = db.Prepare[db.RunArg]("TaskStates")
 
-var failureReasons = db.Prepare[runArg]("FailureReasons")
+var failureReasons = db.Prepare[db.RunArg]("FailureReasons")
 
 // LoadStatus reads run id, or the latest run when id is 0.
 func LoadStatus(ctx context.Context, conn db.Querier, id int64) (*Status, error) {
@@ -62,7 +62,7 @@ func LoadStatus(ctx context.Context, conn db.Querier, id int64) (*Status, error)
 	if id != 0 {
 		arg = &id
 	}
-	s := &Status{Tasks: map[string]int64{}}
+	s := &Status{Tasks: map[string]int64{}, Reasons: []ReasonCount{}, Drops: []ReasonCount{}} // lists print as [] in JSON, never null
 	err := runStatus.QueryRow(ctx, conn, runStatusParams{arg}).Scan(&s.ID, &s.Job, &s.State, &s.StopReason, &s.StartedAt, &s.FinishedAt, &s.Pages, &s.Items)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRun
@@ -70,13 +70,13 @@ func LoadStatus(ctx context.Context, conn db.Querier, id int64) (*Status, error)
 	if err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
-	rows, _ := taskStates.Query(ctx, conn, runArg{s.ID})
+	rows, _ := taskStates.Query(ctx, conn, db.RunArg{RunID: s.ID})
 	var state string
 	var n int64
 	if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error { s.Tasks[state] = n; return nil }); err != nil {
 		return nil, fmt.Errorf("run status: %w", err)
 	}
-	rows, _ = failureReasons.Query(ctx, conn, runArg{s.ID})
+	rows, _ = failureReasons.Query(ctx, conn, db.RunArg{RunID: s.ID})
 	var rc ReasonCount
 	if _, err := pgx.ForEachRow(rows, []any{&rc.State, &rc.Kind, &rc.Reason, &rc.N, &rc.Keys, &rc.Example}, func() error {
 		s.Reasons = append(s.Reasons, rc)
@@ -91,11 +91,11 @@ func LoadStatus(ctx context.Context, conn db.Querier, id int64) (*Status, error)
 	return s, nil
 }
 
-var droppedEntries = db.Prepare[runArg]("DroppedEntries")
+var droppedEntries = db.Prepare[db.RunArg]("DroppedEntries")
 
 // loadDrops fills s.Dropped and s.Drops: entries dropped, by kind.
 func loadDrops(ctx context.Context, conn db.Querier, s *Status) error {
-	rows, _ := droppedEntries.Query(ctx, conn, runArg{s.ID})
+	rows, _ := droppedEntries.Query(ctx, conn, db.RunArg{RunID: s.ID})
 	rc := ReasonCount{State: "dropped"}
 	if _, err := pgx.ForEachRow(rows, []any{&rc.Kind, &rc.N, &rc.Reason}, func() error {
 		s.Drops = append(s.Drops, rc)
@@ -148,7 +148,7 @@ type Summary struct {
 }
 
 var (
-	runProcesses = db.Prepare[runArg]("RunProcesses")
+	runProcesses = db.Prepare[db.RunArg]("RunProcesses")
 	listRuns     = db.Prepare[listRunsParams]("ListRuns")
 )
 
@@ -159,9 +159,9 @@ type listRunsParams struct {
 
 // LoadProcesses lists the processes that worked on run runID.
 func LoadProcesses(ctx context.Context, conn db.Querier, runID int64) ([]Process, error) {
-	rows, _ := runProcesses.Query(ctx, conn, runArg{runID})
+	rows, _ := runProcesses.Query(ctx, conn, db.RunArg{RunID: runID})
 	var p Process
-	var out []Process
+	out := []Process{} // prints as [] in JSON, never null
 	if _, err := pgx.ForEachRow(rows, []any{&p.Owner, &p.Version, &p.State, &p.StartedAt, &p.FinishedAt, &p.Pages, &p.Rows, &p.Requests, &p.RateLimited,
 		&p.InFlight, &p.ConcurrencyLimit, &p.ConcurrencyMove}, func() error {
 		out = append(out, p)

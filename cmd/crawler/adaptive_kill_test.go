@@ -58,7 +58,10 @@ func TestAdaptiveKilledRunIsRecorded(t *testing.T) {
 		rows.Close()
 		t.Fatalf("the big list's walk at the kill: %d pages (%v), want 1 or 2", walked, err)
 	}
-	// Its leases have run out; the next night abandons it.
+	// Its leases have run out; the next night abandons it. A statement the
+	// process sent before dying (a heartbeat extending its lease) may still
+	// commit after it: its sessions are gone first.
+	killedSessionsGone(t, conn)
 	if _, err := conn.Exec(ctx, `UPDATE crawl.tasks SET lease_expires_at = now() - interval '1 second' WHERE state = 'leased'`); err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if *asJSON {
 		out := statusJSON{Header: st.Header, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
 			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, UpstreamLeft: cr.Remaining, Tasks: st.Tasks,
-			Reasons: nonNil(st.Reasons), Dropped: st.Dropped, Drops: nonNil(st.Drops), Processes: nonNil(procs), Drift: drift}
+			Reasons: st.Reasons, Dropped: st.Dropped, Drops: st.Drops, Processes: procs, Drift: drift}
 		return printJSON(env.stdout, out)
 	}
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
@@ -188,14 +188,6 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// nonNil makes an empty list print as [] in JSON.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // printDrift prints the schema drift's summary and its first keys.
