@@ -32,7 +32,7 @@ func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	for i, task := range ts {
 		var rows sinks.Batch
 		sinks.Add(&rows, sinks.SVUser{UniqueID: "user" + string(rune('a'+i)), Raw: []byte(`{}`)})
-		g, err := c.Submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1})
+		g, err := c.Submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
