@@ -594,12 +594,13 @@ type fetched struct {
 }
 
 // sentPage is a page whose commit is submitted to the committer, its
-// outcome not read yet, with what a retry needs.
+// outcome not read yet. It keeps none of the page's rows: the committer's
+// statements are what a retry sends again, and they go once the page is
+// committed, an answer time before its task reads the outcome.
 type sentPage struct {
 	sc       *frontier.GroupCommit
-	task     frontier.Task // as at the send
-	res      *fetched
-	children []kinds.NewTask
+	rows     int           // the page's rows, counted once committed
+	children bool          // the page added tasks
 	sending  time.Duration // how long writing the batch took
 	release  func()        // the page's hold on the in-flight body budget
 	done     bool          // await ran: err is its result
@@ -629,7 +630,7 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 	start := time.Now()
 	err := p.sc.Wait(ctx)
 	if cl := db.Classify(err); cl.Retryable() || cl == db.Conflict {
-		err = c.commit(ctx, &p.task, p.res, p.children)
+		err = c.retryCommit(ctx, p.sc.Retry)
 	} else if errors.Is(err, frontier.ErrAlreadyApplied) {
 		err = nil
 	}
@@ -638,16 +639,16 @@ func (c *crawl) awaitOnce(p *sentPage) error {
 	}
 	// The worker's time on the commit: writing it, and reading results
 	// that mostly came while the next page was fetched.
-	c.committed(p.res, p.sending+time.Since(start))
+	c.committed(p.rows, p.children, p.sending+time.Since(start))
 	return nil
 }
 
-// committed counts a page whose commit went through.
-func (c *crawl) committed(res *fetched, took time.Duration) {
+// committed counts a page of rows rows whose commit went through.
+func (c *crawl) committed(rows int, children bool, took time.Duration) {
 	c.pages.Add(1)
-	c.rows.Add(int64(res.Batch.Len()))
-	c.observeCommit(res.Batch.Len(), took)
-	if len(res.Children) > 0 {
+	c.rows.Add(int64(rows))
+	c.observeCommit(rows, took)
+	if children {
 		c.wakeOthers()
 	}
 }
@@ -725,9 +726,9 @@ func (c *crawl) page(k *kinds.Kind, t *task, prev *sentPage) (*fetched, *sentPag
 	// The committer sends the page's commit with other tasks' pages (it
 	// outlives this page's context, not the run's hard stop). Not the last
 	// page: the next call reads it, after its request left.
-	if g, err := c.committer.Submit(t.Task, c.pageCommit(res, children)); err == nil {
+	if g, err := c.committer.Submit(t.Task, c.pageCommit(res, children), bodies.release); err == nil {
 		held = false
-		sent := &sentPage{sc: g, task: *t.Task, res: res, children: children, sending: time.Since(start), release: bodies.release}
+		sent := &sentPage{sc: g, rows: res.Batch.Len(), children: len(res.Children) > 0, sending: time.Since(start), release: bodies.release}
 		if res.Stop == "" {
 			return res, sent, nil
 		}
@@ -742,7 +743,7 @@ func (c *crawl) page(k *kinds.Kind, t *task, prev *sentPage) (*fetched, *sentPag
 		}
 		return nil, nil, err
 	}
-	c.committed(res, time.Since(start))
+	c.committed(res.Batch.Len(), len(res.Children) > 0, time.Since(start))
 	return res, nil, nil
 }
 
@@ -780,10 +781,19 @@ func (c *crawl) pageCommit(res *fetched, children []kinds.NewTask) frontier.Page
 // gone through is recognised (Frontier.Commit answers ErrAlreadyApplied),
 // so a page is never counted twice.
 func (c *crawl) commit(ctx context.Context, t *frontier.Task, res *fetched, children []kinds.NewTask) error {
+	return c.retryCommit(ctx, func(ctx context.Context) error {
+		return c.frontier.Commit(ctx, c.runID, t, c.pageCommit(res, children))
+	})
+}
+
+// retryCommit runs a page's commit, send, as commit does: retried on
+// conflicts and while the database is away, a retry that finds the page
+// already applied counting as committed.
+func (c *crawl) retryCommit(ctx context.Context, send func(context.Context) error) error {
 	return c.retryDB(ctx, func(ctx context.Context) error {
 		var err error
 		_ = backoff.Retry(func() error {
-			err = c.frontier.Commit(ctx, c.runID, t, c.pageCommit(res, children))
+			err = send(ctx)
 			if db.Classify(err) == db.Conflict {
 				return err
 			}

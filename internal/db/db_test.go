@@ -220,7 +220,7 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 	})
 	// AddTasks uses @run_id, @parent_id, then the columns in unnest order,
 	// then @reexpandable.
-	want := []any{int64(3), (*int64)(nil), []string{"k1", "k2"}, []string{"a", "b"}, []string{"{}", ""},
+	want := []any{int64(3), (*int64)(nil), []string{"k1", "k2"}, []string{"a", "b"}, [][]byte{[]byte("{}"), {}},
 		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}, []string(nil)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("args = %#v\nwant %#v", got, want)

@@ -145,7 +145,9 @@ func (b Bulk[P, R]) Args(p P, rows []R) []any {
 // (String, Bool, Int, or a pointer), a few tens of nanoseconds a cell: a
 // 50-row page of a dozen columns costs microseconds against the
 // milliseconds of its round trip (BenchmarkBulkArgs). A []byte field is
-// sent as a []string (text).
+// sent as text, its bytes not copied: a page's `raw` column, waiting for the
+// committer, would otherwise be a second copy of the page's body for each
+// table it is written to (docs/how-a-run-works.md#memory).
 func columnOf(rt reflect.Type, f reflect.StructField) func(rows reflect.Value) any {
 	for t, i := rt, 0; i < len(f.Index)-1; i++ {
 		if t = t.Field(f.Index[i]).Type; t.Kind() != reflect.Struct {
@@ -155,7 +157,7 @@ func columnOf(rt reflect.Type, f reflect.StructField) func(rows reflect.Value) a
 	idx := f.Index
 	switch f.Type {
 	case reflect.TypeFor[[]byte]():
-		return column(idx, func(v reflect.Value) string { return string(v.Bytes()) })
+		return column(idx, bytesOf)
 	case reflect.TypeFor[string]():
 		return column(idx, reflect.Value.String)
 	case reflect.TypeFor[bool]():
@@ -192,6 +194,15 @@ func column[T any](idx []int, get func(reflect.Value) T) func(rows reflect.Value
 		}
 		return col
 	}
+}
+
+// bytesOf reads a []byte field as is, nil as empty (text ”, as a
+// string column sends it, not NULL).
+func bytesOf(v reflect.Value) []byte {
+	if b := v.Bytes(); b != nil {
+		return b
+	}
+	return []byte{}
 }
 
 // pointer reads a pointer field without boxing it.

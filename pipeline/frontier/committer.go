@@ -53,10 +53,16 @@ const (
 // GroupCommit is one page's commit in the Committer: queued, then sent in
 // a group; done is closed once its outcome is known.
 type GroupCommit struct {
-	task   Task // as it was at submit: the page count and cursor the advance expects
-	next   string
+	task Task // as it was at submit: the page count and cursor the advance expects
+	next string
+	// batch and labels are the page's statements: dropped once the page
+	// is committed, kept for Retry when its commit failed.
 	batch  *pgx.Batch
 	labels []string
+	// release gives back what the page held (its bodies' budget) once it
+	// is committed: the task reads the outcome only after its next
+	// request, an answer time later.
+	release func()
 	// sent is closed once the page's statements are written to the server
 	// (or its outcome is known): the server commits a batch it has whole
 	// even if the process dies before reading its results, so a task's
@@ -91,14 +97,17 @@ func NewCommitter(ctx context.Context, pool *pgxpool.Pool, runID int64, f *Front
 	return c
 }
 
-// submit queues p's commit for task t (as it is now) and returns it; Wait
-// gives its outcome.
-func (c *Committer) Submit(t *Task, p PageCommit) (*GroupCommit, error) {
+// Submit queues p's commit for task t (as it is now) and returns it; Wait
+// gives its outcome. The statements keep what they send of p (its rows'
+// columns), and nothing else: the caller need not keep p for a retry
+// (Retry), and release, when not nil, is called by the committer as soon
+// as the page is committed, before Wait returns.
+func (c *Committer) Submit(t *Task, p PageCommit, release func()) (*GroupCommit, error) {
 	batch, labels, err := commitBatch(c.runID, t, p, c.f.ttl)
 	if err != nil {
 		return nil, err
 	}
-	g := &GroupCommit{task: *t, next: p.Next, batch: batch, labels: labels, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
+	g := &GroupCommit{task: *t, next: p.Next, batch: batch, labels: labels, release: release, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -129,10 +138,43 @@ func (g *GroupCommit) Sent() <-chan struct{} { return g.sent }
 
 func (g *GroupCommit) written() { g.sentOnce.Do(func() { close(g.sent) }) }
 
+// finish records the page's outcome. A committed page's statements go at
+// once, and what it held is given back: thousands of tasks each wait an
+// answer time before reading their previous page's outcome, and none
+// keeps that page meanwhile (docs/how-a-run-works.md#memory).
 func (g *GroupCommit) finish(err error) {
 	g.err = err
+	if err == nil {
+		g.batch, g.labels = nil, nil
+		if g.release != nil {
+			g.release()
+		}
+	}
 	g.written()
 	close(g.done)
+}
+
+// Retry sends the page's statements again, alone, and reads their
+// results: the retry of a commit that failed with a lost connection or a
+// conflict (Wait's error). As Wait, it answers ErrAlreadyApplied when the
+// first attempt had gone through.
+func (g *GroupCommit) Retry(ctx context.Context) error {
+	if g.batch == nil {
+		return errors.New("retry of a page already committed")
+	}
+	var batch pgx.Batch
+	queueAgain(&batch, g.batch)
+	sc := &SentCommit{f: g.f, task: g.task, next: g.next, labels: g.labels}
+	sc.br = g.f.pool.SendBatch(ctx, &batch)
+	return sc.Wait(ctx)
+}
+
+// queueAgain queues the statements of from into b anew: pgx keeps a sent
+// query's statement description, which is the connection's it was sent on.
+func queueAgain(b, from *pgx.Batch) {
+	for _, q := range from.QueuedQueries {
+		b.Queue(q.SQL, q.Arguments...)
+	}
 }
 
 // take removes up to groupMax queued commits.
@@ -204,11 +246,7 @@ func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again 
 	var batch pgx.Batch
 	for _, g := range group {
 		batch.Queue(beginPage)
-		for _, q := range g.batch.QueuedQueries {
-			// Queued anew: pgx keeps a sent query's statement
-			// description, which is the connection's it was sent on.
-			batch.Queue(q.SQL, q.Arguments...)
-		}
+		queueAgain(&batch, g.batch)
 		batch.Queue(commitPage)
 	}
 	br := conn.SendBatch(ctx, &batch)

@@ -32,7 +32,7 @@ func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	for i, task := range ts {
 		var rows sinks.Batch
 		sinks.Add(&rows, sinks.SVUser{UniqueID: "user" + string(rune('a'+i)), Raw: []byte(`{}`)})
-		g, err := c.Submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1})
+		g, err := c.Submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,5 +85,71 @@ func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 			t.Fatalf("%d connections idle in a transaction (%v)", open, err)
 		case <-tick.C:
 		}
+	}
+}
+
+// A page whose group failed before it was sent is committed by Retry from
+// the statements the committer kept (its task keeps no rows for it), once:
+// a second Retry finds it applied. A committed page keeps no statements,
+// and what it held is given back when it commits, before its task reads
+// the outcome.
+func TestGroupCommitRetryAndRelease(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	runID := testRun(t, pool, profiles("a", "b"))
+	f := NewFrontier(pool, "p", time.Minute)
+	ts, err := f.LeaseN(ctx, runID, 2, nil)
+	if err != nil || len(ts) != 2 {
+		t.Fatalf("lease: %v %v", ts, err)
+	}
+	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
+	released := make([]int, len(ts))
+	submit := func(i int) *GroupCommit {
+		var rows sinks.Batch
+		sinks.Add(&rows, sinks.SVUser{UniqueID: "user" + string(rune('a'+i)), Raw: []byte(`{}`)})
+		g, err := c.Submit(ts[i], PageCommit{Rows: &rows, Next: "c1", Items: 1}, func() { released[i]++ })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	failed := submit(0)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if rest := c.sendGroup(cancelled, c.take()); len(rest) != 0 {
+		t.Fatalf("%d pages to send again, want none: nothing was sent", len(rest))
+	}
+	if err := failed.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("page of a group not sent: %v, want context.Canceled", err)
+	}
+	if released[0] != 0 {
+		t.Fatalf("a page not committed gave back what it held")
+	}
+	if err := failed.Retry(ctx); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if err := failed.Retry(ctx); !errors.Is(err, ErrAlreadyApplied) {
+		t.Fatalf("second retry: %v, want ErrAlreadyApplied", err)
+	}
+
+	ok := submit(1)
+	if rest := c.sendGroup(ctx, c.take()); len(rest) != 0 {
+		t.Fatalf("%d pages to send again, want none", len(rest))
+	}
+	if released[1] != 1 || ok.batch != nil {
+		t.Fatalf("committed page: released %d times, statements kept %v; want released once, none kept", released[1], ok.batch != nil)
+	}
+	if err := ok.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var users string
+	var pages int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT string_agg(unique_id, ',' ORDER BY unique_id) FROM shortvideo.users),
+		(SELECT sum(pages) FROM crawl.tasks WHERE run_id = $1)`, runID).Scan(&users, &pages); err != nil {
+		t.Fatal(err)
+	}
+	if users != "usera,userb" || pages != 2 {
+		t.Errorf("users %q, pages %d; want usera,userb and 2 (each page once)", users, pages)
 	}
 }

@@ -24,7 +24,8 @@ import (
 // sees 90% of the lists in flight. (b) `crawler run` as a child process
 // with no limits.workers, on as many seed lists: its PostgreSQL
 // connections, memory, CPU and the requests in flight it reaches (the
-// runner keeps twice the client's limit of tasks in progress).
+// runner keeps twice the client's limit of tasks in progress), averaged
+// from when its limit's ramp is over.
 const (
 	inflightMaxMB   = 200
 	inflightMaxConn = 10
@@ -37,21 +38,26 @@ type usage struct {
 	hwm      int64
 	cores    float64
 	from, to time.Time
-	pgConns  int // the most connections to the database, when watched
+	first    time.Time // the upstream's first request
+	pgConns  int       // the most connections to the database, when watched
 }
 
 // watch polls the child and the upstream every 250 ms from when the
-// upstream sees at least reach requests in flight (or, when none is given,
-// from after warm) until d has passed since its first request or the
-// child ends; pool, when set, counts the child's database connections.
-func watch(ctx context.Context, c *child, up *upstream, reach int64, warm, d time.Duration, pool *pgxpool.Pool, db string) (*usage, error) {
+// upstream sees at least reach requests in flight, or, when settle is not
+// 0, from when they stop growing (no new high, by 2%, for settle: the
+// ramp of the child's limit is over), until d has passed since its first
+// request or the child ends; pool, when set, counts the child's database
+// connections.
+func watch(ctx context.Context, c *child, up *upstream, reach int64, settle, d time.Duration, pool *pgxpool.Pool, db string) (*usage, error) {
 	t0, err := up.firstArrival(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u := &usage{}
+	u := &usage{first: t0}
 	var cpu0, sum float64
 	n := 0
+	var high int64 // the most in flight so far, and when it was reached
+	highAt := t0
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for now := time.Now(); now.Before(t0.Add(d)); now = time.Now() {
@@ -70,7 +76,10 @@ func watch(ctx context.Context, c *child, up *upstream, reach int64, warm, d tim
 			}
 		}
 		if u.from.IsZero() {
-			if (reach > 0 && active < reach) || (reach == 0 && now.Before(t0.Add(warm))) {
+			if float64(active) > 1.02*float64(high) {
+				high, highAt = active, now
+			}
+			if active < reach && (settle == 0 || now.Sub(highAt) < settle) {
 				continue
 			}
 			u.from = now
@@ -96,8 +105,8 @@ func watch(ctx context.Context, c *child, up *upstream, reach int64, warm, d tim
 
 func runInflight(ctx context.Context, e *env) (*outcome, error) {
 	lists, d, inflightLatency := e.size.inflightLists, e.size.inflightT, e.size.inflightLatency
-	out := &outcome{setup: fmt.Sprintf("sandbox answering in %s ± a fifth, no quota, %d lists walked at once; (a) tools/benchload, one sources.Client with no settings, a goroutine per list, as a child process; (b) `crawler run` as a child process, no limits.workers and no api.rate, the %d lists as secUid seeds; %s each from the first request. Memory (VmHWM), CPU (utime + stime) and the requests in flight the upstream sees read every 250 ms, from when it sees 90%% of the lists in flight (a), or after %s (b); connections counted by the upstream (open at once) and by pg_stat_activity.",
-		inflightLatency, lists, lists, d, d/3)}
+	out := &outcome{setup: fmt.Sprintf("sandbox answering in %s ± a fifth, no quota, %d lists walked at once; (a) tools/benchload, one sources.Client with no settings, a goroutine per list, as a child process; (b) `crawler run` as a child process, no limits.workers and no api.rate, the %d lists as secUid seeds; %s each from the first request. Memory (VmHWM), CPU (utime + stime) and the requests in flight the upstream sees read every 250 ms, from when it sees 90%% of the lists in flight, or (b) from when they stop growing (no new high, by 2%%, for two answer times: the limit's ramp, doubling from 16 each answer time, is over); connections counted by the upstream (open at once) and by pg_stat_activity.",
+		inflightLatency, lists, lists, d)}
 	jitter := 2 * inflightLatency / 5
 	cfg := sandbox.Config{Faults: sandbox.Faults{Latency: inflightLatency - jitter/2, LatencyJitter: jitter}}
 
@@ -174,15 +183,15 @@ func runInflight(ctx context.Context, e *env) (*outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	u, werr = watch(ctx, c, up, 0, d/3, d, pool, db)
+	u, werr = watch(ctx, c, up, int64(9*lists/10), 2*inflightLatency, d, pool, db)
 	c.signal(syscall.SIGINT)
 	c.waitTimeout(time.Minute)
 	if werr != nil {
 		return out, fmt.Errorf("crawler run: %w", werr)
 	}
 	most, _ = up.connections()
-	detail = fmt.Sprintf("%.1f requests in flight on average at the upstream over %.0f s; %d database connections at most (pg_stat_activity, the harness's own left out); %d upstream connections open at once",
-		u.inFlight, u.to.Sub(u.from).Seconds(), u.pgConns, most)
+	detail = fmt.Sprintf("%.1f requests in flight on average at the upstream over %.0f s (from %.0f s after its first request); %d database connections at most (pg_stat_activity, the harness's own left out); %d upstream connections open at once",
+		u.inFlight, u.to.Sub(u.from).Seconds(), u.from.Sub(u.first).Seconds(), u.pgConns, most)
 	why := "the runner leases tasks in batches up to twice the client's limit; a request in flight holds no database connection (database.max_conns, default 10), and page commits are grouped."
 	out.figures = append(out.figures,
 		Figure{Name: fmt.Sprintf("crawler run: requests in flight reached, of %d lists", lists), Value: u.inFlight / float64(lists), Aim: atLeast(0.9), Detail: detail, Why: why},
