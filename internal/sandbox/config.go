@@ -116,6 +116,21 @@ type Config struct {
 	// false: the contract's exact shapes.
 	RealServiceFields bool
 
+	// Prices make a billable answer of an endpoint cost more than one
+	// credit: keyed by the endpoint as Usage.ByEndpoint names it (the path
+	// after /api, e.g. "/shortvideo/profile"; in the real preset the whole
+	// path, e.g. "/v1/tiktok/profile"), 1..PriceMax credits. Usage,
+	// Arrival.Credits and the credit balance count them; the body says so
+	// where it says what it charged (credits_charged: the real preset's
+	// envelopes, RealServiceFields). An answer that already costs more
+	// (comments with replies, 15) keeps its cost; free answers stay free.
+	// Default: every billable answer costs 1.
+	Prices map[string]int64
+	// Cache (real preset only) is an answer cache shared by several
+	// servers, one per world day, on the world's clock (see Cache). nil:
+	// the server's own cache, on the wall clock.
+	Cache *Cache
+
 	// Faults are the seeded random and scripted faults (5xx, hangs,
 	// truncated bodies, latency). The zero value injects nothing.
 	// Server.SetFaults replaces them at run time.
@@ -181,6 +196,12 @@ func (c Config) validate() error {
 	}
 	if c.Credits < 0 {
 		return fmt.Errorf("sandbox: Config.Credits must not be negative, got %d", c.Credits)
+	}
+	if c.Cache != nil && c.Preset != PresetScrapeCreators {
+		return fmt.Errorf("sandbox: Config.Cache: preset %q has no answer cache (only %q does)", c.Preset, PresetScrapeCreators)
+	}
+	if err := c.validatePrices(); err != nil {
+		return err
 	}
 	return c.Faults.validate("Config.Faults")
 }

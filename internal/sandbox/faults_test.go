@@ -701,7 +701,7 @@ func TestRealServiceFields(t *testing.T) {
 	if m := plain.getOK(t, "/shortvideo/song", "id=x"); m["credits_charged"] != nil {
 		t.Errorf("fields without RealServiceFields: %v", m)
 	}
-	if got := string(withCredits([]byte("{}\n"), true, 3)); got != `{"credits_remaining":3,"credits_charged":1}`+"\n" {
+	if got := string(withCredits([]byte("{}\n"), true, 3, 1)); got != `{"credits_remaining":3,"credits_charged":1}`+"\n" {
 		t.Errorf("withCredits on {}: %s", got)
 	}
 }

@@ -177,8 +177,8 @@ func errorCode(status int) string {
 }
 
 // withCredits adds the real service's credit fields at the end of a JSON
-// object: credits_remaining (when limited) then credits_charged 1.
-func withCredits(body []byte, limited bool, left int64) []byte {
+// object: credits_remaining (when limited) then credits_charged.
+func withCredits(body []byte, limited bool, left, charged int64) []byte {
 	end := bytes.LastIndexByte(body, '}')
 	if end < 0 {
 		return body
@@ -193,7 +193,7 @@ func withCredits(body []byte, limited bool, left int64) []byte {
 		b = strconv.AppendInt(b, left, 10)
 		b = append(b, ',')
 	}
-	b = append(b, `"credits_charged":1`...)
+	b = strconv.AppendInt(append(b, `"credits_charged":`...), charged, 10)
 	return append(b, body[end:]...)
 }
 

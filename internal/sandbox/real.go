@@ -71,13 +71,12 @@ type realWorld struct {
 type realState struct {
 	w     *realWorld
 	cache *answerCache
+	now   func() time.Time // the cache's clock
 }
 
-func newRealState(w *world) *realState {
-	return &realState{
-		w:     &realWorld{world: w, ids: &idBook{m: map[string]string{}}},
-		cache: &answerCache{m: map[string]time.Time{}},
-	}
+func newRealState(w *world, cfg Config) *realState {
+	cache, now := cacheOf(cfg, cfg.now)
+	return &realState{w: &realWorld{world: w, ids: &idBook{m: map[string]string{}}}, cache: cache, now: now}
 }
 
 // realRoute is route for the real preset: unknown path 404, non-GET 405,
@@ -134,20 +133,21 @@ func (s *Server) realRoute(rw http.ResponseWriter, r *http.Request) {
 }
 
 // realCharge is what rep costs: 0 when free or served from the key's cache
-// (cachedAt is then when it was cached), else its charge. A fresh answer of
-// a cacheable endpoint is cached.
+// (cachedAt is then when it was cached), else its charge (comments with
+// replies), else its endpoint's price (Config.Prices), else 1. A fresh
+// answer of a cacheable endpoint is cached.
 func (s *Server) realCharge(ex *exchange, rep realReply) (charge int64, cachedAt time.Time) {
 	if rep.free {
 		return 0, time.Time{}
 	}
 	if rep.cacheKey != "" {
 		key := ex.endpoint + "\x00" + rep.cacheKey
-		if at, hit := s.real.cache.lookup(ex.key, key, s.now(), rep.maxAge); hit {
+		if at, hit := s.real.cache.lookup(ex.key, key, s.real.now(), rep.maxAge); hit {
 			return 0, at
 		}
-		s.real.cache.store(ex.key, key, s.now())
+		s.real.cache.store(ex.key, key, s.real.now())
 	}
-	return cmp.Or(rep.charge, 1), time.Time{}
+	return cmp.Or(rep.charge, s.price(ex.endpoint), 1), time.Time{}
 }
 
 // withEnvelope writes the envelope fields env names at the start of the JSON

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -42,7 +43,8 @@ type Server struct {
 	holding    func()                      // test hook, may be nil
 	closing    chan struct{}               // closed by Close: held requests are released
 	closeOnce  sync.Once
-	prefix     string // apiPrefix, or "" in the real preset
+	prices     map[string]int64 // Config.Prices
+	prefix     string           // apiPrefix, or "" in the real preset
 	endpoints  map[string]endpoint
 	real       *realState // the real preset's endpoints and state; nil in the contract preset
 	handler    http.Handler
@@ -67,6 +69,7 @@ func New(cfg Config) (*Server, error) {
 		bucket:     newBucketBook(cfg.Rate, cfg.Burst),
 		credits:    newCreditBook(cfg.CreditLimit || cfg.Credits > 0, cfg.Credits),
 		faults:     newFaultBox(cfg.Faults),
+		prices:     maps.Clone(cfg.Prices),
 		closing:    make(chan struct{}),
 	}
 	for _, k := range cfg.APIKeys {
@@ -77,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 	s.prefix = apiPrefix
 	route := s.route
 	if cfg.Preset == PresetScrapeCreators {
-		s.real = newRealState(w)
+		s.real = newRealState(w, cfg)
 		s.prefix, s.realFields, route = "", false, s.realRoute
 	}
 
@@ -238,7 +241,10 @@ func (s *Server) record(r *http.Request, ex *exchange, status int) {
 	s.usage.record(ex.key, ex.endpoint, outcome{status: status, billable: billable, credits: cmp.Or(ex.charge, 1),
 		truncated: ex.truncated, hung: ex.hung})
 	a := Arrival{Time: ex.arrived, Answered: s.now(), Endpoint: ex.endpoint,
-		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.retryAfter}
+		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.retryAfter, Truncated: ex.truncated}
+	if billable {
+		a.Credits = cmp.Or(ex.charge, 1)
+	}
 	s.arrivals.add(ex.key, a)
 	if s.recorded != nil {
 		s.recorded(ex.key, a)
@@ -305,8 +311,11 @@ func (s *Server) route(rw http.ResponseWriter, r *http.Request) {
 		writeError(rw, err)
 		return
 	}
+	if !rep.free && !s.chargePrice(rw, ex) {
+		return
+	}
 	if s.realFields && !rep.free {
-		body = withCredits(body, ex.creditsLimited, ex.creditsLeft)
+		body = withCredits(body, ex.creditsLimited, ex.creditsLeft, cmp.Or(ex.charge, 1))
 	}
 	if ex.truncate {
 		ex.truncated = true
