@@ -170,6 +170,13 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 func (c *checker) completeLists(r *nightResult, walks []walk) ([]Violation, error) {
 	var out []Violation
 	for _, w := range walks {
+		if w.list == "comments" {
+			if want := commentCount(codeOf(w.handle), r.day); w.comments != want {
+				out = append(out, Violation{Night: r.day, Timeline: r.timeline, Invariant: InvCompleteList,
+					Detail: fmt.Sprintf("comments of %s, complete after %d pages: %d stored, the sandbox lists %d", codeOf(w.handle), w.pages, w.comments, want)})
+			}
+			continue
+		}
 		want, err := c.t.followList("shortvideo."+w.list, w.handle, r.day)
 		if err != nil {
 			return nil, err

@@ -119,12 +119,14 @@ func planOf(ctx context.Context, conn *pgx.Conn, runIDs []int64) ([]string, erro
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// walk is a complete walk of a follow list, and the edges of its list
-// that its run saw.
+// walk is a complete walk of a list (it reached the list's end), and
+// what its run stored of the list: a follow list's edges, a post's
+// top-level comments (counted: comments have no id to compare).
 type walk struct {
-	handle, list string // the account; followers or following
+	handle, list string // the account and followers or following; the post's URL and "comments"
 	pages        int
 	stored       []string
+	comments     int64
 }
 
 func completeWalks(ctx context.Context, conn *pgx.Conn, runIDs []int64) ([]walk, error) {
@@ -136,9 +138,25 @@ func completeWalks(ctx context.Context, conn *pgx.Conn, runIDs []int64) ([]walk,
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (walk, error) {
+	walks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (walk, error) {
 		var w walk
 		err := row.Scan(&w.handle, &w.list, &w.pages, &w.stored)
 		return w, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	rows, err = conn.Query(ctx, `SELECT t.key, 'comments', t.pages,
+		  (SELECT count(*) FROM photosocial.comments c WHERE c.post_url = t.key AND c.last_seen_run = t.run_id AND c.parent_comment_id IS NULL)
+		FROM crawl.tasks t WHERE t.run_id = ANY($1) AND t.kind = 'photosocial.comments' AND t.state = 'done'
+		  AND t.reason IN ('end', 'empty_page') ORDER BY 1`, runIDs)
+	if err != nil {
+		return nil, err
+	}
+	comments, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (walk, error) {
+		var w walk
+		err := row.Scan(&w.handle, &w.list, &w.pages, &w.comments)
+		return w, err
+	})
+	return append(walks, comments...), err
 }

@@ -47,7 +47,7 @@ var tailLines = 12
 
 // NightTimeout bounds a night (its nights take seconds): past it, the
 // night's processes are killed and the night is a liveness violation.
-var NightTimeout = 3 * time.Minute
+var NightTimeout = time.Minute
 
 // exit is how a crawler process ended.
 type exit struct {
