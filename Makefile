@@ -40,4 +40,5 @@ bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway Postgre
 
 .PHONY: simulate
 simulate: ensure-postgres ## Simulate combined nights on SEEDS seeds (default 100; START, PROFILE, PARALLEL): docs/simulator.md
-	$(GO) run ./tools/withpg -- $(GO) run ./tools/simulate -seeds $(or $(SEEDS),100) -start $(or $(START),1) -profile $(or $(PROFILE),full) -parallel $(or $(PARALLEL),2)
+	$(GO) build -o $(BIN)/simulate ./tools/simulate
+	$(GO) run ./tools/withpg -- $(BIN)/simulate -seeds $(or $(SEEDS),100) -start $(or $(START),1) -profile $(or $(PROFILE),full) -parallel $(or $(PARALLEL),2)

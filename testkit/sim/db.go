@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The simulation's own statements on a timeline's database: a connection
@@ -21,11 +22,17 @@ func (tl *timeline) withConn(ctx context.Context, f func(*pgx.Conn) error) error
 	return f(conn)
 }
 
-// ageDB makes everything stored a day older: every timestamptz column of
+// Querier is a connection or a pool.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// AgeDB makes everything stored a day older: every timestamptz column of
 // the crawler's schemas, as the day between two nights would (the
 // crawler measures ages, windows and leases by the database's clock; the
 // sandbox's world moves by a day).
-func ageDB(ctx context.Context, conn *pgx.Conn) error {
+func AgeDB(ctx context.Context, conn Querier) error {
 	rows, err := conn.Query(ctx, `SELECT c.table_schema, c.table_name, array_agg(c.column_name::text ORDER BY c.column_name)
 		FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
 		WHERE c.table_schema IN ('crawl', 'shortvideo', 'photosocial') AND c.data_type = 'timestamp with time zone'

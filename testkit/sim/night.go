@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -93,15 +94,39 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		defer mu.Unlock()
 		res.exits = append(res.exits, exit{args: p.args, code: p.wait(), signaled: p.signalSent(), tail: p.tail(tailLines)})
 	}
-	runArgs := []string{"run", "--live", "off", "--log-level", tl.logLevel, "--progress", "0", "--grace", "2s", jobPath}
+	runArgs := func(resume int64) []string {
+		args := []string{"run", "--live", "off", "--log-level", tl.logLevel, "--progress", "0", "--grace", "2s"}
+		if resume > 0 {
+			args = append(args, "--resume", strconv.FormatInt(resume, 10))
+		}
+		return append(args, jobPath)
+	}
 	var firstErr error
-	var start func(pl Proc)
-	start = func(pl Proc) {
-		p, err := tl.e.startCrawler(ctx, tl.e.dbURL(tl.db), runArgs...)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		firstErr = cmp.Or(firstErr, err)
+	}
+	var start func(pl Proc, first bool)
+	start = func(pl Proc, first bool) {
+		// The first process starts the night's run; the others join it
+		// (crawler run --resume ID, as the scale-out recipe does and as
+		// the crawler's exit message says), so that a process starting
+		// after the run ended does not start tomorrow's run tonight.
+		var resume int64
+		if !first {
+			err := tl.withConn(ctx, func(c *pgx.Conn) error {
+				return c.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM crawl.runs WHERE id > $1`, before).Scan(&resume)
+			})
+			if err != nil {
+				fail(err)
+				g.done()
+				return
+			}
+		}
+		p, err := tl.e.startCrawler(ctx, tl.e.dbURL(tl.db), runArgs(resume)...)
 		if err != nil {
-			mu.Lock()
-			firstErr = err
-			mu.Unlock()
+			fail(err)
 			g.done()
 			return
 		}
@@ -110,10 +135,12 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		}
 		go func() {
 			defer g.done()
-			p.wait()
+			code := p.wait()
 			record(p)
+			// Restarted only when the signal ended it: a process that had
+			// finished the run when the signal came is not.
 			sig := p.signalSent()
-			if sig == "" {
+			if !(sig == "KILL" && code == -9 || sig == "TERM" && code == 3) {
 				return
 			}
 			if sig == "KILL" {
@@ -123,22 +150,20 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 				// Its leases lapse, as lease_timeout would make them.
 				err := tl.withConn(ctx, func(c *pgx.Conn) error { return expireLeases(ctx, c, p.cmd.Process.Pid) })
 				if err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
+					fail(err)
 					return
 				}
 			}
 			// The operator (or the scheduler) starts it again.
 			if g.add() {
-				start(Proc{})
+				start(Proc{}, false)
 			}
 		}()
 	}
-	for _, pl := range n.Procs {
+	for i, pl := range n.Procs {
 		up.at(int64(pl.StartAt), func() {
 			if g.add() {
-				start(pl)
+				go start(pl, i == 0)
 			}
 		})
 	}
@@ -165,7 +190,7 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		if len(runs) == 0 || runs[len(runs)-1].state != "running" {
 			break
 		}
-		p, err := tl.e.startCrawler(ctx, tl.e.dbURL(tl.db), runArgs...)
+		p, err := tl.e.startCrawler(ctx, tl.e.dbURL(tl.db), runArgs(runs[len(runs)-1].id)...)
 		if err != nil {
 			return nil, err
 		}

@@ -86,6 +86,16 @@ type List struct {
 	StopAtSeen bool
 }
 
+func (l *List) String() string {
+	if l == nil {
+		return "off"
+	}
+	if l.StopAtSeen {
+		return fmt.Sprintf("max_pages %d stop_at_seen", l.MaxPages)
+	}
+	return fmt.Sprintf("max_pages %d", l.MaxPages)
+}
+
 // Reuse is the job's reuse section.
 type Reuse struct {
 	RefreshAfterHours int // reuse.refresh_after; 0: none

@@ -92,7 +92,7 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 func (tl *timeline) night(ctx context.Context, chk *checker, n Night, logf func(string, ...any)) ([]Violation, int, error) {
 	var out []Violation
 	if n.Day > 0 {
-		if err := tl.withConn(ctx, func(c *pgx.Conn) error { return ageDB(ctx, c) }); err != nil {
+		if err := tl.withConn(ctx, func(c *pgx.Conn) error { return AgeDB(ctx, c) }); err != nil {
 			return nil, 0, err
 		}
 	}
