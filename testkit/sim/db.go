@@ -67,11 +67,26 @@ func AgeDB(ctx context.Context, conn Querier) error {
 }
 
 // expireLeases ends the leases of a killed process (its lease owner tag
-// is host:pid:...), as lease_timeout passing would.
+// is host:pid:...), as lease_timeout passing would. One row at a time:
+// the crawlers still running lock the same rows, and a statement holding
+// one lock while it waits for no other cannot deadlock with them.
 func expireLeases(ctx context.Context, conn *pgx.Conn, pid int) error {
-	_, err := conn.Exec(ctx, `UPDATE crawl.tasks SET lease_expires_at = now() - interval '1 second'
-		WHERE state = 'leased' AND lease_owner LIKE '%:' || $1::text || ':%'`, fmt.Sprint(pid))
-	return err
+	rows, err := conn.Query(ctx, `SELECT id FROM crawl.tasks WHERE state = 'leased' AND lease_owner LIKE '%:' || $1::text || ':%'`, fmt.Sprint(pid))
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		_, err := conn.Exec(ctx, `UPDATE crawl.tasks SET lease_expires_at = now() - interval '1 second'
+			WHERE id = $1 AND state = 'leased' AND lease_owner LIKE '%:' || $2::text || ':%'`, id, fmt.Sprint(pid))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runRow is a run of the job as the checkers read it.

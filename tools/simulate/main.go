@@ -41,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	profile := fs.String("profile", "full", "the scenarios' sizes: full or short (make test's)")
 	parallel := fs.Int("parallel", 2, "seeds run at once")
 	verbose := fs.Bool("v", false, "print each seed's scenario and nights")
+	print := fs.Bool("print", false, "print the seeds' scenarios and run nothing")
 	crawlerLog := fs.String("crawler-log", "warn", "the crawlers' --log-level (debug, info, warn, error): their last lines are quoted in exit and liveness violations")
 	fs.DurationVar(&sim.NightTimeout, "night-timeout", sim.NightTimeout, "a night not over after this is a liveness violation")
 	if err := fs.Parse(args); err != nil {
@@ -63,6 +64,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if *print {
+		for _, sd := range list {
+			s, err := sim.Generate(sd, p)
+			if err != nil {
+				fmt.Fprintf(stderr, "simulate: seed %d: %v\n", sd, err)
+				return 3
+			}
+			fmt.Fprintln(stdout, s)
+		}
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serverURL := os.Getenv("DATABASE_URL")
