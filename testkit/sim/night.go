@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -107,6 +108,42 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		defer mu.Unlock()
 		firstErr = cmp.Or(firstErr, err)
 	}
+	// The leases of the processes killed lapse, as lease_timeout would
+	// make them; again and again while the night goes on, since a batch a
+	// process sent before it died may still commit a lease.
+	var dead []int
+	expire := func() error {
+		mu.Lock()
+		pids := slices.Clone(dead)
+		mu.Unlock()
+		if len(pids) == 0 {
+			return nil
+		}
+		return tl.withConn(ctx, func(c *pgx.Conn) error {
+			for _, pid := range pids {
+				if err := expireLeases(ctx, c, pid); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	stopExpiring := make(chan struct{})
+	defer close(stopExpiring) // after the night's last process
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopExpiring:
+				return
+			case <-t.C:
+				if err := expire(); err != nil && ctx.Err() == nil {
+					fail(err)
+				}
+			}
+		}
+	}()
 	var start func(pl Proc, first bool)
 	start = func(pl Proc, first bool) {
 		// The first process starts the night's run; the others join it
@@ -146,10 +183,9 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 			if sig == "KILL" {
 				mu.Lock()
 				res.killed += n.Workers
+				dead = append(dead, p.cmd.Process.Pid)
 				mu.Unlock()
-				// Its leases lapse, as lease_timeout would make them.
-				err := tl.withConn(ctx, func(c *pgx.Conn) error { return expireLeases(ctx, c, p.cmd.Process.Pid) })
-				if err != nil {
+				if err := expire(); err != nil {
 					fail(err)
 					return
 				}
