@@ -160,7 +160,9 @@ type accountDay struct {
 	day    int64
 }
 
-func newTruth(s *Scenario) *truth { return &truth{s: s, accounts: map[accountDay]sandbox.AccountTruth{}} }
+func newTruth(s *Scenario) *truth {
+	return &truth{s: s, accounts: map[accountDay]sandbox.AccountTruth{}}
+}
 
 // followList is handle's followers or following list on day, as served
 // (a private account's lists are served empty).
