@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // Profile sizes the scenarios a seed generates: the same seed under
@@ -45,6 +47,7 @@ type Scenario struct {
 // = the night's number.
 type World struct {
 	Preset   string // sandbox.PresetContract or sandbox.PresetScrapeCreators
+	Churn    string // how accounts change: one of churnWorlds
 	PageSize int
 	// Prices are the endpoints (by task kind, e.g. "shortvideo.profile")
 	// that cost more than one credit; the job declares them.
@@ -156,8 +159,8 @@ type Proc struct {
 func (s Scenario) String() string {
 	var b strings.Builder
 	w, j := s.World, s.Job
-	fmt.Fprintf(&b, "seed %d (profile %s): preset %s, page size %d, prices %v (declared %v), real fields %v, faults err %.2f trunc %.2f jitter %dus, rate %.0f/%d\n",
-		s.Seed, s.Profile, w.Preset, w.PageSize, w.Prices, j.DeclaredPrices, w.RealFields, w.ErrorRate, w.TruncateRate, w.JitterMicros, w.Rate, w.Burst)
+	fmt.Fprintf(&b, "seed %d (profile %s): preset %s, churn %s, page size %d, prices %v (declared %v), real fields %v, faults err %.2f trunc %.2f jitter %dus, rate %.0f/%d\n",
+		s.Seed, s.Profile, w.Preset, w.Churn, w.PageSize, w.Prices, j.DeclaredPrices, w.RealFields, w.ErrorRate, w.TruncateRate, w.JitterMicros, w.Rate, w.Burst)
 	fmt.Fprintf(&b, "job: max_pages %d, max_depth %d, retries %d, budget %d, followers %v, following %v, follower_profiles %v, comments %v, replies %v, archive %v\n",
 		j.MaxPages, j.MaxDepth, j.MaxRetries, j.Budget, j.Followers, j.Following, j.FollowerProfiles, j.Comments, j.IncludeReplies, j.Archive)
 	fmt.Fprintf(&b, "reuse: %+v\n", j.Reuse)
@@ -244,8 +247,16 @@ func shrink(s *Scenario, limit int64) (credits, requests int64, err error) {
 	}
 }
 
+// churnWorlds are the sandbox's worlds of accounts changing day to day
+// that the generator picks from (each with its ground truth).
+var churnWorlds = []string{sandbox.ChurnHeavyTail}
+
 func (g gen) world(p Profile) World {
 	w := World{Preset: "contract", PageSize: g.between(3, 10), FaultSeed: g.r.Int64N(1 << 40)}
+	w.Churn = churnWorlds[0]
+	if len(churnWorlds) > 1 { // no draw for no choice: the seeds' scenarios stay what they were
+		w.Churn = churnWorlds[g.r.IntN(len(churnWorlds))]
+	}
 	if g.chance(0.5) {
 		w.Preset = "scrapecreators"
 	}

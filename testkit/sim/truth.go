@@ -170,7 +170,7 @@ func (t *truth) followList(kind, handle string, day int64) ([]string, error) {
 	at, ok := t.accounts[accountDay{handle, day}]
 	if !ok {
 		var err error
-		if at, err = sandbox.ChurnTruth(handle, day); err != nil {
+		if at, err = sandbox.ChurnTruth(handle, day); err != nil { // the churn world's truth: World.Churn
 			return nil, fmt.Errorf("truth of %s on day %d: %w", handle, day, err)
 		}
 		t.accounts[accountDay{handle, day}] = at

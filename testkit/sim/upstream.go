@@ -36,7 +36,7 @@ func sandboxConfig(s *Scenario, day int64, cache *sandbox.Cache) sandbox.Config 
 		Preset:    w.Preset,
 		PageSize:  w.PageSize,
 		WorldTime: day,
-		Churn:     sandbox.ChurnHeavyTail,
+		Churn:     w.Churn,
 		Rate:      w.Rate,
 		Burst:     w.Burst,
 		Faults: sandbox.Faults{ErrorRate: w.ErrorRate, TruncateRate: w.TruncateRate,
