@@ -116,7 +116,16 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 	j := c.s.Job
 
 	if j.Budget > 0 && r.billed > j.Budget {
-		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s)", r.billed, j.Budget, r.describe())
+		// What the answers charged above 1 without saying so in their
+		// body: a client that settles them at 1 counts that much less.
+		var unsaid int64
+		for _, q := range r.requests {
+			if q.credit > 1 && !c.s.World.says(q.it.kind) {
+				unsaid += q.credit - 1
+			}
+		}
+		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost)",
+			r.billed, j.Budget, r.describe(), unsaid)
 	}
 
 	// Bought twice: every charged request, but truncated ones.

@@ -35,15 +35,27 @@ type endpoint struct {
 	kind     string
 	contract string // the path after /api
 	real     string // the real preset's path
-	list     bool
+	// realSays: the real preset's answers say what they charged
+	// (credits_charged in their envelope); the contract's say it with
+	// RealServiceFields.
+	realSays bool
 }
 
 var endpoints = []endpoint{
 	{"shortvideo.profile", "/shortvideo/profile", "/v1/tiktok/profile", false},
-	{"shortvideo.followers", "/shortvideo/user/followers", "/v1/tiktok/user/followers", true},
-	{"shortvideo.following", "/shortvideo/user/following", "/v1/tiktok/user/following", true},
+	{"shortvideo.followers", "/shortvideo/user/followers", "/v1/tiktok/user/followers", false},
+	{"shortvideo.following", "/shortvideo/user/following", "/v1/tiktok/user/following", false},
 	{"photosocial.comments", "/photosocial/post/comments", "/v2/instagram/post/comments", true},
 	{"photosocial.profile", "/photosocial/profile", "/v1/instagram/profile", false},
+}
+
+// says reports whether the world's answers of kind say what they charged.
+func (w World) says(kind string) bool {
+	if w.Preset != sandbox.PresetScrapeCreators {
+		return w.RealFields
+	}
+	e, _ := endpointOf(kind)
+	return e.realSays
 }
 
 // path is the endpoint's Usage.ByEndpoint key under preset.
