@@ -113,9 +113,19 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := c.s.Job
+	c.budget(r, add)
+	c.boughtTwice(r, add)
+	c.unreachable(r, reach, add)
+	c.exits(r, add)
+	if c.s.Job.Reuse.Adaptive {
+		c.adaptive(r, reach, add)
+	}
+	return out, nil
+}
 
-	if j.Budget > 0 && r.billed > j.Budget {
+// budget: the sandbox charged the night at most max_credits.
+func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
+	if b := c.s.Job.Budget; b > 0 && r.billed > b {
 		// What the answers charged above 1 without saying so in their
 		// body: a client that settles them at 1 counts that much less.
 		var unsaid int64
@@ -125,10 +135,13 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 			}
 		}
 		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost)",
-			r.billed, j.Budget, r.describe(), unsaid)
+			r.billed, b, r.describe(), unsaid)
 	}
+}
 
-	// Bought twice: every charged request, but truncated ones.
+// boughtTwice: no charged request twice, but truncated ones and the
+// requests in flight of the processes killed.
+func (c *checker) boughtTwice(r *nightResult, add func(string, string, ...any)) {
 	seen := map[string]int{}
 	for _, q := range r.requests {
 		if q.credit > 0 && !q.cut {
@@ -145,9 +158,11 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 	if extra > r.killed {
 		add(InvBoughtTwice, "%d requests bought again, bound %d (in flight of the processes killed): %s", extra, r.killed, firstN(dups, 4))
 	}
+}
 
-	// Unreachable: a charged request for an item the seeds do not reach
-	// today, or a list page past its limit.
+// unreachable: no charged request for an item the seeds do not reach
+// today, nor for a list page past its limit.
+func (c *checker) unreachable(r *nightResult, reach map[item]reached, add func(string, string, ...any)) {
 	var stray []string
 	for _, q := range r.requests {
 		if q.credit == 0 {
@@ -166,12 +181,6 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 		stray = slices.Compact(stray)
 		add(InvUnreachable, "%d charged requests the seeds do not reach today: %s", len(stray), firstN(stray, 4))
 	}
-
-	c.exits(r, add)
-	if j.Reuse.Adaptive {
-		c.adaptive(r, reach, add)
-	}
-	return out, nil
 }
 
 // completeLists compares every complete walk of the night with the
