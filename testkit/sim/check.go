@@ -128,14 +128,19 @@ func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
 	if b := c.s.Job.Budget; b > 0 && r.billed > b {
 		// What the answers charged above 1 without saying so in their
 		// body: a client that settles them at 1 counts that much less.
-		var unsaid int64
+		// And what truncated answers were charged: their body, cut, says
+		// nothing either.
+		var unsaid, cut int64
 		for _, q := range r.requests {
 			if q.credit > 1 && !c.s.World.says(q.it.kind) {
 				unsaid += q.credit - 1
 			}
+			if q.cut {
+				cut += q.credit
+			}
 		}
-		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost)",
-			r.billed, b, r.describe(), unsaid)
+		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost, %d by truncated answers)",
+			r.billed, b, r.describe(), unsaid, cut)
 	}
 }
 
