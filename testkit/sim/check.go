@@ -72,10 +72,14 @@ type checker struct {
 	t          *truth
 	lastVisit  map[item]int64 // night of the item's latest answer
 	firstReach map[item]int64 // first night the seeds reached it
+	// twins counts the twin nights by kind; compared, those whose tasks
+	// and purchases were compared (their outcome did not hang on timing).
+	twins, compared map[string]int
 }
 
 func newChecker(s *Scenario) *checker {
-	return &checker{s: s, t: newTruth(s), lastVisit: map[item]int64{}, firstReach: map[item]int64{}}
+	return &checker{s: s, t: newTruth(s), lastVisit: map[item]int64{}, firstReach: map[item]int64{},
+		twins: map[string]int{}, compared: map[string]int{}}
 }
 
 // night checks one night of a timeline: what it did (check) and the
@@ -331,6 +335,7 @@ func (c *checker) twin(kind string, main, twin *nightResult, mainPlan, twinPlan 
 	add := func(inv, format string, args ...any) {
 		out = append(out, Violation{Night: main.day, Timeline: "main", Invariant: inv, Detail: fmt.Sprintf(format, args...)})
 	}
+	c.twins[kind]++
 	inv := InvTiming
 	if kind == TwinPrune {
 		inv = InvPrune
@@ -341,6 +346,7 @@ func (c *checker) twin(kind string, main, twin *nightResult, mainPlan, twinPlan 
 	if !main.comparable(c.s) || !twin.comparable(c.s) {
 		return out // the budget decided, or kills met faults: timing may
 	}
+	c.compared[kind]++
 	shape := func(r *nightResult, withState bool) []string {
 		var ts []string
 		for _, t := range r.tasks {

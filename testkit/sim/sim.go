@@ -32,6 +32,10 @@ type Result struct {
 	// Answered counts the requests the sandboxes answered, twins included.
 	Answered int
 	Elapsed  time.Duration
+	// Twins counts the twin nights by kind (TwinTiming, TwinPrune);
+	// Compared those whose tasks and purchases were compared, their
+	// outcome not hanging on timing (a prune twin's schedule always is).
+	Twins, Compared map[string]int
 }
 
 // Replay is the command that runs seed again under profile, verbosely.
@@ -57,6 +61,7 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 	}
 	logf("%s", strings.TrimRight(s.String(), "\n"))
 	res := &Result{Scenario: s}
+	chk := newChecker(s)
 	dir := filepath.Join(e.dir, fmt.Sprintf("seed%d-%s", seed, randomHex()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -67,8 +72,8 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 		return nil, err
 	}
 	defer e.dropDB(context.WithoutCancel(ctx), db)
+	defer func() { res.Twins, res.Compared = chk.twins, chk.compared }()
 	main := &timeline{e: e, s: s, name: "main", db: db, cache: sandbox.NewCache(), dir: dir, logLevel: cmp.Or(opts.CrawlerLog, "warn")}
-	chk := newChecker(s)
 	for _, n := range s.Nights {
 		if err := ctx.Err(); err != nil {
 			return nil, err

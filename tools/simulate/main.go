@@ -102,6 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		byInv    = map[string]int{}
 		answered int
 		busy     time.Duration
+		twins    = map[string][2]int{} // kind -> run, compared
 	)
 	begin := time.Now()
 	next := make(chan int64)
@@ -128,6 +129,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 					for _, v := range res.Violations {
 						byInv[v.Invariant]++
 					}
+					for k, n := range res.Twins {
+						t := twins[k]
+						twins[k] = [2]int{t[0] + n, t[1] + res.Compared[k]}
+					}
 				}
 				mu.Unlock()
 			}
@@ -146,6 +151,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	elapsed := time.Since(begin)
 	fmt.Fprintf(stdout, "\n%d seeds in %s (%.1f s a seed, %d at once; %d requests answered)\n",
 		done, elapsed.Round(time.Second), busy.Seconds()/float64(max(1, done)), *parallel, answered)
+	for _, k := range slices.Sorted(maps.Keys(twins)) {
+		fmt.Fprintf(stdout, "%s twins: %d nights, %d compared in full\n", k, twins[k][0], twins[k][1])
+	}
 	fmt.Fprintf(stdout, "%d seeds with violations, %d harness errors\n", len(failed), len(broken))
 	for _, inv := range slices.Sorted(maps.Keys(byInv)) {
 		fmt.Fprintf(stdout, "  %-14s %d\n", inv, byInv[inv])
