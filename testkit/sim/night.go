@@ -1,14 +1,11 @@
 package sim
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,144 +78,42 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		return nil, err
 	}
 	var before int64
-	err = tl.withConn(ctx, func(c *pgx.Conn) error {
-		return c.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM crawl.runs`).Scan(&before)
+	err = tl.withConn(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM crawl.runs`).Scan(&before)
 	})
 	if err != nil {
 		return nil, err
 	}
 
-	g := newGroup()
-	var mu sync.Mutex
-	record := func(p *proc) {
-		mu.Lock()
-		defer mu.Unlock()
-		res.exits = append(res.exits, exit{args: p.args, code: p.wait(), signaled: p.signalSent(), tail: p.tail(tailLines)})
-	}
-	runArgs := func(resume int64) []string {
-		args := []string{"run", "--live", "off", "--log-level", tl.logLevel, "--progress", "0", "--grace", "2s"}
-		if resume > 0 {
-			args = append(args, "--resume", strconv.FormatInt(resume, 10))
-		}
-		return append(args, jobPath)
-	}
-	var firstErr error
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		firstErr = cmp.Or(firstErr, err)
-	}
-	// The leases of the processes killed lapse, as lease_timeout would
-	// make them; again and again while the night goes on, since a batch a
-	// process sent before it died may still commit a lease.
-	var dead []int
-	expire := func() error {
-		mu.Lock()
-		pids := slices.Clone(dead)
-		mu.Unlock()
-		if len(pids) == 0 {
-			return nil
-		}
-		return tl.withConn(ctx, func(c *pgx.Conn) error {
-			for _, pid := range pids {
-				if err := expireLeases(ctx, c, pid); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	stopExpiring := make(chan struct{})
-	defer close(stopExpiring) // after the night's last process
-	go func() {
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopExpiring:
-				return
-			case <-t.C:
-				if err := expire(); err != nil && ctx.Err() == nil {
-					fail(err)
-				}
-			}
-		}
-	}()
-	var start func(pl Proc, first bool)
-	start = func(pl Proc, first bool) {
-		// The first process starts the night's run; the others join it
-		// (crawler run --resume ID, as the scale-out recipe does and as
-		// the crawler's exit message says), so that a process starting
-		// after the run ended does not start tomorrow's run tonight.
-		var resume int64
-		if !first {
-			err := tl.withConn(ctx, func(c *pgx.Conn) error {
-				return c.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM crawl.runs WHERE id > $1`, before).Scan(&resume)
-			})
-			if err != nil {
-				fail(err)
-				g.done()
-				return
-			}
-		}
-		p, err := tl.e.startCrawler(ctx, tl.e.dbURL(tl.db), runArgs(resume)...)
-		if err != nil {
-			fail(err)
-			g.done()
-			return
-		}
-		if pl.Signal != "" {
-			up.at(int64(pl.KillAt), func() { p.signal(pl.Signal) })
-		}
-		go func() {
-			defer g.done()
-			code := p.wait()
-			record(p)
-			// Restarted only when the signal ended it: a process that had
-			// finished the run when the signal came is not.
-			sig := p.signalSent()
-			if !(sig == "KILL" && code == -9 || sig == "TERM" && code == 3) {
-				return
-			}
-			if sig == "KILL" {
-				mu.Lock()
-				res.killed += n.Workers
-				dead = append(dead, p.cmd.Process.Pid)
-				mu.Unlock()
-				if err := expire(); err != nil {
-					fail(err)
-					return
-				}
-			}
-			// The operator (or the scheduler) starts it again.
-			if g.add() {
-				start(Proc{}, false)
-			}
-		}()
-	}
+	c := &crew{tl: tl, ctx: ctx, up: up, job: jobPath, before: before, workers: n.Workers, g: newGroup()}
+	stop := make(chan struct{})
+	defer close(stop) // after the night's last process
+	go c.expireWhileRunning(stop)
 	for i, pl := range n.Procs {
-		up.at(int64(pl.StartAt), func() {
-			if g.add() {
-				go start(pl, i == 0)
-			}
-		})
+		how := startJoin
+		if i == 0 {
+			how = startFirst
+		}
+		up.at(int64(pl.StartAt), func() { c.launch(pl, how) })
 	}
-	g.closeWhenIdle()
-	if outer.Err() != nil {
+	c.g.closeWhenIdle()
+	c.mu.Lock()
+	res.exits, res.killed, err = c.exits, c.killed, c.err
+	c.mu.Unlock()
+	switch {
+	case outer.Err() != nil:
 		return nil, outer.Err()
-	}
-	if ctx.Err() != nil {
+	case ctx.Err() != nil:
 		res.timedOut = true
 		return res, nil
-	}
-	if firstErr != nil {
-		return nil, firstErr
+	case err != nil:
+		return nil, err
 	}
 	// A run nobody finished (its last process was killed before it could)
 	// is continued by the next start.
 	for range 3 {
 		var runs []runRow
-		err := tl.withConn(ctx, func(c *pgx.Conn) (err error) { runs, err = runsAfter(ctx, c, before); return err })
+		err := tl.withConn(ctx, func(conn *pgx.Conn) (err error) { runs, err = runsAfter(ctx, conn, before); return err })
 		if err != nil {
 			return nil, err
 		}
@@ -226,25 +121,18 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		if len(runs) == 0 || runs[len(runs)-1].state != "running" {
 			break
 		}
-		p, err := tl.e.startCrawler(ctx, tl.e.dbURL(tl.db), runArgs(runs[len(runs)-1].id)...)
+		p, err := tl.e.startCrawler(ctx, tl.e.dbURL(tl.db), c.args(runs[len(runs)-1].id)...)
 		if err != nil {
 			return nil, err
 		}
-		p.wait()
-		record(p)
+		code := p.wait()
+		res.exits = append(res.exits, exit{args: p.args, code: code, tail: p.tail(tailLines)})
 		if ctx.Err() != nil {
 			res.timedOut = outer.Err() == nil
 			return res, outer.Err()
 		}
 	}
-	err = tl.withConn(ctx, func(c *pgx.Conn) error {
-		ids := make([]int64, len(res.runs))
-		for i, r := range res.runs {
-			ids[i] = r.id
-		}
-		res.tasks, err = tasksOf(ctx, c, ids)
-		return err
-	})
+	err = tl.withConn(ctx, func(conn *pgx.Conn) (err error) { res.tasks, err = tasksOf(ctx, conn, res.runIDs()); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -278,47 +166,4 @@ func (tl *timeline) prune(ctx context.Context, pr *Prune) (exit, error) {
 		return exit{}, err
 	}
 	return exit{args: args, code: p.wait(), tail: p.tail(8)}, nil
-}
-
-// group counts a night's live processes. add refuses once the group is
-// closed, which closeWhenIdle does when none is left, under the same lock:
-// a trigger racing the last exit either starts its process before the
-// night is over or not at all.
-type group struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	running int
-	closed  bool
-}
-
-func newGroup() *group {
-	g := &group{}
-	g.cond = sync.NewCond(&g.mu)
-	return g
-}
-
-func (g *group) add() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return false
-	}
-	g.running++
-	return true
-}
-
-func (g *group) done() {
-	g.mu.Lock()
-	g.running--
-	g.cond.Broadcast()
-	g.mu.Unlock()
-}
-
-func (g *group) closeWhenIdle() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for g.running > 0 {
-		g.cond.Wait()
-	}
-	g.closed = true
 }
