@@ -33,7 +33,7 @@ func TestGenerate(t *testing.T) {
 				t.Errorf("%s seed %d: %d nights", p.Name, seed, n)
 			}
 			_, requests, err := newTruth(s).estimateNight(p.MaxRequests)
-			if err != nil || requests > p.MaxRequests && len(s.Job.Seeds) > 1 {
+			if err != nil || requests > p.MaxRequests && (len(s.Job.Seeds) > 1 || s.Job.MaxDepth > 1) {
 				t.Errorf("%s seed %d: a night of %d requests (limit %d), %v", p.Name, seed, requests, p.MaxRequests, err)
 			}
 			for _, f := range features(s) {

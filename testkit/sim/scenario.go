@@ -228,7 +228,7 @@ func shrink(s *Scenario, limit int64) (credits, requests int64, err error) {
 	j, t := &s.Job, newTruth(s) // the world's truth does not change with the job
 	for {
 		credits, requests, err = t.estimateNight(limit)
-		if err != nil || requests <= limit || len(j.Seeds) <= 1 {
+		if err != nil || requests <= limit {
 			return credits, requests, err
 		}
 		lists := []*List{j.Followers, j.Following, j.Comments}
@@ -241,8 +241,10 @@ func shrink(s *Scenario, limit int64) (credits, requests int64, err error) {
 					l.MaxPages = max(1, l.MaxPages/2)
 				}
 			}
-		default:
+		case len(j.Seeds) > 1:
 			j.Seeds = j.Seeds[:len(j.Seeds)-1]
+		default:
+			return credits, requests, nil // one seed, one page a list: as small as it gets
 		}
 	}
 }
