@@ -230,7 +230,7 @@ func (c *checker) completeLists(r *nightResult, walks []walk) ([]Violation, erro
 // exits checks the processes' exit codes and how the night's run ended.
 func (c *checker) exits(r *nightResult, add func(string, string, ...any)) {
 	for _, e := range r.exits {
-		ok := e.code == 0 || e.code == 3 || e.code == 4 || e.signaled == "KILL" && e.code == -9
+		ok := e.code == 0 || e.code == 3 || e.code == 4 || e.code == 5 || e.signaled == "KILL" && e.code == -9
 		if !ok {
 			add(InvExit, "crawler %s exited %d: %s", e.args[0], e.code, e.tail)
 		}
@@ -242,7 +242,7 @@ func (c *checker) exits(r *nightResult, add func(string, string, ...any)) {
 	last := r.runs[len(r.runs)-1]
 	switch {
 	case last.state == "done":
-	case last.state == "stopped" && c.s.Job.Budget > 0 && strings.Contains(last.reason, "budget"):
+	case last.state == "stopped" && c.s.Job.Budget > 0 && last.spent:
 	default:
 		add(InvExit, "run %d ended %s: %s", last.id, last.state, last.reason)
 	}
@@ -251,8 +251,8 @@ func (c *checker) exits(r *nightResult, add func(string, string, ...any)) {
 	}
 	var open []string
 	for _, t := range r.tasks {
-		if t.state == "pending" || t.state == "leased" || (t.state == "failed" || t.state == "skipped") && t.reason == "" {
-			open = append(open, fmt.Sprintf("%s %s %s %q", t.kind, t.key, t.state, t.reason))
+		if t.state == "pending" || t.state == "leased" || t.outcome == "" || (t.state == "failed" || t.state == "skipped") && t.reason == "" {
+			open = append(open, fmt.Sprintf("%s %s %s %q (outcome %q)", t.kind, t.key, t.state, t.reason, t.outcome))
 		}
 	}
 	if len(open) > 0 {
@@ -305,7 +305,7 @@ func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(stri
 	var fit []string
 	for _, t := range r.tasks {
 		switch {
-		case state == "done" && t.state == "skipped" && strings.HasPrefix(t.reason, "adaptive: budget"):
+		case state == "done" && t.outcome == "skipped_budget":
 		case state == "stopped" && t.state == "pending":
 		default:
 			continue
@@ -387,7 +387,7 @@ func (r *nightResult) comparable(s *Scenario) bool {
 		return false
 	}
 	for _, t := range r.tasks {
-		if strings.HasPrefix(t.reason, "adaptive: budget") {
+		if t.outcome == "skipped_budget" {
 			return false
 		}
 	}

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
 )
 
 // checkScenario is a small adaptive job: two seeds with their followers,
 // one page of 3 each, a budget of 10, max_age 2 days.
 func checkScenario() *Scenario {
-	return &Scenario{World: World{Preset: "contract", PageSize: 3}, Job: Job{MaxPages: 1, Budget: 10,
+	return &Scenario{World: World{Preset: "contract", Churn: sandbox.ChurnHeavyTail, PageSize: 3}, Job: Job{MaxPages: 1, Budget: 10,
 		Followers: &List{MaxPages: 1}, Reuse: Reuse{Adaptive: true, MaxAgeDays: 2},
 		Seeds: []Seed{{Key: "shortvideo.profiles", Value: "s0_f2_g0"}, {Key: "shortvideo.profiles", Value: "s1_f2_g0"}}}}
 }
@@ -27,7 +29,7 @@ func cleanNight(day int64) *nightResult {
 			bought(item{"shortvideo.followers", "s0_f2_g0"}, 0, 1), bought(item{"shortvideo.followers", "s1_f2_g0"}, 0, 1)},
 		runs:  []runRow{{id: day + 1, state: "done"}},
 		exits: []exit{{args: []string{"run"}, code: 0}},
-		tasks: []taskRow{{kind: "shortvideo.profile", key: "s0_f2_g0", state: "done", reason: "ok"}},
+		tasks: []taskRow{{kind: "shortvideo.profile", key: "s0_f2_g0", state: "done", reason: "ok", outcome: "done"}},
 	}
 }
 
@@ -74,22 +76,27 @@ func TestCheckers(t *testing.T) {
 			r.exits = append(r.exits, exit{args: []string{"run"}, code: -9, signaled: "KILL"})
 		}, nil},
 		{"run failed", func(r *nightResult) { r.runs[0].state = "failed" }, []string{InvExit}},
-		{"stopped for budget", func(r *nightResult) { r.runs[0].state, r.runs[0].reason = "stopped", "credit budget exhausted" }, nil},
+		{"stopped for budget", func(r *nightResult) { r.runs[0].state, r.runs[0].reason, r.runs[0].spent = "stopped", "credit budget exhausted", true }, nil},
 		{"done with a task pending", func(r *nightResult) {
 			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.profile", key: "x", state: "pending"})
 		}, []string{InvExit}},
 		{"skipped without a reason", func(r *nightResult) {
-			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.profile", key: "x", state: "skipped"})
+			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.profile", key: "x", state: "skipped", outcome: "skipped_fresh"})
 		}, []string{InvExit}},
+		{"ended without an outcome", func(r *nightResult) {
+			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.profile", key: "x", state: "done", reason: "ok"})
+		}, []string{InvExit}},
+		{"stopped, not by its budget", func(r *nightResult) { r.runs[0].state, r.runs[0].reason = "stopped", "credit budget exhausted" }, []string{InvExit}},
+		{"spent: exit 5", func(r *nightResult) { r.exits = append(r.exits, exit{args: []string{"run"}, code: 5}) }, nil},
 		{"skipped for budget, would have fitted", func(r *nightResult) {
-			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits"})
+			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits", outcome: "skipped_budget"})
 		}, []string{InvUnspent}},
 		{"skipped for budget, would not have fitted", func(r *nightResult) {
 			r.billed = 10
-			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits"})
+			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits", outcome: "skipped_budget"})
 		}, nil},
 		{"stopped with a visit that fits pending", func(r *nightResult) {
-			r.runs[0].state, r.runs[0].reason = "stopped", "credit budget exhausted"
+			r.runs[0].state, r.runs[0].reason, r.runs[0].spent = "stopped", "credit budget exhausted", true
 			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.profile", key: "s1_f2_g0", state: "pending"})
 		}, []string{InvUnspent}},
 		{"timed out", func(r *nightResult) { r.timedOut = true }, []string{InvLiveness}},
@@ -208,7 +215,7 @@ func TestCheckCompleteLists(t *testing.T) {
 	// A post of c7_r2 has 11 comments on day 2.
 	r.day = 2
 	for stored, bad := range map[int64]bool{11: false, 10: true} {
-		vs, _ := c.completeLists(r, []walk{{handle: postURL("p0_c7_r2"), list: "comments", comments: stored}})
+		vs, _ := c.completeLists(r, []walk{{handle: postURL("contract", "p0_c7_r2"), list: "comments", comments: stored}})
 		if got := len(vs) > 0; got != bad {
 			t.Errorf("%d comments stored of 11: violations %v", stored, vs)
 		}

@@ -94,18 +94,19 @@ type runRow struct {
 	id     int64
 	state  string
 	reason string
+	spent  bool // stopped by its credit budget (crawl.runs.budget_stop)
 }
 
 // runsAfter are the job's runs with an id above after.
 func runsAfter(ctx context.Context, conn *pgx.Conn, after int64) ([]runRow, error) {
-	rows, err := conn.Query(ctx, `SELECT id, state, coalesce(stop_reason, '') FROM crawl.runs
+	rows, err := conn.Query(ctx, `SELECT id, state, coalesce(stop_reason, ''), budget_stop IS NOT NULL FROM crawl.runs
 		WHERE job_name = $1 AND id > $2 ORDER BY id`, jobName, after)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (runRow, error) {
 		var x runRow
-		err := r.Scan(&x.id, &x.state, &x.reason)
+		err := r.Scan(&x.id, &x.state, &x.reason, &x.spent)
 		return x, err
 	})
 }
@@ -115,17 +116,19 @@ type taskRow struct {
 	kind, key, handle string // handle: params->>'handle' (a follow list's account)
 	depth             int
 	state, reason     string
+	outcome           string // crawl.tasks.outcome: how it ended, "" while it has not
 }
 
 func tasksOf(ctx context.Context, conn *pgx.Conn, runIDs []int64) ([]taskRow, error) {
-	rows, err := conn.Query(ctx, `SELECT kind, key, coalesce(params->>'handle', ''), depth, state, coalesce(reason, '')
+	rows, err := conn.Query(ctx, `SELECT kind, key, coalesce(params->>'handle', ''), depth, state, coalesce(reason, ''),
+		  coalesce(outcome::text, '')
 		FROM crawl.tasks WHERE run_id = ANY($1) ORDER BY kind, key`, runIDs)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskRow, error) {
 		var t taskRow
-		err := r.Scan(&t.kind, &t.key, &t.handle, &t.depth, &t.state, &t.reason)
+		err := r.Scan(&t.kind, &t.key, &t.handle, &t.depth, &t.state, &t.reason, &t.outcome)
 		return t, err
 	})
 }
@@ -171,7 +174,7 @@ func completeWalks(ctx context.Context, conn *pgx.Conn, runIDs []int64) ([]walk,
 	rows, err = conn.Query(ctx, `SELECT t.key, 'comments', t.pages,
 		  (SELECT count(*) FROM photosocial.comments c WHERE c.post_url = t.key AND c.last_seen_run = t.run_id AND c.parent_comment_id IS NULL)
 		FROM crawl.tasks t WHERE t.run_id = ANY($1) AND t.kind = 'photosocial.comments' AND t.state = 'done'
-		  AND t.reason IN ('end', 'empty_page') ORDER BY 1`, runIDs)
+		  AND t.outcome = 'done_end' ORDER BY 1`, runIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -160,8 +160,8 @@ func TestRequestOf(t *testing.T) {
 	mt := next("/v1/tiktok/user/followers", "handle=s0_f30_g2", "min_time")
 	mt = next("/v1/tiktok/user/followers", "handle=s0_f30_g2&min_time="+mt, "min_time")
 	get(t, sb, "/v1/tiktok/user/followers", "handle=s0_f30_g2&min_time="+mt)
-	cur := next("/v2/instagram/post/comments", "url=https://www.photosocial.example/p/p0_c9/", "cursor")
-	get(t, sb, "/v2/instagram/post/comments", "url=https://www.photosocial.example/p/p0_c9/&cursor="+cur)
+	cur := next("/v2/instagram/post/comments", "url=https://www.instagram.com/p/p0_c9/", "cursor")
+	get(t, sb, "/v2/instagram/post/comments", "url=https://www.instagram.com/p/p0_c9/&cursor="+cur)
 	var pages []int64
 	for _, a := range sb.Arrivals(apiKey) {
 		r, ok := requestOf("scrapecreators", pageSize, day, a)
@@ -192,10 +192,10 @@ func get(t *testing.T, sb *sandbox.Server, path, query string) string {
 // deeper, up to max_depth, as the sandbox lists them that day.
 func TestReach(t *testing.T) {
 	t.Parallel()
-	s := &Scenario{World: World{Preset: "contract", PageSize: 3}, Job: Job{MaxPages: 5, MaxDepth: 1,
+	s := &Scenario{World: World{Preset: "contract", Churn: sandbox.ChurnHeavyTail, PageSize: 3}, Job: Job{MaxPages: 5, MaxDepth: 1,
 		Followers: &List{MaxPages: 1}, FollowerProfiles: true,
 		Seeds: []Seed{{Key: "shortvideo.profiles", Value: "s0_f7_g0"}, {Key: "shortvideo.profiles", Value: "missing_x"},
-			{Key: "photosocial.posts", Value: postURL("p0_c7_r2")}}}}
+			{Key: "photosocial.posts", Value: postURL("contract", "p0_c7_r2")}}}}
 	tr := newTruth(s)
 	r, err := tr.reach(2)
 	if err != nil {
@@ -206,7 +206,7 @@ func TestReach(t *testing.T) {
 		profileItem("s0_f7_g0"):              {depth: 0},
 		{"shortvideo.followers", "s0_f7_g0"}: {depth: 0, size: int64(len(followers)), maxPage: 1},
 		profileItem("missing_x"):             {depth: 0},
-		commentsItem(postURL("p0_c7_r2")):    {depth: 0, size: 7 + 2*2, maxPage: 5},
+		commentsItem(postURL("contract", "p0_c7_r2")):    {depth: 0, size: 7 + 2*2, maxPage: 5},
 	}
 	for _, h := range followers[:min(3, len(followers))] {
 		want[profileItem(h)] = reached{depth: 1}

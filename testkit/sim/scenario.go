@@ -207,6 +207,9 @@ func Generate(seed int64, p Profile) (*Scenario, error) {
 	g := gen{rand.New(rand.NewPCG(uint64(seed), 0x5eed_5eed))}
 	s := &Scenario{Seed: seed, Profile: p.Name}
 	s.World = g.world(p)
+	// The churn world from a stream of its own: adding a world changes no
+	// other choice of a seed's scenario.
+	s.World.Churn = churnWorlds[rand.New(rand.NewPCG(uint64(seed), 0xc4a2_1d)).IntN(len(churnWorlds))]
 	s.Job = g.job(p, s.World)
 	credits, requests, err := shrink(s, p.MaxRequests)
 	if err != nil {
@@ -251,14 +254,10 @@ func shrink(s *Scenario, limit int64) (credits, requests int64, err error) {
 
 // churnWorlds are the sandbox's worlds of accounts changing day to day
 // that the generator picks from (each with its ground truth).
-var churnWorlds = []string{sandbox.ChurnHeavyTail}
+var churnWorlds = []string{sandbox.ChurnHeavyTail, sandbox.ChurnBursts, sandbox.ChurnDrift}
 
 func (g gen) world(p Profile) World {
 	w := World{Preset: "contract", PageSize: g.between(3, 10), FaultSeed: g.r.Int64N(1 << 40)}
-	w.Churn = churnWorlds[0]
-	if len(churnWorlds) > 1 { // no draw for no choice: the seeds' scenarios stay what they were
-		w.Churn = churnWorlds[g.r.IntN(len(churnWorlds))]
-	}
 	if g.chance(0.5) {
 		w.Preset = "scrapecreators"
 	}
@@ -345,7 +344,7 @@ func (g gen) seeds(p Profile, w World) []Seed {
 		if k.presets != "" && k.presets != w.Preset {
 			continue
 		}
-		for _, v := range k.values(g, p) {
+		for _, v := range k.values(g, p, w) {
 			out = append(out, Seed{Key: k.key, Value: v, InFile: k.file && g.chance(0.3)})
 		}
 	}

@@ -1,6 +1,10 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
+)
 
 // seedKind is a seed list the generator may fill: adding a kind to the
 // simulator is one entry here (its values), plus an entry in endpoints
@@ -11,7 +15,7 @@ type seedKind struct {
 	file    bool   // the list takes an X_file seed file
 	// values are the seeds a scenario lists; each must be distinct across
 	// the scenario (a handle is an account in the world).
-	values func(g gen, p Profile) []string
+	values func(g gen, p Profile, w World) []string
 	// root is the item a seed value is (truth.go); nil: not followed.
 	root func(value string) item
 }
@@ -26,7 +30,7 @@ var seedKinds = []seedKind{
 // and g<M> following at day 0, changing by the heavy-tailed laws, or by
 // r<K> a day (both lists, at their head); sometimes a missing (404),
 // private (empty lists) or blocked (403 under the real preset) one.
-func svProfiles(g gen, p Profile) []string {
+func svProfiles(g gen, p Profile, _ World) []string {
 	n := g.between(1, p.MaxSeeds)
 	out := make([]string, 0, n)
 	for i := range n {
@@ -47,7 +51,7 @@ func svProfiles(g gen, p Profile) []string {
 }
 
 // posts are 0..2 posts of c<N> comments, some growing by r<K> a day.
-func posts(g gen, _ Profile) []string {
+func posts(g gen, _ Profile, w World) []string {
 	n := []int{0, 0, 1, 2}[g.r.IntN(4)]
 	out := make([]string, 0, n)
 	for i := range n {
@@ -58,14 +62,14 @@ func posts(g gen, _ Profile) []string {
 		if g.chance(0.1) {
 			code = "blocked_" + code
 		}
-		out = append(out, postURL(code))
+		out = append(out, postURL(w.Preset, code))
 	}
 	return out
 }
 
 // psProfiles are 0..2 photo-sharing accounts, sometimes private (a free
 // answer).
-func psProfiles(g gen, _ Profile) []string {
+func psProfiles(g gen, _ Profile, _ World) []string {
 	n := []int{0, 0, 1, 2}[g.r.IntN(4)]
 	out := make([]string, 0, n)
 	for i := range n {
@@ -78,4 +82,11 @@ func psProfiles(g gen, _ Profile) []string {
 	return out
 }
 
-func postURL(code string) string { return "https://www.photosocial.example/p/" + code + "/" }
+// postURL is the address of post code on the preset's site (the real
+// preset's answers take only the real site's).
+func postURL(preset, code string) string {
+	if preset == sandbox.PresetScrapeCreators {
+		return "https://www.instagram.com/p/" + code + "/"
+	}
+	return "https://www.photosocial.example/p/" + code + "/"
+}

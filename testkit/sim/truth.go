@@ -182,7 +182,7 @@ func (t *truth) followList(kind, handle string, day int64) ([]string, error) {
 	at, ok := t.accounts[accountDay{handle, day}]
 	if !ok {
 		var err error
-		if at, err = sandbox.ChurnTruth(handle, day); err != nil { // the churn world's truth: World.Churn
+		if at, err = sandbox.ChurnTruthIn(t.s.World.Churn, handle, day); err != nil {
 			return nil, fmt.Errorf("truth of %s on day %d: %w", handle, day, err)
 		}
 		t.accounts[accountDay{handle, day}] = at
