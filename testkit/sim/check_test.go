@@ -76,7 +76,9 @@ func TestCheckers(t *testing.T) {
 			r.exits = append(r.exits, exit{args: []string{"run"}, code: -9, signaled: "KILL"})
 		}, nil},
 		{"run failed", func(r *nightResult) { r.runs[0].state = "failed" }, []string{InvExit}},
-		{"stopped for budget", func(r *nightResult) { r.runs[0].state, r.runs[0].reason, r.runs[0].spent = "stopped", "credit budget exhausted", true }, nil},
+		{"stopped for budget", func(r *nightResult) {
+			r.runs[0].state, r.runs[0].reason, r.runs[0].spent = "stopped", "credit budget exhausted", true
+		}, nil},
 		{"done with a task pending", func(r *nightResult) {
 			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.profile", key: "x", state: "pending"})
 		}, []string{InvExit}},

@@ -203,10 +203,10 @@ func TestReach(t *testing.T) {
 	}
 	followers, _ := tr.followList("shortvideo.followers", "s0_f7_g0", 2)
 	want := map[item]reached{
-		profileItem("s0_f7_g0"):              {depth: 0},
-		{"shortvideo.followers", "s0_f7_g0"}: {depth: 0, size: int64(len(followers)), maxPage: 1},
-		profileItem("missing_x"):             {depth: 0},
-		commentsItem(postURL("contract", "p0_c7_r2")):    {depth: 0, size: 7 + 2*2, maxPage: 5},
+		profileItem("s0_f7_g0"):                       {depth: 0},
+		{"shortvideo.followers", "s0_f7_g0"}:          {depth: 0, size: int64(len(followers)), maxPage: 1},
+		profileItem("missing_x"):                      {depth: 0},
+		commentsItem(postURL("contract", "p0_c7_r2")): {depth: 0, size: 7 + 2*2, maxPage: 5},
 	}
 	for _, h := range followers[:min(3, len(followers))] {
 		want[profileItem(h)] = reached{depth: 1}
