@@ -154,8 +154,15 @@ type process struct {
 
 func startCrawler(t *testing.T, dbURL string, args ...string) *process {
 	t.Helper()
+	return startCrawlerEnv(t, dbURL, nil, args...)
+}
+
+// startCrawlerEnv is startCrawler with env (NAME=value) added to the
+// process's environment.
+func startCrawlerEnv(t *testing.T, dbURL string, env []string, args ...string) *process {
+	t.Helper()
 	p := &process{cmd: exec.Command(crawlerBin(t), args...)}
-	p.cmd.Env = []string{"DATABASE_URL=" + dbURL, "CRAWLER_API_KEY=" + cliKey, "PATH=" + os.Getenv("PATH")}
+	p.cmd.Env = append([]string{"DATABASE_URL=" + dbURL, "CRAWLER_API_KEY=" + cliKey, "PATH=" + os.Getenv("PATH")}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
