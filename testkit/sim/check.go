@@ -264,7 +264,11 @@ func (c *checker) exits(r *nightResult, add func(string, string, ...any)) {
 // unvisited while the night had the credits, and visits skipped for
 // budget that would have fitted in what was left.
 func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(string, string, ...any)) {
-	left := c.s.Job.Budget - r.billed
+	// What the processes killed still hold stays spent (docs/budget.md):
+	// the crawler cannot know which of their requests in flight were
+	// billed. It may count again answers the sandbox charged and the
+	// dead process never posted: the checker errs on the lenient side.
+	left := c.s.Job.Budget - r.billed - r.deadHeld
 	visited := map[item]bool{}
 	for _, q := range r.requests {
 		if q.status == 200 {

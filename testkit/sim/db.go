@@ -67,7 +67,7 @@ func AgeDB(ctx context.Context, conn Querier) error {
 }
 
 // expireLeases ends the leases of a killed process (its lease owner tag
-// is host:pid:...), as lease_timeout passing would. One row at a time:
+// is host:pid:...), as lease_timeout passing would, and ages its hold. One row at a time:
 // the crawlers still running lock the same rows, and a statement holding
 // one lock while it waits for no other cannot deadlock with them.
 func expireLeases(ctx context.Context, conn *pgx.Conn, pid int) error {
@@ -86,7 +86,21 @@ func expireLeases(ctx context.Context, conn *pgx.Conn, pid int) error {
 			return err
 		}
 	}
-	return nil
+	// Its hold on the budget has not beaten since it died: the other
+	// processes count it as spent once it is older than the hold's dead
+	// age (seconds), as they would after that time.
+	_, err = conn.Exec(ctx, `UPDATE crawl.credit_holds SET beat_at = now() - interval '1 hour'
+		WHERE owner LIKE '%:' || $1::text || ':%' AND beat_at > now() - interval '1 hour'`, fmt.Sprint(pid))
+	return err
+}
+
+// heldAfter is what processes still hold of the runs' budgets once every
+// process has ended: the holds of those killed (a dead process's hold
+// stays spent, docs/budget.md).
+func heldAfter(ctx context.Context, conn *pgx.Conn, runIDs []int64) (int64, error) {
+	var held int64
+	err := conn.QueryRow(ctx, `SELECT coalesce(sum(held), 0)::bigint FROM crawl.credit_holds WHERE run_id = ANY($1)`, runIDs).Scan(&held)
+	return held, err
 }
 
 // runRow is a run of the job as the checkers read it.

@@ -37,8 +37,9 @@ type nightResult struct {
 	runs     []runRow  // the runs worked tonight, as they ended
 	tasks    []taskRow // their tasks
 	exits    []exit
-	killed   int  // workers of the processes killed with SIGKILL
-	timedOut bool // the night did not end within NightTimeout: its processes were killed
+	killed   int   // workers of the processes killed with SIGKILL
+	deadHeld int64 // what the processes killed still hold of the budget (spent)
+	timedOut bool  // the night did not end within NightTimeout: its processes were killed
 }
 
 // tailLines is how much of a crawler's output a violation quotes.
@@ -132,7 +133,13 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 			return res, outer.Err()
 		}
 	}
-	err = tl.withConn(ctx, func(conn *pgx.Conn) (err error) { res.tasks, err = tasksOf(ctx, conn, res.runIDs()); return err })
+	err = tl.withConn(ctx, func(conn *pgx.Conn) (err error) {
+		if res.tasks, err = tasksOf(ctx, conn, res.runIDs()); err != nil {
+			return err
+		}
+		res.deadHeld, err = heldAfter(ctx, conn, res.runIDs())
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
