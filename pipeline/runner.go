@@ -391,7 +391,16 @@ func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
 	}
 	if pending == 0 && leased == 0 && c.inProgress() == 0 {
 		// reuse.adaptive: credits left for the visits skipped for the budget.
-		return !c.secondLook(ctx), nil
+		if c.secondLook(ctx) {
+			return false, nil
+		}
+		if n := len(c.frontier.Aside()); n > 0 {
+			// What is left waits for a larger budget.
+			stop := &StopError{RunID: c.runID, Err: fmt.Errorf("%w: %d tasks wait for requests dearer than what is left", budget.ErrExhausted, n)}
+			c.stop(stop)
+			return true, stop
+		}
+		return true, nil
 	}
 	if pending == 0 && leased > int64(c.inProgress()) {
 		// Some leases are not this process's: some may be a dead one's.
@@ -807,7 +816,20 @@ func (c *crawl) fail(log *slog.Logger, t *frontier.Task, err error) error {
 		return c.release(t)
 	}
 	class := sources.ClassOf(err)
+	var dear *budget.TooDearError
 	switch {
+	case errors.As(err, &dear):
+		// Cheaper work may still fit: only this task waits, pending, for
+		// a larger budget (noneReady stops the run once nothing else is
+		// left).
+		log.Info("task set aside: its request costs more than the budget has left", "task_id", t.ID, "kind", t.Kind,
+			"credits", dear.Credits, "left", dear.Left)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
+		defer cancel()
+		if err := c.frontier.SetAside(rctx, t); err != nil {
+			c.log.Warn("release failed; the lease will expire", "task_id", t.ID, "err", err)
+		}
+		return nil
 	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, budget.ErrExhausted):
 		// Throttled beyond the client's patience: stop resumable rather than
 		// fail the task, since the data is still to be had.
