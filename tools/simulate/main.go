@@ -22,6 +22,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -36,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", 0, "run this one seed (a replay); 0: run -seeds seeds from -start")
+	only := fs.String("list", "", "run these seeds, comma-separated (a summary's failing seeds, again)")
 	seeds := fs.Int("seeds", 100, "how many seeds to run")
 	start := fs.Int64("start", 1, "the first seed")
 	profile := fs.String("profile", "full", "the scenarios' sizes: full or short (make test's)")
@@ -56,9 +59,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	list := make([]int64, 0, *seeds)
-	if *seed != 0 {
+	switch {
+	case *seed != 0:
 		list = append(list, *seed)
-	} else {
+	case *only != "":
+		for f := range strings.FieldsFuncSeq(*only, func(r rune) bool { return r == ',' || r == ' ' || r == '[' || r == ']' }) {
+			sd, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				fmt.Fprintf(stderr, "simulate: -list: %q is not a seed\n", f)
+				return 2
+			}
+			list = append(list, sd)
+		}
+	default:
 		for i := range int64(*seeds) {
 			list = append(list, *start+i)
 		}
