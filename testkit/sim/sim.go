@@ -23,6 +23,9 @@ type Options struct {
 	// CrawlerLog is the crawlers' --log-level (default warn); their last
 	// lines are in the violations of exits and liveness.
 	CrawlerLog string
+	// Keep keeps the main timeline's database after the seed (its name is
+	// logged), to look into.
+	Keep bool
 }
 
 // Result is what a seed's simulation found.
@@ -71,7 +74,11 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 	if err != nil {
 		return nil, err
 	}
-	defer e.dropDB(context.WithoutCancel(ctx), db)
+	if opts.Keep {
+		logf("database %s kept", db)
+	} else {
+		defer e.dropDB(context.WithoutCancel(ctx), db)
+	}
 	defer func() { res.Twins, res.Compared = chk.twins, chk.compared }()
 	main := &timeline{e: e, s: s, name: "main", db: db, cache: sandbox.NewCache(), dir: dir, logLevel: cmp.Or(opts.CrawlerLog, "warn")}
 	for _, n := range s.Nights {

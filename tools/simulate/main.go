@@ -45,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	parallel := fs.Int("parallel", 2, "seeds run at once")
 	verbose := fs.Bool("v", false, "print each seed's scenario and nights")
 	print := fs.Bool("print", false, "print the seeds' scenarios and run nothing")
+	keep := fs.Bool("keep", false, "keep each seed's database (with -v its name is printed), to look into with DATABASE_URL's server")
 	crawlerLog := fs.String("crawler-log", "warn", "the crawlers' --log-level (debug, info, warn, error): their last lines are quoted in exit and liveness violations")
 	fs.DurationVar(&sim.NightTimeout, "night-timeout", sim.NightTimeout, "a night not over after this is a liveness violation")
 	if err := fs.Parse(args); err != nil {
@@ -127,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				if *verbose {
 					log = &prefixed{w: stdout, mu: &mu, prefix: fmt.Sprintf("[%d] ", sd)}
 				}
-				res, err := env.Run(ctx, sd, p, sim.Options{Log: log, CrawlerLog: *crawlerLog})
+				res, err := env.Run(ctx, sd, p, sim.Options{Log: log, CrawlerLog: *crawlerLog, Keep: *keep})
 				mu.Lock()
 				report(stdout, sd, p.Name, res, err)
 				switch {
