@@ -268,7 +268,15 @@ func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(stri
 	// the crawler cannot know which of their requests in flight were
 	// billed. It may count again answers the sandbox charged and the
 	// dead process never posted: the checker errs on the lenient side.
-	left := c.s.Job.Budget - r.billed - r.deadHeld
+	// So does a truncated answer the sandbox charged less than its price
+	// (a private profile's, free): the crawler cannot read what it was
+	// and bills it at its price.
+	left := c.s.Job.Budget - r.billed - r.deadHeld - r.cutOther
+	for _, q := range r.requests {
+		if p := c.t.price(q.it.kind); q.cut && q.credit < p {
+			left -= p - q.credit
+		}
+	}
 	visited := map[item]bool{}
 	for _, q := range r.requests {
 		if q.status == 200 {

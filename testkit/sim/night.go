@@ -39,7 +39,12 @@ type nightResult struct {
 	exits    []exit
 	killed   int   // workers of the processes killed with SIGKILL
 	deadHeld int64 // what the processes killed still hold of the budget (spent)
-	timedOut bool  // the night did not end within NightTimeout: its processes were killed
+	// cutOther counts the truncated answers the sandbox charged nothing
+	// for, of endpoints the checkers do not follow (the crawler, unable
+	// to read them, bills them at their price: 1).
+	cutOther int64
+	timedOut bool // the night did not end within NightTimeout: its processes were killed
+	took     time.Duration
 }
 
 // tailLines is how much of a crawler's output a violation quotes.
@@ -62,6 +67,8 @@ type exit struct {
 // until the night's run has ended.
 func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error) {
 	res := &nightResult{day: n.Day, timeline: tl.name, workers: n.Workers}
+	begin := time.Now()
+	defer func() { res.took = time.Since(begin) }()
 	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, NightTimeout)
 	defer cancel()
@@ -148,6 +155,8 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		res.billed += a.Credits
 		if r, ok := requestOf(tl.s.World.Preset, tl.s.World.PageSize, n.Day, a); ok {
 			res.requests = append(res.requests, r)
+		} else if a.Truncated && a.Credits == 0 {
+			res.cutOther++
 		}
 	}
 	return res, nil

@@ -204,6 +204,6 @@ func (r *nightResult) summary(s *Scenario, violations int) string {
 	if s.Job.Budget > 0 {
 		budget = fmt.Sprintf("budget %d", s.Job.Budget)
 	}
-	return fmt.Sprintf("%d answers, %d credits charged (%s), %d tasks, %s; %s; %d violations",
-		r.answered, r.billed, budget, len(r.tasks), strings.Join(runs, ", "), r.describe(), violations)
+	return fmt.Sprintf("%d answers, %d credits charged (%s), %d tasks, %s; %s; %d violations (%.1fs)",
+		r.answered, r.billed, budget, len(r.tasks), strings.Join(runs, ", "), r.describe(), violations, r.took.Seconds())
 }
