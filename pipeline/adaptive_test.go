@@ -328,3 +328,42 @@ func TestAdaptiveSurprise(t *testing.T) {
 		}
 	}
 }
+
+// A list the schedule skips still leads to its entries, as far as the
+// job's runs know the list: each entry's profile gets its own decision,
+// and one due by max_age is visited. Found by the simulator (seeds 58, 99
+// and others, profile full): a skipped list, or one cut by stop_at_seen,
+// left its entries' profiles out of the run, then unreached by the next
+// schedule, unvisited for nights past max_age.
+func TestAdaptiveSkippedListLeadsToItsEntries(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	body := "limits: {workers: 2, max_depth: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
+		"reuse: {adaptive: true, max_age: 2d, min_yield: 1}\n"
+	if _, sum := night(t, pool, 0, body); sum.State != "done" {
+		t.Fatalf("night 1: %s %s", sum.State, sum.Reason)
+	}
+	// Night 2: the seed's list was walked yesterday and never changes (below
+	// the floor); its entries' profiles were last visited three days ago
+	// (due by max_age).
+	if _, err := pool.Exec(context.Background(), `UPDATE crawl.revisit_items SET rate = 0.0001;
+		UPDATE crawl.revisit_items SET last_visit_at = last_visit_at - CASE WHEN kind = 'shortvideo.profile' AND key <> 'x_f8'
+		  THEN interval '3 days' ELSE interval '1 day' END`); err != nil {
+		t.Fatal(err)
+	}
+	b, sum := night(t, pool, 1, body)
+	if sum.State != "done" {
+		t.Fatalf("night 2: %s %s", sum.State, sum.Reason)
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers' AND params->>'handle' = 'x_f8' AND outcome = 'skipped_adaptive'`, sum.RunID); n != 1 {
+		logPlan(t, pool, sum.RunID)
+		t.Fatalf("the seed's list was not skipped by the schedule: %v", b.tasks(t, sum.RunID))
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND depth = 1 AND state = 'done'`, sum.RunID); n != 8 {
+		logPlan(t, pool, sum.RunID)
+		t.Errorf("%d of the list's 8 entries' profiles visited, due by max_age: %v", n, b.tasks(t, sum.RunID))
+	}
+	if n := billable(b, "/shortvideo/user/followers"); n != 0 {
+		t.Errorf("%d follower pages bought; want none (every list below the floor)", n)
+	}
+}

@@ -119,7 +119,11 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 	}
 	c.budget(r, add)
 	c.boughtTwice(r, add)
-	c.unreachable(r, reach, add)
+	known, err := c.knownReach(r.day, reach)
+	if err != nil {
+		return nil, err
+	}
+	c.unreachable(r, known, add)
 	c.exits(r, add)
 	if c.s.Job.Reuse.Adaptive {
 		c.adaptive(r, reach, add)
@@ -169,8 +173,32 @@ func (c *checker) boughtTwice(r *nightResult, add func(string, string, ...any)) 
 	}
 }
 
+// knownReach is what the crawler may take as reached on day: today's
+// reach, and for an adaptive job the items reached on the days of its
+// max_age before (a list it does not read tonight leads to its entries as
+// a walk within max_age read them, docs/revisit.md).
+func (c *checker) knownReach(day int64, today map[item]reached) (map[item]reached, error) {
+	if !c.s.Job.Reuse.Adaptive {
+		return today, nil
+	}
+	maxAge := int64(cmp.Or(c.s.Job.Reuse.MaxAgeDays, 30))
+	out := maps.Clone(today)
+	for d := day - 1; d >= max(0, day-maxAge); d-- {
+		r, err := c.t.reach(d)
+		if err != nil {
+			return nil, err
+		}
+		for it, rr := range r {
+			if _, ok := out[it]; !ok {
+				out[it] = rr
+			}
+		}
+	}
+	return out, nil
+}
+
 // unreachable: no charged request for an item the seeds do not reach
-// today, nor for a list page past its limit.
+// (knownReach), nor for a list page past its limit.
 func (c *checker) unreachable(r *nightResult, reach map[item]reached, add func(string, string, ...any)) {
 	var stray []string
 	for _, q := range r.requests {

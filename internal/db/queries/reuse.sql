@@ -81,6 +81,38 @@ SELECT follower FROM shortvideo.follows WHERE followee = @owner AND last_seen_ru
 -- The accounts @owner follows that a walk of run @run_id stored.
 SELECT followee FROM shortvideo.follows WHERE follower = @owner AND last_seen_run = @run_id ORDER BY followee;
 
+-- name: KnownFollowers
+-- The followers of @owner as runs up to @run_id know list (@kind, @key)
+-- (adaptive revisits: a list skipped or cut by stop_at_seen still leads
+-- to its entries): those its latest walk read to its end or page limit
+-- stored and those seen since, newest first, at most as many as that walk
+-- read. None when no walk within the last @within_us microseconds
+-- (max_age) read it so far.
+WITH w AS (
+    SELECT run_id, items FROM crawl.tasks
+    WHERE kind = @kind AND key = @key AND run_id <= @run_id AND state = 'done' AND outcome IN ('done_end', 'done_page_limit')
+      AND finished_at >= now() - @within_us::bigint * interval '1 microsecond'
+    ORDER BY run_id DESC LIMIT 1
+)
+SELECT f.follower FROM shortvideo.follows f, w
+WHERE f.followee = @owner AND f.last_seen_run BETWEEN w.run_id AND @run_id
+ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.follower
+LIMIT (SELECT items FROM w);
+
+-- name: KnownFollowing
+-- The accounts @owner follows as runs up to @run_id know list (@kind,
+-- @key), as KnownFollowers.
+WITH w AS (
+    SELECT run_id, items FROM crawl.tasks
+    WHERE kind = @kind AND key = @key AND run_id <= @run_id AND state = 'done' AND outcome IN ('done_end', 'done_page_limit')
+      AND finished_at >= now() - @within_us::bigint * interval '1 microsecond'
+    ORDER BY run_id DESC LIMIT 1
+)
+SELECT f.followee FROM shortvideo.follows f, w
+WHERE f.follower = @owner AND f.last_seen_run BETWEEN w.run_id AND @run_id
+ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.followee
+LIMIT (SELECT items FROM w);
+
 -- The entries below are what a task's fetch in run @run_id stored, read to
 -- expand it again at a smaller depth (kinds.Kind.Reexpand), in the order
 -- its pages listed them. A video's author is the key of its profile task:
