@@ -272,7 +272,7 @@ func (c *checker) exits(r *nightResult, add func(string, string, ...any)) {
 	case last.state == "done":
 	case last.state == "stopped" && c.s.Job.Budget > 0 && last.spent:
 	default:
-		add(InvExit, "run %d ended %s: %s", last.id, last.state, last.reason)
+		add(InvExit, "run %d ended %s: %s (%s)%s", last.id, last.state, last.reason, r.describe(), r.tails())
 	}
 	if last.state != "done" {
 		return
@@ -284,7 +284,7 @@ func (c *checker) exits(r *nightResult, add func(string, string, ...any)) {
 		}
 	}
 	if len(open) > 0 {
-		add(InvExit, "run %d is done with %d tasks not ended with a reason: %s", last.id, len(open), firstN(open, 3))
+		add(InvExit, "run %d is done with %d tasks not ended with a reason: %s (%s)%s", last.id, len(open), firstN(open, 3), r.describe(), r.tails())
 	}
 }
 
@@ -438,6 +438,16 @@ func (r *nightResult) comparable(s *Scenario) bool {
 		}
 	}
 	return true
+}
+
+// tails are the processes' last lines of output, for a violation that
+// depends on how they ran.
+func (r *nightResult) tails() string {
+	var b strings.Builder
+	for _, e := range r.exits {
+		fmt.Fprintf(&b, "\n    [%s exited %d%s]\n%s", strings.Join(e.args, " "), e.code, map[bool]string{true: " by " + e.signaled}[e.signaled != ""], e.tail)
+	}
+	return b.String()
 }
 
 // describe says how the night ran, for a violation's detail.

@@ -115,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		broken   []int64
 		byInv    = map[string]int{}
 		answered int
+		done     int // seeds run to their end
 		busy     time.Duration
 		twins    = map[string][2]int{} // kind -> run, compared
 	)
@@ -130,6 +131,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 				}
 				res, err := env.Run(ctx, sd, p, sim.Options{Log: log, CrawlerLog: *crawlerLog, Keep: *keep})
 				mu.Lock()
+				if ctx.Err() == nil {
+					done++
+				}
 				report(stdout, sd, p.Name, res, err)
 				switch {
 				case err != nil && ctx.Err() == nil:
@@ -161,8 +165,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	close(next)
 	wg.Wait()
 
-	done := len(list)
 	elapsed := time.Since(begin)
+	if done < len(list) {
+		fmt.Fprintf(stdout, "\ninterrupted: %d of %d seeds run", done, len(list))
+	}
 	fmt.Fprintf(stdout, "\n%d seeds in %s (%.1f s a seed, %d at once; %d requests answered)\n",
 		done, elapsed.Round(time.Second), busy.Seconds()/float64(max(1, done)), *parallel, answered)
 	for _, k := range slices.Sorted(maps.Keys(twins)) {
