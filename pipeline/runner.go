@@ -424,7 +424,9 @@ func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
 // dispatcher: there is room for another.
 func (c *crawl) done(t *frontier.Task) {
 	c.heldMu.Lock()
-	if h, ok := c.held[t.ID]; ok {
+	// Only this lease: a task set aside and released may be leased again
+	// by this process before this worker ends.
+	if h, ok := c.held[t.ID]; ok && h.task == t {
 		h.cancel(nil)
 		delete(c.held, t.ID)
 	}
