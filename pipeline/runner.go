@@ -296,6 +296,10 @@ func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) err
 	}, op)
 }
 
+// maxAside bounds the tasks a process sets aside (their request dearer
+// than the budget has left) before it stops on its budget as if spent.
+const maxAside = 1000
+
 // MaxInProgress is the most tasks one process works on at once, whatever
 // limits.workers or the client's concurrency target say.
 const MaxInProgress = jobfile.MaxWorkers
@@ -830,6 +834,13 @@ func (c *crawl) fail(log *slog.Logger, t *frontier.Task, err error) error {
 		defer cancel()
 		if err := c.frontier.SetAside(rctx, t); err != nil {
 			c.log.Warn("release failed; the lease will expire", "task_id", t.ID, "err", err)
+		}
+		if n := len(c.frontier.Aside()); n >= maxAside {
+			// Every lease skips those set aside: past a bound, the budget
+			// is as good as spent for this process.
+			stop := &StopError{RunID: c.runID, Err: fmt.Errorf("%w: %d tasks wait for requests dearer than what is left", budget.ErrExhausted, n)}
+			c.stop(stop)
+			return stop
 		}
 		return nil
 	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, budget.ErrExhausted):
