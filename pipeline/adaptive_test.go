@@ -367,3 +367,55 @@ func TestAdaptiveSkippedListLeadsToItsEntries(t *testing.T) {
 		t.Errorf("%d follower pages bought; want none (every list below the floor)", n)
 	}
 }
+
+// A run is never recorded done while another process's second look sends
+// a visit back to pending: the second look holds the run's row, and the
+// end's check for pending tasks is read after it. Found by the simulator
+// (seed 20, profile full: an adaptive night of two processes and a kill
+// ended done with a profile pending): FinishRun, blocked on the row, then
+// checked an older snapshot.
+func TestRunNotDoneWhileASecondLookSendsBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	job := b.job(t, "limits: {workers: 1, max_credits: 10}\nexpand: {}\nseeds: {shortvideo: {profiles: [one_f1_g1]}}\n")
+	runID := b.start(t, job)
+	ctx := context.Background()
+	if _, err := b.pool.Exec(ctx, `UPDATE crawl.tasks SET state = 'skipped', outcome = 'skipped_budget', reason = 'adaptive: budget' WHERE run_id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	// Another process's second look: the run's row locked, the visit sent
+	// back, not committed yet.
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM crawl.runs WHERE id = $1 FOR UPDATE`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE crawl.tasks SET state = 'pending', outcome = NULL, reason = NULL WHERE run_id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		st, err := pipeline.FinishRun(ctx, b.pool, runID, "this", "done", "")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- st
+	}()
+	// Until the end waits for the run's row.
+	for b.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%crawl.runs%'`) == 0 {
+		select {
+		case st := <-got:
+			t.Fatalf("the end did not wait for the second look's lock: %s", st)
+		default:
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := <-got; st == "done" {
+		t.Errorf("run recorded %s with a visit pending: %v", st, b.tasks(t, runID))
+	}
+}
