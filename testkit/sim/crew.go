@@ -36,8 +36,9 @@ type crew struct {
 // with crawler run JOB; the others join it with crawler run --resume ID
 // JOB once it exists, as the scale-out recipe does (a plain start racing
 // the end of the run would start the next night's run tonight, as
-// documented); a process started again after its signal continues the run
-// with crawler run JOB when no other process works on it, else joins it.
+// documented); a process started again after its signal continues (or
+// joins) the night's run with --resume ID, or starts it with crawler run
+// JOB when the signal came before it was created.
 const (
 	startFirst = iota
 	startJoin
@@ -120,19 +121,19 @@ func (c *crew) start(pl Proc, how int) {
 }
 
 // resumeID is the run a process of kind how joins (0: crawler run JOB).
+// A process started again continues the night's run when there is one,
+// whoever ended it (crawler run JOB after another process finished it
+// would start the next night's run tonight), else starts it.
 func (c *crew) resumeID(how int) (int64, error) {
 	for how != startFirst && c.ctx.Err() == nil {
 		c.mu.Lock()
 		alone, firstGone := c.live == 1, c.firstEnded
 		c.mu.Unlock()
-		if how == startAgain && alone {
-			return 0, nil
-		}
 		var id int64
 		err := c.tl.withConn(c.ctx, func(conn *pgx.Conn) error {
 			return conn.QueryRow(c.ctx, `SELECT coalesce(max(id), 0) FROM crawl.runs WHERE id > $1`, c.before).Scan(&id)
 		})
-		if err != nil || id > 0 || firstGone {
+		if err != nil || id > 0 || firstGone || how == startAgain && alone {
 			return id, err
 		}
 		time.Sleep(20 * time.Millisecond) // the first process is creating the run
