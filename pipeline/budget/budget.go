@@ -299,6 +299,10 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 	if b.void {
 		p.Void = max(b.spare(), 0)
 		b.void = false
+		// Gone from the spare now: a request reserving during the round
+		// trip must not take credits the database is giving back (if the
+		// statement fails, the hold is only understated: the safe side).
+		b.held -= p.Void
 	}
 	usage := b.takeUsage()
 	b.mu.Unlock()
