@@ -419,3 +419,45 @@ func TestRunNotDoneWhileASecondLookSendsBack(t *testing.T) {
 		t.Errorf("run recorded %s with a visit pending: %v", st, b.tasks(t, runID))
 	}
 }
+
+// A run stopped by its budget before it walked some lists does not make
+// their entries unreached: the schedule reads reach from the runs back to
+// the last one that was done (within max_age), not from the stopped one
+// alone, so a profile due by max_age is visited. Found by the simulator
+// (seed 176, profile full: every night of a 21-credit budget stopped before
+// some follower lists, whose entries went unvisited past max_age).
+func TestAdaptiveStoppedRunKeepsReach(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	body := "limits: {workers: 2, max_depth: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
+		"reuse: {adaptive: true, max_age: 2d}\n"
+	if _, sum := night(t, pool, 0, body); sum.State != "done" {
+		t.Fatalf("night 1: %s %s", sum.State, sum.Reason)
+	}
+	// Night 2 stopped on its budget after the seed's profile, before its
+	// list.
+	b := atDay(t, pool, 1)
+	job := b.job(t, body)
+	stopped := b.start(t, job)
+	ctx := context.Background()
+	for _, q := range []string{
+		`UPDATE crawl.tasks SET state = 'done', outcome = 'done', reason = 'done', finished_at = now() WHERE run_id = $1 AND kind = 'shortvideo.profile'`,
+		`UPDATE crawl.runs SET state = 'stopped', stop_reason = 'credit budget exhausted', budget_stop = 1000 WHERE id = $1`,
+	} {
+		if _, err := pool.Exec(ctx, q, stopped); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Night 3: the followers' profiles were last visited three days ago.
+	if _, err := pool.Exec(ctx, `UPDATE crawl.revisit_items SET last_visit_at = last_visit_at - interval '3 days' WHERE kind = 'shortvideo.profile' AND key <> 'x_f8'`); err != nil {
+		t.Fatal(err)
+	}
+	b, sum := night(t, pool, 2, body)
+	if n := b.count(t, `SELECT count(*) FROM crawl.revisit_plan WHERE run_id = $1 AND kind = 'shortvideo.profile' AND key <> 'x_f8' AND reason = 'unreached'`, sum.RunID); n != 0 {
+		logPlan(t, pool, sum.RunID)
+		t.Errorf("%d of the 8 followers' profiles unreached after a run that stopped before their list", n)
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND depth = 1 AND state = 'done'`, sum.RunID); n != 8 {
+		t.Errorf("%d of the 8 followers' profiles visited, due by max_age: %v", n, b.tasks(t, sum.RunID))
+	}
+}
