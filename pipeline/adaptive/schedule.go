@@ -71,7 +71,6 @@ type (
 		EdgeFrom  []string `db:"edge_from"`
 		EdgeTo    []string `db:"edge_to"`
 		MaxDepth  int      `db:"max_depth"`
-		MaxAgeUS  int64    `db:"max_age_us"` // reuse.max_age: how far back a stopped run's reach looks
 	}
 	// itemsParams name items of a job (crawl.revisit_items).
 	itemsParams struct {
@@ -266,7 +265,6 @@ func visitPrice(job *jobfile.Job, kind string) (price float64, maxPages int) {
 // created), through the edges the job turns on, within its max_depth.
 func reachParams(job *jobfile.Job, before int64) revisitItemsParams {
 	p := revisitItemsParams{JobName: job.Name, Before: before, AllRoots: len(job.Seeds.Files) > 0, MaxDepth: job.Limits.MaxDepth,
-		MaxAgeUS:  time.Duration(job.Reuse.MaxAge).Microseconds(),
 		SeedKinds: []string{}, SeedKeys: []string{}, EdgeFrom: []string{}, EdgeTo: []string{}}
 	for _, t := range job.SeedTasks() {
 		p.SeedKinds, p.SeedKeys = append(p.SeedKinds, t.Kind), append(p.SeedKeys, t.Key)

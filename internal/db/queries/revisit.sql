@@ -8,25 +8,14 @@
 -- latest before @before that ended done or stopped) reached it from the
 -- job's current seeds (@seed_kinds, @seed_keys; any seed of that run when
 -- @all_roots, for seed files) through the edges the job turns on
--- (@edge_from -> @edge_to) within @max_depth; or, when that run was stopped
--- by its budget (it did not walk every list), one of the runs before it
--- back to the last done one and started within @max_age_us microseconds
--- did; true for every item when there is no such run, or its tasks are
--- gone.
-WITH RECURSIVE latest AS (
-    SELECT id, state FROM crawl.runs
+-- (@edge_from -> @edge_to) within @max_depth; true for every item when
+-- there is no such run, or its tasks are gone.
+WITH RECURSIVE prev AS (
+    SELECT max(id) AS id FROM crawl.runs
     WHERE job_name = @job_name AND id < @before::bigint AND state IN ('done', 'stopped')
-    ORDER BY id DESC LIMIT 1
-), prev AS (
-    SELECT id FROM latest
-  UNION
-    SELECT r.id FROM crawl.runs r, latest l
-    WHERE l.state = 'stopped' AND r.job_name = @job_name AND r.id < l.id AND r.state IN ('done', 'stopped', 'abandoned')
-      AND r.started_at >= now() - @max_age_us::bigint * interval '1 microsecond'
-      AND r.id >= coalesce((SELECT max(d.id) FROM crawl.runs d WHERE d.job_name = @job_name AND d.id < l.id AND d.state = 'done'), 0)
 ), reach AS (
-    SELECT t.id, t.kind, t.key FROM crawl.tasks t
-    WHERE t.run_id IN (SELECT id FROM prev) AND t.parent_id IS NULL AND t.depth <= @max_depth::int
+    SELECT t.id, t.kind, t.key FROM crawl.tasks t, prev
+    WHERE t.run_id = prev.id AND t.parent_id IS NULL AND t.depth <= @max_depth::int
       AND (@all_roots::boolean OR (t.kind, t.key) IN (SELECT * FROM unnest(@seed_kinds::text[], @seed_keys::text[])))
   UNION ALL
     SELECT c.id, c.kind, c.key FROM reach r
@@ -34,8 +23,8 @@ WITH RECURSIVE latest AS (
     JOIN unnest(@edge_from::text[], @edge_to::text[]) AS e(from_kind, to_kind) ON e.from_kind = r.kind AND e.to_kind = c.kind
     WHERE c.depth <= @max_depth::int
 ), known AS (
-    SELECT NOT EXISTS (SELECT 1 FROM latest)
-        OR NOT EXISTS (SELECT 1 FROM crawl.tasks WHERE run_id = (SELECT id FROM latest)) AS all_reached
+    SELECT (SELECT id FROM prev) IS NULL
+        OR NOT EXISTS (SELECT 1 FROM crawl.tasks WHERE run_id = (SELECT id FROM prev)) AS all_reached
 )
 SELECT i.kind, i.key, coalesce(i.owner, ''), i.visits, i.last_run,
        extract(epoch FROM now() - i.last_visit_at) / 86400, i.rate,
