@@ -5,7 +5,7 @@ BIN := bin
 BENCHTIME ?= 2s
 
 .DEFAULT_GOAL := help
-.PHONY: help test vet fmt-check ensure-postgres ensure-pgbouncer ensure-chromium build demo bench schema-doc
+.PHONY: help test vet fmt-check ensure-postgres ensure-pgbouncer ensure-chromium ensure-scrapy build demo bench schema-doc
 
 help: ## List targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -29,6 +29,9 @@ ensure-pgbouncer: ## Install PgBouncer for the transaction-pooling test if missi
 ensure-chromium: ## Install Debian's chromium for the report's browser test if missing (apt-get, as root)
 	@scripts/ensure-chromium.sh
 
+ensure-scrapy: ## Install Debian's python3-scrapy for the benchmark's peer workload if missing (apt-get, as root)
+	@scripts/ensure-scrapy.sh
+
 build: ## Build bin/crawler from ./cmd/crawler
 	$(GO) build -buildvcs=true -o $(BIN)/crawler ./cmd/crawler
 
@@ -38,7 +41,7 @@ schema-doc: ensure-postgres ## Regenerate docs/schema.md (the data dictionary) f
 demo: ## Run the demo (scripts/demo.sh); make demo PRESET=scrapecreators runs it in the real service's dialect
 	@PRESET=$(PRESET) scripts/demo.sh
 
-bench: ensure-postgres ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
+bench: ensure-postgres ensure-scrapy ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
 	$(GO) run ./tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)
 
 .PHONY: simulate

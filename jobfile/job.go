@@ -18,12 +18,12 @@ import (
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 // Defaults of a job file.
 const (
 	KeyEnvDefault       = "CRAWLER_API_KEY"
-	WorkersDefault      = 4
 	MaxPagesDefault     = 20
 	MaxDepthDefault     = 1
 	LeaseTimeoutDefault = 2 * time.Minute
@@ -119,6 +119,8 @@ func (c Comments) applyTo(o *sources.Options) {
 
 // Limits bound the work of a run.
 type Limits struct {
+	// Workers caps the tasks in progress and the requests in flight of one
+	// process; 0 (absent) leaves them to the client's adaptive limit.
 	Workers      int      `yaml:"workers" json:"workers"`
 	MaxPages     int      `yaml:"max_pages" json:"max_pages"`
 	MaxDepth     int      `yaml:"max_depth" json:"max_depth"`
@@ -256,9 +258,6 @@ func (j *Job) checkSeedFiles(dir string, errs Errors) Errors {
 func (j *Job) has(key string) bool { return j.present[key] }
 
 func (j *Job) applyDefaults() {
-	if !j.has("limits.workers") {
-		j.Limits.Workers = WorkersDefault
-	}
 	if !j.has("database.max_conns") {
 		j.Database.MaxConns = MaxConnsDefault
 	}
@@ -338,9 +337,15 @@ func (j *Job) Route(kind string) sources.Route {
 }
 
 // ClientConfig is the client configuration the job asks for, with key: the
-// api section is the client's Options.
+// api section is the client's Options; limits.workers, when the job file
+// sets it, caps the requests in flight (else the adaptive limit is free up
+// to concurrency.HardCeiling).
 func (j *Job) ClientConfig(key sources.Secret, log *slog.Logger) sources.Config {
-	return sources.Config{Options: j.API.Options, APIKey: key, Logger: log}
+	cfg := sources.Config{Options: j.API.Options, APIKey: key, Logger: log}
+	if j.Limits.Workers > 0 {
+		cfg.MaxInFlight = min(j.Limits.Workers, concurrency.HardCeiling)
+	}
+	return cfg
 }
 
 // SeedTasks turns the job's inline seeds into the run's first tasks; its
@@ -406,7 +411,9 @@ func (j *Job) validate() Errors {
 	if j.ResumeWithin < 0 {
 		add("resume_within", "must not be negative, got %s (0: never continue an interrupted run)", time.Duration(j.ResumeWithin))
 	}
-	intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, "")
+	if j.has("limits.workers") {
+		intRange("limits.workers", int64(j.Limits.Workers), 1, MaxWorkers, " (omit the key for the adaptive limit)")
+	}
 	intRange("database.max_conns", int64(j.Database.MaxConns), 2, MaxConns, " (PostgreSQL connections of one process)")
 	intRange("limits.max_pages", int64(j.Limits.MaxPages), 1, math.MaxInt32, " (a list's page limit; omit the key for the default)")
 	intRange("limits.max_depth", int64(j.Limits.MaxDepth), 0, math.MaxInt32, " (0: the seeds and their own lists only)")

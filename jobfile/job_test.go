@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 func TestParseJobDefaults(t *testing.T) {
@@ -34,7 +36,7 @@ seeds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if job.API.KeyEnv != KeyEnvDefault || job.Limits.Workers != WorkersDefault || job.Limits.MaxPages != MaxPagesDefault ||
+	if job.API.KeyEnv != KeyEnvDefault || job.Limits.Workers != 0 || job.Limits.MaxPages != MaxPagesDefault ||
 		time.Duration(job.Limits.LeaseTimeout) != LeaseTimeoutDefault || job.API.Prefixes.ShortVideo != "/shortvideo" {
 		t.Errorf("defaults not applied: %+v", job)
 	}
@@ -187,7 +189,7 @@ func TestParseJobErrorsNameKeyAndLine(t *testing.T) {
 				"j.yaml:6: limits.max_credits: must not be negative, got -5"},
 		// Zero means what it says or is rejected.
 		{"zero workers and pages", jobHead + "limits:\n  workers: 0\n  max_pages: 0\n" + oneSeed,
-			"j.yaml:5: limits.workers: must be between 1 and 4096, got 0\n" +
+			"j.yaml:5: limits.workers: must be between 1 and 4096, got 0 (omit the key for the adaptive limit)\n" +
 				"j.yaml:6: limits.max_pages: must be between 1 and 2147483647, got 0 (a list's page limit; omit the key for the default)"},
 		{"zero edge pages", jobHead + "expand:\n  followers: {max_pages: 0}\n" + oneSeed,
 			"j.yaml:5: expand.followers.max_pages: must be between 1 and 2147483647, got 0 (omit the key for limits.max_pages)"},
@@ -370,7 +372,7 @@ func TestJobZeroMeansZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sources.Do(context.Background(), c, nil, sources.SVProfileCall("a")); err == nil {
+	if _, err := sources.Do(context.Background(), c, nil, endpoints.SVProfileCall("a")); err == nil {
 		t.Fatal("a 503 succeeded")
 	}
 	if n := requests.Load(); n != 1 {
@@ -645,5 +647,31 @@ seeds: {shortvideo: {profiles: [a]}}
 	}
 	if r, _ := job2.API.Route("shortvideo.followers"); r.Path != "/shortvideo/user/followers" || job2.SentAs("shortvideo.followers", "secUid") != "secUid" {
 		t.Errorf("contract route %+v", r)
+	}
+}
+
+// limits.workers, when the job file sets it, caps the client's requests in
+// flight; unset, the adaptive limit is free (up to its hard ceiling).
+func TestWorkersCapRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		limits string
+		want   int
+	}{{"", 0}, {"limits:\n  workers: 12\n", 12}} {
+		job, err := Parse("j.yaml", []byte("name: x\napi:\n  base_url: https://api.example.com/api\n"+c.limits+oneSeed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := job.ClientConfig("k", nil)
+		if cfg.MaxInFlight != c.want {
+			t.Errorf("%q: MaxInFlight %d, want %d", c.limits, cfg.MaxInFlight, c.want)
+		}
+		cl, err := sources.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := cl.Concurrency(); (c.want > 0 && st.Ceiling != c.want) || (c.want == 0 && st.Ceiling != concurrency.HardCeiling) {
+			t.Errorf("%q: the client's ceiling %d", c.limits, st.Ceiling)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // The photo-sharing platform's kinds, each declared once: its name (the
@@ -32,12 +33,12 @@ const KindPSProfile = "photosocial.profile"
 var _ = register(&Kind{
 	Name:     KindPSProfile,
 	Seeds:    seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
-	Call:     byKey(sources.PSProfileCall, mapPSProfile),
+	Call:     byKey(endpoints.PSProfileCall, mapPSProfile),
 	Fresh:    &FreshRule{Expand: storedPSProfile},
 	Reexpand: reexpandBy(storedPSProfile),
 })
 
-func mapPSProfile(m *mapper, t *Task, p *sources.PSProfile) (*Result, error) {
+func mapPSProfile(m *mapper, t *Task, p *endpoints.PSProfile) (*Result, error) {
 	if p.Empty {
 		// The documented answer for a private account: empty and free.
 		return &Result{Stop: "done: private account (empty answer, not charged)"}, nil
@@ -76,7 +77,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "comments",
 	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, asIsTasks),
-	Call:  byKeyCursor(sources.PSCommentsCall, mapPSComments),
+	Call:  byKeyCursor(endpoints.PSCommentsCall, mapPSComments),
 	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSComment](&r.Batch)
 		keys := make([]string, len(rows))
@@ -90,7 +91,7 @@ var _ = register(&Kind{
 	Reexpand: storedIDs(&runPostCommentsWithReplies, func(t *Task) string { return sinks.PostCode(t.Key) }, edgePostCommentReplies, urlParam),
 })
 
-func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*Result, error) {
+func mapPSComments(m *mapper, t *Task, page *sources.Page[endpoints.PSComment]) (*Result, error) {
 	res := listResult(t, page)
 	code := sinks.PostCode(t.Key)
 	for _, it := range page.Items {
@@ -118,7 +119,7 @@ func mapPSComments(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*
 // addPSComment adds a comment (or a reply, with parent) of list on the
 // post at postURL (its code), or counts it dropped with a reason; it
 // reports whether it was added.
-func addPSComment(res *Result, postURL, code string, it sources.Item[sources.PSComment], list string, parent *string) bool {
+func addPSComment(res *Result, postURL, code string, it sources.Item[endpoints.PSComment], list string, parent *string) bool {
 	v := it.V
 	why := keyProblem(list, it.Pos, "user.username", string(v.Username))
 	if err := sinks.CheckUnixTime("created_at", v.CreatedAt.V); why == "" && err != nil {
@@ -146,16 +147,16 @@ var _ = register(&Kind{
 	Name:  KindPSReelsSearch,
 	List:  true,
 	Seeds: seedsOf("seeds.photosocial.reels_searches", checkSearch, searchTasks),
-	Call: &endpoint[*sources.Page[sources.PSReel]]{
+	Call: &endpoint[*sources.Page[endpoints.PSReel]]{
 		early: func(t *Task) *Result {
 			if _, ok := reelsPage(t); !ok {
 				return &Result{Stop: "bad page cursor " + strconv.Quote(t.Cursor), Outcome: OutcomeDoneGuard}
 			}
 			return nil
 		},
-		call: func(t *Task) sources.Call[*sources.Page[sources.PSReel]] {
+		call: func(t *Task) sources.Call[*sources.Page[endpoints.PSReel]] {
 			n, _ := reelsPage(t)
-			return sources.PSReelsSearchCall(t.Key, n)
+			return endpoints.PSReelsSearchCall(t.Key, n)
 		},
 		mapTo: mapPSReelsSearch,
 	},
@@ -172,7 +173,7 @@ func reelsPage(t *Task) (n int, ok bool) {
 	return n, err == nil && n >= 1
 }
 
-func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*Result, error) {
+func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[endpoints.PSReel]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		if !addPSReel(res, it, "reels") {
@@ -186,7 +187,7 @@ func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*
 
 // addPSReel adds a reel of list and its counters, or counts it dropped with
 // a reason; it reports whether it was added.
-func addPSReel(res *Result, it sources.Item[sources.PSReel], list string) bool {
+func addPSReel(res *Result, it sources.Item[endpoints.PSReel], list string) bool {
 	r := it.V
 	id := string(r.ID)
 	why := entryProblem(list, it.Pos, "id", id, "code", string(r.Code), "owner.username", string(r.OwnerUsername))
@@ -222,11 +223,11 @@ const KindPSTranscript = "photosocial.transcript"
 var _ = register(&Kind{
 	Name:  KindPSTranscript,
 	Seeds: seedsOf("seeds.photosocial.transcripts", checkPostURL, asIsTasks),
-	Call:  byKey(sources.PSTranscriptCall, mapPSTranscript),
+	Call:  byKey(endpoints.PSTranscriptCall, mapPSTranscript),
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func mapPSTranscript(m *mapper, t *Task, tr *sources.PSTranscript) (*Result, error) {
+func mapPSTranscript(m *mapper, t *Task, tr *endpoints.PSTranscript) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: len(tr.Entries) + tr.Dropped, Drops: Drops{N: tr.Dropped, Reason: tr.DropReason}}
 	code := sinks.PostCode(t.Key)
 	if err := checkObjectKeys("photosocial/transcript", "shortcode", code); err != nil {
@@ -269,11 +270,11 @@ const KindPSEmbed = "photosocial.embed"
 var _ = register(&Kind{
 	Name:  KindPSEmbed,
 	Seeds: seedsOf("seeds.photosocial.embeds", checkHandle, handleTasks),
-	Call:  byKey(sources.PSEmbedCall, mapPSEmbed),
+	Call:  byKey(endpoints.PSEmbedCall, mapPSEmbed),
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func mapPSEmbed(m *mapper, t *Task, e *sources.PSEmbed) (*Result, error) {
+func mapPSEmbed(m *mapper, t *Task, e *endpoints.PSEmbed) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: 1}
 	sinks.Add(&res.Batch, sinks.PSEmbed{Username: t.Key, HTML: textPtr(e.HTML), Raw: e.Raw})
 	return res, nil
@@ -288,19 +289,19 @@ var _ = register(&Kind{
 		if len(v) > MaxNameBytes {
 			return fmt.Sprintf("is %d bytes long; an id is at most %d", len(v), MaxNameBytes)
 		}
-		if _, err := sources.HighlightDigits(v); err != nil {
+		if _, err := endpoints.HighlightDigits(v); err != nil {
 			return "is not a highlight id (digits, optionally after highlight:)"
 		}
 		return ""
 	}), seedKey(func(v string) string {
-		digits, _ := sources.HighlightDigits(v)
+		digits, _ := endpoints.HighlightDigits(v)
 		return digits
 	})),
-	Call:  byKey(sources.PSHighlightCall, mapPSHighlight),
+	Call:  byKey(endpoints.PSHighlightCall, mapPSHighlight),
 	Fresh: &FreshRule{}, // nothing to expand
 })
 
-func mapPSHighlight(m *mapper, t *Task, h *sources.PSHighlight) (*Result, error) {
+func mapPSHighlight(m *mapper, t *Task, h *endpoints.PSHighlight) (*Result, error) {
 	id := string(h.Digits)
 	if id == "" {
 		id = t.Key

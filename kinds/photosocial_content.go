@@ -11,6 +11,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // The real service's photo-sharing content (issue 27), each kind declared
@@ -89,7 +90,7 @@ func (m *mapper) followPost(res *Result, t *Task, comments, transcripts *edgeDec
 // addPSPost adds a post of list and its counters, its owner owner when the
 // answer names none, or counts it dropped with a reason; it reports
 // whether it was added.
-func addPSPost(res *Result, it sources.Item[sources.PSPost], list, owner string) bool {
+func addPSPost(res *Result, it sources.Item[endpoints.PSPost], list, owner string) bool {
 	p := it.V
 	if p.OwnerUsername != "" {
 		owner = string(p.OwnerUsername)
@@ -119,7 +120,7 @@ var _ = register(&Kind{
 	Name:  KindPSUserPosts,
 	List:  true,
 	Pages: "posts",
-	Call:  byKeyCursor(sources.PSUserPostsCall, mapPSUserPosts),
+	Call:  byKeyCursor(endpoints.PSUserPostsCall, mapPSUserPosts),
 	Seen: seenBy(seenProfilePosts, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSProfilePost](&r.Batch)
 		keys := make([]string, len(rows))
@@ -131,7 +132,7 @@ var _ = register(&Kind{
 	Reexpand: storedProfilePosts,
 })
 
-func mapPSUserPosts(m *mapper, t *Task, page *sources.Page[sources.PSPost]) (*Result, error) {
+func mapPSUserPosts(m *mapper, t *Task, page *sources.Page[endpoints.PSPost]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		if !addPSPost(res, it, "items", t.Key) {
@@ -177,7 +178,7 @@ var _ = register(&Kind{
 	Name:  KindPSUserReels,
 	List:  true,
 	Pages: "reels",
-	Call:  byKeyCursor(sources.PSUserReelsCall, mapPSUserReels),
+	Call:  byKeyCursor(endpoints.PSUserReelsCall, mapPSUserReels),
 	Seen: seenBy(seenProfileReels, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSProfileReel](&r.Batch)
 		keys := make([]string, len(rows))
@@ -189,7 +190,7 @@ var _ = register(&Kind{
 	Reexpand: storedProfileReels,
 })
 
-func mapPSUserReels(m *mapper, t *Task, page *sources.Page[sources.PSReel]) (*Result, error) {
+func mapPSUserReels(m *mapper, t *Task, page *sources.Page[endpoints.PSReel]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		if it.V.OwnerUsername == "" {
@@ -226,12 +227,12 @@ const KindPSPost = "photosocial.post"
 var _ = register(&Kind{
 	Name:     KindPSPost,
 	Seeds:    seedsOf("seeds.photosocial.media", checkPostURL, asIsTasks),
-	Call:     byKey(sources.PSPostCall, mapPSPost),
+	Call:     byKey(endpoints.PSPostCall, mapPSPost),
 	Fresh:    &FreshRule{Expand: storedPost},
 	Reexpand: reexpandBy(storedPost),
 })
 
-func mapPSPost(m *mapper, t *Task, d *sources.PSPostDetail) (*Result, error) {
+func mapPSPost(m *mapper, t *Task, d *endpoints.PSPostDetail) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: 1}
 	if !d.Found {
 		res.Drop("data.xdt_shortcode_media: absent")
@@ -272,12 +273,12 @@ var _ = register(&Kind{
 	Name:  KindPSCommentReplies,
 	List:  true,
 	Pages: "comment_replies",
-	Call: mapped(func(t *Task) sources.Call[*sources.Page[sources.PSComment]] {
-		return sources.PSCommentRepliesCall(t.Params["url"], t.Key, t.Cursor)
+	Call: mapped(func(t *Task) sources.Call[*sources.Page[endpoints.PSComment]] {
+		return endpoints.PSCommentRepliesCall(t.Params["url"], t.Key, t.Cursor)
 	}, mapPSCommentReplies),
 })
 
-func mapPSCommentReplies(m *mapper, t *Task, page *sources.Page[sources.PSComment]) (*Result, error) {
+func mapPSCommentReplies(m *mapper, t *Task, page *sources.Page[endpoints.PSComment]) (*Result, error) {
 	res := listResult(t, page)
 	postURL := t.Params["url"]
 	for _, it := range page.Items {
@@ -292,19 +293,19 @@ const KindPSHighlights = "photosocial.highlights"
 
 var _ = register(&Kind{
 	Name:     KindPSHighlights,
-	Call:     byKey(sources.PSHighlightsCall, mapPSHighlights),
+	Call:     byKey(endpoints.PSHighlightsCall, mapPSHighlights),
 	Reexpand: storedIDs(&runProfileHighlights, func(t *Task) string { return t.Key }, edgeHighlightDetails, noParams),
 })
 
 func noParams(*Task) map[string]string { return nil }
 
-func mapPSHighlights(m *mapper, t *Task, page *sources.Page[sources.PSHighlightEntry]) (*Result, error) {
+func mapPSHighlights(m *mapper, t *Task, page *sources.Page[endpoints.PSHighlightEntry]) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
 	for _, it := range page.Items {
 		h := it.V
 		id := string(h.ID)
 		why := entryProblem("highlights", it.Pos, "id", id)
-		if _, err := sources.HighlightDigits(id); why == "" && err != nil {
+		if _, err := endpoints.HighlightDigits(id); why == "" && err != nil {
 			why = fmt.Sprintf("highlights[%d]: id %q is not a highlight id", it.Pos, id)
 		}
 		if why != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // The short-video platform's kinds, each declared once: its name (the
@@ -46,11 +47,11 @@ const KindSVProfile = "shortvideo.profile"
 var _ = register(&Kind{
 	Name:  KindSVProfile,
 	Seeds: seedsOf("seeds.shortvideo.profiles", checkHandle, handleTasks),
-	Call: mapped(func(t *Task) sources.Call[*sources.SVProfile] {
+	Call: mapped(func(t *Task) sources.Call[*endpoints.SVProfile] {
 		if id, ok := strings.CutPrefix(t.Key, userIDKey); ok {
-			return sources.SVProfileByIDCall(id)
+			return endpoints.SVProfileByIDCall(id)
 		}
-		return sources.SVProfileCall(t.Key)
+		return endpoints.SVProfileCall(t.Key)
 	}, mapSVProfile),
 	Fresh:    &FreshRule{Expand: storedSVProfile},
 	Reexpand: reexpandBy(storedSVProfile),
@@ -86,7 +87,7 @@ const userIDKey = "user_id:"
 // authorProfile is the key of the profile task of a video's author: its
 // handle, else its numeric user id when the dialect's profile takes one;
 // "" when it has neither.
-func (m *mapper) authorProfile(a sources.SVAuthor) string {
+func (m *mapper) authorProfile(a endpoints.SVAuthor) string {
 	switch {
 	case a.UniqueID != "":
 		return string(a.UniqueID)
@@ -131,7 +132,7 @@ func (m *mapper) followLists(res *Result, t *Task, id account) (why string) {
 	return why
 }
 
-func mapSVProfile(m *mapper, t *Task, p *sources.SVProfile) (*Result, error) {
+func mapSVProfile(m *mapper, t *Task, p *endpoints.SVProfile) (*Result, error) {
 	handle := string(p.User.UniqueID)
 	if handle == "" {
 		handle = t.Key
@@ -212,7 +213,7 @@ var _ = register(&Kind{
 		}
 		return out
 	}),
-	Call: byKeyCursor(sources.SVFollowersCall, mapSVFollowList),
+	Call: byKeyCursor(endpoints.SVFollowersCall, mapSVFollowList),
 	Seen: seenBy(seenFollowers, followOwner, func(r *Result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Follower })
 	}),
@@ -224,7 +225,7 @@ var _ = register(&Kind{
 	Name:  KindSVFollowing,
 	List:  true,
 	Pages: "following",
-	Call:  byKeyCursor(sources.SVFollowingCall, mapSVFollowList),
+	Call:  byKeyCursor(endpoints.SVFollowingCall, mapSVFollowList),
 	Seen: seenBy(seenFollowing, followOwner, func(r *Result) []string {
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Followee })
 	}),
@@ -285,7 +286,7 @@ func followKeys(r *Result, entry func(sinks.SVFollow) string) []string {
 // secUIDUser is the users key of an account known only by its secUid.
 func secUIDUser(secUID string) string { return "secuid:" + secUID }
 
-func mapSVFollowList(m *mapper, t *Task, page *sources.Page[sources.SVFollowEntry]) (*Result, error) {
+func mapSVFollowList(m *mapper, t *Task, page *sources.Page[endpoints.SVFollowEntry]) (*Result, error) {
 	owner := t.Params["handle"]
 	if owner == "" {
 		return nil, fmt.Errorf("task %d: %s without params.handle", t.ID, t.Kind)
@@ -330,7 +331,7 @@ func isSecUIDUser(handle string) bool { return len(handle) > 7 && handle[:7] == 
 // range) is counted as dropped, as an entry of list, and addVideo returns
 // false. An author sent without a handle (the real trending feed) is kept
 // by its secUid, as a user row of its own (see videoAuthor).
-func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo], songID, list string) bool {
+func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[endpoints.SVVideo], songID, list string) bool {
 	v := it.V
 	if songID == "" {
 		songID = string(v.MusicID)
@@ -384,7 +385,7 @@ func (m *mapper) addVideo(t *Task, res *Result, it sources.Item[sources.SVVideo]
 // videoAuthor is the users key of a video's author: its handle, else the
 // key of an account known only by its secUid; "" when neither was sent (an
 // author with only a uid has no key: the video is kept without one).
-func videoAuthor(a sources.SVAuthor) string {
+func videoAuthor(a endpoints.SVAuthor) string {
 	switch {
 	case a.UniqueID != "":
 		return string(a.UniqueID)
@@ -396,7 +397,7 @@ func videoAuthor(a sources.SVAuthor) string {
 
 // addSearchVideo adds a video found by a search (kind, query key qk) at its
 // rank, and its author's profile task when that edge is on.
-func (m *mapper) addSearchVideo(t *Task, res *Result, it sources.Item[sources.SVVideo], kind, qk, list string) {
+func (m *mapper) addSearchVideo(t *Task, res *Result, it sources.Item[endpoints.SVVideo], kind, qk, list string) {
 	if !m.addVideo(t, res, it, "", list) {
 		return
 	}
@@ -426,15 +427,15 @@ var _ = register(&Kind{
 	}, func(j Job, k *Kind, q KeywordSeed) []NewTask {
 		return []NewTask{k.task(j, q.Key(), flatParams(q.Params()), 0)}
 	}),
-	Call: mapped(func(t *Task) sources.Call[*sources.Page[sources.SVVideo]] {
-		return sources.SVKeywordSearchCall(sources.ParseKeywordQuery(paramValues(t.Params)), t.Cursor)
+	Call: mapped(func(t *Task) sources.Call[*sources.Page[endpoints.SVVideo]] {
+		return endpoints.SVKeywordSearchCall(endpoints.ParseKeywordQuery(paramValues(t.Params)), t.Cursor)
 	}, mapSVKeywordSearch),
 	Reexpand: storedSearch(sinks.SearchKeyword, keywordQueryKey),
 })
 
 // keywordQueryKey is the query key of keyword search t's results.
 func keywordQueryKey(t *Task) string {
-	q := sources.ParseKeywordQuery(paramValues(t.Params))
+	q := endpoints.ParseKeywordQuery(paramValues(t.Params))
 	return sinks.QueryKey(q.Term(), q.Filters())
 }
 
@@ -445,7 +446,7 @@ func searchQueryKey(t *Task) string { return sinks.QueryKey(t.Key, nil) }
 // KeywordSeed is a keyword search in either published form: a plain string
 // is form A (keyword); a mapping with query and options is form B.
 type KeywordSeed struct {
-	sources.KeywordQuery
+	endpoints.KeywordQuery
 }
 
 // setText is form A, as a line of a seed file writes it.
@@ -463,7 +464,7 @@ func (k *KeywordSeed) DecodeYAML(d *yamlstrict.Decoder, n *yaml.Node, path strin
 	}
 }
 
-func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
+func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
 	res := listResult(t, page)
 	qk := keywordQueryKey(t)
 	for _, it := range page.Items {
@@ -497,7 +498,7 @@ var _ = register(&Kind{
 	Name:  KindSVHashtagSearch,
 	List:  true,
 	Seeds: seedsOf("seeds.shortvideo.hashtag_searches", checkSearch, searchTasks),
-	Call:  byKeyCursor(sources.SVHashtagSearchCall, mapSVHashtagSearch),
+	Call:  byKeyCursor(endpoints.SVHashtagSearchCall, mapSVHashtagSearch),
 	// The real service's videos under the hashtag expand to their authors;
 	// the contract's hashtags to nothing.
 	Reexpand: storedSearch(sinks.SearchHashtag, searchQueryKey),
@@ -506,12 +507,12 @@ var _ = register(&Kind{
 // mapSVHashtagSearch maps the contract's hashtags, and the real service's
 // videos under the hashtag as that search's video results, as the keyword
 // search's are.
-func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[sources.SVHashtag]) (*Result, error) {
+func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVHashtag]) (*Result, error) {
 	res := listResult(t, page)
 	qk := searchQueryKey(t)
 	for _, it := range page.Items {
 		if v := it.V.Video; v != nil {
-			m.addSearchVideo(t, res, sources.Item[sources.SVVideo]{V: *v, Raw: it.Raw, Pos: it.Pos}, sinks.SearchHashtag, qk, "videos")
+			m.addSearchVideo(t, res, sources.Item[endpoints.SVVideo]{V: *v, Raw: it.Raw, Pos: it.Pos}, sinks.SearchHashtag, qk, "videos")
 			continue
 		}
 		name := string(it.V.Name)
@@ -537,11 +538,11 @@ var _ = register(&Kind{
 	Name:     KindSVTopSearch,
 	List:     true,
 	Seeds:    seedsOf("seeds.shortvideo.top_searches", checkSearch, searchTasks),
-	Call:     byKeyCursor(sources.SVTopSearchCall, mapSVTopSearch),
+	Call:     byKeyCursor(endpoints.SVTopSearchCall, mapSVTopSearch),
 	Reexpand: storedSearch(sinks.SearchTop, searchQueryKey),
 })
 
-func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult]) (*Result, error) {
+func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVTopResult]) (*Result, error) {
 	res := listResult(t, page)
 	qk := searchQueryKey(t)
 	for _, it := range page.Items {
@@ -562,7 +563,7 @@ func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[sources.SVTopResult])
 		switch r.Type {
 		case sinks.ResultVideo:
 			v := it.V.Video
-			if !m.addVideo(t, res, sources.Item[sources.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
+			if !m.addVideo(t, res, sources.Item[endpoints.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
 				continue
 			}
 			r.VideoID = strPtr(string(v.ID))
@@ -602,7 +603,7 @@ var _ = register(&Kind{
 		}
 		return ""
 	}), asIsTasks),
-	Call:     byKey(sources.SVSongCall, mapSVSong),
+	Call:     byKey(endpoints.SVSongCall, mapSVSong),
 	Fresh:    &FreshRule{Expand: always(songLists)},
 	Reexpand: reexpandBy(always(songLists)),
 })
@@ -615,7 +616,7 @@ func songLists(j Job, t *Task) []NewTask {
 	return res.Children
 }
 
-func mapSVSong(m *mapper, t *Task, s *sources.SVSong) (*Result, error) {
+func mapSVSong(m *mapper, t *Task, s *endpoints.SVSong) (*Result, error) {
 	id := string(s.ID)
 	if id == "" {
 		id = t.Key
@@ -640,7 +641,7 @@ var _ = register(&Kind{
 	Name:  KindSVSongVideos,
 	List:  true,
 	Pages: "song_videos",
-	Call:  byKeyCursor(sources.SVSongVideosCall, mapSVSongVideos),
+	Call:  byKeyCursor(endpoints.SVSongVideosCall, mapSVSongVideos),
 	Seen: seenBy(seenSongVideos, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.SVSongVideo](&r.Batch)
 		keys := make([]string, len(rows))
@@ -652,7 +653,7 @@ var _ = register(&Kind{
 	Reexpand: storedVideoAuthors(&runSongVideoAuthors, func(t *Task) string { return t.Key }),
 })
 
-func mapSVSongVideos(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
+func mapSVSongVideos(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		if !m.addVideo(t, res, it, t.Key, "videos") {
@@ -669,10 +670,10 @@ const KindSVLive = "shortvideo.live"
 var _ = register(&Kind{
 	Name:  KindSVLive,
 	Seeds: seedsOf("seeds.shortvideo.live", checkHandle, handleTasks),
-	Call:  byKey(sources.SVLiveCall, mapSVLive),
+	Call:  byKey(endpoints.SVLiveCall, mapSVLive),
 })
 
-func mapSVLive(m *mapper, t *Task, l *sources.SVLive) (*Result, error) {
+func mapSVLive(m *mapper, t *Task, l *endpoints.SVLive) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: 1}
 	var start *int64
 	if l.StartTime.Valid && l.StartTime.V != 0 {
@@ -694,20 +695,20 @@ const (
 var _ = register(&Kind{
 	Name:     KindSVTrending,
 	Seeds:    seedFlag("seeds.shortvideo.trending_feed", "trending"),
-	Call:     noKey(sources.SVTrendingFeedCall, mapSVFeed(sinks.FeedTrending)),
+	Call:     noKey(endpoints.SVTrendingFeedCall, mapSVFeed(sinks.FeedTrending)),
 	Reexpand: storedVideoAuthors(&runFeedAuthors, func(*Task) string { return sinks.FeedTrending }),
 })
 
 var _ = register(&Kind{
 	Name:     KindSVPopularVideos,
 	Seeds:    seedFlag("seeds.shortvideo.popular_videos", "popular_videos"),
-	Call:     noKey(sources.SVPopularVideosCall, mapSVFeed(sinks.FeedPopularVideos)),
+	Call:     noKey(endpoints.SVPopularVideosCall, mapSVFeed(sinks.FeedPopularVideos)),
 	Reexpand: storedVideoAuthors(&runFeedAuthors, func(*Task) string { return sinks.FeedPopularVideos }),
 })
 
 // mapSVFeed maps a page of feed's videos.
-func mapSVFeed(feed string) func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
-	return func(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
+func mapSVFeed(feed string) func(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
+	return func(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
 		res := &Result{Stop: StopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
 		for _, it := range page.Items {
 			if !m.addVideo(t, res, it, "", "videos") {
@@ -725,10 +726,10 @@ const KindSVPopularCreators = "shortvideo.popular_creators"
 var _ = register(&Kind{
 	Name:  KindSVPopularCreators,
 	Seeds: seedFlag("seeds.shortvideo.popular_creators", "popular_creators"),
-	Call:  noKey(sources.SVPopularCreatorsCall, mapSVPopularCreators),
+	Call:  noKey(endpoints.SVPopularCreatorsCall, mapSVPopularCreators),
 })
 
-func mapSVPopularCreators(m *mapper, t *Task, page *sources.Page[sources.SVCreator]) (*Result, error) {
+func mapSVPopularCreators(m *mapper, t *Task, page *sources.Page[endpoints.SVCreator]) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: page.Info().Items, Drops: Drops{N: page.Dropped, Reason: page.DropReason}}
 	for _, it := range page.Items {
 		h := string(it.V.UniqueID)

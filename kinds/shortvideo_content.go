@@ -10,6 +10,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // The real service's short-video content (issue 27), each kind declared
@@ -26,7 +27,7 @@ var _ = register(&Kind{
 	Name:  KindSVProfileVideos,
 	List:  true,
 	Pages: "videos",
-	Call:  byKeyCursor(sources.SVProfileVideosCall, mapSVProfileVideos),
+	Call:  byKeyCursor(endpoints.SVProfileVideosCall, mapSVProfileVideos),
 	Seen: seenBy(seenProfileVideos, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.SVProfileVideo](&r.Batch)
 		keys := make([]string, len(rows))
@@ -38,7 +39,7 @@ var _ = register(&Kind{
 	Reexpand: storedProfileVideos,
 })
 
-func mapSVProfileVideos(m *mapper, t *Task, page *sources.Page[sources.SVVideo]) (*Result, error) {
+func mapSVProfileVideos(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		if it.V.Author.UniqueID == "" && it.V.Author.UID == "" {
@@ -109,7 +110,7 @@ const KindSVVideo = "shortvideo.video"
 var _ = register(&Kind{
 	Name:     KindSVVideo,
 	Seeds:    seedsOf("seeds.shortvideo.videos", checkVideoURL, asIsTasks),
-	Call:     byKey(sources.SVVideoCall, mapSVVideo),
+	Call:     byKey(endpoints.SVVideoCall, mapSVVideo),
 	Fresh:    &FreshRule{Expand: always(videoSeedLists)},
 	Reexpand: reexpandBy(always(videoSeedLists)),
 })
@@ -132,7 +133,7 @@ var checkVideoURL = quoted(func(v string) string {
 	return ""
 })
 
-func mapSVVideo(m *mapper, t *Task, d *sources.SVVideoDetail) (*Result, error) {
+func mapSVVideo(m *mapper, t *Task, d *endpoints.SVVideoDetail) (*Result, error) {
 	res := &Result{Stop: StopDone, Items: 1}
 	if len(d.Video.Raw) == 0 {
 		res.Drop("aweme_detail: absent")
@@ -151,7 +152,7 @@ var _ = register(&Kind{
 	Name:  KindSVVideoComments,
 	List:  true,
 	Pages: "video_comments",
-	Call:  byKeyCursor(sources.SVVideoCommentsCall, mapSVVideoComments),
+	Call:  byKeyCursor(endpoints.SVVideoCommentsCall, mapSVVideoComments),
 	// Again from stored data: the replies of the comments with replies
 	// that its walk in this run stored.
 	Reexpand: storedIDs(&runVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies, urlParam),
@@ -161,7 +162,7 @@ var _ = register(&Kind{
 // post's URL, the key of the comments task t.
 func urlParam(t *Task) map[string]string { return map[string]string{"url": t.Key} }
 
-func mapSVVideoComments(m *mapper, t *Task, page *sources.Page[sources.SVComment]) (*Result, error) {
+func mapSVVideoComments(m *mapper, t *Task, page *sources.Page[endpoints.SVComment]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		if !addSVComment(res, it, sinks.VideoIDOf(t.Key), "") {
@@ -177,7 +178,7 @@ func mapSVVideoComments(m *mapper, t *Task, page *sources.Page[sources.SVComment
 // addSVComment adds a comment (a reply when parent, or the answer, names
 // the comment it answers) on video (its answer's aweme_id first), or
 // counts it dropped with a reason; it reports whether it was added.
-func addSVComment(res *Result, it sources.Item[sources.SVComment], video, parent string) bool {
+func addSVComment(res *Result, it sources.Item[endpoints.SVComment], video, parent string) bool {
 	c := it.V
 	if c.VideoID != "" {
 		video = string(c.VideoID)
@@ -214,12 +215,12 @@ var _ = register(&Kind{
 	Name:  KindSVCommentReplies,
 	List:  true,
 	Pages: "comment_replies",
-	Call: mapped(func(t *Task) sources.Call[*sources.Page[sources.SVComment]] {
-		return sources.SVCommentRepliesCall(t.Params["url"], t.Key, t.Cursor)
+	Call: mapped(func(t *Task) sources.Call[*sources.Page[endpoints.SVComment]] {
+		return endpoints.SVCommentRepliesCall(t.Params["url"], t.Key, t.Cursor)
 	}, mapSVCommentReplies),
 })
 
-func mapSVCommentReplies(m *mapper, t *Task, page *sources.Page[sources.SVComment]) (*Result, error) {
+func mapSVCommentReplies(m *mapper, t *Task, page *sources.Page[endpoints.SVComment]) (*Result, error) {
 	res := listResult(t, page)
 	for _, it := range page.Items {
 		addSVComment(res, it, sinks.VideoIDOf(t.Params["url"]), t.Key)
@@ -232,11 +233,11 @@ const KindSVTranscript = "shortvideo.transcript"
 
 var _ = register(&Kind{
 	Name:  KindSVTranscript,
-	Call:  byKey(sources.SVTranscriptCall, mapSVTranscript),
+	Call:  byKey(endpoints.SVTranscriptCall, mapSVTranscript),
 	Fresh: &FreshRule{}, // a transcript does not change; nothing to expand
 })
 
-func mapSVTranscript(m *mapper, t *Task, tr *sources.SVTranscript) (*Result, error) {
+func mapSVTranscript(m *mapper, t *Task, tr *endpoints.SVTranscript) (*Result, error) {
 	id := string(tr.ID)
 	if id == "" {
 		id = sinks.VideoIDOf(t.Key)

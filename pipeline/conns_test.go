@@ -137,7 +137,11 @@ func highConcurrency(t testing.TB, tasks, maxConns int, latency time.Duration) c
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	opts := b.options(job, testKey)
+	// The adaptive limit starts at the tasks (not 16, doubling): the run
+	// is over before a doubling would reach them.
+	opts.Client.InitialInFlight = tasks
+	sum, err := pipeline.Run(ctx, opts, job, runID)
 	close(stop)
 	wg.Wait()
 	if err != nil || sum.State != "done" {

@@ -8,6 +8,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/internal/version"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 // SampleIntervalDefault is how often a run records a progress sample
@@ -47,6 +48,9 @@ type Progress struct {
 	RateLimited int64 // 429 answers
 	Pauses      sources.Pauses
 	Rate        float64 // the rate control's current ceiling, requests/s (0: none)
+	// Concurrency is the adaptive limit of requests in flight: the limit,
+	// the slots held now, its moves and why.
+	Concurrency concurrency.Status
 	Run         RunFigures
 	Final       bool   // this process is done with the run
 	State       string // with Final: how it ended (done, stopped, failed, running)
@@ -69,7 +73,7 @@ func (f RunFigures) CreditsReserved() int64 { return f.CreditsCommitted - f.Cred
 var (
 	joinRun      = db.Prepare[joinRunParams]("JoinRun")
 	recordSample = db.Prepare[sampleParams]("RecordSample")
-	progress     = db.Prepare[runArg]("Progress")
+	progress     = db.Prepare[db.RunArg]("Progress")
 )
 
 type joinRunParams struct {
@@ -90,6 +94,11 @@ type sampleParams struct {
 	Rate          float64 `db:"rate"`
 	Final         bool    `db:"final"`
 	State         string  `db:"state"`
+	// The adaptive limit of requests in flight (migration 00052).
+	InFlight         float64          `db:"in_flight"`
+	ConcurrencyLimit int              `db:"concurrency_limit"`
+	ConcurrencyMove  *string          `db:"concurrency_move"`
+	ConcurrencyMoves map[string]int64 `db:"concurrency_moves"`
 }
 
 // monitorState is what the crawl keeps for its observers.
@@ -100,6 +109,12 @@ type monitorState struct {
 	rateLimited atomic.Int64
 	figures     atomic.Pointer[RunFigures]
 	shapes      shapeBook
+	// slots is the limiter's slot-seconds and the time at the previous
+	// sample: the mean in flight over an interval is their increase.
+	slots struct {
+		at      time.Time
+		seconds float64
+	}
 }
 
 // join records this process and its version on the run.
@@ -150,12 +165,35 @@ func (c *crawl) progress() Progress {
 		RunID: c.runID, Elapsed: time.Since(c.mon.started),
 		Pages: c.pages.Load(), Rows: c.rows.Load(),
 		Requests: c.mon.requests.Load(), Billed: c.mon.billed.Load(), RateLimited: c.mon.rateLimited.Load(),
-		Pauses: c.client.Pauses(), Rate: c.client.RateLimit(),
+		Pauses: c.client.Pauses(), Rate: c.client.RateLimit(), Concurrency: c.client.Concurrency(),
 	}
 	if f := c.mon.figures.Load(); f != nil {
 		p.Run = *f
 	}
 	return p
+}
+
+// concurrencySample fills the sample's figures of the limit of requests
+// in flight from st at now: the mean in flight since the previous sample
+// (since this process started on the run, for the first).
+func (m *monitorState) concurrencySample(sp *sampleParams, st concurrency.Status, now time.Time) {
+	from, seconds := m.slots.at, m.slots.seconds
+	if from.IsZero() {
+		from = m.started
+	}
+	if d := now.Sub(from).Seconds(); d > 0 {
+		sp.InFlight = (st.SlotSeconds - seconds) / d
+	}
+	m.slots.at, m.slots.seconds = now, st.SlotSeconds
+	sp.ConcurrencyLimit = st.Limit
+	if st.Last.Reason != "" {
+		move := st.Last.String()
+		sp.ConcurrencyMove = &move
+	}
+	sp.ConcurrencyMoves = make(map[string]int64, len(st.Moves))
+	for mv, n := range st.Moves {
+		sp.ConcurrencyMoves[mv.String()] = n
+	}
 }
 
 // refresh reads the run-wide figures: with sampling on, in the statement
@@ -168,12 +206,14 @@ func (c *crawl) refresh(ctx context.Context, final bool, state string) error {
 	f := RunFigures{At: time.Now()}
 	var row interface{ Scan(...any) error }
 	if c.opts.SampleInterval > 0 {
-		row = recordSample.QueryRow(ctx, c.opts.Pool, sampleParams{
+		sp := sampleParams{
 			RunID: c.runID, Owner: c.opts.Owner, Pages: p.Pages, Rows: p.Rows, Requests: p.Requests,
 			RateLimited: p.RateLimited, PauseSeconds: p.Pauses.RateLimited.Seconds(), OutageSeconds: p.Pauses.Outage.Seconds(),
-			Rate: p.Rate, Final: final, State: state})
+			Rate: p.Rate, Final: final, State: state}
+		c.mon.concurrencySample(&sp, p.Concurrency, f.At)
+		row = recordSample.QueryRow(ctx, c.opts.Pool, sp)
 	} else {
-		row = progress.QueryRow(ctx, c.opts.Pool, runArg{c.runID})
+		row = progress.QueryRow(ctx, c.opts.Pool, db.RunArg{RunID: c.runID})
 	}
 	if err := row.Scan(&f.CreditsBilled, &f.CreditsCommitted, &f.MaxCredits, &f.Pending, &f.Leased, &f.Done, &f.Failed, &f.Skipped); err != nil {
 		return err

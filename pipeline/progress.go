@@ -22,6 +22,9 @@ func (c *crawl) logProgress(p Progress) {
 	}
 	args = append(args, "requests", p.Requests, "rate_limited", p.RateLimited,
 		"paused_429", p.Pauses.RateLimited.Round(time.Millisecond), "paused_outage", p.Pauses.Outage.Round(time.Millisecond),
-		"rate_limit", p.Rate)
+		"rate_limit", p.Rate, "in_flight", p.Concurrency.InFlight, "concurrency_limit", p.Concurrency.Limit)
+	if m := p.Concurrency.Last; m.Reason != "" {
+		args = append(args, "concurrency_move", m.String())
+	}
 	c.log.Info("progress", args...)
 }

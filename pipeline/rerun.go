@@ -86,10 +86,6 @@ func Fingerprint(job *jobfile.Job) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-type jobNameArg struct {
-	JobName string `db:"job_name"`
-}
-
 type latestRunParams struct {
 	JobName      string        `db:"job_name"`
 	LeaseTimeout time.Duration `db:"lease_timeout"`
@@ -175,7 +171,7 @@ func Decide(prev *PriorRun, fingerprint string, within time.Duration, forceNew b
 	return RunContinue, "", nil
 }
 
-var lockJob = db.Prepare[jobNameArg]("LockJob")
+var lockJob = db.Prepare[db.JobArg]("LockJob")
 
 var abandonRun = db.Prepare[abandonRunParams]("AbandonRun")
 
@@ -191,7 +187,7 @@ func FindOrCreateRun(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, 
 	var ch RunChoice
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		ch = RunChoice{}
-		if _, err := lockJob.Exec(ctx, tx, jobNameArg{job.Name}); err != nil {
+		if _, err := lockJob.Exec(ctx, tx, db.JobArg{JobName: job.Name}); err != nil {
 			return fmt.Errorf("lock job %q: %w", job.Name, err)
 		}
 		prev, err := LatestRun(ctx, tx, job)

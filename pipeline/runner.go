@@ -277,7 +277,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		}
 	case final == "stopped" && errors.Is(err, budget.ErrExhausted):
 		// Not continued with this budget (rerun.go).
-		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, runArg{runID}); merr != nil {
+		if _, merr := markBudgetStop.Exec(fctx, opts.Pool, db.RunArg{RunID: runID}); merr != nil {
 			c.log.Warn("could not record that the run's budget is spent", "err", merr)
 		}
 	}
@@ -322,17 +322,13 @@ type task struct {
 }
 
 // target is how many tasks the process keeps in progress: the client's
-// concurrency target when it has one (sources' ConcurrencyLimiter: its
-// limit, and as many again for tasks between two requests), capped by
-// limits.workers when set (> 0); limits.workers otherwise (0: the
-// default). At most MaxInProgress.
+// limit of requests in flight (sources/concurrency), and as many again for
+// tasks between two requests, capped by limits.workers when set (> 0). At
+// most MaxInProgress.
 func (c *crawl) target() int {
-	n := cmp.Or(c.job.Limits.Workers, jobfile.WorkersDefault)
-	if l, ok := any(c.client).(interface{ Limit() int }); ok {
-		n = 2 * l.Limit()
-		if w := c.job.Limits.Workers; w > 0 {
-			n = min(n, w)
-		}
+	n := 2 * c.client.Limit()
+	if w := c.job.Limits.Workers; w > 0 {
+		n = min(n, w)
 	}
 	return max(1, min(n, MaxInProgress))
 }

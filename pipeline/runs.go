@@ -21,11 +21,7 @@ import (
 // joined by other processes, and finished by each of them (crawl.runs).
 // Leasing and committing tasks is the frontier's (package frontier).
 
-// runArg is the parameter of the statements that take only a run.
-type runArg struct {
-	RunID int64 `db:"run_id"`
-}
-
+// db.RunArg is the parameter of the statements that take only a run.
 type createRunParams struct {
 	JobName     string `db:"job_name"`
 	Job         []byte `db:"job"` // the job as JSON
@@ -85,7 +81,7 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 		return 0, fmt.Errorf("create run: %w", err)
 	}
 	if len(job.Seeds.Files) > 0 {
-		if _, err := markSeedsPending.Exec(ctx, tx, seedRunArg{runID}); err != nil {
+		if _, err := markSeedsPending.Exec(ctx, tx, db.RunArg{RunID: runID}); err != nil {
 			return 0, fmt.Errorf("create run: %w", err)
 		}
 	}
@@ -100,8 +96,8 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 var finishRun = db.Prepare[finishRunParams]("FinishRun")
 
 var (
-	runState   = db.Prepare[runArg]("RunState")
-	lockRunRow = db.Prepare[runArg]("LockRunRow")
+	runState   = db.Prepare[db.RunArg]("RunState")
+	lockRunRow = db.Prepare[db.RunArg]("LockRunRow")
 )
 
 // FinishRun records the end of this process's work on a run as state (done,
@@ -115,13 +111,13 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// The row first: FinishRun's own statement, blocked on it, would
 		// check the tasks as they were before a second look sent some back.
-		if _, err := lockRunRow.Exec(ctx, tx, runArg{runID}); err != nil {
+		if _, err := lockRunRow.Exec(ctx, tx, db.RunArg{RunID: runID}); err != nil {
 			return err
 		}
 		return finishRun.QueryRow(ctx, tx, p).Scan(&got)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		if err := runState.QueryRow(ctx, pool, runArg{runID}).Scan(&got); err != nil {
+		if err := runState.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&got); err != nil {
 			return "", fmt.Errorf("run %d state: %w", runID, err)
 		}
 		if got != "done" {
@@ -137,9 +133,9 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 
 var resumeRun = db.Prepare[resumeRunParams]("ResumeRun")
 
-var markBudgetStop = db.Prepare[runArg]("MarkBudgetStop")
+var markBudgetStop = db.Prepare[db.RunArg]("MarkBudgetStop")
 
-var runJobName = db.Prepare[runArg]("RunJobName")
+var runJobName = db.Prepare[db.RunArg]("RunJobName")
 
 // Resume marks run runID running again so this process can work on it; a
 // run can be resumed after a stop or joined while another process runs it.
@@ -154,7 +150,7 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 	}
 	var name string
 	var pruned bool
-	err = runJobName.QueryRow(ctx, pool, runArg{runID}).Scan(&name, &pruned)
+	err = runJobName.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&name, &pruned)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("resume run %d: %w", runID, runs.ErrNoRun)
 	}
@@ -167,24 +163,24 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
 }
 
-var countFailedTasks = db.Prepare[runArg]("CountFailedTasks")
+var countFailedTasks = db.Prepare[db.RunArg]("CountFailedTasks")
 
 // CountFailed counts the failed tasks of a run.
 func CountFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
 	var n int64
-	if err := countFailedTasks.QueryRow(ctx, pool, runArg{runID}).Scan(&n); err != nil {
+	if err := countFailedTasks.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count failed tasks of run %d: %w", runID, err)
 	}
 	return n, nil
 }
 
-var retryFailedTasks = db.Prepare[runArg]("RetryFailedTasks")
+var retryFailedTasks = db.Prepare[db.RunArg]("RetryFailedTasks")
 
 // RetryFailed re-queues the failed tasks of a run (crawler run --resume ID
 // --retry-failed) and says how many. A list keeps its cursor and page
 // count, so it resumes at the page that failed.
 func RetryFailed(ctx context.Context, pool *pgxpool.Pool, runID int64) (int64, error) {
-	tag, err := retryFailedTasks.Exec(ctx, pool, runArg{runID})
+	tag, err := retryFailedTasks.Exec(ctx, pool, db.RunArg{RunID: runID})
 	if err != nil {
 		return 0, fmt.Errorf("re-queue failed tasks of run %d: %w", runID, err)
 	}

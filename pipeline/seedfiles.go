@@ -32,10 +32,6 @@ import (
 // that a batch is a few MB and a kill loses little work.
 const SeedBatch = 10_000
 
-type seedRunArg struct {
-	RunID int64 `db:"run_id"`
-}
-
 type seedProgressParams struct {
 	RunID   int64 `db:"run_id"`
 	Pending bool  `db:"pending"`
@@ -44,9 +40,9 @@ type seedProgressParams struct {
 }
 
 var (
-	markSeedsPending = db.Prepare[seedRunArg]("MarkSeedsPending")
-	seedProgress     = db.Prepare[seedRunArg]("SeedProgress")
-	lockSeedProgress = db.Prepare[seedRunArg]("LockSeedProgress")
+	markSeedsPending = db.Prepare[db.RunArg]("MarkSeedsPending")
+	seedProgress     = db.Prepare[db.RunArg]("SeedProgress")
+	lockSeedProgress = db.Prepare[db.RunArg]("LockSeedProgress")
 	setSeedProgress  = db.Prepare[seedProgressParams]("SetSeedProgress")
 )
 
@@ -70,7 +66,7 @@ func seedFiles(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, runID 
 	var file int32
 	var offset int64
 	var fp string
-	if err := seedProgress.QueryRow(ctx, pool, seedRunArg{runID}).Scan(&pending, &file, &offset, &fp); err != nil {
+	if err := seedProgress.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&pending, &file, &offset, &fp); err != nil {
 		return 0, fmt.Errorf("seed progress of run %d: %w", runID, err)
 	}
 	if !pending {
@@ -127,7 +123,7 @@ func (s *seeder) batch(ctx context.Context, pool *pgxpool.Pool) (done bool, err 
 		done, read = false, 0
 		var p seedProgressParams
 		p.RunID = s.runID
-		if err := lockSeedProgress.QueryRow(ctx, tx, seedRunArg{s.runID}).Scan(&p.Pending, &p.File, &p.Offset); err != nil {
+		if err := lockSeedProgress.QueryRow(ctx, tx, db.RunArg{RunID: s.runID}).Scan(&p.Pending, &p.File, &p.Offset); err != nil {
 			return err
 		}
 		if !p.Pending {

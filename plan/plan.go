@@ -198,19 +198,12 @@ type planTask struct {
 	Pages  int64  `db:"pages"`
 }
 
-type (
-	jobNameArg struct {
-		JobName string `db:"job_name"`
-	}
-	runArg struct {
-		RunID int64 `db:"run_id"`
-	}
-)
+type ()
 
 var (
-	lastDoneRunStmt  = db.Prepare[jobNameArg]("LastDoneRun")
-	runTaskTreeStmt  = db.Prepare[runArg]("RunTaskTree")
-	observedPageStmt = db.Prepare[jobNameArg]("ObservedEntriesPerPage")
+	lastDoneRunStmt  = db.Prepare[db.JobArg]("LastDoneRun")
+	runTaskTreeStmt  = db.Prepare[db.RunArg]("RunTaskTree")
+	observedPageStmt = db.Prepare[db.JobArg]("ObservedEntriesPerPage")
 )
 
 // Make reads, in tx (a read-only transaction), what `crawler run`
@@ -240,7 +233,7 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 		p.Next = fmt.Sprintf("nothing (exit 5): run %d stopped at its credit budget of %d %s ago; a larger max_credits continues it, the first start after resume_within starts a new run",
 			prev.ID, *prev.BudgetStop, prev.Idle)
 	}
-	if err := observedPageStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&p.ObservedPerPage); err != nil {
+	if err := observedPageStmt.QueryRow(ctx, tx, db.JobArg{JobName: job.Name}).Scan(&p.ObservedPerPage); err != nil {
 		return nil, fmt.Errorf("page sizes of earlier runs: %w", err)
 	}
 	p.bound(job, max(entries, p.ObservedPerPage))
@@ -313,14 +306,14 @@ func (p *Plan) bound(job *jobfile.Job, entries int64) {
 // its kind, or, with none, its bound.
 func (p *Plan) estimate(ctx context.Context, tx pgx.Tx, job *jobfile.Job) error {
 	var last lastDoneRun
-	err := lastDoneRunStmt.QueryRow(ctx, tx, jobNameArg{job.Name}).Scan(&last.ID, &last.Billed)
+	err := lastDoneRunStmt.QueryRow(ctx, tx, db.JobArg{JobName: job.Name}).Scan(&last.ID, &last.Billed)
 	if err == pgx.ErrNoRows {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("last completed run: %w", err)
 	}
-	rows, err := runTaskTreeStmt.Query(ctx, tx, runArg{last.ID})
+	rows, err := runTaskTreeStmt.Query(ctx, tx, db.RunArg{RunID: last.ID})
 	if err != nil {
 		return fmt.Errorf("tasks of run %d: %w", last.ID, err)
 	}

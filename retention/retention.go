@@ -93,9 +93,6 @@ type (
 	runIDsParams struct {
 		RunIDs []int64 `db:"run_ids"`
 	}
-	jobNameParams struct {
-		JobName string `db:"job_name"`
-	}
 	localParams struct {
 		Local bool `db:"local"`
 	}
@@ -135,7 +132,7 @@ var (
 	// lockJob is the lock `crawler run JOB` takes to choose or create the
 	// job's run (pipeline.FindOrCreateRun): a prune marks runs while no
 	// start of the job is deciding.
-	lockJob           = db.Prepare[jobNameParams]("LockJob")
+	lockJob           = db.Prepare[db.JobArg]("LockJob")
 	session           = db.Prepare[localParams]("PruneSession")
 	sessionEnd        = db.Prepare[struct{}]("PruneSessionEnd")
 	pruneRuns         = db.Prepare[struct{}]("PruneRuns")
@@ -347,7 +344,7 @@ func mark(ctx context.Context, q querier, opts Options) ([]int64, []int64, error
 	}
 	for _, job := range jobs {
 		err := pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
-			if _, err := lockJob.Exec(ctx, tx, jobNameParams{job}); err != nil {
+			if _, err := lockJob.Exec(ctx, tx, db.JobArg{JobName: job}); err != nil {
 				return fmt.Errorf("lock job %q: %w", job, err)
 			}
 			again, err := listCandidates(ctx, tx, opts, job)

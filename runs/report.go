@@ -89,11 +89,18 @@ type EndpointCredits struct {
 
 // TimelinePoint is one interval of the run's timeline: pages per second committed
 // and 429 answers got in the interval ending At seconds after the start,
-// all processes together.
+// all processes together; and their requests in flight (on average over
+// the interval), their adaptive limits of them (as the processes' latest
+// samples in the interval had them) and the moves of those limits in the
+// interval, by move ("latency down": see crawl.run_samples.concurrency_move).
+// The concurrency figures are 0 for samples older than them.
 type TimelinePoint struct {
-	At          float64 `json:"at_seconds"`
-	PagesPerSec float64 `json:"pages_per_second"`
-	RateLimited int64   `json:"rate_limited"`
+	At               float64          `json:"at_seconds"`
+	PagesPerSec      float64          `json:"pages_per_second"`
+	RateLimited      int64            `json:"rate_limited"`
+	InFlight         float64          `json:"in_flight"`
+	ConcurrencyLimit int64            `json:"concurrency_limit"`
+	Moves            map[string]int64 `json:"concurrency_moves,omitempty"`
 }
 
 // KindOutcome is how a kind's tasks ended.
@@ -293,11 +300,16 @@ func (r *Report) loadCredits(ctx context.Context, conn db.Querier) error {
 	return err
 }
 
-// sample is a process's cumulative counters at a moment.
+// reportSample is a process's cumulative counters at a moment, with its
+// requests in flight over the interval before it and its limit of them
+// (NULL, nil here, in samples older than migration 00052).
 type reportSample struct {
 	owner         string
 	at, procStart float64
 	pages, r429   int64
+	inFlight      *float64
+	limit         *int64
+	moves         map[string]int64 // cumulative
 }
 
 var reportSamples = db.Prepare[runArg]("ReportSamples")
@@ -306,8 +318,9 @@ func (r *Report) loadTimeline(ctx context.Context, conn db.Querier) error {
 	rows, _ := reportSamples.Query(ctx, conn, runArg{r.Run.ID})
 	var s reportSample
 	var samples []reportSample
-	if _, err := pgx.ForEachRow(rows, []any{&s.owner, &s.at, &s.procStart, &s.pages, &s.r429}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&s.owner, &s.at, &s.procStart, &s.pages, &s.r429, &s.inFlight, &s.limit, &s.moves}, func() error {
 		samples = append(samples, s)
+		s = reportSample{}
 		return nil
 	}); err != nil {
 		return err
@@ -320,10 +333,16 @@ func (r *Report) loadTimeline(ctx context.Context, conn db.Querier) error {
 // sample's increase over its process's previous one (or its start) is
 // spread over the interval it covers, and intervals are summed in buckets
 // as wide as the median interval, so processes working together add up.
+// Requests in flight spread the same way; a bucket's limit is the sum of
+// the processes' limits as of their latest span reaching into it.
 func reportTimeline(samples []reportSample) []TimelinePoint {
 	type span struct {
+		owner       string
 		from, to    float64
 		pages, r429 int64
+		inFlight    float64
+		limit       int64
+		moves       map[string]int64
 	}
 	last := map[string]reportSample{}
 	var spans []span
@@ -337,7 +356,22 @@ func reportTimeline(samples []reportSample) []TimelinePoint {
 		if s.at <= prev.at {
 			continue
 		}
-		spans = append(spans, span{prev.at, s.at, s.pages - prev.pages, s.r429 - prev.r429})
+		sp := span{owner: s.owner, from: prev.at, to: s.at, pages: s.pages - prev.pages, r429: s.r429 - prev.r429}
+		if s.inFlight != nil {
+			sp.inFlight = *s.inFlight
+		}
+		if s.limit != nil {
+			sp.limit = *s.limit
+		}
+		for mv, n := range s.moves {
+			if d := n - prev.moves[mv]; d > 0 {
+				if sp.moves == nil {
+					sp.moves = map[string]int64{}
+				}
+				sp.moves[mv] = d
+			}
+		}
+		spans = append(spans, sp)
 		widths = append(widths, s.at-prev.at)
 	}
 	if len(spans) == 0 {
@@ -351,22 +385,40 @@ func reportTimeline(samples []reportSample) []TimelinePoint {
 	}
 	n := int(math.Ceil(end/w - 1e-9))
 	n = max(n, 1)
-	pages := make([]float64, n)
-	r429 := make([]int64, n)
+	out := make([]TimelinePoint, n)
+	inFlight := make([]float64, n)
+	limits := make([]map[string]int64, n) // per bucket, by process
 	for _, sp := range spans {
-		// Pages spread evenly over the span; 429s counted at its end.
+		// Pages and requests in flight spread evenly over the span; 429s
+		// and moves counted at its end.
 		d := sp.to - sp.from
 		for i := int(sp.from / w); i < n && float64(i)*w < sp.to; i++ {
 			lo, hi := math.Max(sp.from, float64(i)*w), math.Min(sp.to, float64(i+1)*w)
 			if hi > lo {
-				pages[i] += float64(sp.pages) * (hi - lo) / d
+				out[i].PagesPerSec += float64(sp.pages) * (hi - lo) / d
+				inFlight[i] += sp.inFlight * (hi - lo)
 			}
+			if limits[i] == nil {
+				limits[i] = map[string]int64{}
+			}
+			limits[i][sp.owner] = sp.limit
 		}
-		r429[min(int((sp.to-1e-9)/w), n-1)] += sp.r429
+		at := min(int((sp.to-1e-9)/w), n-1)
+		out[at].RateLimited += sp.r429
+		for mv, k := range sp.moves {
+			if out[at].Moves == nil {
+				out[at].Moves = map[string]int64{}
+			}
+			out[at].Moves[mv] += k
+		}
 	}
-	out := make([]TimelinePoint, n)
-	for i := range n {
-		out[i] = TimelinePoint{At: roundTo(float64(i+1)*w, 3), PagesPerSec: roundTo(pages[i]/w, 3), RateLimited: r429[i]}
+	for i := range out {
+		out[i].At = roundTo(float64(i+1)*w, 3)
+		out[i].PagesPerSec = roundTo(out[i].PagesPerSec/w, 3)
+		out[i].InFlight = roundTo(inFlight[i]/w, 3)
+		for _, l := range limits[i] {
+			out[i].ConcurrencyLimit += l
+		}
 	}
 	return out
 }

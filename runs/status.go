@@ -118,6 +118,13 @@ type Process struct {
 	Rows        int64      `json:"rows_written"`
 	Requests    int64      `json:"requests"`
 	RateLimited int64      `json:"rate_limited"`
+	// InFlight is its requests in flight on average over the interval
+	// before its latest sample, ConcurrencyLimit its adaptive limit of
+	// them then, ConcurrencyMove the limit's latest move and why ("latency
+	// down"); nil before its first sample.
+	InFlight         *float64 `json:"in_flight,omitempty"`
+	ConcurrencyLimit *int64   `json:"concurrency_limit,omitempty"`
+	ConcurrencyMove  *string  `json:"concurrency_move,omitempty"`
 }
 
 // Summary is one line of the list of runs (crawler runs).
@@ -155,8 +162,10 @@ func LoadProcesses(ctx context.Context, conn db.Querier, runID int64) ([]Process
 	rows, _ := runProcesses.Query(ctx, conn, runArg{runID})
 	var p Process
 	var out []Process
-	if _, err := pgx.ForEachRow(rows, []any{&p.Owner, &p.Version, &p.State, &p.StartedAt, &p.FinishedAt, &p.Pages, &p.Rows, &p.Requests, &p.RateLimited}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&p.Owner, &p.Version, &p.State, &p.StartedAt, &p.FinishedAt, &p.Pages, &p.Rows, &p.Requests, &p.RateLimited,
+		&p.InFlight, &p.ConcurrencyLimit, &p.ConcurrencyMove}, func() error {
 		out = append(out, p)
+		p = Process{}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("processes of run %d: %w", runID, err)

@@ -6,6 +6,8 @@
 # keeps its own service stopped (tests start their own). Idempotent; quiet
 # on success.
 set -euo pipefail
+NAME=ensure-pgbouncer
+source "$(dirname "$0")/ensure-lib.sh"
 
 have_binary() {
 	[[ -x /usr/sbin/pgbouncer ]] || command -v pgbouncer >/dev/null
@@ -13,20 +15,7 @@ have_binary() {
 
 have_binary && exit 0
 
-if [[ $(id -u) -ne 0 ]]; then
-	echo "ensure-pgbouncer: pgbouncer not found in /usr/sbin or PATH." >&2
-	echo "ensure-pgbouncer: install it (Debian/Ubuntu: sudo apt-get install pgbouncer) or rerun this script as root." >&2
-	exit 1
-fi
-if ! command -v apt-get >/dev/null; then
-	echo "ensure-pgbouncer: pgbouncer not found and apt-get is not available;" \
-		"install PgBouncer with this system's package manager." >&2
-	exit 1
-fi
-
-echo "ensure-pgbouncer: installing pgbouncer with apt-get..." >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null
+apt_ready "pgbouncer not found in /usr/sbin or PATH" "install it (Debian/Ubuntu: sudo apt-get install pgbouncer)"
 # The package's own service is not wanted: keep invoke-rc.d from starting it.
 policy=/usr/sbin/policy-rc.d
 created_policy=
@@ -35,14 +24,10 @@ if [[ ! -e $policy ]]; then
 	chmod +x "$policy"
 	created_policy=1
 fi
-apt-get install -y -q --no-install-recommends \
-	-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold pgbouncer >/dev/null
+apt_install pgbouncer
 if [[ -n $created_policy ]]; then
 	rm -f "$policy"
 fi
 
-if ! have_binary; then
-	echo "ensure-pgbouncer: pgbouncer installed but still not found" >&2
-	exit 1
-fi
-echo "ensure-pgbouncer: installed $(/usr/sbin/pgbouncer --version 2>/dev/null | head -n1)" >&2
+have_binary || fail "pgbouncer installed but still not found"
+say "installed $(/usr/sbin/pgbouncer --version 2>/dev/null | head -n1)"

@@ -6,6 +6,8 @@
 # package without creating or starting its default cluster. Idempotent; quiet
 # on success.
 set -euo pipefail
+NAME=ensure-postgres
+source "$(dirname "$0")/ensure-lib.sh"
 
 have_binaries() {
 	local dir
@@ -19,26 +21,8 @@ have_binaries() {
 
 have_binaries && exit 0
 
-if [[ $(id -u) -ne 0 ]]; then
-	echo "ensure-postgres: PostgreSQL server binaries (initdb, pg_ctl, postgres) not found" \
-		"under /usr/lib/postgresql/*/bin or in PATH." >&2
-	echo "ensure-postgres: install them (Debian/Ubuntu: sudo apt-get install postgresql)," \
-		"rerun this script as root, or set DATABASE_URL for tests that only need a database." >&2
-	exit 1
-fi
-if ! command -v apt-get >/dev/null; then
-	echo "ensure-postgres: PostgreSQL binaries not found and apt-get is not available;" \
-		"install the PostgreSQL server with this system's package manager." >&2
-	exit 1
-fi
-
-echo "ensure-postgres: installing PostgreSQL with apt-get..." >&2
-export DEBIAN_FRONTEND=noninteractive
-apt_install() {
-	apt-get install -y -q --no-install-recommends \
-		-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@" >/dev/null
-}
-apt-get update -q >/dev/null
+apt_ready "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found under /usr/lib/postgresql/*/bin or in PATH" \
+	"install them (Debian/Ubuntu: sudo apt-get install postgresql), set DATABASE_URL for tests that only need a database,"
 # Tests start their own clusters: keep the package from creating and starting
 # a default one on port 5432 (as the official Docker image does).
 apt_install postgresql-common
@@ -47,8 +31,5 @@ if [[ -f /etc/postgresql-common/createcluster.conf ]]; then
 fi
 apt_install postgresql
 
-if ! have_binaries; then
-	echo "ensure-postgres: postgresql installed but initdb/pg_ctl/postgres still not found" >&2
-	exit 1
-fi
-echo "ensure-postgres: installed $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV | head -n1)" >&2
+have_binaries || fail "postgresql installed but initdb/pg_ctl/postgres still not found"
+say "installed $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV | head -n1)"

@@ -182,9 +182,9 @@ var sqlRegistered = db.Register(sqlFiles, "*.sql")
 
 // prepare binds the upsert called name (in this package's .sql files) to
 // rows of type R.
-func prepare[R any](name string) db.Bulk[runParams, R] {
+func prepare[R any](name string) db.Bulk[db.RunArg, R] {
 	_ = sqlRegistered
-	return db.PrepareBulk[runParams, R](name)
+	return db.PrepareBulk[db.RunArg, R](name)
 }
 
 // upsert registers the common table: its rows, deduplicated by key (keep
@@ -204,18 +204,14 @@ func upsertRows[R any](name string, place int, stmt string, prep func([]R) []R) 
 	})
 }
 
-// runParams are the scalar parameters of every upsert: the run writing.
-type runParams struct {
-	RunID int64 `db:"run_id"`
-}
-
+// db.RunArg are the scalar parameters of every upsert: the run writing.
 // queue appends the upsert of rows by run runID to batch; the statement's
 // arrays are built from the rows' db-tagged fields.
-func queue[R any](batch *pgx.Batch, stmt db.Bulk[runParams, R], runID int64, rows []R) {
+func queue[R any](batch *pgx.Batch, stmt db.Bulk[db.RunArg, R], runID int64, rows []R) {
 	if len(rows) == 0 {
 		return
 	}
-	stmt.Queue(batch, runParams{RunID: runID}, rows)
+	stmt.Queue(batch, db.RunArg{RunID: runID}, rows)
 }
 
 // Len is the number of rows in the batch.

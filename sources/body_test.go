@@ -47,21 +47,21 @@ func TestParseIntBounded(t *testing.T) {
 		"9223372036854775807": 9223372036854775807, "9.223372036854775807e18": 9223372036854775807,
 		"-9223372036854775808": -9223372036854775808, "+7": 7, "0.000": 0,
 	} {
-		if got, err := parseInt(in); err != nil || got != want {
+		if got, err := ParseInt(in); err != nil || got != want {
 			t.Errorf("parseInt(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"1.5", "1e-1", "1e999999999", "-1e999999999", "9223372036854775808", "1e19",
 		"abc", "", "1e", "e5", ".", "1.2.3", "1e+", "--1", strings.Repeat("9", 10000), "1" + strings.Repeat("0", 50) + "e-50"} {
-		if got, err := parseInt(in); err == nil {
+		if got, err := ParseInt(in); err == nil {
 			t.Errorf("parseInt(%.30q) = %d, want an error", in, got)
 		}
 	}
 	// Hostile literals cost no more than short ones.
 	start := time.Now()
 	for range 1000 {
-		_, _ = parseInt("1e999999999")
-		_, _ = parseInt(strings.Repeat("7", 5000) + ".0")
+		_, _ = ParseInt("1e999999999")
+		_, _ = ParseInt(strings.Repeat("7", 5000) + ".0")
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("2000 hostile literals took %v", d)
@@ -72,11 +72,11 @@ func TestTruncateOnRuneBoundary(t *testing.T) {
 	t.Parallel()
 	s := strings.Repeat("é", 200) // 2 bytes each
 	for n := 1; n < 50; n++ {
-		if got := truncate(s, n); !utf8.ValidString(got) || len(got) > n+3 {
+		if got := Truncate(s, n); !utf8.ValidString(got) || len(got) > n+3 {
 			t.Fatalf("truncate(%d) = %q", n, got)
 		}
 	}
-	if got := truncate("ab€", 3); got != "ab..." {
+	if got := Truncate("ab€", 3); got != "ab..." {
 		t.Errorf("got %q", got)
 	}
 }
@@ -166,7 +166,7 @@ func TestBodyCapAndBudget(t *testing.T) {
 	// Under a hold, a body stays counted until release.
 	c2 := testClient(t, s.srv.URL, func(c *Config) { c.MaxBodyBytes = 8192; c.MaxInflightBytes = 8192 })
 	lease := &testLease{}
-	if _, err := Do(context.Background(), c2, lease, SVProfileCall("sized")); err != nil {
+	if _, err := Do(context.Background(), c2, lease, testProfileCall("sized")); err != nil {
 		t.Fatal(err)
 	}
 	if c2.bodies.sem.TryAcquire(8192) {

@@ -2,8 +2,10 @@ package sources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
+	"strings"
 )
 
 // Lease is what the requests of one leased task may spend and must wait
@@ -54,16 +56,15 @@ func leaseOr(l Lease) Lease {
 }
 
 // Call is one request to an endpoint and how its 2xx body decodes into an
-// A: built by the endpoint's constructor (SVProfileCall, ...), sent by Do,
+// A: built by the endpoint's constructor (endpoints.SVProfileCall, ...), sent by Do,
 // or applied to a stored body by Decode (the page archive's replay) with
 // no transport at all.
 type Call[A any] struct {
 	request
 	// err is a parameter refused before anything is sent or reserved.
 	err    error
-	decode func(*answer) (A, error)
-	// after, when set, is the endpoint's own reading of the outcome (the
-	// reels search's page numbers and its 400 past the last page).
+	decode func(*Answer) (A, error)
+	// after, when set, is the endpoint's own reading of the outcome (Then).
 	after func(A, error) (A, error)
 }
 
@@ -93,7 +94,7 @@ func Do[A any](ctx context.Context, c *Client, l Lease, call Call[A]) (A, error)
 	var out, zero A
 	err := call.err
 	if err == nil {
-		err = c.fetch(ctx, leaseOr(l), call.request, func(a *answer) (err error) {
+		err = c.fetch(ctx, leaseOr(l), call.request, func(a *Answer) (err error) {
 			out, err = call.decode(a)
 			return err
 		})
@@ -128,11 +129,24 @@ func (c Call[A]) finish(out A, err error, zero A) (A, error) {
 	return out, nil
 }
 
-// objectCall is a call of an endpoint that answers one object. A charged
+// The constructors the endpoints' calls are built with (packages
+// shortvideo and photosocial): each call names its platform, its path
+// below the platform's prefix and its parameters, in the contract's terms.
+
+// NewCall is a call of the endpoint at path that decodes its 2xx body with
+// decode.
+func NewCall[A any](p Platform, path string, q url.Values, decode func(*Answer) (A, error)) Call[A] {
+	return Call[A]{request: request{platform: p, path: path, query: q}, decode: decode}
+}
+
+// ObjectCall is a call of an endpoint that answers one object. A charged
 // answer whose data is all nulls is the real service's way of saying not
 // found: ClassNotFound (billed, the task skipped), never a row of nulls.
-func objectCall[A any](p Platform, path string, q url.Values, decode func(*answer) (A, error)) Call[A] {
-	return plainObjectCall(p, path, q, func(a *answer) (A, error) {
+// An endpoint whose decoder gives an all-null answer its own meaning (the
+// photo-sharing profile's empty answer is a private account, a null list
+// of transcripts no speech) is a NewCall.
+func ObjectCall[A any](p Platform, path string, q url.Values, decode func(*Answer) (A, error)) Call[A] {
+	return NewCall(p, path, q, func(a *Answer) (A, error) {
 		if a.err == nil && a.env.allNull() {
 			var zero A
 			return zero, &Error{Endpoint: specPrefix(p) + path, Class: ClassNotFound, Status: 200,
@@ -142,31 +156,79 @@ func objectCall[A any](p Platform, path string, q url.Values, decode func(*answe
 	})
 }
 
-// plainObjectCall is objectCall for an endpoint whose decoder gives an
-// all-null answer its own meaning (the photo-sharing profile's empty
-// answer is a private account, a null list of transcripts no speech).
-func plainObjectCall[A any](p Platform, path string, q url.Values, decode func(*answer) (A, error)) Call[A] {
-	return Call[A]{request: request{platform: p, path: path, query: q}, decode: decode}
-}
-
-// pageCall is a call of a list endpoint: its entries are under the first
+// PageCall is a call of a list endpoint: its entries are under the first
 // of listKeys the body has.
-func pageCall[T any](p Platform, path string, q url.Values, listKeys ...string) Call[*Page[T]] {
-	return Call[*Page[T]]{request: request{platform: p, path: path, query: q}, decode: func(a *answer) (*Page[T], error) {
-		return decodePage[T](a, listKeys...)
-	}}
+func PageCall[T any](p Platform, path string, q url.Values, listKeys ...string) Call[*Page[T]] {
+	return ShapedPageCall[T](p, path, q, PageShape{Lists: listKeys})
 }
 
-// refused is a call refused before it is sent: a parameter is wrong.
-func refused[A any](err error) Call[A] { return Call[A]{err: err} }
+// ShapedPageCall is a call of a list endpoint whose page has the given
+// shape.
+func ShapedPageCall[T any](p Platform, path string, q url.Values, shape PageShape) Call[*Page[T]] {
+	return NewCall(p, path, q, func(a *Answer) (*Page[T], error) { return DecodeShapedPage[T](a, shape) })
+}
 
-// decodeInto adapts a decoder that fills a value to Call's decode.
-func decodeInto[T any](f func(a *answer, v *T) error) func(*answer) (*T, error) {
-	return func(a *answer) (*T, error) {
+// Then is the call with after reading its outcome: the decoded answer or
+// the error, whatever failed (the reels search's page numbers and its 400
+// past the last page).
+func (c Call[A]) Then(after func(A, error) (A, error)) Call[A] {
+	c.after = after
+	return c
+}
+
+// Refused is a call refused before it is sent: a parameter is wrong.
+func Refused[A any](err error) Call[A] { return Call[A]{err: err} }
+
+// DecodeInto adapts a decoder that fills a value to a call's decode.
+func DecodeInto[T any](f func(a *Answer, v *T) error) func(*Answer) (*T, error) {
+	return func(a *Answer) (*T, error) {
 		var v T
 		if err := f(a, &v); err != nil {
 			return nil, err
 		}
 		return &v, nil
 	}
+}
+
+// DecodeObject decodes a single-object body into v, keeping the raw body and
+// the credit fields.
+func DecodeObject(a *Answer, v any, raw *json.RawMessage, credits *Credits) error {
+	if a.err != nil {
+		return a.err
+	}
+	if err := json.Unmarshal(a.body, v); err != nil {
+		return err
+	}
+	*raw = a.body
+	*credits = a.env.credits()
+	return nil
+}
+
+// NormalizeHandle strips a leading @ and surrounding space; the upstream
+// wants handles without it.
+func NormalizeHandle(h string) string {
+	return strings.TrimPrefix(strings.TrimSpace(h), "@")
+}
+
+// WithCursor adds the cursor when there is one; the first page sends none.
+func WithCursor(v url.Values, cursor string) url.Values {
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	return v
+}
+
+// CheckMediaURL refuses a post, reel or video URL that is empty or not an
+// absolute http(s) URL. The URL is otherwise sent as given: a shortened URL
+// may be refused upstream, and the error should name what was sent.
+func CheckMediaURL(endpoint, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", ParamError(endpoint, "url", "is empty")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", ParamError(endpoint, "url", "must be an absolute http(s) URL")
+	}
+	return raw, nil
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/socialcrawl/crawler/internal/jsontext"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 	"github.com/socialcrawl/crawler/sources/ratecontrol"
 )
 
@@ -72,10 +73,13 @@ type Client struct {
 	cfg     Config
 	base    *url.URL
 	control *ratecontrol.Controller
-	bodies  *bodyBudget
-	gate    *outageGate
-	pauses  pauseClock // the 429 pauses, for Pauses
-	routes  map[string]Route
+	// slots is the adaptive limit of requests in flight: every attempt
+	// takes one before anything else and gives it back with its sample.
+	slots  *concurrency.Limiter
+	bodies *bodyBudget
+	gate   *outageGate
+	pauses pauseClock // the 429 pauses, for Pauses
+	routes map[string]Route
 	// drained: an answer said the account has no credits left
 	// (credits_remaining 0): calls stop before sending, as after a 402.
 	drained atomic.Bool
@@ -98,12 +102,26 @@ func New(cfg Config) (*Client, error) {
 	}
 	base, _ := url.Parse(strings.TrimRight(cfg.baseURL(), "/"))
 	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
-	return &Client{cfg: cfg, base: base, routes: cfg.routes(), control: ratecontrol.New(cfg.Rate, cfg.Burst), bodies: bodies,
-		gate: newOutageGate(time.Duration(cfg.OutageWindow), time.Duration(cfg.RetryInitial), time.Duration(cfg.RetryMax), cfg.Logger)}, nil
+	control := ratecontrol.New(cfg.Rate, cfg.Burst)
+	return &Client{cfg: cfg, base: base, routes: cfg.routes(), control: control, bodies: bodies,
+		slots: concurrency.New(concurrency.Config{Ceiling: cfg.MaxInFlight, Initial: cfg.InitialInFlight, Rate: control.Steady}),
+		gate:  newOutageGate(time.Duration(cfg.OutageWindow), time.Duration(cfg.RetryInitial), time.Duration(cfg.RetryMax), cfg.Logger)}, nil
 }
 
 // RateLimit reports the current adaptive request ceiling (0 = none).
 func (c *Client) RateLimit() float64 { return c.control.Current() }
+
+// Limit is how many requests may be in flight now (package concurrency):
+// the runner keeps at least as many calls going for the limit to be used.
+func (c *Client) Limit() int { return c.slots.Limit() }
+
+// InFlight is how many requests hold a slot now: waiting to be sent (a
+// rate token, a 429's pause) or sent and not yet answered and read.
+func (c *Client) InFlight() int { return c.slots.InFlight() }
+
+// Concurrency reports the adaptive limit of requests in flight, for
+// watching: the limit, the slots held, its moves and why.
+func (c *Client) Concurrency() concurrency.Status { return c.slots.Status() }
 
 // fetch performs a GET with retries and hands the body of a 2xx response to
 // decode. A body received whole that fails checkShape or decode fails the
@@ -117,7 +135,7 @@ func (c *Client) RateLimit() float64 { return c.control.Current() }
 func (c *Client) fetch(ctx context.Context, l Lease, r request, decode func(*answer) error) error {
 	for _, name := range slices.Sorted(maps.Keys(r.query)) {
 		if v := r.query[name]; len(v) == 0 || v[0] == "" {
-			return paramError(specPrefix(r.platform)+r.path, name, "is empty")
+			return ParamError(specPrefix(r.platform)+r.path, name, "is empty")
 		}
 	}
 	err := c.fetchRaw(ctx, l, r, decode)
@@ -241,6 +259,16 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 // A 2xx body is returned, its envelope parsed, with the bytes of the
 // in-flight budget it holds, which the caller hands on (bodyBudget.keep).
 func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, credits int, bo backoff.BackOff) (ans *answer, held int64, err error) {
+	// A slot first: the requests in flight, and those waiting for a token
+	// or a pause, are at most the adaptive limit. It is given back, with
+	// what the attempt says of the upstream, once the answer is read.
+	release, err := c.slots.Acquire(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	acquired := time.Now()
+	sample := concurrency.Sample{Endpoint: endpoint, Outcome: concurrency.Dropped}
+	defer func() { release(sample) }()
 	// probe: this attempt is the one request an outage lets through; it
 	// must end in answered or failure, or be abandoned.
 	var probe uint64
@@ -284,14 +312,30 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 	req.Header.Set("x-api-key", c.cfg.APIKey.Reveal())
 	req.Header.Set("Accept", "application/json")
 	var wrote atomic.Bool
+	// The answer time runs from the request written to the first byte of
+	// the answer: neither the wait for a connection nor the body's
+	// transfer is the upstream's queue.
+	var wroteAt, firstByte atomic.Int64
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 		// The transport replays a GET on a new connection when a pooled
 		// one turns out closed by the server before answering: the
 		// replay's fate is the request's, so each connection starts unsent.
-		GetConn:      func(string) { wrote.Store(false) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+		GetConn: func(string) { wrote.Store(false) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			wroteAt.Store(time.Now().UnixNano())
+			wrote.Store(true)
+		},
+		GotFirstResponseByte: func() { firstByte.Store(time.Now().UnixNano()) },
 	}))
+	sent := time.Now()
+	sample.Queued = sent.Sub(acquired)
 	resp, err := c.cfg.HTTPClient.Do(req)
+	sample.Latency, sample.Outcome = answerTime(sent, wroteAt.Load(), firstByte.Load()), concurrency.Failed
+	if resp != nil {
+		sample.Outcome = outcomeOf(resp.StatusCode)
+	} else if !wrote.Load() || ctx.Err() != nil {
+		sample.Outcome = concurrency.Dropped // never sent, or the run stopping
+	}
 	if err != nil && resp != nil {
 		// An HTTP answer that could not be followed (a redirect loop): the
 		// upstream is up, and this request is at fault, not billed.
@@ -325,12 +369,12 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		if retry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), time.Duration(c.cfg.RetryAfterCap)); retry <= 0 {
 			retry = bo.NextBackOff()
 		}
-		c.control.Throttled(retry)
+		c.control.Throttled(sent, retry)
 		c.pauses.pause(time.Now(), retry)
 	} else if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		// Admitted by the upstream's quota: stamped when the status line
-		// is read, like a 429, not after the body and its bookkeeping.
-		c.control.Success()
+		// Admitted by the upstream's quota, which counted it when it
+		// arrived: stamped with its send time, as a 429 is.
+		c.control.SuccessAt(sent)
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body []byte
@@ -404,6 +448,33 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 	return ans, held, nil
 }
 
+// answerTime is the time from the request written (wroteNs, or sent when
+// the trace saw none) to the first byte of the answer (firstNs, or now:
+// a timeout or a lost connection).
+func answerTime(sent time.Time, wroteNs, firstNs int64) time.Duration {
+	from, to := sent, time.Now()
+	if wroteNs != 0 {
+		from = time.Unix(0, wroteNs)
+	}
+	if firstNs != 0 {
+		to = time.Unix(0, firstNs)
+	}
+	return max(to.Sub(from), 0)
+}
+
+// outcomeOf is what an answer's status says to the concurrency control: a
+// 429 is the rate control's, a 5xx the upstream failing, any other the
+// answer time to read.
+func outcomeOf(status int) concurrency.Outcome {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return concurrency.Throttled
+	case status >= 500:
+		return concurrency.Failed
+	}
+	return concurrency.OK
+}
+
 // settle tells the lease, then the process-wide observer, an attempt's
 // outcome.
 func (c *Client) settle(ctx context.Context, l Lease, o Outcome) {
@@ -418,7 +489,7 @@ func (c *Client) settle(ctx context.Context, l Lease, o Outcome) {
 // time.
 func malformed(endpoint string, attempts int, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "malformed body: ")
-	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempts, Message: "malformed body: " + truncate(msg, 300), Err: err}
+	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Status: 200, Attempts: attempts, Message: "malformed body: " + Truncate(msg, 300), Err: err}
 }
 
 // isEmptyBody reports an empty response: no bytes, null, or {}.

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 // Defaults of Options (DefaultOptions) and Config.
@@ -253,6 +254,16 @@ type Config struct {
 	// a body stays counted until its lease lets it go, see Lease.Hold).
 	// Default MaxInflightBytesDefault; never less than MaxBodyBytes.
 	MaxInflightBytes int64
+	// MaxInFlight caps the requests in flight (limits.workers when the job
+	// file sets it): the adaptive limit (package concurrency) never goes
+	// above it. 0: concurrency.HardCeiling, the most a client ever has in
+	// flight.
+	MaxInFlight int
+	// InitialInFlight is the limit the first round runs at (0:
+	// concurrency.InitialDefault; never above MaxInFlight). The job file
+	// has no key for it: tests that need many requests in flight at once
+	// start there rather than wait for the doubling.
+	InitialInFlight int
 	// AfterResponse, when set, is told the outcome of every attempt of every
 	// call, after the call's Lease (metrics). Credits are the lease's.
 	AfterResponse func(ctx context.Context, r Outcome)
@@ -267,8 +278,11 @@ func (c Config) withDefaults() Config {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{
 			Transport: &http.Transport{
-				Proxy:               http.ProxyFromEnvironment,
-				MaxIdleConnsPerHost: 64,
+				Proxy: http.ProxyFromEnvironment,
+				// As many as requests may be in flight: fewer would close
+				// connections after each answer and open new ones (a TLS
+				// handshake each) while the limit is high.
+				MaxIdleConnsPerHost: concurrency.HardCeiling,
 				IdleConnTimeout:     90 * time.Second,
 			},
 			CheckRedirect: keepKeyOnHost,
@@ -287,6 +301,12 @@ func (c Config) Validate() error { return c.withDefaults().validate() }
 func (c Config) validate() error {
 	if errs := c.Options.check(1, 1); len(errs) > 0 {
 		return fmt.Errorf("sources: %w", errs)
+	}
+	if c.MaxInFlight < 0 || c.MaxInFlight > concurrency.HardCeiling {
+		return fmt.Errorf("sources: MaxInFlight must be between 0 and %d, got %d", concurrency.HardCeiling, c.MaxInFlight)
+	}
+	if c.InitialInFlight < 0 || c.InitialInFlight > concurrency.HardCeiling {
+		return fmt.Errorf("sources: InitialInFlight must be between 0 and %d, got %d", concurrency.HardCeiling, c.InitialInFlight)
 	}
 	if c.APIKey == "" {
 		return errors.New("sources: api key is empty")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -33,20 +32,20 @@ func (n *Int64) UnmarshalJSON(b []byte) error {
 			return nil
 		}
 	}
-	v, err := parseInt(s)
+	v, err := ParseInt(s)
 	if err != nil {
-		return fmt.Errorf("counter %s: %w", truncate(string(b), 40), err)
+		return fmt.Errorf("counter %s: %w", Truncate(string(b), 40), err)
 	}
 	*n = Int64{V: v, Valid: true}
 	return nil
 }
 
-// parseInt accepts an integer, or a number with an integral value written
+// ParseInt accepts an integer, or a number with an integral value written
 // with a fraction or exponent ("12.0", "1.2e3"), exactly. It does no
 // big-number arithmetic: the input is at most MaxNumberLen characters and
 // the exponent is bounded before any digit is shifted, so "1e999999999" or
 // a string of thousands of digits costs no more than a short one.
-func parseInt(s string) (int64, error) {
+func ParseInt(s string) (int64, error) {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return v, nil
 	}
@@ -72,7 +71,7 @@ func parseInt(s string) (int64, error) {
 	}
 	intPart, frac, _ := strings.Cut(mant, ".")
 	digits := intPart + frac
-	if digits == "" || !isDigits(digits) {
+	if digits == "" || !IsDigits(digits) {
 		return 0, notInt
 	}
 	exp -= len(frac)
@@ -111,7 +110,7 @@ func (f *Flag) UnmarshalJSON(b []byte) error {
 	case "null":
 		*f = Flag{}
 	default:
-		return fmt.Errorf("flag %s: not a boolean", truncate(string(b), 40))
+		return fmt.Errorf("flag %s: not a boolean", Truncate(string(b), 40))
 	}
 	return nil
 }
@@ -129,9 +128,9 @@ func (c *Cursor) UnmarshalJSON(b []byte) error {
 		}
 		return err
 	}
-	v, err := parseInt(string(b))
+	v, err := ParseInt(string(b))
 	if err != nil {
-		return fmt.Errorf("cursor %s: %w", truncate(string(b), 40), err)
+		return fmt.Errorf("cursor %s: %w", Truncate(string(b), 40), err)
 	}
 	*c = Cursor(strconv.FormatInt(v, 10))
 	return nil
@@ -166,7 +165,7 @@ func (t *Text) UnmarshalJSON(b []byte) error {
 		*t = Text(b)
 		return nil
 	}
-	return fmt.Errorf("text %s: not a string", truncate(string(b), 40))
+	return fmt.Errorf("text %s: not a string", Truncate(string(b), 40))
 }
 
 // NullText is a string that may be null; Valid tells them apart.
@@ -194,31 +193,49 @@ type Credits struct {
 	Charged   Int64 `json:"credits_charged"`
 }
 
-// rawRef is a JSON value left undecoded, like json.RawMessage, but aliasing
+// RawRef is a JSON value left undecoded, like json.RawMessage, but aliasing
 // the bytes it was decoded from instead of copying them: a body is held
 // once, and what is cut from it (an item's raw JSON) points into it.
-type rawRef []byte
+type RawRef []byte
 
-func (r *rawRef) UnmarshalJSON(b []byte) error {
+func (r *RawRef) UnmarshalJSON(b []byte) error {
 	*r = b
 	return nil
 }
 
 // envelope holds the top-level members of a response body, undecoded.
-type envelope map[string]rawRef
+type envelope map[string]RawRef
 
-// answer is a 2xx body with its envelope parsed once, by the client, for
-// the credits it reports; decoders read the members from it rather than
-// parsing the body again.
-type answer struct {
+// Answer is a 2xx body with its envelope parsed once, by the client, for
+// the credits it reports; an endpoint's decoder reads the members from it
+// rather than parsing the body again.
+type Answer struct {
 	body []byte
 	env  envelope
 	err  error // why the body is not a JSON object (env is nil)
 }
 
-func newAnswer(body []byte) *answer {
+// answer is client.go's name for Answer, kept while package concurrency's
+// change to that file is merged.
+type answer = Answer
+
+// Body is the answer's body, its key redacted: the client's buffer, which
+// decoded values may alias.
+func (a *Answer) Body() []byte { return a.body }
+
+// Err is why the body is not a JSON object, nil when it is.
+func (a *Answer) Err() error { return a.err }
+
+// Member is the first of the body's top-level members present (and not
+// null) among names.
+func (a *Answer) Member(names ...string) (json.RawMessage, bool) { return a.env.first(names...) }
+
+// Credits are the accounting fields the body carries.
+func (a *Answer) Credits() Credits { return a.env.credits() }
+
+func newAnswer(body []byte) *Answer {
 	env, err := parseEnvelope(body)
-	return &answer{body: body, env: env, err: err}
+	return &Answer{body: body, env: env, err: err}
 }
 
 func parseEnvelope(body []byte) (envelope, error) {
@@ -292,7 +309,7 @@ func nullLike(raw []byte, depth int) bool {
 	if depth > 3 || len(raw) == 0 || raw[0] != '{' || len(raw) > nullObjectMax {
 		return false
 	}
-	var m map[string]rawRef
+	var m map[string]RawRef
 	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
 		return false
 	}
@@ -309,7 +326,7 @@ func nullLike(raw []byte, depth int) bool {
 // at 0, even marked cached or holding envelope members only. An answer
 // that says no charge is free when it is empty, of envelope members only
 // or served from the upstream's cache (the documented free answers).
-func (a *answer) free(charged Int64, absurd bool) bool {
+func (a *Answer) free(charged Int64, absurd bool) bool {
 	switch {
 	case absurd:
 		return false
@@ -365,49 +382,45 @@ type Page[T any] struct {
 	Raw        json.RawMessage
 }
 
-// cursorKeys are the members a list's next cursor is read from, the first
+// CursorKeys are the members a list's next cursor is read from, the first
 // present: the contract's "cursor", then the platform's own names.
-var cursorKeys = []string{"cursor", "next_cursor", "max_cursor"}
-
-// followCursorKeys add "min_time": the real follow lists carry their next
-// cursor there (and no cursor), so without it a walk would stop after one
-// page.
-var followCursorKeys = append(slices.Clip(cursorKeys), "min_time")
+var CursorKeys = []string{"cursor", "next_cursor", "max_cursor"}
 
 // moreKeys are the members a list's has-more flag is read from.
 var moreKeys = []string{"hasMore", "has_more"}
 
-// pageShape says where a page keeps its parts: its entries under the first
-// of lists present, its next cursor under the first of cursors, its
-// has-more flag under the first of more.
-type pageShape struct {
-	lists, cursors, more []string
+// PageShape says where a page keeps its parts: its entries under the first
+// of Lists present, its next cursor under the first of Cursors (CursorKeys
+// when nil), its has-more flag under the first of More (hasMore or
+// has_more when nil).
+type PageShape struct {
+	Lists, Cursors, More []string
 }
 
-// decodePage decodes a list body whose items are under one of listKeys.
-func decodePage[T any](a *answer, listKeys ...string) (*Page[T], error) {
-	return decodePageCursor[T](a, cursorKeys, listKeys...)
+// DecodePage decodes a list body whose items are under one of listKeys.
+func DecodePage[T any](a *Answer, listKeys ...string) (*Page[T], error) {
+	return DecodeShapedPage[T](a, PageShape{Lists: listKeys})
 }
 
-// decodePageCursor is decodePage reading the next cursor from the first of
-// cursors present.
-func decodePageCursor[T any](a *answer, cursors []string, listKeys ...string) (*Page[T], error) {
-	return decodePageShape[T](a, pageShape{lists: listKeys, cursors: cursors, more: moreKeys})
-}
-
-// decodePageShape decodes a list body of the given shape.
-func decodePageShape[T any](a *answer, shape pageShape) (*Page[T], error) {
+// DecodeShapedPage decodes a list body of the given shape.
+func DecodeShapedPage[T any](a *Answer, shape PageShape) (*Page[T], error) {
 	if a.err != nil {
 		return nil, a.err
 	}
-	env, listKeys, cursors := a.env, shape.lists, shape.cursors
+	env, listKeys, cursors, more := a.env, shape.Lists, shape.Cursors, shape.More
+	if cursors == nil {
+		cursors = CursorKeys
+	}
+	if more == nil {
+		more = moreKeys
+	}
 	p := &Page[T]{Raw: json.RawMessage(a.body), Credits: env.credits()}
 	if raw, ok := env.first(listKeys...); ok {
-		var raws []rawRef
+		var raws []RawRef
 		if err := json.Unmarshal(raw, &raws); err != nil {
 			return nil, fmt.Errorf("%s: not a list: %w", listKeys[0], err)
 		}
-		p.Items, p.Dropped, p.DropReason = decodeItems[T](raws, listKeys[0])
+		p.Items, p.Dropped, p.DropReason = DecodeItems[T](raws, listKeys[0])
 	}
 	if raw, ok := env.first(cursors...); ok {
 		var c Cursor
@@ -416,7 +429,7 @@ func decodePageShape[T any](a *answer, shape pageShape) (*Page[T], error) {
 		}
 		p.Cursor = string(c)
 	}
-	if raw, ok := env.first(shape.more...); ok {
+	if raw, ok := env.first(more...); ok {
 		var f Flag
 		if err := f.UnmarshalJSON(raw); err != nil {
 			return nil, err
@@ -426,10 +439,10 @@ func decodePageShape[T any](a *answer, shape pageShape) (*Page[T], error) {
 	return p, nil
 }
 
-// decodeItems decodes the entries of a list, leniently: one bad entry costs
+// DecodeItems decodes the entries of a list, leniently: one bad entry costs
 // only itself, never the page (whose retry would be billed and fail the
 // same way); dropped counts them, reason says why the last one was.
-func decodeItems[T any](raws []rawRef, list string) (items []Item[T], dropped int, reason string) {
+func DecodeItems[T any](raws []RawRef, list string) (items []Item[T], dropped int, reason string) {
 	items = make([]Item[T], 0, len(raws))
 	for i, r := range raws {
 		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
@@ -438,7 +451,7 @@ func decodeItems[T any](raws []rawRef, list string) (items []Item[T], dropped in
 		}
 		var v T
 		if err := json.Unmarshal(r, &v); err != nil {
-			dropped, reason = dropped+1, fmt.Sprintf("%s[%d]: %s", list, i, truncate(err.Error(), 200))
+			dropped, reason = dropped+1, fmt.Sprintf("%s[%d]: %s", list, i, Truncate(err.Error(), 200))
 			continue
 		}
 		items = append(items, Item[T]{V: v, Raw: json.RawMessage(r), Pos: i})

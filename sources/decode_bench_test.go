@@ -1,4 +1,4 @@
-package sources
+package sources_test
 
 import (
 	"encoding/base64"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // sandboxBody is the body the sandbox answers to a GET of pathQuery.
@@ -35,7 +37,7 @@ func BenchmarkDecodeFollowersPage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	entries := 0
 	for b.Loop() {
-		p, err := decodePage[SVFollowEntry](newAnswer(body), "followers", "users", "user_list")
+		p, err := sources.DecodePage[endpoints.SVFollowEntry](sources.NewAnswer(body), "followers", "users", "user_list")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -49,8 +51,8 @@ func BenchmarkDecodeProfile(b *testing.B) {
 	body := sandboxBody(b, "/shortvideo/profile?handle=bench_creator_f1200_g80")
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		var p SVProfile
-		if err := decodeObject(newAnswer(body), &p, &p.Raw, &p.Credits); err != nil {
+		var p endpoints.SVProfile
+		if err := sources.DecodeObject(sources.NewAnswer(body), &p, &p.Raw, &p.Credits); err != nil {
 			b.Fatal(err)
 		}
 	}

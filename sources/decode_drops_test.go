@@ -8,7 +8,7 @@ import "testing"
 func TestDecodePageDropsBadEntries(t *testing.T) {
 	t.Parallel()
 	body := `{"followers":[null,{"uniqueId":"a"},7,"s",{"uniqueId":{"x":1}},[],{"uniqueId":"b"}],"cursor":"c","hasMore":true}`
-	p, err := decodePage[SVFollowEntry](newAnswer([]byte(body)), "followers")
+	p, err := DecodePage[testFollower](newAnswer([]byte(body)), "followers")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestDecodePageDropsBadEntries(t *testing.T) {
 	if info := p.Info(); info.Items != 7 || NextStep("", info, 1, 0) != "" {
 		t.Errorf("info = %+v", info)
 	}
-	nulls, err := decodePage[SVFollowEntry](newAnswer([]byte(`{"followers":[null,null],"cursor":"c","hasMore":true}`)), "followers")
+	nulls, err := DecodePage[testFollower](newAnswer([]byte(`{"followers":[null,null],"cursor":"c","hasMore":true}`)), "followers")
 	if err != nil || len(nulls.Items) != 0 || nulls.Dropped != 2 || NextStep("", nulls.Info(), 1, 0) != "" {
 		t.Errorf("page of nulls: %+v, %v", nulls, err)
 	}

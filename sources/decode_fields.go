@@ -12,8 +12,18 @@ import (
 // some fields in camelCase and others in snake_case, so a wire struct decodes
 // both and these pick the first one present.
 
-// firstInt returns the first valid counter.
-func firstInt(vs ...Int64) Int64 {
+// FirstText returns the first non-empty text.
+func FirstText(vs ...Text) Text {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// FirstInt returns the first valid counter.
+func FirstInt(vs ...Int64) Int64 {
 	for _, v := range vs {
 		if v.Valid {
 			return v
@@ -22,8 +32,8 @@ func firstInt(vs ...Int64) Int64 {
 	return Int64{}
 }
 
-// firstFlag returns the first valid flag.
-func firstFlag(vs ...Flag) Flag {
+// FirstFlag returns the first valid flag.
+func FirstFlag(vs ...Flag) Flag {
 	for _, f := range vs {
 		if f.Valid {
 			return f
@@ -32,9 +42,9 @@ func firstFlag(vs ...Flag) Flag {
 	return Flag{}
 }
 
-// firstNull returns the first non-empty value, else the first non-null one
+// FirstNull returns the first non-empty value, else the first non-null one
 // (an empty string the upstream did send), else null.
-func firstNull(vs ...NullText) NullText {
+func FirstNull(vs ...NullText) NullText {
 	for _, v := range vs {
 		if v.Valid && v.V != "" {
 			return v
@@ -48,59 +58,31 @@ func firstNull(vs ...NullText) NullText {
 	return NullText{}
 }
 
-// looseText reads a member that is a string on one variant and an object on
-// another (a caption, an address): a string or number gives its text, an
-// object or array its compact JSON, null or absence gives null.
-type looseText NullText
-
-func (t *looseText) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && (b[0] == '{' || b[0] == '[') {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, b); err != nil {
-			return err
-		}
-		*t = looseText{V: buf.String(), Valid: true}
-		return nil
-	}
-	var n NullText
-	if err := n.UnmarshalJSON(b); err != nil {
-		return err
-	}
-	*t = looseText(n)
-	return nil
-}
-
-// object is a nested member decoded only when it is a JSON object: null, a
+// Object is a nested member decoded only when it is a JSON object: null, a
 // string or a number in its place (seen where one variant flattens what
 // another nests) leaves V zero instead of failing the whole page. The raw
 // item keeps whatever was there.
-type object[T any] struct {
+type Object[T any] struct {
 	V  T
 	OK bool
 }
 
-func (o *object[T]) UnmarshalJSON(b []byte) error {
+func (o *Object[T]) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
-		*o = object[T]{}
+		*o = Object[T]{}
 		return nil
 	}
 	var v T
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*o = object[T]{V: v, OK: true}
+	*o = Object[T]{V: v, OK: true}
 	return nil
 }
 
-// countEdge is the {"count": N} object of the photo-sharing profile.
-type countEdge struct {
-	Count Int64 `json:"count"`
-}
-
-// isDigits reports whether s is one or more ASCII digits.
-func isDigits(s string) bool {
+// IsDigits reports whether s is one or more ASCII digits.
+func IsDigits(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -134,7 +116,7 @@ func (u *UnixTime) UnmarshalJSON(b []byte) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("time %s: neither Unix seconds nor ISO 8601", truncate(string(b), 40))
+		return fmt.Errorf("time %s: neither Unix seconds nor ISO 8601", Truncate(string(b), 40))
 	}
 	var n Int64
 	if err := n.UnmarshalJSON(b); err != nil {
@@ -144,52 +126,12 @@ func (u *UnixTime) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// firstTime returns the first valid time, as the counter the rows keep.
-func firstTime(vs ...UnixTime) Int64 {
+// FirstTime returns the first valid time, as the counter the rows keep.
+func FirstTime(vs ...UnixTime) Int64 {
 	for _, v := range vs {
 		if v.Valid {
 			return Int64(v)
 		}
 	}
 	return Int64{}
-}
-
-// softText is a display string (a name, a title) that some variant may send
-// as an object: a string or number gives its text, anything else "" rather
-// than failing the entry.
-type softText Text
-
-func (t *softText) UnmarshalJSON(b []byte) error {
-	var s Text
-	if s.UnmarshalJSON(b) != nil {
-		s = ""
-	}
-	*t = softText(s)
-	return nil
-}
-
-// imageURL is an image that arrives as a URL string (the contract) or as the
-// platform's {uri, url_list: [...]} object (the real service), read as the
-// first URL of the list.
-type imageURL Text
-
-func (u *imageURL) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		return (*Text)(u).UnmarshalJSON(b)
-	}
-	var w struct {
-		URLList []softText `json:"url_list"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*u = ""
-	for _, s := range w.URLList {
-		if s != "" {
-			*u = imageURL(s)
-			break
-		}
-	}
-	return nil
 }

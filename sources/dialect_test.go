@@ -5,104 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
-
-// Under the real service's preset every call goes out on that service's
-// path, with its parameter names and fixed parameters, and nothing else:
-// the request line of each of the 18 calls, as the server saw it.
-func TestScrapeCreatorsRequests(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	post := "https://www.photosocial.example/p/ABC123/"
-	want := map[string]string{
-		"/v1/tiktok/search/keyword":           "cursor=12&query=cats",
-		"/v1/tiktok/search/hashtag":           "cursor=12&hashtag=cats",
-		"/v1/tiktok/search/top":               "query=cats",
-		"/v1/tiktok/user/followers":           "handle=alice&min_time=1700000000",
-		"/v1/tiktok/user/following":           "handle=alice",
-		"/v1/tiktok/song/videos":              "clipId=7370375686554782506&cursor=30",
-		"/v1/tiktok/song":                     "clipId=7370375686554782506",
-		"/v1/tiktok/get-trending-feed":        "region=US",
-		"/v1/tiktok/creators/popular":         "",
-		"/v1/tiktok/profile":                  "handle=alice",
-		"/v1/tiktok/user/live":                "handle=alice",
-		"/v1/instagram/profile":               "handle=bob",
-		"/v2/instagram/post/comments":         "cursor=QVFE&url=" + strings.NewReplacer(":", "%3A", "/", "%2F").Replace(post),
-		"/v2/instagram/reels/search":          "page=2&query=dogs",
-		"/v2/instagram/media/transcript":      "url=" + strings.NewReplacer(":", "%3A", "/", "%2F").Replace(post),
-		"/v1/instagram/user/embed":            "handle=bob",
-		"/v1/instagram/user/highlight/detail": "id=18067016518767507",
-	}
-	s, c := checkRealRequests(t, want, func(c *Client) []func() error {
-		return []func() error{
-			func() error { _, err := c.SVKeywordSearch(ctx, KeywordQuery{Keyword: "cats"}, "12"); return err },
-			func() error { _, err := c.SVHashtagSearch(ctx, "cats", "12"); return err },
-			func() error { _, err := c.SVTopSearch(ctx, "cats", ""); return err },
-			func() error { _, err := c.SVFollowers(ctx, "alice", "1700000000"); return err },
-			func() error { _, err := c.SVFollowing(ctx, "alice", ""); return err },
-			func() error { _, err := c.SVSongVideos(ctx, "7370375686554782506", "30"); return err },
-			func() error { _, err := c.SVSong(ctx, "7370375686554782506"); return err },
-			func() error { _, err := c.SVTrendingFeed(ctx); return err },
-			func() error { _, err := c.SVPopularCreators(ctx); return err },
-			func() error { _, err := c.SVProfile(ctx, "alice"); return err },
-			func() error { _, err := c.SVLive(ctx, "alice"); return err },
-			func() error { _, err := c.PSProfile(ctx, "bob"); return err },
-			func() error { _, err := c.PSComments(ctx, post, "QVFE"); return err },
-			func() error { _, err := c.PSReelsSearch(ctx, "dogs", 2); return err },
-			func() error { _, err := c.PSTranscript(ctx, post); return err },
-			func() error { _, err := c.PSEmbed(ctx, "bob"); return err },
-			func() error { _, err := c.PSHighlight(ctx, "18067016518767507"); return err },
-		}
-	})
-	// The retired feed is not asked at all.
-	before := s.calls.Load()
-	if _, err := c.SVPopularVideos(ctx); ClassOf(err) != ClassRetired || !strings.Contains(err.Error(), "retired") {
-		t.Errorf("popular videos: %v, want ClassRetired", err)
-	}
-	if s.calls.Load() != before {
-		t.Error("a retired endpoint was called")
-	}
-}
-
-// checkRealRequests sends the calls made by calls with a client of the
-// real service's preset to a server that records each request's path and
-// query (answering {"success":true}), and checks them against want.
-func checkRealRequests(t *testing.T, want map[string]string, calls func(c *Client) []func() error) (*scripted, *Client) {
-	t.Helper()
-	var mu sync.Mutex
-	seen := map[string]string{}
-	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
-		mu.Lock()
-		seen[r.URL.Path] = r.URL.RawQuery
-		mu.Unlock()
-		fmt.Fprint(w, `{"success":true}`)
-	})
-	c := testClient(t, s.srv.URL, func(c *Config) { c.Preset, c.BaseURL = PresetScrapeCreators, s.srv.URL })
-	for i, call := range calls(c) {
-		if err := call(); err != nil && ClassOf(err) != ClassBadRequest { // {"success":true} is no page: malformed is fine
-			t.Errorf("call %d: %v", i, err)
-		}
-	}
-	for path, q := range want {
-		if got, ok := seen[path]; !ok || got != q {
-			t.Errorf("%s?%s, want ?%s (sent: %v)", path, got, q, ok)
-		}
-	}
-	if len(seen) != len(want) {
-		paths := make([]string, 0, len(seen))
-		for p := range seen {
-			paths = append(paths, p)
-		}
-		sort.Strings(paths)
-		t.Errorf("paths sent: %v", paths)
-	}
-	return s, c
-}
 
 // Errors as the real service means them: 403 is one item blocked, a
 // missing key's 500 is an auth failure, and a redirect loop is that
@@ -324,63 +231,5 @@ func TestChargedAnswersAreBilled(t *testing.T) {
 				t.Errorf("outcomes %+v, want one costing %d (cached %v)", outs, tc.cost, tc.cached)
 			}
 		})
-	}
-}
-
-// The real service's own endpoints go out on its paths with its parameter
-// names (docs/upstream.md cites each from the vendor's catalogue); under
-// the contract's preset, which has no such endpoints, nothing is sent.
-func TestScrapeCreatorsContentRequests(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	video, post := "https://www.tiktok.com/@a/video/7", "https://www.instagram.com/p/DH3/"
-	esc := strings.NewReplacer(":", "%3A", "/", "%2F", "@", "%40").Replace
-	want := map[string]string{
-		"/v3/tiktok/profile/videos":          "handle=alice&max_cursor=1734562353000&sort_by=latest",
-		"/v1/tiktok/profile":                 "user_id=6659752019493208069",
-		"/v2/tiktok/video":                   "url=" + esc(video),
-		"/v1/tiktok/video/comments":          "cursor=20&url=" + esc(video),
-		"/v1/tiktok/video/comment/replies":   "comment_id=7623828115408274207&cursor=3&url=" + esc(video),
-		"/v1/tiktok/video/transcript":        "url=" + esc(video),
-		"/v2/instagram/user/posts":           "handle=bob&next_max_id=3599731065704772932_260462810",
-		"/v1/instagram/user/reels":           "handle=bob&max_id=QVFC%3D%3D",
-		"/v1/instagram/post":                 "url=" + esc(post),
-		"/v1/instagram/post/comment/replies": "comment_id=18038110327814211&cursor=QVFD&url=" + esc(post),
-		"/v1/instagram/user/highlights":      "handle=bob",
-	}
-	s, _ := checkRealRequests(t, want, func(c *Client) []func() error {
-		return []func() error{
-			func() error { _, err := Do(ctx, c, nil, SVProfileVideosCall("@alice", "1734562353000")); return err },
-			func() error { _, err := Do(ctx, c, nil, SVProfileByIDCall("6659752019493208069")); return err },
-			func() error { _, err := Do(ctx, c, nil, SVVideoCall(video)); return err },
-			func() error { _, err := Do(ctx, c, nil, SVVideoCommentsCall(video, "20")); return err },
-			func() error {
-				_, err := Do(ctx, c, nil, SVCommentRepliesCall(video, "7623828115408274207", "3"))
-				return err
-			},
-			func() error { _, err := Do(ctx, c, nil, SVTranscriptCall(video)); return err },
-			func() error {
-				_, err := Do(ctx, c, nil, PSUserPostsCall("bob", "3599731065704772932_260462810"))
-				return err
-			},
-			func() error { _, err := Do(ctx, c, nil, PSUserReelsCall("bob", "QVFC==")); return err },
-			func() error { _, err := Do(ctx, c, nil, PSPostCall(post)); return err },
-			func() error {
-				_, err := Do(ctx, c, nil, PSCommentRepliesCall(post, "18038110327814211", "QVFD"))
-				return err
-			},
-			func() error { _, err := Do(ctx, c, nil, PSHighlightsCall("bob")); return err },
-		}
-	})
-	// The contract has none of them: refused unsent, as retired, naming the
-	// preset.
-	contract := testClient(t, s.srv.URL, nil)
-	before := s.calls.Load()
-	_, err := Do(ctx, contract, nil, SVProfileVideosCall("alice", ""))
-	if ClassOf(err) != ClassRetired || !strings.Contains(err.Error(), "the contract preset has no shortvideo.profile_videos endpoint") {
-		t.Errorf("under the contract: %v", err)
-	}
-	if s.calls.Load() != before {
-		t.Error("a contract client sent a real-only endpoint's request")
 	}
 }

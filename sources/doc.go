@@ -11,4 +11,10 @@
 // numbers or strings, has_more as a boolean or 0/1, cursors as strings or
 // numbers, snake_case entries. Every item keeps its raw JSON so unknown
 // fields are never lost.
+//
+// The endpoints themselves, each call and the types its answer decodes
+// into, are in package endpoints, built on what this package exports for
+// them: a call's constructors (NewCall, ObjectCall,
+// PageCall, ShapedPageCall), the answer they decode (Answer), and the
+// tolerant types and readers (Text, Int64, Object, FirstText, ...).
 package sources

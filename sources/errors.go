@@ -119,6 +119,11 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// ParamError is a client-side refusal: the call is never sent.
+func ParamError(endpoint, param, what string) error {
+	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Message: fmt.Sprintf("parameter %s %s", param, what)}
+}
+
 // ClassOf returns the class of err, or 0 when err is not an *Error.
 func ClassOf(err error) Class {
 	var e *Error
@@ -166,16 +171,16 @@ func upstreamMessage(body []byte) string {
 		for _, raw := range []json.RawMessage{v.Message, v.Error} {
 			var s string
 			if json.Unmarshal(raw, &s) == nil && s != "" {
-				return truncate(s, 300)
+				return Truncate(s, 300)
 			}
 		}
 	}
-	return truncate(strings.TrimSpace(string(body)), 200)
+	return Truncate(strings.TrimSpace(string(body)), 200)
 }
 
-// truncate cuts s to at most n bytes, on a character boundary, and marks
+// Truncate cuts s to at most n bytes, on a character boundary, and marks
 // the cut; the result is valid UTF-8 when s is.
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -2,65 +2,47 @@ package sources
 
 import (
 	"context"
+	"encoding/json"
+	"net/url"
 	"sync"
 )
 
-// The typed calls as Client methods with no lease, for the tests.
+// The client's tests call two of the contract's endpoints through calls of
+// their own: the platforms' calls are in packages that import this one.
 
-func (c *Client) SVProfile(ctx context.Context, handle string) (*SVProfile, error) {
-	return Do(ctx, c, nil, SVProfileCall(handle))
+// testProfile is what the client's tests read of /shortvideo/profile.
+type testProfile struct {
+	User struct {
+		ID, UniqueID, Nickname, Signature Text
+		Verified, PrivateAccount          Flag
+	}
+	Credits Credits         `json:"-"`
+	Raw     json.RawMessage `json:"-"`
 }
-func (c *Client) SVFollowers(ctx context.Context, secUID, cursor string) (*Page[SVFollowEntry], error) {
-	return Do(ctx, c, nil, SVFollowersCall(secUID, cursor))
+
+func testProfileCall(handle string) Call[*testProfile] {
+	return ObjectCall(ShortVideo, "/profile", url.Values{"handle": {NormalizeHandle(handle)}}, DecodeInto(func(a *Answer, p *testProfile) error {
+		return DecodeObject(a, p, &p.Raw, &p.Credits)
+	}))
 }
-func (c *Client) SVFollowing(ctx context.Context, secUID, cursor string) (*Page[SVFollowEntry], error) {
-	return Do(ctx, c, nil, SVFollowingCall(secUID, cursor))
+
+// SVProfile calls /shortvideo/profile with no lease.
+func (c *Client) SVProfile(ctx context.Context, handle string) (*testProfile, error) {
+	return Do(ctx, c, nil, testProfileCall(handle))
 }
-func (c *Client) SVKeywordSearch(ctx context.Context, q KeywordQuery, cursor string) (*Page[SVVideo], error) {
-	return Do(ctx, c, nil, SVKeywordSearchCall(q, cursor))
+
+// testFollower is an entry of a follow list.
+type testFollower struct {
+	UniqueID Text
 }
-func (c *Client) SVHashtagSearch(ctx context.Context, keyword, cursor string) (*Page[SVHashtag], error) {
-	return Do(ctx, c, nil, SVHashtagSearchCall(keyword, cursor))
+
+// SVFollowers calls a page of /shortvideo/user/followers with no lease.
+func (c *Client) SVFollowers(ctx context.Context, secUID, cursor string) (*Page[testFollower], error) {
+	return Do(ctx, c, nil, PageCall[testFollower](ShortVideo, "/user/followers", WithCursor(url.Values{"secUid": {secUID}}, cursor), "followers"))
 }
-func (c *Client) SVTopSearch(ctx context.Context, keyword, cursor string) (*Page[SVTopResult], error) {
-	return Do(ctx, c, nil, SVTopSearchCall(keyword, cursor))
-}
-func (c *Client) SVSong(ctx context.Context, songID string) (*SVSong, error) {
-	return Do(ctx, c, nil, SVSongCall(songID))
-}
-func (c *Client) SVSongVideos(ctx context.Context, songID, cursor string) (*Page[SVVideo], error) {
-	return Do(ctx, c, nil, SVSongVideosCall(songID, cursor))
-}
-func (c *Client) SVLive(ctx context.Context, handle string) (*SVLive, error) {
-	return Do(ctx, c, nil, SVLiveCall(handle))
-}
-func (c *Client) SVTrendingFeed(ctx context.Context) (*Page[SVVideo], error) {
-	return Do(ctx, c, nil, SVTrendingFeedCall())
-}
-func (c *Client) SVPopularVideos(ctx context.Context) (*Page[SVVideo], error) {
-	return Do(ctx, c, nil, SVPopularVideosCall())
-}
-func (c *Client) SVPopularCreators(ctx context.Context) (*Page[SVCreator], error) {
-	return Do(ctx, c, nil, SVPopularCreatorsCall())
-}
-func (c *Client) PSProfile(ctx context.Context, handle string) (*PSProfile, error) {
-	return Do(ctx, c, nil, PSProfileCall(handle))
-}
-func (c *Client) PSEmbed(ctx context.Context, handle string) (*PSEmbed, error) {
-	return Do(ctx, c, nil, PSEmbedCall(handle))
-}
-func (c *Client) PSHighlight(ctx context.Context, id string) (*PSHighlight, error) {
-	return Do(ctx, c, nil, PSHighlightCall(id))
-}
-func (c *Client) PSComments(ctx context.Context, postURL, cursor string) (*Page[PSComment], error) {
-	return Do(ctx, c, nil, PSCommentsCall(postURL, cursor))
-}
-func (c *Client) PSTranscript(ctx context.Context, mediaURL string) (*PSTranscript, error) {
-	return Do(ctx, c, nil, PSTranscriptCall(mediaURL))
-}
-func (c *Client) PSReelsSearch(ctx context.Context, query string, page int) (*Page[PSReel], error) {
-	return Do(ctx, c, nil, PSReelsSearchCall(query, page))
-}
+
+// NewAnswer is newAnswer, for the external tests' benchmarks.
+var NewAnswer = newAnswer
 
 // testLease is a Lease for the tests: reserve, when set, is its Reserve;
 // held bodies stay counted until release.
@@ -93,4 +75,10 @@ func (l *testLease) release() {
 	for _, f := range held {
 		f()
 	}
+}
+
+// slotsWaited reports whether the client's slots are all held with n more
+// calls waiting for one.
+func (c *Client) slotsWaited(n int) bool {
+	return c.slots.InFlight() == c.slots.Limit() && c.slots.Waiting() >= n
 }

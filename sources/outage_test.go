@@ -101,7 +101,7 @@ func TestOutageGateOneProbeRetriesUntouched(t *testing.T) {
 	errs := make(chan error, 4)
 	for i := range 4 {
 		go func() {
-			_, err := Do(ctx, c, lease, SVProfileCall(fmt.Sprintf("user%d", i)))
+			_, err := Do(ctx, c, lease, testProfileCall(fmt.Sprintf("user%d", i)))
 			errs <- err
 		}()
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/endpoints"
 )
 
 // These tests run the client against the sandbox over HTTP: the sandbox was
@@ -61,7 +62,7 @@ func (b *bundle) usage(t *testing.T, requests, billable int64) {
 
 func secUID(t *testing.T, c *sources.Client, handle string) string {
 	t.Helper()
-	p, err := c.SVProfile(context.Background(), handle)
+	p, err := sources.Do(context.Background(), c, nil, endpoints.SVProfileCall(handle))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,15 +105,15 @@ func TestSandboxEveryCall(t *testing.T) {
 	}
 
 	// 11 profile, 4 followers, 5 following
-	prof, err := c.SVProfile(ctx, "@alice_f3_g2")
+	prof, err := sources.Do(ctx, c, nil, endpoints.SVProfileCall("@alice_f3_g2"))
 	must(err)
 	nonZero("profile", prof.User.ID, prof.User.UniqueID, prof.User.SecUID, prof.User.Nickname, prof.User.AvatarLarger, prof.User.Signature, prof.Stats.HeartCount)
 	if prof.Stats.FollowerCount.V != 3 || prof.Stats.FollowingCount.V != 2 || !prof.User.PrivateAccount.Valid || !prof.Stats.VideoCount.Valid {
 		t.Errorf("profile stats = %+v", prof.Stats)
 	}
-	fol, err := c.SVFollowers(ctx, string(prof.User.SecUID), "")
+	fol, err := sources.Do(ctx, c, nil, endpoints.SVFollowersCall(string(prof.User.SecUID), ""))
 	must(err)
-	fng, err := c.SVFollowing(ctx, string(prof.User.SecUID), "")
+	fng, err := sources.Do(ctx, c, nil, endpoints.SVFollowingCall(string(prof.User.SecUID), ""))
 	must(err)
 	if len(fol.Items) != 3 || len(fng.Items) != 2 || fol.HasMore || !fol.HasMoreKnown {
 		t.Fatalf("followers %d following %d", len(fol.Items), len(fng.Items))
@@ -123,7 +124,7 @@ func TestSandboxEveryCall(t *testing.T) {
 		}
 	}
 
-	checkVideos := func(what string, items []sources.Item[sources.SVVideo], n int) {
+	checkVideos := func(what string, items []sources.Item[endpoints.SVVideo], n int) {
 		t.Helper()
 		if len(items) != n {
 			t.Fatalf("%s: %d videos, want %d", what, len(items), n)
@@ -137,10 +138,10 @@ func TestSandboxEveryCall(t *testing.T) {
 		}
 	}
 	// 1 keyword search, form A and form B (trimmed: id, desc, playCount, author only)
-	kwA, err := c.SVKeywordSearch(ctx, sources.KeywordQuery{Keyword: "cats n5"}, "")
+	kwA, err := sources.Do(ctx, c, nil, endpoints.SVKeywordSearchCall(endpoints.KeywordQuery{Keyword: "cats n5"}, ""))
 	must(err)
 	checkVideos("keyword form A", kwA.Items, 5)
-	kwB, err := c.SVKeywordSearch(ctx, sources.KeywordQuery{Query: "cats n5", DatePosted: "this-month", SortBy: "most-liked", Region: "fr", Trim: true}, "")
+	kwB, err := sources.Do(ctx, c, nil, endpoints.SVKeywordSearchCall(endpoints.KeywordQuery{Query: "cats n5", DatePosted: "this-month", SortBy: "most-liked", Region: "fr", Trim: true}, ""))
 	must(err)
 	if len(kwB.Items) != 5 || kwB.Cursor != "5" || kwB.HasMore {
 		t.Fatalf("form B page = %d items, cursor %q", len(kwB.Items), kwB.Cursor)
@@ -149,7 +150,7 @@ func TestSandboxEveryCall(t *testing.T) {
 		nonZero("keyword form B trimmed", it.V.ID, it.V.Desc, it.V.Author.UniqueID, it.V.Stats.PlayCount)
 	}
 	// 2 hashtag search
-	tags, err := c.SVHashtagSearch(ctx, "cats n3", "")
+	tags, err := sources.Do(ctx, c, nil, endpoints.SVHashtagSearchCall("cats n3", ""))
 	must(err)
 	if len(tags.Items) != 3 {
 		t.Fatalf("hashtags = %d", len(tags.Items))
@@ -161,7 +162,7 @@ func TestSandboxEveryCall(t *testing.T) {
 		}
 	}
 	// 3 top search: with "mixed" the kinds cycle video, user, hashtag, sound
-	top, err := c.SVTopSearch(ctx, "cats mixed n8", "")
+	top, err := sources.Do(ctx, c, nil, endpoints.SVTopSearchCall("cats mixed n8", ""))
 	must(err)
 	if len(top.Items) != 8 {
 		t.Fatalf("top = %d", len(top.Items))
@@ -186,27 +187,27 @@ func TestSandboxEveryCall(t *testing.T) {
 		}
 	}
 	// 7 song (a sound of the top search is a valid song id), 6 song videos
-	song, err := c.SVSong(ctx, string(soundID))
+	song, err := sources.Do(ctx, c, nil, endpoints.SVSongCall(string(soundID)))
 	must(err)
 	nonZero("song", song.ID, song.Title, song.AuthorName, song.Duration, song.UsageCount, song.CoverLarge, song.CoverThumb)
 	if song.ID != soundID || !strings.Contains(string(song.Raw), "playUrl") {
 		t.Errorf("song = %+v", song)
 	}
-	sv, err := c.SVSongVideos(ctx, "song_v4", "")
+	sv, err := sources.Do(ctx, c, nil, endpoints.SVSongVideosCall("song_v4", ""))
 	must(err)
 	checkVideos("song videos", sv.Items, 4)
 	// 8, 9 feeds, 10 creators
-	for name, fn := range map[string]func(context.Context) (*sources.Page[sources.SVVideo], error){
-		"trending": c.SVTrendingFeed, "popular": c.SVPopularVideos,
+	for name, call := range map[string]sources.Call[*sources.Page[endpoints.SVVideo]]{
+		"trending": endpoints.SVTrendingFeedCall(), "popular": endpoints.SVPopularVideosCall(),
 	} {
-		p, err := fn(ctx)
+		p, err := sources.Do(ctx, c, nil, call)
 		must(err)
 		checkVideos(name, p.Items, sandbox.FeedSize)
 		if p.Cursor != "" || p.HasMoreKnown {
 			t.Errorf("%s paginates", name)
 		}
 	}
-	cr, err := c.SVPopularCreators(ctx)
+	cr, err := sources.Do(ctx, c, nil, endpoints.SVPopularCreatorsCall())
 	must(err)
 	if len(cr.Items) != sandbox.FeedSize {
 		t.Fatalf("creators = %d", len(cr.Items))
@@ -218,14 +219,14 @@ func TestSandboxEveryCall(t *testing.T) {
 		}
 	}
 	// 12 live
-	live, err := c.SVLive(ctx, "@bob_live")
+	live, err := sources.Do(ctx, c, nil, endpoints.SVLiveCall("@bob_live"))
 	must(err)
 	nonZero("live", live.Title, live.ViewerCount, live.StartTime)
 	if !live.IsLive.V {
 		t.Errorf("live = %+v", live)
 	}
 	// 13 photo profile of a business account
-	ps, err := c.PSProfile(ctx, "@shop_business_f10_g4")
+	ps, err := sources.Do(ctx, c, nil, endpoints.PSProfileCall("@shop_business_f10_g4"))
 	must(err)
 	nonZero("ps profile", ps.ID, ps.Username, ps.FullName, ps.Biography, ps.CategoryName, ps.Contact.Email, ps.Contact.Phone)
 	if ps.Empty || ps.Followers.V != 10 || ps.Following.V != 4 || !ps.Posts.Valid || !ps.IsBusiness.V || !ps.IsVerified.Valid {
@@ -233,7 +234,7 @@ func TestSandboxEveryCall(t *testing.T) {
 	}
 	// 14 comments
 	post := "https://www.photosocial.example/p/post_c3/"
-	cm, err := c.PSComments(ctx, post, "")
+	cm, err := sources.Do(ctx, c, nil, endpoints.PSCommentsCall(post, ""))
 	must(err)
 	if len(cm.Items) != 3 || cm.Cursor != "" || cm.HasMoreKnown {
 		t.Fatalf("comments = %d, cursor %q", len(cm.Items), cm.Cursor)
@@ -245,7 +246,7 @@ func TestSandboxEveryCall(t *testing.T) {
 		}
 	}
 	// 15 reels
-	reels, err := c.PSReelsSearch(ctx, "cats n5", 1)
+	reels, err := sources.Do(ctx, c, nil, endpoints.PSReelsSearchCall("cats n5", 1))
 	must(err)
 	if len(reels.Items) != 5 || reels.Cursor != "2" {
 		t.Fatalf("reels = %d, cursor %q", len(reels.Items), reels.Cursor)
@@ -254,7 +255,7 @@ func TestSandboxEveryCall(t *testing.T) {
 		nonZero("reel", it.V.ID, it.V.Code, it.V.OwnerUsername, it.V.PlayCount, it.V.LikeCount)
 	}
 	// 16 transcript of a reel built from a code
-	tr, err := c.PSTranscript(ctx, "https://www.photosocial.example/reel/Dclip_t2/")
+	tr, err := sources.Do(ctx, c, nil, endpoints.PSTranscriptCall("https://www.photosocial.example/reel/Dclip_t2/"))
 	must(err)
 	if len(tr.Entries) != 2 {
 		t.Fatalf("transcripts = %d", len(tr.Entries))
@@ -266,13 +267,13 @@ func TestSandboxEveryCall(t *testing.T) {
 		}
 	}
 	// 17 embed
-	em, err := c.PSEmbed(ctx, "@alice")
+	em, err := sources.Do(ctx, c, nil, endpoints.PSEmbedCall("@alice"))
 	must(err)
 	if !strings.Contains(string(em.HTML), "@alice") {
 		t.Errorf("embed = %q", em.HTML)
 	}
 	// 18 highlight, given with its prefix: media_count is the last two digits
-	hl, err := c.PSHighlight(ctx, "highlight:17900000000000005")
+	hl, err := sources.Do(ctx, c, nil, endpoints.PSHighlightCall("highlight:17900000000000005"))
 	must(err)
 	nonZero("highlight", hl.Title, hl.Username, hl.MediaCount)
 	if hl.ID != "highlight:17900000000000005" || hl.Digits != "17900000000000005" || hl.MediaCount.V != 5 || len(hl.Items) != 5 {
@@ -295,7 +296,7 @@ func TestSandboxEveryCall(t *testing.T) {
 	b.usage(t, 19, 19) // the 18 endpoints, the keyword search in both forms
 
 	// A private photo-sharing account: empty, free.
-	priv, err := c.PSProfile(ctx, "private_carol")
+	priv, err := sources.Do(ctx, c, nil, endpoints.PSProfileCall("private_carol"))
 	must(err)
 	if !priv.Empty || priv.Username != "" {
 		t.Errorf("private profile = %+v", priv)
@@ -321,8 +322,8 @@ func walk[T any](t *testing.T, maxPages int, fetch func(ctx context.Context, cur
 
 // reelsPages adapts the page-numbered reels search to Walk's cursors: the
 // first page is 1, then each page's Cursor is the next number.
-func reelsPages(c *sources.Client, query string) func(context.Context, string) (*sources.Page[sources.PSReel], error) {
-	return func(ctx context.Context, cursor string) (*sources.Page[sources.PSReel], error) {
+func reelsPages(c *sources.Client, query string) func(context.Context, string) (*sources.Page[endpoints.PSReel], error) {
+	return func(ctx context.Context, cursor string) (*sources.Page[endpoints.PSReel], error) {
 		page := 1
 		if cursor != "" {
 			n, err := strconv.Atoi(cursor)
@@ -331,14 +332,14 @@ func reelsPages(c *sources.Client, query string) func(context.Context, string) (
 			}
 			page = n
 		}
-		return c.PSReelsSearch(ctx, query, page)
+		return sources.Do(ctx, c, nil, endpoints.PSReelsSearchCall(query, page))
 	}
 }
 
 func TestSandboxWalkCounts(t *testing.T) {
 	t.Parallel()
 	const P = 7 // page size of the cursor lists; reels pages are sandbox.ReelsPageSize
-	videoID := func(v sources.SVVideo) string { return string(v.ID) }
+	videoID := func(v endpoints.SVVideo) string { return string(v.ID) }
 	type list func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason)
 	cases := []struct {
 		name     string
@@ -350,88 +351,88 @@ func TestSandboxWalkCounts(t *testing.T) {
 	}{
 		{"followers f20", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
 			s := secUID(t, c, "ann_f20")
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVFollowEntry], error) {
-				return c.SVFollowers(ctx, s, cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVFollowEntry], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVFollowersCall(s, cur))
 			},
-				func(e sources.SVFollowEntry) string { return e.UniqueID })
+				func(e endpoints.SVFollowEntry) string { return e.UniqueID })
 		}, 20, 3, sources.StopEnd, 1},
 		{"following g14 (a multiple of the page)", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
 			s := secUID(t, c, "ann_g14")
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVFollowEntry], error) {
-				return c.SVFollowing(ctx, s, cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVFollowEntry], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVFollowingCall(s, cur))
 			},
-				func(e sources.SVFollowEntry) string { return e.UniqueID })
+				func(e endpoints.SVFollowEntry) string { return e.UniqueID })
 		}, 14, 2, sources.StopEnd, 1},
 		{"followers endless, page limit", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
 			s := secUID(t, c, "ann_endless")
-			return walk(t, 5, func(ctx context.Context, cur string) (*sources.Page[sources.SVFollowEntry], error) {
-				return c.SVFollowers(ctx, s, cur)
+			return walk(t, 5, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVFollowEntry], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVFollowersCall(s, cur))
 			},
-				func(e sources.SVFollowEntry) string { return e.UniqueID })
+				func(e endpoints.SVFollowEntry) string { return e.UniqueID })
 		}, 5 * P, 5, sources.StopPageLimit, 1},
 		{"followers loop", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
 			s := secUID(t, c, "ann_loop")
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVFollowEntry], error) {
-				return c.SVFollowers(ctx, s, cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVFollowEntry], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVFollowersCall(s, cur))
 			},
-				func(e sources.SVFollowEntry) string { return e.UniqueID })
+				func(e endpoints.SVFollowEntry) string { return e.UniqueID })
 		}, 2 * P, 2, sources.StopRepeatedCursor, 1},
 		{"keyword form A n30", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVVideo], error) {
-				return c.SVKeywordSearch(ctx, sources.KeywordQuery{Keyword: "cats n30"}, cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVVideo], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVKeywordSearchCall(endpoints.KeywordQuery{Keyword: "cats n30"}, cur))
 			}, videoID)
 		}, 30, 5, sources.StopEnd, 0},
 		{"keyword form B n30 with filters", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVVideo], error) {
-				return c.SVKeywordSearch(ctx, sources.KeywordQuery{Query: "cats n30", SortBy: "most-liked", DatePosted: "this-week", Region: "us"}, cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVVideo], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVKeywordSearchCall(endpoints.KeywordQuery{Query: "cats n30", SortBy: "most-liked", DatePosted: "this-week", Region: "us"}, cur))
 			}, videoID)
 		}, 30, 5, sources.StopEnd, 0},
 		{"keyword missing: one empty page", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVVideo], error) {
-				return c.SVKeywordSearch(ctx, sources.KeywordQuery{Keyword: "missing cats"}, cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVVideo], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVKeywordSearchCall(endpoints.KeywordQuery{Keyword: "missing cats"}, cur))
 			}, videoID)
 		}, 0, 1, sources.StopEnd, 0},
 		{"hashtag n10", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVHashtag], error) {
-				return c.SVHashtagSearch(ctx, "cats n10", cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVHashtag], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVHashtagSearchCall("cats n10", cur))
 			},
-				func(h sources.SVHashtag) string { return string(h.Name) })
+				func(h endpoints.SVHashtag) string { return string(h.Name) })
 		}, 10, 2, sources.StopEnd, 0},
 		{"top n15", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVTopResult], error) {
-				return c.SVTopSearch(ctx, "cats mixed n15", cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVTopResult], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVTopSearchCall("cats mixed n15", cur))
 			},
-				func(r sources.SVTopResult) string { return string(r.Type) + ":" + string(r.ID+r.UniqueID+r.Name) })
+				func(r endpoints.SVTopResult) string { return string(r.Type) + ":" + string(r.ID+r.UniqueID+r.Name) })
 		}, 15, 3, sources.StopEnd, 0},
 		{"song v9", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVVideo], error) {
-				return c.SVSongVideos(ctx, "song_v9", cur)
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVVideo], error) {
+				return sources.Do(ctx, c, nil, endpoints.SVSongVideosCall("song_v9", cur))
 			}, videoID)
 		}, 9, 2, sources.StopEnd, 0},
 		{"comments c15", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.PSComment], error) {
-				return c.PSComments(ctx, "https://www.photosocial.example/p/post_c15/", cur)
-			}, func(cm sources.PSComment) string { return string(cm.ID) })
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.PSComment], error) {
+				return sources.Do(ctx, c, nil, endpoints.PSCommentsCall("https://www.photosocial.example/p/post_c15/", cur))
+			}, func(cm endpoints.PSComment) string { return string(cm.ID) })
 		}, 15, 3, sources.StopEnd, 0},
 		{"comments c14 (a multiple of the page)", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.PSComment], error) {
-				return c.PSComments(ctx, "https://www.photosocial.example/reel/post_c14/?igsh=x", cur)
-			}, func(cm sources.PSComment) string { return string(cm.ID) })
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.PSComment], error) {
+				return sources.Do(ctx, c, nil, endpoints.PSCommentsCall("https://www.photosocial.example/reel/post_c14/?igsh=x", cur))
+			}, func(cm endpoints.PSComment) string { return string(cm.ID) })
 		}, 14, 2, sources.StopEnd, 0},
 		{"comments c0", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.PSComment], error) {
-				return c.PSComments(ctx, "https://www.photosocial.example/p/post_c0/", cur)
-			}, func(cm sources.PSComment) string { return string(cm.ID) })
+			return walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.PSComment], error) {
+				return sources.Do(ctx, c, nil, endpoints.PSCommentsCall("https://www.photosocial.example/p/post_c0/", cur))
+			}, func(cm endpoints.PSComment) string { return string(cm.ID) })
 		}, 0, 1, sources.StopEnd, 0},
 		// Reels: 12 a page; the walk ends on the first empty page, which is billed.
 		{"reels n30", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, reelsPages(c, "cats n30"), func(r sources.PSReel) string { return string(r.Code) })
+			return walk(t, 0, reelsPages(c, "cats n30"), func(r endpoints.PSReel) string { return string(r.Code) })
 		}, 30, 4, sources.StopEnd, 0},
 		{"reels n24", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, reelsPages(c, "cats n24"), func(r sources.PSReel) string { return string(r.Code) })
+			return walk(t, 0, reelsPages(c, "cats n24"), func(r endpoints.PSReel) string { return string(r.Code) })
 		}, 24, 3, sources.StopEnd, 0},
 		{"reels n0", func(t *testing.T, c *sources.Client) ([]string, int, sources.StopReason) {
-			return walk(t, 0, reelsPages(c, "cats n0"), func(r sources.PSReel) string { return string(r.Code) })
+			return walk(t, 0, reelsPages(c, "cats n0"), func(r endpoints.PSReel) string { return string(r.Code) })
 		}, 0, 1, sources.StopEnd, 0},
 	}
 	for _, tc := range cases {
@@ -460,17 +461,17 @@ func TestSandboxWalkCounts(t *testing.T) {
 func TestSandboxKeywordFormsAgree(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 4)
-	set := func(q sources.KeywordQuery) []string {
-		ids, _, reason := walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[sources.SVVideo], error) {
-			return b.c.SVKeywordSearch(ctx, q, cur)
-		}, func(v sources.SVVideo) string { return string(v.ID) })
+	set := func(q endpoints.KeywordQuery) []string {
+		ids, _, reason := walk(t, 0, func(ctx context.Context, cur string) (*sources.Page[endpoints.SVVideo], error) {
+			return sources.Do(ctx, b.c, nil, endpoints.SVKeywordSearchCall(q, cur))
+		}, func(v endpoints.SVVideo) string { return string(v.ID) })
 		if reason != sources.StopEnd || len(ids) != 10 {
 			t.Fatalf("%+v: %d ids, %q", q, len(ids), reason)
 		}
 		return ids
 	}
-	a := set(sources.KeywordQuery{Keyword: "Dogs n10"})
-	f := set(sources.KeywordQuery{Query: "dogs n10", SortBy: "date-posted", Region: "DE", Trim: true})
+	a := set(endpoints.KeywordQuery{Keyword: "Dogs n10"})
+	f := set(endpoints.KeywordQuery{Query: "dogs n10", SortBy: "date-posted", Region: "DE", Trim: true})
 	if slices.Equal(a, f) {
 		t.Errorf("filters did not reorder: %v", f)
 	}
@@ -488,15 +489,15 @@ func TestSandboxErrors(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
 	ctx := context.Background()
-	_, err := b.c.SVSong(ctx, "missing_song")
+	_, err := sources.Do(ctx, b.c, nil, endpoints.SVSongCall("missing_song"))
 	if sources.ClassOf(err) != sources.ClassNotFound {
 		t.Errorf("missing song: %v", err)
 	}
-	_, err = b.c.PSHighlight(ctx, "40412")
+	_, err = sources.Do(ctx, b.c, nil, endpoints.PSHighlightCall("40412"))
 	if sources.ClassOf(err) != sources.ClassNotFound {
 		t.Errorf("missing highlight: %v", err)
 	}
-	_, err = b.c.PSComments(ctx, "https://www.photosocial.example/p/missing_post/", "")
+	_, err = sources.Do(ctx, b.c, nil, endpoints.PSCommentsCall("https://www.photosocial.example/p/missing_post/", ""))
 	if sources.ClassOf(err) != sources.ClassNotFound {
 		t.Errorf("missing post: %v", err)
 	}

@@ -70,7 +70,7 @@ func appendPaths(out []string, path string, raw []byte, depth int) []string {
 	}
 	switch raw[0] {
 	case '{':
-		var m map[string]rawRef
+		var m map[string]RawRef
 		if len(raw) > shapeMaxObject || json.Unmarshal(raw, &m) != nil {
 			return out
 		}
@@ -79,7 +79,7 @@ func appendPaths(out []string, path string, raw []byte, depth int) []string {
 		}
 	case '[':
 		if first := firstElement(raw); len(first) > 0 && first[0] == '{' {
-			var m map[string]rawRef
+			var m map[string]RawRef
 			if json.Unmarshal(first, &m) != nil {
 				return out
 			}
@@ -98,7 +98,7 @@ func firstElement(arr []byte) []byte {
 	if t, err := d.Token(); err != nil || t != json.Delim('[') || !d.More() {
 		return nil
 	}
-	var v rawRef
+	var v RawRef
 	if d.Decode(&v) != nil {
 		return nil
 	}

@@ -61,7 +61,7 @@ func TestBadJobFilesExit2RealBinary(t *testing.T) {
 		{"NaN rate", head + "  rate: .nan\n" + seed, nil, ":4: api.rate: must be a finite number, got .nan"},
 		{"wrapping max_pages", head + "limits:\n  max_pages: 4294967296\n" + seed, nil,
 			":5: limits.max_pages: must be between 1 and 2147483647, got 4294967296 (a list's page limit; omit the key for the default)"},
-		{"zero workers", head + "limits:\n  workers: 0\n" + seed, nil, ":5: limits.workers: must be between 1 and 4096, got 0"},
+		{"zero workers", head + "limits:\n  workers: 0\n" + seed, nil, ":5: limits.workers: must be between 1 and 4096, got 0 (omit the key for the adaptive limit)"},
 		{"1ms lease", head + "limits:\n  lease_timeout: 1ms\n" + seed, nil,
 			":5: limits.lease_timeout: 1ms is shorter than api.timeout (1m0s): a lease must outlast a request; set at least 1m0s"},
 		{"key_env outside the namespace", "name: x\napi:\n  base_url: https://elsewhere.example/api\n  key_env: PGPASSWORD\n" + seed, nil,

@@ -15,12 +15,13 @@ import (
 // (testkit/, tools/) sits above them all, and nothing the binary ships
 // imports it.
 var layers = [][]string{
-	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "internal/loop", "sources/ratecontrol", "migrations",
+	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "internal/loop", "sources/ratecontrol", "sources/concurrency", "migrations",
 		"internal/sandbox/api"},
 	{"sources", "sinks", "internal/sandbox/world"},
-	{"kinds", "internal/sandbox/contract", "internal/sandbox/faults"},
-	{"jobfile", "internal/sandbox/real"},
-	{"runs", "retention", "pipeline/frontier", "pipeline/budget", "pipeline/quota", "internal/sandbox"},
+	{"sources/endpoints", "internal/sandbox/contract", "internal/sandbox/faults"},
+	{"kinds", "internal/sandbox/real"},
+	{"jobfile", "internal/sandbox"},
+	{"runs", "retention", "pipeline/frontier", "pipeline/budget", "pipeline/quota"},
 	{"pipeline/adaptive"},
 	{"pipeline"},
 	{"plan", "internal/live", "internal/metrics", "internal/report"},

@@ -151,6 +151,8 @@ func TestMetricsScrapedDuringAndAfterRun(t *testing.T) {
 		{"crawler_page_commit_seconds", run, billable}, // the histogram's count
 		{"crawler_pause_seconds_total", map[string]string{"reason": "rate_limit"}, 0},
 		{"crawler_build_info", run, 1},
+		{"crawler_requests_in_flight", run, 0}, // the run is over
+		{"crawler_concurrency_moves_total", map[string]string{"reason": "errors", "direction": "down"}, 0},
 	}
 	text, err := os.ReadFile(textfile)
 	if err != nil {
@@ -184,6 +186,24 @@ func TestMetricsScrapedDuringAndAfterRun(t *testing.T) {
 	if samples < 2 || lastPages != cleanPages || float64(procRows) != rows || version == "" || state != "done" {
 		t.Errorf("samples %d, last sample's pages %d, process rows %d (want %v), version %q, state %q", samples, lastPages, procRows, rows, version, state)
 	}
+	// Every sample holds the limit of requests in flight and the mean in
+	// flight since the one before: never above the workers that send
+	// them, above 0 while pages came; the gauge and the samples agree.
+	var unset, busy int64
+	var most, limit float64
+	err = conn.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE in_flight IS NULL OR concurrency_limit IS NULL OR concurrency_limit < 1 OR concurrency_moves IS NULL),
+		count(*) FILTER (WHERE in_flight > 0), max(in_flight),
+		(SELECT concurrency_limit FROM crawl.run_processes WHERE run_id = 1)
+		FROM crawl.run_samples WHERE run_id = 1`).Scan(&unset, &busy, &most, &limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unset != 0 || busy == 0 || most > crashWorkers+1e-9 {
+		t.Errorf("samples: %d without the limit's figures, %d with requests in flight, at most %.2f in flight (workers %d)", unset, busy, most, crashWorkers)
+	}
+	if got, ok := value(final, "crawler_concurrency_limit", run); !ok || got != limit || got < 1 {
+		t.Errorf("crawler_concurrency_limit %v (present %v), the process's row %v", got, ok, limit)
+	}
 }
 
 // crawler runs and crawler status --json give this run's figures, and
@@ -211,6 +231,12 @@ func TestRunsAndStatusJSON(t *testing.T) {
 	if st.ID != 1 || st.State != "done" || st.Pages != cleanPages || st.CreditsBilled != cleanPages || st.Rows == 0 ||
 		len(st.Processes) != 1 || st.Processes[0].Pages != cleanPages || st.Processes[0].Rows != st.Rows || st.Tasks["pending"] != 0 {
 		t.Errorf("status --json: %s", r.stdout)
+	}
+	if p := st.Processes[0]; p.ConcurrencyLimit == nil || *p.ConcurrencyLimit < 1 || p.InFlight == nil {
+		t.Errorf("status --json: the process's limit of requests in flight missing: %s", r.stdout)
+	}
+	if r := invoke(t, env, "status", "--run", "1"); r.code != 0 || !regexp.MustCompile(`429s; [0-9.]+ in flight of [0-9]+`).MatchString(r.stdout) {
+		t.Errorf("status: no requests in flight against the limit: %s", r.stdout)
 	}
 	r = invoke(t, env, "runs", "--json")
 	if r.code != 0 {

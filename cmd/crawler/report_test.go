@@ -226,6 +226,9 @@ func TestReportInBrowser(t *testing.T) {
 				t.Errorf("run %d: rendered page lacks section %s", run, id)
 			}
 		}
+		if has := strings.Contains(dom, `<section id="inflight">`); has != (len(rep.Timeline) > 0) {
+			t.Errorf("run %d: section inflight shown %v with %d timeline points", run, has, len(rep.Timeline))
+		}
 		got, declared := chartMarks(dom)
 		want := map[string]int{"credits": len(rep.Credits), "tables": len(rep.Tables), "reasons": len(rep.Reasons)}
 		for _, k := range rep.Kinds {
@@ -237,6 +240,7 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		if len(rep.Timeline) > 0 {
 			want["timeline"] = 2 + 2*len(rep.Timeline)
+			want["inflight"] = 2 + 2*len(rep.Timeline) // every sample holds the limit
 		}
 		if len(rep.Followers) > 0 {
 			want["followers"] = len(rep.Followers)

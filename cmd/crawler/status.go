@@ -11,19 +11,20 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/runs"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 const statusSummary = `Show one run's figures (default: the latest run): its state, pages and
 rows it wrote, credits, tasks by state, why tasks failed or were skipped,
 entries dropped, and the processes (with their crawler versions) that
-worked on it. Read-only: it never migrates; when the database's schema is
+worked on it, with their requests in flight against their adaptive limit
+and why it last moved. Read-only: it never migrates; when the database's schema is
 behind this binary it says so and exits 1 (run crawler migrate).`
 
 // statusJSON is the --json form of crawler status.
@@ -130,16 +131,30 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	for _, r := range st.Reasons {
 		fmt.Fprintf(w, "  %s %s\t%d (%s)\n", r.State, r.Kind, r.N, r.Reason)
-		fmt.Fprintf(w, "    e.g.\t%s: %s\n", strings.Join(r.Keys, ", "), clip(r.Example, 200))
+		fmt.Fprintf(w, "    e.g.\t%s: %s\n", strings.Join(r.Keys, ", "), sources.Truncate(r.Example, 200))
 	}
 	for _, p := range procs {
 		state := p.State
 		if state == "" {
 			state = "working (or died)"
 		}
-		fmt.Fprintf(w, "  process %s\t%s: %d pages, %d rows, %d requests, %d 429s; crawler %s\n", p.Owner, state, p.Pages, p.Rows, p.Requests, p.RateLimited, p.Version)
+		fmt.Fprintf(w, "  process %s\t%s: %d pages, %d rows, %d requests, %d 429s%s; crawler %s\n", p.Owner, state, p.Pages, p.Rows, p.Requests, p.RateLimited, inFlightText(p), p.Version)
 	}
 	return w.Flush()
+}
+
+// inFlightText says a process's requests in flight against its adaptive
+// limit as of its latest sample, and why the limit last moved: "; 57.3 in
+// flight of 64 (latency down)"; "" before its first sample.
+func inFlightText(p runs.Process) string {
+	if p.InFlight == nil || p.ConcurrencyLimit == nil {
+		return ""
+	}
+	s := fmt.Sprintf("; %.1f in flight of %d", *p.InFlight, *p.ConcurrencyLimit)
+	if p.ConcurrencyMove != nil {
+		s += " (" + *p.ConcurrencyMove + ")"
+	}
+	return s
 }
 
 // schemaCurrent fails, without changing anything, when the database's
@@ -181,17 +196,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// clip cuts s to at most n bytes without splitting a character.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // printDrift prints the schema drift's summary and its first keys.

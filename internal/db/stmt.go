@@ -11,6 +11,24 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// RunArg is the parameter of the statements that take only a run.
+type RunArg struct {
+	RunID int64 `db:"run_id"`
+}
+
+// OwnerArg is the parameter of the statements that take a run and a
+// process's owner tag (its leases' owner, its credit hold's owner): Owner
+// is the tag, or a prefix of tags where the statement says so.
+type OwnerArg struct {
+	RunID int64  `db:"run_id"`
+	Owner string `db:"owner"`
+}
+
+// JobArg is the parameter of the statements that take only a job.
+type JobArg struct {
+	JobName string `db:"job_name"`
+}
+
 // Stmt is a query bound to its parameter struct P: each field of P tagged
 // `db:"name"` is the query's @name. Prepare checks, once, that the fields
 // and the query's parameters match one to one.

@@ -1,6 +1,7 @@
 // Package live draws a run's progress as one status line that redraws in
 // place on a terminal (crawler run, when stderr is a terminal): credits
-// billed against the budget, pages/s, tasks by state, 429s and pauses,
+// billed against the budget, pages/s, requests in flight against the
+// adaptive limit and why it last moved, tasks by state, 429s and pauses,
 // elapsed time and an estimate of what remains. Log lines written through
 // Line.Writer clear the status line, print, and redraw it beneath them.
 //
@@ -141,7 +142,14 @@ func (l *Line) render(p pipeline.Progress) string {
 	if secs > 0 {
 		rate = float64(p.Pages) / secs
 	}
-	fmt.Fprintf(&b, " | %.1f pages/s | tasks %d done %d pending %d failed", rate, f.Done, f.Pending+f.Leased, f.Failed)
+	fmt.Fprintf(&b, " | %.1f pages/s", rate)
+	if cs := p.Concurrency; cs.Limit > 0 {
+		fmt.Fprintf(&b, " | in flight %d/%d", cs.InFlight, cs.Limit)
+		if cs.Last.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", cs.Last)
+		}
+	}
+	fmt.Fprintf(&b, " | tasks %d done %d pending %d failed", f.Done, f.Pending+f.Leased, f.Failed)
 	if f.Skipped > 0 {
 		fmt.Fprintf(&b, " %d skipped", f.Skipped)
 	}

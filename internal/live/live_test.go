@@ -9,6 +9,7 @@ import (
 
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -70,6 +71,26 @@ func TestLineRedrawsInPlace(t *testing.T) {
 	fmt.Fprint(l.Writer(), "after\n")
 	if buf.String() != "after\n" {
 		t.Errorf("log after the end: %q", buf.String())
+	}
+}
+
+// The requests in flight show against the adaptive limit, with why it
+// last moved once it has.
+func TestLineShowsRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	l := New(&buf, func() int { return 300 })
+	p := pipeline.Progress{RunID: 3, Elapsed: 10 * time.Second, Pages: 40,
+		Concurrency: concurrency.Status{Limit: 16, InFlight: 11}}
+	l.Progress(p)
+	p.Concurrency = concurrency.Status{Limit: 45, InFlight: 44, Last: concurrency.Move{Reason: concurrency.ReasonLatency}}
+	l.Progress(p)
+	want := []string{
+		"\r\x1b[Krun 3 | credits 0 (no cap) | 4.0 pages/s | in flight 11/16 | tasks 0 done 0 pending 0 failed | 429s 0 | 10s, ~? left",
+		"\r\x1b[Krun 3 | credits 0 (no cap) | 4.0 pages/s | in flight 44/45 (latency down) | tasks 0 done 0 pending 0 failed | 429s 0 | 10s, ~? left",
+	}
+	if got := buf.String(); got != strings.Join(want, "") {
+		t.Errorf("lines:\n got %q\nwant %q", got, strings.Join(want, ""))
 	}
 }
 

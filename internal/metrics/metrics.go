@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 )
 
 // Metrics is a pipeline.Observer that keeps the figures of one run in its
@@ -37,6 +39,9 @@ type Metrics struct {
 	rows        prometheus.Counter
 	commit      prometheus.Histogram
 	rate        prometheus.Gauge
+	inFlight    prometheus.Gauge
+	limit       prometheus.Gauge
+	moves       *prometheus.CounterVec
 	remaining   prometheus.Gauge
 	runBilled   prometheus.Gauge
 	runReserved prometheus.Gauge
@@ -51,6 +56,7 @@ type Metrics struct {
 
 	mu         sync.Mutex
 	lastPauses sources.Pauses
+	lastMoves  map[concurrency.Move]int64
 }
 
 // Outcome classes of crawler_requests_total.
@@ -72,44 +78,43 @@ var CommitBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1,
 func New(runID int64, job, version string) *Metrics {
 	reg := prometheus.NewRegistry()
 	r := prometheus.WrapRegistererWith(prometheus.Labels{"run_id": strconv.FormatInt(runID, 10), "job": job}, reg)
-	f := func(c prometheus.Collector) { r.MustRegister(c) }
+	// auto registers what it makes; remaining and runMax are registered
+	// when first set.
+	auto := promauto.With(r)
 	m := &Metrics{reg: reg}
-	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_build_info", Help: "Always 1; the version label is the crawler's version from its build info.",
+	build := auto.NewGauge(prometheus.GaugeOpts{Name: "crawler_build_info", Help: "Always 1; the version label is the crawler's version from its build info.",
 		ConstLabels: prometheus.Labels{"version": version}})
 	build.Set(1)
-	f(build)
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "crawler_requests_total",
+	m.requests = auto.NewCounterVec(prometheus.CounterOpts{Name: "crawler_requests_total",
 		Help: "Requests to the upstream by endpoint and outcome (billed, free, rate_limited, client_error, server_error, not_sent)."}, []string{"endpoint", "outcome"})
-	f(m.requests)
-	m.billed = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawler_credits_billed_total", Help: "Credits billed for this process's requests (answers the upstream charges)."})
-	f(m.billed)
-	m.rateLimited = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawler_rate_limited_total", Help: "429 answers received."})
-	f(m.rateLimited)
-	m.pauses = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "crawler_pause_seconds_total",
+	m.billed = auto.NewCounter(prometheus.CounterOpts{Name: "crawler_credits_billed_total", Help: "Credits billed for this process's requests (answers the upstream charges)."})
+	m.rateLimited = auto.NewCounter(prometheus.CounterOpts{Name: "crawler_rate_limited_total", Help: "429 answers received."})
+	m.pauses = auto.NewCounterVec(prometheus.CounterOpts{Name: "crawler_pause_seconds_total",
 		Help: "Seconds every worker was held back, by reason: rate_limit (429 pauses) or outage (upstream unreachable)."}, []string{"reason"})
-	f(m.pauses)
 	for _, reason := range []string{"rate_limit", "outage"} {
 		m.pauses.WithLabelValues(reason) // present at 0 from the start
 	}
-	m.paused = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_paused", Help: "1 while a pause of the reason (rate_limit, outage) is in force."}, []string{"reason"})
-	f(m.paused)
-	m.pages = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawler_pages_committed_total", Help: "Pages (or objects) committed to the database."})
-	f(m.pages)
-	m.rows = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawler_rows_committed_total", Help: "Rows written to the data tables."})
-	f(m.rows)
-	m.commit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "crawler_page_commit_seconds",
+	m.paused = auto.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_paused", Help: "1 while a pause of the reason (rate_limit, outage) is in force."}, []string{"reason"})
+	m.pages = auto.NewCounter(prometheus.CounterOpts{Name: "crawler_pages_committed_total", Help: "Pages (or objects) committed to the database."})
+	m.rows = auto.NewCounter(prometheus.CounterOpts{Name: "crawler_rows_committed_total", Help: "Rows written to the data tables."})
+	m.commit = auto.NewHistogram(prometheus.HistogramOpts{Name: "crawler_page_commit_seconds",
 		Help: "Time a worker spends committing one page (rows, discovered tasks and cursor in one transaction): writing it and reading its results, which for a list page come while its next page is fetched; retries included.", Buckets: CommitBuckets})
-	f(m.commit)
-	m.rate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_rate_limit_requests_per_second", Help: "The rate control's current request ceiling (0: none)."})
-	f(m.rate)
+	m.rate = auto.NewGauge(prometheus.GaugeOpts{Name: "crawler_rate_limit_requests_per_second", Help: "The rate control's current request ceiling (0: none)."})
+	m.inFlight = auto.NewGauge(prometheus.GaugeOpts{Name: "crawler_requests_in_flight",
+		Help: "Requests holding a slot of the adaptive limit now: sent and not yet answered, or waiting for a rate token or a 429's pause."})
+	m.limit = auto.NewGauge(prometheus.GaugeOpts{Name: "crawler_concurrency_limit", Help: "The adaptive limit of requests in flight now."})
+	m.moves = auto.NewCounterVec(prometheus.CounterOpts{Name: "crawler_concurrency_moves_total",
+		Help: "Moves of the adaptive limit of requests in flight, by reason (start, latency, rate, errors, ceiling) and direction (up, down)."}, []string{"reason", "direction"})
+	for _, r := range concurrency.Reasons {
+		for _, dir := range []string{"up", "down"} {
+			m.moves.WithLabelValues(string(r), dir) // present at 0 from the start
+		}
+	}
 	m.remaining = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_upstream_credits_remaining", Help: "Credits remaining on the key as the upstream last reported them (absent until it does)."})
-	m.runBilled = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_run_credits_billed", Help: "Credits billed to the whole run (all processes), as of the latest sample."})
-	f(m.runBilled)
-	m.runReserved = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_run_credits_reserved", Help: "Credits of the run reserved by requests in flight, as of the latest sample."})
-	f(m.runReserved)
+	m.runBilled = auto.NewGauge(prometheus.GaugeOpts{Name: "crawler_run_credits_billed", Help: "Credits billed to the whole run (all processes), as of the latest sample."})
+	m.runReserved = auto.NewGauge(prometheus.GaugeOpts{Name: "crawler_run_credits_reserved", Help: "Credits of the run reserved by requests in flight, as of the latest sample."})
 	m.runMax = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawler_run_credits_max", Help: "The run's credit budget, max_credits (absent: no cap)."})
-	m.tasks = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_run_tasks", Help: "Tasks of the whole run by state (pending, leased, done, failed, skipped), as of the latest sample."}, []string{"state"})
-	f(m.tasks)
+	m.tasks = auto.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_run_tasks", Help: "Tasks of the whole run by state (pending, leased, done, failed, skipped), as of the latest sample."}, []string{"state"})
 	m.wrapped = r
 	return m
 }
@@ -180,7 +185,19 @@ func (m *Metrics) Progress(p pipeline.Progress) {
 		m.pauses.WithLabelValues("outage").Add(d.Seconds())
 	}
 	m.lastPauses = p.Pauses
+	for mv, n := range p.Concurrency.Moves {
+		if d := n - m.lastMoves[mv]; d > 0 {
+			dir := "down"
+			if mv.Up {
+				dir = "up"
+			}
+			m.moves.WithLabelValues(string(mv.Reason), dir).Add(float64(d))
+		}
+	}
+	m.lastMoves = p.Concurrency.Moves
 	m.mu.Unlock()
+	m.inFlight.Set(float64(p.Concurrency.InFlight))
+	m.limit.Set(float64(p.Concurrency.Limit))
 	m.paused.WithLabelValues("rate_limit").Set(b2f(p.Pauses.RateLimitedNow))
 	m.paused.WithLabelValues("outage").Set(b2f(p.Pauses.OutageNow))
 	m.rate.Set(p.Rate)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,6 +181,9 @@ func charts(r *Report) map[string]*Chart {
 	}
 	out["plays"] = movers("plays", "Top play-count growth", r.Plays)
 	out["timeline"] = lines(r.Timeline)
+	if c := inFlight(r.Timeline); c != nil {
+		out["inflight"] = c
+	}
 	return out
 }
 
@@ -296,50 +301,110 @@ func edgeChanges(ls []runs.ListChange) *Chart {
 // lines lays out the timeline: pages/s (left axis) and 429s per interval
 // (right axis) against seconds since the run started.
 func lines(pts []Point) *Chart {
+	return lineChart("timeline", "Pages per second and 429s over the run", pts, false,
+		series{"pages", "pages/s (left)", func(p Point) float64 { return p.PagesPerSec },
+			func(p Point) string { return fmt.Sprintf("%s: %.1f pages/s", duration(p.At), p.PagesPerSec) }},
+		series{"r429", "429s per interval (right)", func(p Point) float64 { return float64(p.RateLimited) },
+			func(p Point) string { return fmt.Sprintf("%s: %d 429s", duration(p.At), p.RateLimited) }})
+}
+
+// inFlight lays out the requests in flight (on average over each
+// interval) and the adaptive limit of them, on one axis, each point's
+// title saying why the limit moved in its interval; nil when the run's
+// samples hold no limit (older than the adaptive limit).
+func inFlight(pts []Point) *Chart {
+	if !slices.ContainsFunc(pts, func(p Point) bool { return p.ConcurrencyLimit > 0 }) {
+		return nil
+	}
+	return lineChart("inflight", "Requests in flight and their limit over the run", pts, true,
+		series{"inflight", "requests in flight (mean over the interval)", func(p Point) float64 { return p.InFlight },
+			func(p Point) string { return fmt.Sprintf("%s: %.1f in flight", duration(p.At), p.InFlight) }},
+		series{"limit", "limit", func(p Point) float64 { return float64(p.ConcurrencyLimit) },
+			func(p Point) string {
+				return fmt.Sprintf("%s: limit %d%s", duration(p.At), p.ConcurrencyLimit, movesText(p.Moves))
+			}})
+}
+
+// movesText says how the limit moved in an interval: "; moved latency
+// down x2, rate down", or "" when it did not.
+func movesText(moves map[string]int64) string {
+	if len(moves) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, mv := range slices.Sorted(maps.Keys(moves)) {
+		if n := moves[mv]; n > 1 {
+			parts = append(parts, fmt.Sprintf("%s x%d", mv, n))
+		} else {
+			parts = append(parts, mv)
+		}
+	}
+	return "; moved " + strings.Join(parts, ", ")
+}
+
+// series is one line of a line chart: its class, legend, value and title.
+type series struct {
+	class, legend string
+	value         func(Point) float64
+	title         func(Point) string
+}
+
+// lineChart lays out two series against seconds since the run started:
+// a on the left axis, b on the right one, or on the left too (shared).
+func lineChart(name, title string, pts []Point, shared bool, a, b series) *Chart {
 	const h, left, right, top, bottom = 240.0, 56.0, 56.0, 12.0, 34.0
-	c := &Chart{Name: "timeline", Title: "Pages per second and 429s over the run", Width: chartWidth, Height: h,
-		Legend: []Legend{{"pages", "pages/s (left)"}, {"r429", "429s per interval (right)"}}}
+	c := &Chart{Name: name, Title: title, Width: chartWidth, Height: h,
+		Legend: []Legend{{a.class, a.legend}, {b.class, b.legend}}}
 	if len(pts) == 0 {
 		return c
 	}
-	maxT, maxP, maxR := 0.0, 0.0, 0.0
+	maxT, maxA, maxB := 0.0, 0.0, 0.0
 	for _, p := range pts {
 		maxT = math.Max(maxT, p.At)
-		maxP = math.Max(maxP, p.PagesPerSec)
-		maxR = math.Max(maxR, float64(p.RateLimited))
+		maxA = math.Max(maxA, a.value(p))
+		maxB = math.Max(maxB, b.value(p))
 	}
-	maxP, maxR = nice(maxP), nice(math.Max(maxR, 1))
+	if shared {
+		maxA = math.Max(maxA, maxB)
+		maxB = maxA
+	}
+	maxA, maxB = nice(maxA), nice(math.Max(maxB, 1))
+	if shared {
+		maxB = maxA
+	}
 	pw, ph := chartWidth-left-right, h-top-bottom
 	x := func(t float64) float64 { return round(left+t/maxT*pw, 2) }
-	yP := func(v float64) float64 { return round(top+ph-v/maxP*ph, 2) }
-	yR := func(v float64) float64 { return round(top+ph-v/maxR*ph, 2) }
+	y := func(v, of float64) float64 { return round(top+ph-v/of*ph, 2) }
 	for i := 0; i <= 4; i++ {
-		y := top + ph*float64(i)/4
-		c.Grid = append(c.Grid, Seg{left, y, left + pw, y})
-		c.Axes = append(c.Axes,
-			Text{left - 6, y + 4, "end", trim(maxP * float64(4-i) / 4)},
-			Text{left + pw + 6, y + 4, "start", trim(maxR * float64(4-i) / 4)})
+		gy := top + ph*float64(i)/4
+		c.Grid = append(c.Grid, Seg{left, gy, left + pw, gy})
+		c.Axes = append(c.Axes, Text{left - 6, gy + 4, "end", trim(maxA * float64(4-i) / 4)})
+		if !shared {
+			c.Axes = append(c.Axes, Text{left + pw + 6, gy + 4, "start", trim(maxB * float64(4-i) / 4)})
+		}
 	}
 	for i := 0; i <= 5; i++ {
 		t := maxT * float64(i) / 5
 		c.Axes = append(c.Axes, Text{x(t), h - bottom + 16, "middle", duration(t)})
 	}
 	c.Axes = append(c.Axes, Text{left + pw/2, h - 2, "middle", "time since the run started"})
-	var pp, pr strings.Builder
-	pages := Line{Class: "pages"}
-	r429 := Line{Class: "r429"}
-	for i, p := range pts {
-		cmd := "L"
-		if i == 0 {
-			cmd = "M"
+	for _, sr := range []struct {
+		series
+		of float64
+	}{{a, maxA}, {b, maxB}} {
+		var path strings.Builder
+		l := Line{Class: sr.class}
+		for i, p := range pts {
+			cmd := "L"
+			if i == 0 {
+				cmd = "M"
+			}
+			fmt.Fprintf(&path, "%s%g %g ", cmd, x(p.At), y(sr.value(p), sr.of))
+			l.Points = append(l.Points, Circle{x(p.At), y(sr.value(p), sr.of), sr.title(p)})
 		}
-		fmt.Fprintf(&pp, "%s%g %g ", cmd, x(p.At), yP(p.PagesPerSec))
-		fmt.Fprintf(&pr, "%s%g %g ", cmd, x(p.At), yR(float64(p.RateLimited)))
-		pages.Points = append(pages.Points, Circle{x(p.At), yP(p.PagesPerSec), fmt.Sprintf("%s: %.1f pages/s", duration(p.At), p.PagesPerSec)})
-		r429.Points = append(r429.Points, Circle{x(p.At), yR(float64(p.RateLimited)), fmt.Sprintf("%s: %d 429s", duration(p.At), p.RateLimited)})
+		l.Path = strings.TrimSpace(path.String())
+		c.Lines = append(c.Lines, l)
 	}
-	pages.Path, r429.Path = strings.TrimSpace(pp.String()), strings.TrimSpace(pr.String())
-	c.Lines = []Line{pages, r429}
 	c.Marks = 2 + 2*len(pts)
 	return c
 }

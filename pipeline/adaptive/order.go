@@ -291,7 +291,7 @@ type secondLookParams struct {
 }
 
 var (
-	secondLookCandidates = db.Prepare[runArg]("SecondLookCandidates")
+	secondLookCandidates = db.Prepare[db.RunArg]("SecondLookCandidates")
 	secondLookTasks      = db.Prepare[secondLookParams]("SecondLook")
 )
 
@@ -314,7 +314,7 @@ func (r *Revisits) SecondLook(ctx context.Context) (sent int, ok bool) {
 			return err
 		}
 		return pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
-			rows, err := secondLookCandidates.Query(ctx, tx, runArg{r.cfg.RunID})
+			rows, err := secondLookCandidates.Query(ctx, tx, db.RunArg{RunID: r.cfg.RunID})
 			if err != nil {
 				return err
 			}

@@ -147,28 +147,18 @@ type (
 	}
 )
 
-// Parameters of the statements that take only a run, or a job.
-type (
-	runArg struct {
-		RunID int64 `db:"run_id"`
-	}
-	jobNameArg struct {
-		JobName string `db:"job_name"`
-	}
-)
-
 var (
-	setRevisitPending   = db.Prepare[runArg]("SetRevisitPending")
+	setRevisitPending   = db.Prepare[db.RunArg]("SetRevisitPending")
 	revisitRunsToRecord = db.Prepare[runsToRecordParams]("RevisitRunsToRecord")
 	revisitEnded        = db.Prepare[revisitEndedParams]("RevisitEnded")
 	revisitVisits       = db.Prepare[revisitVisitsParams]("RevisitVisits")
-	lockRevisitItems    = db.Prepare[jobNameArg]("LockRevisitItems")
+	lockRevisitItems    = db.Prepare[db.JobArg]("LockRevisitItems")
 	revisitKnown        = db.Prepare[itemsParams]("RevisitKnown")
 	upsertRevisit       = db.Prepare[upsertRevisitParams]("UpsertRevisitItem")
 	setListCounters     = db.Prepare[listCountersParams]("SetListCounters")
 	addRunCaptured      = db.Prepare[capturedParams]("AddRunCaptured")
 	markWalksCut        = db.Prepare[markCutParams]("MarkWalksCut")
-	endRevisitRecord    = db.Prepare[runArg]("EndRevisitRecord")
+	endRevisitRecord    = db.Prepare[db.RunArg]("EndRevisitRecord")
 )
 
 // inTx runs f in a transaction (a new one, or one under way).
@@ -223,13 +213,13 @@ func recordRun(ctx context.Context, in inTx, job string, runID int64) error {
 		}
 	}
 	return in(ctx, func(tx pgx.Tx) error {
-		if _, err := lockRevisitItems.Exec(ctx, tx, jobNameArg{job}); err != nil {
+		if _, err := lockRevisitItems.Exec(ctx, tx, db.JobArg{JobName: job}); err != nil {
 			return err
 		}
 		if _, err := markWalksCut.Exec(ctx, tx, markCutParams{JobName: job, RunID: runID, Kinds: revisitKinds()}); err != nil {
 			return fmt.Errorf("mark cut walks: %w", err)
 		}
-		_, err := endRevisitRecord.Exec(ctx, tx, runArg{runID})
+		_, err := endRevisitRecord.Exec(ctx, tx, db.RunArg{RunID: runID})
 		return err
 	})
 }
@@ -250,7 +240,7 @@ func recordVisits(ctx context.Context, tx pgx.Tx, job string, runID int64, ids [
 		counter, counterRun  *int64
 		followers, following *int64
 	}
-	if _, err := lockRevisitItems.Exec(ctx, tx, jobNameArg{job}); err != nil {
+	if _, err := lockRevisitItems.Exec(ctx, tx, db.JobArg{JobName: job}); err != nil {
 		return err
 	}
 	rows, err := revisitVisits.Query(ctx, tx, revisitVisitsParams{RunID: runID, IDs: ids, Kinds: revisitKinds()})

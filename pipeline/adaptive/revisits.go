@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/revisit"
@@ -53,7 +54,7 @@ type Revisits struct {
 func Start(ctx context.Context, cfg Config) (*Revisits, error) {
 	r := &Revisits{cfg: cfg}
 	err := cfg.Retry(ctx, func(ctx context.Context) (err error) {
-		if _, err = setRevisitPending.Exec(ctx, cfg.Pool, runArg{cfg.RunID}); err != nil || !cfg.Job.Reuse.Adaptive {
+		if _, err = setRevisitPending.Exec(ctx, cfg.Pool, db.RunArg{RunID: cfg.RunID}); err != nil || !cfg.Job.Reuse.Adaptive {
 			return err
 		}
 		r.order, err = loadSpendOrder(ctx, cfg.Pool, cfg.RunID, cfg.Owner, cfg.Poll)

@@ -133,9 +133,6 @@ type (
 		InFlight int64         `db:"in_flight"`
 		Dead     time.Duration `db:"dead"`
 	}
-	usageParams struct {
-		RunID int64 `db:"run_id"`
-	}
 	usageRow struct {
 		Endpoint    string `db:"endpoint"`
 		Requests    int    `db:"requests"`
@@ -146,10 +143,6 @@ type (
 		Charged     int64  `db:"credits_charged"`
 		Remaining   *int64 `db:"credits_remaining"`
 		Cached      int    `db:"cached"`
-	}
-	holdKey struct {
-		RunID int64  `db:"run_id"`
-		Owner string `db:"owner"`
 	}
 	ownerArg struct {
 		RunID int64         `db:"run_id"`
@@ -164,8 +157,8 @@ type (
 
 var (
 	holdCredits    = db.Prepare[holdParams]("HoldCredits")
-	addCreditUsage = db.PrepareBulk[usageParams, usageRow]("AddCreditUsage")
-	dropCreditHold = db.Prepare[holdKey]("DropCreditHold")
+	addCreditUsage = db.PrepareBulk[db.RunArg, usageRow]("AddCreditUsage")
+	dropCreditHold = db.Prepare[db.OwnerArg]("DropCreditHold")
 	admission      = db.Prepare[ownerArg]("AdmissionCredits")
 )
 
@@ -311,7 +304,7 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 		var batch pgx.Batch
 		holdCredits.Queue(&batch, p)
 		if len(usage) > 0 {
-			addCreditUsage.Queue(&batch, usageParams{RunID: b.cfg.RunID}, usage)
+			addCreditUsage.Queue(&batch, db.RunArg{RunID: b.cfg.RunID}, usage)
 		}
 		br := b.cfg.Pool.SendBatch(ctx, &batch)
 		err := br.QueryRow().Scan(&a.granted, &a.held, &a.billed, &a.committed, &a.max, &a.deadHeld, &a.othersInFlight)
@@ -449,7 +442,7 @@ func (b *Hold) Close(ctx context.Context) error {
 		return err
 	}
 	if b.held == 0 {
-		if _, err := dropCreditHold.Exec(ctx, b.cfg.Pool, holdKey{RunID: b.cfg.RunID, Owner: b.cfg.Owner}); err != nil {
+		if _, err := dropCreditHold.Exec(ctx, b.cfg.Pool, db.OwnerArg{RunID: b.cfg.RunID, Owner: b.cfg.Owner}); err != nil {
 			return fmt.Errorf("drop credit hold: %w", err)
 		}
 	}
@@ -502,17 +495,12 @@ type Credits struct {
 	Remaining *int64
 }
 
-// runArg is the parameter of the statements that take only a run.
-type runArg struct {
-	RunID int64 `db:"run_id"`
-}
-
-var loadCredits = db.Prepare[runArg]("LoadCredits")
+var loadCredits = db.Prepare[db.RunArg]("LoadCredits")
 
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {
 	var c Credits
-	err := loadCredits.QueryRow(ctx, pool, runArg{runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Remaining)
+	err := loadCredits.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Remaining)
 	if err != nil {
 		return c, fmt.Errorf("credits of run %d: %w", runID, err)
 	}

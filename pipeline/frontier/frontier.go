@@ -64,11 +64,7 @@ func NewFrontier(pool *pgxpool.Pool, owner string, ttl time.Duration) *Frontier 
 	return &Frontier{pool: pool, owner: owner, ttl: ttl}
 }
 
-// runArg is the parameter of the statements that take only a run.
-type runArg struct {
-	RunID int64 `db:"run_id"`
-}
-
+// db.RunArg is the parameter of the statements that take only a run.
 // Parameters of the frontier's statements (internal/db/queries/tasks.sql).
 type (
 	addTasksParams struct {
@@ -97,10 +93,6 @@ type (
 	activeParams struct {
 		RunID int64   `db:"run_id"`
 		Aside []int64 `db:"aside"`
-	}
-	heldParams struct {
-		RunID int64  `db:"run_id"`
-		Owner string `db:"owner"`
 	}
 	// leaseArg names a lease: the task and its fencing token.
 	leaseArg struct {
@@ -144,16 +136,12 @@ type (
 		RunID int64   `db:"run_id"`
 		Keep  []int64 `db:"keep"` // tasks this process still works on
 	}
-	ownerParams struct {
-		RunID int64  `db:"run_id"`
-		Owner string `db:"owner"` // lease owner prefix
-	}
 )
 
 var (
 	insertTasks       = db.PrepareBulk[addTasksParams, taskRow]("AddTasks")
 	leaseTasks        = db.Prepare[leaseParams]("LeaseTasks")
-	heldTasks         = db.Prepare[heldParams]("HeldTasks")
+	heldTasks         = db.Prepare[db.OwnerArg]("HeldTasks")
 	rescueTasks       = db.Prepare[rescueParams]("RescueTasks")
 	advanceTask       = db.Prepare[advanceParams]("AdvanceTask")
 	taskAdvanced      = db.Prepare[advancedParams]("TaskAdvanced")
@@ -161,7 +149,7 @@ var (
 	finishTask        = db.Prepare[finishTaskParams]("FinishTask")
 	releaseTask       = db.Prepare[leaseArg]("ReleaseTask")
 	countActiveTasks  = db.Prepare[activeParams]("CountActiveTasks")
-	releaseOwnedTasks = db.Prepare[ownerParams]("ReleaseOwnedTasks")
+	releaseOwnedTasks = db.Prepare[db.OwnerArg]("ReleaseOwnedTasks")
 )
 
 // reexpandable are the kinds.Reexpandable, read once.
@@ -260,7 +248,7 @@ func (f *Frontier) LeaseN(ctx context.Context, runID int64, n int, retry func(co
 		attempt++
 		var err error
 		if attempt > 1 {
-			rows, err := heldTasks.Query(ctx, f.pool, heldParams{RunID: runID, Owner: tag})
+			rows, err := heldTasks.Query(ctx, f.pool, db.OwnerArg{RunID: runID, Owner: tag})
 			if ts, err = scanTasks(runID, rows, err); len(ts) > 0 || err != nil {
 				return err
 			}
@@ -379,7 +367,7 @@ func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int
 // between statements.
 func (f *Frontier) ReleaseOwned(ctx context.Context, runID int64) (int64, error) {
 	var n int64
-	if err := releaseOwnedTasks.QueryRow(ctx, f.pool, ownerParams{RunID: runID, Owner: f.owner + "#"}).Scan(&n); err != nil {
+	if err := releaseOwnedTasks.QueryRow(ctx, f.pool, db.OwnerArg{RunID: runID, Owner: f.owner + "#"}).Scan(&n); err != nil {
 		return 0, fmt.Errorf("release leases of %s: %w", f.owner, err)
 	}
 	return n, nil

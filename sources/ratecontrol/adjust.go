@@ -23,7 +23,14 @@ func (rc *Controller) endPause(now time.Time) {
 		return
 	}
 	e := *rc.pending
-	rc.pending = nil
+	if now.Before(e.at.Add(e.lag)) || (rc.lags.n == 0 && e.sent > 0 && now.Before(e.at.Add(maxLag))) {
+		// Answers take longer than the pause: the successes of the
+		// requests sent before the 429 are not all in. Until they are,
+		// half the rate it came at, from an empty bucket.
+		rc.waitAnswers(now, e)
+		return
+	}
+	rc.pending, rc.interim = nil, 0
 	if rc.following() {
 		rc.marks.lastPause, rc.marks.regime = now, now
 		if rc.limiter != nil {
@@ -33,6 +40,34 @@ func (rc *Controller) endPause(now time.Time) {
 	}
 	measured := rc.react(now, e)
 	rc.publish(now, measured || rc.quota.measured)
+}
+
+// waitAnswers holds the key at an interim rate, from the end of the 429
+// e's pause until the answers to the requests sent before it are in (or
+// the first answer, when none came yet): the rate held before a probe
+// that met the 429, a cut of the rate an unexpected one came at, or, with
+// no estimate yet, half the rate requests were let through just before it.
+func (rc *Controller) waitAnswers(now time.Time, e throttleEvent) {
+	if rc.interim > 0 {
+		return
+	}
+	switch {
+	case rc.quota.measured && e.probing:
+		rc.interim = rc.hold.base // the probe found the quota: back to under it
+	case rc.quota.measured:
+		rc.interim = e.rate * dropCap
+	default:
+		r := e.sent
+		if e.rate > 0 {
+			r = min(r, e.rate)
+		}
+		rc.interim = r * rc.share.scale / 2
+	}
+	rc.interim = max(rc.interim, rateFloor)
+	if rc.limiter == nil {
+		rc.limiter = rate.NewLimiter(rate.Limit(rc.interim/rc.share.scale), rc.processBurst())
+	}
+	rc.emptyBucket(now)
 }
 
 // emptyBucket takes every whole token left in our bucket at now.
@@ -80,6 +115,9 @@ func (rc *Controller) settled(est float64) float64 {
 // 429 is seen, then the settled rate during the hold, then a probe growing
 // exponentially.
 func (rc *Controller) target(now time.Time) float64 {
+	if rc.interim > 0 {
+		return rc.interim
+	}
 	if rc.quota.rate == 0 {
 		if rc.limits.ceiling == 0 {
 			return math.Inf(1)
@@ -97,7 +135,12 @@ func (rc *Controller) target(now time.Time) float64 {
 		g = discoveryGrowth
 	}
 	s := now.Sub(rc.hold.end).Seconds()
-	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s))
+	// Never more than probeLead times what left in the last second: requests held
+	// back by something else (how many may be in flight) would pile up
+	// behind a pause and leave together, a burst the upstream's bucket
+	// refuses well under its rate.
+	sent := float64(rc.sends.count(now.Add(-time.Second), now)) * rc.share.scale
+	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s), max(probeLead*sent, rc.hold.base))
 }
 
 // jumping reports whether the probe at now is one after a drop: straight
@@ -118,8 +161,10 @@ func (rc *Controller) cameBack(now time.Time) {
 	}
 	// Leading other processes, their part is sent at the rate they were
 	// given (others) and only this one's successes are seen.
-	w := now.Sub(rc.hold.end)
-	if w < returnConfirm || float64(rc.hist.count(rc.hold.end, now))+rc.others()*w.Seconds() < 0.9*rc.drop.high*w.Seconds() {
+	// Successes count at their send times: the latest answers are not in.
+	seen := now.Add(-rc.lags.max())
+	w := seen.Sub(rc.hold.end)
+	if w < returnConfirm || float64(rc.hist.count(rc.hold.end, seen))+rc.others()*w.Seconds() < 0.9*rc.drop.high*w.Seconds() {
 		return
 	}
 	rc.quota.rate, rc.drop.high = rc.drop.high, 0

@@ -18,7 +18,12 @@ type Controller struct {
 	// limiter is our bucket; nil until there is a rate to keep (a ceiling,
 	// a 429, or an estimate another process shared).
 	limiter *rate.Limiter
-	hist    successRing
+	hist    successRing // the successes, at their send times
+	sends   successRing // every request let through, when it was
+	lags    lagRing     // the successes' answer times
+	// interim is the key's rate while a 429's reaction waits for the
+	// answers to the requests sent before it (0: none).
+	interim float64
 
 	limits limits
 	quota  quota
@@ -86,6 +91,11 @@ type throttleEvent struct {
 	at      time.Time
 	rate    float64 // the bucket's rate when it came (0: no bucket)
 	probing bool    // the rate was above the estimate (or there was none)
+	// lag is how long answers were taking when it came: the reaction waits
+	// that long after it, for the successes of the requests sent before it.
+	lag time.Duration
+	// sent is the rate requests were let through in the second before it.
+	sent float64
 }
 
 // New returns the controller of a key with the ceiling api.rate (0: none)
@@ -134,6 +144,25 @@ func (rc *Controller) Current() float64 {
 	return rc.currentLocked()
 }
 
+// Steady is the rate this process sends at, requests/s, leaving aside the
+// interim of a 429's reaction (its wait for answers, during which it is
+// the rate requests left at before the 429): the rate held under a
+// measured estimate, or a probe's above it, or the ceiling before any 429
+// (0: no bucket). What the requests in flight are sized for: a wait of a few
+// answer times is no reason to shed them.
+func (rc *Controller) Steady() float64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	cur := rc.currentLocked()
+	if rc.interim > 0 && rc.pending != nil {
+		cur = rc.pending.sent // what left before the 429, not the wait's rate
+	}
+	if rc.quota.measured {
+		cur = max(cur, rc.processRate(rc.hold.base))
+	}
+	return cur
+}
+
 func (rc *Controller) currentLocked() float64 {
 	if rc.limiter == nil {
 		return 0
@@ -170,6 +199,7 @@ func (rc *Controller) step(now time.Time) time.Duration {
 	}
 	rc.adjust(now)
 	if rc.limiter == nil || rc.limiter.AllowN(now, 1) {
+		rc.sends.add(now)
 		return 0
 	}
 	tok := rc.limiter.TokensAt(now)
@@ -198,12 +228,14 @@ func (rc *Controller) Paused() bool {
 	return rc.now().Before(rc.until)
 }
 
-// Throttled records a 429: every worker pauses for d (those of the other
-// processes sharing the key too); the rate is adjusted when the pause ends.
-func (rc *Controller) Throttled(d time.Duration) {
+// Throttled records a 429 to a request sent at sent: every worker pauses
+// for d from now (those of the other processes sharing the key too); the
+// rate is adjusted when the pause ends. The upstream's bucket was empty
+// when the request arrived: the estimates measure up to then.
+func (rc *Controller) Throttled(sent time.Time, d time.Duration) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.throttledAt(rc.now(), d) {
+	if rc.throttledSent(rc.now(), sent, d) {
 		if rc.share.sharer != nil {
 			rc.share.sharer.Paused(d)
 		}
@@ -219,9 +251,15 @@ func (rc *Controller) Pause(d time.Duration) {
 	rc.throttledAt(rc.now(), d)
 }
 
-// throttledAt records a pause of d from now; it reports whether it starts
-// a new 429 event (no pause was in force).
+// throttledAt records a pause of d from now, of a 429 come now; it reports
+// whether it starts a new 429 event (no pause was in force).
 func (rc *Controller) throttledAt(now time.Time, d time.Duration) bool {
+	return rc.throttledSent(now, now, d)
+}
+
+// throttledSent records a pause of d from now, of a 429 to a request sent
+// at sent; it reports whether it starts a new 429 event.
+func (rc *Controller) throttledSent(now, sent time.Time, d time.Duration) bool {
 	inPause := now.Before(rc.until)
 	if until := now.Add(d); until.After(rc.until) {
 		rc.until = until
@@ -229,14 +267,42 @@ func (rc *Controller) throttledAt(now time.Time, d time.Duration) bool {
 	if inPause {
 		return false // a request in flight when the pause began
 	}
+	if rc.pending != nil {
+		// The reaction to the last 429 waits for the answers to the
+		// requests sent before it, and the interim rate met the quota
+		// (or requests arrived bunched, the upstream's burst is small):
+		// cut as an unexpected 429 cuts, down to half the rate the first
+		// came at; the reaction still measures up to that 429.
+		floor := rateFloor
+		if rc.pending.rate > 0 {
+			floor = max(floor, rc.pending.rate/2)
+		}
+		rc.interim = max(rc.interim*dropCap, floor)
+		return true
+	}
+	at := sent
+	if at.After(now) {
+		at = now
+	}
 	cur := rc.keyRate()
-	rc.pending = &throttleEvent{at: now, rate: cur, probing: rc.quota.rate == 0 || cur > rc.quota.rate}
+	rc.pending = &throttleEvent{at: at, rate: cur, probing: rc.quota.rate == 0 || cur > rc.quota.rate,
+		lag: min(rc.lags.max(), maxLag), sent: float64(rc.sends.count(at.Add(-time.Second), at))}
 	return true
 }
 
-// Success records a successful attempt, for the estimates.
-func (rc *Controller) Success() {
+// Success records a successful attempt answered now, for the estimates.
+func (rc *Controller) Success() { rc.SuccessAt(rc.now()) }
+
+// SuccessAt records a successful attempt whose request was sent at sent
+// (before its answer): the upstream's bucket counted it on arrival, so the
+// estimates count it there, however long the answer took.
+func (rc *Controller) SuccessAt(sent time.Time) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.hist.add(rc.now())
+	rc.successAt(rc.now(), sent)
+}
+
+func (rc *Controller) successAt(now, sent time.Time) {
+	rc.hist.insert(sent)
+	rc.lags.add(max(now.Sub(sent), 0))
 }

@@ -12,17 +12,27 @@ import (
 // empty, when the next request would be refused.
 func feed(rc *Controller, t0 time.Time, r float64, b int, d time.Duration) time.Time {
 	for range b {
-		rc.hist.add(t0)
+		rc.successAt(t0, t0)
 	}
 	step := time.Duration(float64(time.Second) / r)
 	end := t0.Add(d)
 	for t := t0.Add(step); !t.After(end); t = t.Add(step) {
-		rc.hist.add(t)
+		rc.successAt(t, t)
 	}
 	return end
 }
 
 func near(got, want, tol float64) bool { return got >= want-tol && got <= want+tol }
+
+// sending records requests leaving at r a second in the second before at,
+// and returns at.
+func sending(rc *Controller, at time.Time, r float64) time.Time {
+	step := time.Duration(float64(time.Second) / r)
+	for t := at.Add(-time.Second + step); !t.After(at); t = t.Add(step) {
+		rc.sends.add(t)
+	}
+	return at
+}
 
 func TestRateControlStartsAtCeiling(t *testing.T) {
 	t.Parallel()
@@ -66,11 +76,16 @@ func TestRateControlSettlesUnderTheQuota(t *testing.T) {
 	if got := rc.target(end.Add(holdMin - time.Millisecond)); got != base {
 		t.Errorf("during the hold: %v, want %v", got, base)
 	}
-	if got := rc.target(end.Add(holdMin + time.Second)); !near(got, base*1.25, 0.01) {
+	// A probe grows while requests leave at its rate, and no faster than
+	// probeLead times what leaves.
+	if got := rc.target(sending(rc, end.Add(holdMin+time.Second), base)); !near(got, base*1.25, 0.01) {
 		t.Errorf("1 s into the probe: %v, want %v", got, base*1.25)
 	}
-	if got := rc.target(end.Add(holdMin + time.Minute)); got != 80 {
+	if got := rc.target(sending(rc, end.Add(holdMin+time.Minute), 80)); got != 80 {
 		t.Errorf("probe capped at %v, want the ceiling 80", got)
+	}
+	if got := rc.target(sending(rc, end.Add(holdMin+2*time.Minute), 5)); got != base {
+		t.Errorf("with 5 requests a second leaving: %v, want the held %v", got, base)
 	}
 }
 
@@ -147,5 +162,33 @@ func TestRateControlWithoutSuccessesHalves(t *testing.T) {
 	rc.adjust(now.Add(time.Second))
 	if got := rc.Current(); got != 40*settleFraction/2 {
 		t.Errorf("rate %v, want half the ceiling (x%v)", got, settleFraction)
+	}
+}
+
+// The steady rate, which sizes the requests in flight, leaves aside the
+// interim of a reaction waiting for answers: the rate held before it.
+func TestSteadyLeavesTheInterimAside(t *testing.T) {
+	t.Parallel()
+	rc := New(0, 1)
+	t0 := time.Unix(9_000_000, 0)
+	at := feed(rc, t0, 50, 10, 3*time.Second)
+	rc.throttledAt(at, time.Second)
+	rc.adjust(at.Add(time.Second))
+	held := rc.hold.base
+	if rc.now = func() time.Time { return at.Add(2 * time.Second) }; rc.Steady() != held || rc.Current() != held {
+		t.Fatalf("steady %v, current %v, want the held %v", rc.Steady(), rc.Current(), held)
+	}
+	// A probe's 429 while answers take 3 s: the interim is the held rate;
+	// an unexpected one cuts the interim, and steady stays at the held.
+	now := at.Add(2 * time.Second)
+	rc.successAt(now.Add(3*time.Second), now) // answers take 3 s
+	rc.throttledSent(now, now, time.Second)
+	rc.mu.Lock()
+	rc.adjust(now.Add(1500 * time.Millisecond))
+	interim := rc.interim
+	rc.mu.Unlock()
+	rc.now = func() time.Time { return now.Add(1500 * time.Millisecond) }
+	if interim == 0 || rc.Current() != interim || rc.Steady() != held {
+		t.Errorf("waiting for answers: interim %v, current %v, steady %v, want the interim and the held %v", interim, rc.Current(), rc.Steady(), held)
 	}
 }

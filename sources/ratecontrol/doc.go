@@ -28,6 +28,16 @@
 //     pause is in effect are one event (requests that were already in
 //     flight), and the reaction is computed when the pause ends, once the
 //     answers to the requests sent before the 429 have come back.
+//   - Answers take time (2-4 s at the real service, up to 30 s), and the
+//     upstream's bucket counts a request when it arrives: successes are
+//     counted at their requests' send times, and a 429 at its request's.
+//     When answers take longer than the pause, the reaction waits after
+//     it for as long as the latest answers took (or for a first answer,
+//     when none came yet), at an interim rate (the rate held before a probe
+//     that met the 429; a cut of the rate an unexpected one came at; with
+//     no estimate yet, half the rate requests left at), halved by each 429
+//     meanwhile; the windows then count every success sent before the 429.
+//     Burst windows reach back as far again, to the start's full bucket.
 //   - Measure the quota. In any window [s, t] the upstream admits at most
 //     B + R*(t-s) requests, so (n - B)/(t-s), with n the successes in the
 //     window, is a lower bound of R; over the window that starts when the
@@ -67,6 +77,12 @@
 //     the estimate before the drop, which costs one pause at the low rate
 //     (about R - B requests of quota) while it is still low, and finds a
 //     quota that came back within seconds, without a ramp.
+//   - The concurrency limit (package concurrency) sizes the requests in
+//     flight on Steady, the rate held, leaving aside an interim's wait.
+//     A probe's bucket never runs ahead of four times what left in the
+//     last second: requests held back by something else (the requests in
+//     flight) would pile up behind a pause and leave together, a burst
+//     the upstream refuses well under its rate.
 //   - After the hold, probe: the rate grows by 25% per second (time-based,
 //     not per request, so the speed of discovery does not depend on the
 //     number of workers) up to the ceiling, so a raised quota is found within

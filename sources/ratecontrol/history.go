@@ -2,7 +2,8 @@ package ratecontrol
 
 import "time"
 
-// successRing holds the times of the latest successes.
+// successRing holds the times of the latest successes: when their
+// requests were sent, which is when the upstream's bucket counted them.
 type successRing struct {
 	t [2048]int64 // unix nanoseconds
 	n int         // successes recorded so far
@@ -10,6 +11,25 @@ type successRing struct {
 
 func (r *successRing) add(t time.Time) {
 	r.t[r.n%len(r.t)] = t.UnixNano()
+	r.n++
+}
+
+// insert records a success at t, which may be earlier than the latest
+// ones (answers come back out of the order their requests were sent in):
+// the ring stays in time order.
+func (r *successRing) insert(t time.Time) {
+	ns := t.UnixNano()
+	// The lowest slot still kept once this one is in: a full ring drops
+	// its oldest.
+	lo := r.n - min(r.n, len(r.t))
+	if r.n >= len(r.t) {
+		lo++
+	}
+	i := r.n
+	for ; i > lo && r.t[(i-1)%len(r.t)] > ns; i-- {
+		r.t[i%len(r.t)] = r.t[(i-1)%len(r.t)]
+	}
+	r.t[i%len(r.t)] = ns
 	r.n++
 }
 
@@ -95,4 +115,25 @@ func (r *successRing) burstAt(rate float64, since, upto time.Time) float64 {
 		}
 	}
 	return best
+}
+
+// lagRing holds the answer times of the latest successes.
+type lagRing struct {
+	d [64]time.Duration
+	n int
+}
+
+func (r *lagRing) add(d time.Duration) {
+	r.d[r.n%len(r.d)] = d
+	r.n++
+}
+
+// max is the longest of them (0: none): how long after a request was sent
+// its success may still come.
+func (r *lagRing) max() time.Duration {
+	var m time.Duration
+	for _, d := range r.d[:min(r.n, len(r.d))] {
+		m = max(m, d)
+	}
+	return m
 }

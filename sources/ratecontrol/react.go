@@ -11,9 +11,16 @@ import (
 // and settles under it; it reports whether it measured.
 func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 	rateSince, burstSince := rc.windows(e)
-	rc.marks.lastPause = now
+	// The upstream's bucket was full again when the pause ended, which
+	// may be a while ago when the reaction waited for answers: the marks
+	// are there, on the clock of the send times.
+	resumed := now
+	if rc.until.Before(now) {
+		resumed = rc.until
+	}
+	rc.marks.lastPause = resumed
 	if !e.probing {
-		rc.marks.regime, rc.marks.dropped = now, now
+		rc.marks.regime, rc.marks.dropped = resumed, resumed
 	}
 	est, ok := rc.reestimate(now, e, rateSince, burstSince)
 	prev := rc.quota.rate
@@ -32,7 +39,10 @@ func (rc *Controller) windows(e throttleEvent) (rateSince, burstSince time.Time)
 		// before the last pause would measure the old one.
 		since = rc.marks.lastPause
 	}
-	burstSince = since
+	// Burst windows may reach back as far again as the answers took: a
+	// full bucket emptied at once (the start, or after a pause) was sent
+	// that long before its successes were known.
+	burstSince = since.Add(-e.lag)
 	if rc.marks.dropped.After(burstSince) {
 		burstSince = rc.marks.dropped
 	}
@@ -50,7 +60,8 @@ func (rc *Controller) windows(e throttleEvent) (rateSince, burstSince time.Time)
 // from the successes in the windows when they suffice (ok), else guessed
 // from the rate the 429 came at; it grows the burst estimate with it.
 func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burstSince time.Time) (est float64, ok bool) {
-	est, burst, ok := rc.measure(e.at, now, rateSince, burstSince, e.probing)
+	// Successes count at their send times: those sent up to the 429.
+	est, burst, ok := rc.measure(e.at, e.at, rateSince, burstSince, e.probing)
 	if ok {
 		rc.quota.everMeasured = true
 		if burst > rc.quota.burst {
@@ -66,7 +77,7 @@ func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burs
 	} else {
 		// No bucket yet: start from what the upstream admitted in the
 		// second before the 429.
-		est = float64(rc.hist.count(e.at.Add(-time.Second), now)) * rc.share.scale
+		est = float64(rc.hist.count(e.at.Add(-time.Second), e.at)) * rc.share.scale
 	}
 	if !e.probing {
 		// Measured, the windows since the last pause (or over the last

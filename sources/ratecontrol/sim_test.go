@@ -1,7 +1,9 @@
 package ratecontrol
 
 import (
+	"container/heap"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -15,6 +17,10 @@ import (
 type simUpstream struct {
 	lim   *rate.Limiter
 	pause time.Duration // 0: Retry-After in whole seconds
+	// jitter adds a uniform [0, jitter) to every answer time, drawn from
+	// rng.
+	jitter time.Duration
+	rng    *rand.Rand
 }
 
 func (u *simUpstream) arrive(t time.Time) (ok bool, retry time.Duration) {
@@ -48,6 +54,7 @@ func (r *simRun) count(ts []time.Time, from, to time.Time) int {
 // leave, or waiting for an answer.
 type simWorker struct {
 	at       time.Time
+	sent     time.Time
 	inflight bool
 	ok       bool
 	retry    time.Duration
@@ -80,8 +87,13 @@ func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int,
 		runs[i] = &simRun{}
 	}
 	end := t0.Add(d)
-	for {
-		wi := earliest(ws)
+	q := &workerQueue{ws: ws}
+	for i := range ws {
+		q.order = append(q.order, i)
+	}
+	heap.Init(q)
+	for ; ; heap.Fix(q, 0) {
+		wi := q.order[0]
 		w, p := &ws[wi], wi/workers
 		now := w.at
 		if !now.Before(end) {
@@ -104,15 +116,27 @@ func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int,
 	}
 }
 
-// earliest is the index of the worker whose next event comes first.
-func earliest(ws []simWorker) int {
-	wi := 0
-	for i := range ws {
-		if ws[i].at.Before(ws[wi].at) {
-			wi = i
-		}
+// workerQueue orders the workers by their next event, the first index
+// first among equals.
+type workerQueue struct {
+	ws    []simWorker
+	order []int
+}
+
+func (q *workerQueue) Len() int { return len(q.order) }
+func (q *workerQueue) Less(i, j int) bool {
+	a, b := q.ws[q.order[i]].at, q.ws[q.order[j]].at
+	if a.Equal(b) {
+		return q.order[i] < q.order[j]
 	}
-	return wi
+	return a.Before(b)
+}
+func (q *workerQueue) Swap(i, j int) { q.order[i], q.order[j] = q.order[j], q.order[i] }
+func (q *workerQueue) Push(x any)    { q.order = append(q.order, x.(int)) }
+func (q *workerQueue) Pop() any {
+	x := q.order[len(q.order)-1]
+	q.order = q.order[:len(q.order)-1]
+	return x
 }
 
 // answered hands the answer to w's request to rc at now: a success, or a
@@ -121,8 +145,8 @@ func (w *simWorker) answered(rc *Controller, now time.Time) {
 	w.inflight = false
 	rc.mu.Lock()
 	if w.ok {
-		rc.hist.add(now)
-	} else if rc.throttledAt(now, w.retry) && rc.share.sharer != nil {
+		rc.successAt(now, w.sent) // as the client does: at the send time
+	} else if rc.throttledSent(now, w.sent, w.retry) && rc.share.sharer != nil {
 		rc.share.sharer.Paused(w.retry)
 	}
 	rc.mu.Unlock()
@@ -143,8 +167,14 @@ func (w *simWorker) send(rc *Controller, up *simUpstream, run *simRun, now time.
 	} else {
 		run.limited = append(run.limited, arrival)
 	}
-	w.inflight = true
+	w.inflight, w.sent = true, now
 	w.at = now.Add(latency)
+	if up.jitter > 0 {
+		w.at = w.at.Add(time.Duration(up.rng.Int64N(int64(up.jitter))))
+	}
+	if !w.ok && up.jitter > 0 {
+		w.at = arrival // a 429 is answered at once, whatever the answer times
+	}
 }
 
 // Without a ceiling the first 429s install a bucket just under the quota,
@@ -534,5 +564,44 @@ func TestRateControlSharedQuotaComesBack(t *testing.T) {
 	}
 	if n := runs[0].count(runs[0].limited, t0.Add(2*phase+5*time.Second), to) + runs[1].count(runs[1].limited, t0.Add(2*phase+5*time.Second), to); n != 0 {
 		t.Errorf("%d 429s after the return, want 0", n)
+	}
+}
+
+// At the real service's answer times (2-4 s, then 18-22 s) the first 429s
+// come while most of the requests sent before them are still out: the
+// reaction waits for their answers (the estimate counts successes at their
+// send times) at half the rate, and the run gets the quota; without the
+// wait the first estimate was a fraction of it, held for a minute.
+func TestRateControlFindsTheQuotaAtLongAnswerTimes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name            string
+		latency, jitter time.Duration
+		workers         int
+		d               time.Duration
+	}{
+		{"2-4 s", 2 * time.Second, 2 * time.Second, 120, 180 * time.Second},
+		{"18-22 s", 18 * time.Second, 4 * time.Second, 440, 180 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			const R, B = 20.0, 10
+			t0 := time.Unix(8_000_000, 0)
+			up := &simUpstream{lim: rate.NewLimiter(R, B), jitter: c.jitter, rng: rand.New(rand.NewPCG(1, 1))}
+			up.lim.AllowN(t0, 0)
+			rc := New(0, 1)
+			run := simulate(rc, up, t0, c.workers, c.latency, c.d, nil)
+			// From the first measured reaction (the first answers, a probe,
+			// its answers): the start is the answer time's, not the control's.
+			from := t0.Add(2*(c.latency+c.jitter) + 5*time.Second)
+			got := float64(run.count(run.oks, from, t0.Add(c.d))) / t0.Add(c.d).Sub(from).Seconds()
+			t.Logf("%.2f/s from %v on (%.3f of %v); estimate %.2f, burst %.0f; %d 429s", got, from.Sub(t0), got/R, R, rc.quota.rate, rc.quota.burst, len(run.limited))
+			if got < 0.93*R {
+				t.Errorf("%.2f/s, want >= 0.93 x %v", got, R)
+			}
+			if math.Abs(rc.quota.rate-R)/R > 0.05 {
+				t.Errorf("estimate %.2f, want within 5%% of %v", rc.quota.rate, R)
+			}
+		})
 	}
 }

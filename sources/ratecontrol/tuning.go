@@ -11,8 +11,14 @@ const (
 	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
 	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
 	discoveryGrowth = 1.0986122886681098  // ln(3): x3 per second, before any estimate without a ceiling
-	holdMin         = 60 * time.Second
-	holdMax         = 120 * time.Second
+	// probeLead bounds a probe to this many times the requests that left
+	// in the last second.
+	probeLead = 4
+	holdMin   = 60 * time.Second
+	// maxLag bounds the wait of a 429's reaction for the answers to the
+	// requests sent before it.
+	maxLag  = time.Minute
+	holdMax = 120 * time.Second
 	// holdAfterDrop is the hold for dropWatch after a drop: the quota may
 	// come back, and a probe straight to the rate before the drop costs
 	// only a pause at the low rate (about R - B requests of quota).

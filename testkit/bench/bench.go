@@ -49,6 +49,25 @@ type sizes struct {
 	outages             []time.Duration // workload 9
 	autoQuotaT          time.Duration   // workload 11, each form of Retry-After
 	autoScaleT          time.Duration   // workload 14, per process count: as long as workload 11, so the start weighs as much
+	concCases           []concCase      // workload 17, the client-driven cases
+	issueAccounts       int             // workload 17, the issue's job end to end
+	issueFollowers      int
+	issueLatency        time.Duration
+	issueT              time.Duration
+	knee                kneeSizes     // workloads 18 and 19
+	scrapyT             time.Duration // workload 20, each run
+	inflightLists       int           // workload 21
+	inflightLatency     time.Duration
+	inflightT           time.Duration // each of its two runs
+}
+
+// kneeSizes size the saturating upstream's workloads.
+type kneeSizes struct {
+	servers int
+	service time.Duration // mean service time
+	lists   int
+	d, warm time.Duration // workload 18
+	phase   time.Duration // workload 19: before, during and after the degradation
 }
 
 var fullSizes = sizes{
@@ -66,6 +85,21 @@ var fullSizes = sizes{
 	outages:        []time.Duration{15 * time.Second, 2 * time.Minute},
 	autoQuotaT:     120 * time.Second,
 	autoScaleT:     120 * time.Second,
+	concCases: []concCase{
+		{latency: 3 * time.Second, rate: 20, d: 150 * time.Second, lists: 400},
+		{latency: 3 * time.Second, rate: 100, d: 150 * time.Second, lists: 800},
+		{latency: 20 * time.Second, rate: 20, d: 480 * time.Second, lists: 1000},
+		{latency: 20 * time.Second, rate: 100, d: 480 * time.Second, lists: 3000},
+	},
+	issueAccounts:   60,
+	issueFollowers:  600,
+	issueLatency:    3 * time.Second,
+	issueT:          150 * time.Second,
+	knee:            kneeSizes{servers: 40, service: 2 * time.Second, lists: 300, d: 180 * time.Second, warm: 60 * time.Second, phase: 60 * time.Second},
+	scrapyT:         120 * time.Second,
+	inflightLists:   2000,
+	inflightLatency: 5 * time.Second,
+	inflightT:       90 * time.Second,
 }
 
 var smokeSizes = sizes{
@@ -83,6 +117,19 @@ var smokeSizes = sizes{
 	outages:        []time.Duration{time.Second},
 	autoQuotaT:     time.Second,
 	autoScaleT:     time.Second,
+	concCases: []concCase{
+		{latency: 150 * time.Millisecond, rate: 20, d: 2 * time.Second, lists: 40},
+		{latency: time.Second, rate: 100, d: 3 * time.Second, lists: 200},
+	},
+	issueAccounts:   4,
+	issueFollowers:  100,
+	issueLatency:    150 * time.Millisecond,
+	issueT:          2 * time.Second,
+	knee:            kneeSizes{servers: 8, service: 100 * time.Millisecond, lists: 40, d: 3 * time.Second, warm: time.Second, phase: time.Second},
+	scrapyT:         3 * time.Second,
+	inflightLists:   40,
+	inflightLatency: 200 * time.Millisecond,
+	inflightT:       4 * time.Second,
 }
 
 // workload is one benchmark of the harness.
@@ -116,6 +163,11 @@ var workloads = []workload{
 	{"scaleoutauto", "14. Scale-out, api.rate unset", runScaleOutAuto},
 	{"history", "15. Cost flat in history", runHistory},
 	{"revisit", "16. Revisit policies at equal budget", runRevisit},
+	{"concurrency", "17. Concurrency with no settings at the real service's answer times", runConcurrency},
+	{"knee", "18. A saturating upstream: the knee", runKnee},
+	{"degrade", "19. An upstream whose knee halves for a while", runDegrade},
+	{"scrapy", "20. The peer: Scrapy with its defaults and with AutoThrottle", runScrapy},
+	{"inflight", "21. Thousands of requests in flight: memory, CPU, connections", runInflight},
 }
 
 // Workloads names the workloads, in the order Run runs them.

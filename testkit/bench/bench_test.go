@@ -19,9 +19,9 @@ import (
 // workloads wait on rate limits and latencies, so three at a time take a
 // third of the wall time on two cores.
 var smokeGroups = [][]string{
-	{"hostile", "quota", "ratechange", "latency", "memory", "dbcost"},
-	{"quotaauto", "scaleout", "outage", "history", "ceiling", "revisit"},
-	{"scaleoutauto", "waste", "ratechangeauto"},
+	{"hostile", "quota", "ratechange", "latency", "memory", "dbcost", "concurrency", "knee"},
+	{"quotaauto", "scaleout", "outage", "history", "ceiling", "revisit", "degrade", "inflight"},
+	{"scaleoutauto", "waste", "ratechangeauto", "scrapy"},
 }
 
 // TestSmoke runs every workload in smoke mode (a second or two each, small
@@ -29,7 +29,8 @@ var smokeGroups = [][]string{
 // checks that each computes its figures and that the report renders them.
 func TestSmoke(t *testing.T) {
 	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4, "outage": 3, "hostile": 10,
-		"quotaauto": 13, "ratechangeauto": 7, "dbcost": 4, "scaleoutauto": 10, "history": 23, "revisit": 6}
+		"quotaauto": 13, "ratechangeauto": 7, "dbcost": 4, "scaleoutauto": 10, "history": 23, "revisit": 6,
+		"concurrency": 9, "knee": 2, "degrade": 2, "scrapy": 4, "inflight": 8}
 	grouped := map[string]bool{}
 	for _, g := range smokeGroups {
 		for _, name := range g {
@@ -73,6 +74,14 @@ func smoke(t *testing.T, group []string, want map[string]int) {
 	ran := map[string]bool{}
 	for _, w := range rep.Workloads {
 		t.Logf("%s: %d figures in %s", w.Name, len(w.Figures), w.Took.Round(time.Millisecond))
+		if w.Name == "scrapy" && strings.HasPrefix(w.Err, scrapyMissing) {
+			// The peer is a third party's, installed for make bench
+			// (scripts/ensure-scrapy.sh), not for make test: its
+			// comparison is a benchmark's, not a promise of ours.
+			t.Logf("%s: %s (make bench installs it)", w.Name, w.Err)
+			ran[w.Name] = true
+			continue
+		}
 		if w.Err != "" {
 			t.Errorf("%s: %s", w.Name, w.Err)
 		}

@@ -30,6 +30,12 @@ func (e *env) startCrawler(ctx context.Context, dsn string, args ...string) (*ch
 	if err != nil {
 		return nil, err
 	}
+	return startChild(ctx, bin, dsn, args...)
+}
+
+// startChild runs bin with args, DATABASE_URL=dsn and the sandbox key in
+// CRAWLER_API_KEY.
+func startChild(ctx context.Context, bin, dsn string, args ...string) (*child, error) {
 	c := &child{cmd: exec.Command(bin, args...), done: make(chan struct{})}
 	c.cmd.Env = []string{"DATABASE_URL=" + dsn, "CRAWLER_API_KEY=" + apiKey, "PATH=" + os.Getenv("PATH")}
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
@@ -104,6 +110,27 @@ func vmHWM(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// cpuSeconds is the CPU time a running process has used so far, user and
+// system (utime and stime in /proc/<pid>/stat, at 100 ticks a second).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return float64(utime+stime) / 100, nil
 }
 
 type lockedBuffer struct {

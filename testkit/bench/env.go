@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -181,11 +179,7 @@ func (e *env) crawlerBin(ctx context.Context) (string, error) {
 			e.bin = e.cfg.CrawlerBin
 			return
 		}
-		dir, err := moduleDir(e.cfg.ModuleDir)
-		if err != nil {
-			e.binErr = err
-			return
-		}
+		var err error
 		e.binDir, err = os.MkdirTemp("", "bench-crawler-")
 		if err != nil {
 			e.binErr = err
@@ -193,12 +187,7 @@ func (e *env) crawlerBin(ctx context.Context) (string, error) {
 		}
 		e.bin = filepath.Join(e.binDir, "crawler")
 		begin := time.Now()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "./cmd/crawler")
-		cmd.Dir = dir
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			e.binErr = fmt.Errorf("go build ./cmd/crawler: %v\n%s", err, out.String())
+		if e.binErr = e.goBuild(ctx, e.bin, "./cmd/crawler"); e.binErr != nil {
 			return
 		}
 		e.log.Info("crawler built", "path", e.bin, "took", time.Since(begin).Round(time.Millisecond))

@@ -432,6 +432,11 @@ type historySample struct {
 	Rate          float64 `db:"rate"`
 	Final         bool    `db:"final"`
 	State         string  `db:"state"`
+	// The limit of requests in flight (migration 00052).
+	InFlight         float64          `db:"in_flight"`
+	ConcurrencyLimit int              `db:"concurrency_limit"`
+	ConcurrencyMove  *string          `db:"concurrency_move"`
+	ConcurrencyMoves map[string]int64 `db:"concurrency_moves"`
 }
 
 var historySampleStmt = db.Prepare[historySample]("RecordSample")

@@ -3,7 +3,6 @@ package bench
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/testkit/listwalk"
 )
 
 // jobSpec is a job file of a workload.
@@ -25,7 +25,7 @@ type jobSpec struct {
 	baseURL      string
 	rate         float64 // api.rate, the client's ceiling (0: none)
 	burst        int
-	workers      int
+	workers      int // limits.workers; 0: not set
 	maxRetries   int
 	leaseTimeout time.Duration
 	profiles     []string
@@ -57,7 +57,11 @@ func (s jobSpec) yaml() string {
 		// A lease must outlast a request (limits.lease_timeout >= api.timeout).
 		fmt.Fprintf(&b, "  timeout: %s\n", s.leaseTimeout)
 	}
-	fmt.Fprintf(&b, "limits:\n  workers: %d\n  max_pages: %d\n", s.workers, cmp.Or(s.maxPages, 1000))
+	b.WriteString("limits:\n")
+	if s.workers > 0 {
+		fmt.Fprintf(&b, "  workers: %d\n", s.workers)
+	}
+	fmt.Fprintf(&b, "  max_pages: %d\n", cmp.Or(s.maxPages, 1000))
 	if s.leaseTimeout > 0 {
 		fmt.Fprintf(&b, "  lease_timeout: %s\n", s.leaseTimeout)
 	}
@@ -88,9 +92,7 @@ func (s jobSpec) write(dir string) (string, error) {
 }
 
 // secUIDOf is the secUid the sandbox gives handle.
-func secUIDOf(handle string) string {
-	return "MS4wLjABAAAA" + base64.RawURLEncoding.EncodeToString([]byte(handle))
-}
+var secUIDOf = listwalk.SecUID
 
 // bigAccounts are n seed handles with f followers each (and none followed).
 func bigAccounts(prefix string, n, f int) []string {

@@ -25,14 +25,28 @@ type upstream struct {
 	hs  *http.Server
 
 	n       atomic.Int64 // requests arrived
+	active  atomic.Int64 // requests being answered now
 	mu      sync.Mutex
 	trigger func(n int64)
 	seen    map[string]int // path?query -> 200 answers, when tracked
+	// gate, when set, is the upstream's servers in front of the sandbox.
+	gate *serverGate
+	// conns counts the client's connections: open now, the most open at
+	// once, accepted in all.
+	conns struct {
+		mu                 sync.Mutex
+		open, most, opened int
+	}
 }
 
 // newUpstream serves a sandbox with cfg (APIKeys set here) on a free port.
 // track records the 200 answers per request, for duplicates.
 func newUpstream(cfg sandbox.Config, track bool) (*upstream, error) {
+	return newGatedUpstream(cfg, track, nil)
+}
+
+// newGatedUpstream is newUpstream with the sandbox behind gate (nil: none).
+func newGatedUpstream(cfg sandbox.Config, track bool, gate *serverGate) (*upstream, error) {
 	cfg.APIKeys = []string{apiKey}
 	sb, err := sandbox.New(cfg)
 	if err != nil {
@@ -42,13 +56,18 @@ func newUpstream(cfg sandbox.Config, track bool) (*upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &upstream{sb: sb, url: fmt.Sprintf("http://%s/api", ln.Addr())}
+	u := &upstream{sb: sb, url: fmt.Sprintf("http://%s/api", ln.Addr()), gate: gate}
 	if track {
 		u.seen = map[string]int{}
 	}
 	h := sb.Handler()
-	u.hs = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if gate != nil {
+		h = gate.wrap(h)
+	}
+	u.hs = &http.Server{ReadHeaderTimeout: 10 * time.Second, ConnState: u.connState, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := u.n.Add(1)
+		u.active.Add(1)
+		defer u.active.Add(-1)
 		u.mu.Lock()
 		trig := u.trigger
 		u.mu.Unlock()
@@ -73,6 +92,27 @@ func newUpstream(cfg sandbox.Config, track bool) (*upstream, error) {
 func (u *upstream) close() {
 	u.sb.Close()
 	_ = u.hs.Close()
+}
+
+// connState counts the connections as they open and close.
+func (u *upstream) connState(_ net.Conn, st http.ConnState) {
+	u.conns.mu.Lock()
+	defer u.conns.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		u.conns.open++
+		u.conns.opened++
+		u.conns.most = max(u.conns.most, u.conns.open)
+	case http.StateClosed, http.StateHijacked:
+		u.conns.open--
+	}
+}
+
+// connections is the most connections open at once, and those accepted.
+func (u *upstream) connections() (most, opened int) {
+	u.conns.mu.Lock()
+	defer u.conns.mu.Unlock()
+	return u.conns.most, u.conns.opened
 }
 
 func (u *upstream) setTrigger(f func(n int64)) {

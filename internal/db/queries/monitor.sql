@@ -9,13 +9,15 @@ INSERT INTO crawl.run_processes (run_id, owner, crawler_version) VALUES (@run_id
 ON CONFLICT (run_id, owner) DO UPDATE SET crawler_version = EXCLUDED.crawler_version, finished_at = NULL, state = NULL;
 
 -- name: RecordSample
--- One statement per process and interval: the process's counters go to its
--- crawl.run_processes row, and a sample joins them with the run's credits
--- and task states. Returns the run-wide figures for the live line.
+-- One statement per process and interval: the process's counters (and its
+-- limit of requests in flight) go to its crawl.run_processes row, and a
+-- sample joins them with the run's credits and task states. Returns the
+-- run-wide figures for the live line.
 WITH p AS (
     UPDATE crawl.run_processes SET pages = @pages, rows_written = @rows_written, requests = @requests,
         rate_limited = @rate_limited, finished_at = CASE WHEN @final::boolean THEN now() END,
-        state = CASE WHEN @final::boolean THEN NULLIF(@state::text, '') END
+        state = CASE WHEN @final::boolean THEN NULLIF(@state::text, '') END,
+        in_flight = @in_flight::float8, concurrency_limit = @concurrency_limit::integer, concurrency_move = @concurrency_move::text
     WHERE run_id = @run_id AND owner = @owner
 ), t AS (
     SELECT count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'leased') AS leased,
@@ -24,10 +26,12 @@ WITH p AS (
     FROM crawl.tasks WHERE run_id = @run_id
 )
 INSERT INTO crawl.run_samples (run_id, owner, pages, rows_written, requests, rate_limited, pause_seconds, outage_seconds, rate,
-                               credits_billed, credits_committed, tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped)
+                               credits_billed, credits_committed, tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped,
+                               in_flight, concurrency_limit, concurrency_move, concurrency_moves)
 SELECT @run_id::bigint, @owner::text, @pages::bigint, @rows_written::bigint, @requests::bigint, @rate_limited::bigint,
        @pause_seconds::float8, @outage_seconds::float8, @rate::float8,
-       r.credits_billed, r.credits_committed, t.pending, t.leased, t.done, t.failed, t.skipped
+       r.credits_billed, r.credits_committed, t.pending, t.leased, t.done, t.failed, t.skipped,
+       @in_flight::float8, @concurrency_limit::integer, @concurrency_move::text, @concurrency_moves::jsonb
 FROM crawl.runs r, t WHERE r.id = @run_id
 RETURNING credits_billed, credits_committed, (SELECT max_credits FROM crawl.runs WHERE id = @run_id),
           tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped;

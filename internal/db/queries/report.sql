@@ -18,10 +18,11 @@ ORDER BY billed DESC, endpoint;
 
 -- name: ReportSamples
 -- The run's progress samples in time order, with their process's start,
--- as seconds since the run started.
+-- as seconds since the run started, and their figures of the limit of
+-- requests in flight (NULL before migration 00052).
 SELECT s.owner, extract(epoch FROM s.at - r.started_at)::float8,
        extract(epoch FROM coalesce(p.started_at, r.started_at) - r.started_at)::float8,
-       s.pages, s.rate_limited
+       s.pages, s.rate_limited, s.in_flight, s.concurrency_limit::bigint, s.concurrency_moves
 FROM crawl.run_samples s
 JOIN crawl.runs r ON r.id = s.run_id
 LEFT JOIN crawl.run_processes p ON p.run_id = s.run_id AND p.owner = s.owner

@@ -43,8 +43,10 @@ GROUP BY r.id;
 
 -- name: RunProcesses
 -- The processes that worked on a run, with their version and counters as of
--- their latest sample.
-SELECT owner, crawler_version, coalesce(state, ''), started_at, finished_at, pages, rows_written, requests, rate_limited
+-- their latest sample, and their limit of requests in flight then (NULL
+-- before migration 00052, or before a process's first sample).
+SELECT owner, crawler_version, coalesce(state, ''), started_at, finished_at, pages, rows_written, requests, rate_limited,
+       in_flight, concurrency_limit, concurrency_move
 FROM crawl.run_processes WHERE run_id = @run_id ORDER BY started_at, owner;
 
 -- name: ListRuns

@@ -1,11 +1,12 @@
-package sources
+package endpoints
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 const (
@@ -18,8 +19,8 @@ const (
 // is an *Error of ClassBadRequest naming id.
 func HighlightDigits(id string) (string, error) {
 	d := strings.TrimPrefix(strings.TrimSpace(id), highlightPrefix)
-	if !isDigits(d) {
-		return "", paramError(psHighlightEndpoint, "id", fmt.Sprintf("%q must be digits, optionally prefixed %q", truncate(id, 40), highlightPrefix))
+	if !sources.IsDigits(d) {
+		return "", sources.ParamError(psHighlightEndpoint, "id", fmt.Sprintf("%q must be digits, optionally prefixed %q", sources.Truncate(id, 40), highlightPrefix))
 	}
 	return d, nil
 }
@@ -32,7 +33,7 @@ type PSHighlight struct {
 	Digits       Text
 	Title        Text
 	MediaCount   Int64
-	Items        []Item[PSHighlightItem]
+	Items        []sources.Item[PSHighlightItem]
 	Username     Text
 	UserVerified Flag
 	// Dropped counts the items that are not media objects (null, a
@@ -57,14 +58,14 @@ func (it *PSHighlightItem) UnmarshalJSON(b []byte) error {
 		ID            Text  `json:"id"`
 		PK            Text  `json:"pk"`
 		MediaType     Int64 `json:"media_type"`
-		VideoVersions []object[struct {
+		VideoVersions []Object[struct {
 			URL Text `json:"url"`
 		}] `json:"video_versions"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*it = PSHighlightItem{ID: firstText(w.ID, w.PK), MediaType: w.MediaType}
+	*it = PSHighlightItem{ID: sources.FirstText(w.ID, w.PK), MediaType: w.MediaType}
 	for _, v := range w.VideoVersions {
 		if v.V.URL != "" {
 			it.VideoURLs = append(it.VideoURLs, string(v.V.URL))
@@ -73,24 +74,23 @@ func (it *PSHighlightItem) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func decodePSHighlight(a *answer, sent string, h *PSHighlight) error {
-	if a.err != nil {
-		return a.err
+func decodePSHighlight(a *sources.Answer, sent string, h *PSHighlight) error {
+	if a.Err() != nil {
+		return a.Err()
 	}
-	body := a.body
 	type user struct {
 		Username   Text `json:"username"`
 		IsVerified Flag `json:"is_verified"`
 	}
 	var w struct {
-		ID         Text              `json:"id"`
-		Title      Text              `json:"title"`
-		MediaCount Int64             `json:"media_count"`
-		Items      []json.RawMessage `json:"items"`
-		User       object[user]      `json:"user"`
-		Owner      object[user]      `json:"owner"`
+		ID         Text         `json:"id"`
+		Title      Text         `json:"title"`
+		MediaCount Int64        `json:"media_count"`
+		Items      []RawRef     `json:"items"`
+		User       Object[user] `json:"user"`
+		Owner      Object[user] `json:"owner"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := json.Unmarshal(a.Body(), &w); err != nil {
 		return err
 	}
 	u := w.User.V
@@ -100,35 +100,23 @@ func decodePSHighlight(a *answer, sent string, h *PSHighlight) error {
 	*h = PSHighlight{
 		ID: w.ID, Digits: Text(sent), Title: w.Title, MediaCount: w.MediaCount,
 		Username: u.Username, UserVerified: u.IsVerified,
-		Credits: a.env.credits(), Raw: body,
+		Credits: a.Credits(), Raw: a.Body(),
 	}
 	if d, err := HighlightDigits(string(w.ID)); err == nil {
 		h.Digits = Text(d)
 	}
-	h.Items = make([]Item[PSHighlightItem], 0, len(w.Items))
-	for i, r := range w.Items {
-		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
-			h.Dropped, h.DropReason = h.Dropped+1, fmt.Sprintf("items[%d]: %s entry", i, jsonKind(t))
-			continue
-		}
-		var it PSHighlightItem
-		if err := it.UnmarshalJSON(r); err != nil {
-			h.Dropped, h.DropReason = h.Dropped+1, fmt.Sprintf("items[%d]: %s", i, truncate(err.Error(), 200))
-			continue
-		}
-		h.Items = append(h.Items, Item[PSHighlightItem]{V: it, Raw: r, Pos: i})
-	}
+	h.Items, h.Dropped, h.DropReason = sources.DecodeItems[PSHighlightItem](w.Items, "items")
 	return nil
 }
 
 // PSHighlightCall calls /photosocial/user/highlight/detail. id may carry the
 // "highlight:" prefix; the bare digits are sent.
-func PSHighlightCall(id string) Call[*PSHighlight] {
+func PSHighlightCall(id string) sources.Call[*PSHighlight] {
 	digits, err := HighlightDigits(id)
 	if err != nil {
-		return refused[*PSHighlight](err)
+		return sources.Refused[*PSHighlight](err)
 	}
-	return objectCall(PhotoSocial, "/user/highlight/detail", url.Values{"id": {digits}}, decodeInto(func(a *answer, h *PSHighlight) error {
+	return sources.ObjectCall(sources.PhotoSocial, "/user/highlight/detail", url.Values{"id": {digits}}, sources.DecodeInto(func(a *sources.Answer, h *PSHighlight) error {
 		return decodePSHighlight(a, digits, h)
 	}))
 }

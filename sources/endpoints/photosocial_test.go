@@ -1,4 +1,4 @@
-package sources
+package endpoints
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/testkit/upstreamtest"
 )
 
 func TestPSProfile(t *testing.T) {
@@ -20,20 +23,20 @@ func TestPSProfile(t *testing.T) {
 			"edge_followed_by":{"count":10},"edge_follow":{"count":2},"edge_owner_to_timeline_media":{"count":7},
 			"is_verified":true,"is_business_account":false,"category_name":null,
 			"business_email":null,"business_phone_number":null,"public_email":null,"public_phone_number":null}}}`,
-			PSProfile{ID: "123", Username: "alice", FullName: "Alice A", Biography: "bio", Followers: Int64{10, true}, Following: Int64{2, true},
-				Posts: Int64{7, true}, IsVerified: Flag{true, true}, IsBusiness: Flag{false, true}}},
+			PSProfile{ID: "123", Username: "alice", FullName: "Alice A", Biography: "bio", Followers: Int64{V: 10, Valid: true}, Following: Int64{V: 2, Valid: true},
+				Posts: Int64{V: 7, Valid: true}, IsVerified: Flag{V: true, Valid: true}, IsBusiness: Flag{V: false, Valid: true}}},
 		{"contract, business", `{"success":true,"data":{"user":{"id":"124","username":"shop","edge_followed_by":{"count":"9007199254740993"},
 			"is_business_account":true,"category_name":"Shopping",
 			"business_email":"b@x","business_phone_number":"+1 555","public_email":"p@x","public_phone_number":"+1 666"}}}`,
-			PSProfile{ID: "124", Username: "shop", Followers: Int64{9007199254740993, true}, IsBusiness: Flag{true, true},
+			PSProfile{ID: "124", Username: "shop", Followers: Int64{V: 9007199254740993, Valid: true}, IsBusiness: Flag{V: true, Valid: true},
 				CategoryName: str("Shopping"), Contact: PSContact{Email: str("b@x"), Phone: str("+1 555")}}},
 		{"real: public contact only, address json, counts flat, credits", `{"success":true,"credits_remaining":90,"credits_charged":1,
 			"data":{"user":{"pk":456,"username":"cafe","follower_count":5,"following_count":"6","media_count":7,"is_verified":"false","is_business":1,
 			"business_email":"","public_email":"p@cafe","contact_phone_number":"+33 1","business_address_json":"{\"street_address\":\"1 rue\"}"}}}`,
-			PSProfile{ID: "456", Username: "cafe", Followers: Int64{5, true}, Following: Int64{6, true}, Posts: Int64{7, true},
-				IsVerified: Flag{false, true}, IsBusiness: Flag{true, true},
+			PSProfile{ID: "456", Username: "cafe", Followers: Int64{V: 5, Valid: true}, Following: Int64{V: 6, Valid: true}, Posts: Int64{V: 7, Valid: true},
+				IsVerified: Flag{V: false, Valid: true}, IsBusiness: Flag{V: true, Valid: true},
 				Contact: PSContact{Email: str("p@cafe"), Phone: str("+33 1"), Address: str(`{"street_address":"1 rue"}`)},
-				Credits: Credits{Remaining: Int64{90, true}, Charged: Int64{1, true}}}},
+				Credits: Credits{Remaining: Int64{V: 90, Valid: true}, Charged: Int64{V: 1, Valid: true}}}},
 		{"address object or street", `{"data":{"user":{"id":"1","username":"a","business_address_json":null,"address_street":"Main St 1"}}}`,
 			PSProfile{ID: "1", Username: "a", Contact: PSContact{Address: str("Main St 1")}}},
 		{"empty object", `{}`, PSProfile{Empty: true}},
@@ -41,14 +44,14 @@ func TestPSProfile(t *testing.T) {
 		{"blank body", " \n", PSProfile{Empty: true}},
 		{"null body", `null`, PSProfile{Empty: true}},
 		{"data null", `{"success":true,"data":null}`, PSProfile{Empty: true}},
-		{"user null, credits", `{"success":true,"credits_charged":0,"data":{"user":null}}`, PSProfile{Empty: true, Credits: Credits{Charged: Int64{0, true}}}},
+		{"user null, credits", `{"success":true,"credits_charged":0,"data":{"user":null}}`, PSProfile{Empty: true, Credits: Credits{Charged: Int64{V: 0, Valid: true}}}},
 		{"user without id or username", `{"data":{"user":{"username":null}}}`, PSProfile{Empty: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, sent := call(t, tc.body, func(ctx context.Context, c *Client) (*PSProfile, error) { return c.PSProfile(ctx, " @alice") })
-			wantQuery(t, sent, "/api/photosocial/profile", url.Values{"handle": {"alice"}})
+			p, sent := upstreamtest.Call(t, tc.body, PSProfileCall(" @alice"))
+			upstreamtest.WantQuery(t, sent, "/api/photosocial/profile", url.Values{"handle": {"alice"}})
 			if string(p.Raw) != tc.body {
 				t.Errorf("raw = %q", p.Raw)
 			}
@@ -67,29 +70,27 @@ func TestPSComments(t *testing.T) {
 		name, cursor, body string
 		want               []PSComment
 		next               string
-		stop               StopReason
+		stop               sources.StopReason
 	}{
 		{"contract first page", "", `{"success":true,"comments":[{"text":"nice","user":{"username":"bob"},"created_at":1735689600,"like_count":3}],"cursor":"abc"}`,
-			[]PSComment{{Text: "nice", Username: "bob", CreatedAt: Int64{1735689600, true}, LikeCount: Int64{3, true}}}, "abc", ""},
+			[]PSComment{{Text: "nice", Username: "bob", CreatedAt: Int64{V: 1735689600, Valid: true}, LikeCount: Int64{V: 3, Valid: true}}}, "abc", ""},
 		{"real: pk, null child count, numeric cursor", "abc", `{"success":true,"comments":[{"pk":"1798","text":"x","user":{"username":"c"},
 			"created_at":"1735689601","comment_like_count":"4","child_comment_count":null},{"id":"18","text":"y","child_comment_count":2}],"cursor":1740000000123}`,
-			[]PSComment{{ID: "1798", Text: "x", Username: "c", CreatedAt: Int64{1735689601, true}, LikeCount: Int64{4, true}},
-				{ID: "18", Text: "y", ChildCommentCount: Int64{2, true}, HasMoreReplies: true}}, "1740000000123", ""},
-		{"last page: empty cursor", "x", `{"success":true,"comments":[{"text":"z"}],"cursor":""}`, []PSComment{{Text: "z"}}, "", StopEnd},
-		{"last page: no cursor", "x", `{"success":true,"comments":[{"text":"z"}]}`, []PSComment{{Text: "z"}}, "", StopEnd},
-		{"last page: empty list", "x", `{"success":true,"comments":[],"cursor":"y"}`, []PSComment{}, "y", StopEmptyPage},
+			[]PSComment{{ID: "1798", Text: "x", Username: "c", CreatedAt: Int64{V: 1735689601, Valid: true}, LikeCount: Int64{V: 4, Valid: true}},
+				{ID: "18", Text: "y", ChildCommentCount: Int64{V: 2, Valid: true}, HasMoreReplies: true}}, "1740000000123", ""},
+		{"last page: empty cursor", "x", `{"success":true,"comments":[{"text":"z"}],"cursor":""}`, []PSComment{{Text: "z"}}, "", sources.StopEnd},
+		{"last page: no cursor", "x", `{"success":true,"comments":[{"text":"z"}]}`, []PSComment{{Text: "z"}}, "", sources.StopEnd},
+		{"last page: empty list", "x", `{"success":true,"comments":[],"cursor":"y"}`, []PSComment{}, "y", sources.StopEmptyPage},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, sent := call(t, tc.body, func(ctx context.Context, c *Client) (*Page[PSComment], error) {
-				return c.PSComments(ctx, post, tc.cursor)
-			})
+			p, sent := upstreamtest.Call(t, tc.body, PSCommentsCall(post, tc.cursor))
 			want := url.Values{"url": {post}}
 			if tc.cursor != "" {
 				want.Set("cursor", tc.cursor)
 			}
-			wantQuery(t, sent, "/api/photosocial/post/comments", want)
+			upstreamtest.WantQuery(t, sent, "/api/photosocial/post/comments", want)
 			if len(p.Items) != len(tc.want) {
 				t.Fatalf("items = %+v", p.Items)
 			}
@@ -101,7 +102,7 @@ func TestPSComments(t *testing.T) {
 			if p.Cursor != tc.next || p.HasMoreKnown {
 				t.Errorf("cursor %q known %v", p.Cursor, p.HasMoreKnown)
 			}
-			if got := NextStep(tc.cursor, p.Info(), 1, 0); got != tc.stop {
+			if got := sources.NextStep(tc.cursor, p.Info(), 1, 0); got != tc.stop {
 				t.Errorf("NextStep = %q, want %q", got, tc.stop)
 			}
 		})
@@ -118,18 +119,16 @@ func TestPSReelsSearch(t *testing.T) {
 			want       []PSReel
 		}{
 			{1, `{"success":true,"reels":[{"id":"31","code":"Dabc","owner":{"username":"o"},"play_count":10,"like_count":2,"caption":"c"}]}`, "2",
-				[]PSReel{{ID: "31", Code: "Dabc", OwnerUsername: "o", PlayCount: Int64{10, true}, LikeCount: Int64{2, true}, Caption: "c"}}},
+				[]PSReel{{ID: "31", Code: "Dabc", OwnerUsername: "o", PlayCount: Int64{V: 10, Valid: true}, LikeCount: Int64{V: 2, Valid: true}, Caption: "c"}}},
 			{7, `{"success":true,"reels":[{"pk":32,"code":"Dx","user":{"username":"u"},"play_count":"9007199254740993","caption":{"text":"cap"}},
 				{"media":{"pk":"33","code":"Dy","caption":null}}],"cursor":"junk","has_more":true}`, "8",
-				[]PSReel{{ID: "32", Code: "Dx", OwnerUsername: "u", PlayCount: Int64{9007199254740993, true}, Caption: "cap"}, {ID: "33", Code: "Dy"}}},
+				[]PSReel{{ID: "32", Code: "Dx", OwnerUsername: "u", PlayCount: Int64{V: 9007199254740993, Valid: true}, Caption: "cap"}, {ID: "33", Code: "Dy"}}},
 			{12, `{"success":true,"reels":[]}`, "", nil},
 			{3, `{"success":true}`, "", nil},
 		}
 		for _, tc := range cases {
-			p, sent := call(t, tc.body, func(ctx context.Context, c *Client) (*Page[PSReel], error) {
-				return c.PSReelsSearch(ctx, " cats ", tc.page)
-			})
-			wantQuery(t, sent, "/api/photosocial/reels/search", url.Values{"query": {"cats"}, "page": {strconv.Itoa(tc.page)}})
+			p, sent := upstreamtest.Call(t, tc.body, PSReelsSearchCall(" cats ", tc.page))
+			upstreamtest.WantQuery(t, sent, "/api/photosocial/reels/search", url.Values{"query": {"cats"}, "page": {strconv.Itoa(tc.page)}})
 			if len(p.Items) != len(tc.want) {
 				t.Fatalf("page %d: items = %+v", tc.page, p.Items)
 			}
@@ -141,30 +140,30 @@ func TestPSReelsSearch(t *testing.T) {
 			if p.Cursor != tc.next || p.HasMoreKnown || p.HasMore {
 				t.Errorf("page %d: cursor %q more %v known %v", tc.page, p.Cursor, p.HasMore, p.HasMoreKnown)
 			}
-			wantStop := StopReason("")
+			wantStop := sources.StopReason("")
 			if tc.next == "" {
-				wantStop = StopEnd
+				wantStop = sources.StopEnd
 			}
-			if got := NextStep(strconv.Itoa(tc.page), p.Info(), 1, 0); got != wantStop {
+			if got := sources.NextStep(strconv.Itoa(tc.page), p.Info(), 1, 0); got != wantStop {
 				t.Errorf("page %d: NextStep = %q", tc.page, got)
 			}
 		}
 	})
 	t.Run("400 past the last page ends the list", func(t *testing.T) {
 		t.Parallel()
-		rec := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		rec := upstreamtest.NewServer(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
 			w.WriteHeader(400)
 			w.Write([]byte(`{"success":false,"message":"page out of range"}`))
 		})
-		c := testClient(t, rec.srv.URL, nil)
-		p, err := c.PSReelsSearch(context.Background(), "cats", 12)
-		if err != nil || len(p.Items) != 0 || p.Cursor != "" || NextStep("12", p.Info(), 12, 0) != StopEnd {
+		c := upstreamtest.Client(t, rec.URL, nil)
+		p, err := sources.Do(context.Background(), c, nil, PSReelsSearchCall("cats", 12))
+		if err != nil || len(p.Items) != 0 || p.Cursor != "" || sources.NextStep("12", p.Info(), 12, 0) != sources.StopEnd {
 			t.Errorf("page 12: %+v, %v", p, err)
 		}
-		if _, err := c.PSReelsSearch(context.Background(), "cats", 1); ClassOf(err) != ClassBadRequest {
+		if _, err := sources.Do(context.Background(), c, nil, PSReelsSearchCall("cats", 1)); sources.ClassOf(err) != sources.ClassBadRequest {
 			t.Errorf("page 1: err = %v, want the 400", err)
 		}
-		if n := rec.calls.Load(); n != 2 {
+		if n := rec.Calls.Load(); n != 2 {
 			t.Errorf("calls = %d", n)
 		}
 	})
@@ -172,9 +171,9 @@ func TestPSReelsSearch(t *testing.T) {
 
 func TestPSTranscript(t *testing.T) {
 	t.Parallel()
-	for preset, want := range map[string]string{PresetContract: "https://www.photosocial.example/reel/Dabc_1-x/",
-		PresetScrapeCreators: "https://www.instagram.com/reel/Dabc_1-x/"} {
-		r, _ := Options{Preset: preset}.Route("photosocial.transcript")
+	for preset, want := range map[string]string{sources.PresetContract: "https://www.photosocial.example/reel/Dabc_1-x/",
+		sources.PresetScrapeCreators: "https://www.instagram.com/reel/Dabc_1-x/"} {
+		r, _ := sources.Options{Preset: preset}.Route("photosocial.transcript")
 		if reel := r.ReelURL("Dabc_1-x"); reel != want {
 			t.Errorf("%s: ReelURL = %q, want %q", preset, reel, want)
 		}
@@ -185,15 +184,15 @@ func TestPSTranscript(t *testing.T) {
 		want []PSTranscriptEntry
 	}{
 		{`{"success":true,"transcripts":[{"id":"31","shortcode":"Dabc","text":"hello"},{"id":"32","shortcode":"Dabc","text":""}]}`,
-			[]PSTranscriptEntry{{"31", "Dabc", NullText{"hello", true}}, {"32", "Dabc", NullText{"", true}}}},
+			[]PSTranscriptEntry{{"31", "Dabc", NullText{V: "hello", Valid: true}}, {"32", "Dabc", NullText{V: "", Valid: true}}}},
 		{`{"success":true,"credits_charged":1,"transcripts":[{"id":31,"code":"Dabc","text":null}]}`,
 			[]PSTranscriptEntry{{"31", "Dabc", NullText{}}}},
 		{`{"success":true,"transcripts":[]}`, nil},
 		{`{"success":true,"transcripts":null}`, nil},
 	}
 	for _, tc := range cases {
-		tr, sent := call(t, tc.body, func(ctx context.Context, c *Client) (*PSTranscript, error) { return c.PSTranscript(ctx, reel) })
-		wantQuery(t, sent, "/api/photosocial/media/transcript", url.Values{"url": {reel}})
+		tr, sent := upstreamtest.Call(t, tc.body, PSTranscriptCall(reel))
+		upstreamtest.WantQuery(t, sent, "/api/photosocial/media/transcript", url.Values{"url": {reel}})
 		if len(tr.Entries) != len(tc.want) || string(tr.Raw) != tc.body {
 			t.Fatalf("transcript = %+v", tr)
 		}
@@ -207,9 +206,9 @@ func TestPSTranscript(t *testing.T) {
 
 func TestPSEmbed(t *testing.T) {
 	t.Parallel()
-	e, sent := call(t, `{"success":true,"credits_remaining":3,"html":"<blockquote>@alice</blockquote><script async src=\"x.js\"></script>"}`,
-		func(ctx context.Context, c *Client) (*PSEmbed, error) { return c.PSEmbed(ctx, "@alice") })
-	wantQuery(t, sent, "/api/photosocial/user/embed", url.Values{"handle": {"alice"}})
+	e, sent := upstreamtest.Call(t, `{"success":true,"credits_remaining":3,"html":"<blockquote>@alice</blockquote><script async src=\"x.js\"></script>"}`,
+		PSEmbedCall("@alice"))
+	upstreamtest.WantQuery(t, sent, "/api/photosocial/user/embed", url.Values{"handle": {"alice"}})
 	if e.HTML != `<blockquote>@alice</blockquote><script async src="x.js"></script>` || e.Credits.Remaining.V != 3 || len(e.Raw) == 0 {
 		t.Errorf("embed = %+v", e)
 	}
@@ -223,7 +222,7 @@ func TestPSHighlight(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "highlight:", "abc", "highlight:12a", "HIGHLIGHT:1", "-1", "1 2", "highlight:highlight:1"} {
-		if _, err := HighlightDigits(in); ClassOf(err) != ClassBadRequest {
+		if _, err := HighlightDigits(in); sources.ClassOf(err) != sources.ClassBadRequest {
 			t.Errorf("HighlightDigits(%q) err = %v", in, err)
 		}
 	}
@@ -232,8 +231,8 @@ func TestPSHighlight(t *testing.T) {
 		{"id":"2","media_type":1,"video_versions":[]},{"media_type":"1","video_versions":null}],
 		"user":{"username":"alice","is_verified":1}}`
 	for _, id := range []string{"17912345", "highlight:17912345"} {
-		h, sent := call(t, body, func(ctx context.Context, c *Client) (*PSHighlight, error) { return c.PSHighlight(ctx, id) })
-		wantQuery(t, sent, "/api/photosocial/user/highlight/detail", url.Values{"id": {"17912345"}})
+		h, sent := upstreamtest.Call(t, body, PSHighlightCall(id))
+		upstreamtest.WantQuery(t, sent, "/api/photosocial/user/highlight/detail", url.Values{"id": {"17912345"}})
 		if h.ID != "highlight:17912345" || h.Digits != "17912345" || h.Title != "Trips" || h.MediaCount.V != 2 ||
 			h.Username != "alice" || !h.UserVerified.V || h.Credits.Charged.V != 1 || len(h.Raw) == 0 {
 			t.Errorf("highlight = %+v", h)
@@ -244,7 +243,7 @@ func TestPSHighlight(t *testing.T) {
 		}
 	}
 	// An answer without an id keeps the digits sent.
-	h, _ := call(t, `{"success":true,"id":null,"title":"T","items":null}`, func(ctx context.Context, c *Client) (*PSHighlight, error) { return c.PSHighlight(ctx, "highlight:42") })
+	h, _ := upstreamtest.Call(t, `{"success":true,"id":null,"title":"T","items":null}`, PSHighlightCall("highlight:42"))
 	if h.ID != "" || h.Digits != "42" || len(h.Items) != 0 {
 		t.Errorf("null highlight = %+v", h)
 	}

@@ -1,9 +1,11 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // The feeds (trending feed, popular videos, popular creators) take no
@@ -39,10 +41,10 @@ func (cr *SVCreator) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*cr = SVCreator{
-		UniqueID:      firstText(w.UniqueID, w.UniqueIDS, handleFromLink(string(w.Link))),
+		UniqueID:      sources.FirstText(w.UniqueID, w.UniqueIDS, handleFromLink(string(w.Link))),
 		UserID:        w.UserID,
-		Nickname:      firstText(w.Nickname, w.NickNameS),
-		FollowerCount: firstInt(w.FollowerCount, w.FollowerCountS, w.FollowerCnt),
+		Nickname:      sources.FirstText(w.Nickname, w.NickNameS),
+		FollowerCount: sources.FirstInt(w.FollowerCount, w.FollowerCountS, w.FollowerCnt),
 		Verified:      w.Verified,
 	}
 	return nil
@@ -64,29 +66,25 @@ func handleFromLink(link string) Text {
 }
 
 // SVTrendingFeedCall calls /shortvideo/get-trending-feed.
-func SVTrendingFeedCall() Call[*Page[SVVideo]] {
+func SVTrendingFeedCall() sources.Call[*sources.Page[SVVideo]] {
 	return feedCall[SVVideo]("/get-trending-feed", svVideoListKeys...)
 }
 
 // SVPopularVideosCall calls /shortvideo/videos/popular.
-func SVPopularVideosCall() Call[*Page[SVVideo]] {
+func SVPopularVideosCall() sources.Call[*sources.Page[SVVideo]] {
 	return feedCall[SVVideo]("/videos/popular", svVideoListKeys...)
 }
 
 // SVPopularCreatorsCall calls /shortvideo/creators/popular.
-func SVPopularCreatorsCall() Call[*Page[SVCreator]] {
+func SVPopularCreatorsCall() sources.Call[*sources.Page[SVCreator]] {
 	return feedCall[SVCreator]("/creators/popular", "creators", "users")
 }
 
-func feedCall[T any](path string, listKeys ...string) Call[*Page[T]] {
-	call := pageCall[T](ShortVideo, path, nil, listKeys...)
-	decode := call.decode
-	call.decode = func(a *answer) (*Page[T], error) {
-		p, err := decode(a)
+func feedCall[T any](path string, listKeys ...string) sources.Call[*sources.Page[T]] {
+	return sources.PageCall[T](sources.ShortVideo, path, nil, listKeys...).Then(func(p *sources.Page[T], err error) (*sources.Page[T], error) {
 		if err == nil {
 			p.Cursor, p.HasMore, p.HasMoreKnown = "", false, false
 		}
 		return p, err
-	}
-	return call
+	})
 }

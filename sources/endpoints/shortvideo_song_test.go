@@ -1,4 +1,4 @@
-package sources
+package endpoints
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/testkit/upstreamtest"
 )
 
 func TestSong(t *testing.T) {
@@ -16,18 +19,18 @@ func TestSong(t *testing.T) {
 	}{
 		{"contract", `{"id":"6900000000000000001","title":"Song","authorName":"Band","duration":31,"usageCount":1200,
 			"coverLarge":"https://c/l.jpg","coverMedium":"https://c/m.jpg","coverThumb":"https://c/t.jpg","playUrl":"https://p"}`,
-			SVSong{ID: "6900000000000000001", Title: "Song", AuthorName: "Band", Duration: Int64{31, true}, UsageCount: Int64{1200, true},
+			SVSong{ID: "6900000000000000001", Title: "Song", AuthorName: "Band", Duration: Int64{V: 31, Valid: true}, UsageCount: Int64{V: 1200, Valid: true},
 				CoverLarge: "https://c/l.jpg", CoverThumb: "https://c/t.jpg"}},
 		{"real: numbers as strings, snake_case, credits", `{"success":true,"credits_remaining":"7","credits_charged":1,
 			"id":6900000000000000002,"title":"S","author_name":"A","duration":"15","usage_count":"9007199254740993","cover_large":"L","cover_thumb":"T"}`,
-			SVSong{ID: "6900000000000000002", Title: "S", AuthorName: "A", Duration: Int64{15, true}, UsageCount: Int64{9007199254740993, true},
-				CoverLarge: "L", CoverThumb: "T", Credits: Credits{Remaining: Int64{7, true}, Charged: Int64{1, true}}}},
+			SVSong{ID: "6900000000000000002", Title: "S", AuthorName: "A", Duration: Int64{V: 15, Valid: true}, UsageCount: Int64{V: 9007199254740993, Valid: true},
+				CoverLarge: "L", CoverThumb: "T", Credits: Credits{Remaining: Int64{V: 7, Valid: true}, Charged: Int64{V: 1, Valid: true}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, sent := call(t, tc.body, func(ctx context.Context, c *Client) (*SVSong, error) { return c.SVSong(ctx, " 6900000000000000001 ") })
-			wantQuery(t, sent, "/api/shortvideo/song", url.Values{"id": {"6900000000000000001"}})
+			s, sent := upstreamtest.Call(t, tc.body, SVSongCall(" 6900000000000000001 "))
+			upstreamtest.WantQuery(t, sent, "/api/shortvideo/song", url.Values{"id": {"6900000000000000001"}})
 			if string(s.Raw) != tc.body {
 				t.Errorf("raw = %s", s.Raw)
 			}
@@ -43,13 +46,13 @@ func TestSong(t *testing.T) {
 func TestSongVideos(t *testing.T) {
 	t.Parallel()
 	for _, cursor := range []string{"", "50"} {
-		p, sent := call(t, `{"videos":[{"id":"7","stats":{"playCount":1}}],"cursor":"100","hasMore":true}`,
-			func(ctx context.Context, c *Client) (*Page[SVVideo], error) { return c.SVSongVideos(ctx, "69", cursor) })
+		p, sent := upstreamtest.Call(t, `{"videos":[{"id":"7","stats":{"playCount":1}}],"cursor":"100","hasMore":true}`,
+			SVSongVideosCall("69", cursor))
 		want := url.Values{"id": {"69"}}
 		if cursor != "" {
 			want.Set("cursor", cursor)
 		}
-		wantQuery(t, sent, "/api/shortvideo/song/videos", want)
+		upstreamtest.WantQuery(t, sent, "/api/shortvideo/song/videos", want)
 		if len(p.Items) != 1 || p.Items[0].V.ID != "7" || p.Cursor != "100" || !p.HasMore {
 			t.Errorf("page = %+v", p)
 		}
@@ -60,11 +63,11 @@ func TestSongVideos(t *testing.T) {
 // found": ClassNotFound, never a song row of nulls.
 func TestSongAllNullIsNotFound(t *testing.T) {
 	t.Parallel()
-	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+	s := upstreamtest.NewServer(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
 		fmt.Fprint(w, `{"id":null,"title":null,"duration":null,"usageCount":null}`)
 	})
-	_, err := testClient(t, s.srv.URL, nil).SVSong(context.Background(), "6900000000000000001")
-	if ClassOf(err) != ClassNotFound || s.calls.Load() != 1 {
-		t.Errorf("err = %v after %d requests, want not found after 1", err, s.calls.Load())
+	_, err := sources.Do(context.Background(), upstreamtest.Client(t, s.URL, nil), nil, SVSongCall("6900000000000000001"))
+	if sources.ClassOf(err) != sources.ClassNotFound || s.Calls.Load() != 1 {
+		t.Errorf("err = %v after %d requests, want not found after 1", err, s.Calls.Load())
 	}
 }

@@ -1,9 +1,11 @@
-package sources
+package endpoints
 
 import (
 	"bytes"
 	"encoding/json"
 	"net/url"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // PSProfile is the response of /photosocial/profile. A private account
@@ -50,11 +52,11 @@ type psUserWire struct {
 	ProfilePicURL       Text              `json:"profile_pic_url"`
 	ProfilePicURLHD     Text              `json:"profile_pic_url_hd"`
 	IsPrivate           Flag              `json:"is_private"`
-	EdgeFollowedBy      object[countEdge] `json:"edge_followed_by"`
+	EdgeFollowedBy      Object[countEdge] `json:"edge_followed_by"`
 	FollowerCount       Int64             `json:"follower_count"`
-	EdgeFollow          object[countEdge] `json:"edge_follow"`
+	EdgeFollow          Object[countEdge] `json:"edge_follow"`
 	FollowingCount      Int64             `json:"following_count"`
-	EdgeMedia           object[countEdge] `json:"edge_owner_to_timeline_media"`
+	EdgeMedia           Object[countEdge] `json:"edge_owner_to_timeline_media"`
 	MediaCount          Int64             `json:"media_count"`
 	IsVerified          Flag              `json:"is_verified"`
 	IsBusinessAccount   Flag              `json:"is_business_account"`
@@ -70,52 +72,51 @@ type psUserWire struct {
 	AddressStreet       NullText          `json:"address_street"`
 }
 
-func decodePSProfile(a *answer, p *PSProfile) error {
-	*p = PSProfile{Raw: a.body}
-	if t := bytes.TrimSpace(a.body); len(t) == 0 || string(t) == "null" {
+func decodePSProfile(a *sources.Answer, p *PSProfile) error {
+	*p = PSProfile{Raw: a.Body()}
+	if t := bytes.TrimSpace(a.Body()); len(t) == 0 || string(t) == "null" {
 		p.Empty = true
 		return nil
 	}
-	if a.err != nil {
-		return a.err
+	if a.Err() != nil {
+		return a.Err()
 	}
-	env := a.env
-	p.Credits = env.credits()
+	p.Credits = a.Credits()
 	var userRaw json.RawMessage
-	if raw, ok := env.first("data"); ok {
-		var data object[struct {
+	if raw, ok := a.Member("data"); ok {
+		var data Object[struct {
 			User json.RawMessage `json:"user"`
 		}]
 		if err := json.Unmarshal(raw, &data); err != nil {
 			return err
 		}
 		userRaw = data.V.User
-	} else if raw, ok := env.first("user"); ok {
+	} else if raw, ok := a.Member("user"); ok {
 		userRaw = raw
 	}
-	var u object[psUserWire]
+	var u Object[psUserWire]
 	if err := json.Unmarshal(orNull(userRaw), &u); err != nil {
 		return err
 	}
 	w := u.V
-	id := firstText(w.ID, w.PK)
+	id := sources.FirstText(w.ID, w.PK)
 	if !u.OK || (id == "" && w.Username == "") {
 		p.Empty = true
 		return nil
 	}
 	p.ID, p.Username, p.FullName, p.Biography = id, w.Username, w.FullName, w.Biography
-	p.Followers = firstInt(w.EdgeFollowedBy.V.Count, w.FollowerCount)
-	p.Following = firstInt(w.EdgeFollow.V.Count, w.FollowingCount)
-	p.Posts = firstInt(w.EdgeMedia.V.Count, w.MediaCount)
-	p.PicURL = firstText(w.ProfilePicURLHD, w.ProfilePicURL)
+	p.Followers = sources.FirstInt(w.EdgeFollowedBy.V.Count, w.FollowerCount)
+	p.Following = sources.FirstInt(w.EdgeFollow.V.Count, w.FollowingCount)
+	p.Posts = sources.FirstInt(w.EdgeMedia.V.Count, w.MediaCount)
+	p.PicURL = sources.FirstText(w.ProfilePicURLHD, w.ProfilePicURL)
 	p.IsPrivate = w.IsPrivate
 	p.IsVerified = w.IsVerified
-	p.IsBusiness = firstFlag(w.IsBusinessAccount, w.IsBusiness)
-	p.CategoryName = firstNull(w.CategoryName, w.BusinessCategory)
+	p.IsBusiness = sources.FirstFlag(w.IsBusinessAccount, w.IsBusiness)
+	p.CategoryName = sources.FirstNull(w.CategoryName, w.BusinessCategory)
 	p.Contact = PSContact{
-		Email:   firstNull(w.BusinessEmail, w.PublicEmail),
-		Phone:   firstNull(w.BusinessPhone, w.PublicPhone, w.ContactPhone),
-		Address: firstNull(NullText(w.BusinessAddressJSON), w.AddressStreet),
+		Email:   sources.FirstNull(w.BusinessEmail, w.PublicEmail),
+		Phone:   sources.FirstNull(w.BusinessPhone, w.PublicPhone, w.ContactPhone),
+		Address: sources.FirstNull(NullText(w.BusinessAddressJSON), w.AddressStreet),
 	}
 	return nil
 }
@@ -129,9 +130,9 @@ func orNull(raw json.RawMessage) json.RawMessage {
 }
 
 // PSProfileCall calls /photosocial/profile, the deep profile. A private
-// account gives &PSProfile{Empty: true} and no error.
-func PSProfileCall(handle string) Call[*PSProfile] {
-	return plainObjectCall(PhotoSocial, "/profile", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(decodePSProfile))
+// account gives &Profile{Empty: true} and no error.
+func PSProfileCall(handle string) sources.Call[*PSProfile] {
+	return sources.NewCall(sources.PhotoSocial, "/profile", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(decodePSProfile))
 }
 
 // PSEmbed is the response of /photosocial/user/embed: markup embedding a
@@ -143,8 +144,36 @@ type PSEmbed struct {
 }
 
 // PSEmbedCall calls /photosocial/user/embed.
-func PSEmbedCall(handle string) Call[*PSEmbed] {
-	return objectCall(PhotoSocial, "/user/embed", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(func(a *answer, e *PSEmbed) error {
-		return decodeObject(a, e, &e.Raw, &e.Credits)
+func PSEmbedCall(handle string) sources.Call[*PSEmbed] {
+	return sources.ObjectCall(sources.PhotoSocial, "/user/embed", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(func(a *sources.Answer, e *PSEmbed) error {
+		return sources.DecodeObject(a, e, &e.Raw, &e.Credits)
 	}))
+}
+
+// looseText reads a member that is a string on one variant and an object on
+// another (a caption, an address): a string or number gives its text, an
+// object or array its compact JSON, null or absence gives null.
+type looseText NullText
+
+func (t *looseText) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, b); err != nil {
+			return err
+		}
+		*t = looseText{V: buf.String(), Valid: true}
+		return nil
+	}
+	var n NullText
+	if err := n.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*t = looseText(n)
+	return nil
+}
+
+// countEdge is the {"count": N} object of the photo-sharing profile.
+type countEdge struct {
+	Count Int64 `json:"count"`
 }

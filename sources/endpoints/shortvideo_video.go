@@ -1,8 +1,10 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
 	"net/url"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // SVVideo is a video of the short-video platform, as listed by the keyword
@@ -49,7 +51,7 @@ func (g *SVTag) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*g = SVTag{Name: firstText(w.ChaName, w.Name), ID: firstText(w.CID, w.ID), Raw: json.RawMessage(b)}
+	*g = SVTag{Name: sources.FirstText(w.ChaName, w.Name), ID: sources.FirstText(w.CID, w.ID), Raw: json.RawMessage(b)}
 	return nil
 }
 
@@ -99,19 +101,19 @@ type svVideoWire struct {
 	CreateTime    UnixTime             `json:"createTime"`
 	CreateTimeS   UnixTime             `json:"create_time"`
 	CreateTimeUTC UnixTime             `json:"create_time_utc"`
-	Author        object[svAuthorWire] `json:"author"`
-	Stats         object[svStatsWire]  `json:"stats"`
-	Statistics    object[svStatsWire]  `json:"statistics"`
-	Music         object[struct {
+	Author        Object[svAuthorWire] `json:"author"`
+	Stats         Object[svStatsWire]  `json:"stats"`
+	Statistics    Object[svStatsWire]  `json:"statistics"`
+	Music         Object[struct {
 		ID    Text `json:"id"`
 		IDStr Text `json:"id_str"`
 	}] `json:"music"`
 	MusicID   Text   `json:"musicId"`
 	MusicIDS  Text   `json:"music_id"`
-	AwemeInfo rawRef `json:"aweme_info"`
+	AwemeInfo RawRef `json:"aweme_info"`
 	URL       Text   `json:"url"`
 	ShareURL  Text   `json:"share_url"`
-	ChaList   rawRef `json:"cha_list"`
+	ChaList   RawRef `json:"cha_list"`
 }
 
 func (v *SVVideo) UnmarshalJSON(b []byte) error { return v.decode(b, true) }
@@ -133,27 +135,27 @@ func (v *SVVideo) fromWire(w *svVideoWire, unwrap bool) error {
 	}
 	a, s, st := w.Author.V, w.Stats.V, w.Statistics.V
 	*v = SVVideo{
-		ID:         firstText(w.ID, w.AwemeID, w.VideoID),
+		ID:         sources.FirstText(w.ID, w.AwemeID, w.VideoID),
 		Desc:       w.Desc,
-		CreateTime: firstTime(w.CreateTime, w.CreateTimeS, w.CreateTimeUTC),
+		CreateTime: sources.FirstTime(w.CreateTime, w.CreateTimeS, w.CreateTimeUTC),
 		Author: SVAuthor{
-			UniqueID: firstText(a.UniqueID, a.UniqueIDS),
+			UniqueID: sources.FirstText(a.UniqueID, a.UniqueIDS),
 			Nickname: a.Nickname,
-			UID:      firstText(a.UID, a.ID),
-			SecUID:   firstText(a.SecUID, a.SecUIDS),
+			UID:      sources.FirstText(a.UID, a.ID),
+			SecUID:   sources.FirstText(a.SecUID, a.SecUIDS),
 		},
 		Stats: SVVideoStats{
-			PlayCount:    firstInt(s.PlayCount, s.PlayCountS, st.PlayCount, st.PlayCountS),
-			DiggCount:    firstInt(s.DiggCount, s.DiggCountS, st.DiggCount, st.DiggCountS),
-			CommentCount: firstInt(s.CommentCount, s.CommentCountS, st.CommentCount, st.CommentCountS),
-			ShareCount:   firstInt(s.ShareCount, s.ShareCountS, st.ShareCount, st.ShareCountS),
+			PlayCount:    sources.FirstInt(s.PlayCount, s.PlayCountS, st.PlayCount, st.PlayCountS),
+			DiggCount:    sources.FirstInt(s.DiggCount, s.DiggCountS, st.DiggCount, st.DiggCountS),
+			CommentCount: sources.FirstInt(s.CommentCount, s.CommentCountS, st.CommentCount, st.CommentCountS),
+			ShareCount:   sources.FirstInt(s.ShareCount, s.ShareCountS, st.ShareCount, st.ShareCountS),
 		},
-		MusicID: firstText(w.MusicID, w.MusicIDS, w.Music.V.IDStr, w.Music.V.ID),
-		URL:     firstText(w.URL, withoutQuery(w.ShareURL)),
+		MusicID: sources.FirstText(w.MusicID, w.MusicIDS, w.Music.V.IDStr, w.Music.V.ID),
+		URL:     sources.FirstText(w.URL, withoutQuery(w.ShareURL)),
 	}
 	// The video's hashtags, leniently: a list that is not one, or an entry
 	// without a name, costs only the hashtags, never the video.
-	var tags []rawRef
+	var tags []RawRef
 	if len(w.ChaList) > 0 && json.Unmarshal(w.ChaList, &tags) == nil {
 		for _, r := range tags {
 			var g SVTag
@@ -176,6 +178,6 @@ func withoutQuery(u Text) Text {
 	return Text(p.String())
 }
 
-// svVideoListKeys are the members a list of videos is found under: the
+// videoListKeys are the members a list of videos is found under: the
 // contract's "videos", then the platform's own names.
 var svVideoListKeys = []string{"videos", "search_item_list", "aweme_list", "itemList"}

@@ -1,4 +1,4 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // PSReel is a reel of the reels search. Caption is the caption text, whether
@@ -31,10 +33,10 @@ type psReelWire struct {
 	Code  Text `json:"code"`
 	Short Text `json:"shortcode"`
 	URL   Text `json:"url"`
-	Owner object[struct {
+	Owner Object[struct {
 		Username Text `json:"username"`
 	}] `json:"owner"`
-	User object[struct {
+	User Object[struct {
 		Username Text `json:"username"`
 	}] `json:"user"`
 	PlayCount   Int64           `json:"play_count"`
@@ -58,14 +60,14 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 		return r.UnmarshalJSON(w.Media) // the platform's {media: {...}} entry
 	}
 	*r = PSReel{
-		ID:            firstText(w.PK, pkOf(w.ID)),
-		Code:          firstText(w.Code, w.Short),
+		ID:            sources.FirstText(w.PK, pkOf(w.ID)),
+		Code:          sources.FirstText(w.Code, w.Short),
 		URL:           w.URL,
-		OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username),
-		PlayCount:     firstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
-		LikeCount:     firstInt(w.LikeCount, w.LikeCountC),
+		OwnerUsername: sources.FirstText(w.Owner.V.Username, w.User.V.Username),
+		PlayCount:     sources.FirstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
+		LikeCount:     sources.FirstInt(w.LikeCount, w.LikeCountC),
 		Caption:       w.CaptionText,
-		TakenAt:       firstTime(w.TakenAt, w.TakenAtC),
+		TakenAt:       sources.FirstTime(w.TakenAt, w.TakenAtC),
 	}
 	return readCaption(w.Caption, &r.Caption)
 }
@@ -76,7 +78,7 @@ func readCaption(raw json.RawMessage, caption *Text) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	var o object[struct {
+	var o Object[struct {
 		Text Text `json:"text"`
 	}]
 	if err := json.Unmarshal(raw, &o); err != nil {
@@ -95,21 +97,21 @@ func readCaption(raw json.RawMessage, caption *Text) error {
 // NextStep ends on the first empty page. The real service serves about 11
 // pages and answers 400 beyond: a 400 for a page after the first is taken as
 // the end of the list and returned as an empty page.
-func PSReelsSearchCall(query string, page int) Call[*Page[PSReel]] {
+func PSReelsSearchCall(query string, page int) sources.Call[*sources.Page[PSReel]] {
 	const endpoint = "/photosocial/reels/search"
 	query = strings.TrimSpace(query)
 	if query == "" {
-		return refused[*Page[PSReel]](paramError(endpoint, "query", "is empty"))
+		return sources.Refused[*sources.Page[PSReel]](sources.ParamError(endpoint, "query", "is empty"))
 	}
 	if page < 1 {
-		return refused[*Page[PSReel]](paramError(endpoint, "page", "must be 1 or more"))
+		return sources.Refused[*sources.Page[PSReel]](sources.ParamError(endpoint, "page", "must be 1 or more"))
 	}
-	call := pageCall[PSReel](PhotoSocial, "/reels/search", url.Values{"query": {query}, "page": {strconv.Itoa(page)}}, "reels", "items")
-	call.after = func(p *Page[PSReel], err error) (*Page[PSReel], error) {
+	call := sources.PageCall[PSReel](sources.PhotoSocial, "/reels/search", url.Values{"query": {query}, "page": {strconv.Itoa(page)}}, "reels", "items")
+	return call.Then(func(p *sources.Page[PSReel], err error) (*sources.Page[PSReel], error) {
 		if err != nil {
-			var e *Error
+			var e *sources.Error
 			if page > 1 && errors.As(err, &e) && e.Status == 400 {
-				return &Page[PSReel]{}, nil
+				return &sources.Page[PSReel]{}, nil
 			}
 			return nil, err
 		}
@@ -118,6 +120,5 @@ func PSReelsSearchCall(query string, page int) Call[*Page[PSReel]] {
 			p.Cursor = strconv.Itoa(page + 1)
 		}
 		return p, nil
-	}
-	return call
+	})
 }

@@ -1,10 +1,11 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/url"
-	"strings"
+	"slices"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // SVUser is the user object of the short-video profile.
@@ -38,9 +39,9 @@ type SVProfile struct {
 	// Videos are the recent videos the body carries (itemList), each with
 	// its raw JSON (a slice of Raw); entries that are not video objects
 	// are counted in VideosDropped, the last one's reason in VideosDropReason.
-	Videos           []Item[SVVideo] `json:"-"`
-	VideosDropped    int             `json:"-"`
-	VideosDropReason string          `json:"-"`
+	Videos           []sources.Item[SVVideo] `json:"-"`
+	VideosDropped    int                     `json:"-"`
+	VideosDropReason string                  `json:"-"`
 }
 
 // SVFollowEntry is an entry of the followers and following lists. It accepts
@@ -71,9 +72,9 @@ func (e *SVFollowEntry) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*e = SVFollowEntry{
-		UniqueID:      string(firstText(w.UniqueID, w.UniqueIDSnake)),
+		UniqueID:      string(sources.FirstText(w.UniqueID, w.UniqueIDSnake)),
 		Nickname:      string(w.Nickname),
-		SecUID:        string(firstText(w.SecUID, w.SecUIDSnake)),
+		SecUID:        string(sources.FirstText(w.SecUID, w.SecUIDSnake)),
 		UID:           string(w.UID),
 		Verified:      w.Verified,
 		FollowerCount: w.FollowerCount,
@@ -84,90 +85,61 @@ func (e *SVFollowEntry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func firstText(vs ...Text) Text {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// NormalizeHandle strips a leading @ and surrounding space; the upstream
-// wants handles without it.
-func NormalizeHandle(h string) string {
-	return strings.TrimPrefix(strings.TrimSpace(h), "@")
-}
-
 // SVProfileCall calls /shortvideo/profile.
-func SVProfileCall(handle string) Call[*SVProfile] {
-	return objectCall(ShortVideo, "/profile", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(func(a *answer, p *SVProfile) error {
-		if err := decodeObject(a, p, &p.Raw, &p.Credits); err != nil {
-			return err
-		}
-		p.Videos, p.VideosDropped, p.VideosDropReason = recentVideos(a.env)
-		return nil
-	}))
+func SVProfileCall(handle string) sources.Call[*SVProfile] {
+	return profileCall(url.Values{"handle": {sources.NormalizeHandle(handle)}})
 }
 
 // SVProfileByIDCall calls /shortvideo/profile for the account whose numeric
 // user id is userID: the real service's user_id parameter (Route.Accepts),
 // for an author its answer named by ids only.
-func SVProfileByIDCall(userID string) Call[*SVProfile] {
-	if !isDigits(userID) {
-		return refused[*SVProfile](paramError("/shortvideo/profile", "user_id", "must be a numeric user id"))
+func SVProfileByIDCall(userID string) sources.Call[*SVProfile] {
+	if !sources.IsDigits(userID) {
+		return sources.Refused[*SVProfile](sources.ParamError("/shortvideo/profile", "user_id", "must be a numeric user id"))
 	}
-	call := SVProfileCall("")
-	call.query = url.Values{"user_id": {userID}}
-	return call
+	return profileCall(url.Values{"user_id": {userID}})
+}
+
+// profileCall is /shortvideo/profile asked with q.
+func profileCall(q url.Values) sources.Call[*SVProfile] {
+	return sources.ObjectCall(sources.ShortVideo, "/profile", q, sources.DecodeInto(func(a *sources.Answer, p *SVProfile) error {
+		if err := sources.DecodeObject(a, p, &p.Raw, &p.Credits); err != nil {
+			return err
+		}
+		p.Videos, p.VideosDropped, p.VideosDropReason = recentVideos(a)
+		return nil
+	}))
 }
 
 // SVFollowersCall calls one page of /shortvideo/user/followers.
-func SVFollowersCall(secUID, cursor string) Call[*Page[SVFollowEntry]] {
+func SVFollowersCall(secUID, cursor string) sources.Call[*sources.Page[SVFollowEntry]] {
 	return followCall("/user/followers", secUID, cursor, "followers", "users", "user_list")
 }
 
 // SVFollowingCall calls one page of /shortvideo/user/following. The real
 // service names its list "followings".
-func SVFollowingCall(secUID, cursor string) Call[*Page[SVFollowEntry]] {
+func SVFollowingCall(secUID, cursor string) sources.Call[*sources.Page[SVFollowEntry]] {
 	return followCall("/user/following", secUID, cursor, "following", "followings", "users", "user_list")
 }
 
 // followCall is a page of a follow list, whose next cursor may be the real
 // service's min_time.
-func followCall(path, secUID, cursor string, listKeys ...string) Call[*Page[SVFollowEntry]] {
-	call := pageCall[SVFollowEntry](ShortVideo, path, withCursor(url.Values{"secUid": {secUID}}, cursor), listKeys...)
-	call.decode = func(a *answer) (*Page[SVFollowEntry], error) {
-		return decodePageCursor[SVFollowEntry](a, followCursorKeys, listKeys...)
-	}
-	return call
+func followCall(path, secUID, cursor string, listKeys ...string) sources.Call[*sources.Page[SVFollowEntry]] {
+	return sources.ShapedPageCall[SVFollowEntry](sources.ShortVideo, path, sources.WithCursor(url.Values{"secUid": {secUID}}, cursor),
+		sources.PageShape{Lists: listKeys, Cursors: followCursorKeys})
 }
 
-// paramError is a client-side refusal: the call is never sent.
-func paramError(endpoint, param, what string) error {
-	return &Error{Endpoint: endpoint, Class: ClassBadRequest, Message: fmt.Sprintf("parameter %s %s", param, what)}
-}
-
-// decodeObject decodes a single-object body into v, keeping the raw body and
-// the credit fields.
-func decodeObject(a *answer, v any, raw *json.RawMessage, credits *Credits) error {
-	if a.err != nil {
-		return a.err
-	}
-	if err := json.Unmarshal(a.body, v); err != nil {
-		return err
-	}
-	*raw = a.body
-	*credits = a.env.credits()
-	return nil
-}
+// followCursorKeys add "min_time": the real follow lists carry their next
+// cursor there (and no cursor), so without it a walk would stop after one
+// page.
+var followCursorKeys = append(slices.Clip(sources.CursorKeys), "min_time")
 
 // recentVideos reads the videos of a profile body's itemList, leniently: a
 // malformed entry is counted as dropped, not a reason to lose the profile.
-func recentVideos(env envelope) (out []Item[SVVideo], dropped int, reason string) {
-	var raws []rawRef
-	if raw, ok := env.first("itemList"); !ok || json.Unmarshal(raw, &raws) != nil {
+func recentVideos(a *sources.Answer) (out []sources.Item[SVVideo], dropped int, reason string) {
+	var raws []RawRef
+	if raw, ok := a.Member("itemList"); !ok || json.Unmarshal(raw, &raws) != nil {
 		return nil, 0, ""
 	}
-	return decodeItems[SVVideo](raws, "itemList")
+	return sources.DecodeItems[SVVideo](raws, "itemList")
 }

@@ -1,9 +1,11 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // The short-video platform's content endpoints of the real service (issue
@@ -16,34 +18,34 @@ import (
 // SVProfileVideosCall calls one page of a creator's videos, newest first
 // (/v3/tiktok/profile/videos: aweme_list, has_more, the next page's cursor
 // as max_cursor).
-func SVProfileVideosCall(handle, cursor string) Call[*Page[SVVideo]] {
-	h := NormalizeHandle(handle)
+func SVProfileVideosCall(handle, cursor string) sources.Call[*sources.Page[SVVideo]] {
+	h := sources.NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[SVVideo]](paramError("/shortvideo/profile/videos", "handle", "is empty"))
+		return sources.Refused[*sources.Page[SVVideo]](sources.ParamError("/shortvideo/profile/videos", "handle", "is empty"))
 	}
-	return pageCall[SVVideo](ShortVideo, "/profile/videos", withCursor(url.Values{"handle": {h}}, cursor), svVideoListKeys...)
+	return sources.PageCall[SVVideo](sources.ShortVideo, "/profile/videos", sources.WithCursor(url.Values{"handle": {h}}, cursor), svVideoListKeys...)
 }
 
 // SVVideoDetail is the answer of /shortvideo/video: the video under
 // aweme_detail, with its raw JSON.
 type SVVideoDetail struct {
-	Video   Item[SVVideo]
+	Video   sources.Item[SVVideo]
 	Credits Credits
 	Raw     json.RawMessage
 }
 
 // SVVideoCall calls one video by its URL (/v2/tiktok/video).
-func SVVideoCall(videoURL string) Call[*SVVideoDetail] {
-	videoURL, err := checkMediaURL("/shortvideo/video", videoURL)
+func SVVideoCall(videoURL string) sources.Call[*SVVideoDetail] {
+	videoURL, err := sources.CheckMediaURL("/shortvideo/video", videoURL)
 	if err != nil {
-		return refused[*SVVideoDetail](err)
+		return sources.Refused[*SVVideoDetail](err)
 	}
-	return objectCall(ShortVideo, "/video", url.Values{"url": {videoURL}}, func(a *answer) (*SVVideoDetail, error) {
-		if a.err != nil {
-			return nil, a.err
+	return sources.ObjectCall(sources.ShortVideo, "/video", url.Values{"url": {videoURL}}, func(a *sources.Answer) (*SVVideoDetail, error) {
+		if a.Err() != nil {
+			return nil, a.Err()
 		}
-		d := &SVVideoDetail{Credits: a.env.credits(), Raw: json.RawMessage(a.body)}
-		raw, ok := a.env.first("aweme_detail", "itemInfo", "video")
+		d := &SVVideoDetail{Credits: a.Credits(), Raw: json.RawMessage(a.Body())}
+		raw, ok := a.Member("aweme_detail", "itemInfo", "video")
 		if !ok {
 			return d, nil // no video: the kind says so
 		}
@@ -75,7 +77,7 @@ func (c *SVComment) UnmarshalJSON(b []byte) error {
 		AwemeID    Text                 `json:"aweme_id"`
 		ReplyID    Text                 `json:"reply_id"`
 		Text       Text                 `json:"text"`
-		User       object[svAuthorWire] `json:"user"`
+		User       Object[svAuthorWire] `json:"user"`
 		CreateTime UnixTime             `json:"create_time"`
 		DiggCount  Int64                `json:"digg_count"`
 		ReplyTotal Int64                `json:"reply_comment_total"`
@@ -85,8 +87,8 @@ func (c *SVComment) UnmarshalJSON(b []byte) error {
 	}
 	u := w.User.V
 	*c = SVComment{
-		ID: firstText(w.CID, w.ID), VideoID: w.AwemeID, Text: w.Text,
-		Author:     SVAuthor{UniqueID: firstText(u.UniqueID, u.UniqueIDS), Nickname: u.Nickname, UID: firstText(u.UID, u.ID), SecUID: firstText(u.SecUID, u.SecUIDS)},
+		ID: sources.FirstText(w.CID, w.ID), VideoID: w.AwemeID, Text: w.Text,
+		Author:     SVAuthor{UniqueID: sources.FirstText(u.UniqueID, u.UniqueIDS), Nickname: u.Nickname, UID: sources.FirstText(u.UID, u.ID), SecUID: sources.FirstText(u.SecUID, u.SecUIDS)},
 		CreateTime: Int64(w.CreateTime), DiggCount: w.DiggCount, ReplyCount: w.ReplyTotal,
 	}
 	if w.ReplyID != "0" {
@@ -97,27 +99,27 @@ func (c *SVComment) UnmarshalJSON(b []byte) error {
 
 // SVVideoCommentsCall calls one page of a video's comments
 // (/v1/tiktok/video/comments: comments, a numeric cursor, has_more).
-func SVVideoCommentsCall(videoURL, cursor string) Call[*Page[SVComment]] {
-	videoURL, err := checkMediaURL("/shortvideo/video/comments", videoURL)
+func SVVideoCommentsCall(videoURL, cursor string) sources.Call[*sources.Page[SVComment]] {
+	videoURL, err := sources.CheckMediaURL("/shortvideo/video/comments", videoURL)
 	if err != nil {
-		return refused[*Page[SVComment]](err)
+		return sources.Refused[*sources.Page[SVComment]](err)
 	}
-	return pageCall[SVComment](ShortVideo, "/video/comments", withCursor(url.Values{"url": {videoURL}}, cursor), "comments")
+	return sources.PageCall[SVComment](sources.ShortVideo, "/video/comments", sources.WithCursor(url.Values{"url": {videoURL}}, cursor), "comments")
 }
 
 // SVCommentRepliesCall calls one page of the replies to a video's comment
 // (/v1/tiktok/video/comment/replies: the comment's cid and its video's URL).
-func SVCommentRepliesCall(videoURL, commentID, cursor string) Call[*Page[SVComment]] {
+func SVCommentRepliesCall(videoURL, commentID, cursor string) sources.Call[*sources.Page[SVComment]] {
 	const endpoint = "/shortvideo/video/comment/replies"
-	videoURL, err := checkMediaURL(endpoint, videoURL)
+	videoURL, err := sources.CheckMediaURL(endpoint, videoURL)
 	if err != nil {
-		return refused[*Page[SVComment]](err)
+		return sources.Refused[*sources.Page[SVComment]](err)
 	}
-	if !isDigits(commentID) {
-		return refused[*Page[SVComment]](paramError(endpoint, "comment_id", "must be a comment's numeric id (cid)"))
+	if !sources.IsDigits(commentID) {
+		return sources.Refused[*sources.Page[SVComment]](sources.ParamError(endpoint, "comment_id", "must be a comment's numeric id (cid)"))
 	}
-	return pageCall[SVComment](ShortVideo, "/video/comment/replies",
-		withCursor(url.Values{"url": {videoURL}, "comment_id": {commentID}}, cursor), "comments")
+	return sources.PageCall[SVComment](sources.ShortVideo, "/video/comment/replies",
+		sources.WithCursor(url.Values{"url": {videoURL}, "comment_id": {commentID}}, cursor), "comments")
 }
 
 // SVTranscript is the answer of /shortvideo/video/transcript: the video's
@@ -133,18 +135,18 @@ type SVTranscript struct {
 
 // SVTranscriptCall calls a video's transcript (/v1/tiktok/video/transcript).
 // An answer without a transcript is an answer (no speech), not "not found".
-func SVTranscriptCall(videoURL string) Call[*SVTranscript] {
-	videoURL, err := checkMediaURL("/shortvideo/video/transcript", videoURL)
+func SVTranscriptCall(videoURL string) sources.Call[*SVTranscript] {
+	videoURL, err := sources.CheckMediaURL("/shortvideo/video/transcript", videoURL)
 	if err != nil {
-		return refused[*SVTranscript](err)
+		return sources.Refused[*SVTranscript](err)
 	}
-	return plainObjectCall(ShortVideo, "/video/transcript", url.Values{"url": {videoURL}}, decodeInto(func(a *answer, tr *SVTranscript) error {
+	return sources.NewCall(sources.ShortVideo, "/video/transcript", url.Values{"url": {videoURL}}, sources.DecodeInto(func(a *sources.Answer, tr *SVTranscript) error {
 		var w struct {
 			ID         Text     `json:"id"`
 			URL        Text     `json:"url"`
 			Transcript NullText `json:"transcript"`
 		}
-		if err := decodeObject(a, &w, &tr.Raw, &tr.Credits); err != nil {
+		if err := sources.DecodeObject(a, &w, &tr.Raw, &tr.Credits); err != nil {
 			return err
 		}
 		tr.ID, tr.URL, tr.Text = w.ID, w.URL, w.Transcript

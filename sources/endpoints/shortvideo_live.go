@@ -1,8 +1,10 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
 	"net/url"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // SVLive is the response of /shortvideo/user/live: a flat object on the
@@ -19,11 +21,11 @@ type SVLive struct {
 	Raw         json.RawMessage
 }
 
-// svLiveRoom is the real service's liveRoom object.
+// liveRoom is the real service's liveRoom object.
 type svLiveRoom struct {
 	Title     Text     `json:"title"`
 	StartTime UnixTime `json:"startTime"`
-	Stats     object[struct {
+	Stats     Object[struct {
 		UserCount Int64 `json:"userCount"`
 	}] `json:"liveRoomStats"`
 }
@@ -37,24 +39,24 @@ func (l *SVLive) UnmarshalJSON(b []byte) error {
 		ViewerCountS Int64              `json:"viewer_count"`
 		StartTime    UnixTime           `json:"startTime"`
 		StartTimeS   UnixTime           `json:"start_time"`
-		Room         object[svLiveRoom] `json:"liveRoom"`
+		Room         Object[svLiveRoom] `json:"liveRoom"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	room := w.Room.V
 	*l = SVLive{
-		IsLive:      firstFlag(w.IsLive, w.IsLiveS),
-		Title:       firstText(w.Title, room.Title),
-		ViewerCount: firstInt(w.ViewerCount, w.ViewerCountS, room.Stats.V.UserCount),
-		StartTime:   firstTime(w.StartTime, w.StartTimeS, room.StartTime),
+		IsLive:      sources.FirstFlag(w.IsLive, w.IsLiveS),
+		Title:       sources.FirstText(w.Title, room.Title),
+		ViewerCount: sources.FirstInt(w.ViewerCount, w.ViewerCountS, room.Stats.V.UserCount),
+		StartTime:   sources.FirstTime(w.StartTime, w.StartTimeS, room.StartTime),
 	}
 	return nil
 }
 
 // SVLiveCall calls /shortvideo/user/live.
-func SVLiveCall(handle string) Call[*SVLive] {
-	return objectCall(ShortVideo, "/user/live", url.Values{"handle": {NormalizeHandle(handle)}}, decodeInto(func(a *answer, l *SVLive) error {
-		return decodeObject(a, l, &l.Raw, &l.Credits)
+func SVLiveCall(handle string) sources.Call[*SVLive] {
+	return sources.ObjectCall(sources.ShortVideo, "/user/live", url.Values{"handle": {sources.NormalizeHandle(handle)}}, sources.DecodeInto(func(a *sources.Answer, l *SVLive) error {
+		return sources.DecodeObject(a, l, &l.Raw, &l.Credits)
 	}))
 }

@@ -1,4 +1,4 @@
-package sources
+package endpoints
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/testkit/upstreamtest"
 )
 
 func TestKeywordQueryValidate(t *testing.T) {
@@ -41,8 +44,8 @@ func TestKeywordQueryValidate(t *testing.T) {
 			}
 			continue
 		}
-		var e *Error
-		if !errors.As(err, &e) || e.Class != ClassBadRequest || !strings.Contains(e.Message, "parameter "+tc.param) || e.Endpoint != "/shortvideo/search/keyword" {
+		var e *sources.Error
+		if !errors.As(err, &e) || e.Class != sources.ClassBadRequest || !strings.Contains(e.Message, "parameter "+tc.param) || e.Endpoint != "/shortvideo/search/keyword" {
 			t.Errorf("%+v: err = %v, want a bad request naming %s", tc.q, err, tc.param)
 		}
 	}
@@ -108,18 +111,16 @@ func TestKeywordSearchSends(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, sent := call(t, body, func(ctx context.Context, c *Client) (*Page[SVVideo], error) {
-				return c.SVKeywordSearch(ctx, tc.q, tc.cursor)
-			})
-			wantQuery(t, sent, path, tc.want)
+			_, sent := upstreamtest.Call(t, body, SVKeywordSearchCall(tc.q, tc.cursor))
+			upstreamtest.WantQuery(t, sent, path, tc.want)
 		})
 	}
 }
 
 func TestKeywordSearchRefusesLocally(t *testing.T) {
 	t.Parallel()
-	rec := newRecorder(t, `{}`)
-	c := testClient(t, rec.srv.URL, nil)
+	rec := upstreamtest.NewRecorder(t, `{}`)
+	c := upstreamtest.Client(t, rec.URL, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		q      KeywordQuery
@@ -132,11 +133,11 @@ func TestKeywordSearchRefusesLocally(t *testing.T) {
 		{KeywordQuery{Query: "a"}, "-5"},
 		{KeywordQuery{Query: "a"}, "1.5"},
 	} {
-		if _, err := c.SVKeywordSearch(ctx, tc.q, tc.cursor); ClassOf(err) != ClassBadRequest {
+		if _, err := sources.Do(ctx, c, nil, SVKeywordSearchCall(tc.q, tc.cursor)); sources.ClassOf(err) != sources.ClassBadRequest {
 			t.Errorf("%+v cursor %q: err = %v, want bad request", tc.q, tc.cursor, err)
 		}
 	}
-	if n := rec.calls.Load(); n != 0 {
+	if n := rec.Calls.Load(); n != 0 {
 		t.Errorf("%d requests sent for refused parameters", n)
 	}
 }
@@ -155,16 +156,16 @@ func TestVideoDecoding(t *testing.T) {
 				"author":{"uniqueId":"alice","nickname":"Alice"},
 				"stats":{"playCount":10,"diggCount":2,"commentCount":3,"shareCount":4},"music":{"id":"6900000000000000001","title":"s"}}],
 				"cursor":"50","hasMore":true}`,
-			want: []SVVideo{{ID: "7300000000000000001", Desc: "hi #a", CreateTime: Int64{1735000000, true},
+			want: []SVVideo{{ID: "7300000000000000001", Desc: "hi #a", CreateTime: Int64{V: 1735000000, Valid: true},
 				Author:  SVAuthor{UniqueID: "alice", Nickname: "Alice"},
-				Stats:   SVVideoStats{PlayCount: Int64{10, true}, DiggCount: Int64{2, true}, CommentCount: Int64{3, true}, ShareCount: Int64{4, true}},
+				Stats:   SVVideoStats{PlayCount: Int64{V: 10, Valid: true}, DiggCount: Int64{V: 2, Valid: true}, CommentCount: Int64{V: 3, Valid: true}, ShareCount: Int64{V: 4, Valid: true}},
 				MusicID: "6900000000000000001"}},
 			cursor: "50", more: true, know: true,
 		},
 		{
 			name:   "trimmed: playCount only, no author, numeric cursor",
 			body:   `{"videos":[{"id":"7300000000000000002","desc":"x","stats":{"playCount":"9007199254740993"}}],"cursor":20,"hasMore":false}`,
-			want:   []SVVideo{{ID: "7300000000000000002", Desc: "x", Stats: SVVideoStats{PlayCount: Int64{9007199254740993, true}}}},
+			want:   []SVVideo{{ID: "7300000000000000002", Desc: "x", Stats: SVVideoStats{PlayCount: Int64{V: 9007199254740993, Valid: true}}}},
 			cursor: "20", more: false, know: true,
 		},
 		{
@@ -173,9 +174,9 @@ func TestVideoDecoding(t *testing.T) {
 				"aweme_id":7300000000000000003,"desc":"y","create_time":"1735000001","author":{"unique_id":"bob","nickname":"Bob"},
 				"statistics":{"play_count":5,"digg_count":"6","comment_count":null,"share_count":0},"music":{"id_str":"69"}}}],
 				"cursor":1740000000123,"has_more":1}`,
-			want: []SVVideo{{ID: "7300000000000000003", Desc: "y", CreateTime: Int64{1735000001, true},
+			want: []SVVideo{{ID: "7300000000000000003", Desc: "y", CreateTime: Int64{V: 1735000001, Valid: true},
 				Author:  SVAuthor{UniqueID: "bob", Nickname: "Bob"},
-				Stats:   SVVideoStats{PlayCount: Int64{5, true}, DiggCount: Int64{6, true}, ShareCount: Int64{0, true}},
+				Stats:   SVVideoStats{PlayCount: Int64{V: 5, Valid: true}, DiggCount: Int64{V: 6, Valid: true}, ShareCount: Int64{V: 0, Valid: true}},
 				MusicID: "69"}},
 			cursor: "1740000000123", more: true, know: true,
 		},
@@ -189,9 +190,7 @@ func TestVideoDecoding(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, _ := call(t, tc.body, func(ctx context.Context, c *Client) (*Page[SVVideo], error) {
-				return c.SVKeywordSearch(ctx, KeywordQuery{Keyword: "k"}, "")
-			})
+			p, _ := upstreamtest.Call(t, tc.body, SVKeywordSearchCall(KeywordQuery{Keyword: "k"}, ""))
 			if len(p.Items) != len(tc.want) {
 				t.Fatalf("items = %+v", p.Items)
 			}
@@ -214,26 +213,22 @@ func TestHashtagAndTopSearch(t *testing.T) {
 	t.Parallel()
 	t.Run("hashtag", func(t *testing.T) {
 		t.Parallel()
-		p, sent := call(t, `{"hashtags":[{"name":"cats","viewCount":"12","videoCount":3,"growth":{"views7d":70}},
+		p, sent := upstreamtest.Call(t, `{"hashtags":[{"name":"cats","viewCount":"12","videoCount":3,"growth":{"views7d":70}},
 			{"hashtag_name":"dogs","view_count":1,"video_count":"2"}],"cursor":"2","hasMore":true}`,
-			func(ctx context.Context, c *Client) (*Page[SVHashtag], error) {
-				return c.SVHashtagSearch(ctx, "cats", "1")
-			})
-		wantQuery(t, sent, "/api/shortvideo/search/hashtag", url.Values{"keyword": {"cats"}, "cursor": {"1"}})
-		want := []SVHashtag{{Name: "cats", ViewCount: Int64{12, true}, VideoCount: Int64{3, true}, Growth: json.RawMessage(`{"views7d":70}`)},
-			{Name: "dogs", ViewCount: Int64{1, true}, VideoCount: Int64{2, true}}}
+			SVHashtagSearchCall("cats", "1"))
+		upstreamtest.WantQuery(t, sent, "/api/shortvideo/search/hashtag", url.Values{"keyword": {"cats"}, "cursor": {"1"}})
+		want := []SVHashtag{{Name: "cats", ViewCount: Int64{V: 12, Valid: true}, VideoCount: Int64{V: 3, Valid: true}, Growth: json.RawMessage(`{"views7d":70}`)},
+			{Name: "dogs", ViewCount: Int64{V: 1, Valid: true}, VideoCount: Int64{V: 2, Valid: true}}}
 		if len(p.Items) != 2 || !reflect.DeepEqual(p.Items[0].V, want[0]) || !reflect.DeepEqual(p.Items[1].V, want[1]) || !strings.Contains(string(p.Items[0].Raw), "views7d") {
 			t.Errorf("items = %+v", p.Items)
 		}
 	})
 	t.Run("top", func(t *testing.T) {
 		t.Parallel()
-		p, sent := call(t, `{"results":[{"type":"video","id":"73","desc":"d"},{"type":"user","uniqueId":"u1","nickname":"N"},
+		p, sent := upstreamtest.Call(t, `{"results":[{"type":"video","id":"73","desc":"d"},{"type":"user","uniqueId":"u1","nickname":"N"},
 			{"type":"hashtag","name":"h"},{"type":"sound","id":"69","title":"t"},{"type":"user","unique_id":"u2"}],"cursor":"5","hasMore":false}`,
-			func(ctx context.Context, c *Client) (*Page[SVTopResult], error) {
-				return c.SVTopSearch(ctx, "cats", "")
-			})
-		wantQuery(t, sent, "/api/shortvideo/search/top", url.Values{"keyword": {"cats"}})
+			SVTopSearchCall("cats", ""))
+		upstreamtest.WantQuery(t, sent, "/api/shortvideo/search/top", url.Values{"keyword": {"cats"}})
 		video := SVVideo{ID: "73", Desc: "d"}
 		want := []SVTopResult{{Type: "video", ID: "73", Desc: "d", Video: video}, {Type: "user", UniqueID: "u1", Nickname: "N"},
 			{Type: "hashtag", Name: "h"}, {Type: "sound", ID: "69", Title: "t"}, {Type: "user", UniqueID: "u2"}}
@@ -257,7 +252,7 @@ func TestTopResultVideoDecodedOnce(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"type":"video","id":"7","author":{"uniqueId":"a"},"stats":{"diggCount":"5"},"createTime":9}`), &r); err != nil {
 		t.Fatal(err)
 	}
-	if v := r.Video; v.ID != "7" || v.Author.UniqueID != "a" || v.Stats.DiggCount != (Int64{5, true}) || v.CreateTime.V != 9 {
+	if v := r.Video; v.ID != "7" || v.Author.UniqueID != "a" || v.Stats.DiggCount != (Int64{V: 5, Valid: true}) || v.CreateTime.V != 9 {
 		t.Errorf("video = %+v", v)
 	}
 	if err := json.Unmarshal([]byte(`{"type":"video","aweme_info":{"aweme_id":"9","desc":"w"}}`), &r); err != nil {

@@ -1,9 +1,10 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
 	"net/url"
-	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // PSComment is a comment on a photo-sharing post. ID is set when the
@@ -29,7 +30,7 @@ type PSComment struct {
 	// service's include_replies), each with its raw JSON; entries that do
 	// not decode are counted in RepliesDropped, the last one's reason in
 	// RepliesDropReason.
-	Replies           []Item[PSComment]
+	Replies           []sources.Item[PSComment]
 	RepliesDropped    int
 	RepliesDropReason string
 }
@@ -42,8 +43,8 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		ID                Text         `json:"id"`
 		PK                Text         `json:"pk"`
 		Text              Text         `json:"text"`
-		User              object[user] `json:"user"`
-		Owner             object[user] `json:"owner"`
+		User              Object[user] `json:"user"`
+		Owner             Object[user] `json:"owner"`
 		Username          Text         `json:"username"`
 		CreatedAt         UnixTime     `json:"created_at"`
 		CreatedAtUTC      UnixTime     `json:"created_at_utc"`
@@ -51,23 +52,23 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 		CommentLikeCount  Int64        `json:"comment_like_count"`
 		ChildCommentCount Int64        `json:"child_comment_count"`
 		ParentID          Text         `json:"parent_comment_id"`
-		Replies           []rawRef     `json:"replies"`
+		Replies           []RawRef     `json:"replies"`
 		HasMoreReplies    Flag         `json:"has_more_replies"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	*c = PSComment{
-		ID:                firstText(w.ID, w.PK),
+		ID:                sources.FirstText(w.ID, w.PK),
 		Text:              w.Text,
-		Username:          firstText(w.User.V.Username, w.Owner.V.Username, w.Username),
-		CreatedAt:         firstTime(w.CreatedAt, w.CreatedAtUTC),
-		LikeCount:         firstInt(w.LikeCount, w.CommentLikeCount),
+		Username:          sources.FirstText(w.User.V.Username, w.Owner.V.Username, w.Username),
+		CreatedAt:         sources.FirstTime(w.CreatedAt, w.CreatedAtUTC),
+		LikeCount:         sources.FirstInt(w.LikeCount, w.CommentLikeCount),
 		ChildCommentCount: w.ChildCommentCount,
 		ParentID:          w.ParentID,
 	}
 	if len(w.Replies) > 0 {
-		c.Replies, c.RepliesDropped, c.RepliesDropReason = decodeItems[PSComment](w.Replies, "replies")
+		c.Replies, c.RepliesDropped, c.RepliesDropReason = sources.DecodeItems[PSComment](w.Replies, "replies")
 	}
 	c.HasMoreReplies = w.HasMoreReplies.V
 	if !w.HasMoreReplies.Valid {
@@ -79,33 +80,18 @@ func (c *PSComment) UnmarshalJSON(b []byte) error {
 // PSCommentsCall calls one page of /photosocial/post/comments. The list has no
 // hasMore: it ends on an empty or missing cursor or an empty page, which
 // NextStep handles.
-func PSCommentsCall(postURL, cursor string) Call[*Page[PSComment]] {
-	postURL, err := checkMediaURL("/photosocial/post/comments", postURL)
+func PSCommentsCall(postURL, cursor string) sources.Call[*sources.Page[PSComment]] {
+	postURL, err := sources.CheckMediaURL("/photosocial/post/comments", postURL)
 	if err != nil {
-		return refused[*Page[PSComment]](err)
+		return sources.Refused[*sources.Page[PSComment]](err)
 	}
-	return pageCall[PSComment](PhotoSocial, "/post/comments", withCursor(url.Values{"url": {postURL}}, cursor), "comments")
-}
-
-// checkMediaURL refuses a post or reel URL that is empty or not an absolute
-// http(s) URL. The URL is otherwise sent as given: a shortened URL may be
-// refused upstream, and the error should name what was sent.
-func checkMediaURL(endpoint, raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return "", paramError(endpoint, "url", "is empty")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", paramError(endpoint, "url", "must be an absolute http(s) URL")
-	}
-	return raw, nil
+	return sources.PageCall[PSComment](sources.PhotoSocial, "/post/comments", sources.WithCursor(url.Values{"url": {postURL}}, cursor), "comments")
 }
 
 // PSTranscript is the response of /photosocial/media/transcript. Media
 // without speech has no entries, or entries whose Text is null.
 type PSTranscript struct {
-	Entries []Item[PSTranscriptEntry]
+	Entries []sources.Item[PSTranscriptEntry]
 	// Dropped and DropReason: entries that are not objects (see Page).
 	Dropped    int
 	DropReason string
@@ -130,20 +116,20 @@ func (e *PSTranscriptEntry) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*e = PSTranscriptEntry{ID: w.ID, Shortcode: firstText(w.Shortcode, w.Code), Text: w.Text}
+	*e = PSTranscriptEntry{ID: w.ID, Shortcode: sources.FirstText(w.Shortcode, w.Code), Text: w.Text}
 	return nil
 }
 
 // PSTranscriptCall calls /photosocial/media/transcript. It is slow upstream
 // (5-30 s) and only short videos are transcribed.
-func PSTranscriptCall(mediaURL string) Call[*PSTranscript] {
-	mediaURL, err := checkMediaURL("/photosocial/media/transcript", mediaURL)
+func PSTranscriptCall(mediaURL string) sources.Call[*PSTranscript] {
+	mediaURL, err := sources.CheckMediaURL("/photosocial/media/transcript", mediaURL)
 	if err != nil {
-		return refused[*PSTranscript](err)
+		return sources.Refused[*PSTranscript](err)
 	}
 	// A null list of transcripts is a media without speech, not "not found".
-	return plainObjectCall(PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *answer) (*PSTranscript, error) {
-		p, err := decodePage[PSTranscriptEntry](a, "transcripts")
+	return sources.NewCall(sources.PhotoSocial, "/media/transcript", url.Values{"url": {mediaURL}}, func(a *sources.Answer) (*PSTranscript, error) {
+		p, err := sources.DecodePage[PSTranscriptEntry](a, "transcripts")
 		if err != nil {
 			return nil, err
 		}

@@ -1,10 +1,12 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // The photo-sharing platform's content endpoints of the real service
@@ -49,13 +51,13 @@ type psPostWire struct {
 	Code        Text                `json:"code"`
 	Shortcode   Text                `json:"shortcode"`
 	URL         Text                `json:"url"`
-	Owner       object[psOwnerWire] `json:"owner"`
-	User        object[psOwnerWire] `json:"user"`
+	Owner       Object[psOwnerWire] `json:"owner"`
+	User        Object[psOwnerWire] `json:"user"`
 	MediaType   Int64               `json:"media_type"`
 	ProductType Text                `json:"product_type"`
 	IsVideo     Flag                `json:"is_video"`
 	Caption     json.RawMessage     `json:"caption"`
-	CaptionEdge object[struct {
+	CaptionEdge Object[struct {
 		Edges []struct {
 			Node struct {
 				Text Text `json:"text"`
@@ -65,14 +67,14 @@ type psPostWire struct {
 	TakenAt      UnixTime          `json:"taken_at"`
 	TakenAtTS    UnixTime          `json:"taken_at_timestamp"`
 	LikeCount    Int64             `json:"like_count"`
-	LikeEdge     object[countEdge] `json:"edge_media_preview_like"`
+	LikeEdge     Object[countEdge] `json:"edge_media_preview_like"`
 	CommentCount Int64             `json:"comment_count"`
-	CommentEdge  object[countEdge] `json:"edge_media_to_parent_comment"`
-	PreviewEdge  object[countEdge] `json:"edge_media_preview_comment"`
+	CommentEdge  Object[countEdge] `json:"edge_media_to_parent_comment"`
+	PreviewEdge  Object[countEdge] `json:"edge_media_preview_comment"`
 	PlayCount    Int64             `json:"play_count"`
 	IGPlayCount  Int64             `json:"ig_play_count"`
 	VideoPlay    Int64             `json:"video_play_count"`
-	Media        rawRef            `json:"media"`
+	Media        RawRef            `json:"media"`
 }
 
 func (p *PSPost) UnmarshalJSON(b []byte) error { return p.decode(b, true) }
@@ -88,17 +90,17 @@ func (p *PSPost) decode(b []byte, unwrap bool) error {
 		return p.decode(w.Media, false)
 	}
 	*p = PSPost{
-		ID:            firstText(w.PK, pkOf(w.ID)),
-		Code:          firstText(w.Code, w.Shortcode),
+		ID:            sources.FirstText(w.PK, pkOf(w.ID)),
+		Code:          sources.FirstText(w.Code, w.Shortcode),
 		URL:           w.URL,
-		OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username),
+		OwnerUsername: sources.FirstText(w.Owner.V.Username, w.User.V.Username),
 		MediaType:     w.MediaType,
 		ProductType:   w.ProductType,
 		IsVideo:       w.IsVideo,
-		TakenAt:       firstTime(w.TakenAt, w.TakenAtTS),
-		LikeCount:     firstInt(w.LikeCount, w.LikeEdge.V.Count),
-		CommentCount:  firstInt(w.CommentCount, w.CommentEdge.V.Count, w.PreviewEdge.V.Count),
-		PlayCount:     firstInt(w.PlayCount, w.IGPlayCount, w.VideoPlay),
+		TakenAt:       sources.FirstTime(w.TakenAt, w.TakenAtTS),
+		LikeCount:     sources.FirstInt(w.LikeCount, w.LikeEdge.V.Count),
+		CommentCount:  sources.FirstInt(w.CommentCount, w.CommentEdge.V.Count, w.PreviewEdge.V.Count),
+		PlayCount:     sources.FirstInt(w.PlayCount, w.IGPlayCount, w.VideoPlay),
 	}
 	if edges := w.CaptionEdge.V.Edges; len(edges) > 0 {
 		p.Caption = edges[0].Node.Text
@@ -113,41 +115,38 @@ func pkOf(id Text) Text {
 	return Text(pk)
 }
 
-// psPostsShape is a profile's posts page: items[], the next page's cursor
+// postsShape is a profile's posts page: items[], the next page's cursor
 // as next_max_id, more_available.
-var psPostsShape = pageShape{lists: []string{"items", "posts"}, cursors: []string{"next_max_id", "cursor"}, more: []string{"more_available", "has_more", "hasMore"}}
+var psPostsShape = sources.PageShape{Lists: []string{"items", "posts"}, Cursors: []string{"next_max_id", "cursor"}, More: []string{"more_available", "has_more", "hasMore"}}
 
 // PSUserPostsCall calls one page of a profile's posts, newest first
 // (/v2/instagram/user/posts; the cursor goes out as next_max_id).
-func PSUserPostsCall(handle, cursor string) Call[*Page[PSPost]] {
-	h := NormalizeHandle(handle)
+func PSUserPostsCall(handle, cursor string) sources.Call[*sources.Page[PSPost]] {
+	h := sources.NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[PSPost]](paramError("/photosocial/user/posts", "handle", "is empty"))
+		return sources.Refused[*sources.Page[PSPost]](sources.ParamError("/photosocial/user/posts", "handle", "is empty"))
 	}
-	call := pageCall[PSPost](PhotoSocial, "/user/posts", withCursor(url.Values{"handle": {h}}, cursor))
-	call.decode = func(a *answer) (*Page[PSPost], error) { return decodePageShape[PSPost](a, psPostsShape) }
-	return call
+	return sources.ShapedPageCall[PSPost](sources.PhotoSocial, "/user/posts", sources.WithCursor(url.Values{"handle": {h}}, cursor), psPostsShape)
 }
 
 // PSUserReelsCall calls one page of a profile's reels, newest first
 // (/v1/instagram/user/reels; the cursor goes out as max_id). Its entries
 // are under items[].media (trimmed: flat), the next page under
 // paging_info.max_id and paging_info.more_available (trimmed: max_id).
-func PSUserReelsCall(handle, cursor string) Call[*Page[PSReel]] {
-	h := NormalizeHandle(handle)
+func PSUserReelsCall(handle, cursor string) sources.Call[*sources.Page[PSReel]] {
+	h := sources.NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[PSReel]](paramError("/photosocial/user/reels", "handle", "is empty"))
+		return sources.Refused[*sources.Page[PSReel]](sources.ParamError("/photosocial/user/reels", "handle", "is empty"))
 	}
-	call := pageCall[PSReel](PhotoSocial, "/user/reels", withCursor(url.Values{"handle": {h}}, cursor))
-	call.decode = func(a *answer) (*Page[PSReel], error) {
-		p, err := decodePageShape[PSReel](a, pageShape{lists: []string{"items", "reels"}, cursors: []string{"max_id", "cursor"}, more: []string{"more_available", "has_more"}})
+	return sources.NewCall(sources.PhotoSocial, "/user/reels", sources.WithCursor(url.Values{"handle": {h}}, cursor), func(a *sources.Answer) (*sources.Page[PSReel], error) {
+		p, err := sources.DecodeShapedPage[PSReel](a, sources.PageShape{Lists: []string{"items", "reels"}, Cursors: []string{"max_id", "cursor"}, More: []string{"more_available", "has_more"}})
 		if err != nil {
 			return nil, err
 		}
-		if raw, ok := a.env.first("paging_info"); ok {
-			var w object[struct {
-				MaxID Cursor `json:"max_id"`
-				More  Flag   `json:"more_available"`
+		if raw, ok := a.Member("paging_info"); ok {
+			var w Object[struct {
+				MaxID sources.Cursor `json:"max_id"`
+				More  Flag           `json:"more_available"`
 			}]
 			if err := json.Unmarshal(raw, &w); err != nil {
 				return nil, fmt.Errorf("paging_info: %w", err)
@@ -158,36 +157,35 @@ func PSUserReelsCall(handle, cursor string) Call[*Page[PSReel]] {
 			}
 		}
 		return p, nil
-	}
-	return call
+	})
 }
 
 // PSPostDetail is the answer of /photosocial/post: the post (under
 // data.xdt_shortcode_media), with its raw JSON; Found is false when the
 // answer carries none.
 type PSPostDetail struct {
-	Post    Item[PSPost]
+	Post    sources.Item[PSPost]
 	Found   bool
 	Credits Credits
 	Raw     json.RawMessage
 }
 
 // PSPostCall calls one post or reel by its URL (/v1/instagram/post).
-func PSPostCall(postURL string) Call[*PSPostDetail] {
-	postURL, err := checkMediaURL("/photosocial/post", postURL)
+func PSPostCall(postURL string) sources.Call[*PSPostDetail] {
+	postURL, err := sources.CheckMediaURL("/photosocial/post", postURL)
 	if err != nil {
-		return refused[*PSPostDetail](err)
+		return sources.Refused[*PSPostDetail](err)
 	}
-	return objectCall(PhotoSocial, "/post", url.Values{"url": {postURL}}, func(a *answer) (*PSPostDetail, error) {
-		if a.err != nil {
-			return nil, a.err
+	return sources.ObjectCall(sources.PhotoSocial, "/post", url.Values{"url": {postURL}}, func(a *sources.Answer) (*PSPostDetail, error) {
+		if a.Err() != nil {
+			return nil, a.Err()
 		}
-		d := &PSPostDetail{Credits: a.env.credits(), Raw: json.RawMessage(a.body)}
-		raw, ok := a.env.first("data")
+		d := &PSPostDetail{Credits: a.Credits(), Raw: json.RawMessage(a.Body())}
+		raw, ok := a.Member("data")
 		if !ok {
 			return d, nil
 		}
-		var data map[string]rawRef
+		var data map[string]RawRef
 		if err := json.Unmarshal(raw, &data); err != nil {
 			return nil, fmt.Errorf("data: %w", err)
 		}
@@ -207,17 +205,17 @@ func PSPostCall(postURL string) Call[*PSPostDetail] {
 // PSCommentRepliesCall calls one page of the replies to a comment of a post
 // or reel (/v1/instagram/post/comment/replies: the post's URL, the
 // comment's id; comments, a string cursor, has_more).
-func PSCommentRepliesCall(postURL, commentID, cursor string) Call[*Page[PSComment]] {
+func PSCommentRepliesCall(postURL, commentID, cursor string) sources.Call[*sources.Page[PSComment]] {
 	const endpoint = "/photosocial/post/comment/replies"
-	postURL, err := checkMediaURL(endpoint, postURL)
+	postURL, err := sources.CheckMediaURL(endpoint, postURL)
 	if err != nil {
-		return refused[*Page[PSComment]](err)
+		return sources.Refused[*sources.Page[PSComment]](err)
 	}
-	if !isDigits(commentID) {
-		return refused[*Page[PSComment]](paramError(endpoint, "comment_id", "must be a comment's numeric id"))
+	if !sources.IsDigits(commentID) {
+		return sources.Refused[*sources.Page[PSComment]](sources.ParamError(endpoint, "comment_id", "must be a comment's numeric id"))
 	}
-	return pageCall[PSComment](PhotoSocial, "/post/comment/replies",
-		withCursor(url.Values{"url": {postURL}, "comment_id": {commentID}}, cursor), "comments", "replies")
+	return sources.PageCall[PSComment](sources.PhotoSocial, "/post/comment/replies",
+		sources.WithCursor(url.Values{"url": {postURL}, "comment_id": {commentID}}, cursor), "comments", "replies")
 }
 
 // PSHighlightEntry is an entry of a profile's highlights: its id (bare
@@ -236,27 +234,27 @@ func (e *PSHighlightEntry) UnmarshalJSON(b []byte) error {
 	var w struct {
 		ID    Text `json:"id"`
 		Title Text `json:"title"`
-		Cover object[struct {
+		Cover Object[struct {
 			Thumbnail Text `json:"thumbnail_src"`
 		}] `json:"cover_media"`
-		Cropped object[url]         `json:"cover_media_cropped_thumbnail"`
-		Owner   object[psOwnerWire] `json:"owner"`
-		User    object[psOwnerWire] `json:"user"`
+		Cropped Object[url]         `json:"cover_media_cropped_thumbnail"`
+		Owner   Object[psOwnerWire] `json:"owner"`
+		User    Object[psOwnerWire] `json:"user"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	*e = PSHighlightEntry{ID: Text(strings.TrimPrefix(string(w.ID), "highlight:")), Title: w.Title,
-		CoverURL: firstText(w.Cover.V.Thumbnail, w.Cropped.V.URL), OwnerUsername: firstText(w.Owner.V.Username, w.User.V.Username)}
+		CoverURL: sources.FirstText(w.Cover.V.Thumbnail, w.Cropped.V.URL), OwnerUsername: sources.FirstText(w.Owner.V.Username, w.User.V.Username)}
 	return nil
 }
 
 // PSHighlightsCall calls a profile's highlights (/v1/instagram/user/highlights:
 // one answer, highlights[], no paging).
-func PSHighlightsCall(handle string) Call[*Page[PSHighlightEntry]] {
-	h := NormalizeHandle(handle)
+func PSHighlightsCall(handle string) sources.Call[*sources.Page[PSHighlightEntry]] {
+	h := sources.NormalizeHandle(handle)
 	if h == "" {
-		return refused[*Page[PSHighlightEntry]](paramError("/photosocial/user/highlights", "handle", "is empty"))
+		return sources.Refused[*sources.Page[PSHighlightEntry]](sources.ParamError("/photosocial/user/highlights", "handle", "is empty"))
 	}
-	return pageCall[PSHighlightEntry](PhotoSocial, "/user/highlights", url.Values{"handle": {h}}, "highlights")
+	return sources.PageCall[PSHighlightEntry](sources.PhotoSocial, "/user/highlights", url.Values{"handle": {h}}, "highlights")
 }

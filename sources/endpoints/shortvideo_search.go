@@ -1,4 +1,4 @@
-package sources
+package endpoints
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/socialcrawl/crawler/sources"
 )
 
 const svKeywordEndpoint = "/shortvideo/search/keyword"
@@ -41,9 +43,9 @@ func (q KeywordQuery) Validate() error {
 	kw, query := strings.TrimSpace(q.Keyword), strings.TrimSpace(q.Query)
 	switch {
 	case kw == "" && query == "":
-		return paramError(svKeywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
+		return sources.ParamError(svKeywordEndpoint, "keyword", "is empty (set keyword for form A or query for form B)")
 	case kw != "" && query != "":
-		return paramError(svKeywordEndpoint, "keyword", "and query are both set; use one form")
+		return sources.ParamError(svKeywordEndpoint, "keyword", "and query are both set; use one form")
 	}
 	if kw != "" {
 		for _, opt := range []struct {
@@ -51,19 +53,19 @@ func (q KeywordQuery) Validate() error {
 			set  bool
 		}{{"date_posted", q.DatePosted != ""}, {"sort_by", q.SortBy != ""}, {"region", q.Region != ""}, {"trim", q.Trim}} {
 			if opt.set {
-				return paramError(svKeywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
+				return sources.ParamError(svKeywordEndpoint, opt.name, "is a form B option: use Query instead of Keyword")
 			}
 		}
 		return nil
 	}
 	if q.DatePosted != "" && !slices.Contains(datePostedValues, q.DatePosted) {
-		return paramError(svKeywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
+		return sources.ParamError(svKeywordEndpoint, "date_posted", "must be one of "+strings.Join(datePostedValues, "|"))
 	}
 	if q.SortBy != "" && !slices.Contains(sortByValues, q.SortBy) {
-		return paramError(svKeywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
+		return sources.ParamError(svKeywordEndpoint, "sort_by", "must be one of "+strings.Join(sortByValues, "|"))
 	}
 	if q.Region != "" && !isRegion(q.Region) {
-		return paramError(svKeywordEndpoint, "region", "must be a two-letter country code")
+		return sources.ParamError(svKeywordEndpoint, "region", "must be a two-letter country code")
 	}
 	return nil
 }
@@ -143,22 +145,22 @@ func ParseKeywordQuery(p url.Values) KeywordQuery {
 // sends keyword and the cursor as given; form B sends query, the options set
 // and the cursor as an integer (a cursor written with an exponent is
 // rewritten as its digits, as the upstream rejects "1.74e+09").
-func SVKeywordSearchCall(q KeywordQuery, cursor string) Call[*Page[SVVideo]] {
+func SVKeywordSearchCall(q KeywordQuery, cursor string) sources.Call[*sources.Page[SVVideo]] {
 	if err := q.Validate(); err != nil {
-		return refused[*Page[SVVideo]](err)
+		return sources.Refused[*sources.Page[SVVideo]](err)
 	}
 	v := q.Params()
 	if cursor != "" {
-		if v.Has("query") && !isDigits(cursor) {
-			n, err := parseInt(strings.TrimSpace(cursor))
+		if v.Has("query") && !sources.IsDigits(cursor) {
+			n, err := sources.ParseInt(strings.TrimSpace(cursor))
 			if err != nil || n < 0 {
-				return refused[*Page[SVVideo]](paramError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
+				return sources.Refused[*sources.Page[SVVideo]](sources.ParamError(svKeywordEndpoint, "cursor", "must be a non-negative integer in the query form"))
 			}
 			cursor = strconv.FormatInt(n, 10)
 		}
 		v.Set("cursor", cursor)
 	}
-	return pageCall[SVVideo](ShortVideo, "/search/keyword", v, svVideoListKeys...)
+	return sources.PageCall[SVVideo](sources.ShortVideo, "/search/keyword", v, svVideoListKeys...)
 }
 
 // SVHashtag is an entry of the hashtag search. Growth is the growth
@@ -177,8 +179,8 @@ type SVHashtag struct {
 
 func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 	var w struct {
-		AwemeID     rawRef `json:"aweme_id"`
-		AwemeInfo   rawRef `json:"aweme_info"`
+		AwemeID     RawRef `json:"aweme_id"`
+		AwemeInfo   RawRef `json:"aweme_info"`
 		Name        Text   `json:"name"`
 		NameS       Text   `json:"hashtag_name"`
 		ChaName     Text   `json:"cha_name"`
@@ -186,9 +188,9 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 		ViewCountS  Int64  `json:"view_count"`
 		VideoCount  Int64  `json:"videoCount"`
 		VideoCountS Int64  `json:"video_count"`
-		Growth      rawRef `json:"growth"`
-		GrowthS     rawRef `json:"growthSignals"`
-		Trend       rawRef `json:"trend"`
+		Growth      RawRef `json:"growth"`
+		GrowthS     RawRef `json:"growthSignals"`
+		Trend       RawRef `json:"trend"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -202,11 +204,11 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	*h = SVHashtag{
-		Name:       firstText(w.Name, w.NameS, w.ChaName),
-		ViewCount:  firstInt(w.ViewCount, w.ViewCountS),
-		VideoCount: firstInt(w.VideoCount, w.VideoCountS),
+		Name:       sources.FirstText(w.Name, w.NameS, w.ChaName),
+		ViewCount:  sources.FirstInt(w.ViewCount, w.ViewCountS),
+		VideoCount: sources.FirstInt(w.VideoCount, w.VideoCountS),
 	}
-	for _, g := range []rawRef{w.Growth, w.GrowthS, w.Trend} {
+	for _, g := range []RawRef{w.Growth, w.GrowthS, w.Trend} {
 		if len(g) > 0 && string(g) != "null" {
 			h.Growth = json.RawMessage(g)
 			break
@@ -217,8 +219,8 @@ func (h *SVHashtag) UnmarshalJSON(b []byte) error {
 
 // SVHashtagSearchCall calls one page of /shortvideo/search/hashtag: hashtags
 // on the contract, videos (aweme_list) on the real service.
-func SVHashtagSearchCall(keyword, cursor string) Call[*Page[SVHashtag]] {
-	return pageCall[SVHashtag](ShortVideo, "/search/hashtag", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
+func SVHashtagSearchCall(keyword, cursor string) sources.Call[*sources.Page[SVHashtag]] {
+	return sources.PageCall[SVHashtag](sources.ShortVideo, "/search/hashtag", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "hashtags", "challenge_list", "aweme_list")
 }
 
 // SVTopResult is an entry of the top search, in the platform's rank order.
@@ -262,7 +264,7 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 		r.set(&t)
 		if r.Type == "video" {
 			_ = r.Video.decode(b, true)
-			r.Video.ID = firstText(r.Video.ID, r.ID)
+			r.Video.ID = sources.FirstText(r.Video.ID, r.ID)
 		}
 		return nil
 	}
@@ -272,7 +274,7 @@ func (r *SVTopResult) UnmarshalJSON(b []byte) error {
 		if err := r.Video.fromWire(&w.svVideoWire, true); err != nil {
 			return err
 		}
-		r.Video.ID = firstText(r.Video.ID, r.ID)
+		r.Video.ID = sources.FirstText(r.Video.ID, r.ID)
 	}
 	return nil
 }
@@ -297,21 +299,13 @@ func (r *SVTopResult) set(w *topResultWire) {
 	}
 	*r = SVTopResult{
 		Type: typ, ID: w.ID, Desc: w.Desc,
-		UniqueID: firstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
+		UniqueID: sources.FirstText(w.UniqueID, w.UniqueIDS), Nickname: w.Nickname,
 		Name: w.Name, Title: w.Title,
 	}
 }
 
 // SVTopSearchCall calls one page of /shortvideo/search/top. The order of the
 // items is the platform's ranking and is kept.
-func SVTopSearchCall(keyword, cursor string) Call[*Page[SVTopResult]] {
-	return pageCall[SVTopResult](ShortVideo, "/search/top", withCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
-}
-
-// withCursor adds the cursor when there is one; the first page sends none.
-func withCursor(v url.Values, cursor string) url.Values {
-	if cursor != "" {
-		v.Set("cursor", cursor)
-	}
-	return v
+func SVTopSearchCall(keyword, cursor string) sources.Call[*sources.Page[SVTopResult]] {
+	return sources.PageCall[SVTopResult](sources.ShortVideo, "/search/top", sources.WithCursor(url.Values{"keyword": {strings.TrimSpace(keyword)}}, cursor), "results", "items")
 }

@@ -1,0 +1,577 @@
+package concurrency
+
+import (
+	"container/heap"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// The simulation runs a client against an upstream in virtual time, with no
+// sleeps: each event (a request leaving, an answer coming back) happens at
+// its instant, and the limiter reads the simulation's clock.
+
+// tryAcquire takes a slot at now if one is free and nobody waits: the
+// simulation's Acquire, on its own clock.
+func (l *Limiter) tryAcquire(now time.Time) (*ticket, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ctl.tick(now, l.held)
+	if len(l.waiters) > 0 || l.held >= l.ctl.slots() {
+		return nil, false
+	}
+	return l.grantLocked(now), true
+}
+
+// put gives t's slot back with s at now: the simulation's release.
+func (l *Limiter) put(now time.Time, t *ticket, s Sample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.putLocked(now, t, s)
+}
+
+// simUpstream is an upstream in virtual time: servers (0: as many as there
+// are requests) taking requests first come first served, each for a
+// service time drawn from service; a quota (a token bucket answering 429
+// at once) and a share of failures (5xx after the service time), each of
+// which at(t) may change.
+type simUpstream struct {
+	servers int
+	service func(r *rand.Rand) time.Duration
+	quota   *rate.Limiter // nil: none
+	errRate float64       // the share of answers that fail after their service
+	burst   float64       // the share of requests answered 503 at once
+	busy    int
+	queue   []*simReq
+}
+
+// simReq is one request of the simulation.
+type simReq struct {
+	t        *ticket
+	acquired time.Time
+	sent     time.Time
+	token    bool // a token of the rate control's bucket is reserved
+}
+
+// simRate is the rate control as the concurrency controller meets it: no
+// bucket until the first 429, then a bucket at 95% of the quota, and a
+// pause of a second for every worker after each 429.
+type simRate struct {
+	bucket *rate.Limiter
+	until  time.Time
+	settle float64 // the rate the bucket settles at after the first 429
+}
+
+// simConfig is one simulated run.
+type simConfig struct {
+	up    *simUpstream
+	limit Config
+	rate  *simRate // nil: no rate control in the way
+	d     time.Duration
+	// tasks bounds the requests the runner keeps going (0: as many as the
+	// limit lets through); think is a task's time between an answer and
+	// its next request.
+	tasks int
+	think time.Duration
+	seed  uint64
+	// at is called once per virtual second, for scripted changes.
+	at    func(t time.Duration, l *Limiter)
+	debug bool
+}
+
+// simRun is what a simulated run saw.
+type simRun struct {
+	answers []simAnswer
+	trace   []simPoint // once per virtual second
+	l       *Limiter
+}
+
+type simAnswer struct {
+	at      time.Duration // since the start
+	latency time.Duration
+	outcome Outcome
+}
+
+type simPoint struct {
+	at              time.Duration
+	limit, inFlight int
+	centre          float64
+	status          Status
+}
+
+// event is a scheduled instant of the simulation.
+type event struct {
+	at  time.Time
+	seq int
+	fn  func(now time.Time)
+}
+
+type events []*event
+
+func (e events) Len() int { return len(e) }
+func (e events) Less(i, j int) bool {
+	if e[i].at.Equal(e[j].at) {
+		return e[i].seq < e[j].seq
+	}
+	return e[i].at.Before(e[j].at)
+}
+func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
+func (e *events) Push(x any)   { *e = append(*e, x.(*event)) }
+func (e *events) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
+
+// simulate runs cfg and returns what it saw.
+func simulate(t *testing.T, cfg simConfig) *simRun {
+	t.Helper()
+	t0 := time.Unix(1_000_000, 0)
+	rng := rand.New(rand.NewPCG(cfg.seed, 1))
+	lc := cfg.limit
+	if cfg.rate != nil {
+		lc.Rate = func() float64 {
+			if cfg.rate.bucket == nil {
+				return 0
+			}
+			return float64(cfg.rate.bucket.Limit())
+		}
+	}
+	l := &Limiter{now: func() time.Time { panic("the simulation passes its own clock") }}
+	l.ctl.init(lc.withDefaults(), t0)
+	run := &simRun{l: l}
+	clock := t0
+	if cfg.debug {
+		l.ctl.debug = func(f string, a ...any) { t.Logf("%6.1fs "+f, append([]any{clock.Sub(t0).Seconds()}, a...)...) }
+	}
+	var q events
+	seq := 0
+	schedule := func(at time.Time, fn func(time.Time)) {
+		seq++
+		heap.Push(&q, &event{at: at, seq: seq, fn: fn})
+	}
+	up := cfg.up
+	active, ready := 0, 0 // tasks with a request out; tasks waiting for a slot
+	if cfg.tasks > 0 {
+		ready = cfg.tasks
+	}
+	var fill func(now time.Time)
+	var send func(now time.Time, r *simReq)
+	answer := func(now time.Time, r *simReq, o Outcome) {
+		lat := now.Sub(r.sent)
+		l.put(now, r.t, Sample{Endpoint: "/e", Outcome: o, Latency: lat, Queued: r.sent.Sub(r.acquired)})
+		run.answers = append(run.answers, simAnswer{at: now.Sub(t0), latency: lat, outcome: o})
+		active--
+		if o == Throttled {
+			// The same request again, as the client does after a 429.
+			if cfg.tasks > 0 {
+				ready++
+			}
+			fill(now)
+			return
+		}
+		if cfg.tasks > 0 {
+			schedule(now.Add(cfg.think), func(now time.Time) { ready++; fill(now) })
+		}
+		fill(now)
+	}
+	var serve func(now time.Time, r *simReq)
+	serve = func(now time.Time, r *simReq) {
+		up.busy++
+		schedule(now.Add(up.service(rng)), func(now time.Time) {
+			up.busy--
+			o := OK
+			if rng.Float64() < up.errRate {
+				o = Failed
+			}
+			for len(up.queue) > 0 && (up.servers == 0 || up.busy < up.servers) {
+				next := up.queue[0]
+				up.queue = up.queue[1:]
+				serve(now, next)
+			}
+			answer(now, r, o)
+		})
+	}
+	send = func(now time.Time, r *simReq) {
+		if rc := cfg.rate; rc != nil {
+			wait := rc.until.Sub(now)
+			if rc.bucket != nil && wait <= 0 && !r.token {
+				wait, r.token = rc.bucket.ReserveN(now, 1).DelayFrom(now), true
+			}
+			if wait > 0 {
+				schedule(now.Add(wait), func(now time.Time) { send(now, r) })
+				return
+			}
+		}
+		r.sent = now
+		if up.burst > 0 && rng.Float64() < up.burst {
+			answer(now, r, Failed)
+			return
+		}
+		if up.quota != nil && !up.quota.AllowN(now, 1) {
+			if rc := cfg.rate; rc != nil {
+				rc.until = now.Add(time.Second)
+				if rc.bucket == nil {
+					rc.bucket = rate.NewLimiter(rate.Limit(rc.settle), 1)
+					rc.bucket.AllowN(now, 1)
+				}
+			}
+			answer(now, r, Throttled)
+			return
+		}
+		r.token = false
+		if false {
+		}
+		if len(up.queue) == 0 && (up.servers == 0 || up.busy < up.servers) {
+			serve(now, r)
+		} else {
+			up.queue = append(up.queue, r)
+		}
+	}
+	fill = func(now time.Time) {
+		for cfg.tasks == 0 || ready > 0 {
+			tk, ok := l.tryAcquire(now)
+			if !ok {
+				return
+			}
+			if cfg.tasks > 0 {
+				ready--
+			}
+			active++
+			send(now, &simReq{t: tk, acquired: now})
+		}
+	}
+	var second func(now time.Time)
+	second = func(now time.Time) {
+		el := now.Sub(t0)
+		if cfg.at != nil {
+			cfg.at(el, l)
+		}
+		l.mu.Lock()
+		l.ctl.tick(now, l.held)
+		st := l.ctl.status(l.held)
+		centre := l.ctl.centre
+		l.mu.Unlock()
+		run.trace = append(run.trace, simPoint{at: el, limit: st.Limit, inFlight: st.InFlight, centre: centre, status: st})
+		fill(now)
+		schedule(now.Add(time.Second), second)
+	}
+	schedule(t0, second)
+	end := t0.Add(cfg.d)
+	for q.Len() > 0 {
+		e := heap.Pop(&q).(*event)
+		if !e.at.Before(end) {
+			break
+		}
+		clock = e.at
+		e.fn(e.at)
+	}
+	return run
+}
+
+// throughput is the OK answers per second in [from, to).
+func (r *simRun) throughput(from, to time.Duration) float64 {
+	n := 0
+	for _, a := range r.answers {
+		if a.outcome == OK && a.at >= from && a.at < to {
+			n++
+		}
+	}
+	return float64(n) / (to - from).Seconds()
+}
+
+// medianLatency is the median answer time of the OK answers in [from, to).
+func (r *simRun) medianLatency(from, to time.Duration) time.Duration {
+	var ls []time.Duration
+	for _, a := range r.answers {
+		if a.outcome == OK && a.at >= from && a.at < to {
+			ls = append(ls, a.latency)
+		}
+	}
+	if len(ls) == 0 {
+		return 0
+	}
+	slices.Sort(ls)
+	return ls[len(ls)/2]
+}
+
+// limits is the least and most limit in [from, to).
+func (r *simRun) limits(from, to time.Duration) (lo, hi int) {
+	lo = math.MaxInt
+	for _, p := range r.trace {
+		if p.at >= from && p.at < to {
+			lo, hi = min(lo, p.limit), max(hi, p.limit)
+		}
+	}
+	return lo, hi
+}
+
+// logTrace logs the limit every step seconds.
+func (r *simRun) logTrace(t *testing.T, step int) {
+	t.Helper()
+	for i, p := range r.trace {
+		if i%step == 0 {
+			t.Logf("t=%4.0fs limit %4d (centre %6.1f) in flight %4d %s (last: %s) latency %v", p.at.Seconds(), p.limit, p.centre, p.inFlight, p.status.Phase, p.status.Last, p.status.Latency.Round(time.Millisecond))
+		}
+	}
+}
+
+func uniform(lo, hi time.Duration) func(*rand.Rand) time.Duration {
+	return func(r *rand.Rand) time.Duration { return lo + time.Duration(r.Int64N(int64(hi-lo))) }
+}
+
+func exponential(mean time.Duration) func(*rand.Rand) time.Duration {
+	return func(r *rand.Rand) time.Duration { return time.Duration(r.ExpFloat64() * float64(mean)) }
+}
+
+// realLike is the real service's answer times: 2-4 s, and a tenth of the
+// requests (transcripts, comments with replies) 5-30 s.
+func realLike(r *rand.Rand) time.Duration {
+	if r.Float64() < 0.1 {
+		return uniform(5*time.Second, 30*time.Second)(r)
+	}
+	return uniform(2*time.Second, 4*time.Second)(r)
+}
+
+// A quota of R requests/s and answers in 3 s (2-4 s), then 20 s, with no
+// settings: the limit grows until the rate binds, holds near what the rate
+// needs (rate x answer time, with a margin) without running away, and the
+// run gets the quota.
+func TestSimRateLimitedLatency(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		r       float64
+		service func(*rand.Rand) time.Duration
+		mean    time.Duration
+		d, warm time.Duration
+	}{
+		{"3s at 20/s", 20, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 180 * time.Second, 30 * time.Second},
+		{"3s at 100/s", 100, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 180 * time.Second, 30 * time.Second},
+		{"20s at 20/s", 20, uniform(18*time.Second, 22*time.Second), 20 * time.Second, 400 * time.Second, 200 * time.Second},
+		{"20s at 100/s", 100, uniform(18*time.Second, 22*time.Second), 20 * time.Second, 400 * time.Second, 200 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			up := &simUpstream{service: c.service, quota: rate.NewLimiter(rate.Limit(c.r), 10)}
+			run := simulate(t, simConfig{up: up, rate: &simRate{settle: 0.95 * c.r}, d: c.d, seed: 1})
+			got := run.throughput(c.warm, c.d)
+			need := c.r * c.mean.Seconds()
+			lo, hi := run.limits(c.warm, c.d)
+			t.Logf("%.1f answers/s after %v (%.3f of %v); limit %d-%d, need %.0f; moves %v", got, c.warm, got/c.r, c.r, lo, hi, need, run.l.ctl.moves)
+			run.logTrace(t, 20)
+			if got < 0.9*c.r {
+				t.Errorf("%.1f answers/s, want >= 0.9 of %v", got, c.r)
+			}
+			if float64(hi) > 1.5*need+rateSlack+2 {
+				t.Errorf("limit up to %d, want <= 1.5 x %.0f: it runs away", hi, need)
+			}
+			if float64(lo) < 0.9*need {
+				t.Errorf("limit down to %d, want >= 0.9 x %.0f: it collapsed", lo, need)
+			}
+		})
+	}
+}
+
+// An upstream of c servers taking requests first come first served (an
+// M/M/c queue, and ones whose service takes 2-4 s, or the real service's
+// answer times): beyond c requests in flight the answers only wait longer.
+// The limit settles near the knee: throughput within 10% of c / mean
+// service time, the median answer time within 1.5 times its floor, over
+// a few seeds. Exponential service times are the noisiest (a spread of
+// log answer times of 1.3, against 0.2 for 2-4 s): the rounds read the
+// elasticity through 40 times the noise, and the centre wanders more;
+// its throughput floor is 0.85.
+func TestSimSaturatingUpstream(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		servers int
+		service func(*rand.Rand) time.Duration
+		floor   time.Duration // median service time
+		mean    time.Duration
+		aim     float64 // of the knee's throughput
+		seeds   uint64
+	}{
+		{"M/M/40, 1 s", 40, exponential(time.Second), 693 * time.Millisecond, time.Second, 0.85, 3},
+		{"M/G/60, 2-4 s", 60, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 3 * time.Second, 0.9, 3},
+		{"M/G/500, 2-4 s", 500, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 3 * time.Second, 0.9, 1},
+		{"M/G/20, 0.1-0.3 s", 20, uniform(100*time.Millisecond, 300*time.Millisecond), 200 * time.Millisecond, 200 * time.Millisecond, 0.9, 1},
+		{"M/G/60, real-like", 60, realLike, 3110 * time.Millisecond, 4450 * time.Millisecond, 0.9, 3},
+	} {
+		for seed := uint64(1); seed <= c.seeds; seed++ {
+			t.Run(fmt.Sprintf("%s seed %d", c.name, seed), func(t *testing.T) {
+				t.Parallel()
+				d, warm := 420*time.Second, 120*time.Second
+				up := &simUpstream{servers: c.servers, service: c.service}
+				run := simulate(t, simConfig{up: up, d: d, seed: seed})
+				knee := float64(c.servers) / c.mean.Seconds()
+				got := run.throughput(warm, d)
+				med := run.medianLatency(warm, d)
+				lo, hi := run.limits(warm, d)
+				t.Logf("%.1f answers/s (%.3f of the knee's %.1f); median answer time %v (%.2f x its floor %v); limit %d-%d for %d servers; moves %v",
+					got, got/knee, knee, med.Round(time.Millisecond), med.Seconds()/c.floor.Seconds(), c.floor, lo, hi, c.servers, run.l.ctl.moves)
+				if got < c.aim*knee {
+					run.logTrace(t, 30)
+					t.Errorf("throughput %.3f of the knee's, want >= %v", got/knee, c.aim)
+				}
+				if med.Seconds() > 1.5*c.floor.Seconds() {
+					t.Errorf("median answer time %.2f x its floor, want <= 1.5", med.Seconds()/c.floor.Seconds())
+				}
+			})
+		}
+	}
+}
+
+// The upstream's knee halves for a minute, then recovers: the limit
+// follows it down (its centre within 1.5 x the new knee) within 30 s and
+// back up (throughput within 10% of the knee's again) within 45 s, at
+// answer times of 2-4 s: a move needs three fresh rounds of about half an
+// answer time and their answers; downward, one move to the knee the
+// answer times show; upward, steps that grow, then doubling.
+func TestSimDegradeAndRecover(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			t.Parallel()
+			const servers = 60
+			down, up, end := 240*time.Second, 300*time.Second, 420*time.Second
+			u := &simUpstream{servers: servers, service: uniform(2*time.Second, 4*time.Second)}
+			run := simulate(t, simConfig{up: u, d: end, seed: seed, at: func(el time.Duration, _ *Limiter) {
+				switch el {
+				case down:
+					u.servers = servers / 2
+				case up:
+					u.servers = servers
+				}
+			}})
+			// Down: the first second from which the limit's centre stays
+			// within 1.5 x the new knee until the recovery.
+			followDown := time.Duration(-1)
+			for _, p := range run.trace {
+				if p.at < down || p.at >= up {
+					continue
+				}
+				if p.centre > 1.5*servers/2 {
+					followDown = -1
+				} else if followDown < 0 {
+					followDown = p.at - down
+				}
+			}
+			// Up: the first 5 s window after the recovery at >= 0.9 of the
+			// knee's throughput.
+			knee := servers / 3.0
+			followUp := time.Duration(-1)
+			for w := up; w+5*time.Second <= end; w += time.Second {
+				if run.throughput(w, w+5*time.Second) >= 0.9*knee {
+					followUp = w - up
+					break
+				}
+			}
+			during := run.throughput(down+30*time.Second, up)
+			t.Logf("followed down in %v, up in %v; %.1f answers/s during the degradation (knee %.1f); moves %v", followDown, followUp, during, knee/2, run.l.ctl.moves)
+			if followDown < 0 || followDown > 30*time.Second {
+				run.logTrace(t, 5)
+				t.Errorf("followed the degradation down in %v, want <= 30 s", followDown)
+			}
+			if followUp < 0 || followUp > 45*time.Second {
+				run.logTrace(t, 5)
+				t.Errorf("followed the recovery up in %v, want <= 45 s", followUp)
+			}
+			if during < 0.85*knee/2 {
+				t.Errorf("%.1f answers/s during the degradation, want >= 0.85 x %.1f", during, knee/2)
+			}
+		})
+	}
+}
+
+// The real service's answer times (2-4 s, a tenth 5-30 s) and no knee: the
+// noise never reads as a queue. With 500 lists to walk the limit grows to
+// keep them all going (and not far beyond: a round whose slots are not
+// used is no reason to grow), and the answers come at the rate 500 lists
+// allow.
+func TestSimNoisyLatencyNoKnee(t *testing.T) {
+	t.Parallel()
+	const tasks = 500
+	d, warm := 300*time.Second, 60*time.Second
+	up := &simUpstream{service: realLike}
+	run := simulate(t, simConfig{up: up, d: d, seed: 4, tasks: tasks, think: 5 * time.Millisecond})
+	got, want := run.throughput(warm, d), tasks/4.45
+	lo, hi := run.limits(warm, d)
+	t.Logf("%.1f answers/s (%.3f of %.1f); limit %d-%d; moves %v", got, got/want, want, lo, hi, run.l.ctl.moves)
+	if got < 0.9*want {
+		run.logTrace(t, 10)
+		t.Errorf("%.1f answers/s, want >= 0.9 x %.1f", got, want)
+	}
+	if lo < tasks {
+		t.Errorf("limit down to %d with %d lists and no queue", lo, tasks)
+	}
+	if hi > 4*tasks {
+		t.Errorf("limit up to %d with %d lists: it ran away", hi, tasks)
+	}
+	if n := run.l.ctl.moves[Move{Reason: ReasonLatency}]; n > 0 {
+		t.Errorf("%d moves down on latency with no queue", n)
+	}
+}
+
+// Failures: a background 2% of 5xx moves nothing; a burst of 503s (half of
+// the answers for 30 s, at once) cuts the limit, and it comes back after.
+func TestSimErrorBursts(t *testing.T) {
+	t.Parallel()
+	const servers = 60
+	burst, calm, end := 200*time.Second, 230*time.Second, 400*time.Second
+	up := &simUpstream{servers: servers, service: uniform(2*time.Second, 4*time.Second), errRate: 0.02}
+	var before map[Move]int64
+	run := simulate(t, simConfig{up: up, d: end, seed: 5, at: func(el time.Duration, l *Limiter) {
+		switch el {
+		case burst:
+			before = maps.Clone(l.ctl.moves)
+			up.burst = 0.5
+		case calm:
+			up.burst = 0
+		}
+	}})
+	cuts := run.l.ctl.moves[Move{Reason: ReasonErrors}] - before[Move{Reason: ReasonErrors}]
+	knee := servers / 3.0
+	after := run.throughput(calm+60*time.Second, end)
+	t.Logf("%d cuts for errors before the burst, %d in it; %.1f answers/s from 60 s after it (knee %.1f)", before[Move{Reason: ReasonErrors}], cuts, after, knee)
+	if n := before[Move{Reason: ReasonErrors}]; n != 0 {
+		t.Errorf("%d cuts for a background 2%% of failures", n)
+	}
+	if cuts == 0 {
+		run.logTrace(t, 5)
+		t.Error("no cut for a burst of 503s")
+	}
+	if lo, _ := run.limits(burst+10*time.Second, calm); lo > servers {
+		t.Errorf("limit %d or more during the burst, want cut below %d", lo, servers)
+	}
+	if after < 0.9*knee {
+		run.logTrace(t, 5)
+		t.Errorf("%.1f answers/s after the burst, want >= 0.9 x %.1f", after, knee)
+	}
+}
+
+// A job file's limits.workers is a ceiling the limit never passes, and a
+// few lists leave it where they need it.
+func TestSimCeilingAndFewLists(t *testing.T) {
+	t.Parallel()
+	up := &simUpstream{service: uniform(2*time.Second, 4*time.Second)}
+	run := simulate(t, simConfig{up: up, d: 120 * time.Second, seed: 6, limit: Config{Ceiling: 10}})
+	if _, hi := run.limits(0, 120*time.Second); hi > 10 {
+		t.Errorf("limit up to %d with the ceiling 10", hi)
+	}
+	if got := run.throughput(30*time.Second, 120*time.Second); got < 0.95*10/3.0 {
+		t.Errorf("%.2f answers/s at the ceiling 10, want %.2f", got, 10/3.0)
+	}
+	run = simulate(t, simConfig{up: up, d: 120 * time.Second, seed: 6, tasks: 20, think: 5 * time.Millisecond})
+	if _, hi := run.limits(0, 120*time.Second); hi > 4*20 {
+		t.Errorf("limit up to %d with 20 lists", hi)
+	}
+}

@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/sources/concurrency"
+	"github.com/socialcrawl/crawler/testkit/listwalk"
+)
+
+// Workload 17: the real service's answer times, a quota, and no settings
+// (neither limits.workers nor api.rate). A list is walked page after page,
+// so throughput comes only from requests in flight: at 3 s an answer, 20
+// requests/s need 60 in flight, 100/s at 20 s need 2,000. Each case walks
+// more lists than it needs through one client (the runner's tasks, with
+// no database), against a sandbox answering in latency ± a third, with a
+// quota of R requests/s (burst 10); the four run side by side, each with
+// its own sandbox. The figure is the billable answers over what the quota
+// allows in the same run (R x T + B), from the first request.
+//
+// Then the issue's job end to end: 60 accounts (720 list pages) at 3 s and
+// 20/s, pipeline.Run in-process with a job file that sets neither key: the
+// runner keeps twice the client's limit of tasks in progress.
+type concCase struct {
+	latency time.Duration // the middle of the answer times
+	rate    float64
+	d       time.Duration
+	lists   int
+}
+
+func (c concCase) label() string { return fmt.Sprintf("%s at %g/s", c.latency, c.rate) }
+
+func runConcurrency(ctx context.Context, e *env) (*outcome, error) {
+	cases := e.size.concCases
+	out := &outcome{setup: fmt.Sprintf("sources.Client with no settings (default options, max_retries 20) walking follower lists page after page, a goroutine per list, no database; sandbox answers in latency ± a third (uniform), quota R requests/s with burst 10; cases %s, side by side, each with its own sandbox and client. Beside them, the issue's job (%d accounts seeded by secUid, %d followers each: %d list pages) through pipeline.Run in-process, no limits.workers, no api.rate, at %s and %g/s, for up to %s.",
+		caseList(cases), e.size.issueAccounts, e.size.issueFollowers, e.size.issueAccounts*e.size.issueFollowers/50, e.size.issueLatency, issueRate, e.size.issueT)}
+	type result struct {
+		figs []Figure
+		err  error
+	}
+	results := make([]result, len(cases)+1)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Go(func() { results[i].figs, results[i].err = concurrencyCase(ctx, c) })
+	}
+	wg.Go(func() { results[len(cases)].figs, results[len(cases)].err = e.issueJob(ctx) })
+	wg.Wait()
+	for _, r := range results {
+		out.figures = append(out.figures, r.figs...)
+		if r.err != nil {
+			return out, r.err
+		}
+	}
+	return out, nil
+}
+
+func caseList(cs []concCase) string {
+	s := ""
+	for i, c := range cs {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s at %g/s for %s (%d lists)", c.latency, c.rate, c.d, c.lists)
+	}
+	return s
+}
+
+// concurrencyCase runs one case and reports its figures.
+func concurrencyCase(ctx context.Context, c concCase) ([]Figure, error) {
+	jitter := 2 * c.latency / 3
+	up, err := newUpstream(sandbox.Config{Rate: c.rate, Burst: quotaB, Faults: sandbox.Faults{Latency: c.latency - jitter/2, LatencyJitter: jitter}}, false)
+	if err != nil {
+		return nil, err
+	}
+	defer up.close()
+	w, err := listwalk.New(up.url, apiKey, nil)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Walk(rctx, c.lists, "conc")
+	}()
+	t0, err := up.firstArrival(rctx)
+	if err != nil {
+		return nil, err
+	}
+	sleepUntil(rctx, t0.Add(c.d))
+	cancel()
+	<-done
+	arr := up.sb.Arrivals(apiKey)
+	win := countWindow(arr, t0, t0.Add(c.d))
+	allowed := c.rate*c.d.Seconds() + quotaB
+	need := c.rate * c.latency.Seconds()
+	// The start: the doubling from 16 in flight to what the rate needs, an
+	// answer time each, and two more (the first answers, the first 429's).
+	start := time.Duration((math.Max(math.Log2(need/float64(concurrency.InitialDefault)), 0) + 2) * float64(c.latency))
+	after := countWindow(arr, t0.Add(start), t0.Add(c.d))
+	lo, hi, inFlight := w.Limits(t0.Add(c.d/2), t0.Add(c.d))
+	secs, ok := settleOf(arr, t0, t0.Add(c.d), c.rate)
+	detail := fmt.Sprintf("%d billable 2xx of %.0f allowed (R·T + B, T = %s), %d of %.0f after the first %s; %d 429s in %d requests; in the second half the limit stayed in %d-%d, %.0f in flight on average, for %.0f needed (R x %s)",
+		win.ok, allowed, c.d, after.ok, c.rate*after.seconds(), start.Round(time.Second), win.limited, win.requests, lo, hi, inFlight, need, c.latency)
+	return []Figure{
+		{Name: "fraction of the allowed rate after the start, no settings, " + c.label(), Value: float64(after.ok) / (c.rate * after.seconds()), Aim: atLeast(0.9), Detail: detail,
+			Why: "once the limit holds what the rate needs (1.25 x rate x answer time + 8), the rate control holds the rate just under the quota, probing above it every minute or two (a pause each), and measures it from the successes counted at their send times, waiting for the answers after each 429."},
+		{Name: "fraction of the allowed rate over the whole run, no settings, " + c.label(), Value: float64(win.ok) / allowed, Detail: detail,
+			Why: fmt.Sprintf("the start costs about two answer times of the quota: the first answers come after %s, and the doubling from %d reaches %.0f in flight after some log2(%.0f / %d) answer times, each handing its new slots out over the answer time.",
+				c.latency, concurrency.InitialDefault, need, need, concurrency.InitialDefault)},
+		settleFigure("seconds to reach 90% of the allowed rate, "+c.label(), secs, ok, c.rate, settleHold(c.d)),
+		{Name: "limit held / needed in flight, " + c.label(), Value: float64(hi) / need, Aim: atMost(1.5), Detail: detail,
+			Why: "when the rate binds the limit is held at 1.25 x rate x mean answer time + 8: requests waiting for a token are not the upstream's queue, and more of them would only hold memory."},
+	}, nil
+}
+
+// issueRate is the issue's upstream quota, requests/s.
+const issueRate = 20.0
+
+// issueJob runs the issue's job end to end and reports its rate.
+func (e *env) issueJob(ctx context.Context) ([]Figure, error) {
+	lat := e.size.issueLatency
+	jitter := 2 * lat / 3
+	up, err := newUpstream(sandbox.Config{Rate: issueRate, Burst: quotaB, Faults: sandbox.Faults{Latency: lat - jitter/2, LatencyJitter: jitter}}, false)
+	if err != nil {
+		return nil, err
+	}
+	defer up.close()
+	var seeds []string
+	for i := range e.size.issueAccounts {
+		seeds = append(seeds, secUIDOf(fmt.Sprintf("issue%02d_f%d_g0", i, e.size.issueFollowers)))
+	}
+	spec := jobSpec{name: "bench-issue", baseURL: up.url, secUIDs: seeds, followersOnly: true, maxPages: allPages}
+	p, err := e.startInProcess(ctx, "issue", spec)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	start := time.Now()
+	t0, sum, err := p.runFor(ctx, up, e.size.issueT, nil)
+	if err != nil {
+		return nil, err
+	}
+	took := time.Since(start)
+	arr := up.sb.Arrivals(apiKey)
+	var last time.Time
+	for _, a := range arr {
+		if a.Answered.After(last) {
+			last = a.Answered
+		}
+	}
+	w := countWindow(arr, t0, last.Add(time.Nanosecond))
+	pages := e.size.issueAccounts * e.size.issueFollowers / 50
+	rate := float64(w.ok) / last.Sub(t0).Seconds()
+	return []Figure{{
+		Name: fmt.Sprintf("the issue's job end to end (%d pages at %s, %g/s): billable/s over the allowed", pages, lat, issueRate), Value: rate / issueRate, Aim: atLeast(0.9),
+		Detail: fmt.Sprintf("%d billable 2xx of %d pages in %.1f s from the first request (%s, %d pages committed by this process, %s in all) = %.2f/s; allowed %g/s",
+			w.ok, pages, last.Sub(t0).Seconds(), sum.State, sum.Pages, took.Round(time.Second), rate, issueRate),
+		Why: fmt.Sprintf("each list is %d pages walked one after another: at %s a page the job takes at least %.0f s whatever the concurrency, the same as %d pages at %g/s, so the start (the doubling from %d to the %d lists, two answer times), the answer times' spread (the slowest of %d chains of %d pages) and the commits all show in the ratio; the runner keeps twice the client's limit of tasks in progress.",
+			e.size.issueFollowers/50, lat, float64(e.size.issueFollowers/50)*lat.Seconds(), pages, issueRate, concurrency.InitialDefault, e.size.issueAccounts, e.size.issueAccounts, e.size.issueFollowers/50),
+	}}, nil
+}
