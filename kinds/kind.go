@@ -51,8 +51,8 @@ type Kind struct {
 	// which worker found it first (reuse.go).
 	Reexpand ReexpandFunc
 	// Known, when set on a list kind, gives the tasks the list leads to
-	// as the job's runs up to the task's know it: the entries its latest
-	// walk read to its end or page limit stored, and those seen since.
+	// as the job's runs up to the task's know it: the entries runs within
+	// max_age saw, newest first, within its page limit.
 	// Under adaptive revisits a list the schedule skips, or stop_at_seen
 	// cuts, still leads to its entries, each of which the schedule decides
 	// (reuse.go).

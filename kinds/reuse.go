@@ -42,8 +42,7 @@ type Fetch struct {
 type ReexpandFunc func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
 
 // KnownFunc is a Kind's Known: the tasks a list leads to as the job's
-// runs up to t's know it, from a walk that read it whole within the last
-// within (none when no walk did).
+// runs up to t's know it: the entries runs within the last within saw.
 type KnownFunc func(ctx context.Context, q db.Querier, j Job, t *Task, within time.Duration) ([]NewTask, error)
 
 // expandFunc is a FreshRule's Expand.
@@ -91,6 +90,7 @@ type (
 		Key      string `db:"key"`
 		RunID    int64  `db:"run_id"`
 		WithinUS int64  `db:"within_us"`
+		MaxPages int    `db:"max_pages"`
 	}
 	seenParams struct {
 		Owner string   `db:"owner"`

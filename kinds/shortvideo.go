@@ -248,7 +248,7 @@ func storedFollowList(stmt *db.Stmt[runListParams]) ReexpandFunc {
 // would.
 func knownFollowList(stmt *db.Stmt[knownListParams]) KnownFunc {
 	return func(ctx context.Context, q db.Querier, j Job, t *Task, within time.Duration) ([]NewTask, error) {
-		rows, err := stmt.Query(ctx, q, knownListParams{Owner: followOwner(t), Kind: t.Kind, Key: t.Key, RunID: t.RunID, WithinUS: within.Microseconds()})
+		rows, err := stmt.Query(ctx, q, knownListParams{Owner: followOwner(t), Kind: t.Kind, Key: t.Key, RunID: t.RunID, WithinUS: within.Microseconds(), MaxPages: t.MaxPages})
 		return followEntries(j, t, rows, err)
 	}
 }

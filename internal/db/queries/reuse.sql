@@ -82,42 +82,26 @@ SELECT follower FROM shortvideo.follows WHERE followee = @owner AND last_seen_ru
 SELECT followee FROM shortvideo.follows WHERE follower = @owner AND last_seen_run = @run_id ORDER BY followee;
 
 -- name: KnownFollowers
--- The followers of @owner as runs up to @run_id know list (@kind, @key)
--- (adaptive revisits: a list skipped or cut by stop_at_seen still leads
--- to its entries): those its latest walk read to its end or page limit
--- stored and those seen since, newest first, at most as many as that walk
--- read. None when no walk within the last @within_us microseconds
--- (max_age) read it so far.
-WITH w AS (
-    SELECT run_id, items FROM crawl.tasks
-    WHERE kind = @kind AND key = @key AND run_id <= @run_id AND state = 'done' AND outcome IN ('done_end', 'done_page_limit')
-      AND finished_at >= now() - @within_us::bigint * interval '1 microsecond'
-    ORDER BY run_id DESC LIMIT 1
-)
-SELECT f.follower FROM shortvideo.follows f, w
-WHERE f.followee = @owner AND f.last_seen_run BETWEEN w.run_id AND @run_id
+-- The followers of @owner as the job's runs up to @run_id know list
+-- (@kind, @key) (adaptive revisits: a list skipped or cut by stop_at_seen
+-- still leads to its entries): those a run started within the last
+-- @within_us microseconds (max_age) saw, newest first, at most the list's
+-- page limit (@max_pages, 0: none) of pages of its page size as learnt.
+-- Read from the edges and the runs, which crawler prune keeps.
+SELECT f.follower FROM shortvideo.follows f JOIN crawl.runs r ON r.id = f.last_seen_run
+WHERE f.followee = @owner AND f.last_seen_run <= @run_id AND r.started_at >= now() - @within_us::bigint * interval '1 microsecond'
 ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.follower
-LIMIT (SELECT items FROM w);
+LIMIT (SELECT ceil(i.page_size * @max_pages::int)::bigint FROM crawl.revisit_items i JOIN crawl.runs j ON j.job_name = i.job_name
+       WHERE j.id = @run_id AND i.kind = @kind AND i.key = @key AND @max_pages::int > 0);
 
 -- name: KnownFollowing
--- The accounts @owner follows as runs up to @run_id know list (@kind,
--- @key), as KnownFollowers.
-WITH w AS (
-    SELECT run_id, items FROM crawl.tasks
-    WHERE kind = @kind AND key = @key AND run_id <= @run_id AND state = 'done' AND outcome IN ('done_end', 'done_page_limit')
-      AND finished_at >= now() - @within_us::bigint * interval '1 microsecond'
-    ORDER BY run_id DESC LIMIT 1
-)
-SELECT f.followee FROM shortvideo.follows f, w
-WHERE f.follower = @owner AND f.last_seen_run BETWEEN w.run_id AND @run_id
+-- The accounts @owner follows as the job's runs know list (@kind, @key),
+-- as KnownFollowers.
+SELECT f.followee FROM shortvideo.follows f JOIN crawl.runs r ON r.id = f.last_seen_run
+WHERE f.follower = @owner AND f.last_seen_run <= @run_id AND r.started_at >= now() - @within_us::bigint * interval '1 microsecond'
 ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.followee
-LIMIT (SELECT items FROM w);
-
--- The entries below are what a task's fetch in run @run_id stored, read to
--- expand it again at a smaller depth (kinds.Kind.Reexpand), in the order
--- its pages listed them. A video's author is the key of its profile task:
--- its handle, or for an author the list named by ids only (stored as a
--- 'secuid:' account) 'user_id:' and its numeric id; '' when it has neither.
+LIMIT (SELECT ceil(i.page_size * @max_pages::int)::bigint FROM crawl.revisit_items i JOIN crawl.runs j ON j.job_name = i.job_name
+       WHERE j.id = @run_id AND i.kind = @kind AND i.key = @key AND @max_pages::int > 0);
 
 -- name: RunSongVideoAuthors
 -- The authors of the videos of song @owner that a walk of run @run_id
