@@ -43,3 +43,8 @@ demo: ## Run the demo (scripts/demo.sh); make demo PRESET=scrapecreators runs it
 
 bench: ensure-postgres ensure-scrapy ## Benchmarks against the sandbox and a throwaway PostgreSQL (~30 min); writes BENCHMARKS.md
 	$(GO) run ./tools/bench -v -out BENCHMARKS.md -benchtime $(BENCHTIME)
+
+.PHONY: simulate
+simulate: ensure-postgres ## Simulate combined nights on SEEDS seeds (default 100; START, PROFILE, PARALLEL): docs/simulator.md
+	$(GO) build -o $(BIN)/simulate ./tools/simulate
+	$(GO) run ./tools/withpg -- $(BIN)/simulate -seeds $(or $(SEEDS),100) -start $(or $(START),1) -profile $(or $(PROFILE),full) -parallel $(or $(PARALLEL),2)

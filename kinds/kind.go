@@ -50,6 +50,13 @@ type Kind struct {
 	// again without a request, so what a run reaches does not depend on
 	// which worker found it first (reuse.go).
 	Reexpand ReexpandFunc
+	// Known, when set on a list kind, gives the tasks the list leads to
+	// as the job's runs up to the task's know it: the entries runs within
+	// max_age saw, newest first, within its page limit.
+	// Under adaptive revisits a list the schedule skips, or stop_at_seen
+	// cuts, still leads to its entries, each of which the schedule decides
+	// (reuse.go).
+	Known KnownFunc
 }
 
 // Reexpandable are the kinds that declare Reexpand.

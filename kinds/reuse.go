@@ -41,6 +41,10 @@ type Fetch struct {
 // run t.RunID stored, at t's depth (Kind.Reexpand).
 type ReexpandFunc func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
 
+// KnownFunc is a Kind's Known: the tasks a list leads to as the job's
+// runs up to t's know it: the entries runs within the last within saw.
+type KnownFunc func(ctx context.Context, q db.Querier, j Job, t *Task, within time.Duration) ([]NewTask, error)
+
 // expandFunc is a FreshRule's Expand.
 type expandFunc = func(ctx context.Context, q db.Querier, j Job, t *Task) (children []NewTask, ok bool, err error)
 
@@ -80,6 +84,14 @@ type (
 		Owner string `db:"owner"`
 		RunID int64  `db:"run_id"`
 	}
+	knownListParams struct {
+		Owner    string `db:"owner"`
+		Kind     string `db:"kind"`
+		Key      string `db:"key"`
+		RunID    int64  `db:"run_id"`
+		WithinUS int64  `db:"within_us"`
+		MaxPages int    `db:"max_pages"`
+	}
 	seenParams struct {
 		Owner string   `db:"owner"`
 		Keys  []string `db:"keys"`
@@ -90,8 +102,10 @@ type (
 var lastFetch = db.Prepare[lastFetchParams]("LastFetch")
 
 var (
-	runFollowers = db.Prepare[runListParams]("RunFollowers")
-	runFollowing = db.Prepare[runListParams]("RunFollowing")
+	runFollowers   = db.Prepare[runListParams]("RunFollowers")
+	runFollowing   = db.Prepare[runListParams]("RunFollowing")
+	knownFollowers = db.Prepare[knownListParams]("KnownFollowers")
+	knownFollowing = db.Prepare[knownListParams]("KnownFollowing")
 )
 
 // The statements the kinds' Seen and Fresh rules read.

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.yaml.in/yaml/v3"
@@ -217,6 +218,7 @@ var _ = register(&Kind{
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Follower })
 	}),
 	Reexpand: storedFollowList(&runFollowers),
+	Known:    knownFollowList(&knownFollowers),
 })
 
 var _ = register(&Kind{
@@ -228,6 +230,7 @@ var _ = register(&Kind{
 		return followKeys(r, func(f sinks.SVFollow) string { return f.Followee })
 	}),
 	Reexpand: storedFollowList(&runFollowing),
+	Known:    knownFollowList(&knownFollowing),
 })
 
 // storedFollowList expands a follow list again from the entries its walk
@@ -236,21 +239,37 @@ var _ = register(&Kind{
 func storedFollowList(stmt *db.Stmt[runListParams]) ReexpandFunc {
 	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
 		rows, err := stmt.Query(ctx, q, runListParams{Owner: followOwner(t), RunID: t.RunID})
-		if err != nil {
-			return nil, err
-		}
-		entries, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return nil, err
-		}
-		res, m := &Result{}, &mapper{job: j}
-		for _, e := range entries {
-			if !isSecUIDUser(e) {
-				m.follow(res, t, edgeFollowerProfiles, e, nil)
-			}
-		}
-		return res.Children, nil
+		return followEntries(j, t, rows, err)
 	}
+}
+
+// knownFollowList expands a follow list from its entries as the job's runs
+// know it (stmt: KnownFollowers or KnownFollowing), as mapSVFollowList
+// would.
+func knownFollowList(stmt *db.Stmt[knownListParams]) KnownFunc {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task, within time.Duration) ([]NewTask, error) {
+		rows, err := stmt.Query(ctx, q, knownListParams{Owner: followOwner(t), Kind: t.Kind, Key: t.Key, RunID: t.RunID, WithinUS: within.Microseconds(), MaxPages: t.MaxPages})
+		return followEntries(j, t, rows, err)
+	}
+}
+
+// followEntries are the tasks t's entries (rows of one handle each) lead
+// to: each entry's profile.
+func followEntries(j Job, t *Task, rows pgx.Rows, err error) ([]NewTask, error) {
+	if err != nil {
+		return nil, err
+	}
+	entries, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	res, m := &Result{}, &mapper{job: j}
+	for _, e := range entries {
+		if !isSecUIDUser(e) {
+			m.follow(res, t, edgeFollowerProfiles, e, nil)
+		}
+	}
+	return res.Children, nil
 }
 
 func followOwner(t *Task) string { return t.Params["handle"] }

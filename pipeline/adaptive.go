@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline/frontier"
@@ -12,8 +13,9 @@ import (
 // skipAdaptive applies the run's schedule to t before it is fetched
 // (adaptive.Revisits.Decide): a task the schedule skips ends skipped, a
 // profile expanding to its lists from stored data (when that cannot be
-// read, it is visited instead); a visit it lets through is marked with
-// what the schedule said. It reports whether t ended.
+// read, it is visited instead), a list to its entries as the job's runs
+// know it (kinds.Kind.Known); a visit it lets through is marked with what
+// the schedule said. It reports whether t ended.
 func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *task) (bool, error) {
 	v, err := c.revisits.Decide(ctx, log, &t.Task.Task)
 	if err != nil && ctx.Err() != nil {
@@ -28,6 +30,22 @@ func (c *crawl) skipAdaptive(ctx context.Context, log *slog.Logger, k *kinds.Kin
 		return false, nil
 	}
 	var children []kinds.NewTask
+	if k.Known != nil {
+		// A list leads to its entries as the job's runs know it, each
+		// decided by the schedule (a profile due by max_age is visited).
+		err := c.retryDB(ctx, func(ctx context.Context) error {
+			all, err := k.Known(ctx, c.opts.Pool, c.job, &t.Task.Task, time.Duration(c.job.Reuse.MaxAge))
+			children = c.children(&kinds.Result{Children: all})
+			return err
+		})
+		if err != nil && ctx.Err() != nil {
+			_ = c.release(t.Task) // the run stops: the task waits for its resume
+			return true, nil
+		}
+		if err != nil {
+			return true, c.abandon(t, "entries of a list skipped by the adaptive schedule", err)
+		}
+	}
 	if k.Fresh != nil && k.Fresh.Expand != nil {
 		var fromStorage bool
 		err := c.retryDB(ctx, func(ctx context.Context) (err error) {

@@ -328,3 +328,94 @@ func TestAdaptiveSurprise(t *testing.T) {
 		}
 	}
 }
+
+// A list the schedule skips still leads to its entries, as far as the
+// job's runs know the list: each entry's profile gets its own decision,
+// and one due by max_age is visited. Found by the simulator (seeds 58, 99
+// and others, profile full): a skipped list, or one cut by stop_at_seen,
+// left its entries' profiles out of the run, then unreached by the next
+// schedule, unvisited for nights past max_age.
+func TestAdaptiveSkippedListLeadsToItsEntries(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	body := "limits: {workers: 2, max_depth: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
+		"reuse: {adaptive: true, max_age: 2d, min_yield: 1}\n"
+	if _, sum := night(t, pool, 0, body); sum.State != "done" {
+		t.Fatalf("night 1: %s %s", sum.State, sum.Reason)
+	}
+	// Night 2: the seed's list was walked yesterday and never changes (below
+	// the floor); its entries' profiles were last visited three days ago
+	// (due by max_age).
+	if _, err := pool.Exec(context.Background(), `UPDATE crawl.revisit_items SET rate = 0.0001;
+		UPDATE crawl.revisit_items SET last_visit_at = last_visit_at - CASE WHEN kind = 'shortvideo.profile' AND key <> 'x_f8'
+		  THEN interval '3 days' ELSE interval '1 day' END`); err != nil {
+		t.Fatal(err)
+	}
+	b, sum := night(t, pool, 1, body)
+	if sum.State != "done" {
+		t.Fatalf("night 2: %s %s", sum.State, sum.Reason)
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers' AND params->>'handle' = 'x_f8' AND outcome = 'skipped_adaptive'`, sum.RunID); n != 1 {
+		logPlan(t, pool, sum.RunID)
+		t.Fatalf("the seed's list was not skipped by the schedule: %v", b.tasks(t, sum.RunID))
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND depth = 1 AND state = 'done'`, sum.RunID); n != 8 {
+		logPlan(t, pool, sum.RunID)
+		t.Errorf("%d of the list's 8 entries' profiles visited, due by max_age: %v", n, b.tasks(t, sum.RunID))
+	}
+	if n := billable(b, "/shortvideo/user/followers"); n != 0 {
+		t.Errorf("%d follower pages bought; want none (every list below the floor)", n)
+	}
+}
+
+// A run is never recorded done while another process's second look sends
+// a visit back to pending: the second look holds the run's row, and the
+// end's check for pending tasks is read after it. Found by the simulator
+// (seed 20, profile full: an adaptive night of two processes and a kill
+// ended done with a profile pending): FinishRun, blocked on the row, then
+// checked an older snapshot.
+func TestRunNotDoneWhileASecondLookSendsBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	job := b.job(t, "limits: {workers: 1, max_credits: 10}\nexpand: {}\nseeds: {shortvideo: {profiles: [one_f1_g1]}}\n")
+	runID := b.start(t, job)
+	ctx := context.Background()
+	if _, err := b.pool.Exec(ctx, `UPDATE crawl.tasks SET state = 'skipped', outcome = 'skipped_budget', reason = 'adaptive: budget' WHERE run_id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	// Another process's second look: the run's row locked, the visit sent
+	// back, not committed yet.
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM crawl.runs WHERE id = $1 FOR UPDATE`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE crawl.tasks SET state = 'pending', outcome = NULL, reason = NULL WHERE run_id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		st, err := pipeline.FinishRun(ctx, b.pool, runID, "this", "done", "")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- st
+	}()
+	// Until the end waits for the run's row.
+	for b.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%crawl.runs%'`) == 0 {
+		select {
+		case st := <-got:
+			t.Fatalf("the end did not wait for the second look's lock: %s", st)
+		default:
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := <-got; st == "done" {
+		t.Errorf("run recorded %s with a visit pending: %v", st, b.tasks(t, runID))
+	}
+}

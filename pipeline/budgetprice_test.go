@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +70,54 @@ func TestBudgetHoldsAtRealPrices(t *testing.T) {
 				t.Errorf("credits_committed %d > max_credits %d", cr.Committed, max)
 			}
 		})
+	}
+}
+
+// A request dearer than what the budget has left waits alone: its task
+// stays pending for a larger budget, and the run goes on with the cheaper
+// work that fits before it stops on its budget (exit 5). Found by the
+// simulator (seed 13, profile full): with max_credits 14, a post's
+// comments with replies (15 credits a page) stopped the whole run before
+// its 1-credit profiles; every adaptive night after left 13 credits
+// unspent.
+func TestDearRequestWaitsAloneTheRunGoesOn(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, sandbox.Config{Preset: "scrapecreators"})
+	b.baseURL = b.srv.URL // the real service has no /api segment
+	job := b.job(t, "  preset: scrapecreators\nlimits: {workers: 1, max_credits: 14}\ncomments: {include_replies: true}\nexpand: {}\n"+
+		"seeds: {photosocial: {posts: [\"https://www.instagram.com/p/post_c3/\"]}, shortvideo: {profiles: [one_f1_g1, two_f1_g1, three_f1_g1]}}\n")
+	ctx := context.Background()
+	runID := b.start(t, job)
+	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	if !errors.Is(err, budget.ErrExhausted) || sum.State != "stopped" {
+		t.Fatalf("run: %v, %+v; want a stop on the spent budget", err, sum)
+	}
+	if u := b.sandbox.Usage(testKey); u.Credits != 3 || u.Billable != 3 {
+		t.Errorf("sandbox billed %d credits in %d answers; want the 3 profiles (1 credit each) bought before the stop", u.Credits, u.Billable)
+	}
+	if got := b.tasks(t, runID); !slices.Equal(got, []string{
+		"photosocial.comments https://www.instagram.com/p/post_c3/ pending  0",
+		"shortvideo.profile one_f1_g1 done done 1", "shortvideo.profile three_f1_g1 done done 1", "shortvideo.profile two_f1_g1 done done 1",
+	}) {
+		t.Errorf("tasks:\n%s\nwant the comments pending (15 credits a page, 14 left) and the profiles done", strings.Join(got, "\n"))
+	}
+	var stop *int64
+	if err := b.pool.QueryRow(ctx, `SELECT budget_stop FROM crawl.runs WHERE id = $1`, runID).Scan(&stop); err != nil || stop == nil || *stop != 14 {
+		t.Errorf("budget_stop = %v, %v; want 14", stop, err)
+	}
+
+	// A larger budget buys it, and nothing again.
+	if err := pipeline.Resume(ctx, b.pool, runID, job.Name); err != nil {
+		t.Fatal(err)
+	}
+	more := int64(100)
+	if err := budget.SetMaxCredits(ctx, b.pool, runID, &more); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err = pipeline.Run(ctx, b.options(job, testKey), job, runID); err != nil || sum.State != "done" {
+		t.Fatalf("resume: %v %+v", err, sum)
+	}
+	if u := b.sandbox.Usage(testKey); u.Credits != 3+15 || u.Billable != 4 {
+		t.Errorf("after the resume the sandbox billed %d credits in %d answers; want 18 in 4 (the comments page, nothing again)", u.Credits, u.Billable)
 	}
 }

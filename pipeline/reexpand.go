@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
+
+	"github.com/socialcrawl/crawler/internal/db"
 
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline/frontier"
@@ -25,8 +28,15 @@ import (
 // lease as it ended before (done, or skipped: its outcome says), in one batch.
 func (c *crawl) reexpand(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *task) error {
 	var children []kinds.NewTask
+	expand := k.Reexpand
+	if c.job.Reuse.Adaptive && k.Known != nil {
+		// A list skipped or cut led to its entries as known.
+		expand = func(ctx context.Context, q db.Querier, j kinds.Job, t *kinds.Task) ([]kinds.NewTask, error) {
+			return k.Known(ctx, q, j, t, time.Duration(c.job.Reuse.MaxAge))
+		}
+	}
 	err := c.retryDB(ctx, func(ctx context.Context) error {
-		all, err := k.Reexpand(ctx, c.opts.Pool, c.job, &t.Task.Task)
+		all, err := expand(ctx, c.opts.Pool, c.job, &t.Task.Task)
 		children = c.children(&kinds.Result{Children: all})
 		return err
 	})

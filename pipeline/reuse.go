@@ -198,7 +198,9 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *task, res *kin
 		return err
 	}
 	if adaptive {
-		w.FullDue = !w.Found || t.visit.FullWalk
+		// A walk whole at least every max_age: what the run knows of the
+		// pages it does not read (kinds.Kind.Known) is no older.
+		w.FullDue = !w.Found || t.visit.FullWalk || w.Age >= time.Duration(c.job.Reuse.MaxAge)
 	}
 	if w.FullDue {
 		return nil
@@ -211,6 +213,17 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *task, res *kin
 	res.Stop = fmt.Sprintf("stop_at_seen: page %d held only entries stored by earlier runs (last full walk: run %d, %d pages)", walked, w.Run, w.Pages)
 	res.Outcome = kinds.OutcomeDoneStopAtSeen
 	res.Saved = max(0, full-walked)
+	if adaptive && k.Known != nil {
+		// The pages not read still lead to their entries, as the job's
+		// runs know them: each is decided by the schedule.
+		var known []kinds.NewTask
+		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+			known, err = k.Known(ctx, c.opts.Pool, c.job, &t.Task.Task, time.Duration(c.job.Reuse.MaxAge))
+			return err
+		})
+		res.Children = append(res.Children, known...)
+		return err
+	}
 	return nil
 }
 

@@ -296,6 +296,10 @@ func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) err
 	}, op)
 }
 
+// maxAside bounds the tasks a process sets aside (their request dearer
+// than the budget has left) before it stops on its budget as if spent.
+const maxAside = 1000
+
 // MaxInProgress is the most tasks one process works on at once, whatever
 // limits.workers or the client's concurrency target say.
 const MaxInProgress = jobfile.MaxWorkers
@@ -387,7 +391,16 @@ func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
 	}
 	if pending == 0 && leased == 0 && c.inProgress() == 0 {
 		// reuse.adaptive: credits left for the visits skipped for the budget.
-		return !c.secondLook(ctx), nil
+		if c.secondLook(ctx) {
+			return false, nil
+		}
+		if n := len(c.frontier.Aside()); n > 0 {
+			// What is left waits for a larger budget.
+			stop := &StopError{RunID: c.runID, Err: fmt.Errorf("%w: %d tasks wait for requests dearer than what is left", budget.ErrExhausted, n)}
+			c.stop(stop)
+			return true, stop
+		}
+		return true, nil
 	}
 	if pending == 0 && leased > int64(c.inProgress()) {
 		// Some leases are not this process's: some may be a dead one's.
@@ -411,7 +424,9 @@ func (c *crawl) noneReady(ctx context.Context) (finished bool, err error) {
 // dispatcher: there is room for another.
 func (c *crawl) done(t *frontier.Task) {
 	c.heldMu.Lock()
-	if h, ok := c.held[t.ID]; ok {
+	// Only this lease: a task set aside and released may be leased again
+	// by this process before this worker ends.
+	if h, ok := c.held[t.ID]; ok && h.task == t {
 		h.cancel(nil)
 		delete(c.held, t.ID)
 	}
@@ -813,7 +828,27 @@ func (c *crawl) fail(log *slog.Logger, t *frontier.Task, err error) error {
 		return c.release(t)
 	}
 	class := sources.ClassOf(err)
+	var dear *budget.TooDearError
 	switch {
+	case errors.As(err, &dear):
+		// Cheaper work may still fit: only this task waits, pending, for
+		// a larger budget (noneReady stops the run once nothing else is
+		// left).
+		log.Info("task set aside: its request costs more than the budget has left", "task_id", t.ID, "kind", t.Kind,
+			"credits", dear.Credits, "left", dear.Left)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(c.work), 5*time.Second)
+		defer cancel()
+		if err := c.frontier.SetAside(rctx, t); err != nil {
+			c.log.Warn("release failed; the lease will expire", "task_id", t.ID, "err", err)
+		}
+		if n := len(c.frontier.Aside()); n >= maxAside {
+			// Every lease skips those set aside: past a bound, the budget
+			// is as good as spent for this process.
+			stop := &StopError{RunID: c.runID, Err: fmt.Errorf("%w: %d tasks wait for requests dearer than what is left", budget.ErrExhausted, n)}
+			c.stop(stop)
+			return stop
+		}
+		return nil
 	case class.StopsRun(), class == sources.ClassRateLimited, errors.Is(err, budget.ErrExhausted):
 		// Throttled beyond the client's patience: stop resumable rather than
 		// fail the task, since the data is still to be had.

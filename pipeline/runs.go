@@ -95,7 +95,10 @@ func createRunTx(ctx context.Context, tx pgx.Tx, job *jobfile.Job, fingerprint s
 
 var finishRun = db.Prepare[finishRunParams]("FinishRun")
 
-var runState = db.Prepare[db.RunArg]("RunState")
+var (
+	runState   = db.Prepare[db.RunArg]("RunState")
+	lockRunRow = db.Prepare[db.RunArg]("LockRunRow")
+)
 
 // FinishRun records the end of this process's work on a run as state (done,
 // stopped, failed) and returns the state the run is in afterwards:
@@ -105,7 +108,14 @@ var runState = db.Prepare[db.RunArg]("RunState")
 func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string) (string, error) {
 	var got string
 	p := finishRunParams{RunID: runID, State: state, Reason: frontier.CleanReason(reason), Owner: owner + "#"}
-	err := finishRun.QueryRow(ctx, pool, p).Scan(&got)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		// The row first: FinishRun's own statement, blocked on it, would
+		// check the tasks as they were before a second look sent some back.
+		if _, err := lockRunRow.Exec(ctx, tx, db.RunArg{RunID: runID}); err != nil {
+			return err
+		}
+		return finishRun.QueryRow(ctx, tx, p).Scan(&got)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		if err := runState.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&got); err != nil {
 			return "", fmt.Errorf("run %d state: %w", runID, err)

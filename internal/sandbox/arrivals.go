@@ -32,6 +32,12 @@ type Arrival struct {
 	// A client honouring it sends its next request at or after
 	// Answered + RetryAfter.
 	RetryAfter time.Duration
+	// Credits is what the answer was charged when it was billable (a 200
+	// not free: 1, its endpoint's price, 15 for comments with replies),
+	// else 0: a check of what was bought reads it request by request.
+	Credits int64
+	// Truncated marks a 200 sent cut (billable all the same).
+	Truncated bool
 }
 
 // arrivalBook keeps the last ArrivalsMax arrivals of each key in a ring.

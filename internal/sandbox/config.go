@@ -114,11 +114,26 @@ type Config struct {
 	// answers 402 until AddCredits). Credits > 0 implies it.
 	CreditLimit bool
 	// RealServiceFields (contract preset only; the real preset writes its own
-	// envelope) adds credits_charged (1) and, when credits are
+	// envelope) adds credits_charged (1, or the price) and, when credits are
 	// limited, credits_remaining (the key's balance after this answer) at the
 	// top level of billable 200 bodies, as the real service does. Default
 	// false: the contract's exact shapes.
 	RealServiceFields bool
+
+	// Prices make a billable answer of an endpoint cost more than one
+	// credit: keyed by the endpoint as Usage.ByEndpoint names it (the path
+	// after /api, e.g. "/shortvideo/profile"; in the real preset the whole
+	// path, e.g. "/v1/tiktok/profile"), 1..PriceMax credits. Usage,
+	// Arrival.Credits and the credit balance count them; the body says so
+	// where it says what it charged (credits_charged: the real preset's
+	// envelopes, RealServiceFields). An answer that already costs more
+	// (comments with replies, 15) keeps its cost; free answers stay free.
+	// Default: every billable answer costs 1.
+	Prices map[string]int64
+	// Cache (real preset only) is an answer cache shared by several
+	// servers, one per world day, on the world's clock (see Cache). nil:
+	// the server's own cache, on the wall clock.
+	Cache *Cache
 
 	// Faults are the seeded random and scripted faults (5xx, hangs,
 	// truncated bodies, latency). The zero value injects nothing.
@@ -185,6 +200,12 @@ func (c Config) validate() error {
 	}
 	if c.Credits < 0 {
 		return fmt.Errorf("sandbox: Config.Credits must not be negative, got %d", c.Credits)
+	}
+	if c.Cache != nil && c.Preset != PresetScrapeCreators {
+		return fmt.Errorf("sandbox: Config.Cache: preset %q has no answer cache (only %q does)", c.Preset, PresetScrapeCreators)
+	}
+	if err := c.validatePrices(); err != nil {
+		return err
 	}
 	return c.Faults.Validate("Config.Faults", knownPath)
 }

@@ -87,4 +87,13 @@
 //     handle, post code or song clipId starting with "blocked", a highlight
 //     id starting with 403. 401, 402, 429 and the injected faults are the
 //     contract preset's (Faults.Script keys are then the real paths).
+//
+// # Prices and nights
+//
+// Config.Prices makes an endpoint's billable answers cost more than one
+// credit, in either preset (Usage, Arrival.Credits and the balance count
+// the price; bodies say it only where they say what they charged).
+// Config.Cache shares the real preset's answer cache between the servers
+// of successive world days, on the world's clock, so a simulation of
+// nights (testkit/sim) sees cached answers as the real service's users do.
 package sandbox

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"cmp"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -70,6 +71,7 @@ type Server struct {
 	arrivals  *arrivalBook
 	layer     *faults.Layer
 	recorded  func(key string, a Arrival) // test hook, may be nil
+	prices    map[string]int64            // Config.Prices
 	closeOnce sync.Once
 	prefix    string // apiPrefix, or "" in the real preset
 	dialect   dialect
@@ -87,6 +89,7 @@ func New(cfg Config) (*Server, error) {
 		log:      cfg.Logger,
 		now:      cfg.now,
 		recorded: cfg.recorded,
+		prices:   maps.Clone(cfg.Prices),
 		usage:    newUsageBook(),
 		arrivals: newArrivalBook(),
 		layer: faults.New(faults.Config{Rate: cfg.Rate, Burst: cfg.Burst, RetryMode: cfg.RetryAfterMode,
@@ -96,9 +99,9 @@ func New(cfg Config) (*Server, error) {
 		s.keys[k] = struct{}{}
 	}
 	w := world.New(cfg.PageSize, cfg.WorldTime, cfg.Churn)
-	s.prefix, s.dialect = apiPrefix, contract.New(w, cfg.RealServiceFields)
+	s.prefix, s.dialect = apiPrefix, contract.New(w, cfg.RealServiceFields, s.layer)
 	if cfg.Preset == PresetScrapeCreators {
-		s.prefix, s.dialect = "", real.New(w, s.layer, cfg.now)
+		s.prefix, s.dialect = "", real.New(w, s.layer, cfg.Cache, cacheClock(cfg))
 	}
 
 	// The one chain every /api request goes through. identify and count come
@@ -198,7 +201,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		if p, ok := strings.CutPrefix(r.URL.Path, s.prefix); ok {
 			ex.Path = p
 			if s.dialect.Has(p) {
-				ex.Endpoint = p
+				ex.Endpoint, ex.Price = p, s.prices[p]
 			}
 		}
 		next.ServeHTTP(rw, api.WithExchange(r, ex))
@@ -228,7 +231,10 @@ func (s *Server) record(r *http.Request, ex *api.Exchange, status int) {
 	s.usage.record(ex.Key, ex.Endpoint, outcome{status: status, billable: billable, credits: cmp.Or(ex.Charge, 1),
 		truncated: ex.Truncated, hung: ex.Hung})
 	a := Arrival{Time: ex.Arrived, Answered: s.now(), Endpoint: ex.Endpoint,
-		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.RetryAfter}
+		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.RetryAfter, Truncated: ex.Truncated}
+	if billable {
+		a.Credits = cmp.Or(ex.Charge, 1)
+	}
 	s.arrivals.add(ex.Key, a)
 	if s.recorded != nil {
 		s.recorded(ex.Key, a)

@@ -25,6 +25,20 @@ import (
 // cleanly and can be resumed with a larger budget.
 var ErrExhausted = errors.New("credit budget exhausted (raise max_credits and resume)")
 
+// TooDearError is ErrExhausted for one request: it costs more than the
+// budget can still have left for it, though cheaper requests may fit.
+// Only its task waits (for a larger budget); the run goes on with the
+// others and stops on its budget once none fits.
+type TooDearError struct {
+	Credits, Left int64 // the request's price, and what is left at most
+}
+
+func (e *TooDearError) Error() string {
+	return fmt.Sprintf("%s: a request of %d credits, %d left", ErrExhausted, e.Credits, e.Left)
+}
+
+func (e *TooDearError) Unwrap() error { return ErrExhausted }
+
 // ErrStopping ends a wait for the budget when the run stops for another
 // reason (a signal, another worker's error): nothing was sent.
 var ErrStopping = errors.New("run stopping while waiting for the credit budget")
@@ -195,8 +209,15 @@ func (b *Hold) Reserve(ctx context.Context, r *int64, credits int64, before func
 		}
 		// Nothing granted: spent, or full of reservations that may still
 		// come back (requests in flight, the spare of other processes).
-		if a.max == nil || *a.max-a.billed-b.billed-a.deadHeld < credits {
+		if a.max == nil {
 			return ErrExhausted
+		}
+		switch left := *a.max - a.billed - b.billed - a.deadHeld; {
+		case left < 1:
+			return ErrExhausted
+		case left < credits:
+			// Even if every reservation came back: cheaper requests may.
+			return &TooDearError{Credits: credits, Left: left}
 		}
 		now := time.Now()
 		if deadline.IsZero() {
@@ -271,6 +292,10 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 	if b.void {
 		p.Void = max(b.spare(), 0)
 		b.void = false
+		// Gone from the spare now: a request reserving during the round
+		// trip must not take credits the database is giving back (if the
+		// statement fails, the hold is only understated: the safe side).
+		b.held -= p.Void
 	}
 	usage := b.takeUsage()
 	b.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,11 @@ type Frontier struct {
 	owner  string
 	ttl    time.Duration
 	leases atomic.Int64 // numbers each lease of this process
+
+	// aside are the tasks this process set aside (SetAside): pending, and
+	// never leased by it again.
+	asideMu sync.Mutex
+	aside   []int64
 }
 
 // NewFrontier returns the frontier as seen by owner, whose leases last ttl.
@@ -82,6 +88,11 @@ type (
 		Owner string        `db:"owner"` // the leases' owner tag
 		TTL   time.Duration `db:"ttl"`
 		N     int           `db:"n"` // how many tasks at most
+		Aside []int64       `db:"aside"`
+	}
+	activeParams struct {
+		RunID int64   `db:"run_id"`
+		Aside []int64 `db:"aside"`
 	}
 	// leaseArg names a lease: the task and its fencing token.
 	leaseArg struct {
@@ -137,7 +148,7 @@ var (
 	extendLeases      = db.Prepare[extendParams]("ExtendLeases")
 	finishTask        = db.Prepare[finishTaskParams]("FinishTask")
 	releaseTask       = db.Prepare[leaseArg]("ReleaseTask")
-	countActiveTasks  = db.Prepare[db.RunArg]("CountActiveTasks")
+	countActiveTasks  = db.Prepare[activeParams]("CountActiveTasks")
 	releaseOwnedTasks = db.Prepare[db.OwnerArg]("ReleaseOwnedTasks")
 )
 
@@ -242,7 +253,7 @@ func (f *Frontier) LeaseN(ctx context.Context, runID int64, n int, retry func(co
 				return err
 			}
 		}
-		rows, err := leaseTasks.Query(ctx, f.pool, leaseParams{RunID: runID, Owner: tag, TTL: f.ttl, N: n})
+		rows, err := leaseTasks.Query(ctx, f.pool, leaseParams{RunID: runID, Owner: tag, TTL: f.ttl, N: n, Aside: f.Aside()})
 		ts, err = scanTasks(runID, rows, err)
 		return err
 	})
@@ -323,9 +334,28 @@ func (f *Frontier) Release(ctx context.Context, t *Task) error {
 	return nil
 }
 
-// Active counts the run's pending and leased tasks.
+// SetAside releases a leased task that this process cannot work on now
+// (its next request costs more than the budget has left): it stays
+// pending, for a larger budget or another process, and this process
+// leases it no more.
+func (f *Frontier) SetAside(ctx context.Context, t *Task) error {
+	f.asideMu.Lock()
+	f.aside = append(f.aside, t.ID)
+	f.asideMu.Unlock()
+	return f.Release(ctx, t)
+}
+
+// Aside are the tasks this process set aside.
+func (f *Frontier) Aside() []int64 {
+	f.asideMu.Lock()
+	defer f.asideMu.Unlock()
+	return append([]int64{}, f.aside...)
+}
+
+// Active counts the run's pending tasks (but those this process set
+// aside) and its leased tasks.
 func (f *Frontier) Active(ctx context.Context, runID int64) (pending, leased int64, err error) {
-	err = countActiveTasks.QueryRow(ctx, f.pool, db.RunArg{RunID: runID}).Scan(&pending, &leased)
+	err = countActiveTasks.QueryRow(ctx, f.pool, activeParams{RunID: runID, Aside: f.Aside()}).Scan(&pending, &leased)
 	if err != nil {
 		err = fmt.Errorf("count active tasks: %w", err)
 	}

@@ -81,11 +81,27 @@ SELECT follower FROM shortvideo.follows WHERE followee = @owner AND last_seen_ru
 -- The accounts @owner follows that a walk of run @run_id stored.
 SELECT followee FROM shortvideo.follows WHERE follower = @owner AND last_seen_run = @run_id ORDER BY followee;
 
--- The entries below are what a task's fetch in run @run_id stored, read to
--- expand it again at a smaller depth (kinds.Kind.Reexpand), in the order
--- its pages listed them. A video's author is the key of its profile task:
--- its handle, or for an author the list named by ids only (stored as a
--- 'secuid:' account) 'user_id:' and its numeric id; '' when it has neither.
+-- name: KnownFollowers
+-- The followers of @owner as the job's runs up to @run_id know list
+-- (@kind, @key) (adaptive revisits: a list skipped or cut by stop_at_seen
+-- still leads to its entries): those a run started within the last
+-- @within_us microseconds (max_age) saw, newest first, at most the list's
+-- page limit (@max_pages, 0: none) of pages of its page size as learnt.
+-- Read from the edges and the runs, which crawler prune keeps.
+SELECT f.follower FROM shortvideo.follows f JOIN crawl.runs r ON r.id = f.last_seen_run
+WHERE f.followee = @owner AND f.last_seen_run <= @run_id AND r.started_at >= now() - @within_us::bigint * interval '1 microsecond'
+ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.follower
+LIMIT (SELECT ceil(i.page_size * @max_pages::int)::bigint FROM crawl.revisit_items i JOIN crawl.runs j ON j.job_name = i.job_name
+       WHERE j.id = @run_id AND i.kind = @kind AND i.key = @key AND @max_pages::int > 0);
+
+-- name: KnownFollowing
+-- The accounts @owner follows as the job's runs know list (@kind, @key),
+-- as KnownFollowers.
+SELECT f.followee FROM shortvideo.follows f JOIN crawl.runs r ON r.id = f.last_seen_run
+WHERE f.follower = @owner AND f.last_seen_run <= @run_id AND r.started_at >= now() - @within_us::bigint * interval '1 microsecond'
+ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.followee
+LIMIT (SELECT ceil(i.page_size * @max_pages::int)::bigint FROM crawl.revisit_items i JOIN crawl.runs j ON j.job_name = i.job_name
+       WHERE j.id = @run_id AND i.kind = @kind AND i.key = @key AND @max_pages::int > 0);
 
 -- name: RunSongVideoAuthors
 -- The authors of the videos of song @owner that a walk of run @run_id

@@ -91,14 +91,19 @@ FOR UPDATE OF r;
 
 -- name: SecondLook
 -- Sends the tasks @ids (skipped for the budget) back to pending and marks
--- their visits admitted by the second look.
+-- their visits admitted by the second look; a run another process has
+-- just recorded done (its figures of this process's requests a beat old)
+-- is running again: it is not done while tasks are pending.
 WITH t AS (
     UPDATE crawl.tasks SET state = 'pending', reason = NULL, outcome = NULL, finished_at = NULL, credits_saved = 0, updated_at = now()
     WHERE id = ANY(@ids::bigint[]) AND state = 'skipped'
     RETURNING run_id, kind, key
+), p AS (
+    UPDATE crawl.revisit_plan p SET second_look = true FROM t
+    WHERE p.run_id = t.run_id AND p.kind = t.kind AND p.key = t.key
 )
-UPDATE crawl.revisit_plan p SET second_look = true FROM t
-WHERE p.run_id = t.run_id AND p.kind = t.kind AND p.key = t.key;
+UPDATE crawl.runs r SET state = 'running', stop_reason = NULL, finished_at = NULL
+WHERE r.id IN (SELECT run_id FROM t) AND r.state = 'done';
 
 -- name: SetRevisitPending
 -- A process starts working on run @run_id: what it sees is to be recorded.

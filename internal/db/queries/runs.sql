@@ -28,6 +28,12 @@ RETURNING state;
 -- name: RunState
 SELECT state FROM crawl.runs WHERE id = @run_id;
 
+-- name: LockRunRow
+-- Takes the run's row before FinishRun, so that FinishRun's check for
+-- pending tasks reads what a second look holding the row sent back
+-- (SecondLookCandidates locks it too).
+SELECT 1 FROM crawl.runs WHERE id = @run_id FOR UPDATE;
+
 -- name: ResumeRun
 -- Marks the run continued or joined now (resumed_at: activity); its tasks
 -- will change, so its summary is cleared (FinishRun writes it again). A

@@ -39,13 +39,14 @@ SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 
 -- name: LeaseTasks
 -- Takes up to @n pending tasks, each stamped with a fresh fencing token,
--- under owner tag @owner (one tag per call). Breadth first: lower depth
--- first. It reads only the partial index of pending tasks, so its cost does
--- not grow with the done ones; expired leases come back through
--- RescueTasks.
+-- under owner tag @owner (one tag per call), but those in @aside (the
+-- process set them aside: dearer than its budget has left). Breadth first:
+-- lower depth first. It reads only the partial index of pending tasks, so
+-- its cost does not grow with the done ones; expired leases come back
+-- through RescueTasks.
 WITH next AS (
     SELECT id FROM crawl.tasks
-    WHERE run_id = @run_id AND state = 'pending'
+    WHERE run_id = @run_id AND state = 'pending' AND id <> ALL(@aside::bigint[])
     ORDER BY depth, id
     LIMIT @n
     FOR UPDATE SKIP LOCKED
@@ -152,8 +153,9 @@ WITH ended AS (
 SELECT count(*) FROM ended;
 
 -- name: CountActiveTasks
--- Pending and leased tasks, each counted through its partial index.
-SELECT (SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'pending'),
+-- Pending and leased tasks, each counted through its partial index; the
+-- pending ones but those in @aside (the process set them aside).
+SELECT (SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'pending' AND id <> ALL(@aside::bigint[])),
        (SELECT count(*) FROM crawl.tasks WHERE run_id = @run_id AND state = 'leased');
 
 -- name: CountFailedTasks

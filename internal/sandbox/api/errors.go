@@ -77,9 +77,14 @@ type errorBody struct {
 	Message string `json:"message"`
 }
 
-// WriteError answers err as {"success":false,"error":code,"message":...}.
+// WriteError answers err as {"success":false,"error":code,"message":...};
+// a 402 as WriteOutOfCredits does.
 func WriteError(rw http.ResponseWriter, err error) {
 	ae := AsError(err)
+	if ae.Status == http.StatusPaymentRequired {
+		WriteOutOfCredits(rw)
+		return
+	}
 	WriteJSON(rw, ae.Status, errorBody{Error: ae.Code, Message: ae.Message})
 }
 

@@ -15,6 +15,7 @@ type Exchange struct {
 	Path     string    // URL path after the prefix (/api, or none in the real preset)
 	Arrived  time.Time // when the request arrived
 
+	Price          int64         // what a billable answer of Endpoint costs by Config.Prices; 0: the dialect's own cost
 	Free           bool          // set by a dialect whose 200 answer costs no credit
 	Charge         int64         // credits a billable answer costs; 0 is 1
 	Fault          string        // what the fault layer did, for the log ("" = nothing)
@@ -25,6 +26,13 @@ type Exchange struct {
 	Truncated      bool          // it was
 	Hung           bool          // held by a hang
 	Abandoned      bool          // the client gave up before any answer
+}
+
+// Credits takes the credits an answer costs beyond the one the fault
+// layer held for it (a price, comments with replies): all n, or none
+// when the balance is short (ok false). left is the balance after.
+type Credits interface {
+	HoldMore(key string, n int64) (ok bool, left int64)
 }
 
 // Billable reports whether an answer with this status costs a credit.

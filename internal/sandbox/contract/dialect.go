@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"cmp"
 	"net/http"
 	"strconv"
 
@@ -40,11 +41,15 @@ func route(path string, h handler) struct{} {
 type Dialect struct {
 	w          *world.World
 	realFields bool
+	credits    api.Credits
 }
 
 // New is the contract over w; realFields adds the real service's credit
-// fields to billable answers (Config.RealServiceFields).
-func New(w *world.World, realFields bool) *Dialect { return &Dialect{w: w, realFields: realFields} }
+// fields to billable answers (Config.RealServiceFields); a priced answer
+// (Exchange.Price) takes its extra credits from credits.
+func New(w *world.World, realFields bool, credits api.Credits) *Dialect {
+	return &Dialect{w: w, realFields: realFields, credits: credits}
+}
 
 // Has reports whether path (after /api) is one of the contract's
 // endpoints.
@@ -62,11 +67,19 @@ func (d *Dialect) Answer(ex *api.Exchange, p *api.Params) ([]byte, error) {
 		return nil, err
 	}
 	ex.Free = rep.free
+	if !rep.free && ex.Price > 1 {
+		ok, left := d.credits.HoldMore(ex.Key, ex.Price-1)
+		if !ok {
+			ex.Fault = "out_of_credits"
+			return nil, api.Errorf(http.StatusPaymentRequired, "%s", api.OutOfCreditsMessage)
+		}
+		ex.Charge, ex.CreditsLeft = ex.Price, left
+	}
 	body, err := api.EncodeJSON(rep.body)
 	if err != nil || !d.realFields || rep.free {
 		return body, err
 	}
-	return withCredits(body, ex.CreditsLimited, ex.CreditsLeft), nil
+	return withCredits(body, ex.CreditsLimited, ex.CreditsLeft, cmp.Or(ex.Charge, 1)), nil
 }
 
 // WriteError answers err as the contract does.
@@ -75,8 +88,8 @@ func (d *Dialect) WriteError(rw http.ResponseWriter, _ *api.Exchange, err error)
 }
 
 // withCredits adds the real service's credit fields at the end of a JSON
-// object: credits_remaining (when limited) then credits_charged 1.
-func withCredits(body []byte, limited bool, left int64) []byte {
+// object: credits_remaining (when limited) then credits_charged.
+func withCredits(body []byte, limited bool, left, charged int64) []byte {
 	end := bytes.LastIndexByte(body, '}')
 	if end < 0 {
 		return body
@@ -91,7 +104,7 @@ func withCredits(body []byte, limited bool, left int64) []byte {
 		b = strconv.AppendInt(b, left, 10)
 		b = append(b, ',')
 	}
-	b = append(b, `"credits_charged":1`...)
+	b = strconv.AppendInt(append(b, `"credits_charged":`...), charged, 10)
 	return append(b, body[end:]...)
 }
 

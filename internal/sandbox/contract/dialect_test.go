@@ -4,7 +4,7 @@ import "testing"
 
 func TestWithCredits(t *testing.T) {
 	t.Parallel()
-	if got := string(withCredits([]byte("{}\n"), true, 3)); got != `{"credits_remaining":3,"credits_charged":1}`+"\n" {
+	if got := string(withCredits([]byte("{}\n"), true, 3, 1)); got != `{"credits_remaining":3,"credits_charged":1}`+"\n" {
 		t.Errorf("withCredits on {}: %s", got)
 	}
 }

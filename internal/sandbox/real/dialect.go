@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -28,7 +29,7 @@ type reply struct {
 	body     any
 	free     bool          // costs nothing whatever else is set (the private photo profile)
 	charge   int64         // credits when billed; 0 is 1
-	cacheKey string        // non-empty: the answer is cacheable under this key (see answerCache)
+	cacheKey string        // non-empty: the answer is cacheable under this key (see Cache)
 	maxAge   time.Duration // the cache_max_age sent; 0 when absent
 }
 
@@ -69,25 +70,22 @@ type service struct {
 	ids *idBook
 }
 
-// Credits takes the credits an answer costs beyond the one the fault
-// layer held for it: all n, or none when the balance is short.
-type Credits interface {
-	HoldMore(key string, n int64) (ok bool, left int64)
-}
-
 // Dialect serves the real dialect over a world.
 type Dialect struct {
 	s       *service
-	cache   *answerCache
-	credits Credits
+	cache   *Cache
+	credits api.Credits
 	now     func() time.Time
 }
 
 // New is the real dialect over w, taking extra credits from credits and
-// aging its cache on now.
-func New(w *world.World, credits Credits, now func() time.Time) *Dialect {
+// keeping cached answers in cache (nil: a cache of its own), aged on now.
+func New(w *world.World, credits api.Credits, cache *Cache, now func() time.Time) *Dialect {
+	if cache == nil {
+		cache = NewCache()
+	}
 	return &Dialect{s: &service{World: w, ids: &idBook{m: map[string]string{}}},
-		cache: &answerCache{m: map[string]time.Time{}}, credits: credits, now: now}
+		cache: cache, credits: credits, now: now}
 }
 
 func (d *Dialect) Has(path string) bool { return Has(path) }
@@ -122,8 +120,9 @@ func (d *Dialect) Answer(ex *api.Exchange, p *api.Params) ([]byte, error) {
 }
 
 // charge is what rep costs: 0 when free or served from the key's cache
-// (cachedAt is then when it was cached), else its charge. A fresh answer of
-// a cacheable endpoint is cached.
+// (cachedAt is then when it was cached), else its charge (comments with
+// replies), else its endpoint's price (Exchange.Price), else 1. A fresh
+// answer of a cacheable endpoint is cached.
 func (d *Dialect) charge(ex *api.Exchange, rep reply) (charge int64, cachedAt time.Time) {
 	if rep.free {
 		return 0, time.Time{}
@@ -135,7 +134,7 @@ func (d *Dialect) charge(ex *api.Exchange, rep reply) (charge int64, cachedAt ti
 		}
 		d.cache.store(ex.Key, key, d.now())
 	}
-	return cmp.Or(rep.charge, 1), time.Time{}
+	return cmp.Or(rep.charge, ex.Price, 1), time.Time{}
 }
 
 // withEnvelope writes the envelope fields env names at the start of the JSON
@@ -212,16 +211,27 @@ func (d *Dialect) WriteError(rw http.ResponseWriter, ex *api.Exchange, err error
 	api.WriteJSON(rw, ae.Status, b)
 }
 
-// answerCache remembers, per API key, when each cacheable answer was last
+// Cache remembers, per API key, when each cacheable answer was last
 // served fresh, so a request with cache_max_age gets it back free. The
-// answers themselves are not stored: the world regenerates them.
-type answerCache struct {
+// answers themselves are not stored: the world regenerates them. Safe for
+// concurrent use; several dialects may share one.
+type Cache struct {
 	mu sync.Mutex
 	m  map[string]time.Time // apiKey NUL endpoint NUL identity -> fresh at
 }
 
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{m: map[string]time.Time{}} }
+
+// Clone returns a copy that changes independently.
+func (c *Cache) Clone() *Cache {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &Cache{m: maps.Clone(c.m)}
+}
+
 // lookup reports when key's answer was cached if that is at most age ago.
-func (c *answerCache) lookup(apiKey, key string, now time.Time, age time.Duration) (time.Time, bool) {
+func (c *Cache) lookup(apiKey, key string, now time.Time, age time.Duration) (time.Time, bool) {
 	if age <= 0 {
 		return time.Time{}, false
 	}
@@ -231,7 +241,7 @@ func (c *answerCache) lookup(apiKey, key string, now time.Time, age time.Duratio
 	return at, ok && now.Sub(at) <= age
 }
 
-func (c *answerCache) store(apiKey, key string, now time.Time) {
+func (c *Cache) store(apiKey, key string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m[apiKey+"\x00"+key] = now

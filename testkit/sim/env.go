@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/migrations"
+)
+
+// Env is what every seed's simulation shares: a PostgreSQL server (a
+// database per seed, cloned from one migrated once), the crawler binary
+// and a scratch directory.
+type Env struct {
+	base  *url.URL
+	admin *pgxpool.Pool
+	tmpl  string // the migrated template database
+	bin   string // the crawler binary
+	dir   string // scratch: job files, seed files, the binary
+}
+
+// NewEnv prepares an Env on the server of serverURL (any database of it;
+// the role needs CREATEDB): it builds the crawler binary (go build, from
+// the module the caller runs in) and migrates a template database.
+func NewEnv(ctx context.Context, serverURL string) (*Env, error) {
+	base, err := url.Parse(serverURL)
+	if err != nil {
+		return nil, errors.New("sim: the server URL does not parse")
+	}
+	e := &Env{base: base}
+	ok := false
+	defer func() {
+		if !ok {
+			e.Close()
+		}
+	}()
+	if e.dir, err = os.MkdirTemp("", "sim-"); err != nil {
+		return nil, err
+	}
+	e.bin = filepath.Join(e.dir, "crawler")
+	build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "github.com/socialcrawl/crawler/cmd/crawler")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("sim: go build the crawler: %v\n%s", err, out)
+	}
+	if e.admin, err = pgxpool.New(ctx, e.dbURL("postgres")); err != nil {
+		return nil, fmt.Errorf("sim: connect to the server: %w", err)
+	}
+	e.tmpl = "sim_tmpl_" + randomHex()
+	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{e.tmpl}.Sanitize()); err != nil {
+		return nil, fmt.Errorf("sim: create the template database: %w", err)
+	}
+	if err := migrations.UpURL(ctx, e.dbURL(e.tmpl)); err != nil {
+		return nil, fmt.Errorf("sim: migrate the template database: %w", err)
+	}
+	ok = true
+	return e, nil
+}
+
+// Close drops the template database and removes the scratch directory.
+func (e *Env) Close() {
+	if e.admin != nil {
+		if e.tmpl != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_ = e.dropDB(ctx, e.tmpl)
+			cancel()
+		}
+		e.admin.Close()
+	}
+	if e.dir != "" {
+		_ = os.RemoveAll(e.dir)
+	}
+}
+
+// dbURL is the URL of database name on the server.
+func (e *Env) dbURL(name string) string {
+	u := *e.base
+	u.Path = "/" + name
+	return u.String()
+}
+
+// cloneDB creates a database copied from src (the template when src is
+// ""), named after label. Nobody may be connected to src: a killed
+// crawler's backends take a moment to go, so the copy is retried.
+func (e *Env) cloneDB(ctx context.Context, label, src string) (string, error) {
+	if src == "" {
+		src = e.tmpl
+	}
+	name := "sim_" + label + "_" + randomHex()
+	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{src}.Sanitize()
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		if _, err = e.admin.Exec(ctx, sql); err == nil {
+			return name, nil
+		}
+		if !strings.Contains(err.Error(), "being accessed by other users") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return "", fmt.Errorf("sim: copy database %s: %w", src, err)
+}
+
+func (e *Env) dropDB(ctx context.Context, name string) error {
+	_, err := e.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	return err
+}
+
+func randomHex() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

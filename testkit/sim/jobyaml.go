@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// jobName names every run of a scenario: reuse and revisits are per job.
+const jobName = "sim"
+
+// writeJob writes the night's job file (and its seed files) into dir for
+// the upstream at baseURL with workers workers, and returns its path.
+func writeJob(dir string, s *Scenario, baseURL string, workers int) (string, error) {
+	j := &s.Job
+	var b strings.Builder
+	line := func(indent int, format string, args ...any) {
+		b.WriteString(strings.Repeat("  ", indent))
+		fmt.Fprintf(&b, format, args...)
+		b.WriteByte('\n')
+	}
+	line(0, "name: %s", jobName)
+	if j.Archive {
+		line(0, "archive: true")
+	}
+	line(0, "api:")
+	if s.World.Preset != "contract" {
+		line(1, "preset: %s", s.World.Preset)
+	}
+	line(1, "base_url: %q", baseURL)
+	line(1, "max_retries: %d", j.MaxRetries)
+	line(1, "retry_initial: 1ms")
+	line(1, "retry_max: 20ms")
+	line(1, "timeout: 20s")
+	if len(j.DeclaredPrices) > 0 {
+		line(1, "endpoints:")
+		byPlatform := map[string][]string{}
+		for _, kind := range sortedKeys(j.DeclaredPrices) {
+			platform, name, _ := strings.Cut(kind, ".")
+			byPlatform[platform] = append(byPlatform[platform], fmt.Sprintf("%s: {credits: %d}", name, j.DeclaredPrices[kind]))
+		}
+		for _, platform := range sortedKeys(byPlatform) {
+			line(2, "%s: {%s}", platform, strings.Join(byPlatform[platform], ", "))
+		}
+	}
+	line(0, "limits:")
+	line(1, "workers: %d", workers)
+	line(1, "max_pages: %d", j.MaxPages)
+	line(1, "max_depth: %d", j.MaxDepth)
+	line(1, "lease_timeout: 60s")
+	if j.Budget > 0 {
+		line(1, "max_credits: %d", j.Budget)
+	}
+
+	line(0, "seeds:")
+	lists := map[string][]Seed{}
+	for _, sd := range j.Seeds {
+		lists[sd.Key] = append(lists[sd.Key], sd)
+	}
+	platform := ""
+	for _, key := range sortedKeys(lists) {
+		p, name, _ := strings.Cut(key, ".")
+		if p != platform {
+			line(1, "%s:", p)
+			platform = p
+		}
+		var inline, file []string
+		for _, sd := range lists[key] {
+			if sd.InFile {
+				file = append(file, sd.Value)
+			} else {
+				inline = append(inline, fmt.Sprintf("%q", sd.Value))
+			}
+		}
+		if len(inline) > 0 {
+			line(2, "%s: [%s]", name, strings.Join(inline, ", "))
+		}
+		if len(file) > 0 {
+			fname := key + ".txt" // shortvideo.profiles.txt: one file per list
+			if err := os.WriteFile(filepath.Join(dir, fname), []byte(strings.Join(file, "\n")+"\n"), 0o644); err != nil {
+				return "", err
+			}
+			line(2, "%s_file: %s", name, fname)
+		}
+	}
+
+	var edges []string
+	edge := func(key string, l *List) {
+		if l == nil {
+			return
+		}
+		e := fmt.Sprintf("%s: {max_pages: %d", key, l.MaxPages)
+		if l.StopAtSeen {
+			e += ", stop_at_seen: true"
+		}
+		edges = append(edges, e+"}")
+	}
+	edge("followers", j.Followers)
+	edge("following", j.Following)
+	edge("comments", j.Comments)
+	if j.FollowerProfiles {
+		edges = append(edges, "follower_profiles: {}")
+	}
+	line(0, "expand: {%s}", strings.Join(edges, ", "))
+
+	r := j.Reuse
+	var reuse []string
+	if r.RefreshAfterHours > 0 {
+		reuse = append(reuse, fmt.Sprintf("refresh_after: %dh", r.RefreshAfterHours))
+	}
+	if r.FullWalkEvery > 0 {
+		reuse = append(reuse, fmt.Sprintf("full_walk_every: %d", r.FullWalkEvery))
+	}
+	if r.Adaptive {
+		reuse = append(reuse, "adaptive: true")
+		if r.MaxAgeDays > 0 {
+			reuse = append(reuse, fmt.Sprintf("max_age: %dh", 24*r.MaxAgeDays))
+		}
+		if r.MinYield > 0 {
+			reuse = append(reuse, fmt.Sprintf("min_yield: %g", r.MinYield))
+		}
+		if r.CounterWeight > 0 {
+			reuse = append(reuse, fmt.Sprintf("counter_weight: %g", r.CounterWeight))
+		}
+	}
+	if r.UpstreamCache != "" {
+		reuse = append(reuse, "upstream_cache: "+r.UpstreamCache)
+	}
+	if len(reuse) > 0 {
+		line(0, "reuse: {%s}", strings.Join(reuse, ", "))
+	}
+	if j.IncludeReplies {
+		line(0, "comments: {include_replies: true}")
+	}
+	path := filepath.Join(dir, "job.yaml")
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
