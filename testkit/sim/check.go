@@ -316,6 +316,9 @@ func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(stri
 			var late []string
 			for _, it := range sortedItems(reach) {
 				rr := reach[it]
+				if e, _ := endpointOf(it.kind); e.content {
+					continue // no revisit promise binds them (endpoint.content)
+				}
 				if _, ok := c.firstReach[it]; !ok {
 					c.firstReach[it] = r.day
 				}
@@ -351,8 +354,11 @@ func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(stri
 			continue
 		}
 		it := item{t.kind, cmp.Or(t.handle, t.key)}
-		if t.kind == "photosocial.comments" {
+		switch t.kind {
+		case "photosocial.comments":
 			it.key = codeOf(t.key)
+		case "shortvideo.video_comments", "shortvideo.transcript":
+			it.key = videoKey(t.key)
 		}
 		rr, ok := reach[it]
 		if !ok {
