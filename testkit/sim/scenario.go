@@ -86,7 +86,7 @@ type Job struct {
 	Posts, Reels                          *List
 	Highlights                            bool
 	Reuse                                 Reuse
-	Seeds            []Seed
+	Seeds                                 []Seed
 	// DeclaredPrices are the api.endpoints credits the job declares.
 	DeclaredPrices map[string]int64
 }
