@@ -379,25 +379,11 @@ func (t *truth) reachUpTo(day, limit int64) (map[item]reached, error) {
 // limits.max_pages.
 func (t *truth) listPages(kind string) int {
 	j := t.s.Job
-	var l *List
-	switch kind {
-	case "shortvideo.followers":
-		l = j.Followers
-	case "shortvideo.following":
-		l = j.Following
-	case "photosocial.comments":
-		l = j.Comments
-	case "shortvideo.profile_videos":
-		l = j.Videos
-	case "shortvideo.video_comments":
-		l = j.VideoComments
-	case "shortvideo.comment_replies":
-		l = j.CommentReplies
-	case "photosocial.user_posts":
-		l = j.Posts
-	case "photosocial.user_reels":
-		l = j.Reels
-	}
+	l := map[string]*List{
+		"shortvideo.followers": j.Followers, "shortvideo.following": j.Following, "photosocial.comments": j.Comments,
+		"shortvideo.profile_videos": j.Videos, "shortvideo.video_comments": j.VideoComments, "shortvideo.comment_replies": j.CommentReplies,
+		"photosocial.user_posts": j.Posts, "photosocial.user_reels": j.Reels,
+	}[kind]
 	if l != nil && l.MaxPages > 0 {
 		return l.MaxPages
 	}
