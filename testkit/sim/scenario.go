@@ -116,6 +116,9 @@ func (e *Entity) String() string {
 	if e == nil {
 		return "off"
 	}
+	if e.RefreshAfterDays == 0 {
+		return "on"
+	}
 	return fmt.Sprintf("refresh_after %dd", e.RefreshAfterDays)
 }
 
