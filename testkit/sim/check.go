@@ -223,9 +223,10 @@ func (c *checker) unreachable(r *nightResult, reach map[item]reached, add func(s
 // completeLists compares every complete walk of the night with the
 // sandbox's list that day: the edges the walk's run saw are the list.
 // The content lists (a creator's videos, a video's comments, ...) are
-// left out: completeWalks reads no walk of theirs (nothing records which
-// run saw a video or a reply yet); TestContentTruthIsTheSandbox checks
-// the truth's content lists against the sandbox instead.
+// left out, not compared yet (their rows say which run saw them, e.g.
+// shortvideo.profile_videos.last_seen_run: open in docs/simulator.md);
+// TestContentTruthIsTheSandbox checks the truth's content lists against
+// the sandbox instead.
 func (c *checker) completeLists(r *nightResult, walks []walk) ([]Violation, error) {
 	var out []Violation
 	for _, w := range walks {
