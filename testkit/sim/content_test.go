@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
 // contentScenario is a job with every content edge on, under the real
@@ -32,7 +33,8 @@ func TestContentTruthIsTheSandbox(t *testing.T) {
 	t.Parallel()
 	s := contentScenario()
 	const day = 2
-	reach, err := newTruth(s).reach(day)
+	tr := newTruth(s)
+	reach, err := tr.reach(day)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestContentTruthIsTheSandbox(t *testing.T) {
 			for v, rr := range reach {
 				if v.kind == "shortvideo.video_comments" && rr.depth == reach[it].depth {
 					author, id, _ := strings.Cut(v.key, "/")
-					if commentOf(t, up.url, author, id, it.key, rr.maxPage, s.World.PageSize) {
+					if commentOf(tr.world(day), author, id, it.key, rr.maxPage, s.World.PageSize) {
 						q.Set("url", "https://www.tiktok.com/@"+author+"/video/"+id)
 					}
 				}
@@ -163,11 +165,8 @@ func TestContentTruthIsTheSandbox(t *testing.T) {
 }
 
 // commentOf reports whether comment cid is on the first pages of the
-// comments of video id by author (found with a walk of the sandbox's
-// world, the truth's).
-func commentOf(t *testing.T, _ string, author, id, cid string, pages, pageSize int) bool {
-	t.Helper()
-	w := newTruth(contentScenario()).world(2)
+// comments of video id by author in the world w.
+func commentOf(w *world.World, author, id, cid string, pages, pageSize int) bool {
 	for off := int64(0); off < int64(pages*pageSize); off += int64(pageSize) {
 		cs, _, _ := w.VideoComments(id, author, off)
 		for _, c := range cs {
