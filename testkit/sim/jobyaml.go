@@ -103,6 +103,21 @@ func writeJob(dir string, s *Scenario, baseURL string, workers int) (string, err
 	if j.FollowerProfiles {
 		edges = append(edges, "follower_profiles: {}")
 	}
+	edge("videos", j.Videos)
+	edge("video_comments", j.VideoComments)
+	edge("comment_replies", j.CommentReplies)
+	if t := j.VideoTranscripts; t != nil {
+		e := "video_transcripts: {}"
+		if t.RefreshAfterDays > 0 {
+			e = fmt.Sprintf("video_transcripts: {refresh_after: %dd}", t.RefreshAfterDays)
+		}
+		edges = append(edges, e)
+	}
+	edge("posts", j.Posts)
+	edge("reels", j.Reels)
+	if j.Highlights {
+		edges = append(edges, "highlights: {}")
+	}
 	line(0, "expand: {%s}", strings.Join(edges, ", "))
 
 	r := j.Reuse

@@ -77,8 +77,16 @@ type Job struct {
 	Comments         *List // expand.comments (the post seeds' lists)
 	IncludeReplies   bool
 	Archive          bool
-	Reuse            Reuse
-	Seeds            []Seed
+	// The real service's content edges (scrapecreators preset only; nil:
+	// off): a short-video creator's videos, each video's comments (one
+	// hop deeper) and their replies, its transcript; a photo-sharing
+	// profile's posts, reels and highlights.
+	Videos, VideoComments, CommentReplies *List
+	VideoTranscripts                      *Entity
+	Posts, Reels                          *List
+	Highlights                            bool
+	Reuse                                 Reuse
+	Seeds                                 []Seed
 	// DeclaredPrices are the api.endpoints credits the job declares.
 	DeclaredPrices map[string]int64
 }
@@ -97,6 +105,26 @@ func (l *List) String() string {
 		return fmt.Sprintf("max_pages %d stop_at_seen", l.MaxPages)
 	}
 	return fmt.Sprintf("max_pages %d", l.MaxPages)
+}
+
+// Entity is an edge to an entity fetched whole: its refresh_after.
+type Entity struct {
+	RefreshAfterDays int // 0: reuse.refresh_after's
+}
+
+func (e *Entity) String() string {
+	if e == nil {
+		return "off"
+	}
+	if e.RefreshAfterDays == 0 {
+		return "on"
+	}
+	return fmt.Sprintf("refresh_after %dd", e.RefreshAfterDays)
+}
+
+// lists are the job's list edges with page limits (shrink halves them).
+func (j *Job) lists() []*List {
+	return []*List{j.Followers, j.Following, j.Comments, j.Videos, j.VideoComments, j.CommentReplies, j.Posts, j.Reels}
 }
 
 // Reuse is the job's reuse section.
@@ -163,6 +191,10 @@ func (s Scenario) String() string {
 		s.Seed, s.Profile, w.Preset, w.Churn, w.PageSize, w.Prices, j.DeclaredPrices, w.RealFields, w.ErrorRate, w.TruncateRate, w.JitterMicros, w.Rate, w.Burst)
 	fmt.Fprintf(&b, "job: max_pages %d, max_depth %d, retries %d, budget %d, followers %v, following %v, follower_profiles %v, comments %v, replies %v, archive %v\n",
 		j.MaxPages, j.MaxDepth, j.MaxRetries, j.Budget, j.Followers, j.Following, j.FollowerProfiles, j.Comments, j.IncludeReplies, j.Archive)
+	if j.hasContent() {
+		fmt.Fprintf(&b, "content: videos %v, video_comments %v, comment_replies %v, video_transcripts %v, posts %v, reels %v, highlights %v\n",
+			j.Videos, j.VideoComments, j.CommentReplies, j.VideoTranscripts, j.Posts, j.Reels, j.Highlights)
+	}
 	fmt.Fprintf(&b, "reuse: %+v\n", j.Reuse)
 	var seeds []string
 	for _, sd := range j.Seeds {
@@ -211,6 +243,9 @@ func Generate(seed int64, p Profile) (*Scenario, error) {
 	// other choice of a seed's scenario.
 	s.World.Churn = churnWorlds[rand.New(rand.NewPCG(uint64(seed), 0xc4a2_1d)).IntN(len(churnWorlds))]
 	s.Job = g.job(p, s.World)
+	// The content edges from a stream of their own too: a seed whose job
+	// has none is the scenario it was before they were added.
+	gen{rand.New(rand.NewPCG(uint64(seed), 0xc0_47e4))}.content(&s.Job, s.World)
 	credits, requests, err := shrink(s, p.MaxRequests)
 	if err != nil {
 		return nil, err
@@ -234,7 +269,7 @@ func shrink(s *Scenario, limit int64) (credits, requests int64, err error) {
 		if err != nil || requests <= limit {
 			return credits, requests, err
 		}
-		lists := []*List{j.Followers, j.Following, j.Comments}
+		lists := j.lists()
 		switch {
 		case j.MaxDepth > 1:
 			j.MaxDepth = 1
@@ -336,6 +371,45 @@ func (g gen) job(p Profile, w World) Job {
 		}
 	}
 	return j
+}
+
+// content turns on some of the real service's content edges, under the
+// real preset only (the contract refuses them), with small page limits,
+// as a user would: newest-first lists with stop_at_seen, a transcript
+// not bought again for a year.
+func (g gen) content(j *Job, w World) {
+	if w.Preset != sandbox.PresetScrapeCreators || !g.chance(0.5) {
+		return
+	}
+	list := func(p float64, pages int, newestFirst bool) *List {
+		if !g.chance(p) {
+			return nil
+		}
+		return &List{MaxPages: g.between(1, pages), StopAtSeen: newestFirst && g.chance(0.6)}
+	}
+	if slices.ContainsFunc(j.Seeds, func(s Seed) bool { return s.Key == "shortvideo.profiles" }) {
+		if j.Videos = list(0.8, 2, true); j.Videos != nil {
+			j.VideoComments = list(0.6, 2, false) // ranked, not newest first: no stop_at_seen
+			if j.VideoComments != nil {
+				j.CommentReplies = list(0.5, 1, false)
+			}
+			if g.chance(0.5) {
+				j.VideoTranscripts = &Entity{}
+				if g.chance(0.7) {
+					j.VideoTranscripts.RefreshAfterDays = 365
+				}
+			}
+		}
+	}
+	if slices.ContainsFunc(j.Seeds, func(s Seed) bool { return s.Key == "photosocial.profiles" }) {
+		j.Posts, j.Reels = list(0.6, 2, true), list(0.4, 2, true)
+		j.Highlights = g.chance(0.5)
+	}
+}
+
+// hasContent reports whether any content edge is on.
+func (j *Job) hasContent() bool {
+	return j.Videos != nil || j.Posts != nil || j.Reels != nil || j.Highlights
 }
 
 func (g gen) seeds(p Profile, w World) []Seed {

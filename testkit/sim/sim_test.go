@@ -14,8 +14,9 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // chosen so that together they combine every feature (see features):
 // both dialects, prices, faults, replies, the upstream cache, seed files,
 // depth 2, fixed windows and adaptive revisits, second processes, kill
-// -9, SIGTERM, prunes and both twins.
-var shortSeeds = []int64{67, 80, 128, 141, 152}
+// -9, SIGTERM, prunes and both twins, the real service's content edges
+// (seed 22: videos, their comments with replies, transcripts).
+var shortSeeds = []int64{22, 67, 80, 128, 141, 152}
 
 // TestSimulateShort runs the short profile: a few seeds of three nights
 // each, every invariant checked after every night. A violation names the
@@ -67,7 +68,8 @@ func TestShortSeedsCombineEveryFeature(t *testing.T) {
 	}
 	for _, f := range []string{"contract", "scrapecreators", "prices", "faults", "adaptive", "fixed windows",
 		"upstream cache", "replies", "seed file", "depth 2", "budget", "no budget", "kill", "term",
-		"second process", "prune", "twin timing", "twin prune", "private", "growing"} {
+		"second process", "prune", "twin timing", "twin prune", "private", "growing",
+		"videos", "video comments", "comment replies", "video transcripts", "profile content"} {
 		if !got[f] {
 			t.Errorf("no seed of shortSeeds has %s", f)
 		}

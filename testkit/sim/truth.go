@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/internal/sandbox/world"
 )
 
 // The ground truth: what the job's seeds reach in the world on a day, what
@@ -39,14 +40,27 @@ type endpoint struct {
 	// (credits_charged in their envelope); the contract's say it with
 	// RealServiceFields.
 	realSays bool
+	// content: one of the real service's own endpoints (no contract path).
+	// max-age leaves them out: a transcript is bought once (refresh_after),
+	// and a video's comments and their replies are bought when the video
+	// is on a page of its creator's list walked tonight (stop_at_seen ends
+	// a walk early: docs/upstream.md), so no revisit promise binds them.
+	content bool
 }
 
 var endpoints = []endpoint{
-	{"shortvideo.profile", "/shortvideo/profile", "/v1/tiktok/profile", false},
-	{"shortvideo.followers", "/shortvideo/user/followers", "/v1/tiktok/user/followers", false},
-	{"shortvideo.following", "/shortvideo/user/following", "/v1/tiktok/user/following", false},
-	{"photosocial.comments", "/photosocial/post/comments", "/v2/instagram/post/comments", true},
-	{"photosocial.profile", "/photosocial/profile", "/v1/instagram/profile", false},
+	{"shortvideo.profile", "/shortvideo/profile", "/v1/tiktok/profile", false, false},
+	{"shortvideo.followers", "/shortvideo/user/followers", "/v1/tiktok/user/followers", false, false},
+	{"shortvideo.following", "/shortvideo/user/following", "/v1/tiktok/user/following", false, false},
+	{"photosocial.comments", "/photosocial/post/comments", "/v2/instagram/post/comments", true, false},
+	{"photosocial.profile", "/photosocial/profile", "/v1/instagram/profile", false, false},
+	{"shortvideo.profile_videos", "", "/v3/tiktok/profile/videos", false, true},
+	{"shortvideo.video_comments", "", "/v1/tiktok/video/comments", false, true},
+	{"shortvideo.comment_replies", "", "/v1/tiktok/video/comment/replies", false, true},
+	{"shortvideo.transcript", "", "/v1/tiktok/video/transcript", false, true},
+	{"photosocial.user_posts", "", "/v2/instagram/user/posts", false, true},
+	{"photosocial.user_reels", "", "/v1/instagram/user/reels", false, true},
+	{"photosocial.highlights", "", "/v1/instagram/user/highlights", false, true},
 }
 
 // says reports whether the world's answers of kind say what they charged.
@@ -124,14 +138,49 @@ func requestOf(preset string, pageSize int, day int64, a sandbox.Arrival) (reque
 	case "photosocial.comments":
 		r.it.key = codeOf(q.Get("url"))
 		c := q.Get("cursor")
-		if preset == sandbox.PresetScrapeCreators && c != "" {
-			b, _ := base64.RawURLEncoding.DecodeString(c)
-			c = strings.TrimPrefix(string(b), "sbx:")
+		if preset == sandbox.PresetScrapeCreators {
+			c = opaque(c)
 		}
 		off, _ = strconv.ParseInt(c, 10, 64)
+	case "shortvideo.profile_videos":
+		r.it.key = q.Get("handle")
+		if mc := q.Get("max_cursor"); mc != "" {
+			ms, _ := strconv.ParseInt(mc, 10, 64)
+			off = sandbox.WorldEpoch + day*86400 - ms/1000
+		}
+	case "shortvideo.video_comments", "shortvideo.transcript":
+		r.it.key = videoKey(q.Get("url"))
+		off, _ = strconv.ParseInt(q.Get("cursor"), 10, 64)
+	case "shortvideo.comment_replies":
+		r.it.key = q.Get("comment_id")
+		off, _ = strconv.ParseInt(q.Get("cursor"), 10, 64)
+	case "photosocial.user_posts":
+		r.it.key = q.Get("handle")
+		off, _ = strconv.ParseInt(opaque(q.Get("next_max_id")), 10, 64)
+	case "photosocial.user_reels", "photosocial.highlights":
+		r.it.key = q.Get("handle")
+		off, _ = strconv.ParseInt(opaque(q.Get("max_id")), 10, 64)
 	}
 	r.page = off / int64(max(1, pageSize))
 	return r, true
+}
+
+// opaque is the offset a real preset's opaque cursor holds ("": none).
+func opaque(c string) string {
+	if c == "" {
+		return ""
+	}
+	b, _ := base64.RawURLEncoding.DecodeString(c)
+	return strings.TrimPrefix(string(b), "sbx:")
+}
+
+// videoKey is a video's item key, author/id, from its URL
+// (…/@<author>/video/<id>).
+func videoKey(u string) string {
+	_, rest, _ := strings.Cut(u, "/@")
+	author, id, _ := strings.Cut(rest, "/video/")
+	id, _, _ = strings.Cut(id, "?")
+	return author + "/" + strings.TrimSuffix(id, "/")
 }
 
 // codeOf is a post URL's code (the segment after /p/).
@@ -165,6 +214,7 @@ func (r reached) pages(pageSize int) int64 {
 type truth struct {
 	s        *Scenario
 	accounts map[accountDay]sandbox.AccountTruth
+	worlds   map[int64]*world.World // the sandbox's world each day (content)
 }
 
 type accountDay struct {
@@ -173,7 +223,7 @@ type accountDay struct {
 }
 
 func newTruth(s *Scenario) *truth {
-	return &truth{s: s, accounts: map[accountDay]sandbox.AccountTruth{}}
+	return &truth{s: s, accounts: map[accountDay]sandbox.AccountTruth{}, worlds: map[int64]*world.World{}}
 }
 
 // followList is handle's followers or following list on day, as served
@@ -207,6 +257,7 @@ func (t *truth) reachUpTo(day, limit int64) (map[item]reached, error) {
 	j, ps := &t.s.Job, t.s.World.PageSize
 	var pages int64
 	out := map[item]reached{}
+	replies := map[item]int64{} // a comment's replies, as its video's comments list says
 	level := []item{}
 	for _, sd := range j.Seeds {
 		for _, k := range seedKinds {
@@ -234,7 +285,7 @@ func (t *truth) reachUpTo(day, limit int64) (map[item]reached, error) {
 				for _, l := range []struct {
 					kind string
 					edge *List
-				}{{"shortvideo.followers", j.Followers}, {"shortvideo.following", j.Following}} {
+				}{{"shortvideo.followers", j.Followers}, {"shortvideo.following", j.Following}, {"shortvideo.profile_videos", j.Videos}} {
 					if l.edge != nil {
 						level = append(level, item{l.kind, it.key})
 					}
@@ -252,6 +303,67 @@ func (t *truth) reachUpTo(day, limit int64) (map[item]reached, error) {
 				}
 			case "photosocial.comments":
 				r.size, r.maxPage = commentCount(it.key, day), t.listPages(it.kind)
+			case "photosocial.profile":
+				// A private profile's lists are not walked (its answer says
+				// it is private).
+				if t.gone(it.key) || strings.HasPrefix(it.key, "private") {
+					break
+				}
+				for _, l := range []struct {
+					kind string
+					on   bool
+				}{{"photosocial.user_posts", j.Posts != nil}, {"photosocial.user_reels", j.Reels != nil}, {"photosocial.highlights", j.Highlights}} {
+					if l.on {
+						level = append(level, item{l.kind, it.key})
+					}
+				}
+			case "shortvideo.profile_videos", "photosocial.user_posts", "photosocial.user_reels":
+				r.maxPage = t.listPages(it.kind)
+				w, a, err := t.account(it.key, day)
+				if err != nil {
+					return nil, err
+				}
+				if it.kind != "shortvideo.profile_videos" {
+					page := w.CreatorPosts
+					if it.kind == "photosocial.user_reels" {
+						page = w.CreatorReels
+					}
+					_, r.size = walkList(r.maxPage, func(off int64) ([]world.Post, world.Window) { return page(a, off) })
+					break
+				}
+				var videos []world.Video
+				videos, r.size = walkList(r.maxPage, func(off int64) ([]world.Video, world.Window) { return w.CreatorVideos(a, off) })
+				// A video's comments and transcript are one hop deeper.
+				if depth+1 <= j.MaxDepth {
+					for _, v := range videos {
+						if j.VideoComments != nil {
+							next = append(next, item{"shortvideo.video_comments", it.key + "/" + v.ID})
+						}
+						if j.VideoTranscripts != nil {
+							next = append(next, item{"shortvideo.transcript", it.key + "/" + v.ID})
+						}
+					}
+				}
+			case "shortvideo.video_comments":
+				author, id, _ := strings.Cut(it.key, "/")
+				w := t.world(day)
+				r.maxPage = t.listPages(it.kind)
+				var comments []world.Comment
+				comments, r.size = walkList(r.maxPage, func(off int64) ([]world.Comment, world.Window) {
+					cs, win, _ := w.VideoComments(id, author, off)
+					return cs, win
+				})
+				// The replies of the comments on the pages walked: a list of
+				// the comment's thread, at its depth.
+				for _, c := range comments {
+					if j.CommentReplies != nil && c.Children > 0 {
+						ri := item{"shortvideo.comment_replies", c.ID}
+						replies[ri] = c.Children
+						level = append(level, ri)
+					}
+				}
+			case "shortvideo.comment_replies":
+				r.size, r.maxPage = replies[it], t.listPages(it.kind)
 			}
 			out[it] = r
 			if pages += r.pages(ps); pages > limit {
@@ -267,19 +379,53 @@ func (t *truth) reachUpTo(day, limit int64) (map[item]reached, error) {
 // limits.max_pages.
 func (t *truth) listPages(kind string) int {
 	j := t.s.Job
-	var l *List
-	switch kind {
-	case "shortvideo.followers":
-		l = j.Followers
-	case "shortvideo.following":
-		l = j.Following
-	case "photosocial.comments":
-		l = j.Comments
-	}
+	l := map[string]*List{
+		"shortvideo.followers": j.Followers, "shortvideo.following": j.Following, "photosocial.comments": j.Comments,
+		"shortvideo.profile_videos": j.Videos, "shortvideo.video_comments": j.VideoComments, "shortvideo.comment_replies": j.CommentReplies,
+		"photosocial.user_posts": j.Posts, "photosocial.user_reels": j.Reels,
+	}[kind]
 	if l != nil && l.MaxPages > 0 {
 		return l.MaxPages
 	}
 	return j.MaxPages
+}
+
+// world is the sandbox's world on day (the real preset's content).
+func (t *truth) world(day int64) *world.World {
+	w, ok := t.worlds[day]
+	if !ok {
+		w = world.New(t.s.World.PageSize, day, t.s.World.Churn)
+		t.worlds[day] = w
+	}
+	return w
+}
+
+// account is handle's account in the world of day.
+func (t *truth) account(handle string, day int64) (*world.World, world.Account, error) {
+	w := t.world(day)
+	a, err := w.Account(handle)
+	if err != nil {
+		return nil, world.Account{}, fmt.Errorf("truth of %s on day %d: %w", handle, day, err)
+	}
+	return w, a, nil
+}
+
+// walkList reads a list of the world page after page, at most limit
+// pages: the entries on them, and the list's length as far as a walk can
+// tell (one more than it read when the list goes on past the limit:
+// reached.pages is then the limit).
+func walkList[T any](limit int, page func(off int64) ([]T, world.Window)) ([]T, int64) {
+	var out []T
+	off := int64(0)
+	for range max(1, limit) {
+		es, win := page(off)
+		out = append(out, es...)
+		if !win.More {
+			return out, int64(len(out))
+		}
+		off = win.Next
+	}
+	return out, int64(len(out)) + 1
 }
 
 // gone reports whether an account (or post) has nothing to walk: missing
