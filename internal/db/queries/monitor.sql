@@ -12,13 +12,16 @@ ON CONFLICT (run_id, owner) DO UPDATE SET crawler_version = EXCLUDED.crawler_ver
 -- One statement per process and interval: the process's counters (and its
 -- limit of requests in flight) go to its crawl.run_processes row, and a
 -- sample joins them with the run's credits and task states. Returns the
--- run-wide figures for the live line.
+-- run-wide figures for the live line. A process's counters only grow, and
+-- its last sample is final: a sample the server runs late (its sender
+-- cancelled when the run ended) never takes a counter back.
 WITH p AS (
-    UPDATE crawl.run_processes SET pages = @pages, rows_written = @rows_written, requests = @requests,
-        rate_limited = @rate_limited, finished_at = CASE WHEN @final::boolean THEN now() END,
+    UPDATE crawl.run_processes SET pages = greatest(pages, @pages), rows_written = greatest(rows_written, @rows_written),
+        requests = greatest(requests, @requests), rate_limited = greatest(rate_limited, @rate_limited),
+        finished_at = CASE WHEN @final::boolean THEN now() END,
         state = CASE WHEN @final::boolean THEN NULLIF(@state::text, '') END,
         in_flight = @in_flight::float8, concurrency_limit = @concurrency_limit::integer, concurrency_move = @concurrency_move::text
-    WHERE run_id = @run_id AND owner = @owner
+    WHERE run_id = @run_id AND owner = @owner AND (@final::boolean OR finished_at IS NULL)
 ), t AS (
     SELECT count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'leased') AS leased,
            count(*) FILTER (WHERE state = 'done') AS done, count(*) FILTER (WHERE state = 'failed') AS failed,
