@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -459,28 +458,5 @@ func joinAt(t *testing.T, up *upstream, n int64, db, job string) func() *process
 	return func() *process {
 		<-started
 		return second
-	}
-}
-
-// killedSessionsGone waits until no session but conn's is left in conn's
-// database: the server finishes a statement a killed process sent before it
-// notices the client is gone, so a lease may be extended after the kill.
-func killedSessionsGone(t *testing.T, conn *pgx.Conn) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var n int
-		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
-		if err == nil && n == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("sessions of the killed process still open: %d (%v)", n, err)
-		case <-tick.C:
-		}
 	}
 }

@@ -70,22 +70,8 @@ func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	// No connection is left in the failed page's transaction: its
 	// connection is closed, and the server ends the session as soon as it
 	// reads the close (which it may not have done when Close returns).
-	deadline, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var open int64
-		err := pool.QueryRow(deadline, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&open)
-		if err == nil && open == 0 {
-			return
-		}
-		select {
-		case <-deadline.Done():
-			t.Fatalf("%d connections idle in a transaction (%v)", open, err)
-		case <-tick.C:
-		}
-	}
+	pgtest.WaitNone(t, pool, "connections idle in a transaction",
+		`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`)
 }
 
 // A page whose group failed before it was sent is committed by Retry from

@@ -17,6 +17,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/sim"
 )
 
 // Workload 16: revisit policies at equal budget. M accounts of a sandbox
@@ -332,41 +333,6 @@ func revisitNight(ctx context.Context, pool *pgxpool.Pool, churn string, day int
 	return runID, u.Credits, u.ByEndpoint["/shortvideo/user/followers"].Credits, nil
 }
 
-// ageDB makes everything stored a day older: every timestamptz column of
-// the crawler's schemas, as a night between two runs would.
-func ageDB(ctx context.Context, pool *pgxpool.Pool) error {
-	rows, err := pool.Query(ctx, `SELECT c.table_schema, c.table_name, array_agg(c.column_name::text ORDER BY c.column_name)
-		FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
-		WHERE c.table_schema IN ('crawl', 'shortvideo', 'photosocial') AND c.data_type = 'timestamp with time zone' AND t.table_type = 'BASE TABLE'
-		GROUP BY 1, 2 ORDER BY 1, 2`)
-	if err != nil {
-		return err
-	}
-	type table struct {
-		schema, name string
-		cols         []string
-	}
-	tables, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (table, error) {
-		var t table
-		err := r.Scan(&t.schema, &t.name, &t.cols)
-		return t, err
-	})
-	if err != nil {
-		return err
-	}
-	for _, t := range tables {
-		set := make([]string, len(t.cols))
-		for i, c := range t.cols {
-			id := pgx.Identifier{c}.Sanitize()
-			set[i] = id + " = " + id + " - interval '1 day'"
-		}
-		if _, err := pool.Exec(ctx, "UPDATE "+pgx.Identifier{t.schema, t.name}.Sanitize()+" SET "+strings.Join(set, ", ")); err != nil {
-			return fmt.Errorf("age %s.%s: %w", t.schema, t.name, err)
-		}
-	}
-	return nil
-}
-
 // revisitPolicy runs nights 1..N of policy p on a copy of night 0's
 // database and scores them against the truth.
 func (e *env) revisitPolicy(ctx context.Context, p revisitPolicy, tmpl string, truth *revisitTruth, nights int, budget int64) (*revisitScore, error) {
@@ -381,7 +347,7 @@ func (e *env) revisitPolicy(ctx context.Context, p revisitPolicy, tmpl string, t
 	defer pool.Close()
 	s := &revisitScore{name: p.name}
 	for n := int64(1); n <= int64(nights); n++ {
-		if err := ageDB(ctx, pool); err != nil {
+		if err := sim.AgeDB(ctx, pool); err != nil {
 			return nil, err
 		}
 		runID, credits, listCredits, err := revisitNight(ctx, pool, truth.churn, n, func(u string) string { return revisitYAML(u, truth.handles, budget, p.expand, p.reuse) })

@@ -377,3 +377,29 @@ func MainMigrated(m *testing.M) {
 	SetTemplate(func(ctx context.Context, url string) error { return migrations.UpURL(ctx, url) })
 	os.Exit(Main(m))
 }
+
+// WaitNone polls count, a query of one count, until it reads 0, failing
+// the test after 30 s with what it last read. For what the server does
+// on its own after a client has gone: a session it ends, a statement a
+// killed process sent that it still runs.
+func WaitNone(t testing.TB, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, what, count string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var n int64
+		err := q.QueryRow(ctx, count).Scan(&n)
+		if err == nil && n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %d left (%v)", what, n, err)
+		case <-tick.C:
+		}
+	}
+}
