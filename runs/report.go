@@ -58,17 +58,10 @@ type Report struct {
 // ReportRun is the run's header.
 type ReportRun struct {
 	Header
-	Seconds       float64 `json:"duration_seconds"`
-	CreditsBilled int64   `json:"credits_billed"`
+	Totals
 	// CreditsSaved: not spent thanks to refresh_after and stop_at_seen
 	// (crawl.run_ledger).
-	CreditsSaved int64  `json:"credits_saved"`
-	MaxCredits   *int64 `json:"max_credits"`
-	// CreditsRemaining is the account's balance as the upstream last
-	// reported it (the lowest credits_remaining of the run), nil: never.
-	CreditsRemaining *int64 `json:"credits_remaining,omitempty"`
-	Pages            int64  `json:"pages"`
-	Rows             int64  `json:"rows_written"`
+	CreditsSaved int64 `json:"credits_saved"`
 	// RowsCounted: no process recorded its rows (samples off), so Rows
 	// is the sum of rows per table instead.
 	RowsCounted bool `json:"rows_counted_from_tables,omitempty"`
@@ -250,11 +243,7 @@ func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error)
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	u.CreditsSaved = sv.Saved
-	end := time.Now()
-	if u.FinishedAt != nil {
-		end = *u.FinishedAt
-	}
-	u.Seconds = end.Sub(u.StartedAt).Seconds()
+	u.Seconds = u.Elapsed().Seconds()
 	for _, step := range []func(context.Context, db.Querier) error{r.loadCredits, r.loadTimeline, r.loadKinds, r.loadTables, r.loadMovers, r.loadChanges} {
 		if err := step(ctx, conn); err != nil {
 			return nil, fmt.Errorf("report of run %d: %w", u.ID, err)

@@ -22,6 +22,27 @@ type Header struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
+// Elapsed is how long the run took, or has been running.
+func (h Header) Elapsed() time.Duration {
+	if h.FinishedAt != nil {
+		return h.FinishedAt.Sub(h.StartedAt)
+	}
+	return time.Since(h.StartedAt)
+}
+
+// Totals are a run's figures that crawler status and the run report both
+// show, under the same JSON names.
+type Totals struct {
+	Seconds       float64 `json:"duration_seconds"`
+	Pages         int64   `json:"pages"`
+	Rows          int64   `json:"rows_written"`
+	CreditsBilled int64   `json:"credits_billed"`
+	MaxCredits    *int64  `json:"max_credits"`
+	// CreditsRemaining is the account's balance as the upstream last
+	// reported it (the lowest credits_remaining of the run), nil: never.
+	CreditsRemaining *int64 `json:"credits_remaining,omitempty"`
+}
+
 // Status describes a run for people: its state and what its tasks did.
 type Status struct {
 	Header
@@ -129,12 +150,8 @@ type Process struct {
 
 // Summary is one line of the list of runs (crawler runs).
 type Summary struct {
-	ID            int64      `json:"id"`
-	Job           string     `json:"job"`
-	State         string     `json:"state"`
-	StartedAt     time.Time  `json:"started_at"`
-	FinishedAt    *time.Time `json:"finished_at,omitempty"`
-	CreditsBilled int64      `json:"credits_billed"`
+	Header
+	CreditsBilled int64 `json:"credits_billed"`
 	// CreditsSaved are credits a run did not spend thanks to what earlier
 	// runs fetched (refresh_after, stop_at_seen; see crawl.run_ledger).
 	CreditsSaved int64    `json:"credits_saved"`
@@ -179,7 +196,7 @@ func List(ctx context.Context, conn db.Querier, job string, max int64) ([]Summar
 	rows, _ := listRuns.Query(ctx, conn, listRunsParams{JobName: job, MaxRuns: max})
 	var r Summary
 	out := []Summary{}
-	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions, &r.CreditsSaved, &r.PrunedAt}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Job, &r.State, &r.StopReason, &r.StartedAt, &r.FinishedAt, &r.CreditsBilled, &r.Pages, &r.FailedTasks, &r.Versions, &r.CreditsSaved, &r.PrunedAt}, func() error {
 		out = append(out, r)
 		r = Summary{}
 		return nil

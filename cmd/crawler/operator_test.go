@@ -246,6 +246,7 @@ func TestRunsAndStatusJSON(t *testing.T) {
 		ID            int64    `json:"id"`
 		Job           string   `json:"job"`
 		State         string   `json:"state"`
+		StopReason    string   `json:"stop_reason"`
 		CreditsBilled int64    `json:"credits_billed"`
 		CreditsSaved  int64    `json:"credits_saved"`
 		Pages         int64    `json:"pages"`
@@ -256,9 +257,9 @@ func TestRunsAndStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
-	if len(runs) != 2 || runs[0].ID != 2 || runs[0].State != "stopped" || runs[0].CreditsBilled != 3 || runs[0].Pages != 3 ||
+	if len(runs) != 2 || runs[0].ID != 2 || runs[0].State != "stopped" || runs[0].StopReason == "" || runs[0].CreditsBilled != 3 || runs[0].Pages != 3 ||
 		runs[1].ID != 1 || runs[1].State != "done" || runs[1].CreditsBilled != cleanPages || runs[1].Pages != cleanPages ||
-		runs[1].FailedTasks != 0 || len(runs[1].Versions) != 1 || runs[1].Seconds <= 0 {
+		runs[1].StopReason != "" || runs[1].FailedTasks != 0 || len(runs[1].Versions) != 1 || runs[1].Seconds <= 0 {
 		t.Errorf("runs --json: %s", r.stdout)
 	}
 	r = invoke(t, env, "runs")

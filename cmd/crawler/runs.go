@@ -44,7 +44,7 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		out := make([]runJSON, len(list))
 		for i, r := range list {
-			out[i] = runJSON{r, runDuration(r).Seconds()}
+			out[i] = runJSON{r, r.Elapsed().Seconds()}
 		}
 		return printJSON(env.stdout, out)
 	}
@@ -60,15 +60,7 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) error {
 			state += " (pruned)" // its bookkeeping is gone: crawler prune
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.ID, r.Job, state, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
-			runDuration(r).Round(time.Second), r.CreditsBilled, r.CreditsSaved, r.Pages, r.FailedTasks, strings.Join(r.Versions, ", "))
+			r.Elapsed().Round(time.Second), r.CreditsBilled, r.CreditsSaved, r.Pages, r.FailedTasks, strings.Join(r.Versions, ", "))
 	}
 	return w.Flush()
-}
-
-// runDuration is how long a run took, or has been running.
-func runDuration(r runs.Summary) time.Duration {
-	if r.FinishedAt != nil {
-		return r.FinishedAt.Sub(r.StartedAt)
-	}
-	return time.Since(r.StartedAt)
 }

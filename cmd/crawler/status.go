@@ -30,21 +30,15 @@ behind this binary it says so and exits 1 (run crawler migrate).`
 // statusJSON is the --json form of crawler status.
 type statusJSON struct {
 	runs.Header
-	Seconds       float64 `json:"duration_seconds"`
-	Pages         int64   `json:"pages"`
-	Items         int64   `json:"items"`
-	Rows          int64   `json:"rows_written"`
-	CreditsBilled int64   `json:"credits_billed"`
-	CreditsHeld   int64   `json:"credits_reserved"`
-	MaxCredits    *int64  `json:"max_credits"`
-	// UpstreamLeft is the account's balance the upstream reported.
-	UpstreamLeft *int64             `json:"credits_remaining,omitempty"`
-	Tasks        map[string]int64   `json:"tasks"`
-	Reasons      []runs.ReasonCount `json:"reasons"`
-	Dropped      int64              `json:"entries_dropped"`
-	Drops        []runs.ReasonCount `json:"drops"`
-	Processes    []runs.Process     `json:"processes"`
-	Drift        *runs.Drift        `json:"schema_drift"`
+	runs.Totals
+	Items       int64              `json:"items"`
+	CreditsHeld int64              `json:"credits_reserved"`
+	Tasks       map[string]int64   `json:"tasks"`
+	Reasons     []runs.ReasonCount `json:"reasons"`
+	Dropped     int64              `json:"entries_dropped"`
+	Drops       []runs.ReasonCount `json:"drops"`
+	Processes   []runs.Process     `json:"processes"`
+	Drift       *runs.Drift        `json:"schema_drift"`
 }
 
 func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
@@ -82,13 +76,9 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	for _, p := range procs {
 		rows += p.Rows
 	}
-	end := time.Now()
-	if st.FinishedAt != nil {
-		end = *st.FinishedAt
-	}
 	if *asJSON {
-		out := statusJSON{Header: st.Header, Seconds: end.Sub(st.StartedAt).Seconds(), Pages: st.Pages, Items: st.Items, Rows: rows,
-			CreditsBilled: cr.Billed, CreditsHeld: cr.Committed - cr.Billed, MaxCredits: cr.Max, UpstreamLeft: cr.Remaining, Tasks: st.Tasks,
+		tot := runs.Totals{Seconds: st.Elapsed().Seconds(), Pages: st.Pages, Rows: rows, CreditsBilled: cr.Billed, MaxCredits: cr.Max, CreditsRemaining: cr.Remaining}
+		out := statusJSON{Header: st.Header, Totals: tot, Items: st.Items, CreditsHeld: cr.Committed - cr.Billed, Tasks: st.Tasks,
 			Reasons: st.Reasons, Dropped: st.Dropped, Drops: st.Drops, Processes: procs, Drift: drift}
 		return printJSON(env.stdout, out)
 	}
@@ -101,7 +91,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	if st.FinishedAt != nil {
 		fmt.Fprintf(w, "  took\t%s\n", st.FinishedAt.Sub(st.StartedAt).Round(1e6))
 	} else {
-		fmt.Fprintf(w, "  running for\t%s\n", end.Sub(st.StartedAt).Round(time.Second))
+		fmt.Fprintf(w, "  running for\t%s\n", st.Elapsed().Round(time.Second))
 	}
 	fmt.Fprintf(w, "  pages fetched\t%d\n  items seen\t%d\n", st.Pages, st.Items)
 	fmt.Fprintf(w, "  rows written\t%d\n", rows)

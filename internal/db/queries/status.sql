@@ -60,7 +60,7 @@ FROM crawl.run_processes WHERE run_id = @run_id ORDER BY started_at, owner;
 -- A pruned run (its tasks gone) shows the credits saved crawler prune
 -- recorded when it removed them.
 WITH r AS (
-    SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed, r.credits_saved,
+    SELECT r.id, r.job_name, r.state, r.stop_reason, r.started_at, r.finished_at, r.credits_billed, r.credits_saved,
            r.pruned_credits_saved, r.pruned_at,
            (SELECT sum(pages) FROM crawl.run_processes p WHERE p.run_id = r.id) AS pages,
            (SELECT s.tasks_failed FROM crawl.run_samples s WHERE s.run_id = r.id ORDER BY s.at DESC LIMIT 1) AS failed,
@@ -75,7 +75,7 @@ WITH r AS (
     WHERE x.run_id IN (SELECT id FROM r WHERE pages IS NULL OR failed IS NULL OR credits_saved IS NULL)
     GROUP BY x.run_id
 )
-SELECT r.id, r.job_name, r.state, r.started_at, r.finished_at, r.credits_billed,
+SELECT r.id, r.job_name, r.state, coalesce(r.stop_reason, ''), r.started_at, r.finished_at, r.credits_billed,
        coalesce(r.pages, t.pages, 0)::bigint, coalesce(r.failed, t.failed, 0), coalesce(r.versions, '{}'),
        coalesce(r.pruned_credits_saved, r.credits_saved, t.saved, 0)::bigint, r.pruned_at
 FROM r LEFT JOIN t ON t.run_id = r.id
