@@ -193,10 +193,10 @@ type runPrevParams struct {
 	PrevID int64 `db:"prev_run_id"`
 }
 
+// moversParams are the two runs compared and how many movers to list.
 type moversParams struct {
-	RunID  int64 `db:"run_id"`
-	PrevID int64 `db:"prev_run_id"`
-	Limit  int   `db:"lim"`
+	runPrevParams
+	Limit int `db:"lim"`
 }
 
 var (
@@ -492,7 +492,7 @@ func (r *Report) loadMovers(ctx context.Context, conn db.Querier) error {
 	if r.Previous == nil {
 		return nil
 	}
-	p := moversParams{RunID: r.Run.ID, PrevID: *r.Previous, Limit: ReportMoversLimit}
+	p := moversParams{runPrevParams{RunID: r.Run.ID, PrevID: *r.Previous}, ReportMoversLimit}
 	for _, l := range []struct {
 		stmt db.Stmt[moversParams]
 		out  *[]Mover
