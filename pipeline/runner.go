@@ -265,6 +265,13 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		c.log.Warn("could not post the last answers' credits or give back the spare ones; they stay counted as spent", "err", berr)
 	}
 	final, serr := FinishRun(fctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason)
+	if lt := time.Duration(c.job.Limits.LeaseTimeout); serr == nil && final == "running" && errors.Is(err, budget.ErrExhausted) {
+		// Nothing more to buy here: outwait a dead holder's leases (bounded
+		// by lease_timeout; a signal ends the wait).
+		wctx, cancel := context.WithTimeout(ctx, lt+lt/2+time.Second)
+		final, serr = FinishRunAfterDead(wctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason, lt, c.log)
+		cancel()
+	}
 	switch {
 	case serr != nil:
 		c.log.Warn("could not record the run's state", "err", serr)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,10 +32,9 @@ type createRunParams struct {
 }
 
 type finishRunParams struct {
-	RunID  int64  `db:"run_id"`
+	ownerArg
 	State  string `db:"state"`
 	Reason string `db:"reason"`
-	Owner  string `db:"owner"` // lease owner prefix of this process
 }
 
 type resumeRunParams struct {
@@ -107,7 +108,7 @@ var (
 // a live lease on the run, and never replaces "done".
 func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string) (string, error) {
 	var got string
-	p := finishRunParams{RunID: runID, State: state, Reason: frontier.CleanReason(reason), Owner: owner + "#"}
+	p := finishRunParams{ownerArg{RunID: runID, Owner: owner + "#"}, state, frontier.CleanReason(reason)}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// The row first: FinishRun's own statement, blocked on it, would
 		// check the tasks as they were before a second look sent some back.
@@ -129,6 +130,64 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 		return "", fmt.Errorf("set run %d state: %w", runID, err)
 	}
 	return got, nil
+}
+
+// ownerArg names this process's leases on a run.
+type ownerArg struct {
+	RunID int64  `db:"run_id"`
+	Owner string `db:"owner"` // lease owner prefix of this process
+}
+
+var otherLeases = db.Prepare[ownerArg]("OtherLeases")
+
+// FinishRunAfterDead is FinishRun for a process that stops while other
+// processes hold live leases on the run (FinishRun said "running"): it
+// waits while none of those leases moves on, until they lapse, and then
+// records state. A process killed holding leases keeps them for up to
+// leaseTimeout, and one that stops at once (its budget spent on arrival)
+// would otherwise leave the run "running" with nobody left to end it. A
+// holder whose leases move on is alive and records the run's end itself
+// when it stops: then, or when ctx ends, this returns "running" at once.
+// Bounded: every lease it waits for lapses within leaseTimeout of its
+// last beat.
+func FinishRunAfterDead(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string, leaseTimeout time.Duration, log *slog.Logger) (string, error) {
+	seen := map[string]time.Time{}
+	for {
+		rows, _ := otherLeases.Query(ctx, pool, ownerArg{RunID: runID, Owner: owner + "#"})
+		var holder string
+		var until time.Time
+		earliest, moved, n := time.Time{}, false, 0
+		if _, err := pgx.ForEachRow(rows, []any{&holder, &until}, func() error {
+			if prev, ok := seen[holder]; ok && until.After(prev) {
+				moved = true
+			}
+			if len(seen) == 0 {
+				log.Info("waiting for the leases of a process that may have died to lapse before recording the run's end",
+					"holder", holder, "lapse_in", time.Until(until).Round(time.Millisecond))
+			}
+			seen[holder], n = until, n+1
+			if earliest.IsZero() || until.Before(earliest) {
+				earliest = until
+			}
+			return nil
+		}); err != nil {
+			return "running", fmt.Errorf("run %d leases: %w", runID, err)
+		}
+		switch {
+		case moved:
+			return "running", nil
+		case n == 0:
+			return FinishRun(ctx, pool, runID, owner, state, reason)
+		}
+		// Until the earliest lapses, looking again at least every beat.
+		wait := time.NewTimer(min(time.Until(earliest)+10*time.Millisecond, max(leaseTimeout/3, 10*time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return "running", nil
+		case <-wait.C:
+		}
+	}
 }
 
 var resumeRun = db.Prepare[resumeRunParams]("ResumeRun")

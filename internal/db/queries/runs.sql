@@ -25,6 +25,16 @@ WHERE r.id = @run_id AND (
           AND t.lease_expires_at > now() AND NOT starts_with(t.lease_owner, @owner))))
 RETURNING state;
 
+-- name: OtherLeases
+-- Other processes' live leases on run @run_id (lease owners not starting
+-- with @owner), by process (the owner before '#'): the latest expiry of
+-- each. A live process's heartbeat moves it on every lease_timeout/3; a
+-- dead one's stays until it lapses.
+SELECT split_part(lease_owner, '#', 1), max(lease_expires_at)
+FROM crawl.tasks
+WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at > now() AND NOT starts_with(lease_owner, @owner)
+GROUP BY 1;
+
 -- name: RunState
 SELECT state FROM crawl.runs WHERE id = @run_id;
 

@@ -1,0 +1,82 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
+)
+
+// A process that stops on the spent budget while a process that died still
+// holds a lease on the run waits for that lease to lapse (at most
+// lease_timeout) and records the stop; while the other holder is alive
+// (its leases move on), it leaves the run to it. Found by the simulator
+// (seeds 85, 1241): after a kill -9, every restart found the budget spent
+// and exited 5 at once, and the run stayed "running" until the next night.
+func TestBudgetStopOutlivesADeadProcessLease(t *testing.T) {
+	t.Parallel()
+	for _, alive := range []bool{false, true} {
+		name := map[bool]string{false: "holder dead", true: "holder alive"}[alive]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupWith(t, sandbox.Config{})
+			job := b.job(t, "  timeout: 1s\nlimits: {workers: 1, max_credits: 2, lease_timeout: 1s}\nexpand: {}\n"+
+				"seeds: {shortvideo: {profiles: [one_f1_g1, two_f1_g1, three_f1_g1, four_f1_g1]}}\n")
+			ctx := context.Background()
+			runID := b.start(t, job)
+			// The other process's lease on one profile, as a heartbeat
+			// leaves it: lease_timeout ahead.
+			const lease = `UPDATE crawl.tasks SET state = 'leased', lease_owner = 'otherhost:1:x#0',
+				lease_token = nextval('crawl.lease_tokens'), lease_expires_at = now() + interval '1 second'
+				WHERE run_id = $1 AND key = 'four_f1_g1'`
+			if _, err := b.pool.Exec(ctx, lease, runID); err != nil {
+				t.Fatal(err)
+			}
+			beat := make(chan struct{})
+			done := make(chan struct{})
+			if alive {
+				go func() { // its heartbeat: every lease_timeout/3
+					defer close(done)
+					tick := time.NewTicker(300 * time.Millisecond)
+					defer tick.Stop()
+					for {
+						select {
+						case <-beat:
+							return
+						case <-tick.C:
+							_, _ = b.pool.Exec(ctx, `UPDATE crawl.tasks SET lease_expires_at = now() + interval '1 second'
+								WHERE run_id = $1 AND key = 'four_f1_g1'`, runID)
+						}
+					}
+				}()
+			} else {
+				close(done)
+			}
+			sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+			close(beat)
+			<-done
+			if !errors.Is(err, budget.ErrExhausted) {
+				t.Fatalf("run: %v, %+v; want a stop on the spent budget", err, sum)
+			}
+			var state string
+			var stop *int64
+			if err := b.pool.QueryRow(ctx, `SELECT state, budget_stop FROM crawl.runs WHERE id = $1`, runID).Scan(&state, &stop); err != nil {
+				t.Fatal(err)
+			}
+			want := "stopped"
+			if alive {
+				want = "running" // the live holder records the run's end when it stops
+			}
+			if state != want || (stop != nil) != !alive {
+				t.Errorf("run %s, budget_stop %v; want %s (budget stop recorded: %v)", state, stop, want, !alive)
+			}
+			if u := b.sandbox.Usage(testKey); u.Credits != 2 {
+				t.Errorf("sandbox billed %d credits; want the 2 the budget buys", u.Credits)
+			}
+		})
+	}
+}
