@@ -49,6 +49,8 @@ type Kind struct {
 	// task found again closer to a seed after it was fetched is expanded
 	// again without a request, so what a run reaches does not depend on
 	// which worker found it first (reuse.go).
+	// A kind whose Fresh rule expands from stored data re-expands from the
+	// same unless it declares otherwise (register).
 	Reexpand ReexpandFunc
 	// Known, when set on a list kind, gives the tasks the list leads to
 	// as the job's runs up to the task's know it: the entries runs within
@@ -89,6 +91,9 @@ func register(k *Kind) *Kind {
 		panic("kinds: register: kind " + k.Name + " registered twice")
 	}
 	registry[k.Name] = k
+	if k.Reexpand == nil && k.Fresh != nil && k.Fresh.Expand != nil {
+		k.Reexpand = reexpandBy(k.Fresh.Expand)
+	}
 	if s := k.Seeds; s != nil {
 		s.kind = k
 		s.index = seedField(s.Key, s.typ)

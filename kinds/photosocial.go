@@ -31,11 +31,10 @@ type PhotoSocialSeeds struct {
 const KindPSProfile = "photosocial.profile"
 
 var _ = register(&Kind{
-	Name:     KindPSProfile,
-	Seeds:    seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
-	Call:     byKey(endpoints.PSProfileCall, mapPSProfile),
-	Fresh:    &FreshRule{Expand: storedPSProfile},
-	Reexpand: reexpandBy(storedPSProfile),
+	Name:  KindPSProfile,
+	Seeds: seedsOf("seeds.photosocial.profiles", checkHandle, handleTasks),
+	Call:  byKey(endpoints.PSProfileCall, mapPSProfile),
+	Fresh: &FreshRule{Expand: storedPSProfile},
 })
 
 func mapPSProfile(m *mapper, t *Task, p *endpoints.PSProfile) (*Result, error) {

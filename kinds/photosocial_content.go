@@ -225,11 +225,10 @@ func storedProfileReels(ctx context.Context, q db.Querier, j Job, t *Task) ([]Ne
 const KindPSPost = "photosocial.post"
 
 var _ = register(&Kind{
-	Name:     KindPSPost,
-	Seeds:    seedsOf("seeds.photosocial.media", checkPostURL, asIsTasks),
-	Call:     byKey(endpoints.PSPostCall, mapPSPost),
-	Fresh:    &FreshRule{Expand: storedPost},
-	Reexpand: reexpandBy(storedPost),
+	Name:  KindPSPost,
+	Seeds: seedsOf("seeds.photosocial.media", checkPostURL, asIsTasks),
+	Call:  byKey(endpoints.PSPostCall, mapPSPost),
+	Fresh: &FreshRule{Expand: storedPost},
 })
 
 func mapPSPost(m *mapper, t *Task, d *endpoints.PSPostDetail) (*Result, error) {

@@ -53,8 +53,7 @@ var _ = register(&Kind{
 		}
 		return endpoints.SVProfileCall(t.Key)
 	}, mapSVProfile),
-	Fresh:    &FreshRule{Expand: storedSVProfile},
-	Reexpand: reexpandBy(storedSVProfile),
+	Fresh: &FreshRule{Expand: storedSVProfile},
 })
 
 // storedSVProfile expands a fresh profile as fetchSVProfile would, from
@@ -443,6 +442,14 @@ func keywordQueryKey(t *Task) string {
 // keyword (hashtag, top and reels searches).
 func searchQueryKey(t *Task) string { return sinks.QueryKey(t.Key, nil) }
 
+// byKeyword is a search keyed by its keyword alone and walked by cursor,
+// seeded by the list at seedKey, its results stored as search results of
+// kind sink (the hashtag and top searches).
+func byKeyword[A any](name, seedKey string, call func(key, cursor string) sources.Call[A], mapTo func(*mapper, *Task, A) (*Result, error), sink string) *Kind {
+	return &Kind{Name: name, List: true, Seeds: seedsOf(seedKey, checkSearch, searchTasks),
+		Call: byKeyCursor(call, mapTo), Reexpand: storedSearch(sink, searchQueryKey)}
+}
+
 // KeywordSeed is a keyword search in either published form: a plain string
 // is form A (keyword); a mapping with query and options is form B.
 type KeywordSeed struct {
@@ -494,15 +501,9 @@ func paramValues(p map[string]string) url.Values {
 // KindSVHashtagSearch: a hashtag search; key: the keyword.
 const KindSVHashtagSearch = "shortvideo.hashtag_search"
 
-var _ = register(&Kind{
-	Name:  KindSVHashtagSearch,
-	List:  true,
-	Seeds: seedsOf("seeds.shortvideo.hashtag_searches", checkSearch, searchTasks),
-	Call:  byKeyCursor(endpoints.SVHashtagSearchCall, mapSVHashtagSearch),
-	// The real service's videos under the hashtag expand to their authors;
-	// the contract's hashtags to nothing.
-	Reexpand: storedSearch(sinks.SearchHashtag, searchQueryKey),
-})
+// The real service's videos under the hashtag expand to their authors; the
+// contract's hashtags to nothing.
+var _ = register(byKeyword(KindSVHashtagSearch, "seeds.shortvideo.hashtag_searches", endpoints.SVHashtagSearchCall, mapSVHashtagSearch, sinks.SearchHashtag))
 
 // mapSVHashtagSearch maps the contract's hashtags, and the real service's
 // videos under the hashtag as that search's video results, as the keyword
@@ -534,13 +535,7 @@ func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVHasht
 // KindSVTopSearch: a top search, in the platform's ranking; key: the keyword.
 const KindSVTopSearch = "shortvideo.top_search"
 
-var _ = register(&Kind{
-	Name:     KindSVTopSearch,
-	List:     true,
-	Seeds:    seedsOf("seeds.shortvideo.top_searches", checkSearch, searchTasks),
-	Call:     byKeyCursor(endpoints.SVTopSearchCall, mapSVTopSearch),
-	Reexpand: storedSearch(sinks.SearchTop, searchQueryKey),
-})
+var _ = register(byKeyword(KindSVTopSearch, "seeds.shortvideo.top_searches", endpoints.SVTopSearchCall, mapSVTopSearch, sinks.SearchTop))
 
 func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVTopResult]) (*Result, error) {
 	res := listResult(t, page)
@@ -603,9 +598,8 @@ var _ = register(&Kind{
 		}
 		return ""
 	}), asIsTasks),
-	Call:     byKey(endpoints.SVSongCall, mapSVSong),
-	Fresh:    &FreshRule{Expand: always(songLists)},
-	Reexpand: reexpandBy(always(songLists)),
+	Call:  byKey(endpoints.SVSongCall, mapSVSong),
+	Fresh: &FreshRule{Expand: always(songLists)},
 })
 
 // songLists are the tasks a song makes whatever its answer: its videos

@@ -108,11 +108,10 @@ func storedProfileVideos(ctx context.Context, q db.Querier, j Job, t *Task) ([]N
 const KindSVVideo = "shortvideo.video"
 
 var _ = register(&Kind{
-	Name:     KindSVVideo,
-	Seeds:    seedsOf("seeds.shortvideo.videos", checkVideoURL, asIsTasks),
-	Call:     byKey(endpoints.SVVideoCall, mapSVVideo),
-	Fresh:    &FreshRule{Expand: always(videoSeedLists)},
-	Reexpand: reexpandBy(always(videoSeedLists)),
+	Name:  KindSVVideo,
+	Seeds: seedsOf("seeds.shortvideo.videos", checkVideoURL, asIsTasks),
+	Call:  byKey(endpoints.SVVideoCall, mapSVVideo),
+	Fresh: &FreshRule{Expand: always(videoSeedLists)},
 })
 
 // videoSeedLists are the tasks a video seed makes whatever its answer: its
