@@ -142,45 +142,53 @@ var otherLeases = db.Prepare[ownerArg]("OtherLeases")
 
 // FinishRunAfterDead is FinishRun for a process that stops while other
 // processes hold live leases on the run (FinishRun said "running"): it
-// waits while none of those leases moves on, until they lapse, and then
-// records state. A process killed holding leases keeps them for up to
-// leaseTimeout, and one that stops at once (its budget spent on arrival)
-// would otherwise leave the run "running" with nobody left to end it. A
-// holder whose leases move on is alive and records the run's end itself
-// when it stops: then, or when ctx ends, this returns "running" at once.
-// Bounded: every lease it waits for lapses within leaseTimeout of its
-// last beat.
+// waits while none of them shows a sign of life, until their leases lapse,
+// and then records state. A process killed holding leases keeps them for
+// up to leaseTimeout, and one that stops at once (its budget spent on
+// arrival) would otherwise leave the run "running" with nobody left to
+// end it. A holder that moves its leases on or beats its credit hold is
+// alive and records the run's end itself when it stops: then, or when ctx
+// ends, this returns "running". Bounded: every lease it waits for lapses
+// within leaseTimeout of its holder's last sign of life.
 func FinishRunAfterDead(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string, leaseTimeout time.Duration, log *slog.Logger) (string, error) {
-	seen := map[string]time.Time{}
+	type life struct{ until, beat time.Time }
+	seen := map[string]life{}
 	for {
 		rows, _ := otherLeases.Query(ctx, pool, ownerArg{RunID: runID, Owner: owner + "#"})
 		var holder string
-		var until time.Time
-		earliest, moved, n := time.Time{}, false, 0
-		if _, err := pgx.ForEachRow(rows, []any{&holder, &until}, func() error {
-			if prev, ok := seen[holder]; ok && until.After(prev) {
-				moved = true
+		var l life
+		var beat *time.Time
+		var earliest time.Time
+		alive, n := false, 0
+		if _, err := pgx.ForEachRow(rows, []any{&holder, &l.until, &beat}, func() error {
+			l.beat = time.Time{}
+			if beat != nil {
+				l.beat = *beat
+			}
+			if prev, ok := seen[holder]; ok && (l.until.After(prev.until) || l.beat.After(prev.beat)) {
+				alive = true
 			}
 			if len(seen) == 0 {
 				log.Info("waiting for the leases of a process that may have died to lapse before recording the run's end",
-					"holder", holder, "lapse_in", time.Until(until).Round(time.Millisecond))
+					"holder", holder, "lapse_in", time.Until(l.until).Round(time.Millisecond))
 			}
-			seen[holder], n = until, n+1
-			if earliest.IsZero() || until.Before(earliest) {
-				earliest = until
+			seen[holder], n = l, n+1
+			if earliest.IsZero() || l.until.Before(earliest) {
+				earliest = l.until
 			}
 			return nil
 		}); err != nil {
 			return "running", fmt.Errorf("run %d leases: %w", runID, err)
 		}
 		switch {
-		case moved:
+		case alive:
 			return "running", nil
 		case n == 0:
 			return FinishRun(ctx, pool, runID, owner, state, reason)
 		}
-		// Until the earliest lapses, looking again at least every beat.
-		wait := time.NewTimer(min(time.Until(earliest)+10*time.Millisecond, max(leaseTimeout/3, 10*time.Millisecond)))
+		// Until the earliest lapses, looking again every second (a live
+		// holder's credit hold beats as often).
+		wait := time.NewTimer(min(time.Until(earliest)+10*time.Millisecond, time.Second, max(leaseTimeout/3, 10*time.Millisecond)))
 		select {
 		case <-ctx.Done():
 			wait.Stop()

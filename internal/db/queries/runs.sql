@@ -28,12 +28,15 @@ RETURNING state;
 -- name: OtherLeases
 -- Other processes' live leases on run @run_id (lease owners not starting
 -- with @owner), by process (the owner before '#'): the latest expiry of
--- each. A live process's heartbeat moves it on every lease_timeout/3; a
--- dead one's stays until it lapses.
-SELECT split_part(lease_owner, '#', 1), max(lease_expires_at)
-FROM crawl.tasks
-WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at > now() AND NOT starts_with(lease_owner, @owner)
-GROUP BY 1;
+-- each, and when its credit hold last beat (NULL: it holds none). A live
+-- process moves its leases on every lease_timeout/3 and beats its hold
+-- every second; a dead one's stay until they lapse.
+SELECT l.holder, l.until, h.beat_at
+FROM (SELECT split_part(lease_owner, '#', 1) AS holder, max(lease_expires_at) AS until
+      FROM crawl.tasks
+      WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at > now() AND NOT starts_with(lease_owner, @owner)
+      GROUP BY 1) l
+LEFT JOIN crawl.credit_holds h ON h.run_id = @run_id AND h.owner = l.holder;
 
 -- name: RunState
 SELECT state FROM crawl.runs WHERE id = @run_id;
