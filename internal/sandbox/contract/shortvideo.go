@@ -36,12 +36,11 @@ func videoOf(v world.Video) videoJSON {
 		Author: authorJSON{UniqueID: v.Author, Nickname: world.Nickname(v.Author)}}
 }
 
-func videosOf(vs []world.Video) []videoJSON {
-	out := make([]videoJSON, len(vs))
-	for i, v := range vs {
-		out[i] = videoOf(v)
-	}
-	return out
+func videosOf(vs []world.Video) []videoJSON { return api.Each(vs, videoOf) }
+
+// videoPage is a page of videos (keyword search form A, a song's videos).
+func videoPage(vs []world.Video, win world.Window) any {
+	return videoPageJSON{Videos: videosOf(vs), Cursor: api.Itoa(win.Next), HasMore: win.More}
 }
 
 // trimmedVideoJSON is a keyword search (form B) video with trim=true.
@@ -89,6 +88,15 @@ type hashtagPageJSON struct {
 	HasMore  bool          `json:"hasMore"`
 }
 
+func hashtagOf(h world.Hashtag) hashtagJSON {
+	return hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
+		Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
+}
+
+func hashtagPage(tags []world.Hashtag, win world.Window) any {
+	return hashtagPageJSON{Hashtags: api.Each(tags, hashtagOf), Cursor: api.Itoa(win.Next), HasMore: win.More}
+}
+
 type topVideoJSON struct {
 	Type string `json:"type"`
 	videoJSON
@@ -117,6 +125,26 @@ type topPageJSON struct {
 	Results []any  `json:"results"`
 	Cursor  string `json:"cursor"`
 	HasMore bool   `json:"hasMore"`
+}
+
+// topResultOf is a top search result in the shape of its type.
+func topResultOf(r world.TopResult) any {
+	switch r.Type {
+	case "video":
+		return topVideoJSON{Type: r.Type, videoJSON: videoOf(r.Video)}
+	case "user":
+		return topUserJSON{Type: r.Type, UniqueID: r.User, Nickname: world.Nickname(r.User), Verified: world.Verified(r.User)}
+	case "hashtag":
+		return topHashtagJSON{Type: r.Type, Name: r.Hashtag.Name, ViewCount: r.Hashtag.Views}
+	case "sound":
+		return topSoundJSON{Type: r.Type, ID: r.Sound, Title: r.SoundTitle}
+	}
+	return nil
+}
+
+// topPage is a page of the top search, in the platform's rank.
+func topPage(results []world.TopResult, win world.Window) any {
+	return topPageJSON{Results: api.Each(results, topResultOf), Cursor: api.Itoa(win.Next), HasMore: win.More}
 }
 
 type followEntryJSON struct {
@@ -224,8 +252,7 @@ func searchKeyword(w *world.World, p *api.Params) reply {
 		if !p.OK() {
 			return reply{}
 		}
-		videos, win := w.KeywordSearch(kq)
-		return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
+		return billable(videoPage(w.KeywordSearch(kq)))
 	}
 	raw := p.Get("query")
 	if raw == "" {
@@ -249,54 +276,14 @@ func searchKeyword(w *world.World, p *api.Params) reply {
 	return billable(body)
 }
 
-// searchParams reads the keyword and cursor of the hashtag and top
-// searches.
-func searchParams(p *api.Params) (kw string, off int64, ok bool) {
-	kw, off = world.ReadKeyword(p, p.Required("keyword"), "keyword"), p.Offset("cursor")
-	return kw, off, p.OK()
+// searchedKeyword reads the keyword of the hashtag and top searches.
+func searchedKeyword(p *api.Params) string {
+	return world.ReadKeyword(p, p.Required("keyword"), "keyword")
 }
 
-var _ = route("/shortvideo/search/hashtag", searchHashtag) // 2
-
-// searchHashtag is endpoint 2.
-func searchHashtag(w *world.World, p *api.Params) reply {
-	kw, off, ok := searchParams(p)
-	if !ok {
-		return reply{}
-	}
-	tags, win := w.HashtagSearch(kw, off)
-	out := make([]hashtagJSON, len(tags))
-	for i, h := range tags {
-		out[i] = hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
-			Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
-	}
-	return billable(hashtagPageJSON{Hashtags: out, Cursor: api.Itoa(win.Next), HasMore: win.More})
-}
-
-var _ = route("/shortvideo/search/top", searchTop) // 3
-
-// searchTop is endpoint 3, in the platform's rank.
-func searchTop(w *world.World, p *api.Params) reply {
-	kw, off, ok := searchParams(p)
-	if !ok {
-		return reply{}
-	}
-	results, win := w.TopSearch(kw, off)
-	out := make([]any, len(results))
-	for i, r := range results {
-		switch r.Type {
-		case "video":
-			out[i] = topVideoJSON{Type: r.Type, videoJSON: videoOf(r.Video)}
-		case "user":
-			out[i] = topUserJSON{Type: r.Type, UniqueID: r.User, Nickname: world.Nickname(r.User), Verified: world.Verified(r.User)}
-		case "hashtag":
-			out[i] = topHashtagJSON{Type: r.Type, Name: r.Hashtag.Name, ViewCount: r.Hashtag.Views}
-		case "sound":
-			out[i] = topSoundJSON{Type: r.Type, ID: r.Sound, Title: r.SoundTitle}
-		}
-	}
-	return billable(topPageJSON{Results: out, Cursor: api.Itoa(win.Next), HasMore: win.More})
-}
+// Endpoints 2 and 3 page the world's hashtag and top searches by keyword.
+var _ = route("/shortvideo/search/hashtag", list(searchedKeyword, (*world.World).HashtagSearch, hashtagPage)) // 2
+var _ = route("/shortvideo/search/top", list(searchedKeyword, (*world.World).TopSearch, topPage))             // 3
 
 var _ = route("/shortvideo/user/followers", followers) // 4
 
@@ -345,17 +332,8 @@ func songID(p *api.Params) string {
 	return id
 }
 
-var _ = route("/shortvideo/song/videos", songVideos) // 6
-
-// songVideos is endpoint 6.
-func songVideos(w *world.World, p *api.Params) reply {
-	id, off := songID(p), p.Offset("cursor")
-	if !p.OK() {
-		return reply{}
-	}
-	videos, win := w.SongVideos(id, off)
-	return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
-}
+// Endpoint 6 pages the world's videos of a song.
+var _ = route("/shortvideo/song/videos", list(songID, (*world.World).SongVideos, videoPage)) // 6
 
 var _ = route("/shortvideo/song", song) // 7
 
