@@ -40,7 +40,7 @@ func videosOf(vs []world.Video) []videoJSON { return api.Each(vs, videoOf) }
 
 // videoPage is a page of videos (keyword search form A, a song's videos).
 func videoPage(vs []world.Video, win world.Window) any {
-	return videoPageJSON{Videos: videosOf(vs), Cursor: api.Itoa(win.Next), HasMore: win.More}
+	return videoPageJSON{Videos: videosOf(vs), cursorJSON: cursorOf(win)}
 }
 
 // trimmedVideoJSON is a keyword search (form B) video with trim=true.
@@ -55,10 +55,21 @@ type trimmedVideoJSON struct {
 	} `json:"author"`
 }
 
+// cursorJSON ends a page of a cursor list: the cursor of the next page
+// (a string) and hasMore. Embedded after the list, so it is encoded there.
+type cursorJSON struct {
+	Cursor  string `json:"cursor"`
+	HasMore bool   `json:"hasMore"`
+}
+
+// cursorOf is the cursor of the page after win.
+func cursorOf(win world.Window) cursorJSON {
+	return cursorJSON{Cursor: api.Itoa(win.Next), HasMore: win.More}
+}
+
 type videoPageJSON struct {
-	Videos  []videoJSON `json:"videos"`
-	Cursor  string      `json:"cursor"`
-	HasMore bool        `json:"hasMore"`
+	Videos []videoJSON `json:"videos"`
+	cursorJSON
 }
 
 // videoPageFormBJSON is keyword search form B: the cursor is a number.
@@ -84,8 +95,7 @@ type growthJSON struct {
 
 type hashtagPageJSON struct {
 	Hashtags []hashtagJSON `json:"hashtags"`
-	Cursor   string        `json:"cursor"`
-	HasMore  bool          `json:"hasMore"`
+	cursorJSON
 }
 
 func hashtagOf(h world.Hashtag) hashtagJSON {
@@ -94,7 +104,7 @@ func hashtagOf(h world.Hashtag) hashtagJSON {
 }
 
 func hashtagPage(tags []world.Hashtag, win world.Window) any {
-	return hashtagPageJSON{Hashtags: api.Each(tags, hashtagOf), Cursor: api.Itoa(win.Next), HasMore: win.More}
+	return hashtagPageJSON{Hashtags: api.Each(tags, hashtagOf), cursorJSON: cursorOf(win)}
 }
 
 type topVideoJSON struct {
@@ -122,9 +132,8 @@ type topSoundJSON struct {
 }
 
 type topPageJSON struct {
-	Results []any  `json:"results"`
-	Cursor  string `json:"cursor"`
-	HasMore bool   `json:"hasMore"`
+	Results []any `json:"results"`
+	cursorJSON
 }
 
 // topResultOf is a top search result in the shape of its type.
@@ -144,7 +153,7 @@ func topResultOf(r world.TopResult) any {
 
 // topPage is a page of the top search, in the platform's rank.
 func topPage(results []world.TopResult, win world.Window) any {
-	return topPageJSON{Results: api.Each(results, topResultOf), Cursor: api.Itoa(win.Next), HasMore: win.More}
+	return topPageJSON{Results: api.Each(results, topResultOf), cursorJSON: cursorOf(win)}
 }
 
 type followEntryJSON struct {
@@ -156,14 +165,12 @@ type followEntryJSON struct {
 
 type followersPageJSON struct {
 	Followers []followEntryJSON `json:"followers"`
-	Cursor    string            `json:"cursor"`
-	HasMore   bool              `json:"hasMore"`
+	cursorJSON
 }
 
 type followingPageJSON struct {
 	Following []followEntryJSON `json:"following"`
-	Cursor    string            `json:"cursor"`
-	HasMore   bool              `json:"hasMore"`
+	cursorJSON
 }
 
 type songJSON struct {
@@ -289,40 +296,40 @@ var _ = route("/shortvideo/user/followers", followers) // 4
 
 // followers is endpoint 4.
 func followers(w *world.World, p *api.Params) reply {
-	entries, cursor, more := followList(w, p, "followers")
-	return billable(followersPageJSON{Followers: entries, Cursor: cursor, HasMore: more})
+	entries, cursor := followList(w, p, "followers")
+	return billable(followersPageJSON{Followers: entries, cursorJSON: cursor})
 }
 
 var _ = route("/shortvideo/user/following", following) // 5
 
 // following is endpoint 5.
 func following(w *world.World, p *api.Params) reply {
-	entries, cursor, more := followList(w, p, "following")
-	return billable(followingPageJSON{Following: entries, Cursor: cursor, HasMore: more})
+	entries, cursor := followList(w, p, "following")
+	return billable(followingPageJSON{Following: entries, cursorJSON: cursor})
 }
 
 // followList pages the followers or following of the account behind
 // secUid; a looping list answers the cursor it was asked with.
-func followList(w *world.World, p *api.Params, kind string) (entries []followEntryJSON, cursor string, more bool) {
+func followList(w *world.World, p *api.Params, kind string) ([]followEntryJSON, cursorJSON) {
 	secUID, off := p.Required("secUid"), p.Offset("cursor")
 	handle, ok := world.HandleOfSecUID(secUID)
 	if !ok {
 		p.Keep(api.NotFound("no account with that secUid"))
 	}
 	if !p.OK() {
-		return nil, "", false
+		return nil, cursorJSON{}
 	}
 	_, page, err := w.Follows(handle, kind, off)
 	p.Keep(err)
-	cursor = api.Itoa(page.Next)
+	cursor := cursorJSON{Cursor: api.Itoa(page.Next), HasMore: page.More}
 	if page.Loop {
-		cursor = cmp.Or(p.Get("cursor"), "0")
+		cursor.Cursor = cmp.Or(p.Get("cursor"), "0")
 	}
-	entries = make([]followEntryJSON, len(page.Handles))
-	for i, h := range page.Handles {
-		entries[i] = followEntryJSON{UniqueID: h, Nickname: world.Nickname(h), Verified: world.Verified(h), SecUID: world.SecUID(h)}
-	}
-	return entries, cursor, page.More
+	return api.Each(page.Handles, followEntryOf), cursor
+}
+
+func followEntryOf(h string) followEntryJSON {
+	return followEntryJSON{UniqueID: h, Nickname: world.Nickname(h), Verified: world.Verified(h), SecUID: world.SecUID(h)}
 }
 
 // songID reads the id of the song endpoints: a song that exists.
