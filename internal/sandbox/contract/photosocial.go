@@ -73,21 +73,6 @@ type commentsPageJSON struct {
 	Cursor   string        `json:"cursor"`
 }
 
-func commentOf(c world.Comment) commentJSON {
-	return commentJSON{ID: c.ID, Text: c.Text, User: commentUserJSON{Username: c.User, IsVerified: world.Verified(c.User)},
-		CreatedAt: c.CreatedAt, LikeCount: c.Likes, ChildCommentCount: c.Children}
-}
-
-// commentsPage is a page of a post's comments: cursor in, cursor out, no
-// hasMore; the last page answers cursor "".
-func commentsPage(comments []world.Comment, win world.Window) any {
-	cursor := ""
-	if win.More {
-		cursor = api.Itoa(win.Next)
-	}
-	return commentsPageJSON{Success: true, Comments: api.Each(comments, commentOf), Cursor: cursor}
-}
-
 type reelJSON struct {
 	ID        string        `json:"id"`
 	Code      string        `json:"code"`
@@ -209,6 +194,21 @@ func queriedPost(p *api.Params) string {
 
 // Endpoint 14 pages the world's comments of a post (see commentsPage).
 var _ = route("/photosocial/post/comments", list(queriedPost, (*world.World).PostComments, commentsPage)) // 14
+
+func commentOf(c world.Comment) commentJSON {
+	return commentJSON{ID: c.ID, Text: c.Text, User: commentUserJSON{Username: c.User, IsVerified: world.Verified(c.User)},
+		CreatedAt: c.CreatedAt, LikeCount: c.Likes, ChildCommentCount: c.Children}
+}
+
+// commentsPage is a page of a post's comments: cursor in, cursor out, no
+// hasMore; the last page answers cursor "".
+func commentsPage(comments []world.Comment, win world.Window) any {
+	cursor := ""
+	if win.More {
+		cursor = api.Itoa(win.Next)
+	}
+	return commentsPageJSON{Success: true, Comments: api.Each(comments, commentOf), Cursor: cursor}
+}
 
 var _ = route("/photosocial/reels/search", psReelsSearch) // 15
 

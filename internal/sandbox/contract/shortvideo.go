@@ -98,15 +98,6 @@ type hashtagPageJSON struct {
 	cursorJSON
 }
 
-func hashtagOf(h world.Hashtag) hashtagJSON {
-	return hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
-		Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
-}
-
-func hashtagPage(tags []world.Hashtag, win world.Window) any {
-	return hashtagPageJSON{Hashtags: api.Each(tags, hashtagOf), cursorJSON: cursorOf(win)}
-}
-
 type topVideoJSON struct {
 	Type string `json:"type"`
 	videoJSON
@@ -136,26 +127,6 @@ type topPageJSON struct {
 	cursorJSON
 }
 
-// topResultOf is a top search result in the shape of its type.
-func topResultOf(r world.TopResult) any {
-	switch r.Type {
-	case "video":
-		return topVideoJSON{Type: r.Type, videoJSON: videoOf(r.Video)}
-	case "user":
-		return topUserJSON{Type: r.Type, UniqueID: r.User, Nickname: world.Nickname(r.User), Verified: world.Verified(r.User)}
-	case "hashtag":
-		return topHashtagJSON{Type: r.Type, Name: r.Hashtag.Name, ViewCount: r.Hashtag.Views}
-	case "sound":
-		return topSoundJSON{Type: r.Type, ID: r.Sound, Title: r.SoundTitle}
-	}
-	return nil
-}
-
-// topPage is a page of the top search, in the platform's rank.
-func topPage(results []world.TopResult, win world.Window) any {
-	return topPageJSON{Results: api.Each(results, topResultOf), cursorJSON: cursorOf(win)}
-}
-
 type followEntryJSON struct {
 	UniqueID string `json:"uniqueId"`
 	Nickname string `json:"nickname"`
@@ -163,13 +134,12 @@ type followEntryJSON struct {
 	SecUID   string `json:"secUid"`
 }
 
-type followersPageJSON struct {
-	Followers []followEntryJSON `json:"followers"`
-	cursorJSON
-}
-
-type followingPageJSON struct {
-	Following []followEntryJSON `json:"following"`
+// followPageJSON is a page of a follow list: its entries under the list's
+// name, followers or following (the other is nil, so left out), then the
+// cursor.
+type followPageJSON struct {
+	Followers *[]followEntryJSON `json:"followers,omitempty"`
+	Following *[]followEntryJSON `json:"following,omitempty"`
 	cursorJSON
 }
 
@@ -292,40 +262,66 @@ func searchedKeyword(p *api.Params) string {
 var _ = route("/shortvideo/search/hashtag", list(searchedKeyword, (*world.World).HashtagSearch, hashtagPage)) // 2
 var _ = route("/shortvideo/search/top", list(searchedKeyword, (*world.World).TopSearch, topPage))             // 3
 
-var _ = route("/shortvideo/user/followers", followers) // 4
-
-// followers is endpoint 4.
-func followers(w *world.World, p *api.Params) reply {
-	entries, cursor := followList(w, p, "followers")
-	return billable(followersPageJSON{Followers: entries, cursorJSON: cursor})
+func hashtagOf(h world.Hashtag) hashtagJSON {
+	return hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
+		Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
 }
 
-var _ = route("/shortvideo/user/following", following) // 5
-
-// following is endpoint 5.
-func following(w *world.World, p *api.Params) reply {
-	entries, cursor := followList(w, p, "following")
-	return billable(followingPageJSON{Following: entries, cursorJSON: cursor})
+// hashtagPage is a page of the hashtag search, each with its growth.
+func hashtagPage(tags []world.Hashtag, win world.Window) any {
+	return hashtagPageJSON{Hashtags: api.Each(tags, hashtagOf), cursorJSON: cursorOf(win)}
 }
 
-// followList pages the followers or following of the account behind
-// secUid; a looping list answers the cursor it was asked with.
-func followList(w *world.World, p *api.Params, kind string) ([]followEntryJSON, cursorJSON) {
-	secUID, off := p.Required("secUid"), p.Offset("cursor")
-	handle, ok := world.HandleOfSecUID(secUID)
-	if !ok {
-		p.Keep(api.NotFound("no account with that secUid"))
+// topResultOf is a top search result in the shape of its type.
+func topResultOf(r world.TopResult) any {
+	switch r.Type {
+	case "video":
+		return topVideoJSON{Type: r.Type, videoJSON: videoOf(r.Video)}
+	case "user":
+		return topUserJSON{Type: r.Type, UniqueID: r.User, Nickname: world.Nickname(r.User), Verified: world.Verified(r.User)}
+	case "hashtag":
+		return topHashtagJSON{Type: r.Type, Name: r.Hashtag.Name, ViewCount: r.Hashtag.Views}
+	case "sound":
+		return topSoundJSON{Type: r.Type, ID: r.Sound, Title: r.SoundTitle}
 	}
-	if !p.OK() {
-		return nil, cursorJSON{}
+	return nil
+}
+
+// topPage is a page of the top search, in the platform's rank.
+func topPage(results []world.TopResult, win world.Window) any {
+	return topPageJSON{Results: api.Each(results, topResultOf), cursorJSON: cursorOf(win)}
+}
+
+var _ = route("/shortvideo/user/followers", follows("followers")) // 4
+var _ = route("/shortvideo/user/following", follows("following")) // 5
+
+// follows is endpoints 4 and 5: they page the followers or the following
+// (kind) of the account behind secUid; a looping list answers the cursor
+// it was asked with.
+func follows(kind string) handler {
+	return func(w *world.World, p *api.Params) reply {
+		secUID, off := p.Required("secUid"), p.Offset("cursor")
+		handle, ok := world.HandleOfSecUID(secUID)
+		if !ok {
+			p.Keep(api.NotFound("no account with that secUid"))
+		}
+		if !p.OK() {
+			return reply{}
+		}
+		_, page, err := w.Follows(handle, kind, off)
+		p.Keep(err)
+		body := followPageJSON{cursorJSON: cursorJSON{Cursor: api.Itoa(page.Next), HasMore: page.More}}
+		if page.Loop {
+			body.Cursor = cmp.Or(p.Get("cursor"), "0")
+		}
+		entries := api.Each(page.Handles, followEntryOf)
+		if kind == "followers" {
+			body.Followers = &entries
+		} else {
+			body.Following = &entries
+		}
+		return billable(body)
 	}
-	_, page, err := w.Follows(handle, kind, off)
-	p.Keep(err)
-	cursor := cursorJSON{Cursor: api.Itoa(page.Next), HasMore: page.More}
-	if page.Loop {
-		cursor.Cursor = cmp.Or(p.Get("cursor"), "0")
-	}
-	return api.Each(page.Handles, followEntryOf), cursor
 }
 
 func followEntryOf(h string) followEntryJSON {
