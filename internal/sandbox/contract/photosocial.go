@@ -195,6 +195,7 @@ func queriedPost(p *api.Params) string {
 // Endpoint 14 pages the world's comments of a post (see commentsPage).
 var _ = route("/photosocial/post/comments", list(queriedPost, (*world.World).PostComments, commentsPage)) // 14
 
+// commentOf is comment c as a post's comments list shows it.
 func commentOf(c world.Comment) commentJSON {
 	return commentJSON{ID: c.ID, Text: c.Text, User: commentUserJSON{Username: c.User, IsVerified: world.Verified(c.User)},
 		CreatedAt: c.CreatedAt, LikeCount: c.Likes, ChildCommentCount: c.Children}

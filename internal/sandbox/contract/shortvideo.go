@@ -262,6 +262,7 @@ func searchedKeyword(p *api.Params) string {
 var _ = route("/shortvideo/search/hashtag", list(searchedKeyword, (*world.World).HashtagSearch, hashtagPage)) // 2
 var _ = route("/shortvideo/search/top", list(searchedKeyword, (*world.World).TopSearch, topPage))             // 3
 
+// hashtagOf is hashtag h as the hashtag search shows it.
 func hashtagOf(h world.Hashtag) hashtagJSON {
 	return hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
 		Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
@@ -324,6 +325,7 @@ func follows(kind string) handler {
 	}
 }
 
+// followEntryOf is account h as the follow lists show it.
 func followEntryOf(h string) followEntryJSON {
 	return followEntryJSON{UniqueID: h, Nickname: world.Nickname(h), Verified: world.Verified(h), SecUID: world.SecUID(h)}
 }

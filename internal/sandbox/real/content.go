@@ -31,6 +31,8 @@ type profileVideosJSON struct {
 // user_id; sort_by latest or popular, both the same order here).
 var _ = route("/v3/tiktok/profile/videos", 0, list(creatorQuery, (*world.World).CreatorVideos, profileVideosPage))
 
+// creatorQuery reads a creator videos request: its account (handle or
+// user_id), the filters it accepts, the offset max_cursor stands for.
 func creatorQuery(s *service, p *api.Params) (world.Account, int64) {
 	refuse(p, "cursor", "max_cursor")
 	h := s.userOf(p)
@@ -41,6 +43,8 @@ func creatorQuery(s *service, p *api.Params) (world.Account, int64) {
 	return s.account(p, h), off
 }
 
+// profileVideosPage is a page of a creator's videos; its cursors are
+// milliseconds (msCursor).
 func profileVideosPage(s *service, _ world.Account, videos []world.Video, win world.Window) any {
 	return profileVideosJSON{AwemeList: s.awemes(videos), HasMore: boolInt(win.More),
 		MaxCursor: s.msCursor(win.Next), MinCursor: s.msCursor(win.Start)}
@@ -255,6 +259,8 @@ func nextOpaque(win world.Window) string {
 // next_max_id.
 var _ = route("/v2/instagram/user/posts", 0, list(psListQuery("next_max_id"), (*world.World).CreatorPosts, userPostsPage))
 
+// userPostsPage is a page of a profile's posts, each at its URL under the
+// profile.
 func userPostsPage(_ *service, a world.Account, posts []world.Post, win world.Window) any {
 	items := api.Each(posts, func(p world.Post) psPostJSON { return psPost(p, psSite+"/"+a.Handle+"/p/"+p.Code+"/") })
 	return userPostsJSON{Items: items, NumResults: len(posts), MoreAvailable: win.More,
@@ -280,6 +286,7 @@ type userReelsJSON struct {
 // an opaque max_id; entries are under items[].media.
 var _ = route("/v1/instagram/user/reels", 0, list(psListQuery("max_id"), (*world.World).CreatorReels, userReelsPage))
 
+// userReelsPage is a page of a profile's reels, each under media.
 func userReelsPage(_ *service, _ world.Account, reels []world.Post, win world.Window) any {
 	items := api.Each(reels, func(p world.Post) reelItemJSON { return reelItemJSON{Media: psPost(p, psSite+"/reel/"+p.Code)} })
 	return userReelsJSON{Items: items, PagingInfo: pagingInfoJSON{MaxID: nextOpaque(win), MoreAvailable: win.More}, Status: "ok"}

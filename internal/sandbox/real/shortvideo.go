@@ -379,6 +379,7 @@ func topQuery(_ *service, p *api.Params) (string, int64) {
 	return world.ReadKeyword(p, raw, "keyword"), p.Offset("cursor")
 }
 
+// topPage keeps the video entries of a page of top results.
 func topPage(s *service, _ string, results []world.TopResult, win world.Window) any {
 	items := make([]topItemJSON, 0, len(results))
 	for _, r := range results {
@@ -457,8 +458,10 @@ func clipID(p *api.Params) string {
 // the song.
 var _ = route("/v1/tiktok/song/videos", 0, list(songQuery, (*world.World).SongVideos, songPage)) // 6
 
+// songQuery reads a song videos request: the clipId and the cursor.
 func songQuery(_ *service, p *api.Params) (string, int64) { return clipID(p), p.Offset("cursor") }
 
+// songPage is a page of a song's videos, every one's music the song id.
 func songPage(s *service, id string, videos []world.Video, win world.Window) any {
 	awemes := api.Each(videos, func(v world.Video) awemeJSON { return s.aweme(v, id) })
 	return awemePageJSON{AwemeList: awemes, Cursor: win.Next, HasMore: boolInt(win.More)}
