@@ -126,6 +126,16 @@ func EncodeJSON(body any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Each is f of each of items, in order: a page's JSON list made from the
+// world's items. Never nil, so an empty page encodes as [], not null.
+func Each[T, J any](items []T, f func(T) J) []J {
+	out := make([]J, len(items))
+	for i, it := range items {
+		out[i] = f(it)
+	}
+	return out
+}
+
 // WriteJSON encodes and writes body.
 func WriteJSON(rw http.ResponseWriter, status int, body any) {
 	b, err := EncodeJSON(body)

@@ -24,7 +24,8 @@ type reply struct {
 func billable(body any) reply { return reply{body: body} }
 
 // routes maps the path after /api to its handler: the 18 endpoints of
-// the contract, each registered by route next to its handler.
+// the contract, each registered by route next to its handler (a cursor
+// list by list).
 var routes = map[string]handler{}
 
 // route registers h as the handler of path; a path registered twice panics
@@ -35,6 +36,22 @@ func route(path string, h handler) struct{} {
 	}
 	routes[path] = h
 	return struct{}{}
+}
+
+// list is the handler of a cursor list: key reads and checks the list's
+// key (a keyword, a song, a post), then the offset of "cursor" is read;
+// page is the world's list from that offset and answer the page's body.
+// A list endpoint is then one declaration: route(path, list(key, page,
+// answer)).
+func list[T any](key func(*api.Params) string, page func(*world.World, string, int64) ([]T, world.Window),
+	answer func([]T, world.Window) any) handler {
+	return func(w *world.World, p *api.Params) reply {
+		k, off := key(p), p.Offset("cursor")
+		if !p.OK() {
+			return reply{}
+		}
+		return billable(answer(page(w, k, off)))
+	}
 }
 
 // Dialect serves the contract over a world.

@@ -192,26 +192,23 @@ func queriedPost(p *api.Params) string {
 	return code
 }
 
-var _ = route("/photosocial/post/comments", psComments) // 14
+// Endpoint 14 pages the world's comments of a post (see commentsPage).
+var _ = route("/photosocial/post/comments", list(queriedPost, (*world.World).PostComments, commentsPage)) // 14
 
-// psComments is endpoint 14: cursor in, cursor out, no hasMore; the last
-// page answers cursor "".
-func psComments(w *world.World, p *api.Params) reply {
-	code, off := queriedPost(p), p.Offset("cursor")
-	if !p.OK() {
-		return reply{}
-	}
-	comments, win := w.PostComments(code, off)
-	out := make([]commentJSON, len(comments))
-	for i, c := range comments {
-		out[i] = commentJSON{ID: c.ID, Text: c.Text, User: commentUserJSON{Username: c.User, IsVerified: world.Verified(c.User)},
-			CreatedAt: c.CreatedAt, LikeCount: c.Likes, ChildCommentCount: c.Children}
-	}
+// commentOf is comment c as a post's comments list shows it.
+func commentOf(c world.Comment) commentJSON {
+	return commentJSON{ID: c.ID, Text: c.Text, User: commentUserJSON{Username: c.User, IsVerified: world.Verified(c.User)},
+		CreatedAt: c.CreatedAt, LikeCount: c.Likes, ChildCommentCount: c.Children}
+}
+
+// commentsPage is a page of a post's comments: cursor in, cursor out, no
+// hasMore; the last page answers cursor "".
+func commentsPage(comments []world.Comment, win world.Window) any {
 	cursor := ""
 	if win.More {
 		cursor = api.Itoa(win.Next)
 	}
-	return billable(commentsPageJSON{Success: true, Comments: out, Cursor: cursor})
+	return commentsPageJSON{Success: true, Comments: api.Each(comments, commentOf), Cursor: cursor}
 }
 
 var _ = route("/photosocial/reels/search", psReelsSearch) // 15

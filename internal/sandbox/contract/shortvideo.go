@@ -36,12 +36,11 @@ func videoOf(v world.Video) videoJSON {
 		Author: authorJSON{UniqueID: v.Author, Nickname: world.Nickname(v.Author)}}
 }
 
-func videosOf(vs []world.Video) []videoJSON {
-	out := make([]videoJSON, len(vs))
-	for i, v := range vs {
-		out[i] = videoOf(v)
-	}
-	return out
+func videosOf(vs []world.Video) []videoJSON { return api.Each(vs, videoOf) }
+
+// videoPage is a page of videos (keyword search form A, a song's videos).
+func videoPage(vs []world.Video, win world.Window) any {
+	return videoPageJSON{Videos: videosOf(vs), cursorJSON: cursorOf(win)}
 }
 
 // trimmedVideoJSON is a keyword search (form B) video with trim=true.
@@ -56,10 +55,21 @@ type trimmedVideoJSON struct {
 	} `json:"author"`
 }
 
+// cursorJSON ends a page of a cursor list: the cursor of the next page
+// (a string) and hasMore. Embedded after the list, so it is encoded there.
+type cursorJSON struct {
+	Cursor  string `json:"cursor"`
+	HasMore bool   `json:"hasMore"`
+}
+
+// cursorOf is the cursor of the page after win.
+func cursorOf(win world.Window) cursorJSON {
+	return cursorJSON{Cursor: api.Itoa(win.Next), HasMore: win.More}
+}
+
 type videoPageJSON struct {
-	Videos  []videoJSON `json:"videos"`
-	Cursor  string      `json:"cursor"`
-	HasMore bool        `json:"hasMore"`
+	Videos []videoJSON `json:"videos"`
+	cursorJSON
 }
 
 // videoPageFormBJSON is keyword search form B: the cursor is a number.
@@ -85,8 +95,7 @@ type growthJSON struct {
 
 type hashtagPageJSON struct {
 	Hashtags []hashtagJSON `json:"hashtags"`
-	Cursor   string        `json:"cursor"`
-	HasMore  bool          `json:"hasMore"`
+	cursorJSON
 }
 
 type topVideoJSON struct {
@@ -114,9 +123,8 @@ type topSoundJSON struct {
 }
 
 type topPageJSON struct {
-	Results []any  `json:"results"`
-	Cursor  string `json:"cursor"`
-	HasMore bool   `json:"hasMore"`
+	Results []any `json:"results"`
+	cursorJSON
 }
 
 type followEntryJSON struct {
@@ -126,16 +134,13 @@ type followEntryJSON struct {
 	SecUID   string `json:"secUid"`
 }
 
-type followersPageJSON struct {
-	Followers []followEntryJSON `json:"followers"`
-	Cursor    string            `json:"cursor"`
-	HasMore   bool              `json:"hasMore"`
-}
-
-type followingPageJSON struct {
-	Following []followEntryJSON `json:"following"`
-	Cursor    string            `json:"cursor"`
-	HasMore   bool              `json:"hasMore"`
+// followPageJSON is a page of a follow list: its entries under the list's
+// name, followers or following (the other is nil, so left out), then the
+// cursor.
+type followPageJSON struct {
+	Followers *[]followEntryJSON `json:"followers,omitempty"`
+	Following *[]followEntryJSON `json:"following,omitempty"`
+	cursorJSON
 }
 
 type songJSON struct {
@@ -224,8 +229,7 @@ func searchKeyword(w *world.World, p *api.Params) reply {
 		if !p.OK() {
 			return reply{}
 		}
-		videos, win := w.KeywordSearch(kq)
-		return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
+		return billable(videoPage(w.KeywordSearch(kq)))
 	}
 	raw := p.Get("query")
 	if raw == "" {
@@ -249,93 +253,81 @@ func searchKeyword(w *world.World, p *api.Params) reply {
 	return billable(body)
 }
 
-// searchParams reads the keyword and cursor of the hashtag and top
-// searches.
-func searchParams(p *api.Params) (kw string, off int64, ok bool) {
-	kw, off = world.ReadKeyword(p, p.Required("keyword"), "keyword"), p.Offset("cursor")
-	return kw, off, p.OK()
+// searchedKeyword reads the keyword of the hashtag and top searches.
+func searchedKeyword(p *api.Params) string {
+	return world.ReadKeyword(p, p.Required("keyword"), "keyword")
 }
 
-var _ = route("/shortvideo/search/hashtag", searchHashtag) // 2
+// Endpoints 2 and 3 page the world's hashtag and top searches by keyword.
+var _ = route("/shortvideo/search/hashtag", list(searchedKeyword, (*world.World).HashtagSearch, hashtagPage)) // 2
+var _ = route("/shortvideo/search/top", list(searchedKeyword, (*world.World).TopSearch, topPage))             // 3
 
-// searchHashtag is endpoint 2.
-func searchHashtag(w *world.World, p *api.Params) reply {
-	kw, off, ok := searchParams(p)
-	if !ok {
-		return reply{}
-	}
-	tags, win := w.HashtagSearch(kw, off)
-	out := make([]hashtagJSON, len(tags))
-	for i, h := range tags {
-		out[i] = hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
-			Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
-	}
-	return billable(hashtagPageJSON{Hashtags: out, Cursor: api.Itoa(win.Next), HasMore: win.More})
+// hashtagOf is hashtag h as the hashtag search shows it.
+func hashtagOf(h world.Hashtag) hashtagJSON {
+	return hashtagJSON{Name: h.Name, ViewCount: h.Views, VideoCount: h.Videos,
+		Growth: growthJSON{Views7d: h.Views7d, Videos7d: h.Videos7d}}
 }
 
-var _ = route("/shortvideo/search/top", searchTop) // 3
+// hashtagPage is a page of the hashtag search, each with its growth.
+func hashtagPage(tags []world.Hashtag, win world.Window) any {
+	return hashtagPageJSON{Hashtags: api.Each(tags, hashtagOf), cursorJSON: cursorOf(win)}
+}
 
-// searchTop is endpoint 3, in the platform's rank.
-func searchTop(w *world.World, p *api.Params) reply {
-	kw, off, ok := searchParams(p)
-	if !ok {
-		return reply{}
+// topResultOf is a top search result in the shape of its type.
+func topResultOf(r world.TopResult) any {
+	switch r.Type {
+	case "video":
+		return topVideoJSON{Type: r.Type, videoJSON: videoOf(r.Video)}
+	case "user":
+		return topUserJSON{Type: r.Type, UniqueID: r.User, Nickname: world.Nickname(r.User), Verified: world.Verified(r.User)}
+	case "hashtag":
+		return topHashtagJSON{Type: r.Type, Name: r.Hashtag.Name, ViewCount: r.Hashtag.Views}
+	case "sound":
+		return topSoundJSON{Type: r.Type, ID: r.Sound, Title: r.SoundTitle}
 	}
-	results, win := w.TopSearch(kw, off)
-	out := make([]any, len(results))
-	for i, r := range results {
-		switch r.Type {
-		case "video":
-			out[i] = topVideoJSON{Type: r.Type, videoJSON: videoOf(r.Video)}
-		case "user":
-			out[i] = topUserJSON{Type: r.Type, UniqueID: r.User, Nickname: world.Nickname(r.User), Verified: world.Verified(r.User)}
-		case "hashtag":
-			out[i] = topHashtagJSON{Type: r.Type, Name: r.Hashtag.Name, ViewCount: r.Hashtag.Views}
-		case "sound":
-			out[i] = topSoundJSON{Type: r.Type, ID: r.Sound, Title: r.SoundTitle}
+	return nil
+}
+
+// topPage is a page of the top search, in the platform's rank.
+func topPage(results []world.TopResult, win world.Window) any {
+	return topPageJSON{Results: api.Each(results, topResultOf), cursorJSON: cursorOf(win)}
+}
+
+var _ = route("/shortvideo/user/followers", follows("followers")) // 4
+var _ = route("/shortvideo/user/following", follows("following")) // 5
+
+// follows is endpoints 4 and 5: they page the followers or the following
+// (kind) of the account behind secUid; a looping list answers the cursor
+// it was asked with.
+func follows(kind string) handler {
+	return func(w *world.World, p *api.Params) reply {
+		secUID, off := p.Required("secUid"), p.Offset("cursor")
+		handle, ok := world.HandleOfSecUID(secUID)
+		if !ok {
+			p.Keep(api.NotFound("no account with that secUid"))
 		}
+		if !p.OK() {
+			return reply{}
+		}
+		_, page, err := w.Follows(handle, kind, off)
+		p.Keep(err)
+		body := followPageJSON{cursorJSON: cursorJSON{Cursor: api.Itoa(page.Next), HasMore: page.More}}
+		if page.Loop {
+			body.Cursor = cmp.Or(p.Get("cursor"), "0")
+		}
+		entries := api.Each(page.Handles, followEntryOf)
+		if kind == "followers" {
+			body.Followers = &entries
+		} else {
+			body.Following = &entries
+		}
+		return billable(body)
 	}
-	return billable(topPageJSON{Results: out, Cursor: api.Itoa(win.Next), HasMore: win.More})
 }
 
-var _ = route("/shortvideo/user/followers", followers) // 4
-
-// followers is endpoint 4.
-func followers(w *world.World, p *api.Params) reply {
-	entries, cursor, more := followList(w, p, "followers")
-	return billable(followersPageJSON{Followers: entries, Cursor: cursor, HasMore: more})
-}
-
-var _ = route("/shortvideo/user/following", following) // 5
-
-// following is endpoint 5.
-func following(w *world.World, p *api.Params) reply {
-	entries, cursor, more := followList(w, p, "following")
-	return billable(followingPageJSON{Following: entries, Cursor: cursor, HasMore: more})
-}
-
-// followList pages the followers or following of the account behind
-// secUid; a looping list answers the cursor it was asked with.
-func followList(w *world.World, p *api.Params, kind string) (entries []followEntryJSON, cursor string, more bool) {
-	secUID, off := p.Required("secUid"), p.Offset("cursor")
-	handle, ok := world.HandleOfSecUID(secUID)
-	if !ok {
-		p.Keep(api.NotFound("no account with that secUid"))
-	}
-	if !p.OK() {
-		return nil, "", false
-	}
-	_, page, err := w.Follows(handle, kind, off)
-	p.Keep(err)
-	cursor = api.Itoa(page.Next)
-	if page.Loop {
-		cursor = cmp.Or(p.Get("cursor"), "0")
-	}
-	entries = make([]followEntryJSON, len(page.Handles))
-	for i, h := range page.Handles {
-		entries[i] = followEntryJSON{UniqueID: h, Nickname: world.Nickname(h), Verified: world.Verified(h), SecUID: world.SecUID(h)}
-	}
-	return entries, cursor, page.More
+// followEntryOf is account h as the follow lists show it.
+func followEntryOf(h string) followEntryJSON {
+	return followEntryJSON{UniqueID: h, Nickname: world.Nickname(h), Verified: world.Verified(h), SecUID: world.SecUID(h)}
 }
 
 // songID reads the id of the song endpoints: a song that exists.
@@ -345,17 +337,8 @@ func songID(p *api.Params) string {
 	return id
 }
 
-var _ = route("/shortvideo/song/videos", songVideos) // 6
-
-// songVideos is endpoint 6.
-func songVideos(w *world.World, p *api.Params) reply {
-	id, off := songID(p), p.Offset("cursor")
-	if !p.OK() {
-		return reply{}
-	}
-	videos, win := w.SongVideos(id, off)
-	return billable(videoPageJSON{Videos: videosOf(videos), Cursor: api.Itoa(win.Next), HasMore: win.More})
-}
+// Endpoint 6 pages the world's videos of a song.
+var _ = route("/shortvideo/song/videos", list(songID, (*world.World).SongVideos, videoPage)) // 6
 
 var _ = route("/shortvideo/song", song) // 7
 

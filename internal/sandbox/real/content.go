@@ -27,24 +27,27 @@ type profileVideosJSON struct {
 	StatusMsg  string      `json:"status_msg"`
 }
 
-var _ = route("/v3/tiktok/profile/videos", 0, profileVideos)
+// A creator's videos, newest first, paged by max_cursor (handle or
+// user_id; sort_by latest or popular, both the same order here).
+var _ = route("/v3/tiktok/profile/videos", 0, list(creatorQuery, (*world.World).CreatorVideos, profileVideosPage))
 
-// profileVideos pages a creator's videos, newest first, by max_cursor
-// (handle or user_id; sort_by latest or popular, both the same order here).
-func profileVideos(s *service, p *api.Params) reply {
+// creatorQuery reads a creator videos request: its account (handle or
+// user_id), the filters it accepts, the offset max_cursor stands for.
+func creatorQuery(s *service, p *api.Params) (world.Account, int64) {
 	refuse(p, "cursor", "max_cursor")
 	h := s.userOf(p)
 	p.Enum("sort_by", []string{"latest", "popular"})
 	p.Country("region")
 	p.Bool("trim")
 	off := s.msOffset(p, "max_cursor")
-	a := s.account(p, h)
-	if !p.OK() {
-		return reply{}
-	}
-	videos, win := s.CreatorVideos(a, off)
-	return reply{body: profileVideosJSON{AwemeList: s.awemes(videos), HasMore: boolInt(win.More),
-		MaxCursor: s.msCursor(win.Next), MinCursor: s.msCursor(win.Start)}}
+	return s.account(p, h), off
+}
+
+// profileVideosPage is a page of a creator's videos; its cursors are
+// milliseconds (msCursor).
+func profileVideosPage(s *service, _ world.Account, videos []world.Video, win world.Window) any {
+	return profileVideosJSON{AwemeList: s.awemes(videos), HasMore: boolInt(win.More),
+		MaxCursor: s.msCursor(win.Next), MinCursor: s.msCursor(win.Start)}
 }
 
 type videoJSON struct {
@@ -232,15 +235,16 @@ func (s *service) psCreator(p *api.Params) world.Account {
 	return s.account(p, handle(p, "handle"))
 }
 
-// psList reads a profile list's request: its account (psCreator), trim,
-// and the offset of the opaque cursor it takes as cursor (the contract's
-// name refused).
-func (s *service) psList(p *api.Params, cursor string) (world.Account, int64, bool) {
-	refuse(p, "cursor", cursor)
-	a := s.psCreator(p)
-	p.Bool("trim")
-	off := opaqueOffset(p, cursor)
-	return a, off, p.OK()
+// psListQuery reads a profile list's request: its account (psCreator),
+// trim, and the offset of the opaque cursor it takes as cursor (the
+// contract's name refused).
+func psListQuery(cursor string) func(*service, *api.Params) (world.Account, int64) {
+	return func(s *service, p *api.Params) (world.Account, int64) {
+		refuse(p, "cursor", cursor)
+		a := s.psCreator(p)
+		p.Bool("trim")
+		return a, opaqueOffset(p, cursor)
+	}
 }
 
 // nextOpaque is the opaque cursor of the page after win; "" on the last.
@@ -251,22 +255,16 @@ func nextOpaque(win world.Window) string {
 	return opaqueCursor(win.Next)
 }
 
-var _ = route("/v2/instagram/user/posts", 0, userPosts)
+// A profile's posts (reels included), newest first, paged by an opaque
+// next_max_id.
+var _ = route("/v2/instagram/user/posts", 0, list(psListQuery("next_max_id"), (*world.World).CreatorPosts, userPostsPage))
 
-// userPosts pages a profile's posts (reels included), newest first, by an
-// opaque next_max_id.
-func userPosts(s *service, p *api.Params) reply {
-	a, off, ok := s.psList(p, "next_max_id")
-	if !ok {
-		return reply{}
-	}
-	posts, win := s.CreatorPosts(a, off)
-	body := userPostsJSON{Items: make([]psPostJSON, len(posts)), NumResults: len(posts), MoreAvailable: win.More,
+// userPostsPage is a page of a profile's posts, each at its URL under the
+// profile.
+func userPostsPage(_ *service, a world.Account, posts []world.Post, win world.Window) any {
+	items := api.Each(posts, func(p world.Post) psPostJSON { return psPost(p, psSite+"/"+a.Handle+"/p/"+p.Code+"/") })
+	return userPostsJSON{Items: items, NumResults: len(posts), MoreAvailable: win.More,
 		NextMaxID: nextOpaque(win), User: psPostOwner(a.Handle), Status: "ok"}
-	for i, p := range posts {
-		body.Items[i] = psPost(p, psSite+"/"+a.Handle+"/p/"+p.Code+"/")
-	}
-	return reply{body: body}
 }
 
 type reelItemJSON struct {
@@ -284,22 +282,14 @@ type userReelsJSON struct {
 	Status     string         `json:"status"`
 }
 
-var _ = route("/v1/instagram/user/reels", 0, userReels)
+// A profile's reels (its posts that are reels, in their order), paged by
+// an opaque max_id; entries are under items[].media.
+var _ = route("/v1/instagram/user/reels", 0, list(psListQuery("max_id"), (*world.World).CreatorReels, userReelsPage))
 
-// userReels pages a profile's reels (its posts that are reels, in their
-// order) by an opaque max_id; entries are under items[].media.
-func userReels(s *service, p *api.Params) reply {
-	a, off, ok := s.psList(p, "max_id")
-	if !ok {
-		return reply{}
-	}
-	reels, win := s.CreatorReels(a, off)
-	body := userReelsJSON{Items: make([]reelItemJSON, len(reels)),
-		PagingInfo: pagingInfoJSON{MaxID: nextOpaque(win), MoreAvailable: win.More}, Status: "ok"}
-	for i, p := range reels {
-		body.Items[i] = reelItemJSON{Media: psPost(p, psSite+"/reel/"+p.Code)}
-	}
-	return reply{body: body}
+// userReelsPage is a page of a profile's reels, each under media.
+func userReelsPage(_ *service, _ world.Account, reels []world.Post, win world.Window) any {
+	items := api.Each(reels, func(p world.Post) reelItemJSON { return reelItemJSON{Media: psPost(p, psSite+"/reel/"+p.Code)} })
+	return userReelsJSON{Items: items, PagingInfo: pagingInfoJSON{MaxID: nextOpaque(win), MoreAvailable: win.More}, Status: "ok"}
 }
 
 type postDetailJSON struct {

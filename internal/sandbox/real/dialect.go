@@ -57,6 +57,24 @@ func route(path string, env envelope, h handler) struct{} {
 	return struct{}{}
 }
 
+// list is the handler of a paged list: read reads the list's key and the
+// offset its cursor stands for, checking the endpoint's other parameters
+// on the way (in its order: the first error is the answer); page is the
+// world's list from that offset and answer the page's body. A list
+// endpoint is then one declaration: route(path, env, list(read, page,
+// answer)).
+func list[K, T any](read func(*service, *api.Params) (K, int64), page func(*world.World, K, int64) ([]T, world.Window),
+	answer func(*service, K, []T, world.Window) any) handler {
+	return func(s *service, p *api.Params) reply {
+		k, off := read(s, p)
+		if !p.OK() {
+			return reply{}
+		}
+		items, win := page(s.World, k, off)
+		return reply{body: answer(s, k, items, win)}
+	}
+}
+
 // Has reports whether path is one of the real dialect's endpoints.
 func Has(path string) bool {
 	_, ok := routes[path]

@@ -274,11 +274,7 @@ func (s *service) aweme(v world.Video, music string) awemeJSON {
 
 // awemes are videos with their own sounds.
 func (s *service) awemes(videos []world.Video) []awemeJSON {
-	out := make([]awemeJSON, len(videos))
-	for i, v := range videos {
-		out[i] = s.aweme(v, world.VideoSong(v.ID))
-	}
-	return out
+	return api.Each(videos, func(v world.Video) awemeJSON { return s.aweme(v, world.VideoSong(v.ID)) })
 }
 
 // chaList is the hashtags of a description (its #words), in order, each
@@ -349,38 +345,42 @@ func searchKeyword(s *service, p *api.Params) reply {
 	return reply{body: body}
 }
 
-var _ = route("/v1/tiktok/search/hashtag", 0, searchHashtag) // 2
-
-// searchHashtag lists the videos under a hashtag (the real endpoint
+// The hashtag search lists the videos under a hashtag (the real endpoint
 // answers videos, not hashtags).
-func searchHashtag(s *service, p *api.Params) reply {
+var _ = route("/v1/tiktok/search/hashtag", 0, list(hashtagQuery, (*world.World).HashtagVideos, awemePage)) // 2
+
+// hashtagQuery reads the hashtag search: the hashtag (a leading # dropped)
+// and its cursor.
+func hashtagQuery(_ *service, p *api.Params) (string, int64) {
 	refuse(p, "keyword", "hashtag")
 	tag := world.ReadKeyword(p, strings.TrimPrefix(p.Required("hashtag"), "#"), "hashtag")
 	p.Bool("trim")
-	off := p.Offset("cursor")
-	if !p.OK() {
-		return reply{}
-	}
-	videos, win := s.HashtagVideos(tag, off)
-	return reply{body: awemePageJSON{AwemeList: s.awemes(videos), Cursor: win.Next, HasMore: boolInt(win.More)}}
+	return tag, p.Offset("cursor")
 }
 
-var _ = route("/v1/tiktok/search/top", envSuccess|envRemaining, searchTop) // 3
+// awemePage is a page of videos with their own sounds, has_more 0 or 1.
+func awemePage(s *service, _ string, videos []world.Video, win world.Window) any {
+	return awemePageJSON{AwemeList: s.awemes(videos), Cursor: win.Next, HasMore: boolInt(win.More)}
+}
 
-// searchTop is the top search: the video entries of the contract's top
-// results at the same ranks (users, hashtags and sounds are left out, so a
-// page may hold fewer than a page size of items, even none, and still not
-// be the last); the last page has no cursor.
-func searchTop(s *service, p *api.Params) reply {
+// The top search is the video entries of the contract's top results at the
+// same ranks (users, hashtags and sounds are left out, so a page may hold
+// fewer than a page size of items, even none, and still not be the last);
+// the last page has no cursor.
+var _ = route("/v1/tiktok/search/top", envSuccess|envRemaining, list(topQuery, (*world.World).TopSearch, topPage)) // 3
+
+// topQuery reads the top search: its query (the contract's keyword), the
+// filters it accepts, its cursor.
+func topQuery(_ *service, p *api.Params) (string, int64) {
 	refuse(p, "keyword", "query")
 	raw := p.Required("query")
 	p.Enum("publish_time", world.DatePostedValues)
 	p.Enum("sort_by", world.SortByValues)
-	kw, off := world.ReadKeyword(p, raw, "keyword"), p.Offset("cursor")
-	if !p.OK() {
-		return reply{}
-	}
-	results, win := s.TopSearch(kw, off)
+	return world.ReadKeyword(p, raw, "keyword"), p.Offset("cursor")
+}
+
+// topPage keeps the video entries of a page of top results.
+func topPage(s *service, _ string, results []world.TopResult, win world.Window) any {
 	items := make([]topItemJSON, 0, len(results))
 	for _, r := range results {
 		if r.Type != "video" {
@@ -390,7 +390,7 @@ func searchTop(s *service, p *api.Params) reply {
 		items = append(items, topItemJSON{ID: v.ID, Desc: v.Desc, ContentType: "video", CreateTime: isoTime(v.CreateTime),
 			Statistics: statsOf(v), Author: s.author(v.Author), Music: musicOf(world.VideoSong(v.ID))})
 	}
-	return reply{body: topPageJSON{Items: items, Cursor: nextCursor(win)}}
+	return topPageJSON{Items: items, Cursor: nextCursor(win)}
 }
 
 var _ = route("/v1/tiktok/user/followers", 0, followers) // 4
@@ -454,21 +454,17 @@ func clipID(p *api.Params) string {
 	return id
 }
 
-var _ = route("/v1/tiktok/song/videos", 0, songVideos) // 6
-
-// songVideos is the song's list as aweme_list, every video's music being
+// The song's videos are its list as aweme_list, every video's music being
 // the song.
-func songVideos(s *service, p *api.Params) reply {
-	id, off := clipID(p), p.Offset("cursor")
-	if !p.OK() {
-		return reply{}
-	}
-	videos, win := s.SongVideos(id, off)
-	awemes := make([]awemeJSON, len(videos))
-	for i, v := range videos {
-		awemes[i] = s.aweme(v, id)
-	}
-	return reply{body: awemePageJSON{AwemeList: awemes, Cursor: win.Next, HasMore: boolInt(win.More)}}
+var _ = route("/v1/tiktok/song/videos", 0, list(songQuery, (*world.World).SongVideos, songPage)) // 6
+
+// songQuery reads a song videos request: the clipId and the cursor.
+func songQuery(_ *service, p *api.Params) (string, int64) { return clipID(p), p.Offset("cursor") }
+
+// songPage is a page of a song's videos, every one's music the song id.
+func songPage(s *service, id string, videos []world.Video, win world.Window) any {
+	awemes := api.Each(videos, func(v world.Video) awemeJSON { return s.aweme(v, id) })
+	return awemePageJSON{AwemeList: awemes, Cursor: win.Next, HasMore: boolInt(win.More)}
 }
 
 var _ = route("/v1/tiktok/song", 0, song) // 7
