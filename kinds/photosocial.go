@@ -172,17 +172,12 @@ func reelsPage(t *Task) (n int, ok bool) {
 	return n, err == nil && n >= 1
 }
 
-func mapPSReelsSearch(m *mapper, t *Task, page *sources.Page[endpoints.PSReel]) (*Result, error) {
-	res := listResult(t, page)
-	for _, it := range page.Items {
-		if !addPSReel(res, it, "reels") {
-			continue
-		}
-		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: searchQueryKey(t), Rank: t.Items + it.Pos + 1, ReelID: string(it.V.ID)})
+var mapPSReelsSearch = searchEntries(searchQueryKey, func(m *mapper, t *Task, res *Result, qk string, it sources.Item[endpoints.PSReel]) {
+	if addPSReel(res, it, "reels") {
+		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: qk, Rank: t.Items + it.Pos + 1, ReelID: string(it.V.ID)})
 		m.followReel(res, t, string(it.V.URL), string(it.V.Code))
 	}
-	return res, nil
-}
+})
 
 // addPSReel adds a reel of list and its counters, or counts it dropped with
 // a reason; it reports whether it was added.

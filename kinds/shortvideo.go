@@ -442,6 +442,18 @@ func keywordQueryKey(t *Task) string {
 // keyword (hashtag, top and reels searches).
 func searchQueryKey(t *Task) string { return sinks.QueryKey(t.Key, nil) }
 
+// searchEntries maps a search's page entry by entry, each with the
+// search's query key qk(t).
+func searchEntries[T any](qk func(*Task) string, each func(m *mapper, t *Task, res *Result, qk string, it sources.Item[T])) func(*mapper, *Task, *sources.Page[T]) (*Result, error) {
+	return func(m *mapper, t *Task, page *sources.Page[T]) (*Result, error) {
+		res, key := listResult(t, page), qk(t)
+		for _, it := range page.Items {
+			each(m, t, res, key, it)
+		}
+		return res, nil
+	}
+}
+
 // byKeyword is a search keyed by its keyword alone and walked by cursor,
 // seeded by the list at seedKey, its results stored as search results of
 // kind sink (the hashtag and top searches).
@@ -471,14 +483,9 @@ func (k *KeywordSeed) DecodeYAML(d *yamlstrict.Decoder, n *yaml.Node, path strin
 	}
 }
 
-func mapSVKeywordSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
-	res := listResult(t, page)
-	qk := keywordQueryKey(t)
-	for _, it := range page.Items {
-		m.addSearchVideo(t, res, it, sinks.SearchKeyword, qk, "videos")
-	}
-	return res, nil
-}
+var mapSVKeywordSearch = searchEntries(keywordQueryKey, func(m *mapper, t *Task, res *Result, qk string, it sources.Item[endpoints.SVVideo]) {
+	m.addSearchVideo(t, res, it, sinks.SearchKeyword, qk, "videos")
+})
 
 // flatParams are request parameters as a task's params; paramValues
 // reads them back.
@@ -508,82 +515,72 @@ var _ = register(byKeyword(KindSVHashtagSearch, "seeds.shortvideo.hashtag_search
 // mapSVHashtagSearch maps the contract's hashtags, and the real service's
 // videos under the hashtag as that search's video results, as the keyword
 // search's are.
-func mapSVHashtagSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVHashtag]) (*Result, error) {
-	res := listResult(t, page)
-	qk := searchQueryKey(t)
-	for _, it := range page.Items {
-		if v := it.V.Video; v != nil {
-			m.addSearchVideo(t, res, sources.Item[endpoints.SVVideo]{V: *v, Raw: it.Raw, Pos: it.Pos}, sinks.SearchHashtag, qk, "videos")
-			continue
-		}
-		name := string(it.V.Name)
-		if why := entryProblem("hashtags", it.Pos, "name", name); why != "" {
-			res.Drop(why)
-			continue
-		}
-		sinks.Add(&res.Batch, sinks.SVHashtag{Name: name, Raw: it.Raw})
-		sinks.Add(&res.Batch, sinks.SVHashtagSnapshot{
-			Name: name, ViewCount: intPtr(it.V.ViewCount), VideoCount: intPtr(it.V.VideoCount), Growth: it.V.Growth,
-		})
-		sinks.Add(&res.Batch, sinks.SVSearchResult{
-			Kind: sinks.SearchHashtag, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultHashtag, HashtagName: &name, Raw: it.Raw,
-		})
+var mapSVHashtagSearch = searchEntries(searchQueryKey, func(m *mapper, t *Task, res *Result, qk string, it sources.Item[endpoints.SVHashtag]) {
+	if v := it.V.Video; v != nil {
+		m.addSearchVideo(t, res, sources.Item[endpoints.SVVideo]{V: *v, Raw: it.Raw, Pos: it.Pos}, sinks.SearchHashtag, qk, "videos")
+		return
 	}
-	return res, nil
-}
+	name := string(it.V.Name)
+	if why := entryProblem("hashtags", it.Pos, "name", name); why != "" {
+		res.Drop(why)
+		return
+	}
+	sinks.Add(&res.Batch, sinks.SVHashtag{Name: name, Raw: it.Raw})
+	sinks.Add(&res.Batch, sinks.SVHashtagSnapshot{
+		Name: name, ViewCount: intPtr(it.V.ViewCount), VideoCount: intPtr(it.V.VideoCount), Growth: it.V.Growth,
+	})
+	sinks.Add(&res.Batch, sinks.SVSearchResult{
+		Kind: sinks.SearchHashtag, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: sinks.ResultHashtag, HashtagName: &name, Raw: it.Raw,
+	})
+})
 
 // KindSVTopSearch: a top search, in the platform's ranking; key: the keyword.
 const KindSVTopSearch = "shortvideo.top_search"
 
 var _ = register(byKeyword(KindSVTopSearch, "seeds.shortvideo.top_searches", endpoints.SVTopSearchCall, mapSVTopSearch, sinks.SearchTop))
 
-func mapSVTopSearch(m *mapper, t *Task, page *sources.Page[endpoints.SVTopResult]) (*Result, error) {
-	res := listResult(t, page)
-	qk := searchQueryKey(t)
-	for _, it := range page.Items {
-		r := sinks.SVSearchResult{Kind: sinks.SearchTop, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: string(it.V.Type), Raw: it.Raw}
-		why := ""
-		switch r.Type {
-		case sinks.ResultUser:
-			why = entryProblem("results", it.Pos, "uniqueId", string(it.V.UniqueID))
-		case sinks.ResultHashtag:
-			why = entryProblem("results", it.Pos, "name", string(it.V.Name))
-		case sinks.ResultSound:
-			why = entryProblem("results", it.Pos, "id", string(it.V.ID))
-		}
-		if why != "" {
-			res.Drop(why)
-			continue
-		}
-		switch r.Type {
-		case sinks.ResultVideo:
-			v := it.V.Video
-			if !m.addVideo(t, res, sources.Item[endpoints.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
-				continue
-			}
-			r.VideoID = strPtr(string(v.ID))
-			if key := m.authorProfile(v.Author); key != "" && !edgeVideoAuthors.on(m.job) {
-				m.follow(res, t, edgeSearchProfiles, key, nil) // addVideo did, as its author
-			}
-		case sinks.ResultUser:
-			h := string(it.V.UniqueID)
-			sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
-			r.UniqueID = &h
-			m.follow(res, t, edgeSearchProfiles, h, nil)
-		case sinks.ResultHashtag:
-			n := string(it.V.Name)
-			sinks.Add(&res.Batch, sinks.SVHashtag{Name: n, Partial: true, Raw: it.Raw})
-			r.HashtagName = &n
-		case sinks.ResultSound:
-			id := string(it.V.ID)
-			sinks.Add(&res.Batch, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
-			r.SongID = &id
-			m.follow(res, t, edgeSearchSongs, id, nil)
-		}
-		sinks.Add(&res.Batch, r)
+var mapSVTopSearch = searchEntries(searchQueryKey, func(m *mapper, t *Task, res *Result, qk string, it sources.Item[endpoints.SVTopResult]) {
+	r := sinks.SVSearchResult{Kind: sinks.SearchTop, QueryKey: qk, Rank: t.Items + it.Pos + 1, Type: string(it.V.Type), Raw: it.Raw}
+	why := ""
+	switch r.Type {
+	case sinks.ResultUser:
+		why = entryProblem("results", it.Pos, "uniqueId", string(it.V.UniqueID))
+	case sinks.ResultHashtag:
+		why = entryProblem("results", it.Pos, "name", string(it.V.Name))
+	case sinks.ResultSound:
+		why = entryProblem("results", it.Pos, "id", string(it.V.ID))
 	}
-	return res, nil
-}
+	if why != "" {
+		res.Drop(why)
+		return
+	}
+	switch r.Type {
+	case sinks.ResultVideo:
+		v := it.V.Video
+		if !m.addVideo(t, res, sources.Item[endpoints.SVVideo]{V: v, Raw: it.Raw, Pos: it.Pos}, "", "results") {
+			return
+		}
+		r.VideoID = strPtr(string(v.ID))
+		if key := m.authorProfile(v.Author); key != "" && !edgeVideoAuthors.on(m.job) {
+			m.follow(res, t, edgeSearchProfiles, key, nil) // addVideo did, as its author
+		}
+	case sinks.ResultUser:
+		h := string(it.V.UniqueID)
+		sinks.Add(&res.Batch, sinks.SVUser{UniqueID: h, Nickname: textPtr(it.V.Nickname), Raw: it.Raw})
+		r.UniqueID = &h
+		m.follow(res, t, edgeSearchProfiles, h, nil)
+	case sinks.ResultHashtag:
+		n := string(it.V.Name)
+		sinks.Add(&res.Batch, sinks.SVHashtag{Name: n, Partial: true, Raw: it.Raw})
+		r.HashtagName = &n
+	case sinks.ResultSound:
+		id := string(it.V.ID)
+		sinks.Add(&res.Batch, sinks.SVSong{SongID: id, Title: textPtr(it.V.Title), Partial: true, Raw: it.Raw})
+		r.SongID = &id
+		m.follow(res, t, edgeSearchSongs, id, nil)
+	}
+	sinks.Add(&res.Batch, r)
+})
 
 // KindSVSong: a song; key: song id.
 const KindSVSong = "shortvideo.song"
