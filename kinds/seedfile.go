@@ -1,16 +1,11 @@
 package kinds
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -18,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/socialcrawl/crawler/internal/valuefile"
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
 )
 
@@ -33,15 +29,8 @@ import (
 // FileSuffix makes a seed list's key its file's key.
 const FileSuffix = "_file"
 
-// Caps of a seed file: its size, and one line (a value is at most
-// yamlstrict.MaxStringBytes, like any string of a job file).
-const (
-	MaxSeedFileBytes = 1 << 30
-	maxSeedLineBytes = 64 << 10
-	// A CSV record may span lines (quoted newlines): it is capped as a
-	// whole, so an unclosed quote cannot pull the file into memory.
-	maxCSVRecordBytes = 1 << 20
-)
+// SeedReader reads a seed file's values one at a time.
+type SeedReader = valuefile.Reader
 
 // SeedFile is a seed list read from a file: `profiles_file: handles.txt`
 // (one value per line, blank lines and # comments skipped) or
@@ -194,13 +183,13 @@ func (f *SeedFile) validate() yamlstrict.Errors {
 func (f *SeedFile) Check(dir string) yamlstrict.Errors {
 	f.dir = dir
 	h := sha256.New()
-	r, err := f.open(0, h)
+	r, err := valuefile.Open(f.dir, f.Path, f.Column, 0, h)
 	if err != nil {
 		return yamlstrict.Errors{{Key: f.Key(), Msg: err.Error()}}
 	}
 	defer r.Close()
 	var errs yamlstrict.Errors
-	f.Size, f.Values = r.size, 0
+	f.Size, f.Values = r.Size(), 0
 	for {
 		v, line, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -256,228 +245,13 @@ func (f *SeedFile) Tasks(j Job, v string) []NewTask {
 // Open reads f's values from offset, a byte offset a SeedReader's Offset
 // returned; the file must be the one Check read (the same size).
 func (f *SeedFile) Open(offset int64) (*SeedReader, error) {
-	r, err := f.open(offset, nil)
+	r, err := valuefile.Open(f.dir, f.Path, f.Column, offset, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", f.Key(), f.Name(), err)
 	}
-	if r.size != f.Size {
+	if r.Size() != f.Size {
 		r.Close()
-		return nil, fmt.Errorf("%s: %s changed since the job was loaded (%d bytes, then %d): seed from the file the job was checked with", f.Key(), f.Name(), f.Size, r.size)
+		return nil, fmt.Errorf("%s: %s changed since the job was loaded (%d bytes, then %d): seed from the file the job was checked with", f.Key(), f.Name(), f.Size, r.Size())
 	}
 	return r, nil
 }
-
-// SeedReader reads a seed file's values one at a time.
-type SeedReader struct {
-	file   *os.File
-	size   int64
-	text   *bufio.Scanner
-	csv    *csv.Reader
-	rec    *recordCap // under csv
-	col    int
-	base   int64 // the offset reading started at
-	offset int64 // bytes consumed by the values returned so far
-	line   int   // text: lines read (from base)
-}
-
-// open opens f in f.dir, refusing what would let a job file read other
-// files (a path leaving the directory, also through a symbolic link; a
-// device or pipe) or make the run read for hours (a file over the cap),
-// and positions it at offset. When sum is set, everything read from the
-// start is written to it.
-func (f *SeedFile) open(offset int64, sum hash.Hash) (*SeedReader, error) {
-	root, err := os.OpenRoot(dirOrDot(f.dir))
-	if err != nil {
-		return nil, fmt.Errorf("cannot open the job file's directory: %w", err)
-	}
-	defer root.Close()
-	file, err := root.Open(f.Path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		if strings.Contains(err.Error(), "escapes") {
-			return nil, fmt.Errorf("%s leads outside the job file's directory (a symbolic link?): a seed file must be in it or below it", f.Name())
-		}
-		return nil, fmt.Errorf("cannot open %s: %v", f.Name(), err)
-	}
-	r := &SeedReader{file: file}
-	fi, err := file.Stat()
-	switch {
-	case err != nil:
-		err = fmt.Errorf("cannot read %s: %v", f.Name(), err)
-	case !fi.Mode().IsRegular():
-		err = fmt.Errorf("%s is not a regular file", f.Name())
-	case fi.Size() > MaxSeedFileBytes:
-		err = fmt.Errorf("%s is %d bytes; a seed file is at most %d (1 GiB): split it over several jobs", f.Name(), fi.Size(), MaxSeedFileBytes)
-	}
-	if err != nil {
-		file.Close()
-		return nil, err
-	}
-	r.size = fi.Size()
-	// A file that grows while it is read is read up to the cap.
-	var in io.Reader = io.LimitReader(file, MaxSeedFileBytes)
-	if sum != nil {
-		in = io.TeeReader(in, sum)
-	}
-	if f.Column != "" {
-		err = r.openCSV(f, in, offset)
-	} else {
-		err = r.openText(in, offset)
-	}
-	if err != nil {
-		file.Close()
-		return nil, err
-	}
-	return r, nil
-}
-
-// dirOrDot is dir, or "." for the working directory.
-func dirOrDot(dir string) string {
-	if dir == "" {
-		return "."
-	}
-	return dir
-}
-
-// bom is the byte order mark some tools write at the start of a file.
-var bom = []byte("\uFEFF")
-
-func (r *SeedReader) openText(in io.Reader, offset int64) error {
-	if offset > 0 {
-		if _, err := r.file.Seek(offset, io.SeekStart); err != nil {
-			return err
-		}
-	}
-	r.base, r.offset = offset, offset
-	r.text = bufio.NewScanner(in)
-	r.text.Buffer(make([]byte, 0, 64<<10), maxSeedLineBytes)
-	// Lines with their end, so that Offset counts every byte (\r\n too).
-	r.text.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			return i + 1, data[:i+1], nil
-		}
-		if atEOF && len(data) > 0 {
-			return len(data), data, nil
-		}
-		return 0, nil, nil
-	})
-	return nil
-}
-
-// openCSV reads the header (always from the start: it names the column),
-// then goes to offset when it is past the header.
-func (r *SeedReader) openCSV(f *SeedFile, in io.Reader, offset int64) error {
-	r.rec = &recordCap{r: in}
-	c := csv.NewReader(r.rec)
-	head, err := c.Read()
-	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s is empty: a CSV seed file starts with a header naming its columns", f.Name())
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %v", f.Name(), err)
-	}
-	r.col = -1
-	for i, name := range head {
-		if i == 0 {
-			name = string(bytes.TrimPrefix([]byte(name), bom))
-		}
-		if strings.TrimSpace(name) == f.Column {
-			r.col = i
-			break
-		}
-	}
-	if r.col < 0 {
-		return fmt.Errorf("%s has no column %q (its header: %s)", f.Name(), f.Column, yamlstrict.ShortText(strings.Join(head, ", ")))
-	}
-	r.base = c.InputOffset()
-	if offset > r.base {
-		if _, err := r.file.Seek(offset, io.SeekStart); err != nil {
-			return err
-		}
-		r.base = offset
-		// Only seeding starts past the header, and it hashes nothing.
-		r.rec = &recordCap{r: io.LimitReader(r.file, MaxSeedFileBytes-offset)}
-		c = csv.NewReader(r.rec)
-	}
-	c.FieldsPerRecord = len(head)
-	c.ReuseRecord = true
-	r.csv, r.offset = c, r.base
-	return nil
-}
-
-// Next returns the next value and its line, io.EOF after the last; any
-// other error is located at the line returned (0: unknown).
-func (r *SeedReader) Next() (string, int, error) {
-	if r.csv != nil {
-		return r.nextCSV()
-	}
-	for r.text.Scan() {
-		tok := r.text.Bytes()
-		r.offset += int64(len(tok))
-		r.line++
-		if r.line == 1 && r.base == 0 {
-			tok = bytes.TrimPrefix(tok, bom)
-		}
-		v := strings.TrimSpace(string(tok))
-		if v == "" || v[0] == '#' {
-			continue
-		}
-		return v, r.line, nil
-	}
-	if err := r.text.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return "", r.line + 1, fmt.Errorf("the line is longer than %d bytes", maxSeedLineBytes)
-		}
-		return "", r.line + 1, err
-	}
-	return "", 0, io.EOF
-}
-
-func (r *SeedReader) nextCSV() (string, int, error) {
-	for {
-		r.rec.n = 0
-		rec, err := r.csv.Read()
-		if errors.Is(err, io.EOF) {
-			return "", 0, io.EOF
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return "", pe.Line, fmt.Errorf("not valid CSV: %v", pe.Err)
-			}
-			return "", 0, err
-		}
-		line, _ := r.csv.FieldPos(r.col)
-		r.offset = r.base + r.csv.InputOffset()
-		if v := strings.TrimSpace(rec[r.col]); v != "" {
-			return v, line, nil
-		}
-	}
-}
-
-// recordCap fails a read once n, the bytes read since the reader's last
-// record (nextCSV resets it), passes maxCSVRecordBytes.
-type recordCap struct {
-	r io.Reader
-	n int64
-}
-
-func (c *recordCap) Read(p []byte) (int, error) {
-	if c.n > maxCSVRecordBytes {
-		return 0, fmt.Errorf("a CSV record is longer than %d bytes (an unclosed quote?)", maxCSVRecordBytes)
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// Offset is the byte offset just past the last value Next returned (and
-// the blank lines and comments before it): where a reader opened later
-// goes on from.
-func (r *SeedReader) Offset() int64 { return r.offset }
-
-// Close closes the file.
-func (r *SeedReader) Close() error { return r.file.Close() }

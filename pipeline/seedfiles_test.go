@@ -119,13 +119,32 @@ seeds:
 
 // A seeding killed between two batches goes on from the last one
 // committed: the same tasks as an uninterrupted seeding, no duplicate, no
-// loss; two processes finishing it together take turns.
+// loss; two processes finishing it together take turns. In either form: a
+// CSV file's offsets counted its header twice, and a resumed seeding
+// skipped the values after the first batches.
 func TestSeedFileResumesWhereItStopped(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
 	const n = 25_000
-	job, _ := b.fileJob(t, "seeds:\n  shortvideo:\n    profiles: [h0000003, inline_only]\n    profiles_file: h.txt\n",
-		map[string]string{"h.txt": handles(n, 7)})
+	var csv strings.Builder
+	csv.WriteString("id,handle\n")
+	for i, h := range strings.Fields(handles(n, 7)) {
+		fmt.Fprintf(&csv, "%d,%s\n", i, h)
+	}
+	for _, form := range []struct{ name, key, file, text string }{
+		{"text", "h.txt", "h.txt", handles(n, 7)},
+		{"csv", "{path: h.csv, column: handle}", "h.csv", csv.String()},
+	} {
+		t.Run(form.name, func(t *testing.T) {
+			t.Parallel()
+			testSeedFileResumes(t, n, "seeds:\n  shortvideo:\n    profiles: [h0000003, inline_only]\n    profiles_file: "+form.key+"\n",
+				map[string]string{form.file: form.text})
+		})
+	}
+}
+
+func testSeedFileResumes(t *testing.T, n int64, seeds string, files map[string]string) {
+	b := setup(t)
+	job, _ := b.fileJob(t, seeds, files)
 	ctx := context.Background()
 	runID, err := pipeline.CreateRun(ctx, b.pool, job, job.SeedTasks())
 	if err != nil {

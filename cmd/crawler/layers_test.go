@@ -17,7 +17,7 @@ import (
 var layers = [][]string{
 	{"internal/version", "internal/jsontext", "revisit", "internal/yamlstrict", "internal/db", "internal/loop", "sources/ratecontrol", "sources/concurrency", "migrations",
 		"internal/sandbox/api"},
-	{"sources", "sinks", "internal/sandbox/world"},
+	{"sources", "sinks", "internal/valuefile", "internal/sandbox/world"},
 	{"sources/endpoints", "internal/sandbox/contract", "internal/sandbox/faults"},
 	{"kinds", "internal/sandbox/real"},
 	{"jobfile", "internal/sandbox"},
