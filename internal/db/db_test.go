@@ -73,8 +73,8 @@ func TestLoadRejectsDuplicatesAndEmptyQueries(t *testing.T) {
 	}
 }
 
-// A family of statements is written once, as a template of its file,
-// and each query of it names the template and its values.
+// A family of statements is written once, as a template, and each query
+// of it names the template and its values.
 func TestLoadExpandsTemplates(t *testing.T) {
 	t.Parallel()
 	fsys := fstest.MapFS{"queries/a.sql": {Data: []byte(`-- template: Del
@@ -109,24 +109,70 @@ DELETE FROM {{.table}} WHERE {{range list .key}}{{.}} = @{{.}} AND {{end}}run_id
 
 func TestLoadRejectsBadTemplates(t *testing.T) {
 	t.Parallel()
-	const tmpl = "-- template: T\nSELECT * FROM {{.table}};\n"
+	const tmpl = "-- template: T\nSELECT * FROM {{.table}}{{index . \"where\"}};\n"
 	for name, text := range map[string]string{
-		"no template U in its file":        tmpl + "-- name: X\n-- from: U table=a\n",
-		"has both SQL and a from: line":    tmpl + "-- name: X\n-- from: T table=a\nSELECT 1;\n",
-		`map has no entry for key "table"`: tmpl + "-- name: X\n-- from: T tabel=a\n",
-		`"table" is not key=value`:         tmpl + "-- name: X\n-- from: T table\n",
-		"template T is defined twice":      tmpl + tmpl + "-- name: X\n-- from: T table=a\n",
-		"template T: template: T:1:":       "-- template: T\nSELECT {{.table;\n-- name: X\nSELECT 1;\n",
+		"a.sql: query X: no template U in queries/*.sql":              tmpl + "-- name: X\n-- from: U table=a\n-- name: Y\n-- from: T table=a\n",
+		"query X: from: T needs key table (it reads table where?)":    tmpl + "-- name: X\n-- from: T where=b\n",
+		"query X: from: T reads no key tabel (it reads table where?)": tmpl + "-- name: X\n-- from: T table=a tabel=a\n",
+		"query X: from: T: key table given twice":                     tmpl + "-- name: X\n-- from: T table=a table=b\n",
+		`"table" is not key=value`:                                    tmpl + "-- name: X\n-- from: T table\n",
+		"a.sql: template T is defined twice (also in a.sql)":          tmpl + tmpl + "-- name: X\n-- from: T table=a\n",
+		"template T: template: T:1:":                                  "-- template: T\nSELECT {{.table;\n-- name: X\nSELECT 1;\n",
+		"a.sql: template T serves no query":                           tmpl + "-- name: X\nSELECT 1;\n",
 	} {
 		_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(text)}})
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("err = %v, want it to say %q", err, name)
 		}
 	}
-	// A template serves its own file only.
-	_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(tmpl)}, "queries/b.sql": {Data: []byte("-- name: X\n-- from: T table=a\n")}})
-	if err == nil || !strings.Contains(err.Error(), "b.sql: query X: no template T") {
-		t.Errorf("a template of another file: err = %v", err)
+	// One template name in two files of a load.
+	_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(tmpl)}, "queries/b.sql": {Data: []byte(tmpl + "-- name: X\n-- from: T table=a\n")}})
+	if err == nil || !strings.Contains(err.Error(), "b.sql: template T is defined twice (also in a.sql)") {
+		t.Errorf("a template in two files: err = %v", err)
+	}
+	// A load's templates are its own: Register's files do not see those of
+	// queries/*.sql.
+	msg := mustPanic(t, func() {
+		Register(fstest.MapFS{"x/c.sql": {Data: []byte("-- name: RegisteredX\n-- from: PruneRunRows table=a\n")}}, "x/*.sql")
+	})
+	if !strings.Contains(msg, "c.sql: query RegisteredX: no template PruneRunRows in x/*.sql") {
+		t.Errorf("a template of another load: panic %q", msg)
+	}
+}
+
+// The templates of a load serve every file of it, and a from: line may
+// stand among SQL of the query's own: it is replaced by the template's text.
+func TestTemplatesServeTheirLoadAndSplice(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"queries/rules.sql": {Data: []byte(`-- template: Touch
+-- why the rule exists
+ON CONFLICT ({{.key}}) DO UPDATE SET{{range $i, $c := list .set}}{{if $i}},{{end}}
+    {{$c}} = {{if has (index $ "fill") $c}}COALESCE(EXCLUDED.{{$c}}, t.{{$c}}){{else}}EXCLUDED.{{$c}}{{end}}{{end}}
+
+`)},
+		"queries/a.sql": {Data: []byte(`-- name: UpA
+INSERT INTO a AS t (k, x, y) SELECT @k, @x, @y
+-- the comments of a query stay its own
+-- from: Touch key=k set=x,y fill=y
+RETURNING @z;
+`)},
+		"queries/b.sql": {Data: []byte("-- name: UpB\nINSERT INTO b AS t (k, x) SELECT @k, @x\n-- from: Touch key=k set=x\n")},
+	}
+	qs, err := load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for name, q := range qs {
+		got[name] = fmt.Sprintf("%s %q %v", q.File, q.SQL, q.Params)
+	}
+	want := map[string]string{
+		"UpA": `a.sql "\nINSERT INTO a AS t (k, x, y) SELECT $1, $2, $3\nON CONFLICT (k) DO UPDATE SET\n    x = EXCLUDED.x,\n    y = COALESCE(EXCLUDED.y, t.y)\nRETURNING $4;" [k x y z]`,
+		"UpB": `b.sql "\nINSERT INTO b AS t (k, x) SELECT $1, $2\nON CONFLICT (k) DO UPDATE SET\n    x = EXCLUDED.x" [k x]`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
 	}
 }
 
