@@ -59,31 +59,10 @@ WHERE CASE WHEN EXCLUDED.last_seen_run >= p.last_seen_run
 INSERT INTO photosocial.profile_snapshots AS s (username, run_id, follower_count, following_count, post_count)
 SELECT r.username, @run_id, r.follower_count, r.following_count, r.post_count
 FROM unnest(@username::text[], @follower_count::bigint[], @following_count::bigint[], @post_count::bigint[]) AS r(username, follower_count, following_count, post_count)
-ON CONFLICT (username, run_id) DO UPDATE SET
-    follower_count  = COALESCE(EXCLUDED.follower_count, s.follower_count),
-    following_count = COALESCE(EXCLUDED.following_count, s.following_count),
-    post_count      = COALESCE(EXCLUDED.post_count, s.post_count)
-WHERE (s.follower_count, s.following_count, s.post_count)
-  IS DISTINCT FROM
-      (COALESCE(EXCLUDED.follower_count, s.follower_count), COALESCE(EXCLUDED.following_count, s.following_count),
-       COALESCE(EXCLUDED.post_count, s.post_count));
+-- from: RunSnapshot as=s key=username,run_id set=follower_count,following_count,post_count fill=all
 
 -- name: UpsertPSEmbeds
 INSERT INTO photosocial.embeds AS e (username, html, raw, first_seen_run, last_seen_run)
 SELECT r.username, r.html, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@username::text[], @html::text[], @raw::text[]) AS r(username, html, raw)
-ON CONFLICT (username) DO UPDATE SET
-    html           = CASE WHEN EXCLUDED.last_seen_run >= e.last_seen_run THEN COALESCE(EXCLUDED.html, e.html) ELSE COALESCE(e.html, EXCLUDED.html) END,
-    raw            = CASE WHEN EXCLUDED.last_seen_run >= e.last_seen_run THEN EXCLUDED.raw ELSE e.raw END,
-    first_seen_run = LEAST(e.first_seen_run, EXCLUDED.first_seen_run),
-    last_seen_run  = GREATEST(e.last_seen_run, EXCLUDED.last_seen_run),
-    updated_at     = now()
-WHERE CASE WHEN EXCLUDED.last_seen_run >= e.last_seen_run
-    THEN (e.html, e.raw, e.first_seen_run, e.last_seen_run)
-         IS DISTINCT FROM
-         (COALESCE(EXCLUDED.html, e.html), EXCLUDED.raw,
-          LEAST(e.first_seen_run, EXCLUDED.first_seen_run), GREATEST(e.last_seen_run, EXCLUDED.last_seen_run))
-    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
-    ELSE (e.html, e.first_seen_run)
-         IS DISTINCT FROM
-         (COALESCE(e.html, EXCLUDED.html), LEAST(e.first_seen_run, EXCLUDED.first_seen_run)) END;
+-- from: NewestRunWins as=e key=username set=html,raw fill=html

@@ -48,27 +48,10 @@ INSERT INTO shortvideo.user_snapshots AS s (unique_id, run_id, follower_count, f
 SELECT r.unique_id, @run_id, r.follower_count, r.following_count, r.heart_count, r.video_count, r.digg_count
 FROM unnest(@unique_id::text[], @follower_count::bigint[], @following_count::bigint[], @heart_count::bigint[], @video_count::bigint[], @digg_count::bigint[])
     AS r(unique_id, follower_count, following_count, heart_count, video_count, digg_count)
-ON CONFLICT (unique_id, run_id) DO UPDATE SET
-    follower_count  = EXCLUDED.follower_count,
-    following_count = EXCLUDED.following_count,
-    heart_count     = EXCLUDED.heart_count,
-    video_count     = EXCLUDED.video_count,
-    digg_count      = EXCLUDED.digg_count
-WHERE (s.follower_count, s.following_count, s.heart_count, s.video_count, s.digg_count)
-  IS DISTINCT FROM
-      (EXCLUDED.follower_count, EXCLUDED.following_count, EXCLUDED.heart_count, EXCLUDED.video_count, EXCLUDED.digg_count);
+-- from: RunSnapshot as=s key=unique_id,run_id set=follower_count,following_count,heart_count,video_count,digg_count
 
 -- name: UpsertSVFollows
 INSERT INTO shortvideo.follows AS f (follower, followee, raw, first_seen_run, last_seen_run)
 SELECT r.follower, r.followee, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@follower::text[], @followee::text[], @raw::text[]) AS r(follower, followee, raw)
-ON CONFLICT (follower, followee) DO UPDATE SET
-    raw            = CASE WHEN EXCLUDED.last_seen_run >= f.last_seen_run THEN EXCLUDED.raw ELSE f.raw END,
-    first_seen_run = LEAST(f.first_seen_run, EXCLUDED.first_seen_run),
-    last_seen_run  = GREATEST(f.last_seen_run, EXCLUDED.last_seen_run)
-WHERE CASE WHEN EXCLUDED.last_seen_run >= f.last_seen_run
-    THEN (f.raw, f.first_seen_run, f.last_seen_run)
-         IS DISTINCT FROM
-         (EXCLUDED.raw, LEAST(f.first_seen_run, EXCLUDED.first_seen_run), GREATEST(f.last_seen_run, EXCLUDED.last_seen_run))
-    -- An older run (a replay) changes only first_seen_run.
-    ELSE f.first_seen_run IS DISTINCT FROM LEAST(f.first_seen_run, EXCLUDED.first_seen_run) END;
+-- from: NewestRunWins as=f key=follower,followee set=raw updated_at=no

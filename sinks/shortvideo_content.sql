@@ -2,15 +2,7 @@
 -- writing; every other parameter is a column of the row type, one array each.
 
 -- name: UpsertSVProfileVideos
-INSERT INTO shortvideo.profile_videos AS l (unique_id, video_id, first_seen_run, last_seen_run)
-SELECT r.unique_id, r.video_id, @run_id, @run_id
-FROM unnest(@unique_id::text[], @video_id::text[]) AS r(unique_id, video_id)
-ON CONFLICT (unique_id, video_id) DO UPDATE SET
-    first_seen_run = LEAST(l.first_seen_run, EXCLUDED.first_seen_run),
-    last_seen_run  = GREATEST(l.last_seen_run, EXCLUDED.last_seen_run)
-WHERE (l.first_seen_run, l.last_seen_run)
-  IS DISTINCT FROM
-      (LEAST(l.first_seen_run, EXCLUDED.first_seen_run), GREATEST(l.last_seen_run, EXCLUDED.last_seen_run));
+-- from: ListEntry table=shortvideo.profile_videos owner=unique_id entry=video_id
 
 -- name: UpsertSVComments
 INSERT INTO shortvideo.comments AS c (comment_id, video_id, parent_comment_id, author_unique_id, text, create_time,
@@ -50,18 +42,4 @@ INSERT INTO shortvideo.transcripts AS t (video_id, video_url, transcript, has_sp
 SELECT r.video_id, r.video_url, r.transcript, r.has_speech, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@video_id::text[], @video_url::text[], @transcript::text[], @has_speech::boolean[], @raw::text[])
     AS r(video_id, video_url, transcript, has_speech, raw)
-ON CONFLICT (video_id) DO UPDATE SET
-    video_url      = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.video_url ELSE t.video_url END,
-    transcript     = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.transcript ELSE t.transcript END,
-    has_speech     = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.has_speech ELSE t.has_speech END,
-    raw            = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.raw ELSE t.raw END,
-    first_seen_run = LEAST(t.first_seen_run, EXCLUDED.first_seen_run),
-    last_seen_run  = GREATEST(t.last_seen_run, EXCLUDED.last_seen_run),
-    updated_at     = now()
-WHERE CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run
-    THEN (t.video_url, t.transcript, t.has_speech, t.raw, t.first_seen_run, t.last_seen_run)
-      IS DISTINCT FROM
-          (EXCLUDED.video_url, EXCLUDED.transcript, EXCLUDED.has_speech, EXCLUDED.raw,
-           LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run))
-    -- An older run (a replay) changes only first_seen_run.
-    ELSE t.first_seen_run > EXCLUDED.first_seen_run END;
+-- from: NewestRunWins as=t key=video_id set=video_url,transcript,has_speech,raw

@@ -161,7 +161,10 @@ type part struct {
 // "-- template: Xxx" holds it as a text/template, and a line
 // "-- from: Xxx table=a.b key=c,d" in a query stands for that template run
 // with those values ({{.table}}; {{list .key}} splits a value on commas,
-// {{has .key "c"}} says whether the list holds c). A query may be that line
+// {{has .key "c"}} says whether the list holds c, {{join .key}} is the
+// list with ", " between, {{subset .a .b}} is
+// .a after checking each of its items is one of .b ("all": .b), {{flag .x true}} reads
+// yes or no, true when empty). A query may be that line
 // alone (the whole statement is the template's) or SQL around it (an
 // INSERT whose ON CONFLICT clause is the template's). A template reads a
 // value it needs as {{.key}}, and one a from: line may leave out as
@@ -211,6 +214,29 @@ func parseTemplates(blocks []*block) (*template.Template, error) {
 	templates := template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 		"list": split,
 		"has":  func(v, s string) bool { return slices.Contains(split(v), s) },
+		"join": func(v string) string { return strings.Join(split(v), ", ") },
+		"subset": func(v, of string) (string, error) {
+			if v == "all" {
+				return of, nil
+			}
+			for _, s := range split(v) {
+				if !slices.Contains(split(of), s) {
+					return "", fmt.Errorf("%s is not among %s", s, of)
+				}
+			}
+			return v, nil
+		},
+		"flag": func(v string, def bool) (bool, error) {
+			switch v {
+			case "":
+				return def, nil
+			case "yes":
+				return true, nil
+			case "no":
+				return false, nil
+			}
+			return false, fmt.Errorf("%q is neither yes nor no", v)
+		},
 	})
 	defined := map[string]string{}
 	for _, b := range blocks {
