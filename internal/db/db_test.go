@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"strings"
@@ -147,8 +148,11 @@ func TestTemplatesServeTheirLoadAndSplice(t *testing.T) {
 	fsys := fstest.MapFS{
 		"queries/rules.sql": {Data: []byte(`-- template: Touch
 -- why the rule exists
-ON CONFLICT ({{.key}}) DO UPDATE SET{{range $i, $c := list .set}}{{if $i}},{{end}}
-    {{$c}} = {{if has (index $ "fill") $c}}COALESCE(EXCLUDED.{{$c}}, t.{{$c}}){{else}}EXCLUDED.{{$c}}{{end}}{{end}}
+{{- $fill := subset (index . "fill") .set}}
+ON CONFLICT ({{join .key}}) DO UPDATE SET{{range $i, $c := list .set}}{{if $i}},{{end}}
+    {{$c}} = {{if has $fill $c}}COALESCE(EXCLUDED.{{$c}}, t.{{$c}}){{else}}EXCLUDED.{{$c}}{{end}}{{end}}
+{{- if flag (index . "stamp") false}},
+    at = now(){{end}}
 
 `)},
 		"queries/a.sql": {Data: []byte(`-- name: UpA
@@ -157,7 +161,7 @@ INSERT INTO a AS t (k, x, y) SELECT @k, @x, @y
 -- from: Touch key=k set=x,y fill=y
 RETURNING @z;
 `)},
-		"queries/b.sql": {Data: []byte("-- name: UpB\nINSERT INTO b AS t (k, x) SELECT @k, @x\n-- from: Touch key=k set=x\n")},
+		"queries/b.sql": {Data: []byte("-- name: UpB\nINSERT INTO b AS t (k, j, x) SELECT @k, @j, @x\n-- from: Touch key=k,j set=x fill=all stamp=yes\n")},
 	}
 	qs, err := load(fsys)
 	if err != nil {
@@ -169,10 +173,21 @@ RETURNING @z;
 	}
 	want := map[string]string{
 		"UpA": `a.sql "\nINSERT INTO a AS t (k, x, y) SELECT $1, $2, $3\nON CONFLICT (k) DO UPDATE SET\n    x = EXCLUDED.x,\n    y = COALESCE(EXCLUDED.y, t.y)\nRETURNING $4;" [k x y z]`,
-		"UpB": `b.sql "\nINSERT INTO b AS t (k, x) SELECT $1, $2\nON CONFLICT (k) DO UPDATE SET\n    x = EXCLUDED.x" [k x]`,
+		"UpB": `b.sql "\nINSERT INTO b AS t (k, j, x) SELECT $1, $2, $3\nON CONFLICT (k, j) DO UPDATE SET\n    x = COALESCE(EXCLUDED.x, t.x),\n    at = now()" [k j x]`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
+	}
+	for from, msg := range map[string]string{
+		"key=k set=x fill=y":         "y is not among x",
+		"key=k set=x stamp=maybe":    `"maybe" is neither yes nor no`,
+		"key=k set=x fill=x stmap=y": "reads no key stmap (it reads fill? key set stamp?)",
+	} {
+		bad := maps.Clone(fsys)
+		bad["queries/b.sql"] = &fstest.MapFile{Data: []byte("-- name: UpB\nINSERT INTO b AS t (k, x) SELECT @k, @x\n-- from: Touch " + from + "\n")}
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "b.sql: query UpB: ") || !strings.Contains(err.Error(), msg) {
+			t.Errorf("from: Touch %s: err = %v, want it to say %q", from, err, msg)
+		}
 	}
 }
 
