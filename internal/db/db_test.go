@@ -37,12 +37,10 @@ func TestRewriteRejectsPositionalParameters(t *testing.T) {
 	}
 }
 
-func TestLoadSplitsFilesByNameLines(t *testing.T) {
-	t.Parallel()
-	fsys := fstest.MapFS{
-		"queries/a.sql": {Data: []byte("-- commentary\n\n-- name: One\n-- why\nSELECT @x;\n\n-- name: Two\nSELECT 2;\n")},
-		"queries/b.sql": {Data: []byte("-- name: Three\nSELECT @y, @x;\n")},
-	}
+// loaded loads the files of fsys and returns each query as its file, SQL
+// and parameters.
+func loaded(t *testing.T, fsys fstest.MapFS) map[string]string {
+	t.Helper()
 	qs, err := load(fsys)
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +49,16 @@ func TestLoadSplitsFilesByNameLines(t *testing.T) {
 	for name, q := range qs {
 		got[name] = fmt.Sprintf("%s %q %v", q.File, q.SQL, q.Params)
 	}
+	return got
+}
+
+func TestLoadSplitsFilesByNameLines(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"queries/a.sql": {Data: []byte("-- commentary\n\n-- name: One\n-- why\nSELECT @x;\n\n-- name: Two\nSELECT 2;\n")},
+		"queries/b.sql": {Data: []byte("-- name: Three\nSELECT @y, @x;\n")},
+	}
+	got := loaded(t, fsys)
 	want := map[string]string{
 		"One":   `a.sql "\nSELECT $1;" [x]`,
 		"Two":   `a.sql "\nSELECT 2;" []`,
@@ -90,18 +98,11 @@ DELETE FROM {{.table}} WHERE {{range list .key}}{{.}} = @{{.}} AND {{end}}run_id
 -- name: DelC
 -- from: Del table=x.c key=
 `)}}
-	qs, err := load(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for name, q := range qs {
-		got[name] = fmt.Sprintf("%q %v", q.SQL, q.Params)
-	}
+	got := loaded(t, fsys)
 	want := map[string]string{
-		"DelA": `"\nDELETE FROM x.a WHERE k = $1 AND run_id = $2;" [k run_id]`,
-		"DelB": `"\nDELETE FROM x.b WHERE k = $1 AND j = $2 AND run_id = $3;" [k j run_id]`,
-		"DelC": `"\nDELETE FROM x.c WHERE run_id = $1;" [run_id]`,
+		"DelA": `a.sql "\nDELETE FROM x.a WHERE k = $1 AND run_id = $2;" [k run_id]`,
+		"DelB": `a.sql "\nDELETE FROM x.b WHERE k = $1 AND j = $2 AND run_id = $3;" [k j run_id]`,
+		"DelC": `a.sql "\nDELETE FROM x.c WHERE run_id = $1;" [run_id]`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
@@ -163,14 +164,7 @@ RETURNING @z;
 `)},
 		"queries/b.sql": {Data: []byte("-- name: UpB\nINSERT INTO b AS t (k, j, x) SELECT @k, @j, @x\n-- from: Touch key=k,j set=x fill=all stamp=yes\n")},
 	}
-	qs, err := load(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for name, q := range qs {
-		got[name] = fmt.Sprintf("%s %q %v", q.File, q.SQL, q.Params)
-	}
+	got := loaded(t, fsys)
 	want := map[string]string{
 		"UpA": `a.sql "\nINSERT INTO a AS t (k, x, y) SELECT $1, $2, $3\nON CONFLICT (k) DO UPDATE SET\n    x = EXCLUDED.x,\n    y = COALESCE(EXCLUDED.y, t.y)\nRETURNING $4;" [k x y z]`,
 		"UpB": `b.sql "\nINSERT INTO b AS t (k, j, x) SELECT $1, $2, $3\nON CONFLICT (k, j) DO UPDATE SET\n    x = COALESCE(EXCLUDED.x, t.x),\n    at = now()" [k j x]`,
