@@ -18,7 +18,11 @@
 // <platform>_<entity>.sql. A row type has one field per column, tagged with
 // its name (`db:"column"`); its upsert is a "-- name:" query of the .sql
 // file, whose unnest(@column::type[]) arrays are built from the tagged fields
-// (prepare, through package db, checks both match at init). The Go file
+// (prepare, through package db, checks both match at init). Its ON CONFLICT
+// clause is, where a table follows one, a rule of upsert_rules.sql named
+// in a "-- from:" line: RunSnapshot (per-run rows), NewestRunWins
+// (entities: the newest run's answer wins, a replay only fills NULLs) and
+// ListEntry (a list's bare entries, the whole statement). The Go file
 // registers the table: upsert(name, order, query, key, keep), which dedupes
 // the batch's rows of that type by key (keep: preferFull for entities whose
 // source may be trimmed, fillNil for snapshots) and queues the named upsert

@@ -34,16 +34,10 @@ WHERE CASE WHEN EXCLUDED.last_seen_run >= l.last_seen_run
 INSERT INTO photosocial.reel_snapshots AS s (reel_id, run_id, play_count, like_count)
 SELECT r.reel_id, @run_id, r.play_count, r.like_count
 FROM unnest(@reel_id::text[], @play_count::bigint[], @like_count::bigint[]) AS r(reel_id, play_count, like_count)
-ON CONFLICT (reel_id, run_id) DO UPDATE SET
-    play_count = COALESCE(EXCLUDED.play_count, s.play_count),
-    like_count = COALESCE(EXCLUDED.like_count, s.like_count)
-WHERE (s.play_count, s.like_count)
-  IS DISTINCT FROM (COALESCE(EXCLUDED.play_count, s.play_count), COALESCE(EXCLUDED.like_count, s.like_count));
+-- from: RunSnapshot as=s key=reel_id,run_id set=play_count,like_count fill=all
 
 -- name: UpsertPSReelSearchResults
 INSERT INTO photosocial.reel_search_results AS s (run_id, query_key, rank, reel_id)
 SELECT @run_id, r.query_key, r.rank, r.reel_id
 FROM unnest(@query_key::text[], @rank::integer[], @reel_id::text[]) AS r(query_key, rank, reel_id)
-ON CONFLICT (run_id, query_key, rank) DO UPDATE SET
-    reel_id = EXCLUDED.reel_id
-WHERE s.reel_id IS DISTINCT FROM EXCLUDED.reel_id;
+-- from: RunSnapshot as=s key=run_id,query_key,rank set=reel_id

@@ -5,22 +5,7 @@
 INSERT INTO photosocial.transcripts AS t (shortcode, entry_id, text, media_url, raw, first_seen_run, last_seen_run)
 SELECT r.shortcode, r.entry_id, r.text, r.media_url, r.raw::jsonb, @run_id, @run_id
 FROM unnest(@shortcode::text[], @entry_id::text[], @text::text[], @media_url::text[], @raw::text[]) AS r(shortcode, entry_id, text, media_url, raw)
-ON CONFLICT (shortcode, entry_id) DO UPDATE SET
-    text           = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN COALESCE(EXCLUDED.text, t.text) ELSE COALESCE(t.text, EXCLUDED.text) END,
-    media_url      = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.media_url ELSE t.media_url END,
-    raw            = CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run THEN EXCLUDED.raw ELSE t.raw END,
-    first_seen_run = LEAST(t.first_seen_run, EXCLUDED.first_seen_run),
-    last_seen_run  = GREATEST(t.last_seen_run, EXCLUDED.last_seen_run),
-    updated_at     = now()
-WHERE CASE WHEN EXCLUDED.last_seen_run >= t.last_seen_run
-    THEN (t.text, t.media_url, t.raw, t.first_seen_run, t.last_seen_run)
-         IS DISTINCT FROM
-         (COALESCE(EXCLUDED.text, t.text), EXCLUDED.media_url, EXCLUDED.raw,
-          LEAST(t.first_seen_run, EXCLUDED.first_seen_run), GREATEST(t.last_seen_run, EXCLUDED.last_seen_run))
-    -- An older run (a replay) changes only the NULLs it fills, and first_seen_run.
-    ELSE (t.text, t.first_seen_run)
-         IS DISTINCT FROM
-         (COALESCE(t.text, EXCLUDED.text), LEAST(t.first_seen_run, EXCLUDED.first_seen_run)) END;
+-- from: NewestRunWins as=t key=shortcode,entry_id set=text,media_url,raw fill=text
 
 -- name: UpsertPSTranscriptChecks
 INSERT INTO photosocial.transcript_checks AS c (shortcode, media_url, has_speech, entry_count,

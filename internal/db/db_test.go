@@ -2,6 +2,7 @@ package db
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"strings"
@@ -36,12 +37,10 @@ func TestRewriteRejectsPositionalParameters(t *testing.T) {
 	}
 }
 
-func TestLoadSplitsFilesByNameLines(t *testing.T) {
-	t.Parallel()
-	fsys := fstest.MapFS{
-		"queries/a.sql": {Data: []byte("-- commentary\n\n-- name: One\n-- why\nSELECT @x;\n\n-- name: Two\nSELECT 2;\n")},
-		"queries/b.sql": {Data: []byte("-- name: Three\nSELECT @y, @x;\n")},
-	}
+// loaded loads the files of fsys and returns each query as its file, SQL
+// and parameters.
+func loaded(t *testing.T, fsys fstest.MapFS) map[string]string {
+	t.Helper()
 	qs, err := load(fsys)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +49,16 @@ func TestLoadSplitsFilesByNameLines(t *testing.T) {
 	for name, q := range qs {
 		got[name] = fmt.Sprintf("%s %q %v", q.File, q.SQL, q.Params)
 	}
+	return got
+}
+
+func TestLoadSplitsFilesByNameLines(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"queries/a.sql": {Data: []byte("-- commentary\n\n-- name: One\n-- why\nSELECT @x;\n\n-- name: Two\nSELECT 2;\n")},
+		"queries/b.sql": {Data: []byte("-- name: Three\nSELECT @y, @x;\n")},
+	}
+	got := loaded(t, fsys)
 	want := map[string]string{
 		"One":   `a.sql "\nSELECT $1;" [x]`,
 		"Two":   `a.sql "\nSELECT 2;" []`,
@@ -73,8 +82,8 @@ func TestLoadRejectsDuplicatesAndEmptyQueries(t *testing.T) {
 	}
 }
 
-// A family of statements is written once, as a template of its file,
-// and each query of it names the template and its values.
+// A family of statements is written once, as a template, and each query
+// of it names the template and its values.
 func TestLoadExpandsTemplates(t *testing.T) {
 	t.Parallel()
 	fsys := fstest.MapFS{"queries/a.sql": {Data: []byte(`-- template: Del
@@ -89,18 +98,11 @@ DELETE FROM {{.table}} WHERE {{range list .key}}{{.}} = @{{.}} AND {{end}}run_id
 -- name: DelC
 -- from: Del table=x.c key=
 `)}}
-	qs, err := load(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for name, q := range qs {
-		got[name] = fmt.Sprintf("%q %v", q.SQL, q.Params)
-	}
+	got := loaded(t, fsys)
 	want := map[string]string{
-		"DelA": `"\nDELETE FROM x.a WHERE k = $1 AND run_id = $2;" [k run_id]`,
-		"DelB": `"\nDELETE FROM x.b WHERE k = $1 AND j = $2 AND run_id = $3;" [k j run_id]`,
-		"DelC": `"\nDELETE FROM x.c WHERE run_id = $1;" [run_id]`,
+		"DelA": `a.sql "\nDELETE FROM x.a WHERE k = $1 AND run_id = $2;" [k run_id]`,
+		"DelB": `a.sql "\nDELETE FROM x.b WHERE k = $1 AND j = $2 AND run_id = $3;" [k j run_id]`,
+		"DelC": `a.sql "\nDELETE FROM x.c WHERE run_id = $1;" [run_id]`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
@@ -109,24 +111,77 @@ DELETE FROM {{.table}} WHERE {{range list .key}}{{.}} = @{{.}} AND {{end}}run_id
 
 func TestLoadRejectsBadTemplates(t *testing.T) {
 	t.Parallel()
-	const tmpl = "-- template: T\nSELECT * FROM {{.table}};\n"
+	const tmpl = "-- template: T\nSELECT * FROM {{.table}}{{index . \"where\"}};\n"
 	for name, text := range map[string]string{
-		"no template U in its file":        tmpl + "-- name: X\n-- from: U table=a\n",
-		"has both SQL and a from: line":    tmpl + "-- name: X\n-- from: T table=a\nSELECT 1;\n",
-		`map has no entry for key "table"`: tmpl + "-- name: X\n-- from: T tabel=a\n",
-		`"table" is not key=value`:         tmpl + "-- name: X\n-- from: T table\n",
-		"template T is defined twice":      tmpl + tmpl + "-- name: X\n-- from: T table=a\n",
-		"template T: template: T:1:":       "-- template: T\nSELECT {{.table;\n-- name: X\nSELECT 1;\n",
+		"a.sql: query X: no template U in queries/*.sql":              tmpl + "-- name: X\n-- from: U table=a\n-- name: Y\n-- from: T table=a\n",
+		"query X: from: T needs key table (it reads table where?)":    tmpl + "-- name: X\n-- from: T where=b\n",
+		"query X: from: T reads no key tabel (it reads table where?)": tmpl + "-- name: X\n-- from: T table=a tabel=a\n",
+		"query X: from: T: key table given twice":                     tmpl + "-- name: X\n-- from: T table=a table=b\n",
+		`"table" is not key=value`:                                    tmpl + "-- name: X\n-- from: T table\n",
+		"a.sql: template T is defined twice (also in a.sql)":          tmpl + tmpl + "-- name: X\n-- from: T table=a\n",
+		"template T: template: T:1:":                                  "-- template: T\nSELECT {{.table;\n-- name: X\nSELECT 1;\n",
+		"a.sql: template T serves no query":                           tmpl + "-- name: X\nSELECT 1;\n",
 	} {
 		_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(text)}})
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("err = %v, want it to say %q", err, name)
 		}
 	}
-	// A template serves its own file only.
-	_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(tmpl)}, "queries/b.sql": {Data: []byte("-- name: X\n-- from: T table=a\n")}})
-	if err == nil || !strings.Contains(err.Error(), "b.sql: query X: no template T") {
-		t.Errorf("a template of another file: err = %v", err)
+	// One template name in two files of a load.
+	_, err := load(fstest.MapFS{"queries/a.sql": {Data: []byte(tmpl)}, "queries/b.sql": {Data: []byte(tmpl + "-- name: X\n-- from: T table=a\n")}})
+	if err == nil || !strings.Contains(err.Error(), "b.sql: template T is defined twice (also in a.sql)") {
+		t.Errorf("a template in two files: err = %v", err)
+	}
+	// A load's templates are its own: Register's files do not see those of
+	// queries/*.sql.
+	msg := mustPanic(t, func() {
+		Register(fstest.MapFS{"x/c.sql": {Data: []byte("-- name: RegisteredX\n-- from: PruneRunRows table=a\n")}}, "x/*.sql")
+	})
+	if !strings.Contains(msg, "c.sql: query RegisteredX: no template PruneRunRows in x/*.sql") {
+		t.Errorf("a template of another load: panic %q", msg)
+	}
+}
+
+// The templates of a load serve every file of it, and a from: line may
+// stand among SQL of the query's own: it is replaced by the template's text.
+func TestTemplatesServeTheirLoadAndSplice(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"queries/rules.sql": {Data: []byte(`-- template: Touch
+-- why the rule exists
+{{- $fill := subset (index . "fill") .set}}
+ON CONFLICT ({{join .key}}) DO UPDATE SET{{range $i, $c := list .set}}{{if $i}},{{end}}
+    {{$c}} = {{if has $fill $c}}COALESCE(EXCLUDED.{{$c}}, t.{{$c}}){{else}}EXCLUDED.{{$c}}{{end}}{{end}}
+{{- if flag (index . "stamp") false}},
+    at = now(){{end}}
+
+`)},
+		"queries/a.sql": {Data: []byte(`-- name: UpA
+INSERT INTO a AS t (k, x, y) SELECT @k, @x, @y
+-- the comments of a query stay its own
+-- from: Touch key=k set=x,y fill=y
+RETURNING @z;
+`)},
+		"queries/b.sql": {Data: []byte("-- name: UpB\nINSERT INTO b AS t (k, j, x) SELECT @k, @j, @x\n-- from: Touch key=k,j set=x fill=all stamp=yes\n")},
+	}
+	got := loaded(t, fsys)
+	want := map[string]string{
+		"UpA": `a.sql "\nINSERT INTO a AS t (k, x, y) SELECT $1, $2, $3\nON CONFLICT (k) DO UPDATE SET\n    x = EXCLUDED.x,\n    y = COALESCE(EXCLUDED.y, t.y)\nRETURNING $4;" [k x y z]`,
+		"UpB": `b.sql "\nINSERT INTO b AS t (k, j, x) SELECT $1, $2, $3\nON CONFLICT (k, j) DO UPDATE SET\n    x = COALESCE(EXCLUDED.x, t.x),\n    at = now()" [k j x]`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	for from, msg := range map[string]string{
+		"key=k set=x fill=y":         "y is not among x",
+		"key=k set=x stamp=maybe":    `"maybe" is neither yes nor no`,
+		"key=k set=x fill=x stmap=y": "reads no key stmap (it reads fill? key set stamp?)",
+	} {
+		bad := maps.Clone(fsys)
+		bad["queries/b.sql"] = &fstest.MapFile{Data: []byte("-- name: UpB\nINSERT INTO b AS t (k, x) SELECT @k, @x\n-- from: Touch " + from + "\n")}
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "b.sql: query UpB: ") || !strings.Contains(err.Error(), msg) {
+			t.Errorf("from: Touch %s: err = %v, want it to say %q", from, err, msg)
+		}
 	}
 }
 

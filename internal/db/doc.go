@@ -4,10 +4,16 @@
 // here, and the sinks' upserts in sinks/*.sql, beside each sink's Go file,
 // which package sinks embeds and adds with Register. The files are parsed
 // once at init; each @name becomes a positional $n, and a name is unique
-// across all of them. A family of statements that differ only by their
-// table (retention's batched deletes) is written once, as a "-- template:"
-// block of its file, and each of its queries is a "-- name:" block whose
-// "-- from:" line names the template and its values.
+// across all of them. A rule that several statements share is written once,
+// as a "-- template:" block (a text/template), and a "-- from:" line of a
+// query names the template and its values: the line stands for the
+// template's text. A query may be that line alone (retention's batched
+// deletes, the stop_at_seen counts) or SQL around it (a sink's INSERT whose
+// ON CONFLICT clause is a rule of sinks/upsert_rules.sql). The templates of
+// one load serve all of its files: queries/*.sql share theirs, and the
+// files of one Register call theirs. A template used by no query, a from:
+// line naming no template of its load, or a key the template does not read
+// or needs and is not given fails at init.
 //
 // Callers bind a query to a parameter struct whose fields carry `db:"name"`
 // tags: Prepare[P] for one-row statements, PrepareBulk[P, R] for bulk upserts

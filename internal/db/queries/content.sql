@@ -2,25 +2,22 @@
 -- shortvideo_content.go and photosocial_content.go) read of stored data:
 -- stop_at_seen over a creator's lists, and the tasks a fetch made, from
 -- what it stored (Kind.Reexpand, FreshRule.Expand). Each reads one
--- owner's rows through an index.
+-- owner's rows through an index. The Seen* counts are reuse.sql's SeenKeys.
 
 -- name: SeenProfileVideos
 -- How many of the videos @keys of creator @owner earlier runs stored as
 -- its videos.
-SELECT count(*) FROM shortvideo.profile_videos
-WHERE unique_id = @owner AND video_id = ANY(@keys::text[]) AND first_seen_run < @run_id;
+-- from: SeenKeys table=shortvideo.profile_videos owner=unique_id key=video_id
 
 -- name: SeenProfilePosts
 -- How many of the posts @keys (codes) of profile @owner earlier runs
 -- stored as its posts.
-SELECT count(*) FROM photosocial.profile_posts
-WHERE username = @owner AND code = ANY(@keys::text[]) AND first_seen_run < @run_id;
+-- from: SeenKeys table=photosocial.profile_posts owner=username key=code
 
 -- name: SeenProfileReels
 -- How many of the reels @keys (ids) of profile @owner earlier runs stored
 -- as its reels.
-SELECT count(*) FROM photosocial.profile_reels
-WHERE username = @owner AND reel_id = ANY(@keys::text[]) AND first_seen_run < @run_id;
+-- from: SeenKeys table=photosocial.profile_reels owner=username key=reel_id
 
 -- name: RunProfileVideos
 -- The videos of creator @owner that a walk of run @run_id stored: each

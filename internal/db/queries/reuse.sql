@@ -45,27 +45,33 @@ ORDER BY f.finished_at DESC LIMIT 1;
 SELECT coalesce(sec_uid, ''), coalesce(user_id, ''), coalesce(private_account, false) FROM shortvideo.users
 WHERE unique_id = @unique_id AND profile_fetched;
 
+-- template: SeenKeys
+-- stop_at_seen (kinds.seenBy): how many of the entries @keys of a page of
+-- @owner's list earlier runs stored, in the list's table .table (the
+-- owner in column .owner, an entry's key in .key). Earlier runs only
+-- (first_seen_run < @run_id): an entry this run stored first, as a page
+-- written again after a crash, does not stop the run's own walk. The
+-- Seen* counts here and in content.sql are this template.
+SELECT count(*) FROM {{.table}}
+WHERE {{.owner}} = @owner AND {{.key}} = ANY(@keys::text[]) AND first_seen_run < @run_id;
+
 -- name: SeenFollowers
 -- How many of @keys (followers of @owner) earlier runs stored.
-SELECT count(*) FROM shortvideo.follows
-WHERE followee = @owner AND follower = ANY(@keys::text[]) AND first_seen_run < @run_id;
+-- from: SeenKeys table=shortvideo.follows owner=followee key=follower
 
 -- name: SeenFollowing
 -- How many of @keys (accounts @owner follows) earlier runs stored.
-SELECT count(*) FROM shortvideo.follows
-WHERE follower = @owner AND followee = ANY(@keys::text[]) AND first_seen_run < @run_id;
+-- from: SeenKeys table=shortvideo.follows owner=follower key=followee
 
 -- name: SeenComments
 -- How many of the comments @keys (comment_key) of post @owner (post_code)
 -- earlier runs stored.
-SELECT count(*) FROM photosocial.comments
-WHERE post_code = @owner AND comment_key = ANY(@keys::text[]) AND first_seen_run < @run_id;
+-- from: SeenKeys table=photosocial.comments owner=post_code key=comment_key
 
 -- name: SeenSongVideos
 -- How many of the videos @keys of song @owner earlier runs stored as its
 -- videos.
-SELECT count(*) FROM shortvideo.song_videos
-WHERE song_id = @owner AND video_id = ANY(@keys::text[]) AND first_seen_run < @run_id;
+-- from: SeenKeys table=shortvideo.song_videos owner=song_id key=video_id
 
 -- name: RunSavings
 -- The credits reuse saved a run (crawl.run_ledger).
