@@ -73,8 +73,14 @@ func TestTaskKeepsNoCommittedPageWhileFetching(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
+	// Every list's second request in flight at once from the start: held at
+	// the gate, they take their slots for good, and an adaptive limit still
+	// below 24 (it starts at 16 and grows with answers a loaded machine may
+	// not give in time) would leave lists without their first page.
+	opts := b.options(job, testKey)
+	opts.Client.InitialInFlight = 2 * lists
 	go func() {
-		sum, err := pipeline.Run(context.Background(), b.options(job, testKey), job, runID)
+		sum, err := pipeline.Run(context.Background(), opts, job, runID)
 		done <- result{sum, err}
 	}()
 	for range lists {
