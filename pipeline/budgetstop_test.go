@@ -24,16 +24,20 @@ func TestBudgetStopOutlivesADeadProcessLease(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setupWith(t, sandbox.Config{})
-			job := b.job(t, "  timeout: 1s\nlimits: {workers: 1, max_credits: 2, lease_timeout: 1s}\nexpand: {}\n"+
+			// The dead holder's lease lapses after longer than the 5 s a
+			// process's end is otherwise given: what follows the wait
+			// (the budget stop's record) gets time of its own.
+			lease := map[bool]string{false: "7s", true: "1s"}[alive]
+			job := b.job(t, "  timeout: 1s\nlimits: {workers: 1, max_credits: 2, lease_timeout: "+lease+"}\nexpand: {}\n"+
 				"seeds: {shortvideo: {profiles: [one_f1_g1, two_f1_g1, three_f1_g1, four_f1_g1]}}\n")
 			ctx := context.Background()
 			runID := b.start(t, job)
-			// The other process's lease on one profile, as a heartbeat
-			// leaves it: lease_timeout ahead.
-			const lease = `UPDATE crawl.tasks SET state = 'leased', lease_owner = 'otherhost:1:x#0',
-				lease_token = nextval('crawl.lease_tokens'), lease_expires_at = now() + interval '1 second'
+			// The other process's lease on one profile, as its last
+			// heartbeat left it.
+			const leased = `UPDATE crawl.tasks SET state = 'leased', lease_owner = 'otherhost:1:x#0',
+				lease_token = nextval('crawl.lease_tokens'), lease_expires_at = now() + $2::interval
 				WHERE run_id = $1 AND key = 'four_f1_g1'`
-			if _, err := b.pool.Exec(ctx, lease, runID); err != nil {
+			if _, err := b.pool.Exec(ctx, leased, runID, map[bool]string{false: "6 seconds", true: "1 second"}[alive]); err != nil {
 				t.Fatal(err)
 			}
 			beat := make(chan struct{})

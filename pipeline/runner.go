@@ -265,12 +265,16 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		c.log.Warn("could not post the last answers' credits or give back the spare ones; they stay counted as spent", "err", berr)
 	}
 	final, serr := FinishRun(fctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason)
-	if lt := time.Duration(c.job.Limits.LeaseTimeout); serr == nil && final == "running" && errors.Is(err, budget.ErrExhausted) {
+	if lt := time.Duration(c.job.Limits.LeaseTimeout); serr == nil && final == "running" && errors.Is(err, budget.ErrExhausted) && ctx.Err() == nil {
 		// Nothing more to buy here: outwait a dead holder's leases (bounded
-		// by lease_timeout; a signal ends the wait).
-		wctx, cancel := context.WithTimeout(ctx, lt+lt/2+time.Second)
+		// by lease_timeout; a signal ends the wait), then give what follows
+		// its own time.
+		wctx, wcancel := context.WithTimeout(ctx, lt+lt/2+time.Second)
 		final, serr = FinishRunAfterDead(wctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason, lt, c.log)
-		cancel()
+		wcancel()
+		after, acancel := context.WithTimeout(context.WithoutCancel(ctx), max(opts.Grace, 5*time.Second))
+		defer acancel()
+		fctx = after
 	}
 	switch {
 	case serr != nil:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,9 +33,9 @@ type createRunParams struct {
 }
 
 type finishRunParams struct {
-	ownerArg
-	State  string `db:"state"`
-	Reason string `db:"reason"`
+	db.OwnerArg        // Owner: this process's lease owner prefix
+	State       string `db:"state"`
+	Reason      string `db:"reason"`
 }
 
 type resumeRunParams struct {
@@ -108,7 +109,7 @@ var (
 // a live lease on the run, and never replaces "done".
 func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, state, reason string) (string, error) {
 	var got string
-	p := finishRunParams{ownerArg{RunID: runID, Owner: owner + "#"}, state, frontier.CleanReason(reason)}
+	p := finishRunParams{db.OwnerArg{RunID: runID, Owner: owner + "#"}, state, frontier.CleanReason(reason)}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// The row first: FinishRun's own statement, blocked on it, would
 		// check the tasks as they were before a second look sent some back.
@@ -132,13 +133,7 @@ func FinishRun(ctx context.Context, pool *pgxpool.Pool, runID int64, owner, stat
 	return got, nil
 }
 
-// ownerArg names this process's leases on a run.
-type ownerArg struct {
-	RunID int64  `db:"run_id"`
-	Owner string `db:"owner"` // lease owner prefix of this process
-}
-
-var otherLeases = db.Prepare[ownerArg]("OtherLeases")
+var otherLeases = db.Prepare[db.OwnerArg]("OtherLeases")
 
 // FinishRunAfterDead is FinishRun for a process that stops while other
 // processes hold live leases on the run (FinishRun said "running"): it
@@ -154,13 +149,14 @@ func FinishRunAfterDead(ctx context.Context, pool *pgxpool.Pool, runID int64, ow
 	type life struct{ until, beat time.Time }
 	seen := map[string]life{}
 	for {
-		rows, _ := otherLeases.Query(ctx, pool, ownerArg{RunID: runID, Owner: owner + "#"})
+		rows, _ := otherLeases.Query(ctx, pool, db.OwnerArg{RunID: runID, Owner: owner + "#"})
 		var holder string
 		var l life
 		var beat *time.Time
-		var earliest time.Time
+		var left float64        // seconds until the holder's latest lease lapses, by the server's clock
+		earliest := math.Inf(1) // the least of them
 		alive, n := false, 0
-		if _, err := pgx.ForEachRow(rows, []any{&holder, &l.until, &beat}, func() error {
+		if _, err := pgx.ForEachRow(rows, []any{&holder, &l.until, &left, &beat}, func() error {
 			l.beat = time.Time{}
 			if beat != nil {
 				l.beat = *beat
@@ -170,12 +166,10 @@ func FinishRunAfterDead(ctx context.Context, pool *pgxpool.Pool, runID int64, ow
 			}
 			if len(seen) == 0 {
 				log.Info("waiting for the leases of a process that may have died to lapse before recording the run's end",
-					"holder", holder, "lapse_in", time.Until(l.until).Round(time.Millisecond))
+					"holder", holder, "lapse_in", time.Duration(left*float64(time.Second)).Round(time.Millisecond))
 			}
 			seen[holder], n = l, n+1
-			if earliest.IsZero() || l.until.Before(earliest) {
-				earliest = l.until
-			}
+			earliest = min(earliest, left)
 			return nil
 		}); err != nil {
 			return "running", fmt.Errorf("run %d leases: %w", runID, err)
@@ -188,7 +182,7 @@ func FinishRunAfterDead(ctx context.Context, pool *pgxpool.Pool, runID int64, ow
 		}
 		// Until the earliest lapses, looking again every second (a live
 		// holder's credit hold beats as often).
-		wait := time.NewTimer(min(time.Until(earliest)+10*time.Millisecond, time.Second, max(leaseTimeout/3, 10*time.Millisecond)))
+		wait := time.NewTimer(max(min(time.Duration(earliest*float64(time.Second))+10*time.Millisecond, time.Second, leaseTimeout/3), 10*time.Millisecond))
 		select {
 		case <-ctx.Done():
 			wait.Stop()

@@ -134,7 +134,16 @@ func (r *Reader) openText(in io.Reader, offset int64) error {
 // openCSV reads the header (always from the start: it names the column),
 // then goes to offset when it is past the header.
 func (r *Reader) openCSV(name, column string, in io.Reader, offset int64) error {
-	r.rec = &recordCap{r: in}
+	// A byte order mark is left out before the CSV reader sees it (a
+	// quoted first name after it is not valid CSV); the reader's offsets
+	// then count from after it.
+	br := bufio.NewReader(in)
+	skipped := int64(0)
+	if b, _ := br.Peek(len(bom)); bytes.Equal(b, bom) {
+		_, _ = br.Discard(len(bom))
+		skipped = int64(len(bom))
+	}
+	r.rec = &recordCap{r: br}
 	c := csv.NewReader(r.rec)
 	head, err := c.Read()
 	if errors.Is(err, io.EOF) {
@@ -145,9 +154,6 @@ func (r *Reader) openCSV(name, column string, in io.Reader, offset int64) error 
 	}
 	r.col = -1
 	for i, name := range head {
-		if i == 0 {
-			name = string(bytes.TrimPrefix([]byte(name), bom))
-		}
 		if strings.TrimSpace(name) == column {
 			r.col = i
 			break
@@ -157,9 +163,9 @@ func (r *Reader) openCSV(name, column string, in io.Reader, offset int64) error 
 		return fmt.Errorf("%s has no column %q (its header: %s)", name, column, yamlstrict.ShortText(strings.Join(head, ", ")))
 	}
 	// base: where the CSV reader's offsets count from (the file's start,
-	// or the offset it was positioned at).
-	r.base = 0
-	if offset > c.InputOffset() {
+	// after its byte order mark, or the offset it was positioned at).
+	r.base = skipped
+	if offset > skipped+c.InputOffset() {
 		if _, err := r.file.Seek(offset, io.SeekStart); err != nil {
 			return err
 		}

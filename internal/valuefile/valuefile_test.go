@@ -43,6 +43,8 @@ func TestResumeFromEveryOffset(t *testing.T) {
 	}{
 		"a.txt": {"", "\uFEFFalice\r\n\n# a comment\n  bob  \ncarol", []string{"alice", "bob", "carol"}},
 		"b.csv": {"handle", "\uFEFFid,handle\n1,alice\n2,\"bo\nb\"\n3,\n4,carol\n", []string{"alice", "bo\nb", "carol"}},
+		// A quoted header after the byte order mark, as R's write.csv writes it.
+		"c.csv": {"handle", "\uFEFF\"id\",\"handle\"\n1,alice\n\"2\",\"bob\"\n", []string{"alice", "bob"}},
 	}
 	for name, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(f.text), 0o600); err != nil {

@@ -31,7 +31,9 @@ RETURNING state;
 -- each, and when its credit hold last beat (NULL: it holds none). A live
 -- process moves its leases on every lease_timeout/3 and beats its hold
 -- every second; a dead one's stay until they lapse.
-SELECT l.holder, l.until, h.beat_at
+-- The seconds until each lapses are the server's: a process's clock may
+-- differ from it.
+SELECT l.holder, l.until, extract(epoch FROM l.until - now())::float8, h.beat_at
 FROM (SELECT split_part(lease_owner, '#', 1) AS holder, max(lease_expires_at) AS until
       FROM crawl.tasks
       WHERE run_id = @run_id AND state = 'leased' AND lease_expires_at > now() AND NOT starts_with(lease_owner, @owner)
