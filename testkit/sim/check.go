@@ -318,11 +318,23 @@ func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(stri
 	}
 	if r.timeline == "main" {
 		if maxAge := int64(c.s.Job.Reuse.MaxAgeDays); maxAge > 0 {
+			// A profile whose fetch failed tonight (after its retries: the
+			// exit check counts it) leads to none of its lists: they are
+			// children of its answer.
+			failed := map[item]bool{}
+			for _, t := range r.tasks {
+				if t.state == "failed" && strings.HasSuffix(t.kind, ".profile") {
+					failed[item{t.kind, t.key}] = true
+				}
+			}
 			var late []string
 			for _, it := range sortedItems(reach) {
 				rr := reach[it]
 				if e, _ := endpointOf(it.kind); e.content {
 					continue // no revisit promise binds them (endpoint.content)
+				}
+				if platform, _, _ := strings.Cut(it.kind, "."); !strings.HasSuffix(it.kind, ".profile") && failed[item{platform + ".profile", it.key}] {
+					continue
 				}
 				if _, ok := c.firstReach[it]; !ok {
 					c.firstReach[it] = r.day

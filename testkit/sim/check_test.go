@@ -144,6 +144,25 @@ func TestCheckMaxAge(t *testing.T) {
 	if got := night(4, item{}); got != nil {
 		t.Errorf("night 4, visited: %v", got)
 	}
+
+	// A list whose profile's fetch failed that night is not reached (found
+	// by seed 1440: a truncated answer after its retries).
+	c = newChecker(checkScenario())
+	list := item{"shortvideo.followers", "s1_f2_g0"}
+	for day := range int64(4) {
+		r := cleanNight(day)
+		if day > 0 {
+			r.requests = slices.DeleteFunc(r.requests, func(q request) bool { return q.it == list })
+			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.profile", key: "s1_f2_g0", state: "failed", reason: "retryable: truncated body", outcome: "failed"})
+		}
+		vs, err := c.check(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := invariants(vs); slices.Contains(got, InvMaxAge) {
+			t.Errorf("night %d, its profile failed: %v", day, vs)
+		}
+	}
 }
 
 // TestCheckTwin: the twin comparison finds other tasks, depths and
