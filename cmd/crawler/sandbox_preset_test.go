@@ -1,34 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/socialcrawl/crawler/testkit/childproc"
 )
-
-// lockedBuffer is a bytes.Buffer written by the command and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSandboxPreset starts `crawler sandbox --preset scrapecreators` and
 // asks it for a profile at the real path.
@@ -44,7 +26,7 @@ func TestSandboxPreset(t *testing.T) {
 		t.Errorf("bad churn: %+v", r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var out lockedBuffer
+	var out childproc.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- runEnv(ctx, []string{"sandbox", "--preset", "scrapecreators", "--addr", "127.0.0.1:0", "--api-key", "k"},

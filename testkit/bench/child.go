@@ -7,21 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/socialcrawl/crawler/testkit/childproc"
 )
 
 // child is a crawler process started by the harness.
-type child struct {
-	cmd  *exec.Cmd
-	out  lockedBuffer // stdout and stderr
-	done chan struct{}
-	err  error // of Wait, valid once done is closed
-}
+type child struct{ *childproc.Proc }
 
 // startCrawler runs the crawler binary with args, DATABASE_URL=dsn and the
 // sandbox key in CRAWLER_API_KEY.
@@ -36,58 +30,28 @@ func (e *env) startCrawler(ctx context.Context, dsn string, args ...string) (*ch
 // startChild runs bin with args, DATABASE_URL=dsn and the sandbox key in
 // CRAWLER_API_KEY.
 func startChild(ctx context.Context, bin, dsn string, args ...string) (*child, error) {
-	c := &child{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	c.cmd.Env = []string{"DATABASE_URL=" + dsn, "CRAWLER_API_KEY=" + apiKey, "PATH=" + os.Getenv("PATH")}
-	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
-	if err := c.cmd.Start(); err != nil {
+	p, err := childproc.Start(ctx, bin, []string{"DATABASE_URL=" + dsn, "CRAWLER_API_KEY=" + apiKey}, args...)
+	if err != nil {
 		return nil, err
 	}
-	go func() {
-		c.err = c.cmd.Wait()
-		close(c.done)
-	}()
-	// A harness that is cancelled does not leave crawlers behind.
-	stop := context.AfterFunc(ctx, func() { _ = c.cmd.Process.Kill() })
-	go func() {
-		<-c.done
-		stop()
-	}()
-	return c, nil
+	return &child{p}, nil
 }
 
-// wait waits for the process and returns its exit code, or minus the
-// signal that killed it.
-func (c *child) wait() int {
-	<-c.done
-	var ee *exec.ExitError
-	switch {
-	case c.err == nil:
-		return 0
-	case errors.As(c.err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return -int(ws.Signal())
-		}
-		return ee.ExitCode()
-	default:
-		return -1000
-	}
-}
-
-// waitTimeout is wait, killing the process after d.
+// waitTimeout is Wait, killing the process after d.
 func (c *child) waitTimeout(d time.Duration) int {
 	select {
-	case <-c.done:
+	case <-c.Done():
 	case <-time.After(d):
-		_ = c.cmd.Process.Kill()
+		_ = c.Cmd.Process.Kill()
 	}
-	return c.wait()
+	return c.Wait()
 }
 
-func (c *child) signal(sig os.Signal) { _ = c.cmd.Process.Signal(sig) }
+func (c *child) signal(sig os.Signal) { _ = c.Cmd.Process.Signal(sig) }
 
-// output is what the process wrote, for error messages.
+// output is the end of what the process wrote, for error messages.
 func (c *child) output() string {
-	s := strings.TrimSpace(c.out.String())
+	s := strings.TrimSpace(c.Output())
 	if len(s) > 2000 {
 		s = "..." + s[len(s)-2000:]
 	}
@@ -131,21 +95,4 @@ func cpuSeconds(pid int) (float64, error) {
 		return 0, err
 	}
 	return float64(utime+stime) / 100, nil
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -239,22 +239,22 @@ func (e *env) measureCrawler(ctx context.Context, dsn string, poll func(*child) 
 	defer deadline.Stop()
 	for {
 		select {
-		case <-c.done:
+		case <-c.Done():
 			m.end = time.Now()
 			m.wall = m.end.Sub(begin)
-			m.code = c.wait()
-			m.out = c.out.String()
+			m.code = c.Wait()
+			m.out = c.Output()
 			return m, nil
 		case <-ctx.Done():
 			c.signal(syscall.SIGKILL)
-			c.wait()
+			c.Wait()
 			return m, ctx.Err()
 		case <-deadline.C:
 			c.signal(syscall.SIGKILL)
-			c.wait()
+			c.Wait()
 			return m, fmt.Errorf("crawler still running after 2 minutes: %s", c.output())
 		case <-tick.C:
-			if hwm, err := vmHWM(c.cmd.Process.Pid); err == nil {
+			if hwm, err := vmHWM(c.Pid()); err == nil {
 				m.peak = max(m.peak, hwm)
 			}
 			if poll != nil && poll(c) {
@@ -324,7 +324,7 @@ func (e *env) keyCopies(ctx context.Context, conn *pgx.Conn, dsn, out string) (i
 	if code := st.waitTimeout(time.Minute); code != 0 && code != 4 {
 		return 0, "", fmt.Errorf("crawler status: exit %d: %s", code, st.output())
 	}
-	if k := count(st.out.String()); k > 0 {
+	if k := count(st.Output()); k > 0 {
 		n += k
 		where = append(where, fmt.Sprintf("crawler status %d", k))
 	}

@@ -64,8 +64,8 @@ func watch(ctx context.Context, c *child, up *upstream, reach int64, settle, d t
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-c.done:
-			return nil, fmt.Errorf("the child exited (code %d): %s", c.wait(), c.output())
+		case <-c.Done():
+			return nil, fmt.Errorf("the child exited (code %d): %s", c.Wait(), c.output())
 		case <-tick.C:
 		}
 		active := up.active.Load()
@@ -83,7 +83,7 @@ func watch(ctx context.Context, c *child, up *upstream, reach int64, settle, d t
 				continue
 			}
 			u.from = now
-			if cpu0, err = cpuSeconds(c.cmd.Process.Pid); err != nil {
+			if cpu0, err = cpuSeconds(c.Pid()); err != nil {
 				return nil, err
 			}
 		}
@@ -94,12 +94,12 @@ func watch(ctx context.Context, c *child, up *upstream, reach int64, settle, d t
 	if u.from.IsZero() || n == 0 {
 		return u, fmt.Errorf("the upstream never saw %d requests in flight within %s (at most %d at the end)", reach, d, up.active.Load())
 	}
-	cpu1, err := cpuSeconds(c.cmd.Process.Pid)
+	cpu1, err := cpuSeconds(c.Pid())
 	if err != nil {
 		return nil, err
 	}
 	u.inFlight, u.cores = sum/float64(n), (cpu1-cpu0)/u.to.Sub(u.from).Seconds()
-	u.hwm, err = vmHWM(c.cmd.Process.Pid)
+	u.hwm, err = vmHWM(c.Pid())
 	return u, err
 }
 
@@ -138,7 +138,7 @@ func runInflight(ctx context.Context, e *env) (*outcome, error) {
 		return out, fmt.Errorf("client alone: %w", werr)
 	}
 	var res map[string]any
-	_ = json.Unmarshal(bytes.TrimSpace([]byte(c.out.String())), &res)
+	_ = json.Unmarshal(bytes.TrimSpace([]byte(c.Output())), &res)
 	detail := fmt.Sprintf("%.0f requests in flight on average at the upstream over %.0f s; client's limit %v-%v; %d connections open at once, %d opened in all",
 		u.inFlight, u.to.Sub(u.from).Seconds(), res["limit_min"], res["limit_max"], most, opened)
 	out.figures = append(out.figures,

@@ -65,7 +65,7 @@ func runMemory(ctx context.Context, e *env) (*outcome, error) {
 	}
 	defer func() {
 		c.signal(syscall.SIGKILL)
-		c.wait()
+		c.Wait()
 	}()
 	begin := time.Now()
 	type mark struct {
@@ -80,8 +80,8 @@ func runMemory(ctx context.Context, e *env) (*outcome, error) {
 		select {
 		case <-ctx.Done():
 			return out, ctx.Err()
-		case <-c.done:
-			return out, fmt.Errorf("crawler exited (code %d) at %d of %d checkpoints: %s", c.wait(), len(got), len(marks), c.output())
+		case <-c.Done():
+			return out, fmt.Errorf("crawler exited (code %d) at %d of %d checkpoints: %s", c.Wait(), len(got), len(marks), c.output())
 		case <-tick.C:
 		}
 		var items int64
@@ -90,7 +90,7 @@ func runMemory(ctx context.Context, e *env) (*outcome, error) {
 			return out, err
 		}
 		for len(got) < len(marks) && items >= int64(marks[len(got)]) {
-			hwm, err := vmHWM(c.cmd.Process.Pid)
+			hwm, err := vmHWM(c.Pid())
 			if err != nil {
 				return out, err
 			}
@@ -103,7 +103,7 @@ func runMemory(ctx context.Context, e *env) (*outcome, error) {
 	// the address space the child had before exec into it, and Go starts
 	// children vfork-style in the harness's own address space, so it reads
 	// the harness's RSS.)
-	peak, err := vmHWM(c.cmd.Process.Pid)
+	peak, err := vmHWM(c.Pid())
 	if err != nil {
 		return out, err
 	}
@@ -114,10 +114,10 @@ func runMemory(ctx context.Context, e *env) (*outcome, error) {
 	defer deadline.Stop()
 	for exited := false; !exited; {
 		select {
-		case <-c.done:
+		case <-c.Done():
 			exited = true
 		case <-poll.C:
-			if hwm, err := vmHWM(c.cmd.Process.Pid); err == nil {
+			if hwm, err := vmHWM(c.Pid()); err == nil {
 				peak = max(peak, hwm)
 			}
 		case <-deadline.C:

@@ -141,6 +141,6 @@ func (e *env) outageRun(ctx context.Context, dir string, seeds []string, at int6
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM crawl.tasks WHERE state = 'failed'`).Scan(&r.failed); err != nil {
 		return nil, err
 	}
-	r.probes = strings.Count(c.out.String(), "upstream still unreachable")
+	r.probes = strings.Count(c.Output(), "upstream still unreachable")
 	return r, nil
 }

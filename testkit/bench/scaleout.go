@@ -92,7 +92,7 @@ func (e *env) scaleRun(ctx context.Context, dir string, n int, d time.Duration, 
 	defer func() {
 		for _, p := range procs {
 			p.signal(syscall.SIGKILL)
-			p.wait()
+			p.Wait()
 		}
 	}()
 	fctx, cancel := context.WithTimeout(ctx, time.Minute)

@@ -98,7 +98,7 @@ func (c *crew) start(pl Proc, how int) {
 		c.up.at(int64(pl.KillAt), func() { p.signal(pl.Signal) })
 	}
 	defer c.g.done()
-	code := p.wait()
+	code := p.Wait()
 	ended()
 	c.record(p, code)
 	// Started again only when the signal ended it: a process that had
@@ -110,7 +110,7 @@ func (c *crew) start(pl Proc, how int) {
 	if sig == "KILL" {
 		c.mu.Lock()
 		c.killed += c.workers
-		c.dead = append(c.dead, p.cmd.Process.Pid)
+		c.dead = append(c.dead, p.Pid())
 		c.mu.Unlock()
 		if err := c.expire(); err != nil {
 			c.fail(err)

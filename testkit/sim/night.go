@@ -133,7 +133,7 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 		if err != nil {
 			return nil, err
 		}
-		code := p.wait()
+		code := p.Wait()
 		res.exits = append(res.exits, exit{args: p.args, code: code, tail: p.tail(tailLines)})
 		if ctx.Err() != nil {
 			res.timedOut = outer.Err() == nil
@@ -181,5 +181,5 @@ func (tl *timeline) prune(ctx context.Context, pr *Prune) (exit, error) {
 	if err != nil {
 		return exit{}, err
 	}
-	return exit{args: args, code: p.wait(), tail: p.tail(8)}, nil
+	return exit{args: args, code: p.Wait(), tail: p.tail(8)}, nil
 }
