@@ -3,12 +3,15 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
+	"github.com/socialcrawl/crawler/testkit/childproc"
 )
 
 // A process that stops on the spent budget while a process that died still
@@ -60,7 +63,10 @@ func TestBudgetStopOutlivesADeadProcessLease(t *testing.T) {
 			} else {
 				close(done)
 			}
-			sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+			opts := b.options(job, testKey)
+			var logs childproc.Buffer
+			opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			sum, err := pipeline.Run(ctx, opts, job, runID)
 			close(beat)
 			<-done
 			if !errors.Is(err, budget.ErrExhausted) {
@@ -77,6 +83,11 @@ func TestBudgetStopOutlivesADeadProcessLease(t *testing.T) {
 			}
 			if state != want || (stop != nil) != !alive {
 				t.Errorf("run %s, budget_stop %v; want %s (budget stop recorded: %v)", state, stop, want, !alive)
+			}
+			// Alive: told by its leases moving on, not by the wait running
+			// out of time (which would leave the run running too).
+			if told := strings.Contains(logs.String(), "is alive"); told != alive {
+				t.Errorf("the holder was told alive: %v, want %v; log:\n%s", told, alive, logs.String())
 			}
 			if u := b.sandbox.Usage(testKey); u.Credits != 2 {
 				t.Errorf("sandbox billed %d credits; want the 2 the budget buys", u.Credits)

@@ -176,6 +176,7 @@ func FinishRunAfterDead(ctx context.Context, pool *pgxpool.Pool, runID int64, ow
 		}
 		switch {
 		case alive:
+			log.Info("another process on the run is alive; it records the run's end when it stops")
 			return "running", nil
 		case n == 0:
 			return FinishRun(ctx, pool, runID, owner, state, reason)
