@@ -3,7 +3,7 @@ package runs
 // The run report's figures (credits per endpoint, pages/s and 429s over
 // time, task outcomes by kind, rows per table, top movers against the
 // job's previous run, what changed in the follow graph) for `crawler report`, which writes them as one
-// self-contained HTML file with inline SVG charts (internal/report) or as
+// self-contained HTML file with inline SVG charts (output/report) or as
 // JSON.
 
 import (

@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/live"
-	"github.com/socialcrawl/crawler/internal/metrics"
 	"github.com/socialcrawl/crawler/internal/version"
 	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/output/live"
+	"github.com/socialcrawl/crawler/output/metrics"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/runs"
