@@ -29,6 +29,7 @@ var layers = [][]string{
 		"output/live",
 		"output/metrics",
 		"output/report",
+		"output/events",
 	},
 	{"cmd/crawler"},
 }
