@@ -42,8 +42,10 @@ const (
 	HeaderSignature = "X-Crawler-Signature"
 )
 
-// AttemptTimeout bounds one POST; the retry's back-off starts at
-// RetryInitial and doubles up to RetryMax, all within events.timeout.
+// AttemptTimeout bounds one POST (and a third of events.timeout, so a
+// webhook that hangs leaves time to try again); the retry's back-off
+// starts at RetryInitial and doubles up to RetryMax, all within
+// events.timeout.
 const (
 	AttemptTimeout = 10 * time.Second
 	RetryInitial   = 500 * time.Millisecond
@@ -442,9 +444,10 @@ func (s *Sender) post(ctx context.Context, i int, eventID int64, body []byte) De
 	if now == nil {
 		now = time.Now
 	}
+	attempt := min(AttemptTimeout, time.Duration(s.Job.Events.Timeout)/3)
 	op := func() error {
 		d.Attempts++
-		actx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, attempt)
 		defer cancel()
 		req, err := http.NewRequestWithContext(actx, http.MethodPost, w.URL, bytes.NewReader(body))
 		if err != nil {
@@ -460,7 +463,7 @@ func (s *Sender) post(ctx context.Context, i int, eventID int64, body []byte) De
 		resp, err := client.Do(req)
 		if err != nil {
 			d.HTTPStatus = 0
-			return attemptError(ctx, err, w)
+			return attemptError(ctx, err, w, attempt)
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -493,12 +496,12 @@ func (s *Sender) post(ctx context.Context, i int, eventID int64, body []byte) De
 
 // attemptError says why a POST got no answer without the webhook's
 // address, whose path or query may be its token.
-func attemptError(ctx context.Context, err error, w jobfile.Webhook) error {
+func attemptError(ctx context.Context, err error, w jobfile.Webhook, attempt time.Duration) error {
 	switch {
 	case ctx.Err() != nil:
 		return errors.New("no answer before events.timeout")
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("no answer within %s", AttemptTimeout)
+		return fmt.Errorf("no answer within %s", attempt)
 	}
 	var ue interface{ Unwrap() error }
 	if errors.As(err, &ue) && ue.Unwrap() != nil {
