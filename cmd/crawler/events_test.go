@@ -349,3 +349,45 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// A run interrupted by a signal (its context cancelled) tells its end
+// too: outcome interrupted, exit 3, though the signal's context is done.
+func TestRunEventsInterrupted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(cancel) // the signal arrives while the first request is out
+		fmt.Fprintf(w, `{"user":{"uniqueId":%q},"stats":{"followerCount":7}}`, r.URL.Query().Get("handle"))
+	}))
+	t.Cleanup(upstream.Close)
+	wh := &hook{script: []string{"200"}}
+	hs := httptest.NewServer(wh)
+	t.Cleanup(hs.Close)
+	dbURL := pgtest.DB(t)
+	env := map[string]string{"DATABASE_URL": dbURL, "CRAWLER_API_KEY": cliKey, "CRAWLER_HOOK_SECRET": hookSecret}
+	job := writeJob(t, fmt.Sprintf(`name: events-interrupted
+api: {base_url: %s/api}
+limits: {workers: 1}
+expand: {}
+seeds: {shortvideo: {profiles: [a1, a2, a3, a4, a5, a6]}}
+events: {webhooks: [{url: "%s", secret_env: CRAWLER_HOOK_SECRET}], timeout: 5s}
+`, upstream.URL, hs.URL))
+	var out, errb strings.Builder
+	code := runEnv(ctx, []string{"run", "--grace", "1s", job}, &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }})
+	if code != exitStopped {
+		t.Fatalf("run: exit %d, want 3:\n%s", code, errb.String())
+	}
+	calls := wh.got()
+	if len(calls) != 1 || !calls[0].signedOK {
+		t.Fatalf("webhook got %d requests, want 1 signed:\n%s", len(calls), errb.String())
+	}
+	var p events.Payload
+	if err := json.Unmarshal(calls[0].body, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Outcome != "interrupted" || p.ExitCode != exitStopped || p.Run.State != "stopped" || p.Run.StopReason != "interrupted" {
+		t.Errorf("event %s exit %d run %+v; want interrupted, 3", p.Outcome, p.ExitCode, p.Run.Header)
+	}
+}
