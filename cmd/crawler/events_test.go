@@ -85,7 +85,8 @@ func keyForms() []string {
 
 // A run whose upstream echoes the key (tasks fail with it in their
 // answer) ends with its event on a webhook that answers 500, then hangs
-// past the attempt's timeout, then takes it: three signed attempts of the
+// past the attempt's timeout (a third of events.timeout: 4s, so the
+// back-off has room under load), then takes it: three signed attempts of the
 // same event, whose fields are the run's rows, with no form of the key;
 // the delivery is recorded. crawler events replay sends the same event
 // again.
@@ -114,7 +115,7 @@ expand: {}
 seeds: {shortvideo: {profiles: [bad_a, bad_b, echo_c, echo_d]}}
 events:
   webhooks: [{url: "%s/hooks/crawler?token=t0k3n", secret_env: CRAWLER_HOOK_SECRET}]
-  timeout: 6s
+  timeout: 12s
 `, upstream.URL, hs.URL))
 	r := invoke(t, env, "run", "--log-level", "debug", job)
 	if r.code != exitFailed {
@@ -243,6 +244,7 @@ events:
 	code := runEnv(context.Background(), []string{"run", "--log-level", "warn", job}, &cliEnv{stdout: &out, stderr: &errb,
 		getenv: func(k string) string { return env[k] }, afterRun: func(string) { ended = time.Now() }})
 	held := time.Since(ended)
+	t.Logf("the run's end held %s by dead webhooks (events.timeout %s)", held, timeout)
 	if code != exitOK {
 		t.Fatalf("run: exit %d, want 0 whatever its webhooks do:\n%s", code, errb.String())
 	}
