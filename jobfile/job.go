@@ -66,6 +66,9 @@ type Job struct {
 	Comments Comments `yaml:"comments" json:"comments,omitempty"`
 	// Database bounds what one process asks of PostgreSQL.
 	Database Database `yaml:"database" json:"database"`
+	// Events tells webhooks and NOTIFY listeners of each run's end
+	// (events.go); left out of the run's recorded job.
+	Events Events `yaml:"events" json:"-"`
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
@@ -281,6 +284,9 @@ func (j *Job) applyDefaults() {
 			(*e).MaxPages = j.Limits.MaxPages
 		}
 	}
+	if !j.has("events.timeout") {
+		j.Events.Timeout = Duration(EventsTimeoutDefault)
+	}
 	j.Reuse.applyDefaults(j)
 	j.Comments.applyTo(&j.API.Options)
 }
@@ -428,6 +434,7 @@ func (j *Job) validate() Errors {
 	errs = append(errs, j.validateDialect()...)
 	errs = append(errs, j.Seeds.Validate()...)
 	errs = append(errs, j.validateReuse()...)
+	errs = append(errs, j.validateEvents()...)
 	return errs
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/socialcrawl/crawler/internal/report"
+	"github.com/socialcrawl/crawler/output/report"
 	"github.com/socialcrawl/crawler/plan"
 
 	"github.com/socialcrawl/crawler/pipeline"

@@ -3,7 +3,7 @@ package runs
 // The run report's figures (credits per endpoint, pages/s and 429s over
 // time, task outcomes by kind, rows per table, top movers against the
 // job's previous run, what changed in the follow graph) for `crawler report`, which writes them as one
-// self-contained HTML file with inline SVG charts (internal/report) or as
+// self-contained HTML file with inline SVG charts (output/report) or as
 // JSON.
 
 import (
@@ -208,13 +208,25 @@ var (
 // reads, in one read-only transaction: its figures are of one moment, and
 // no statement is compiled by PostgreSQL's JIT (ReportNoJIT).
 func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
+	return loadReportTx(ctx, pool, id, true)
+}
+
+// LoadReportSummary is LoadReport without the charts' figures (timeline,
+// rows per table, movers, drift, revisits): the run's header, credits per
+// endpoint, tasks by kind, failure reasons and "What changed", read the
+// same way. A run's end event tells these (package output/events).
+func LoadReportSummary(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, error) {
+	return loadReportTx(ctx, pool, id, false)
+}
+
+func loadReportTx(ctx context.Context, pool *pgxpool.Pool, id int64, full bool) (*Report, error) {
 	var r *Report
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := reportNoJIT.Exec(ctx, tx, struct{}{}); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		var err error
-		r, err = loadReport(ctx, tx, id)
+		r, err = loadReport(ctx, tx, id, full)
 		return err
 	})
 	if err != nil {
@@ -223,7 +235,7 @@ func LoadReport(ctx context.Context, pool *pgxpool.Pool, id int64) (*Report, err
 	return r, nil
 }
 
-func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error) {
+func loadReport(ctx context.Context, conn db.Querier, id int64, full bool) (*Report, error) {
 	var arg *int64
 	if id != 0 {
 		arg = &id
@@ -244,10 +256,22 @@ func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error)
 	}
 	u.CreditsSaved = sv.Saved
 	u.Seconds = u.Elapsed().Seconds()
-	for _, step := range []func(context.Context, db.Querier) error{r.loadCredits, r.loadTimeline, r.loadKinds, r.loadTables, r.loadMovers, r.loadChanges} {
+	steps := []func(context.Context, db.Querier) error{r.loadCredits, r.loadKinds, r.loadChanges}
+	if full {
+		steps = append(steps, r.loadTimeline, r.loadTables, r.loadMovers)
+	}
+	for _, step := range steps {
 		if err := step(ctx, conn); err != nil {
 			return nil, fmt.Errorf("report of run %d: %w", u.ID, err)
 		}
+	}
+	st, err := LoadStatus(ctx, conn, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	r.Reasons = st.Reasons
+	if !full {
+		return r, nil
 	}
 	if u.Rows == 0 {
 		for _, t := range r.Tables {
@@ -255,17 +279,12 @@ func loadReport(ctx context.Context, conn db.Querier, id int64) (*Report, error)
 		}
 		u.RowsCounted = u.Rows > 0
 	}
-	st, err := LoadStatus(ctx, conn, u.ID)
-	if err != nil {
-		return nil, err
-	}
 	if r.Drift, err = LoadDrift(ctx, conn, u.ID); err != nil {
 		return nil, err
 	}
 	if r.Revisit, err = LoadRunRevisit(ctx, conn, u.ID); err != nil {
 		return nil, err
 	}
-	r.Reasons = st.Reasons
 	return r, nil
 }
 

@@ -24,7 +24,13 @@ var layers = [][]string{
 	{"runs", "retention", "pipeline/frontier", "pipeline/budget", "pipeline/quota"},
 	{"pipeline/adaptive"},
 	{"pipeline"},
-	{"plan", "internal/live", "internal/metrics", "internal/report"},
+	// Layer 8: plan, and what a run puts out (output/), one package a line.
+	{"plan",
+		"output/live",
+		"output/metrics",
+		"output/report",
+		"output/events",
+	},
 	{"cmd/crawler"},
 }
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/socialcrawl/crawler/internal/report"
+	"github.com/socialcrawl/crawler/output/report"
 	"github.com/socialcrawl/crawler/runs"
 )
 

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/report"
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/output/report"
 	"github.com/socialcrawl/crawler/runs"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )

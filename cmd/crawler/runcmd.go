@@ -11,10 +11,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/live"
-	"github.com/socialcrawl/crawler/internal/metrics"
 	"github.com/socialcrawl/crawler/internal/version"
 	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/output/events"
+	"github.com/socialcrawl/crawler/output/live"
+	"github.com/socialcrawl/crawler/output/metrics"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/runs"
@@ -146,6 +147,10 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	if *maxCredits >= 0 {
 		job.Limits.MaxCredits = maxCredits
 	}
+	secrets, err := events.ReadSecrets(job, env.getenv)
+	if err != nil {
+		return usageError{fmt.Errorf("%s: %w", path, err)}
+	}
 	clientCfg := job.ClientConfig(sources.Secret(key), log)
 	if err := clientCfg.Validate(); err != nil {
 		return usageError{fmt.Errorf("%s: api: %w", path, err)}
@@ -238,6 +243,14 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if env.afterRun != nil {
 		env.afterRun(metricsURL)
+	}
+	if job.EventsOn() {
+		// The run's end told, within events.timeout; nothing here changes
+		// the exit code.
+		s := &events.Sender{Pool: pool, Job: job, Secrets: secrets, APIKey: key, Log: log}
+		if res := s.AtEnd(ctx, runID); res.EventID != 0 {
+			fmt.Fprintf(env.stdout, "run %d: event %d (%s) delivered to %d of %d targets\n", runID, res.EventID, res.Outcome, delivered(res), len(res.Deliveries))
+		}
 	}
 	var stop *pipeline.StopError
 	if errors.As(err, &stop) && errors.Is(err, budget.ErrExhausted) {
