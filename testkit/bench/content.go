@@ -284,7 +284,7 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 		"Policies: the crawler's default; buy every list again (%s); an oracle simulated from sandbox.ContentAt (profiles and video lists down to the first known video each night, "+
 		"then only the comments and replies lists changed since it last walked them: down to the first known entry when only added to, whole when some were deleted, greedily by changes per credit). "+
 		"Budgets: none, and max_credits %s of C. Unchanged credits: comments and replies pages of lists identical to what they were when the policy last bought them. "+
-		"A deleted comment is marked when the policy stored it and later saw a comment after it in its list (it walked past its place and did not find it).",
+		"A deleted comment is marked when the policy stored it and later saw a comment after it in its list, or walked its list to the end (crawl.tasks outcome done_end), in a later run: it walked past its place and did not find it.",
 		cs.creators, contentPageSize, contentWorkers, full, cs.nights, cs.nights, cs.nights, cs.nights, truth.newComments, truth.newReplies, len(truth.gone), merged, shares(cs.shares))
 	return out, nil
 }
@@ -389,6 +389,21 @@ func scoreStored(ctx context.Context, pool *pgxpool.Pool, truth *contentTruth, s
 			s.replies++
 		}
 	}
+	// The runs that walked a video's comments to their end.
+	rows, err = pool.Query(ctx, `SELECT key, run_id FROM crawl.tasks WHERE kind = 'shortvideo.video_comments' AND outcome = 'done_end'`)
+	if err != nil {
+		return err
+	}
+	whole := map[string][]int64{}
+	var key string
+	if _, err := pgx.ForEachRow(rows, []any{&key, &run}, func() error {
+		if u, err := url.Parse(key); err == nil {
+			whole[commentsKey(path.Base(u.Path))] = append(whole[commentsKey(path.Base(u.Path))], run)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	for _, g := range truth.gone {
 		r, ok := seen[g.id]
 		if !ok {
@@ -396,7 +411,8 @@ func scoreStored(ctx context.Context, pool *pgxpool.Pool, truth *contentTruth, s
 		}
 		list := truth.lists[g.day-1][g.list]
 		at := slices.Index(list, g.id)
-		if slices.ContainsFunc(list[at+1:], func(sib string) bool { return seen[sib] > r }) {
+		if slices.ContainsFunc(list[at+1:], func(sib string) bool { return seen[sib] > r }) ||
+			slices.ContainsFunc(whole[g.list], func(w int64) bool { return w > r }) {
 			s.deleted++
 		}
 	}
