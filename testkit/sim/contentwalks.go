@@ -27,8 +27,8 @@ import (
 // stored of it.
 type contentWalk struct {
 	kind, key, videoURL string // task kind and key; the replies' video URL (params.url)
-	pages                      int
-	stored                     []string
+	pages               int
+	stored              []string
 }
 
 func completeContentWalks(ctx context.Context, conn *pgx.Conn, runIDs []int64) ([]contentWalk, error) {
