@@ -55,21 +55,24 @@ const (
 )
 
 type contentSizes struct {
-	creators, nights int
+	creators, videos, nights int
 	shares           []float64 // binding budgets, as shares of night 0
 }
 
 func (e *env) contentSizes() contentSizes {
 	if e.cfg.Smoke {
-		return contentSizes{creators: 3, nights: 2, shares: []float64{0.1}}
+		// cn00..02_v4 change on days 1-2 (14 new comments and replies, a
+		// deletion), so every figure is computed.
+		return contentSizes{creators: 3, videos: 4, nights: 2, shares: []float64{0.1}}
 	}
-	return contentSizes{creators: 12, nights: 4, shares: []float64{0.1}}
+	return contentSizes{creators: 12, videos: 8, nights: 4, shares: []float64{0.1}}
 }
 
-func contentHandles(n int) []string {
+// contentHandles are n creators cn<NN>_v<videos> (videos videos at day 0).
+func contentHandles(n, videos int) []string {
 	h := make([]string, n)
 	for i := range h {
-		h[i] = fmt.Sprintf("cn%02d_v8", i)
+		h[i] = fmt.Sprintf("cn%02d_v%d", i, videos)
 	}
 	return h
 }
@@ -229,7 +232,7 @@ func listOf(endpoint, query string) string {
 
 func runContent(ctx context.Context, e *env) (*outcome, error) {
 	cs := e.contentSizes()
-	handles := contentHandles(cs.creators)
+	handles := contentHandles(cs.creators, cs.videos)
 	out := &outcome{}
 	truth, err := loadContentTruth(handles, cs.nights)
 	if err != nil {
@@ -277,7 +280,7 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 	if contentChangedOnlyMerged {
 		merged = "buy every list again = changed_only: false on video_comments and comment_replies"
 	}
-	out.setup = fmt.Sprintf("%d short-video creators cn<NN>_v8 of the sandbox's content world (real preset, --churn content, page size %d): seeds = their profiles, "+
+	out.setup = fmt.Sprintf("%d short-video creators cn<NN>_v%d of the sandbox's content world (real preset, --churn content, page size %d): seeds = their profiles, "+
 		"expand videos {max_pages: 10, stop_at_seen: true}, video_comments and comment_replies {max_pages: 100}, max_depth 1, %d workers, the pipeline in process. "+
 		"Night 0 (world day 0) buys everything: C = %d credits, its database copied for every policy and budget. Then %d changing nights (world days 1..%d) and one unchanged night (day %d again), "+
 		"each a new run on a new sandbox at that day, the database aged by a day before. Truth over days 1..%d: %d new comments, %d new replies, %d comments deleted. "+
@@ -285,7 +288,7 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 		"then only the comments and replies lists changed since it last walked them: down to the first known entry when only added to, whole when some were deleted, greedily by changes per credit). "+
 		"Budgets: none, and max_credits %s of C. Unchanged credits: comments and replies pages of lists identical to what they were when the policy last bought them. "+
 		"A deleted comment is marked when the policy stored it and later saw a comment after it in its list, or walked its list to the end (crawl.tasks outcome done_end), in a later run: it walked past its place and did not find it.",
-		cs.creators, contentPageSize, contentWorkers, full, cs.nights, cs.nights, cs.nights, cs.nights, truth.newComments, truth.newReplies, len(truth.gone), merged, shares(cs.shares))
+		cs.creators, cs.videos, contentPageSize, contentWorkers, full, cs.nights, cs.nights, cs.nights, cs.nights, truth.newComments, truth.newReplies, len(truth.gone), merged, shares(cs.shares))
 	return out, nil
 }
 
