@@ -56,7 +56,7 @@ const (
 
 type contentSizes struct {
 	creators, videos, nights int
-	shares           []float64 // binding budgets, as shares of night 0
+	shares                   []float64 // binding budgets, as shares of night 0
 }
 
 func (e *env) contentSizes() contentSizes {
