@@ -158,7 +158,7 @@ func idsOf(cs []ContentComment) []string {
 // the same answers twice.
 func TestContentWorldChanges(t *testing.T) {
 	t.Parallel()
-	var comments, replies, deleted int
+	var comments, replies, deleted, videos int
 	for i := range 12 {
 		h := fmt.Sprintf("cc%d_v10", i)
 		for day := int64(1); day <= 4; day++ {
@@ -194,18 +194,24 @@ func TestContentWorldChanges(t *testing.T) {
 					}
 				}
 			}
-			for _, v := range d.NewVideos {
-				if n := len(to.VideoComments(v, h)); n > 0 {
-					from, _ := ContentAt(ChurnContent, day-1)
-					if vs, _ := from.CreatorVideos(h); slices.ContainsFunc(vs, func(x ContentVideo) bool { return x.ID == v }) {
-						t.Fatalf("%s day %d: new video %s was on the list the day before", h, day, v)
+			// A new video was posted that day, heads the list, and every
+			// comment under it came after it.
+			vs, _ := to.CreatorVideos(h)
+			for i, v := range d.NewVideos {
+				if vs[i].ID != v || vs[i].Posted < WorldEpoch+(day-1)*86400 || vs[i].Posted >= WorldEpoch+day*86400 {
+					t.Fatalf("%s day %d: new video %s: position %d is %+v", h, day, v, i, vs[i])
+				}
+				for _, c := range to.VideoComments(v, h) {
+					if c.Created <= vs[i].Posted {
+						t.Fatalf("%s day %d: comment %s dated %d, the video posted %d", h, day, c.ID, c.Created, vs[i].Posted)
 					}
 				}
+				videos++
 			}
 		}
 	}
-	if comments == 0 || replies == 0 || deleted == 0 {
-		t.Fatalf("12 creators over 4 days: %d new comments, %d new replies, %d deleted: the world does not change", comments, replies, deleted)
+	if comments == 0 || replies == 0 || deleted == 0 || videos == 0 {
+		t.Fatalf("12 creators over 4 days: %d new videos, %d new comments, %d new replies, %d deleted: the world does not change", videos, comments, replies, deleted)
 	}
 	// The other worlds' comments never change.
 	if d, _ := CreatorContentChanges(ChurnHeavyTail, "cc0_v10", 0, 4); len(d.Lists) != 0 || d.NewComments+d.NewReplies+d.Deleted != 0 {
