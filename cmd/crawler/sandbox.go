@@ -30,6 +30,10 @@ serve night N of a benchmark; package sandbox's ChurnTruth is the ground truth.
 --churn bursts and --churn drift spread follower rates log-normally (about 40%
 still) and add bursts (an account gaining 20-400 a day more for a few days) or a
 drift of each account's pace over the weeks (ChurnTruthIn).
+--churn content is heavytail whose content changes too (use it with --preset
+scrapecreators): creators add videos and posts at the head of their lists, new
+comments and replies arrive (most under recent videos), comments are deleted, and
+every comment and reply count follows its list (ContentAt, CreatorContentChanges).
 
 Fault injection (all off by default) makes it behave like the real service on a bad day:
 a token bucket per API key answering 429, a credit balance per key answering 402, latency,
@@ -48,7 +52,7 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) error {
 	pageSize := fs.Int("page-size", 0, "items per page of cursor lists (0: the sandbox default)")
 	worldTime := fs.Int64("world-time", 0, "world clock in days: counters drift with it")
 	churn := fs.String("churn", sandbox.ChurnDefault,
-		"how accounts change day to day: linear (lists grow by a fixed number a day, counters drift evenly) heavytail (per-account heavy-tailed rates: most accounts still, a few fast; Poisson arrivals, unfollows, irregular counters), bursts or drift (log-normal follower rates with bursts, or drifting)")
+		"how accounts change day to day: linear (lists grow by a fixed number a day, counters drift evenly) heavytail (per-account heavy-tailed rates: most accounts still, a few fast; Poisson arrivals, unfollows, irregular counters), bursts or drift (log-normal follower rates with bursts, or drifting), content (heavytail with comments and replies that arrive and are deleted)")
 	rate := fs.Float64("rate", 0, "token bucket per API key, in requests per second; a request finding no token answers 429 (0: no limit)")
 	burst := fs.Int("burst", 0, "token bucket size per API key (0: one second of requests, ceil(--rate))")
 	retryAfter := fs.String("retry-after", sandbox.RetryAfterModeDefault,

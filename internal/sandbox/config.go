@@ -84,8 +84,9 @@ type Config struct {
 	// fixed amount), ChurnHeavyTail (per-account heavy-tailed rates,
 	// Poisson arrivals, unfollows, irregular counters; see world/churn.go
 	// and ChurnTruth), ChurnBursts or ChurnDrift (log-normal follower rates
-	// with bursts, or drifting; world/churnworlds.go). All are the same world
-	// at WorldTime 0.
+	// with bursts, or drifting; world/churnworlds.go), or ChurnContent
+	// (heavytail whose comments and replies change too; world/contentchurn.go,
+	// ContentAt). All are the same world at WorldTime 0.
 	Churn string
 	// Logger receives one debug record per request. Default: discard.
 	Logger *slog.Logger
@@ -187,7 +188,7 @@ func (c Config) validate() error {
 		return fmt.Errorf("sandbox: Config.WorldTime must not be negative, got %d", c.WorldTime)
 	}
 	if c.Churn != ChurnLinear && !world.IsChurnWorld(c.Churn) {
-		return fmt.Errorf("sandbox: Config.Churn must be %q, %q, %q or %q, got %q", ChurnLinear, ChurnHeavyTail, ChurnBursts, ChurnDrift, c.Churn)
+		return fmt.Errorf("sandbox: Config.Churn must be %q, %q, %q, %q or %q, got %q", ChurnLinear, ChurnHeavyTail, ChurnBursts, ChurnDrift, ChurnContent, c.Churn)
 	}
 	if err := faults.ValidateRate("Config.Rate", "Config.Burst", c.Rate, c.Burst); err != nil {
 		return err

@@ -10,6 +10,7 @@ const (
 	ChurnHeavyTail = world.ChurnHeavyTail
 	ChurnBursts    = world.ChurnBursts
 	ChurnDrift     = world.ChurnDrift
+	ChurnContent   = world.ChurnContent
 	ChurnDefault   = world.ChurnDefault
 )
 
@@ -46,4 +47,38 @@ func ChurnRatesOf(handle string) (world.ChurnRates, error) { return world.ChurnR
 // ChurnRatesIn is ChurnRatesOf in churn world churn.
 func ChurnRatesIn(churn, handle string) (world.ChurnRates, error) {
 	return world.ChurnRatesIn(churn, handle)
+}
+
+// The content world's ground truth (world/contenttruth.go): what the
+// content endpoints serve at a day, and what changed between two days,
+// list by list.
+type (
+	Content        = world.Content
+	ContentVideo   = world.ContentVideo
+	ContentComment = world.ContentComment
+	ContentDiff    = world.ContentDiff
+	ListChange     = world.ListChange
+)
+
+// The kinds of list a ListChange names.
+const (
+	ListVideoComments      = world.ListVideoComments
+	ListCommentReplies     = world.ListCommentReplies
+	ListPostComments       = world.ListPostComments
+	ListPostCommentReplies = world.ListPostCommentReplies
+)
+
+// ContentAt is world churn at day, read as ground truth (world.ContentAt).
+func ContentAt(churn string, day int64) (Content, error) { return world.ContentAt(churn, day) }
+
+// CreatorContentChanges is what changed under handle's videos from day
+// from to day to in world churn (world.CreatorContentChanges).
+func CreatorContentChanges(churn, handle string, from, to int64) (ContentDiff, error) {
+	return world.CreatorContentChanges(churn, handle, from, to)
+}
+
+// PostContentChanges is what changed under the post code from day from to
+// day to in world churn (world.PostContentChanges).
+func PostContentChanges(churn, code string, from, to int64) (ContentDiff, error) {
+	return world.PostContentChanges(churn, code, from, to)
 }

@@ -168,6 +168,7 @@ var workloads = []workload{
 	{"degrade", "19. An upstream whose knee halves for a while", runDegrade},
 	{"scrapy", "20. The peer: Scrapy with its defaults and with AutoThrottle", runScrapy},
 	{"inflight", "21. Thousands of requests in flight: memory, CPU, connections", runInflight},
+	{"content", "22. Content nights on a changing world at equal budget", runContent},
 }
 
 // Workloads names the workloads, in the order Run runs them.

@@ -90,12 +90,23 @@ func (c *checker) night(ctx context.Context, tl *timeline, r *nightResult) ([]Vi
 		return out, err
 	}
 	var walks []walk
-	err = tl.withConn(ctx, func(conn *pgx.Conn) (err error) { walks, err = completeWalks(ctx, conn, r.runIDs()); return err })
+	var content []contentWalk
+	err = tl.withConn(ctx, func(conn *pgx.Conn) (err error) {
+		if walks, err = completeWalks(ctx, conn, r.runIDs()); err != nil {
+			return err
+		}
+		content, err = completeContentWalks(ctx, conn, r.runIDs())
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	vs, err := c.completeLists(r, walks)
-	return append(out, vs...), err
+	if err != nil {
+		return nil, err
+	}
+	cv, err := c.completeContentLists(r, content)
+	return append(append(out, vs...), cv...), err
 }
 
 // check checks what a night did: the sandbox's answers and charges, the
@@ -222,11 +233,8 @@ func (c *checker) unreachable(r *nightResult, reach map[item]reached, add func(s
 
 // completeLists compares every complete walk of the night with the
 // sandbox's list that day: the edges the walk's run saw are the list.
-// The content lists (a creator's videos, a video's comments, ...) are
-// left out, not compared yet (their rows say which run saw them, e.g.
-// shortvideo.profile_videos.last_seen_run: open in docs/simulator.md);
-// TestContentTruthIsTheSandbox checks the truth's content lists against
-// the sandbox instead.
+// The short-video content lists (a creator's videos, a video's comments,
+// a comment's replies) are completeContentLists' (contentwalks.go).
 func (c *checker) completeLists(r *nightResult, walks []walk) ([]Violation, error) {
 	var out []Violation
 	for _, w := range walks {

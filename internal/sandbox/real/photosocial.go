@@ -155,8 +155,8 @@ func (s *service) withReplies(c world.Comment, code string) commentWithRepliesJS
 	n := min(c.Children, repliesShown)
 	out := commentWithRepliesJSON{commentJSON: commentOf(c), Replies: make([]commentJSON, 0, n),
 		HasMoreReplies: c.Children > n}
-	for j := range n {
-		out.Replies = append(out.Replies, commentOf(s.PostReply(code, c.ID, j)))
+	for _, r := range s.FirstPostReplies(code, c.ID, n) {
+		out.Replies = append(out.Replies, commentOf(r))
 	}
 	if out.HasMoreReplies {
 		cur := opaqueCursor(n)

@@ -26,7 +26,7 @@ const (
 
 // churnWorlds are the Config.Churn values whose accounts follow churn laws
 // (every one but ChurnLinear).
-var churnWorlds = []string{ChurnHeavyTail, ChurnBursts, ChurnDrift}
+var churnWorlds = []string{ChurnHeavyTail, ChurnBursts, ChurnDrift, ChurnContent}
 
 // IsChurnWorld reports whether churn is one of the churn worlds.
 func IsChurnWorld(churn string) bool { return slices.Contains(churnWorlds, churn) }

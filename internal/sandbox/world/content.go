@@ -162,22 +162,37 @@ func shown(a Account, n int64) int64 {
 // CreatorVideos is the page at off of account a's videos, newest first.
 func (w *World) CreatorVideos(a Account, off int64) ([]Video, Window) {
 	l := w.videoList(a)
-	return pageOf(w, off, shown(a, l.total()), func(p int64) Video {
-		return w.Video(creatorVideoID(a.Handle, l.index(p)), a.Handle)
-	})
+	return pageOf(w, off, shown(a, l.total()), w.creatorVideos(a, l))
+}
+
+// creatorVideos is the video at position p of account a's videos l; in
+// the content world a video added after day 0 is dated on its day.
+func (w *World) creatorVideos(a Account, l creatorList) func(p int64) Video {
+	var cum []int64
+	if w.content && l.added > 0 {
+		cum = w.mediaCum(a, videoCounter, 'v')
+	}
+	return func(p int64) Video {
+		i := l.index(p)
+		id := creatorVideoID(a.Handle, i)
+		if cum != nil && i < 0 {
+			return w.videoAt(id, a.Handle, newTime(cum, i, 0, "video", id), true)
+		}
+		return w.videoAt(id, a.Handle, WorldEpoch-pick("video", id, "createTime", 365*86400), false)
+	}
 }
 
 // VideoComments is the page at off of the comments under video id by
 // author, and their number; each says how many replies it has.
 func (w *World) VideoComments(id, author string, off int64) ([]Comment, Window, int64) {
+	if w.content {
+		return w.contentVideoComments(id, author, off)
+	}
 	total := videoComments(id, author)
 	posted := w.Video(id, author).CreateTime
 	seed := hashOf("video", id, "comments")
 	out, win := pageOf(w, off, total, func(i int64) Comment {
-		cid := digitsAt('7', seed, i)
-		return Comment{ID: cid, Text: sentence(hashOf("comment", cid, "text"), 1, 12), User: handleAt(seed, i),
-			CreatedAt: posted + 60*(i+1) + pick("comment", cid, "createdAt", 60),
-			Likes:     w.grow("comment", cid, "likeCount", 1_000, 5), Children: commentReplies(cid)}
+		return w.videoComment(seed, i, digitsAt('7', seed, i), posted)
 	})
 	return out, win, total
 }
@@ -185,16 +200,25 @@ func (w *World) VideoComments(id, author string, off int64) ([]Comment, Window, 
 // VideoCommentReplies is the page at off of the replies to comment cid
 // of video id by author, and their number.
 func (w *World) VideoCommentReplies(id, author, cid string, off int64) ([]Comment, Window, int64) {
+	if w.content {
+		return w.contentVideoCommentReplies(id, author, cid, off)
+	}
 	total := commentReplies(cid)
 	posted := w.Video(id, author).CreateTime
 	seed := hashOf("comment", cid, "replies")
 	out, win := pageOf(w, off, total, func(j int64) Comment {
-		rid := digitsAt('7', seed, j)
-		return Comment{ID: rid, Text: sentence(hashOf("comment", rid, "text"), 1, 8), User: handleAt(seed, j),
-			CreatedAt: posted + 86400 + pick("comment", rid, "createdAt", 30*86400),
-			Likes:     w.grow("comment", rid, "likeCount", 100, 1), Parent: cid}
+		return w.videoReply(posted, cid, j, digitsAt('7', seed, j))
 	})
 	return out, win, total
+}
+
+// videoReply is reply j (id rid) to comment cid of a video posted at
+// posted, as the other worlds make it: within a month after a day past
+// the video.
+func (w *World) videoReply(posted int64, cid string, j int64, rid string) Comment {
+	return Comment{ID: rid, Text: sentence(hashOf("comment", rid, "text"), 1, 8), User: handleAt(hashOf("comment", cid, "replies"), j),
+		CreatedAt: posted + 86400 + pick("comment", rid, "createdAt", 30*86400),
+		Likes:     w.grow("comment", rid, "likeCount", 100, 1), Parent: cid}
 }
 
 // VideoTranscript is the transcript of video id by author: nil when the
@@ -256,7 +280,25 @@ func (w *World) CreatorReels(a Account, off int64) ([]Post, Window) {
 // PostCommentReplies is the page at off of the replies to comment cid of
 // the post code: all of its Children.
 func (w *World) PostCommentReplies(code, cid string, off int64) ([]Comment, Window) {
+	if law, ok := w.postCommentLaw(code); ok {
+		return w.contentPostReplies(code, cid, law, func(total int64) Window { return w.Page(off, total) })
+	}
 	return pageOf(w, off, PostReplies(cid), func(j int64) Comment { return w.PostReply(code, cid, j) })
+}
+
+// FirstPostReplies are the first n replies to comment cid of the post
+// code (those a comment shows with include_replies), as its replies
+// endpoint lists them.
+func (w *World) FirstPostReplies(code, cid string, n int64) []Comment {
+	if law, ok := w.postCommentLaw(code); ok {
+		out, _ := w.contentPostReplies(code, cid, law, func(total int64) Window { return Paginate(0, total, n) })
+		return out
+	}
+	out := make([]Comment, 0, n)
+	for j := range n {
+		out = append(out, w.PostReply(code, cid, j))
+	}
+	return out
 }
 
 // Highlights are the ids of account a's highlights (none when private).

@@ -123,6 +123,9 @@ func commentsOf(code string) (total, growth int64) {
 // CommentCount is the length of the comment list of the post code at the
 // world's day.
 func (w *World) CommentCount(code string) int64 {
+	if law, ok := w.postCommentLaw(code); ok {
+		return law.at(w.day).length()
+	}
 	total, growth := commentsOf(code)
 	return total + growth*w.day
 }
@@ -130,20 +133,30 @@ func (w *World) CommentCount(code string) int64 {
 // PostComments is the page at off of the comments under the post code,
 // newest added first.
 func (w *World) PostComments(code string, off int64) ([]Comment, Window) {
+	if law, ok := w.postCommentLaw(code); ok {
+		return w.contentPostComments(code, law, off)
+	}
 	total, growth := commentsOf(code)
 	seed := hashOf("post", code, "comments")
 	posted := takenAt("post", code)
 	return pageOf(w, off, total+growth*w.day, func(p int64) Comment {
 		i := w.headIndex(p, growth)
 		id := digitsAt('1', seed, i)
-		created := posted + 600*i + pick("comment", id, "createdAt", 600)
+		c := w.postComment(code, seed, i, id, posted)
 		if i < 0 { // the k-th comment added after day 0 (k = -1-i), on day k/growth
 			k := -1 - i
-			created = WorldEpoch + k*86400/growth + pick("comment", id, "createdAt", uint64(max(1, 86400/growth)))
+			c.CreatedAt = WorldEpoch + k*86400/growth + pick("comment", id, "createdAt", uint64(max(1, 86400/growth)))
 		}
-		return Comment{ID: id, Text: sentence(hashOf("comment", id, "text"), 1, 12), User: handleAt(seed, i),
-			CreatedAt: created, Likes: w.grow("comment", id, "likeCount", 1_000, 5), Children: PostReplies(id)}
+		return c
 	})
+}
+
+// postComment is comment i (id id) of the post code posted at posted, as
+// the linear world makes it.
+func (w *World) postComment(code string, seed uint64, i int64, id string, posted int64) Comment {
+	return Comment{ID: id, Text: sentence(hashOf("comment", id, "text"), 1, 12), User: handleAt(seed, i),
+		CreatedAt: posted + 600*i + pick("comment", id, "createdAt", 600), Likes: w.grow("comment", id, "likeCount", 1_000, 5),
+		Children: PostReplies(id)}
 }
 
 // PostReply is reply j to comment cid of the post code: derived from the

@@ -45,14 +45,26 @@ func (w *World) Video(id, author string) Video {
 	if author == "" {
 		author = handleAt(hashOf("video", id, "author"), 0)
 	}
+	posted, fresh := w.videoPosted(id, author)
+	return w.videoAt(id, author, posted, fresh)
+}
+
+// videoAt is the video id by author posted at posted (fresh: added to
+// its author's list after day 0). Its comment count is its comments
+// list's length.
+func (w *World) videoAt(id, author string, posted int64, fresh bool) Video {
+	comments := videoComments(id, author)
+	if w.content {
+		comments = videoCommentLaw(id, author, posted, fresh).at(w.day).length()
+	}
 	r := rng{hashOf("video", id, "tags")}
 	return Video{
 		ID:         id,
 		Desc:       sentence(hashOf("video", id, "desc"), 3, 9) + " #" + r.word() + " #" + r.word(),
-		CreateTime: WorldEpoch - pick("video", id, "createTime", 365*86400),
+		CreateTime: posted,
 		Plays:      w.grow("video", id, "playCount", 1_000_000, 10_000),
 		Diggs:      w.grow("video", id, "diggCount", 100_000, 1_000),
-		Comments:   videoComments(id, author),
+		Comments:   comments,
 		Shares:     pick("video", id, "shareCount", 2_000),
 		Author:     author,
 	}
@@ -382,8 +394,9 @@ func (w *World) Profile(a Account) Profile {
 		Diggs: w.counter(a, diggCounter), Friends: pick("account", h, "friendCount", 100),
 		Recent: make([]Video, 0, profileItems)}
 	if !a.Private {
+		at := w.creatorVideos(a, videos)
 		for i := range min(p.Videos, profileItems) {
-			p.Recent = append(p.Recent, w.Video(creatorVideoID(h, videos.index(i)), h))
+			p.Recent = append(p.Recent, at(i))
 		}
 	}
 	return p

@@ -84,7 +84,7 @@ func ChurnTruthIn(churn, handle string, day int64) (AccountTruth, error) {
 	if err != nil {
 		return AccountTruth{}, err
 	}
-	w := &World{day: day, churn: true, laws: churn}
+	w := &World{day: day, churn: true, laws: churn, content: churn == ChurnContent}
 	return AccountTruth{
 		Handle:         handle,
 		Day:            day,
@@ -154,7 +154,7 @@ func churnAccount(churn, handle string, day int64) (Account, error) {
 	case strings.HasPrefix(handle, "missing"):
 		return Account{}, errors.New("sandbox: no account " + handle + ": handles starting with missing do not exist")
 	}
-	return (&World{day: day, churn: true, laws: churn}).Account(handle)
+	return (&World{day: day, churn: true, laws: churn, content: churn == ChurnContent}).Account(handle)
 }
 
 func ratesOf(a Account) ChurnRates {

@@ -15,13 +15,14 @@ type World struct {
 	pageSize int64
 	day      int64  // the world clock in days
 	churn    bool   // a churn world (not ChurnLinear)
-	laws     string // which: ChurnHeavyTail, ChurnBursts or ChurnDrift
+	laws     string // which: ChurnHeavyTail, ChurnBursts, ChurnDrift or ChurnContent
+	content  bool   // ChurnContent: comments and replies change too
 }
 
 // New is the world of page size pageSize at day day, changing from day to
 // day as churn (ChurnLinear or one of the churn worlds) says.
 func New(pageSize int, day int64, churn string) *World {
-	return &World{pageSize: int64(pageSize), day: day, churn: churn != ChurnLinear, laws: churn}
+	return &World{pageSize: int64(pageSize), day: day, churn: churn != ChurnLinear, laws: churn, content: churn == ChurnContent}
 }
 
 // WorldEpoch is the Unix time of day 0 of the world clock
@@ -236,7 +237,7 @@ func (w *World) Account(handle string) (Account, error) {
 		a.churn = true
 		fl = newFollowLaw(handle, "followers", fl.day0, followersMix)
 		gl = newFollowLaw(handle, "following", gl.day0, followingMix)
-		if w.laws != ChurnHeavyTail {
+		if w.laws == ChurnBursts || w.laws == ChurnDrift {
 			wildLaws(w.laws, handle, &fl, &gl)
 		}
 	}

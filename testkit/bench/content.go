@@ -1,0 +1,540 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/testkit/sim"
+)
+
+// Workload 22: content nights on a changing world at equal budget (issue
+// 32). M short-video creators of the sandbox's content world (the real
+// preset, --churn content) are harvested as the README's first job does:
+// their profiles, their videos (stop_at_seen), every video's comments and
+// every comment's replies. Night 0 (world day 0) buys everything, C
+// credits; its database is copied for every policy and budget. Then N
+// changing nights (world days 1..N) and one unchanged night (day N
+// again), each a new run on a new sandbox at that day, the database aged
+// by a day before each. Policies: the crawler's default, the crawler told
+// to buy every list again (changed_only: false), and an oracle simulated
+// from the sandbox's truth (sandbox.ContentAt) that buys the creators'
+// profiles and video lists down to their first known video, then only the
+// comments and replies lists that changed since it last walked them: down
+// to their first known entry when entries were only added, whole when
+// some were deleted, greedily by changes per credit within the budget.
+// Scored against the truth: credits (and how many went to lists that had
+// not changed since the policy last bought them), new comments and
+// replies captured, deleted comments marked.
+
+// contentChangedOnlyMerged is the one switch of this workload: true once
+// the expand key changed_only (issue 32, the content branch) is merged.
+// While false the job loader does not know the key, so the policy "buy
+// every list again" runs the job without it, which is the crawler's
+// behaviour before that branch: the default and buy-everything policies
+// then run the same job. Flip it after the merge: "buy every list again"
+// then sets changed_only: false on video_comments and comment_replies.
+const contentChangedOnlyMerged = false
+
+const (
+	contentJob      = "bench-content"
+	contentPageSize = 10
+	contentWorkers  = 2
+)
+
+type contentSizes struct {
+	creators, videos, nights int
+	shares                   []float64 // binding budgets, as shares of night 0
+}
+
+func (e *env) contentSizes() contentSizes {
+	if e.cfg.Smoke {
+		// cn00..02_v4 change on days 1-2 (14 new comments and replies, a
+		// deletion), so every figure is computed.
+		return contentSizes{creators: 3, videos: 4, nights: 2, shares: []float64{0.1}}
+	}
+	return contentSizes{creators: 12, videos: 8, nights: 4, shares: []float64{0.1}}
+}
+
+// contentHandles are n creators cn<NN>_v<videos> (videos videos at day 0).
+func contentHandles(n, videos int) []string {
+	h := make([]string, n)
+	for i := range h {
+		h[i] = fmt.Sprintf("cn%02d_v%d", i, videos)
+	}
+	return h
+}
+
+// contentYAML is the job of a night; extra is appended to the
+// video_comments and comment_replies edges; budget 0 is no max_credits.
+func contentYAML(baseURL string, handles []string, budget int64, extra string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\napi:\n  preset: scrapecreators\n  base_url: %s\n  key_env: CRAWLER_API_KEY\n", contentJob, baseURL)
+	fmt.Fprintf(&b, "limits:\n  workers: %d\n  max_pages: 100\n  max_depth: 1\n", contentWorkers)
+	if budget > 0 {
+		fmt.Fprintf(&b, "  max_credits: %d\n", budget)
+	}
+	fmt.Fprintf(&b, "seeds:\n  shortvideo:\n    profiles: [%s]\n", strings.Join(handles, ", "))
+	fmt.Fprintf(&b, "expand:\n  videos: {max_pages: 10, stop_at_seen: true}\n  video_comments: {max_pages: 100%s}\n  comment_replies: {max_pages: 100%s}\n", extra, extra)
+	return b.String()
+}
+
+// contentTruth is the content under the creators at days 0..N: every
+// comments list ("c/<video>") and replies list ("r/<video>/<comment>"),
+// newest first.
+type contentTruth struct {
+	handles []string
+	nights  int
+	lists   []map[string][]string // by day
+	videos  []map[string][]string // by day: handle -> its videos
+	kind    map[string]string     // an entry new on days 1..N -> "comment" or "reply"
+	gone    []goneEntry           // comments deleted on days 1..N
+	// newComments and newReplies count kind's entries.
+	newComments, newReplies int
+}
+
+// goneEntry is a comment deleted on day day from list list.
+type goneEntry struct {
+	id, list string
+	day      int
+}
+
+func commentsKey(video string) string     { return "c/" + video }
+func repliesKey(video, cid string) string { return "r/" + video + "/" + cid }
+func contentIDs(cs []sandbox.ContentComment) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}
+
+func loadContentTruth(handles []string, nights int) (*contentTruth, error) {
+	t := &contentTruth{handles: handles, nights: nights, kind: map[string]string{}}
+	for d := range nights + 1 {
+		c, err := sandbox.ContentAt(sandbox.ChurnContent, int64(d))
+		if err != nil {
+			return nil, err
+		}
+		lists, videos := map[string][]string{}, map[string][]string{}
+		for _, h := range handles {
+			vs, err := c.CreatorVideos(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range vs {
+				videos[h] = append(videos[h], v.ID)
+				cs := c.VideoComments(v.ID, h)
+				lists[commentsKey(v.ID)] = contentIDs(cs)
+				for _, cm := range cs {
+					if cm.Replies > 0 {
+						lists[repliesKey(v.ID, cm.ID)] = contentIDs(c.CommentReplies(v.ID, h, cm.ID))
+					}
+				}
+			}
+		}
+		t.lists, t.videos = append(t.lists, lists), append(t.videos, videos)
+		if d == 0 {
+			continue
+		}
+		for key, ids := range lists {
+			before := t.lists[d-1][key]
+			added, gone := diffList(before, ids)
+			for _, id := range added {
+				if _, ok := t.kind[id]; ok {
+					continue
+				}
+				if strings.HasPrefix(key, "c/") {
+					t.kind[id] = "comment"
+					t.newComments++
+				} else {
+					t.kind[id] = "reply"
+					t.newReplies++
+				}
+			}
+			for _, id := range gone {
+				t.gone = append(t.gone, goneEntry{id: id, list: key, day: d})
+			}
+		}
+	}
+	return t, nil
+}
+
+// diffList is the ids of to not in from, and of from not in to.
+func diffList(from, to []string) (added, gone []string) {
+	f, tt := map[string]bool{}, map[string]bool{}
+	for _, id := range from {
+		f[id] = true
+	}
+	for _, id := range to {
+		tt[id] = true
+		if !f[id] {
+			added = append(added, id)
+		}
+	}
+	for _, id := range from {
+		if !tt[id] {
+			gone = append(gone, id)
+		}
+	}
+	return added, gone
+}
+
+// dayOf is the world day of night n: 1..N, then N again (the unchanged
+// night).
+func (t *contentTruth) dayOf(n int) int { return min(n, t.nights) }
+
+// contentScore is what a policy did over the nights.
+type contentScore struct {
+	name string
+	// credits of the changing nights and of the unchanged one; overhead
+	// the credits on profiles and video lists (every night); unchanged
+	// those of the changing nights on comments and replies lists that had
+	// not changed since the policy last bought them (on the unchanged
+	// night every list is unchanged).
+	credits, quiet, overhead, unchanged int64
+	comments, replies, deleted          int // new captured, deleted marked
+}
+
+func (s *contentScore) captured() int { return s.comments + s.replies }
+
+// listOf is the list a content request reads ("" for anything else).
+func listOf(endpoint, query string) string {
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return ""
+	}
+	u, err := url.Parse(q.Get("url"))
+	if err != nil {
+		return ""
+	}
+	video := path.Base(u.Path)
+	switch endpoint {
+	case "/v1/tiktok/video/comments":
+		return commentsKey(video)
+	case "/v1/tiktok/video/comment/replies":
+		return repliesKey(video, q.Get("comment_id"))
+	}
+	return ""
+}
+
+func runContent(ctx context.Context, e *env) (*outcome, error) {
+	cs := e.contentSizes()
+	handles := contentHandles(cs.creators, cs.videos)
+	out := &outcome{}
+	truth, err := loadContentTruth(handles, cs.nights)
+	if err != nil {
+		return out, err
+	}
+	tmpl, err := e.freshDB(ctx, "ct0")
+	if err != nil {
+		return out, err
+	}
+	pool, err := e.pool(ctx, tmpl, contentWorkers)
+	if err != nil {
+		return out, err
+	}
+	_, full, _, err := contentNight(ctx, pool, 0, func(u string) string { return contentYAML(u, handles, 0, "") })
+	pool.Close()
+	if err != nil {
+		return out, fmt.Errorf("night 0: %w", err)
+	}
+	buyAll := ""
+	if contentChangedOnlyMerged {
+		buyAll = ", changed_only: false"
+	}
+	budgets := []int64{0}
+	for _, s := range cs.shares {
+		budgets = append(budgets, int64(math.Round(s*float64(full))))
+	}
+	for _, budget := range budgets {
+		label := "no budget"
+		if budget > 0 {
+			label = fmt.Sprintf("budget %d (%.0f%% of night 0)", budget, 100*float64(budget)/float64(full))
+		}
+		var scores []*contentScore
+		for _, p := range []struct{ name, extra string }{{"default", ""}, {"buy every list again", buyAll}} {
+			s, err := e.contentPolicy(ctx, p.name, p.extra, tmpl, truth, budget)
+			if err != nil {
+				return out, fmt.Errorf("%s: %s: %w", label, p.name, err)
+			}
+			e.log.Info("content policy", "budget", budget, "policy", p.name, "credits", s.credits, "unchanged", s.unchanged, "captured", s.captured())
+			scores = append(scores, s)
+		}
+		scores = append(scores, contentOracle(truth, budget))
+		out.figures = append(out.figures, contentFigures(label, truth, budget, scores)...)
+	}
+	merged := "not yet merged: the default and buy-everything policies ran the same job (contentChangedOnlyMerged = false)"
+	if contentChangedOnlyMerged {
+		merged = "buy every list again = changed_only: false on video_comments and comment_replies"
+	}
+	out.setup = fmt.Sprintf("%d short-video creators cn<NN>_v%d of the sandbox's content world (real preset, --churn content, page size %d): seeds = their profiles, "+
+		"expand videos {max_pages: 10, stop_at_seen: true}, video_comments and comment_replies {max_pages: 100}, max_depth 1, %d workers, the pipeline in process. "+
+		"Night 0 (world day 0) buys everything: C = %d credits, its database copied for every policy and budget. Then %d changing nights (world days 1..%d) and one unchanged night (day %d again), "+
+		"each a new run on a new sandbox at that day, the database aged by a day before. Truth over days 1..%d: %d new comments, %d new replies, %d comments deleted. "+
+		"Policies: the crawler's default; buy every list again (%s); an oracle simulated from sandbox.ContentAt (profiles and video lists down to the first known video each night, "+
+		"then only the comments and replies lists changed since it last walked them: down to the first known entry when only added to, whole when some were deleted, greedily by changes per credit). "+
+		"Budgets: none, and max_credits %s of C. Unchanged credits: comments and replies pages of lists identical to what they were when the policy last bought them. "+
+		"A deleted comment is marked when the policy stored it and later saw a comment after it in its list, or walked its list to the end (crawl.tasks outcome done_end), in a later run: it walked past its place and did not find it.",
+		cs.creators, cs.videos, contentPageSize, contentWorkers, full, cs.nights, cs.nights, cs.nights, cs.nights, truth.newComments, truth.newReplies, len(truth.gone), merged, shares(cs.shares))
+	return out, nil
+}
+
+// contentNight runs one night at world day of the content world: a new
+// run of the job yaml makes, to its end. It returns the run, the credits
+// billed and the sandbox's arrivals.
+func contentNight(ctx context.Context, pool *pgxpool.Pool, day int64, yaml func(baseURL string) string) (runID, credits int64, arrivals []sandbox.Arrival, err error) {
+	up, err := newUpstream(sandbox.Config{Preset: sandbox.PresetScrapeCreators, Churn: sandbox.ChurnContent, WorldTime: day, PageSize: contentPageSize}, false)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer up.close()
+	job, err := jobfile.Parse(contentJob+".yaml", []byte(yaml(strings.TrimSuffix(up.url, "/api"))))
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	runID, err = pipeline.Start(ctx, pool, job)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	sum, err := (&inProcess{pool: pool, job: job, runID: runID}).run(ctx)
+	if se := (*pipeline.StopError)(nil); errors.As(err, &se) && strings.Contains(se.Err.Error(), "credit budget exhausted") {
+		err = nil
+	} else if err == nil && sum.State != "done" {
+		err = fmt.Errorf("run %d ended %s: %s", runID, sum.State, sum.Reason)
+	}
+	if err != nil {
+		return runID, 0, nil, err
+	}
+	return runID, up.sb.Usage(apiKey).Credits, up.sb.Arrivals(apiKey), nil
+}
+
+// contentPolicy runs the nights of one policy on a copy of night 0's
+// database and scores them against the truth.
+func (e *env) contentPolicy(ctx context.Context, name, extra, tmpl string, truth *contentTruth, budget int64) (*contentScore, error) {
+	dsn, err := e.cloneDB(ctx, "ct", tmpl)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := e.pool(ctx, dsn, contentWorkers)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	s := &contentScore{name: name}
+	last := map[string]int{} // list -> the day of the policy's last walk (0: night 0 bought every list)
+	for n := 1; n <= truth.nights+1; n++ {
+		day := truth.dayOf(n)
+		if err := sim.AgeDB(ctx, pool); err != nil {
+			return nil, err
+		}
+		_, credits, arrivals, err := contentNight(ctx, pool, int64(day), func(u string) string { return contentYAML(u, truth.handles, budget, extra) })
+		if err != nil {
+			return nil, fmt.Errorf("night %d: %w", n, err)
+		}
+		if n > truth.nights {
+			s.quiet += credits
+		} else {
+			s.credits += credits
+		}
+		walked := map[string]bool{}
+		for _, a := range arrivals {
+			if a.Credits == 0 {
+				continue
+			}
+			l := listOf(a.Endpoint, a.Query)
+			if l == "" {
+				s.overhead += a.Credits
+				continue
+			}
+			if n <= truth.nights && slices.Equal(truth.lists[last[l]][l], truth.lists[day][l]) {
+				s.unchanged += a.Credits
+			}
+			walked[l] = true
+		}
+		for l := range walked {
+			last[l] = day
+		}
+	}
+	return s, scoreStored(ctx, pool, truth, s)
+}
+
+// scoreStored counts the new comments and replies stored and the deleted
+// comments marked.
+func scoreStored(ctx context.Context, pool *pgxpool.Pool, truth *contentTruth, s *contentScore) error {
+	rows, err := pool.Query(ctx, `SELECT comment_id, last_seen_run FROM shortvideo.comments`)
+	if err != nil {
+		return err
+	}
+	seen := map[string]int64{}
+	var id string
+	var run int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &run}, func() error { seen[id] = run; return nil }); err != nil {
+		return err
+	}
+	for id := range seen {
+		switch truth.kind[id] {
+		case "comment":
+			s.comments++
+		case "reply":
+			s.replies++
+		}
+	}
+	// The runs that walked a video's comments to their end.
+	rows, err = pool.Query(ctx, `SELECT key, run_id FROM crawl.tasks WHERE kind = 'shortvideo.video_comments' AND outcome = 'done_end'`)
+	if err != nil {
+		return err
+	}
+	whole := map[string][]int64{}
+	var key string
+	if _, err := pgx.ForEachRow(rows, []any{&key, &run}, func() error {
+		if u, err := url.Parse(key); err == nil {
+			whole[commentsKey(path.Base(u.Path))] = append(whole[commentsKey(path.Base(u.Path))], run)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, g := range truth.gone {
+		r, ok := seen[g.id]
+		if !ok {
+			continue
+		}
+		list := truth.lists[g.day-1][g.list]
+		at := slices.Index(list, g.id)
+		if slices.ContainsFunc(list[at+1:], func(sib string) bool { return seen[sib] > r }) ||
+			slices.ContainsFunc(whole[g.list], func(w int64) bool { return w > r }) {
+			s.deleted++
+		}
+	}
+	return nil
+}
+
+// contentOracle simulates the policy that knows which lists changed.
+func contentOracle(t *contentTruth, budget int64) *contentScore {
+	s := &contentScore{name: "oracle"}
+	have := map[string][]string{}
+	for l, ids := range t.lists[0] {
+		have[l] = ids
+	}
+	known := map[string]int{} // handle -> videos known
+	for _, h := range t.handles {
+		known[h] = len(t.videos[0][h])
+	}
+	pages := func(n int) int64 { return int64(max(1, (n+contentPageSize-1)/contentPageSize)) }
+	captured := map[string]bool{}
+	for n := 1; n <= t.nights+1; n++ {
+		day := t.dayOf(n)
+		left, spent := budget, int64(0)
+		take := func(c int64) bool {
+			if budget > 0 && c > left {
+				return false
+			}
+			left -= c
+			spent += c
+			return true
+		}
+		for _, h := range t.handles {
+			all := len(t.videos[day][h])
+			fresh := all - known[h]
+			if take(1 + min(int64(fresh/contentPageSize+1), pages(all))) {
+				s.overhead += 1 + min(int64(fresh/contentPageSize+1), pages(all))
+				known[h] = all
+			}
+		}
+		type change struct {
+			list        string
+			added, gone []string
+			cost        int64
+		}
+		var cs []change
+		for l, ids := range t.lists[day] {
+			before, seen := have[l]
+			added, gone := diffList(before, ids)
+			if len(added)+len(gone) == 0 {
+				continue
+			}
+			cost := pages(len(ids))
+			if seen && len(gone) == 0 {
+				cost = min(int64(len(added)/contentPageSize+1), cost)
+			}
+			cs = append(cs, change{l, added, gone, cost})
+		}
+		slices.SortFunc(cs, func(a, b change) int {
+			va, vb := float64(len(a.added)+len(a.gone))/float64(a.cost), float64(len(b.added)+len(b.gone))/float64(b.cost)
+			return cmp.Or(cmp.Compare(vb, va), strings.Compare(a.list, b.list))
+		})
+		for _, c := range cs {
+			if !take(c.cost) {
+				continue
+			}
+			have[c.list] = t.lists[day][c.list]
+			for _, id := range c.added {
+				if k := t.kind[id]; k != "" && !captured[id] {
+					captured[id] = true
+					if k == "comment" {
+						s.comments++
+					} else {
+						s.replies++
+					}
+				}
+			}
+			s.deleted += len(c.gone)
+		}
+		if n > t.nights {
+			s.quiet += spent
+		} else {
+			s.credits += spent
+		}
+	}
+	return s
+}
+
+// contentFigures are one budget's figures: the default against the
+// oracle (credits of the changing nights, of the unchanged night, new
+// entries captured), then each policy's.
+func contentFigures(label string, t *contentTruth, budget int64, scores []*contentScore) []Figure {
+	def, oracle := scores[0], scores[len(scores)-1]
+	total := t.newComments + t.newReplies
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return math.NaN()
+		}
+		return a / b
+	}
+	why := "until the change-driven revisits are merged (contentChangedOnlyMerged) the default policy buys every comments and replies list it reaches again each night."
+	var figs []Figure
+	if budget == 0 {
+		figs = append(figs,
+			Figure{Name: label + ": default ÷ oracle: credits of the changing nights", Value: ratio(float64(def.credits), float64(oracle.credits)), Aim: atMost(1.5),
+				Detail: fmt.Sprintf("default %d, oracle %d credits over %d nights", def.credits, oracle.credits, t.nights), Why: why},
+			Figure{Name: label + ": default ÷ oracle: credits of the unchanged night", Value: ratio(float64(def.quiet), float64(oracle.quiet)), Aim: atMost(1.5),
+				Detail: fmt.Sprintf("default %d, oracle %d credits (the profiles and first video pages)", def.quiet, oracle.quiet), Why: why},
+			Figure{Name: label + ": default: new comments and replies captured", Value: ratio(float64(def.captured()), float64(total)), Aim: atLeast(0.98),
+				Detail: fmt.Sprintf("%d of %d (%d comments of %d, %d replies of %d)", def.captured(), total, def.comments, t.newComments, def.replies, t.newReplies)})
+	} else {
+		figs = append(figs, Figure{Name: label + ": default ÷ oracle: new comments and replies captured", Value: ratio(float64(def.captured()), float64(oracle.captured())),
+			Aim: atLeast(0.9), Detail: fmt.Sprintf("default %d, oracle %d of %d", def.captured(), oracle.captured(), total), Why: why})
+	}
+	for _, s := range scores {
+		figs = append(figs, Figure{Name: label + ": " + s.name, Value: float64(s.credits),
+			Text: fmt.Sprintf("%d credits (%d on unchanged lists), %d on the unchanged night; %.1f%% of new comments and replies captured; %d of %d deleted marked",
+				s.credits, s.unchanged, s.quiet, 100*ratio(float64(s.captured()), float64(total)), s.deleted, len(t.gone)),
+			Detail: fmt.Sprintf("credits of the %d changing nights %d, of the unchanged night %d; of all, %d on profiles and video lists; of the changing nights', %d on comments and replies lists unchanged since the policy last bought them; "+
+				"new comments captured %d of %d, new replies %d of %d; deleted comments marked %d of %d", t.nights, s.credits, s.quiet, s.overhead, s.unchanged,
+				s.comments, t.newComments, s.replies, t.newReplies, s.deleted, len(t.gone))})
+	}
+	return figs
+}
