@@ -236,7 +236,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	sum, err := pipeline.Run(ctx, opts, job, runID)
 	if sum != nil {
 		credits := ""
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		// Within pipeline.StopBound: a stop during an outage is bounded.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		if cr, cerr := budget.LoadCredits(cctx, pool, runID); cerr == nil {
 			credits = fmt.Sprintf(", %d credits billed to the run", cr.Billed)
 		}

@@ -48,7 +48,8 @@ type Config struct {
 	Pool  *pgxpool.Pool
 	RunID int64
 	Owner string // the process (crawl.credit_holds.owner)
-	// Retry runs a statement again while the database is away.
+	// Retry runs a statement again while the database is away; at a
+	// stop, it gives up within a bound of its own (pipeline.StopLinger).
 	Retry func(ctx context.Context, op func(context.Context) error) error
 	Log   *slog.Logger
 	// WaitMax bounds a wait for reservations to settle.
@@ -300,7 +301,11 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 	usage := b.takeUsage()
 	b.mu.Unlock()
 	var a holdAnswer
-	err := b.cfg.Retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+	// Not cut short by the stop of ctx (it posts what answers billed), but
+	// within its deadline (Close's) and the retries' own bound at a stop.
+	sctx, cancel := detached(ctx)
+	defer cancel()
+	err := b.cfg.Retry(sctx, func(ctx context.Context) error {
 		var batch pgx.Batch
 		holdCredits.Queue(&batch, p)
 		if len(usage) > 0 {
@@ -331,6 +336,15 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 	b.held = a.held
 	b.last = a
 	return a, nil
+}
+
+// detached is ctx without its cancellation but with its deadline.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl)
+	}
+	return d, func() {}
 }
 
 // takeUsage returns the usage noted since the last statement, as rows, and
