@@ -504,17 +504,28 @@ type Credits struct {
 	Committed int64
 	Billed    int64
 	Held      int64
+	// Unknown is, of Held, what processes that died hold (no beat for
+	// holdDead: kill -9, a lost machine, a stop with the database gone):
+	// their requests in flight and their answers not posted yet, which
+	// the upstream may have charged or not, and their spare. Counted as
+	// spent; the upstream billed at most Billed + Unknown.
+	Unknown int64
 	// Remaining is the upstream account's balance its answers reported
 	// (credits_remaining), nil when none did.
 	Remaining *int64
 }
 
-var loadCredits = db.Prepare[db.RunArg]("LoadCredits")
+var loadCredits = db.Prepare[deadArg]("LoadCredits")
+
+type deadArg struct {
+	RunID int64         `db:"run_id"`
+	Dead  time.Duration `db:"dead"`
+}
 
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {
 	var c Credits
-	err := loadCredits.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Remaining)
+	err := loadCredits.QueryRow(ctx, pool, deadArg{RunID: runID, Dead: holdDead}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Unknown, &c.Remaining)
 	if err != nil {
 		return c, fmt.Errorf("credits of run %d: %w", runID, err)
 	}
