@@ -37,6 +37,20 @@ const (
 	// OutageTimeoutDefault is how long workers wait for an unreachable
 	// database before the run fails.
 	OutageTimeoutDefault = 10 * time.Minute
+	// StopBound is how long a stopped process may take, beyond Grace, to
+	// end, whatever the database does (docs/operating.md): statements
+	// retried through an outage give up StopLinger after the hard stop,
+	// and the final bookkeeping (releasing leases, the credit hold, the
+	// run's state) has FinishTimeout.
+	StopBound = StopLinger + FinishTimeout + 2*time.Second + 2*time.Second
+	// StopLinger is how long past the hard stop (the signal plus Grace)
+	// statements retried through a database outage go on: the hold's
+	// beat, a worker's reservation or commit, the seeding of follow lists.
+	StopLinger = 2 * time.Second
+	// FinishTimeout bounds the bookkeeping of a process's end on a run:
+	// releasing its leases, posting its last credits and giving back its
+	// spare (half of it at most), writing the run's state.
+	FinishTimeout = 5 * time.Second
 	// GraceDefault is how long in-flight requests may finish after a stop
 	// was asked for (SIGINT/SIGTERM) before they are cancelled and released.
 	GraceDefault = 5 * time.Second
@@ -138,6 +152,11 @@ type crawl struct {
 	// revisits record what the run sees of the items it revisits, and
 	// apply an adaptive run's schedule.
 	revisits *adaptive.Revisits
+	// dying ends StopLinger after work: retryDB stops retrying then, so
+	// that a stop during a database outage is bounded. finishing: the
+	// run's end is being written, within FinishTimeout of its own.
+	dying     context.Context
+	finishing atomic.Bool
 }
 
 // Run works on run runID until its frontier is exhausted, ctx is cancelled
@@ -193,6 +212,11 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		}
 	})
 	defer stopGrace()
+	dying, cancelDying := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelDying()
+	stopDying := context.AfterFunc(work, func() { time.AfterFunc(StopLinger, cancelDying) })
+	defer stopDying()
+	c.dying = dying
 
 	c.log.Info("run started", "job", job.Name, "workers", job.Limits.Workers, "max_conns", opts.Pool.Config().MaxConns, "owner", opts.Owner)
 	runCtx, stopRun := context.WithCancelCause(ctx)
@@ -253,18 +277,29 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	}
 	// Whatever this process still holds goes back to the frontier, and the
 	// run's state is written only if no other process is still working on
-	// it. Bounded: a stop must not wait out a database outage.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(opts.Grace, 5*time.Second))
+	// it. Bounded (FinishTimeout): a stop must not wait out a database
+	// outage. The credits are given half of it, so that a database back
+	// within it still gets the run's state; one that stays away leaves the
+	// run running, interrupted, as a kill does: the next start continues
+	// it (docs/operating.md).
+	c.finishing.Store(true)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
 	if n, rerr := c.frontier.ReleaseOwned(fctx, runID); rerr != nil {
 		c.log.Warn("could not release this process's leases; they will expire", "err", rerr)
 	} else if n > 0 {
 		c.log.Info("released unfinished tasks", "tasks", n)
 	}
-	if berr := c.budget.Close(fctx); berr != nil {
+	cctx, ccancel := context.WithTimeout(fctx, FinishTimeout/2)
+	if berr := c.budget.Close(cctx); berr != nil {
 		c.log.Warn("could not post the last answers' credits or give back the spare ones; they stay counted as spent", "err", berr)
 	}
-	final, serr := FinishRun(fctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason)
+	ccancel()
+	var final string
+	serr := c.retryDB(fctx, func(ctx context.Context) (err error) {
+		final, err = FinishRun(ctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason)
+		return err
+	})
 	if lt := time.Duration(c.job.Limits.LeaseTimeout); serr == nil && final == "running" && errors.Is(err, budget.ErrExhausted) && ctx.Err() == nil {
 		// Nothing more to buy here: outwait a dead holder's leases (bounded
 		// by lease_timeout; a signal ends the wait), then give what follows
@@ -272,7 +307,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		wctx, wcancel := context.WithTimeout(ctx, lt+lt/2+time.Second)
 		final, serr = FinishRunAfterDead(wctx, opts.Pool, runID, opts.Owner, sum.State, sum.Reason, lt, c.log)
 		wcancel()
-		after, acancel := context.WithTimeout(context.WithoutCancel(ctx), max(opts.Grace, 5*time.Second))
+		after, acancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 		defer acancel()
 		fctx = after
 	}
@@ -302,6 +337,12 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 // db.Retry retries op while the database is unreachable, up to the outage
 // timeout, logging each wait.
 func (c *crawl) retryDB(ctx context.Context, op func(context.Context) error) error {
+	if c.dying != nil && !c.finishing.Load() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(c.dying, cancel)()
+	}
 	return db.Retry(ctx, c.opts.OutageTimeout, func(err error, wait time.Duration) {
 		c.log.Warn("database unreachable; waiting", "err", err, "retry_in", wait)
 	}, op)

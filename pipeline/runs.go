@@ -39,8 +39,10 @@ type finishRunParams struct {
 }
 
 type resumeRunParams struct {
-	RunID   int64  `db:"run_id"`
-	JobName string `db:"job_name"`
+	RunID       int64  `db:"run_id"`
+	JobName     string `db:"job_name"`
+	UnlessSpent bool   `db:"unless_spent"`
+	MaxCredits  *int64 `db:"max_credits"`
 }
 
 // Start records a new run of job with its seeds (its seed files too:
@@ -199,11 +201,29 @@ var markBudgetStop = db.Prepare[db.RunArg]("MarkBudgetStop")
 
 var runJobName = db.Prepare[db.RunArg]("RunJobName")
 
+// ErrSpent means a run stopped at its credit budget and was not given a
+// larger one: ResumeUnlessSpent left it as it was.
+var ErrSpent = errors.New("stopped at its credit budget")
+
 // Resume marks run runID running again so this process can work on it; a
 // run can be resumed after a stop or joined while another process runs it.
 // The job must be the one the run was started with.
 func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string) error {
-	tag, err := resumeRun.Exec(ctx, pool, resumeRunParams{RunID: runID, JobName: jobName})
+	return resume(ctx, pool, resumeRunParams{RunID: runID, JobName: jobName})
+}
+
+// ResumeUnlessSpent is Resume for `crawler run --resume ID`, with the
+// budget the run is to have (nil: its own): a run that stopped at its
+// budget, given no larger one, is not touched and the error is ErrSpent,
+// as `crawler run JOB` leaves it (its resumed_at would restart
+// resume_within, and its budget_stop would be lost).
+func ResumeUnlessSpent(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string, maxCredits *int64) error {
+	return resume(ctx, pool, resumeRunParams{RunID: runID, JobName: jobName, UnlessSpent: true, MaxCredits: maxCredits})
+}
+
+func resume(ctx context.Context, pool *pgxpool.Pool, p resumeRunParams) error {
+	runID, jobName := p.RunID, p.JobName
+	tag, err := resumeRun.Exec(ctx, pool, p)
 	if err != nil {
 		return fmt.Errorf("resume run %d: %w", runID, err)
 	}
@@ -212,17 +232,25 @@ func Resume(ctx context.Context, pool *pgxpool.Pool, runID int64, jobName string
 	}
 	var name string
 	var pruned bool
-	err = runJobName.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&name, &pruned)
+	var billed int64
+	var stop *int64
+	err = runJobName.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&name, &pruned, &billed, &stop)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("resume run %d: %w", runID, runs.ErrNoRun)
 	}
 	if err != nil {
 		return fmt.Errorf("resume run %d: %w", runID, err)
 	}
-	if pruned && name == jobName {
+	if name != jobName {
+		return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
+	}
+	if pruned {
 		return fmt.Errorf("resume run %d: %w (crawler prune removed its tasks): start a new run", runID, runs.ErrPruned)
 	}
-	return fmt.Errorf("resume run %d: it belongs to job %q, not %q", runID, name, jobName)
+	if stop != nil {
+		return fmt.Errorf("run %d %w (%d credits billed of %d): not resumed with the same budget", runID, ErrSpent, billed, *stop)
+	}
+	return fmt.Errorf("resume run %d: it changed while being resumed: try again", runID)
 }
 
 var countFailedTasks = db.Prepare[db.RunArg]("CountFailedTasks")

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
@@ -93,9 +94,6 @@ type (
 	runIDsParams struct {
 		RunIDs []int64 `db:"run_ids"`
 	}
-	localParams struct {
-		Local bool `db:"local"`
-	}
 	// batchParams are those of the Prune* statements of the bookkeeping
 	// tables but crawl.tasks: the runs' rows, @lim at a time.
 	batchParams struct {
@@ -133,8 +131,7 @@ var (
 	// job's run (pipeline.FindOrCreateRun): a prune marks runs while no
 	// start of the job is deciding.
 	lockJob           = db.Prepare[db.JobArg]("LockJob")
-	session           = db.Prepare[localParams]("PruneSession")
-	sessionEnd        = db.Prepare[struct{}]("PruneSessionEnd")
+	session           = db.Prepare[struct{}]("PruneSession")
 	pruneRuns         = db.Prepare[struct{}]("PruneRuns")
 	markFinished      = db.Prepare[runIDsParams]("MarkPruneFinished")
 	markSnapshotsDone = db.Prepare[runIDsParams]("MarkSnapshotsPruned")
@@ -200,11 +197,7 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Result, erro
 			return nil, err
 		}
 		defer conn.Release()
-		if _, err := session.Exec(ctx, conn, localParams{false}); err != nil {
-			return nil, err
-		}
-		defer func() { _, _ = sessionEnd.Exec(context.WithoutCancel(ctx), conn, struct{}{}) }()
-		return prune(ctx, conn, opts)
+		return prune(ctx, localConn{conn}, opts)
 	}
 	// The same statements with their deletes switched off, in one
 	// repeatable-read transaction (one state of the database), rolled
@@ -215,10 +208,68 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Result, erro
 		return nil, fmt.Errorf("dry run: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := session.Exec(ctx, tx, localParams{true}); err != nil {
+	if _, err := session.Exec(ctx, tx, struct{}{}); err != nil {
 		return nil, err
 	}
 	return prune(ctx, tx, opts)
+}
+
+// localConn runs each statement of a real prune in its own transaction
+// with the prune's settings (PruneSession) local to it. Set on the
+// session, they would outlive the prune on a connection PgBouncer hands
+// to other clients in transaction pooling, and a reset at the end could
+// land on another server connection (issue 33.7). Query (the light reads
+// of the runs) runs without them.
+type localConn struct{ c *pgxpool.Conn }
+
+func (l localConn) in(ctx context.Context, f func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, l.c, func(tx pgx.Tx) error {
+		if _, err := session.Exec(ctx, tx, struct{}{}); err != nil {
+			return err
+		}
+		return f(tx)
+	})
+}
+
+func (l localConn) Exec(ctx context.Context, sql string, args ...any) (tag pgconn.CommandTag, err error) {
+	err = l.in(ctx, func(tx pgx.Tx) error {
+		tag, err = tx.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
+}
+
+func (l localConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return l.c.Query(ctx, sql, args...)
+}
+
+func (l localConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return localRow{l, ctx, sql, args}
+}
+
+// Begin starts a transaction with the prune's settings local to it.
+func (l localConn) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := l.c.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := session.Exec(ctx, tx, struct{}{}); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return tx, nil
+}
+
+// localRow is a QueryRow of localConn: it runs when scanned.
+type localRow struct {
+	l    localConn
+	ctx  context.Context
+	sql  string
+	args []any
+}
+
+func (r localRow) Scan(dest ...any) error {
+	return r.l.in(r.ctx, func(tx pgx.Tx) error { return tx.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...) })
 }
 
 // prune marks the runs to prune, then removes the rows of those not

@@ -62,6 +62,9 @@ type ReportRun struct {
 	// CreditsSaved: not spent thanks to refresh_after and stop_at_seen
 	// (crawl.run_ledger).
 	CreditsSaved int64 `json:"credits_saved"`
+	// CreditsUnknown: charged or not, unknown: what processes that died
+	// hold (crawl.run_ledger.credits_unknown).
+	CreditsUnknown int64 `json:"credits_unknown"`
 	// RowsCounted: no process recorded its rows (samples off), so Rows
 	// is the sum of rows per table instead.
 	RowsCounted bool `json:"rows_counted_from_tables,omitempty"`
@@ -243,7 +246,7 @@ func loadReport(ctx context.Context, conn db.Querier, id int64, full bool) (*Rep
 	r := &Report{Generated: time.Now().UTC()}
 	u := &r.Run
 	err := reportRun.QueryRow(ctx, conn, runStatusParams{arg}).Scan(&u.ID, &u.Job, &u.State, &u.StopReason, &u.StartedAt, &u.FinishedAt,
-		&u.CreditsBilled, &u.MaxCredits, &u.Pages, &u.Rows, &r.Previous)
+		&u.CreditsBilled, &u.MaxCredits, &u.CreditsUnknown, &u.Pages, &u.Rows, &r.Previous)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoRun
 	}

@@ -43,8 +43,22 @@ func TestBudgetStopThenRestarts(t *testing.T) {
 			t.Fatalf("restart %d: exit %d, want %d: %s", i, r.code, exitSpent, r.stderr)
 		}
 	}
+	// --resume ID with no larger budget changes nothing either (issue 33.5:
+	// it cleared budget_stop and restarted resume_within before exiting 5).
+	for _, args := range [][]string{{"run", "--resume", "1", job}, {"run", "--resume", "1", "--max-credits", "3", job}} {
+		r := invoke(t, env, args...)
+		if r.code != exitSpent || !strings.Contains(r.stderr, "crawler run --resume 1 --max-credits N") {
+			t.Errorf("%v: exit %d, want %d: %s", args, r.code, exitSpent, r.stderr)
+		}
+	}
 	if runs, last := activity(); runs != 1 || !last.Equal(stoppedAt) || up.n.Load() != requests {
 		t.Errorf("after the restarts: %d runs, last activity %v (was %v), %d requests (was %d); want nothing changed", runs, last, stoppedAt, up.n.Load(), requests)
+	}
+	var state string
+	var stop *int64
+	if err := conn.QueryRow(context.Background(), `SELECT state, budget_stop FROM crawl.runs WHERE id = 1`).Scan(&state, &stop); err != nil ||
+		state != "stopped" || stop == nil || *stop != 3 {
+		t.Errorf("run 1 after the restarts: %s, budget_stop %v, %v; want stopped at 3", state, stop, err)
 	}
 	// The next night: resume_within has passed since the stop.
 	if _, err := conn.Exec(context.Background(), `UPDATE crawl.runs SET started_at = started_at - interval '13 hours',

@@ -42,13 +42,18 @@ type spentError struct {
 	err     error
 	runID   int64
 	jobPath string
+	resume  bool // crawler run --resume ID
 }
 
 func (e *spentError) Error() string { return e.err.Error() }
 func (e *spentError) Unwrap() error { return e.err }
 func (e *spentError) Spent() string {
-	return fmt.Sprintf("crawler: run %d spent its credit budget: to continue it, raise max_credits (crawler run --max-credits N %s); "+
-		"otherwise the first `crawler run` after resume_within starts a new run with a budget of its own (do not retry exit 5)", e.runID, e.jobPath)
+	raise := fmt.Sprintf("crawler run --max-credits N %s", e.jobPath)
+	if e.resume {
+		raise = fmt.Sprintf("crawler run --resume %d --max-credits N %s", e.runID, e.jobPath)
+	}
+	return fmt.Sprintf("crawler: run %d spent its credit budget: to continue it, raise max_credits (%s); "+
+		"otherwise the first `crawler run` after resume_within starts a new run with a budget of its own (do not retry exit 5)", e.runID, raise)
 }
 
 // failedTasksError is a run that finished with failed tasks (exit 4).
@@ -186,9 +191,16 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 				runID, job.Name, ch.Idle, ch.Billed, ch.BudgetStop), runID: runID, jobPath: path}
 		}
 	} else {
-		if err := pipeline.Resume(ctx, pool, runID, job.Name); err != nil {
+		var newMax *int64 // a spent run is resumed only with a larger budget
+		if *maxCredits >= 0 {
+			newMax = maxCredits
+		}
+		if err := pipeline.ResumeUnlessSpent(ctx, pool, runID, job.Name, newMax); err != nil {
 			if errors.Is(err, runs.ErrPruned) {
 				return usageError{err}
+			}
+			if errors.Is(err, pipeline.ErrSpent) {
+				return &spentError{err: err, runID: runID, jobPath: path, resume: true}
 			}
 			return err
 		}
@@ -229,7 +241,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 	sum, err := pipeline.Run(ctx, opts, job, runID)
 	if sum != nil {
 		credits := ""
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		// Within pipeline.StopBound: a stop during an outage is bounded.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		if cr, cerr := budget.LoadCredits(cctx, pool, runID); cerr == nil {
 			credits = fmt.Sprintf(", %d credits billed to the run", cr.Billed)
 		}

@@ -31,14 +31,17 @@ behind this binary it says so and exits 1 (run crawler migrate).`
 type statusJSON struct {
 	runs.Header
 	runs.Totals
-	Items       int64              `json:"items"`
-	CreditsHeld int64              `json:"credits_reserved"`
-	Tasks       map[string]int64   `json:"tasks"`
-	Reasons     []runs.ReasonCount `json:"reasons"`
-	Dropped     int64              `json:"entries_dropped"`
-	Drops       []runs.ReasonCount `json:"drops"`
-	Processes   []runs.Process     `json:"processes"`
-	Drift       *runs.Drift        `json:"schema_drift"`
+	Items       int64 `json:"items"`
+	CreditsHeld int64 `json:"credits_reserved"`
+	// CreditsUnknown: of credits_reserved, what dead processes hold:
+	// charged by the upstream or not, unknown.
+	CreditsUnknown int64              `json:"credits_unknown"`
+	Tasks          map[string]int64   `json:"tasks"`
+	Reasons        []runs.ReasonCount `json:"reasons"`
+	Dropped        int64              `json:"entries_dropped"`
+	Drops          []runs.ReasonCount `json:"drops"`
+	Processes      []runs.Process     `json:"processes"`
+	Drift          *runs.Drift        `json:"schema_drift"`
 }
 
 func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
@@ -78,7 +81,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *asJSON {
 		tot := runs.Totals{Seconds: st.Elapsed().Seconds(), Pages: st.Pages, Rows: rows, CreditsBilled: cr.Billed, MaxCredits: cr.Max, CreditsRemaining: cr.Remaining}
-		out := statusJSON{Header: st.Header, Totals: tot, Items: st.Items, CreditsHeld: cr.Committed - cr.Billed, Tasks: st.Tasks,
+		out := statusJSON{Header: st.Header, Totals: tot, Items: st.Items, CreditsHeld: cr.Committed - cr.Billed, CreditsUnknown: cr.Unknown, Tasks: st.Tasks,
 			Reasons: st.Reasons, Dropped: st.Dropped, Drops: st.Drops, Processes: procs, Drift: drift}
 		return printJSON(env.stdout, out)
 	}
@@ -104,10 +107,14 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		budget = fmt.Sprintf("max %d", *cr.Max)
 	}
 	held := ""
-	if n := cr.Committed - cr.Billed; n != 0 {
+	if n := cr.Committed - cr.Billed - cr.Unknown; n != 0 {
 		held = fmt.Sprintf("; %d reserved by requests in flight", n)
 	}
 	fmt.Fprintf(w, "  credits billed\t%d (%s%s)\n", cr.Billed, budget, held)
+	if cr.Unknown > 0 {
+		fmt.Fprintf(w, "  credits charged or not\t%d: unknown (held by a process that died: its requests in flight and answers not yet posted; "+
+			"the upstream billed at most %d; counted as spent)\n", cr.Unknown, cr.Billed+cr.Unknown)
+	}
 	if cr.Remaining != nil {
 		fmt.Fprintf(w, "  credits remaining\t%d (the account's balance, as the upstream last reported it)\n", *cr.Remaining)
 	}

@@ -48,7 +48,8 @@ type Config struct {
 	Pool  *pgxpool.Pool
 	RunID int64
 	Owner string // the process (crawl.credit_holds.owner)
-	// Retry runs a statement again while the database is away.
+	// Retry runs a statement again while the database is away; at a
+	// stop, it gives up within a bound of its own (pipeline.StopLinger).
 	Retry func(ctx context.Context, op func(context.Context) error) error
 	Log   *slog.Logger
 	// WaitMax bounds a wait for reservations to settle.
@@ -300,7 +301,11 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 	usage := b.takeUsage()
 	b.mu.Unlock()
 	var a holdAnswer
-	err := b.cfg.Retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+	// Not cut short by the stop of ctx (it posts what answers billed), but
+	// within its deadline (Close's) and the retries' own bound at a stop.
+	sctx, cancel := detached(ctx)
+	defer cancel()
+	err := b.cfg.Retry(sctx, func(ctx context.Context) error {
 		var batch pgx.Batch
 		holdCredits.Queue(&batch, p)
 		if len(usage) > 0 {
@@ -331,6 +336,15 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 	b.held = a.held
 	b.last = a
 	return a, nil
+}
+
+// detached is ctx without its cancellation but with its deadline.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl)
+	}
+	return d, func() {}
 }
 
 // takeUsage returns the usage noted since the last statement, as rows, and
@@ -490,17 +504,28 @@ type Credits struct {
 	Committed int64
 	Billed    int64
 	Held      int64
+	// Unknown is, of Held, what processes that died hold (no beat for
+	// holdDead: kill -9, a lost machine, a stop with the database gone):
+	// their requests in flight and their answers not posted yet, which
+	// the upstream may have charged or not, and their spare. Counted as
+	// spent; the upstream billed at most Billed + Unknown.
+	Unknown int64
 	// Remaining is the upstream account's balance its answers reported
 	// (credits_remaining), nil when none did.
 	Remaining *int64
 }
 
-var loadCredits = db.Prepare[db.RunArg]("LoadCredits")
+var loadCredits = db.Prepare[deadArg]("LoadCredits")
+
+type deadArg struct {
+	RunID int64         `db:"run_id"`
+	Dead  time.Duration `db:"dead"`
+}
 
 // LoadCredits reads the credit accounting of a run.
 func LoadCredits(ctx context.Context, pool *pgxpool.Pool, runID int64) (Credits, error) {
 	var c Credits
-	err := loadCredits.QueryRow(ctx, pool, db.RunArg{RunID: runID}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Remaining)
+	err := loadCredits.QueryRow(ctx, pool, deadArg{RunID: runID, Dead: holdDead}).Scan(&c.Max, &c.Committed, &c.Billed, &c.Held, &c.Unknown, &c.Remaining)
 	if err != nil {
 		return c, fmt.Errorf("credits of run %d: %w", runID, err)
 	}

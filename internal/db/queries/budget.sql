@@ -49,11 +49,13 @@ GROUP BY r.id;
 UPDATE crawl.runs SET max_credits = @max_credits WHERE id = @run_id;
 
 -- name: LoadCredits
--- The run's budget, what processes hold of it and, when the upstream
+-- The run's budget, what processes hold of it, what dead processes (no
+-- beat within @dead) hold: charged or not, unknown, and, when the upstream
 -- reports it, the account's balance: the lowest credits_remaining any
 -- endpoint's answers reported (the balance only falls while a run spends
 -- it).
 SELECT max_credits, credits_committed, credits_billed,
        (SELECT coalesce(sum(held), 0) FROM crawl.credit_holds h WHERE h.run_id = r.id)::bigint,
+       (SELECT coalesce(sum(held), 0) FROM crawl.credit_holds h WHERE h.run_id = r.id AND h.beat_at < now() - @dead::interval)::bigint,
        (SELECT min(credits_remaining) FROM crawl.credit_usage u WHERE u.run_id = r.id)
 FROM crawl.runs r WHERE id = @run_id;

@@ -2,8 +2,12 @@
 
 -- name: ReportRun
 -- The run's figures and the previous run of the same job (NULL: none).
+-- Credits charged or not: what dead processes hold (crawl.run_ledger's
+-- credits_unknown).
 SELECT r.id, r.job_name, r.state, coalesce(r.stop_reason, ''), r.started_at, r.finished_at,
        r.credits_billed, r.max_credits,
+       (SELECT coalesce(sum(h.held), 0) FROM crawl.credit_holds h
+        WHERE h.run_id = r.id AND h.beat_at < now() - interval '15 seconds')::bigint,
        coalesce((SELECT sum(pages) FROM crawl.tasks t WHERE t.run_id = r.id), 0)::bigint,
        coalesce((SELECT sum(rows_written) FROM crawl.run_processes p WHERE p.run_id = r.id), 0)::bigint,
        (SELECT max(id) FROM crawl.runs q WHERE q.job_name = r.job_name AND q.id < r.id)

@@ -16,17 +16,15 @@
 -- removes, not the history.
 
 -- name: PruneSession
--- Settings for the prune's statements (on its connection, or in the dry
--- run's transaction when @local). JIT off: PruneTasks is costed past
+-- Settings for the prune's statements, in the transaction of each (never
+-- on the session: through PgBouncer in transaction pooling they would stay
+-- on a server connection other clients get), or in the dry run's
+-- transaction. JIT off: PruneTasks is costed past
 -- jit_above_cost, and compiling took ~60 ms a batch for a statement that
 -- runs in ~100. Custom plans: the generic plan PostgreSQL settles on
 -- after five runs of a statement cannot see that @earlier is empty or
 -- short and took the prune of a year's history from ~7 s to ~12.
-SELECT set_config('jit', 'off', @local::boolean), set_config('plan_cache_mode', 'force_custom_plan', @local::boolean);
-
--- name: PruneSessionEnd
--- The connection's settings back as PruneSession found them.
-SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name IN ('jit', 'plan_cache_mode');
+SELECT set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_custom_plan', true);
 
 -- name: PruneCandidates
 -- The runs a prune would remove the bookkeeping of (of job @job_name, or of

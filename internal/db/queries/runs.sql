@@ -54,10 +54,15 @@ SELECT 1 FROM crawl.runs WHERE id = @run_id FOR UPDATE;
 -- will change, so its summary is cleared (FinishRun writes it again). A
 -- pruned run is never resumed: its tasks are gone. crawler prune marks a
 -- run pruned only while it is not running, with this row locked, so a
--- resume and a prune of one run never both succeed.
+-- resume and a prune of one run never both succeed. With @unless_spent
+-- (crawler run --resume ID), a run stopped by its budget is left as it is
+-- unless @max_credits (NULL: the run's own budget) is larger than the
+-- budget it stopped at: resuming it would only stop again, and its
+-- resumed_at would restart resume_within.
 UPDATE crawl.runs SET state = 'running', stop_reason = NULL, finished_at = NULL, resumed_at = now(),
     entries_per_page = NULL, credits_saved = NULL, budget_stop = NULL
-WHERE id = @run_id AND job_name = @job_name AND pruned_at IS NULL;
+WHERE id = @run_id AND job_name = @job_name AND pruned_at IS NULL
+  AND (NOT @unless_spent::boolean OR budget_stop IS NULL OR coalesce(@max_credits::bigint, max_credits) > budget_stop);
 
 -- name: MarkBudgetStop
 -- Records that the run stopped because its budget was spent, with the
@@ -65,7 +70,7 @@ WHERE id = @run_id AND job_name = @job_name AND pruned_at IS NULL;
 UPDATE crawl.runs SET budget_stop = max_credits WHERE id = @run_id AND state = 'stopped' AND max_credits IS NOT NULL;
 
 -- name: RunJobName
-SELECT job_name, pruned_at IS NOT NULL FROM crawl.runs WHERE id = @run_id;
+SELECT job_name, pruned_at IS NOT NULL, credits_billed, budget_stop FROM crawl.runs WHERE id = @run_id;
 
 -- name: LockJob
 -- Serializes the find-or-create of `crawler run JOB` among every process
