@@ -89,6 +89,13 @@ type Edge struct {
 	// along the edge (edges to an entity fetched whole), overriding
 	// reuse.refresh_after.
 	RefreshAfter sources.Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
+	// PostedAfter and PostedBefore are the date window of a dated list
+	// along the edge (window.go), as written: a date or a duration back
+	// from when the job was loaded; after and before, resolved
+	// (ResolveWindow).
+	PostedAfter   string    `yaml:"posted_after" json:"posted_after,omitempty"`
+	PostedBefore  string    `yaml:"posted_before" json:"posted_before,omitempty"`
+	after, before time.Time `yaml:"-"`
 }
 
 // edgeDecl declares one expansion edge once: the tasks of which kinds make

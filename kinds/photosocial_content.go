@@ -121,6 +121,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "posts",
 	Call:  byKeyCursor(endpoints.PSUserPostsCall, mapPSUserPosts),
+	Dated: true,
 	Seen: seenBy(seenProfilePosts, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSProfilePost](&r.Batch)
 		keys := make([]string, len(rows))
@@ -133,9 +134,10 @@ var _ = register(&Kind{
 })
 
 func mapPSUserPosts(m *mapper, t *Task, page *sources.Page[endpoints.PSPost]) (*Result, error) {
-	res := listResult(t, page)
+	res, win := listResult(t, page), m.dateWindow(t)
+	defer win.end(t, res)
 	for _, it := range page.Items {
-		if !addPSPost(res, it, "items", t.Key) {
+		if !win.keep(it.V.TakenAt) || !addPSPost(res, it, "items", t.Key) {
 			continue
 		}
 		p := it.V
@@ -179,6 +181,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "reels",
 	Call:  byKeyCursor(endpoints.PSUserReelsCall, mapPSUserReels),
+	Dated: true,
 	Seen: seenBy(seenProfileReels, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSProfileReel](&r.Batch)
 		keys := make([]string, len(rows))
@@ -191,8 +194,12 @@ var _ = register(&Kind{
 })
 
 func mapPSUserReels(m *mapper, t *Task, page *sources.Page[endpoints.PSReel]) (*Result, error) {
-	res := listResult(t, page)
+	res, win := listResult(t, page), m.dateWindow(t)
+	defer win.end(t, res)
 	for _, it := range page.Items {
+		if !win.keep(it.V.TakenAt) {
+			continue
+		}
 		if it.V.OwnerUsername == "" {
 			it.V.OwnerUsername = sources.Text(t.Key) // the profile's own list
 		}

@@ -28,6 +28,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "videos",
 	Call:  byKeyCursor(endpoints.SVProfileVideosCall, mapSVProfileVideos),
+	Dated: true,
 	Seen: seenBy(seenProfileVideos, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.SVProfileVideo](&r.Batch)
 		keys := make([]string, len(rows))
@@ -40,8 +41,12 @@ var _ = register(&Kind{
 })
 
 func mapSVProfileVideos(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
-	res := listResult(t, page)
+	res, win := listResult(t, page), m.dateWindow(t)
+	defer win.end(t, res)
 	for _, it := range page.Items {
+		if !win.keep(it.V.CreateTime) {
+			continue
+		}
 		if it.V.Author.UniqueID == "" && it.V.Author.UID == "" {
 			it.V.Author.UniqueID = sources.Text(t.Key) // the creator's own list
 		}

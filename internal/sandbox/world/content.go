@@ -163,7 +163,7 @@ func shown(a Account, n int64) int64 {
 func (w *World) CreatorVideos(a Account, off int64) ([]Video, Window) {
 	l := w.videoList(a)
 	return pageOf(w, off, shown(a, l.total()), func(p int64) Video {
-		return w.Video(creatorVideoID(a.Handle, l.index(p)), a.Handle)
+		return w.creatorVideo(l, a.Handle, l.index(p))
 	})
 }
 
@@ -221,6 +221,15 @@ type Post struct {
 // Post is the post code by owner: derived from the code, so every answer
 // that shows the post agrees.
 func (w *World) Post(code, owner string) Post {
+	p := w.post(code, owner)
+	if at, ok := w.creatorPostTime(owner, code); ok {
+		p.TakenAt = at // its place in its owner's list (content_time.go)
+	}
+	return p
+}
+
+// post is the post code by owner, as a search shows it.
+func (w *World) post(code, owner string) Post {
 	t := postTypes[postKind(code)]
 	p := Post{PK: digitsAt('3', hashOf("post", code, "pk"), 0), Code: code,
 		Caption: sentence(hashOf("post", code, "caption"), 3, 12), Owner: owner, TakenAt: takenAt("post", code),
@@ -240,16 +249,17 @@ func PostOwner(code string) string { return handleAt(hashOf("post", code, "owner
 func (w *World) CreatorPosts(a Account, off int64) ([]Post, Window) {
 	l := w.postList(a)
 	return pageOf(w, off, shown(a, l.total()), func(p int64) Post {
-		return w.Post(postCodeAt(a.Handle, l.index(p)), a.Handle)
+		return w.creatorPost(l, a.Handle, l.index(p))
 	})
 }
 
 // CreatorReels is the page at off of account a's reels: its posts that
 // are reels, in their order.
 func (w *World) CreatorReels(a Account, off int64) ([]Post, Window) {
-	first, total := reelsOf(w.postList(a))
+	l := w.postList(a)
+	first, total := reelsOf(l)
 	return pageOf(w, off, shown(a, total), func(p int64) Post {
-		return w.Post(postCodeAt(a.Handle, first+3*p), a.Handle)
+		return w.creatorPost(l, a.Handle, first+3*p)
 	})
 }
 

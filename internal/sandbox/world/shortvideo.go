@@ -44,7 +44,16 @@ type Video struct {
 func (w *World) Video(id, author string) Video {
 	if author == "" {
 		author = handleAt(hashOf("video", id, "author"), 0)
+	} else if at, ok := w.creatorVideoTime(author, id); ok {
+		v := w.video(id, author)
+		v.CreateTime = at // its place in its creator's list (content_time.go)
+		return v
 	}
+	return w.video(id, author)
+}
+
+// video is the video with that id by author, as any list shows it.
+func (w *World) video(id, author string) Video {
 	r := rng{hashOf("video", id, "tags")}
 	return Video{
 		ID:         id,
@@ -383,7 +392,7 @@ func (w *World) Profile(a Account) Profile {
 		Recent: make([]Video, 0, profileItems)}
 	if !a.Private {
 		for i := range min(p.Videos, profileItems) {
-			p.Recent = append(p.Recent, w.Video(creatorVideoID(h, videos.index(i)), h))
+			p.Recent = append(p.Recent, w.creatorVideo(videos, h, videos.index(i)))
 		}
 	}
 	return p

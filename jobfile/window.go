@@ -1,0 +1,36 @@
+package jobfile
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/socialcrawl/crawler/kinds"
+)
+
+// validateWindows resolves the date windows (posted_after, posted_before)
+// of the expand edges against now and refuses them where they would do
+// nothing: on an edge whose list is not dated and newest first
+// (kinds.WindowKeys).
+func (j *Job) validateWindows(now time.Time) Errors {
+	var errs Errors
+	dated := kinds.WindowKeys()
+	for name, e := range j.Expand.Edges() {
+		if *e == nil {
+			continue
+		}
+		for key, msg := range (*e).ResolveWindow(now) {
+			errs = append(errs, &Error{Key: "expand." + name + "." + key, Msg: msg})
+		}
+		if slices.Contains(dated, name) {
+			continue
+		}
+		for _, key := range []string{"posted_after", "posted_before"} {
+			if j.has("expand." + name + "." + key) {
+				errs = append(errs, &Error{Key: "expand." + name + "." + key, Msg: "applies only to lists returned newest first whose entries carry the time they were posted: " +
+					strings.Join(dated, ", ") + " (searches are ranked, not in time order)"})
+			}
+		}
+	}
+	return errs
+}
