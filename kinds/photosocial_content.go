@@ -233,7 +233,7 @@ const KindPSPost = "photosocial.post"
 
 var _ = register(&Kind{
 	Name:  KindPSPost,
-	Seeds: seedsOf("seeds.photosocial.media", checkPostURL, asIsTasks),
+	Seeds: seedsOf("seeds.photosocial.media", checkPostURL, mediaTasks),
 	Call:  byKey(endpoints.PSPostCall, mapPSPost),
 	Fresh: &FreshRule{Expand: storedPost},
 })
@@ -249,7 +249,10 @@ func mapPSPost(m *mapper, t *Task, d *endpoints.PSPostDetail) (*Result, error) {
 		d.Post.V.Code = sources.Text(sinks.PostCode(t.Key))
 	}
 	if addPSPost(res, d.Post, "data.xdt_shortcode_media", "") {
-		m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, t.Key, d.Post.V.Video())
+		// Keyed as the owner's lists key it: a reel at /reel/<code>/ even
+		// when the seed named it /p/<code>/.
+		p := d.Post.V
+		m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, string(p.Code), p.ProductType == "clips"), p.Video())
 	}
 	return res, nil
 }
@@ -258,16 +261,17 @@ func mapPSPost(m *mapper, t *Task, d *endpoints.PSPostDetail) (*Result, error) {
 // its comments and, for a video, its transcript; ok false when no fetch
 // stored it.
 func storedPost(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
-	var video bool
-	err := storedPostStmt.QueryRow(ctx, q, storedPostParams{Code: sinks.PostCode(t.Key)}).Scan(&video)
+	var video, reel bool
+	code := sinks.PostCode(t.Key)
+	err := storedPostStmt.QueryRow(ctx, q, storedPostParams{Code: code}).Scan(&video, &reel)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	res := &Result{}
-	(&mapper{job: j}).followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, t.Key, video)
+	res, m := &Result{}, &mapper{job: j}
+	m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, code, reel), video)
 	return res.Children, true, nil
 }
 

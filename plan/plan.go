@@ -97,7 +97,7 @@ func (b *bounder) bound(k *kinds.Kind, depth int, pages int64) int64 {
 		if r.PerEntry {
 			n = entries
 		}
-		cost = satAdd(cost, satMul(n, b.bound(kinds.Of(r.Child), d, 0)))
+		cost = satAdd(cost, satMul(n, b.bound(kinds.Of(r.Child), d, int64(r.MaxPages(b.job)))))
 	}
 	b.memo[memoKey] = cost
 	return cost
