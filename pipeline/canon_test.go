@@ -62,6 +62,6 @@ expand: {videos: {}, video_comments: {}, posts: {}, post_comments: {}}
 	}
 	b.checkCounts(t, map[string]int64{
 		`SELECT count(*) FROM crawl.tasks WHERE kind IN ('photosocial.comments', 'shortvideo.video_comments')`: 12,
-		`SELECT count(*) FROM crawl.tasks WHERE kind IN ('photosocial.post', 'shortvideo.video')`:               2,
+		`SELECT count(*) FROM crawl.tasks WHERE kind IN ('photosocial.post', 'shortvideo.video')`:              2,
 	})
 }
