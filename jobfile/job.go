@@ -437,6 +437,9 @@ func (j *Job) validate() Errors {
 	errs = append(errs, j.validateDialect()...)
 	errs = append(errs, j.Seeds.Validate()...)
 	errs = append(errs, j.validateReuse()...)
+	if len(errs) == 0 {
+		errs = append(errs, j.validateIdleKeys()...) // on a job otherwise valid: its seeds are read
+	}
 	return errs
 }
 

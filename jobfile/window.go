@@ -34,3 +34,29 @@ func (j *Job) validateWindows(now time.Time) Errors {
 	}
 	return errs
 }
+
+// validateIdleKeys refuses the expand keys the file writes that do nothing
+// in this job (kinds.IdleExpandKeys): an edge whose tasks the job never
+// makes, or the page limit of lists it never walks.
+func (j *Job) validateIdleKeys() Errors {
+	if j.Expand == nil {
+		return nil
+	}
+	var seedKinds, written []string
+	for _, t := range j.SeedTasks() {
+		seedKinds = append(seedKinds, t.Kind)
+	}
+	for _, f := range j.Seeds.FileList() {
+		seedKinds = append(seedKinds, f.List().Kind().Name)
+	}
+	for name, e := range j.Expand.Edges() {
+		if *e != nil && j.has("expand."+name) {
+			written = append(written, name)
+		}
+	}
+	var errs Errors
+	for key, msg := range kinds.IdleExpandKeys(j, seedKinds, j.Limits.MaxDepth, written) {
+		errs = append(errs, &Error{Key: "expand." + key, Msg: msg})
+	}
+	return errs
+}
