@@ -11,13 +11,21 @@ import (
 // validateWindows resolves the date windows (posted_after, posted_before)
 // of the expand edges against now and refuses them where they would do
 // nothing: on an edge whose list is not dated and newest first
-// (kinds.WindowKeys).
+// (kinds.WindowKeys); and max_pages where it would do nothing, on an edge
+// to an entity fetched whole (kinds.MaxPagesKeys).
 func (j *Job) validateWindows(now time.Time) Errors {
 	var errs Errors
-	dated := kinds.WindowKeys()
+	dated, paged := kinds.WindowKeys(), kinds.MaxPagesKeys()
 	for name, e := range j.Expand.Edges() {
 		if *e == nil {
 			continue
+		}
+		if !kinds.IsEdgeKey(name) && j.has("expand."+name) && !j.has("expand."+name+".max_pages") && !(*e).StopAtSeen {
+			errs = append(errs, &Error{Key: "expand." + name, Msg: "sets nothing: it turns no edge on (the comments of post seeds and reels are fetched without it); give max_pages or stop_at_seen: true, or remove it"})
+		}
+		if j.has("expand."+name+".max_pages") && !slices.Contains(paged, name) {
+			errs = append(errs, &Error{Key: "expand." + name + ".max_pages", Msg: "applies only to edges to lists: " + strings.Join(paged, ", ") +
+				" (a reel's comments are bounded by comments.max_pages)"})
 		}
 		for key, msg := range (*e).ResolveWindow(now) {
 			errs = append(errs, &Error{Key: "expand." + name + "." + key, Msg: msg})

@@ -54,3 +54,44 @@ j.yaml:10: expand.video_comments.posted_before: applies only to lists returned n
 		t.Errorf("contract: %v", err)
 	}
 }
+
+// An expand key that can do nothing in its job is refused by key and line:
+// an edge from kinds the job never makes (no song for song_videos, no
+// follow list for follower_profiles), a hop past limits.max_depth, a page
+// limit of lists the job never walks (issue 32, point 5).
+func TestIdleExpandKeysRefused(t *testing.T) {
+	t.Parallel()
+	_, err := Parse("j.yaml", []byte(jobHead+oneSeed+`limits: {max_depth: 0}
+expand:
+  followers: {}
+  follower_profiles: {}
+  song_videos: {}
+  comments: {max_pages: 2}
+`))
+	want := `j.yaml:8: expand.follower_profiles: does nothing in this job: no task it makes follows this edge or takes its page limit (it applies to shortvideo.followers or shortvideo.following tasks the seeds and edges make, within limits.max_depth 0); remove it, or add what leads there
+j.yaml:9: expand.song_videos: does nothing in this job: no task it makes follows this edge or takes its page limit (it applies to shortvideo.song or shortvideo.song_videos tasks the seeds and edges make, within limits.max_depth 0); remove it, or add what leads there
+j.yaml:10: expand.comments: does nothing in this job: no task it makes follows this edge or takes its page limit (it applies to photosocial.comments tasks the seeds and edges make, within limits.max_depth 0); remove it, or add what leads there`
+	if err == nil || err.Error() != want {
+		t.Errorf("err =\n%v\nwant\n%s", err, want)
+	}
+	// What leads there makes them valid: follow lists at depth 1, a
+	// song, a post seed.
+	if _, err := Parse("j.yaml", []byte(jobHead+`seeds: {shortvideo: {profiles: [a], songs: ["1"]}, photosocial: {posts: ["https://x.example/p/a/"]}}
+expand:
+  followers: {}
+  follower_profiles: {}
+  song_videos: {}
+  comments: {max_pages: 2}
+`)); err != nil {
+		t.Error(err)
+	}
+	// post_comments bounds the comments it leads to, not comments'.
+	_, err = Parse("j.yaml", []byte("name: x\napi:\n  preset: scrapecreators\nseeds: {photosocial: {profiles: [b]}}\n"+`expand:
+  posts: {}
+  post_comments: {max_pages: 1}
+  comments: {max_pages: 3}
+`))
+	if err == nil || err.Error() != `j.yaml:8: expand.comments: does nothing in this job: no task it makes follows this edge or takes its page limit (it applies to photosocial.comments tasks the seeds and edges make, within limits.max_depth 1); remove it, or add what leads there` {
+		t.Errorf("comments beside post_comments: %v", err)
+	}
+}

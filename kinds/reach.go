@@ -90,8 +90,34 @@ func IdleExpandKeys(j Job, seedKinds []string, maxDepth int, written []string) m
 		}
 		slices.Sort(from)
 		from = slices.Compact(from)
-		out[key] = fmt.Sprintf("does nothing in this job: it makes no %s task for it to apply to (from its seeds and edges, within limits.max_depth %d); remove it, or add what leads there",
+		out[key] = fmt.Sprintf("does nothing in this job: no task it makes follows this edge or takes its page limit (it applies to %s tasks the seeds and edges make, within limits.max_depth %d); remove it, or add what leads there",
 			strings.Join(from, " or "), maxDepth)
 	}
 	return out
+}
+
+// MaxPagesKeys are the expand keys whose max_pages bounds lists: the page
+// limit of a list kind (Kind.Pages) or of the lists an edge makes
+// (edgeDecl.Pages). On other keys, edges to an entity fetched whole, it
+// would do nothing. Sorted, for messages.
+func MaxPagesKeys() []string {
+	var keys []string
+	for _, k := range registry {
+		if k.List && k.Pages != "" {
+			keys = append(keys, k.Pages)
+		}
+	}
+	for _, d := range edgeDecls {
+		if d.Pages != "" {
+			keys = append(keys, d.Pages)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// IsEdgeKey reports whether key turns an edge on (edges.go); the others
+// (comments) only set options of lists other seeds and edges make.
+func IsEdgeKey(key string) bool {
+	return slices.ContainsFunc(edgeDecls, func(d *edgeDecl) bool { return d.Key == key })
 }
