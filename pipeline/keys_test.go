@@ -29,18 +29,19 @@ type keyRow struct {
 }
 
 const (
-	svFollow       = "seeds: {shortvideo: {profiles: [a_f25_g25]}}\n"
-	svSong         = "seeds: {shortvideo: {songs: [\"7012345678\"]}}\n"
-	svTrending     = "seeds: {shortvideo: {trending_feed: true}}\n"
-	svSearch       = "seeds: {shortvideo: {keyword_searches: [cats n5]}}\n"
-	psPost         = "seeds: {photosocial: {posts: [\"https://www.photosocial.example/p/post_c25/\"]}}\n"
-	psReels        = "seeds: {photosocial: {reels_searches: [surf n5]}}\n"
-	svCreator      = "  preset: scrapecreators\nseeds: {shortvideo: {profiles: [creator_v25_c3]}}\n"
-	svThread       = "  preset: scrapecreators\nseeds: {shortvideo: {profiles: [creator_v2_c25]}}\n"
-	psStudio       = "  preset: scrapecreators\nseeds: {photosocial: {profiles: [studio_p90_c2_h2]}}\n"
-	psThread       = "  preset: scrapecreators\nseeds: {photosocial: {profiles: [studio_p3_c25]}}\n"
-	adaptiveLimits = "limits: {max_credits: 1000}\n"
-	psMedia        = "  preset: scrapecreators\nseeds: {photosocial: {media: [\"https://www.instagram.com/studio_p3_c25/p/Dseed01_c25/\"]}}\n"
+	svFollow        = "seeds: {shortvideo: {profiles: [a_f25_g25]}}\n"
+	svSong          = "seeds: {shortvideo: {songs: [\"7012345678\"]}}\n"
+	svTrending      = "seeds: {shortvideo: {trending_feed: true}}\n"
+	svSearch        = "seeds: {shortvideo: {keyword_searches: [cats n5]}}\n"
+	psPost          = "seeds: {photosocial: {posts: [\"https://www.photosocial.example/p/post_c25/\"]}}\n"
+	psReels         = "seeds: {photosocial: {reels_searches: [surf n5]}}\n"
+	svCreator       = "  preset: scrapecreators\nseeds: {shortvideo: {profiles: [creator_v25_c3]}}\n"
+	svThread        = "  preset: scrapecreators\nseeds: {shortvideo: {profiles: [creator_v2_c25]}}\n"
+	psStudio        = "  preset: scrapecreators\nseeds: {photosocial: {profiles: [studio_p90_c2_h2]}}\n"
+	psThread        = "  preset: scrapecreators\nseeds: {photosocial: {profiles: [studio_p3_c25]}}\n"
+	jobHeadContract = "name: x\napi:\n  base_url: http://127.0.0.1:9/api\n"
+	adaptiveLimits  = "limits: {max_credits: 1000}\n"
+	psMedia         = "  preset: scrapecreators\nseeds: {photosocial: {media: [\"https://www.instagram.com/studio_p3_c25/p/Dseed01_c25/\"]}}\n"
 )
 
 func edgeRow(key string, real bool, seeds, without, with string) keyRow {
@@ -175,7 +176,8 @@ func documentedKeys() []string {
 }
 
 // observed runs the job body runs times on a fresh database and sandbox
-// and returns the requests the sandbox answered, sorted.
+// and returns the rows each run wrote and the requests the sandbox
+// answered, sorted.
 func observed(t *testing.T, real bool, page, runs int, body string) []string {
 	cfg := sandbox.Config{PageSize: cmpOr(page, 10)}
 	var b *bundle
@@ -185,12 +187,14 @@ func observed(t *testing.T, real bool, page, runs int, body string) []string {
 		b = setupWith(t, cfg)
 	}
 	job := b.job(t, body)
-	for range max(runs, 1) {
-		if sum := b.run(t, job); sum.State != "done" && !strings.Contains(body, "max_credits") {
+	var out []string
+	for i := range max(runs, 1) {
+		sum := b.run(t, job)
+		if sum.State != "done" && !strings.Contains(body, "max_credits") {
 			t.Fatalf("run: %+v\n%s", sum, body)
 		}
+		out = append(out, fmt.Sprintf("run %d: %d rows", i+1, sum.Rows))
 	}
-	var out []string
 	for _, a := range b.sandbox.Arrivals(testKey) {
 		out = append(out, fmt.Sprintf("%d %s?%s", a.Status, a.Endpoint, a.Query))
 	}
@@ -236,6 +240,14 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 		}
 		if why := keysUnshown[key]; why != "" {
 			t.Logf("%s: not shown here: %s", key, why)
+			continue
+		}
+		// A key that turns no edge on is refused alone.
+		if len(parts) == 2 && parts[0] == "expand" && !kinds.IsEdgeKey(parts[1]) {
+			_, err := jobfile.Parse("j.yaml", []byte(jobHeadContract+psPost+"expand: {"+parts[1]+": {}}\n"))
+			if err == nil || !strings.Contains(err.Error(), "j.yaml:5: "+key+": ") {
+				t.Errorf("%s: accepted alone, where it sets nothing (%v)", key, err)
+			}
 			continue
 		}
 		// An edge option that applies to no list of the edge is refused.
