@@ -3,9 +3,13 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/plan"
 )
 
 // windowJob is a backfill of a creator's videos and a profile's posts and
@@ -88,5 +92,40 @@ func TestDateWindowBackfill(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// crawler plan says what a window saves, from the lists an earlier run
+// stored: where the walk ends against its page limit, and the entries
+// outside it (issue 32, point 6).
+func TestPlanSaysWhatAWindowSaves(t *testing.T) {
+	t.Parallel()
+	b := realBundle(t, sandbox.Config{PageSize: 10})
+	if sum := b.run(t, b.job(t, fmt.Sprintf(windowJob, "", "", ""))); sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	job := b.job(t, fmt.Sprintf(windowJob, "posted_after: 2024-12-17, posted_before: 2024-12-29", "posted_after: 2024-12-20", "posted_after: 2024-12-20"))
+	tx, err := b.pool.BeginTx(context.Background(), pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	p, err := plan.Make(context.Background(), tx, job, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"window expand.videos posted_after 2024-12-17T00:00:00Z, posted_before 2024-12-29T00:00:00Z on shortvideo.profile_videos creator_v40_c2: 12 of the 40 entries stored are in it; its walk ends about page 2 (of 4 walked without it, 10 entries a page), and nothing is bought under the 28 outside it",
+		"window expand.posts posted_after 2024-12-20T00:00:00Z on photosocial.user_posts studio_p30_c1: 12 of the 30 entries stored are in it; its walk ends about page 2 (of 3 walked without it, 10 entries a page), and nothing is bought under the 18 outside it",
+		"window expand.reels posted_after 2024-12-20T00:00:00Z on photosocial.user_reels studio_p30_c1: 4 of the 10 entries stored are in it; its walk ends about page 1 (of 1 walked without it, 10 entries a page), and nothing is bought under the 6 outside it",
+	}
+	var got []string
+	for _, line := range p.Reuse {
+		if strings.HasPrefix(line, "window ") {
+			got = append(got, line)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plan:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
