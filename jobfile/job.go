@@ -72,6 +72,7 @@ type Job struct {
 
 	present     map[string]bool // keys written in the file (see has)
 	baseURLFlag bool            // api.base_url came from --base-url
+	loadedAt    time.Time       // what a date window's duration counts back from
 }
 
 // API is the job file's `api:` section: the client's options (decoded
@@ -159,6 +160,9 @@ type LoadOptions struct {
 	// AllowInsecureHTTP lets the key go over plain http to a host that is
 	// not loopback (crawler run --allow-insecure-http); a job file cannot.
 	AllowInsecureHTTP bool
+	// Now, when set, is the moment the date windows' durations (posted_after:
+	// 90d) count back from; else when the job is loaded.
+	Now time.Time
 }
 
 // Load reads, decodes strictly, defaults and validates a job file.
@@ -216,6 +220,10 @@ func ParseWith(path string, data []byte, o LoadOptions) (*Job, error) {
 		job.baseURLFlag = true
 	}
 	job.API.AllowInsecureHTTP = o.AllowInsecureHTTP
+	job.loadedAt = o.Now
+	if job.loadedAt.IsZero() {
+		job.loadedAt = time.Now()
+	}
 	errs := job.validate()
 	for _, e := range errs {
 		if strings.HasPrefix(e.Key, "--") {
@@ -431,10 +439,14 @@ func (j *Job) validate() Errors {
 			intRange("expand."+name+".max_pages", int64((*e).MaxPages), 1, math.MaxInt32, " (omit the key for limits.max_pages)")
 		}
 	}
+	errs = append(errs, j.validateWindows(j.loadedAt)...)
 	errs = append(errs, j.validateDialect()...)
 	errs = append(errs, j.Seeds.Validate()...)
 	errs = append(errs, j.validateReuse()...)
 	errs = append(errs, j.validateEvents()...)
+	if len(errs) == 0 {
+		errs = append(errs, j.validateIdleKeys()...) // on a job otherwise valid: its seeds are read
+	}
 	return errs
 }
 

@@ -89,6 +89,13 @@ type Edge struct {
 	// along the edge (edges to an entity fetched whole), overriding
 	// reuse.refresh_after.
 	RefreshAfter sources.Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
+	// PostedAfter and PostedBefore are the date window of a dated list
+	// along the edge (window.go), as written: a date or a duration back
+	// from when the job was loaded; after and before, resolved
+	// (ResolveWindow).
+	PostedAfter   string    `yaml:"posted_after" json:"posted_after,omitempty"`
+	PostedBefore  string    `yaml:"posted_before" json:"posted_before,omitempty"`
+	after, before time.Time `yaml:"-"`
 }
 
 // edgeDecl declares one expansion edge once: the tasks of which kinds make
@@ -116,6 +123,10 @@ type edgeDecl struct {
 	// profile's videos are by the profile): the plan's bound counts
 	// nothing for them.
 	Own []string
+	// Pages, when set, is the expand key whose max_pages bounds the lists
+	// the edge makes, in place of their kind's (a post's comments found
+	// along post_comments take post_comments' limit, not comments').
+	Pages string
 }
 
 // edgeDecls holds every edge in declaration order: where two edges lead
@@ -175,9 +186,9 @@ var (
 	edgeHighlightDetails = declareEdge(edgeDecl{Key: "highlight_details", From: []string{KindPSHighlights}, To: KindPSHighlight, Hop: true, PerEntry: true})
 	// A post or reel of a profile's lists -> its comments and transcript; a
 	// media seed -> the same, once.
-	edgePostComments        = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSComments, Hop: true, PerEntry: true})
+	edgePostComments        = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSComments, Hop: true, PerEntry: true, Pages: "post_comments"})
 	edgePostTranscripts     = declareEdge(edgeDecl{Key: "post_transcripts", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSTranscript, Hop: true, PerEntry: true})
-	edgeSeedPostComments    = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSPost}, To: KindPSComments, Hop: true})
+	edgeSeedPostComments    = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSPost}, To: KindPSComments, Hop: true, Pages: "post_comments"})
 	edgeSeedPostTranscripts = declareEdge(edgeDecl{Key: "post_transcripts", From: []string{KindPSPost}, To: KindPSTranscript, Hop: true})
 )
 
@@ -207,6 +218,9 @@ func (d *edgeDecl) task(j Job, t *Task, key string, params map[string]string) Ne
 	}
 	nt := named(d.To).task(j, key, params, t.Depth+1)
 	nt.RefreshAfter = hopWindow(j, t.Kind, d.To)
+	if d.Pages != "" {
+		nt.MaxPages = j.ListPages(j.Edge(d.Pages))
+	}
 	return nt
 }
 
@@ -267,6 +281,18 @@ type BoundEdge struct {
 	Hop      bool
 }
 
+// MaxPages is the page limit of the lists the edges make in job j, when
+// an edge the job turns on gives its own (edgeDecl.Pages); 0: the child
+// kind's.
+func (b BoundEdge) MaxPages(j Job) int {
+	for _, d := range b.edges {
+		if d.on(j) && d.Pages != "" {
+			return j.ListPages(j.Edge(d.Pages))
+		}
+	}
+	return 0
+}
+
 // On reports whether job j follows any of the edges.
 func (b BoundEdge) On(j Job) bool {
 	return slices.ContainsFunc(b.edges, func(d *edgeDecl) bool { return d.on(j) })
@@ -298,8 +324,8 @@ func init() {
 				boundEdges[from] = append(groups, BoundEdge{Child: d.To, edges: []*edgeDecl{d}, PerEntry: d.PerEntry, Hop: d.Hop})
 				continue
 			}
-			if groups[i].PerEntry != d.PerEntry || groups[i].Hop != d.Hop {
-				panic("kinds: edges " + from + " -> " + d.To + " disagree on PerEntry or Hop")
+			if groups[i].PerEntry != d.PerEntry || groups[i].Hop != d.Hop || groups[i].edges[0].Pages != d.Pages {
+				panic("kinds: edges " + from + " -> " + d.To + " disagree on PerEntry, Hop or Pages")
 			}
 			groups[i].edges = append(groups[i].edges, d)
 		}

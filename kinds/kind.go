@@ -44,6 +44,10 @@ type Kind struct {
 	// Seen, when set, marks a list returned newest first: stop_at_seen
 	// ends it at a page of entries earlier runs stored (reuse.go).
 	Seen SeenFunc
+	// Dated marks a list returned newest first whose entries carry the
+	// time they were posted: its edge takes posted_after and
+	// posted_before (window.go).
+	Dated bool
 	// Reexpand, when set, gives the tasks a task of the kind creates, from
 	// what its fetch in this run stored, at the task's (smaller) depth: a
 	// task found again closer to a seed after it was fetched is expanded

@@ -21,6 +21,7 @@ const (
 	OutcomeDonePageLimit  Outcome = "done_page_limit"   // a list cut by its page limit
 	OutcomeDoneStopAtSeen Outcome = "done_stop_at_seen" // a list cut by stop_at_seen
 	OutcomeDoneGuard      Outcome = "done_guard"        // a list stopped by a loop guard
+	OutcomeDoneWindow     Outcome = "done_window"       // a list ended by its date window (posted_after)
 
 	OutcomeSkippedFresh    Outcome = "skipped_fresh"     // refresh_after: an earlier fetch is fresh
 	OutcomeSkippedAdaptive Outcome = "skipped_adaptive"  // the adaptive schedule did not revisit it
@@ -36,7 +37,7 @@ const (
 // Outcomes lists every outcome, in the enum's order.
 func Outcomes() []Outcome {
 	return []Outcome{
-		OutcomeDone, OutcomeDoneEnd, OutcomeDonePageLimit, OutcomeDoneStopAtSeen, OutcomeDoneGuard,
+		OutcomeDone, OutcomeDoneEnd, OutcomeDonePageLimit, OutcomeDoneStopAtSeen, OutcomeDoneGuard, OutcomeDoneWindow,
 		OutcomeSkippedFresh, OutcomeSkippedAdaptive, OutcomeSkippedBudget, OutcomeSkippedNotFound, OutcomeSkippedRetired,
 		OutcomeFailed, OutcomeFailedBlocked, OutcomeFailedUnstorable,
 	}

@@ -75,7 +75,7 @@ var _ = register(&Kind{
 	Name:  KindPSComments,
 	List:  true,
 	Pages: "comments",
-	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, asIsTasks),
+	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, mediaTasks),
 	Call:  byKeyCursor(endpoints.PSCommentsCall, mapPSComments),
 	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSComment](&r.Batch)
@@ -216,7 +216,7 @@ const KindPSTranscript = "photosocial.transcript"
 
 var _ = register(&Kind{
 	Name:  KindPSTranscript,
-	Seeds: seedsOf("seeds.photosocial.transcripts", checkPostURL, asIsTasks),
+	Seeds: seedsOf("seeds.photosocial.transcripts", checkPostURL, mediaTasks),
 	Call:  byKey(endpoints.PSTranscriptCall, mapPSTranscript),
 	Fresh: &FreshRule{}, // nothing to expand
 })

@@ -121,6 +121,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "posts",
 	Call:  byKeyCursor(endpoints.PSUserPostsCall, mapPSUserPosts),
+	Dated: true,
 	Seen: seenBy(seenProfilePosts, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSProfilePost](&r.Batch)
 		keys := make([]string, len(rows))
@@ -133,9 +134,10 @@ var _ = register(&Kind{
 })
 
 func mapPSUserPosts(m *mapper, t *Task, page *sources.Page[endpoints.PSPost]) (*Result, error) {
-	res := listResult(t, page)
+	res, win := listResult(t, page), m.dateWindow(t)
+	defer win.end(t, res)
 	for _, it := range page.Items {
-		if !addPSPost(res, it, "items", t.Key) {
+		if !win.keep(it.V.TakenAt) || !addPSPost(res, it, "items", t.Key) {
 			continue
 		}
 		p := it.V
@@ -179,6 +181,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "reels",
 	Call:  byKeyCursor(endpoints.PSUserReelsCall, mapPSUserReels),
+	Dated: true,
 	Seen: seenBy(seenProfileReels, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSProfileReel](&r.Batch)
 		keys := make([]string, len(rows))
@@ -191,8 +194,12 @@ var _ = register(&Kind{
 })
 
 func mapPSUserReels(m *mapper, t *Task, page *sources.Page[endpoints.PSReel]) (*Result, error) {
-	res := listResult(t, page)
+	res, win := listResult(t, page), m.dateWindow(t)
+	defer win.end(t, res)
 	for _, it := range page.Items {
+		if !win.keep(it.V.TakenAt) {
+			continue
+		}
 		if it.V.OwnerUsername == "" {
 			it.V.OwnerUsername = sources.Text(t.Key) // the profile's own list
 		}
@@ -226,7 +233,7 @@ const KindPSPost = "photosocial.post"
 
 var _ = register(&Kind{
 	Name:  KindPSPost,
-	Seeds: seedsOf("seeds.photosocial.media", checkPostURL, asIsTasks),
+	Seeds: seedsOf("seeds.photosocial.media", checkPostURL, mediaTasks),
 	Call:  byKey(endpoints.PSPostCall, mapPSPost),
 	Fresh: &FreshRule{Expand: storedPost},
 })
@@ -242,7 +249,10 @@ func mapPSPost(m *mapper, t *Task, d *endpoints.PSPostDetail) (*Result, error) {
 		d.Post.V.Code = sources.Text(sinks.PostCode(t.Key))
 	}
 	if addPSPost(res, d.Post, "data.xdt_shortcode_media", "") {
-		m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, t.Key, d.Post.V.Video())
+		// Keyed as the owner's lists key it: a reel at /reel/<code>/ even
+		// when the seed named it /p/<code>/.
+		p := d.Post.V
+		m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, string(p.Code), p.ProductType == "clips"), p.Video())
 	}
 	return res, nil
 }
@@ -251,16 +261,17 @@ func mapPSPost(m *mapper, t *Task, d *endpoints.PSPostDetail) (*Result, error) {
 // its comments and, for a video, its transcript; ok false when no fetch
 // stored it.
 func storedPost(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, bool, error) {
-	var video bool
-	err := storedPostStmt.QueryRow(ctx, q, storedPostParams{Code: sinks.PostCode(t.Key)}).Scan(&video)
+	var video, reel bool
+	code := sinks.PostCode(t.Key)
+	err := storedPostStmt.QueryRow(ctx, q, storedPostParams{Code: code}).Scan(&video, &reel)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	res := &Result{}
-	(&mapper{job: j}).followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, t.Key, video)
+	res, m := &Result{}, &mapper{job: j}
+	m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, code, reel), video)
 	return res.Children, true, nil
 }
 

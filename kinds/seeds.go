@@ -2,7 +2,6 @@ package kinds
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -67,11 +66,8 @@ var checkPostURL = quoted(func(v string) string {
 	if len(v) > sources.MaxURLBytes {
 		return fmt.Sprintf("is %d bytes long; a URL is at most %d", len(v), sources.MaxURLBytes)
 	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "is not an absolute http(s) post or reel URL"
-	}
-	return ""
+	_, _, why := mediaOf(v)
+	return why
 })
 
 // The task keys of seed values shared by kinds.

@@ -28,6 +28,7 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "videos",
 	Call:  byKeyCursor(endpoints.SVProfileVideosCall, mapSVProfileVideos),
+	Dated: true,
 	Seen: seenBy(seenProfileVideos, func(t *Task) string { return t.Key }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.SVProfileVideo](&r.Batch)
 		keys := make([]string, len(rows))
@@ -40,8 +41,12 @@ var _ = register(&Kind{
 })
 
 func mapSVProfileVideos(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo]) (*Result, error) {
-	res := listResult(t, page)
+	res, win := listResult(t, page), m.dateWindow(t)
+	defer win.end(t, res)
 	for _, it := range page.Items {
+		if !win.keep(it.V.CreateTime) {
+			continue
+		}
 		if it.V.Author.UniqueID == "" && it.V.Author.UID == "" {
 			it.V.Author.UniqueID = sources.Text(t.Key) // the creator's own list
 		}
@@ -58,8 +63,8 @@ func mapSVProfileVideos(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo
 // videoURL is a video's web address: the one its answer carried, else one
 // built on the dialect's web address from its author and id.
 func (m *mapper) videoURL(given, handle, id string) string {
-	if given != "" {
-		return given
+	if _, _, why := videoOf(given); given != "" && why == "" {
+		return canonicalVideoURL(m.job, KindSVVideoComments, given) // as a seed of it is keyed
 	}
 	return m.job.Route(KindSVVideoComments).VideoURL(handle, id)
 }
@@ -109,7 +114,7 @@ const KindSVVideo = "shortvideo.video"
 
 var _ = register(&Kind{
 	Name:  KindSVVideo,
-	Seeds: seedsOf("seeds.shortvideo.videos", checkVideoURL, asIsTasks),
+	Seeds: seedsOf("seeds.shortvideo.videos", checkVideoURL, videoTasks),
 	Call:  byKey(endpoints.SVVideoCall, mapSVVideo),
 	Fresh: &FreshRule{Expand: always(videoSeedLists)},
 })
@@ -123,13 +128,11 @@ func videoSeedLists(j Job, t *Task) []NewTask {
 }
 
 var checkVideoURL = quoted(func(v string) string {
-	if msg := checkPostURL(v); msg != "" {
-		return strings.Replace(msg, "post or reel URL", "video URL", 1)
+	if len(v) > sources.MaxURLBytes {
+		return fmt.Sprintf("is %d bytes long; a URL is at most %d", len(v), sources.MaxURLBytes)
 	}
-	if sinks.VideoIDOf(v) == "" {
-		return "is not a video URL (…/@<handle>/video/<id>)"
-	}
-	return ""
+	_, _, why := videoOf(v)
+	return why
 })
 
 func mapSVVideo(m *mapper, t *Task, d *endpoints.SVVideoDetail) (*Result, error) {

@@ -44,7 +44,7 @@ func TestReelsRealDialect(t *testing.T) {
 	t.Parallel()
 	b := realBundle(t, sandbox.Config{})
 	job := b.job(t, "  preset: scrapecreators\nseeds: {photosocial: {reels_searches: [surf n20]}}\n"+
-		"expand: {reel_comments: {max_pages: 1}, reel_transcripts: {}}\n")
+		"expand: {reel_comments: {}, reel_transcripts: {}}\n")
 	if sum := b.run(t, job); sum.State != "done" {
 		t.Fatalf("run: %+v", sum)
 	}

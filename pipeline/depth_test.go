@@ -97,7 +97,7 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 		{"top_search", "shortvideo: {top_searches: [mixed n8]}", "search_results: {}, video_authors: {}, song_videos: {}", "shortvideo.top_search"},
 		{"keyword_search", "shortvideo: {keyword_searches: [dance n5]}", "search_results: {}", "shortvideo.keyword_search"},
 		{"trending_feed", "shortvideo: {trending_feed: true}", "video_authors: {}", "shortvideo.trending_feed"},
-		{"reels_search", "photosocial: {reels_searches: [surf n5]}", "reel_comments: {max_pages: 1}, reel_transcripts: {}", "photosocial.reels_search"},
+		{"reels_search", "photosocial: {reels_searches: [surf n5]}", "reel_comments: {}, reel_transcripts: {}", "photosocial.reels_search"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -201,7 +201,7 @@ seeds:
     profiles: [brand_business]
     posts: ["https://www.photosocial.example/p/post_c120/"]
     reels_searches: [surf n12]
-expand: {followers: {}, following: {}, song_videos: {}, search_results: {}, comments: {}, reel_transcripts: {}}
+expand: {followers: {}, following: {}, song_videos: {}, search_results: {}, comments: {max_pages: 2}, reel_transcripts: {}}
 `
 	job := b.job(t, body)
 	old := b.run(t, job)

@@ -97,7 +97,7 @@ func (b *bounder) bound(k *kinds.Kind, depth int, pages int64) int64 {
 		if r.PerEntry {
 			n = entries
 		}
-		cost = satAdd(cost, satMul(n, b.bound(kinds.Of(r.Child), d, 0)))
+		cost = satAdd(cost, satMul(n, b.bound(kinds.Of(r.Child), d, int64(r.MaxPages(b.job)))))
 	}
 	b.memo[memoKey] = cost
 	return cost
@@ -139,7 +139,8 @@ type Plan struct {
 	HistoryBilled int64 `json:"history_billed,omitempty"`
 	Estimate      int64 `json:"estimate"`
 	// Reuse is what refresh_after / stop_at_seen would skip, a line each
-	// (see planReuse); Estimate already leaves out the skipped fetches.
+	// (see planReuse), and what each date window saves (planWindows);
+	// Estimate already leaves out the skipped fetches.
 	Reuse []string `json:"reuse"`
 	// Adaptive is the schedule a new adaptive run (reuse.adaptive) would
 	// get now; nil when the job is not adaptive.
@@ -245,6 +246,15 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 		return nil, err
 	}
 	p.Reuse = append(p.Reuse, reuse...)
+	perPage := p.EntriesPerPage
+	if p.ObservedPerPage > 0 {
+		perPage = p.ObservedPerPage // the lists' own page, for where a walk ends
+	}
+	windows, err := planWindows(ctx, tx, job, perPage)
+	if err != nil {
+		return nil, err
+	}
+	p.Reuse = append(p.Reuse, windows...)
 	if job.Reuse.Adaptive {
 		s, err := adaptive.Plan(ctx, tx, job)
 		if err != nil {

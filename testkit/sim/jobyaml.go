@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/socialcrawl/crawler/jobfile"
 )
 
 // jobName names every run of a scenario: reuse and revisits are per job.
@@ -150,7 +152,38 @@ func writeJob(dir string, s *Scenario, baseURL string, workers int) (string, err
 		line(0, "comments: {include_replies: true}")
 	}
 	path := filepath.Join(dir, "job.yaml")
-	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+	return path, os.WriteFile(path, []byte(dropIdleEdges(path, b.String(), edges)), 0o644)
+}
+
+// dropIdleEdges leaves out of text's expand line the edges the crawler
+// refuses as doing nothing in the job (issue 32: a hop at max_depth 0,
+// comments once the shrink dropped the post seeds, a profile's lists once
+// it dropped the profiles): they would change nothing the night does.
+func dropIdleEdges(path, text string, edges []string) string {
+	line := "expand: {" + strings.Join(edges, ", ") + "}\n"
+	for range 3 {
+		_, err := jobfile.Parse(path, []byte(text))
+		errs, ok := err.(jobfile.Errors)
+		if !ok {
+			return text
+		}
+		idle := map[string]bool{}
+		for _, e := range errs {
+			if strings.HasPrefix(e.Msg, "does nothing") || strings.HasPrefix(e.Msg, "sets nothing") {
+				idle[strings.TrimPrefix(e.Key, "expand.")] = true
+			}
+		}
+		if len(idle) == 0 {
+			return text
+		}
+		edges = slices.DeleteFunc(slices.Clone(edges), func(e string) bool {
+			name, _, _ := strings.Cut(e, ":")
+			return idle[name]
+		})
+		next := "expand: {" + strings.Join(edges, ", ") + "}\n"
+		text, line = strings.Replace(text, line, next, 1), next
+	}
+	return text
 }
 
 func sortedKeys[V any](m map[string]V) []string {

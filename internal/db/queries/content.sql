@@ -72,8 +72,10 @@ WHERE post_code = @owner AND last_seen_run = @run_id AND parent_comment_id IS NU
 ORDER BY comment_id;
 
 -- name: StoredPost
--- What a post fetch stored of post @code: whether it is a video.
-SELECT coalesce(media_type = 2 OR product_type = 'clips' OR raw->>'is_video' = 'true', false)
+-- What a post fetch stored of post @code: whether it is a video, and a
+-- reel (its comments and transcript are keyed /reel/<code>/).
+SELECT coalesce(media_type = 2 OR product_type = 'clips' OR raw->>'is_video' = 'true', false),
+       coalesce(product_type = 'clips', false)
 FROM photosocial.posts WHERE code = @code;
 
 -- name: StoredPSProfile

@@ -24,3 +24,23 @@ SELECT coalesce(greatest(
     (SELECT max(r.entries_per_page) FROM crawl.runs r WHERE r.job_name = @job_name),
     (SELECT max(ceil(t.items::numeric / t.pages)) FROM crawl.runs r JOIN crawl.tasks t ON t.run_id = r.id
      WHERE r.job_name = @job_name AND r.entries_per_page IS NULL AND t.pages > 1)), 0)::bigint;
+
+-- name: StoredWindow
+-- A creator's dated list (@kind: shortvideo.profile_videos,
+-- photosocial.user_posts or photosocial.user_reels) of @owner as earlier
+-- runs stored it, for crawler plan's line on a date window: its entries,
+-- those posted at or after @after (NULL: no bound), and those within
+-- [@after, @before).
+SELECT count(*), count(*) FILTER (WHERE @after::timestamptz IS NULL OR e.at >= @after::timestamptz),
+       count(*) FILTER (WHERE (@after::timestamptz IS NULL OR e.at >= @after::timestamptz)
+                          AND (@before::timestamptz IS NULL OR e.at < @before::timestamptz))
+FROM (
+    SELECT v.create_time AS at FROM shortvideo.profile_videos l JOIN shortvideo.videos v USING (video_id)
+    WHERE @kind::text = 'shortvideo.profile_videos' AND l.unique_id = @owner::text
+    UNION ALL
+    SELECT p.taken_at FROM photosocial.profile_posts l JOIN photosocial.posts p USING (code)
+    WHERE @kind::text = 'photosocial.user_posts' AND l.username = @owner::text
+    UNION ALL
+    SELECT r.taken_at FROM photosocial.profile_reels l JOIN photosocial.reels r USING (reel_id)
+    WHERE @kind::text = 'photosocial.user_reels' AND l.username = @owner::text
+) e;

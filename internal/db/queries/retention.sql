@@ -144,15 +144,15 @@ WITH obs AS (
         (c.kind = ANY(@fresh_kinds::text[]) AND NOT EXISTS (
             SELECT 1 FROM crawl.tasks u
             WHERE u.kind = c.kind AND u.key = c.key AND u.state = 'done' AND u.finished_at > c.finished_at))
-        OR (c.kind = ANY(@walk_kinds::text[]) AND c.outcome <> 'done_page_limit'
+        OR (c.kind = ANY(@walk_kinds::text[]) AND c.outcome NOT IN ('done_page_limit', 'done_window')
             AND NOT EXISTS (
                 SELECT 1 FROM crawl.tasks u
                 WHERE u.kind = c.kind AND u.key = c.key AND u.state = 'done' AND u.finished_at > c.finished_at
-                  AND u.outcome NOT IN ('done_stop_at_seen', 'done_page_limit') AND u.run_id < obs.observer)
+                  AND u.outcome NOT IN ('done_stop_at_seen', 'done_page_limit', 'done_window') AND u.run_id < obs.observer)
             AND (c.outcome <> 'done_stop_at_seen' OR EXISTS (
                 SELECT 1 FROM crawl.tasks f
                 WHERE f.kind = c.kind AND f.key = c.key AND f.state = 'done' AND f.finished_at < c.finished_at
-                  AND f.outcome NOT IN ('done_stop_at_seen', 'done_page_limit'))))))
+                  AND f.outcome NOT IN ('done_stop_at_seen', 'done_page_limit', 'done_window'))))))
 ), gone AS (
     DELETE FROM crawl.tasks WHERE NOT @dry_run::boolean AND ctid = ANY(ARRAY(SELECT ctid FROM doomed))
     RETURNING 1

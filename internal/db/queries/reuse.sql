@@ -26,8 +26,8 @@ SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 -- name: LastFullWalk
 -- The latest full walk of list (@kind, @key) by an earlier run: one that
 -- reached the list's end, neither cut short by stop_at_seen nor capped by
--- its page limit (a capped walk never saw the pages past the cap: trusting
--- it would leave them unbought for good). Its pages and age
+-- its page limit or its date window (a capped walk never saw the pages
+-- past the cap: trusting it would leave them unbought for good). Its pages and age
 -- (microseconds), and how many walks of the list stop_at_seen cut short
 -- since.
 SELECT f.run_id, f.pages, (extract(epoch FROM now() - f.finished_at) * 1000000)::bigint,
@@ -36,7 +36,7 @@ SELECT f.run_id, f.pages, (extract(epoch FROM now() - f.finished_at) * 1000000):
           AND s.outcome = 'done_stop_at_seen' AND s.finished_at > f.finished_at)
 FROM crawl.tasks f
 WHERE f.kind = @kind AND f.key = @key AND f.state = 'done' AND f.run_id < @run_id
-  AND f.outcome NOT IN ('done_stop_at_seen', 'done_page_limit')
+  AND f.outcome NOT IN ('done_stop_at_seen', 'done_page_limit', 'done_window')
 ORDER BY f.finished_at DESC LIMIT 1;
 
 -- name: StoredProfile

@@ -141,7 +141,7 @@ LIMIT @batch;
 -- tasks by id and, per task, the latest snapshots by index.
 SELECT t.kind, t.key, coalesce(t.params->>'handle', ''), t.finished_at, t.pages, t.items, t.new_items,
        t.outcome = 'done_page_limit',
-       t.outcome NOT IN ('done_page_limit', 'done_stop_at_seen'),
+       t.outcome NOT IN ('done_page_limit', 'done_stop_at_seen', 'done_window'),
        CASE WHEN t.kind = 'shortvideo.profile' THEN (
            SELECT (c.follower_count, c.following_count) IS DISTINCT FROM (p.follower_count, p.following_count)
            FROM shortvideo.user_snapshots c

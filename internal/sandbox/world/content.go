@@ -166,7 +166,8 @@ func (w *World) CreatorVideos(a Account, off int64) ([]Video, Window) {
 }
 
 // creatorVideos is the video at position p of account a's videos l; in
-// the content world a video added after day 0 is dated on its day.
+// the content world a video added after day 0 is dated on its day, in
+// the others by its place in the list (content_time.go).
 func (w *World) creatorVideos(a Account, l creatorList) func(p int64) Video {
 	var cum []int64
 	if w.content && l.added > 0 {
@@ -178,7 +179,7 @@ func (w *World) creatorVideos(a Account, l creatorList) func(p int64) Video {
 		if cum != nil && i < 0 {
 			return w.videoAt(id, a.Handle, newTime(cum, i, 0, "video", id), true)
 		}
-		return w.videoAt(id, a.Handle, WorldEpoch-pick("video", id, "createTime", 365*86400), false)
+		return w.videoAt(id, a.Handle, w.postedAt(l, i), false) // its place in the list (content_time.go)
 	}
 }
 
@@ -245,6 +246,15 @@ type Post struct {
 // Post is the post code by owner: derived from the code, so every answer
 // that shows the post agrees.
 func (w *World) Post(code, owner string) Post {
+	p := w.post(code, owner)
+	if at, ok := w.creatorPostTime(owner, code); ok {
+		p.TakenAt = at // its place in its owner's list (content_time.go)
+	}
+	return p
+}
+
+// post is the post code by owner, as a search shows it.
+func (w *World) post(code, owner string) Post {
 	t := postTypes[postKind(code)]
 	p := Post{PK: digitsAt('3', hashOf("post", code, "pk"), 0), Code: code,
 		Caption: sentence(hashOf("post", code, "caption"), 3, 12), Owner: owner, TakenAt: takenAt("post", code),
@@ -264,16 +274,17 @@ func PostOwner(code string) string { return handleAt(hashOf("post", code, "owner
 func (w *World) CreatorPosts(a Account, off int64) ([]Post, Window) {
 	l := w.postList(a)
 	return pageOf(w, off, shown(a, l.total()), func(p int64) Post {
-		return w.Post(postCodeAt(a.Handle, l.index(p)), a.Handle)
+		return w.creatorPost(l, a.Handle, l.index(p))
 	})
 }
 
 // CreatorReels is the page at off of account a's reels: its posts that
 // are reels, in their order.
 func (w *World) CreatorReels(a Account, off int64) ([]Post, Window) {
-	first, total := reelsOf(w.postList(a))
+	l := w.postList(a)
+	first, total := reelsOf(l)
 	return pageOf(w, off, shown(a, total), func(p int64) Post {
-		return w.Post(postCodeAt(a.Handle, first+3*p), a.Handle)
+		return w.creatorPost(l, a.Handle, first+3*p)
 	})
 }
 

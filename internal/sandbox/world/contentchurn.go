@@ -158,12 +158,21 @@ func (w *World) mediaCum(a Account, c counterLaw, letter byte) []int64 {
 	return cum
 }
 
+// unlistedVideoTime is when video id was posted when no creator's list
+// places it: hashed, within a year before WorldEpoch.
+func unlistedVideoTime(id string) int64 {
+	return WorldEpoch - pick("video", id, "createTime", 365*86400)
+}
+
 // videoPosted is when video id by author was posted and whether it is a
 // video its author added after day 0 (fresh): in the content world a
 // fresh video is dated on the day it arrived, found among the author's
 // new videos; any other video keeps its time of the other worlds.
 func (w *World) videoPosted(id, author string) (posted int64, fresh bool) {
-	static := WorldEpoch - pick("video", id, "createTime", 365*86400)
+	static := unlistedVideoTime(id)
+	if at, ok := w.creatorVideoTime(author, id); ok {
+		static = at // its place in its creator's list (content_time.go)
+	}
 	if !w.content || author == "" {
 		return static, false
 	}

@@ -43,7 +43,9 @@ type Video struct {
 // the id.
 func (w *World) Video(id, author string) Video {
 	if author == "" {
+		// Not found by its creator's list: no list place to date it by.
 		author = handleAt(hashOf("video", id, "author"), 0)
+		return w.videoAt(id, author, unlistedVideoTime(id), false)
 	}
 	posted, fresh := w.videoPosted(id, author)
 	return w.videoAt(id, author, posted, fresh)
