@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // How the kinds declare their reuse across runs (docs/reuse.md): a kind
@@ -29,6 +31,43 @@ type FreshRule struct {
 	// stored data; ok false when the stored data cannot say, and the task
 	// is fetched. nil: none.
 	Expand func(ctx context.Context, q db.Querier, j Job, t *Task) (children []NewTask, ok bool, err error)
+}
+
+// ChangeRule declares a content list (a video's comments, a comment's
+// replies, a post's or reel's comments) that a run buys again only when
+// it changed (docs/reuse.md, "Content lists"): its task, found along an
+// edge whose changed_only is on, carries the counter the parent page
+// showed (ParamCount); the runner skips it (OutcomeSkippedUnchanged) when
+// crawl.content_walks holds a walk of it that saw the same counter, within
+// its refresh_after. Every walk's end is recorded there; a walk to the
+// list's end marks the stored entries it no longer found (Gone).
+//
+// The lists are walked whole when bought: the real service documents no
+// order for comments or replies (the platforms rank comments by
+// relevance), so a rise's new entries may be on any page and the walk
+// cannot stop at the first stored one.
+type ChangeRule struct {
+	// Gone is where t's stored entries are, for marking those a walk to
+	// the list's end no longer found.
+	Gone func(t *Task) GoneScope
+}
+
+// GoneScope names a content list's stored entries: the comments table of
+// Platform ("shortvideo" or "photosocial"), those of Owner (a video's id,
+// a post's code) answering Parent ("": the top-level comments).
+type GoneScope struct {
+	Platform, Owner, Parent string
+}
+
+// Count is the counter t's parent page showed (ParamCount); ok false
+// when t carries none (changed_only is off, or the page sent none).
+func (t *Task) Count() (n int64, ok bool) {
+	v, ok := t.Params[ParamCount]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
 }
 
 // Fetch is a successful fetch by an earlier run.
@@ -288,7 +327,7 @@ func storedReelsSearch(ctx context.Context, q db.Querier, j Job, t *Task) ([]New
 	}
 	res, m := &Result{}, &mapper{job: j}
 	for _, r := range reels {
-		m.followReel(res, t, r.url, r.code)
+		m.followReel(res, t, r.url, r.code, sources.Int64{})
 	}
 	return res.Children, nil
 }
