@@ -1,0 +1,189 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/socialcrawl/crawler/testkit/pgtest"
+)
+
+// changedJob harvests a creator posting 2 videos a day (12 at day 0, 6
+// comments each, 0 to 3 replies each) and a photo-sharing account's 6
+// posts (4 comments each, some with more replies than shown), with their
+// comments and replies, the creators' lists with stop_at_seen; edges adds
+// keys to the content edges.
+func changedJob(videoComments, replies, postComments string) string {
+	return fmt.Sprintf(`
+  preset: scrapecreators
+limits: {workers: 4, max_pages: 100}
+comments: {include_replies: true}
+seeds: {shortvideo: {profiles: [daily_v12_r2_c6]}, photosocial: {profiles: [studio_p6_c4]}}
+expand:
+  videos: {stop_at_seen: true}
+  video_comments: {%s}
+  comment_replies: {%s}
+  posts: {stop_at_seen: true}
+  post_comments: {%s}
+`, videoComments, replies, postComments)
+}
+
+// The real service's content endpoints, as the sandbox counts them.
+const (
+	epVideos       = "/v3/tiktok/profile/videos"
+	epVideoComms   = "/v1/tiktok/video/comments"
+	epVideoReplies = "/v1/tiktok/video/comment/replies"
+	epPosts        = "/v2/instagram/user/posts"
+	epPostComms    = "/v2/instagram/post/comments"
+	epPostReplies  = "/v1/instagram/post/comment/replies"
+)
+
+// contentNight is one run of job on a sandbox of world day day over the shared
+// database: its run id and its billable requests per endpoint, and credits.
+type contentNight struct {
+	b       *bundle
+	run     int64
+	pages   map[string]int64
+	credits int64
+}
+
+func runNight(t *testing.T, b *bundle, job string) contentNight {
+	t.Helper()
+	sum := b.run(t, b.job(t, job))
+	if sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	b.noRefusals(t)
+	u := b.sandbox.Usage(testKey)
+	n := contentNight{b: b, run: sum.RunID, pages: map[string]int64{}, credits: u.Credits}
+	for ep, e := range u.ByEndpoint {
+		n.pages[ep] = e.Billable
+	}
+	return n
+}
+
+// want compares the night's billable pages of the content endpoints and
+// its credits.
+func (n contentNight) want(t *testing.T, what string, pages map[string]int64, credits int64) {
+	t.Helper()
+	for _, ep := range []string{epVideos, epVideoComms, epVideoReplies, epPosts, epPostComms, epPostReplies} {
+		if n.pages[ep] != pages[ep] {
+			t.Errorf("%s: %d pages of %s, want %d", what, n.pages[ep], ep, pages[ep])
+		}
+	}
+	if n.credits != credits {
+		t.Errorf("%s: %d credits, want %d (pages %v)", what, n.credits, credits, n.pages)
+	}
+}
+
+func (b *bundle) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	if _, err := b.pool.Exec(context.Background(), q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// Content is bought again only when the counter on the parent page the run
+// bought says it changed (issue 32): on an unchanged world the second night
+// buys the profiles and the lists' first pages, nothing under them; a
+// counter that moved buys exactly its list again, a fall also marks the
+// comments no longer there as deleted (rows kept); new videos' comments
+// are bought; refresh_after forces a walk of lists past it; changed_only
+// false buys every list again, as before.
+func TestContentBoughtOnlyWhenChanged(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := changedJob("", "", "")
+
+	first := runNight(t, realAtDay(t, pool, 0, 10), job)
+	b := first.b
+	// 12 videos on 2 pages, a comments page each; a replies page per
+	// comment with replies; 6 posts on a page, a comments page each at
+	// 15 credits (replies shown); a replies page per comment with more
+	// replies than shown.
+	svReplies := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE parent_comment_id IS NULL AND reply_count > 0`)
+	psReplies := b.count(t, `SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`)
+	// A post comment's replies, 10 a page.
+	psReplyPages := b.count(t, `SELECT sum(ceil(child_comment_count / 10.0))::bigint FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`)
+	if svReplies == 0 || psReplies == 0 || psReplyPages == psReplies {
+		t.Fatalf("%d video comments and %d post comments with replies to walk (%d pages): the test shows nothing", svReplies, psReplies, psReplyPages)
+	}
+	first.want(t, "night 1", map[string]int64{epVideos: 2, epVideoComms: 12, epVideoReplies: svReplies, epPosts: 1, epPostComms: 6, epPostReplies: psReplyPages},
+		2+2+12+svReplies+1+6*15+psReplyPages)
+	if n := b.count(t, `SELECT count(*) FROM crawl.content_walks WHERE count IS NOT NULL`); n != 12+svReplies+6+psReplies {
+		t.Errorf("%d content walks recorded with their counter, want %d", n, 12+svReplies+6+psReplies)
+	}
+
+	// Night 2, nothing changed: the profiles and the lists' first pages.
+	second := runNight(t, realAtDay(t, pool, 0, 10), job)
+	second.want(t, "night 2 (unchanged)", map[string]int64{epVideos: 1, epPosts: 1}, 2+1+1)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged' AND reason LIKE 'unchanged: counter as at its last walk: %'`, second.run); n != 10+6 {
+		t.Errorf("night 2: %d lists skipped unchanged, want 16 (the 10 videos of the page walked, the 6 posts)", n)
+	}
+	if n := b.count(t, `SELECT coalesce(sum(credits_saved), 0) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, second.run); n != 10+6*15 {
+		t.Errorf("night 2: %d credits saved by unchanged lists, want %d", n, 10+6*15)
+	}
+
+	// Night 3: one video's counter rose since its walk (its walk saw one
+	// comment less): exactly that list is bought again; its comments'
+	// replies, counters unchanged, are not.
+	var rose string
+	if err := pool.QueryRow(context.Background(), `SELECT key FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'
+		AND kind = 'shortvideo.video_comments' ORDER BY key LIMIT 1`, second.run).Scan(&rose); err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, `UPDATE crawl.content_walks SET count = count - 1 WHERE kind = 'shortvideo.video_comments' AND key = $1`, rose)
+	third := runNight(t, realAtDay(t, pool, 0, 10), job)
+	third.want(t, "night 3 (a rise)", map[string]int64{epVideos: 1, epVideoComms: 1, epPosts: 1}, 2+1+1+1)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.video_comments' AND state = 'done' AND key = $2`, third.run, rose); n != 1 {
+		t.Errorf("night 3: the list whose counter moved was not the one walked")
+	}
+
+	// Night 4: another video's counter fell: its list is walked to its end
+	// and the stored comment it no longer holds is marked deleted by this
+	// night, its row kept; the others are not.
+	var fell string
+	if err := pool.QueryRow(context.Background(), `SELECT key FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'
+		AND kind = 'shortvideo.video_comments' AND key <> $2 ORDER BY key LIMIT 1`, second.run, rose).Scan(&fell); err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, `UPDATE crawl.content_walks SET count = count + 1 WHERE kind = 'shortvideo.video_comments' AND key = $1`, fell)
+	b.exec(t, `INSERT INTO shortvideo.comments (comment_id, video_id, text, raw, first_seen_run, last_seen_run)
+		SELECT 'gone1', video_id, 'deleted since', '{}', $2, $2 FROM shortvideo.comments
+		WHERE video_id = regexp_replace($1, '.*/video/([0-9]+).*', '\1') LIMIT 1`, fell, first.run)
+	fourth := runNight(t, realAtDay(t, pool, 0, 10), job)
+	fourth.want(t, "night 4 (a fall)", map[string]int64{epVideos: 1, epVideoComms: 1, epPosts: 1}, 2+1+1+1)
+	b.checkCounts(t, map[string]int64{
+		fmt.Sprintf(`SELECT count(*) FROM shortvideo.comments WHERE comment_id = 'gone1' AND deleted_run = %d`, fourth.run): 1,
+		`SELECT count(*) FROM shortvideo.comments WHERE deleted_run IS NOT NULL`:                                            1,
+		`SELECT count(*) FROM photosocial.comments WHERE deleted_run IS NOT NULL`:                                           0,
+	})
+
+	// Night 5, a day later: 2 new videos at the head of the list; their
+	// comments and replies are bought, nothing else under the lists.
+	fifth := runNight(t, realAtDay(t, pool, 1, 10), job)
+	newReplies := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE parent_comment_id IS NULL AND reply_count > 0 AND first_seen_run = $1`, fifth.run)
+	fifth.want(t, "night 5 (2 new videos)", map[string]int64{epVideos: 2, epVideoComms: 2, epVideoReplies: newReplies, epPosts: 1},
+		2+2+2+newReplies+1)
+	if n := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE first_seen_run = $1 AND parent_comment_id IS NULL`, fifth.run); n != 2*6 {
+		t.Errorf("night 5: %d new comments stored, want 12", n)
+	}
+
+	// Night 6: video_comments' refresh_after has passed since every walk:
+	// the 10 videos of the page walked are bought again, not their
+	// comments' replies (no refresh_after), nor the posts' comments.
+	b.exec(t, `UPDATE crawl.content_walks SET walked_at = walked_at - interval '2 hours'`)
+	sixth := runNight(t, realAtDay(t, pool, 1, 10), changedJob("refresh_after: 1h", "", ""))
+	sixth.want(t, "night 6 (refresh_after)", map[string]int64{epVideos: 1, epVideoComms: 10, epPosts: 1}, 2+1+10+1)
+
+	// Night 7, changed_only false: every list under the pages walked is
+	// bought again, as before the rule: night 1's cost for those lists.
+	seventh := runNight(t, realAtDay(t, pool, 1, 10), changedJob("changed_only: false", "changed_only: false", "changed_only: false"))
+	pageReplies := b.count(t, `SELECT count(*) FROM shortvideo.comments c JOIN crawl.tasks l ON l.run_id = $1 AND l.kind = 'shortvideo.video_comments'
+		AND c.video_id = regexp_replace(l.key, '.*/video/([0-9]+).*', '\1') WHERE c.parent_comment_id IS NULL AND c.reply_count > 0`, seventh.run)
+	seventh.want(t, "night 7 (changed_only: false)", map[string]int64{epVideos: 1, epVideoComms: 10, epVideoReplies: pageReplies,
+		epPosts: 1, epPostComms: 6, epPostReplies: psReplyPages}, 2+1+10+pageReplies+1+6*15+psReplyPages)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, seventh.run); n != 0 {
+		t.Errorf("night 7: %d lists skipped unchanged with changed_only false", n)
+	}
+}
