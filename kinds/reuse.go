@@ -50,7 +50,48 @@ type ChangeRule struct {
 	// Gone is where t's stored entries are, for marking those a walk to
 	// the list's end no longer found.
 	Gone func(t *Task) GoneScope
+	// Expand, when set, is the tasks t leads to when it is not bought
+	// again, from stored data: its comments' replies lists, each with its
+	// counter as last seen, each deciding for itself (a replies list
+	// never walked, as after a night cut by its budget, is bought).
+	Expand func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
 }
+
+type ownerParams struct {
+	Owner string `db:"owner"`
+}
+
+// storedReplies is a ChangeRule.Expand: the replies lists along d of the
+// stored comments stmt returns (id, counter) for owner(t).
+func storedReplies(stmt *db.Stmt[ownerParams], owner func(*Task) string, d *edgeDecl) func(context.Context, db.Querier, Job, *Task) ([]NewTask, error) {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		rows, err := stmt.Query(ctx, q, ownerParams{Owner: owner(t)})
+		if err != nil {
+			return nil, err
+		}
+		type comment struct {
+			id    string
+			count *int64
+		}
+		comments, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (comment, error) {
+			var c comment
+			return c, r.Scan(&c.id, &c.count)
+		})
+		if err != nil {
+			return nil, err
+		}
+		res, m := &Result{}, &mapper{job: j}
+		for _, c := range comments {
+			m.followCounted(res, t, d, c.id, urlParam(t), storedCount(c.count))
+		}
+		return res.Children, nil
+	}
+}
+
+var (
+	storedVideoCommentsWithReplies = db.Prepare[ownerParams]("StoredVideoCommentsWithReplies")
+	storedPostCommentsWithReplies  = db.Prepare[ownerParams]("StoredPostCommentsWithReplies")
+)
 
 // GoneScope names a content list's stored entries: the comments table of
 // Platform ("shortvideo" or "photosocial"), those of Owner (a video's id,

@@ -159,7 +159,7 @@ var _ = register(&Kind{
 	Call:  byKeyCursor(endpoints.SVVideoCommentsCall, mapSVVideoComments),
 	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
 		return GoneScope{Platform: "shortvideo", Owner: sinks.VideoIDOf(t.Key)}
-	}},
+	}, Expand: storedReplies(&storedVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies)},
 	// Again from stored data: the replies of the comments with replies
 	// that its walk in this run stored.
 	Reexpand: storedIDs(&runVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies, urlParam),

@@ -12,6 +12,7 @@ import (
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline/frontier"
+	"github.com/socialcrawl/crawler/sinks"
 )
 
 // Content bought again only when it changed (docs/reuse.md, "Content
@@ -92,13 +93,29 @@ func (c *crawl) skipUnchanged(ctx context.Context, log *slog.Logger, k *kinds.Ki
 		return err
 	})
 	reason := ""
+	var children []kinds.NewTask
 	if err == nil {
-		if reason = unchanged(&t.Task.Task, w); reason != "" {
-			saved := w.Pages * max(c.job.Route(t.Kind).Credits, 1)
-			err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
-				return c.frontier.EndFresh(ctx, c.runID, t.Task, kinds.OutcomeSkippedUnchanged, reason, saved, nil)
-			})
-		}
+		reason = unchanged(&t.Task.Task, w)
+	}
+	if reason != "" && k.Change.Expand != nil {
+		// Its stored comments still lead to their replies lists, each
+		// deciding by its own counter and walk.
+		err = c.retryDB(ctx, func(ctx context.Context) error {
+			all, err := k.Change.Expand(ctx, c.opts.Pool, c.job, &t.Task.Task)
+			children = children[:0]
+			for _, ch := range all {
+				if ch.Depth <= c.job.Limits.MaxDepth && sinks.CheckKey(ch.Kind+" task key", ch.Key) == nil {
+					children = append(children, ch)
+				}
+			}
+			return err
+		})
+	}
+	if reason != "" && err == nil {
+		saved := w.Pages * max(c.job.Route(t.Kind).Credits, 1)
+		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
+			return c.frontier.EndFresh(ctx, c.runID, t.Task, kinds.OutcomeSkippedUnchanged, reason, saved, children)
+		})
 	}
 	switch {
 	case errors.Is(err, frontier.ErrLeaseLost):
@@ -110,6 +127,9 @@ func (c *crawl) skipUnchanged(ctx context.Context, log *slog.Logger, k *kinds.Ki
 		return true, c.abandon(t, "changed_only", err)
 	case reason != "":
 		log.Debug("unchanged; not fetched", "task_id", t.ID, "kind", t.Kind, "key", t.Key, "walked_by_run", w.Run)
+		if len(children) > 0 {
+			c.wakeOthers()
+		}
 	}
 	return reason != "", nil
 }

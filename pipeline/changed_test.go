@@ -117,11 +117,18 @@ func TestContentBoughtOnlyWhenChanged(t *testing.T) {
 	// Night 2, nothing changed: the profiles and the lists' first pages.
 	second := runNight(t, realAtDay(t, pool, 0, 10), job)
 	second.want(t, "night 2 (unchanged)", map[string]int64{epVideos: 1, epPosts: 1}, 2+1+1)
-	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged' AND reason LIKE 'unchanged: counter as at its last walk: %'`, second.run); n != 10+6 {
-		t.Errorf("night 2: %d lists skipped unchanged, want 16 (the 10 videos of the page walked, the 6 posts)", n)
+	// The lists skipped: the 10 videos of the page walked, the 6 posts,
+	// and the replies lists their stored comments lead to.
+	pageReplies2 := b.count(t, `SELECT count(*) FROM shortvideo.comments c JOIN crawl.tasks l ON l.run_id = $1 AND l.kind = 'shortvideo.video_comments'
+		AND c.video_id = regexp_replace(l.key, '.*/video/([0-9]+).*', '\1') WHERE c.parent_comment_id IS NULL AND c.reply_count > 0`, second.run)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged' AND reason LIKE 'unchanged: counter as at its last walk: %'`, second.run); n != 10+6+pageReplies2+psReplies {
+		t.Errorf("night 2: %d lists skipped unchanged, want %d", n, 10+6+pageReplies2+psReplies)
 	}
-	if n := b.count(t, `SELECT coalesce(sum(credits_saved), 0) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, second.run); n != 10+6*15 {
-		t.Errorf("night 2: %d credits saved by unchanged lists, want %d", n, 10+6*15)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state <> 'skipped' AND kind IN ('shortvideo.comment_replies', 'photosocial.comment_replies')`, second.run); n != 0 {
+		t.Errorf("night 2: %d replies lists not skipped", n)
+	}
+	if n := b.count(t, `SELECT coalesce(sum(credits_saved), 0) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, second.run); n != 10+6*15+pageReplies2+psReplyPages {
+		t.Errorf("night 2: %d credits saved by unchanged lists, want %d", n, 10+6*15+pageReplies2+psReplyPages)
 	}
 
 	// Night 3: one video's counter rose since its walk (its walk saw one

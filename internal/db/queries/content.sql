@@ -86,3 +86,23 @@ FROM photosocial.posts WHERE code = @code;
 -- private.
 SELECT coalesce(is_private, false) FROM photosocial.profiles
 WHERE username = @unique_id AND profile_fetched;
+
+-- name: StoredVideoCommentsWithReplies
+-- The comments on video @owner any run stored, not since marked deleted,
+-- that have replies, with their reply count as last seen: the replies
+-- lists a video's comments lead to when the list is not bought again
+-- (kinds.ChangeRule.Expand).
+SELECT comment_id, reply_count FROM shortvideo.comments
+WHERE video_id = @owner AND parent_comment_id IS NULL AND reply_count > 0
+  AND (deleted_run IS NULL OR deleted_run <= last_seen_run)
+ORDER BY comment_id;
+
+-- name: StoredPostCommentsWithReplies
+-- RunPostCommentsWithReplies of any run, not since marked deleted, with
+-- their child_comment_count as last seen.
+SELECT comment_id, child_comment_count FROM photosocial.comments
+WHERE post_code = @owner AND parent_comment_id IS NULL AND comment_id IS NOT NULL
+  AND (deleted_run IS NULL OR deleted_run <= last_seen_run)
+  AND CASE WHEN jsonb_typeof(raw->'has_more_replies') = 'boolean' THEN raw->>'has_more_replies' = 'true'
+           ELSE coalesce(child_comment_count, 0) > coalesce(jsonb_array_length(CASE WHEN jsonb_typeof(raw->'replies') = 'array' THEN raw->'replies' END), 0) END
+ORDER BY comment_id;
