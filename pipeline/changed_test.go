@@ -2,9 +2,12 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -193,4 +196,83 @@ func TestContentBoughtOnlyWhenChanged(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, seventh.run); n != 0 {
 		t.Errorf("night 7: %d lists skipped unchanged with changed_only false", n)
 	}
+}
+
+// Under a binding budget at the real service's prices (a post's comments
+// with replies, 15 credits a page) and two processes a night, the content
+// a night could not afford is bought on the following nights and nothing
+// is bought twice: the lists walked are skipped as unchanged, the replies
+// lists of a walked comments list that the budget cut off are bought from
+// the stored comments, until the whole of it is stored.
+func TestContentUnderABindingBudget(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	const maxCredits = 18
+	job := `
+  preset: scrapecreators
+limits: {workers: 2, max_pages: 100, max_credits: 18}
+comments: {include_replies: true}
+seeds: {photosocial: {profiles: [studio_p6_c4]}}
+expand: {posts: {}, post_comments: {}, comment_replies: {}}
+`
+	bought := map[string]int{}
+	pages := map[string]int64{}
+	nights := 0
+	for ; nights < 20; nights++ {
+		b := realAtDay(t, pool, 0, 20)
+		j := b.job(t, job)
+		runID := b.start(t, j)
+		errs := make(chan error, 2)
+		for i := range 2 {
+			go func() {
+				opts := b.options(j, testKey)
+				opts.Owner = fmt.Sprintf("proc%d", i)
+				_, err := pipeline.Run(context.Background(), opts, j, runID)
+				errs <- err
+			}()
+		}
+		stopped := false
+		for range 2 {
+			switch err := <-errs; {
+			case errors.Is(err, budget.ErrExhausted):
+				stopped = true
+			case err != nil:
+				t.Fatalf("night %d: %v", nights+1, err)
+			}
+		}
+		b.noRefusals(t)
+		u := b.sandbox.Usage(testKey)
+		if u.Credits > maxCredits {
+			t.Errorf("night %d: %d credits, over max_credits %d", nights+1, u.Credits, maxCredits)
+		}
+		for ep, e := range u.ByEndpoint {
+			pages[ep] += e.Billable
+		}
+		for _, a := range b.sandbox.Arrivals(testKey) {
+			if a.Status == 200 && (a.Endpoint == epPostComms || a.Endpoint == epPostReplies) {
+				if bought[a.Endpoint+"?"+a.Query]++; bought[a.Endpoint+"?"+a.Query] == 2 {
+					t.Errorf("night %d bought again %s?%s", nights+1, a.Endpoint, a.Query)
+				}
+			}
+		}
+		if !stopped {
+			break
+		}
+	}
+	if nights == 0 || nights == 20 {
+		t.Fatalf("%d nights stopped by the budget: want some, then one that ends", nights)
+	}
+	b := &bundle{pool: pool}
+	replies := b.count(t, `SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`)
+	b.checkCounts(t, map[string]int64{
+		// Every comment and every reply each comment says it has.
+		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`: 6 * 4,
+		`SELECT sum(child_comment_count) - (SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL)
+		   FROM photosocial.comments WHERE parent_comment_id IS NULL`: 0,
+		`SELECT count(*) FROM crawl.content_walks`: 6 + replies,
+	})
+	if pages[epPostComms] != 6 || pages[epPostReplies] != replies {
+		t.Errorf("over %d nights: %d comments pages and %d replies pages, want 6 and %d (each list once)", nights+1, pages[epPostComms], pages[epPostReplies], replies)
+	}
+	t.Logf("%d nights at max_credits %d: %v", nights+1, maxCredits, pages)
 }
