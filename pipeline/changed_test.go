@@ -203,7 +203,11 @@ func TestContentBoughtOnlyWhenChanged(t *testing.T) {
 // a night could not afford is bought on the following nights and nothing
 // is bought twice: the lists walked are skipped as unchanged, the replies
 // lists of a walked comments list that the budget cut off are bought from
-// the stored comments, until the whole of it is stored.
+// the stored comments, until the whole of it is stored. max_credits 18:
+// the profile, the posts page and one comments list (15), then a few of
+// its replies lists; the rest of them wait for the next night (without the
+// expansion of a skipped list from its stored comments, they were never
+// bought).
 func TestContentUnderABindingBudget(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
