@@ -303,6 +303,19 @@ func ChangeKeys() []string {
 	return slices.Compact(keys)
 }
 
+// ChangedKinds are the content list kinds job j buys again only when their
+// counter moved: those an edge whose changed_only is on leads to. Sorted.
+func ChangedKinds(j Job) []string {
+	var out []string
+	for _, d := range edgeDecls {
+		if d.Counted && j.Edge(d.Key).Changed() {
+			out = append(out, d.To)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func StopAtSeenKeys() []string {
 	var keys []string
 	for _, k := range registry {

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
+	"github.com/socialcrawl/crawler/plan"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -79,6 +82,21 @@ func (n contentNight) want(t *testing.T, what string, pages map[string]int64, cr
 	}
 }
 
+// planOf is crawler plan's view of job now.
+func (b *bundle) planOf(t *testing.T, job string) *plan.Plan {
+	t.Helper()
+	tx, err := b.pool.BeginTx(context.Background(), pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	p, err := plan.Make(context.Background(), tx, b.job(t, job), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func (b *bundle) exec(t *testing.T, q string, args ...any) {
 	t.Helper()
 	if _, err := b.pool.Exec(context.Background(), q, args...); err != nil {
@@ -117,6 +135,14 @@ func TestContentBoughtOnlyWhenChanged(t *testing.T) {
 		t.Errorf("%d content walks recorded with their counter, want %d", n, 12+svReplies+6+psReplies)
 	}
 
+	// crawler plan after night 1 expects the content lists it walked to
+	// cost nothing tonight (that run found no counter moving: none was
+	// known), and the rest what night 1 spent: 2 profiles, 3 list pages
+	// (stop_at_seen's saving is not estimated).
+	if p := b.planOf(t, job); p.Estimate != 2+3 || len(p.Content) != 4 {
+		t.Errorf("plan after night 1: estimate %d, %d content kinds; want 5 and 4 (%v)", p.Estimate, len(p.Content), p.Reuse)
+	}
+
 	// Night 2, nothing changed: the profiles and the lists' first pages.
 	second := runNight(t, realAtDay(t, pool, 0, 10), job)
 	second.want(t, "night 2 (unchanged)", map[string]int64{epVideos: 1, epPosts: 1}, 2+1+1)
@@ -132,6 +158,11 @@ func TestContentBoughtOnlyWhenChanged(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT coalesce(sum(credits_saved), 0) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, second.run); n != 10+6*15+pageReplies2+psReplyPages {
 		t.Errorf("night 2: %d credits saved by unchanged lists, want %d", n, 10+6*15+pageReplies2+psReplyPages)
+	}
+
+	// After night 2 the plan expects what it cost: no list moved.
+	if p := b.planOf(t, job); p.Estimate != 4 {
+		t.Errorf("plan after night 2: estimate %d, want 4 (%v)", p.Estimate, p.Reuse)
 	}
 
 	// Night 3: one video's counter rose since its walk (its walk saw one
