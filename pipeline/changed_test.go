@@ -311,3 +311,33 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 	}
 	t.Logf("%d nights at max_credits %d: %v", nights+1, maxCredits, pages)
 }
+
+// Older videos' counters (docs/revisit.md, "Content lists"): a creator's
+// list cut by stop_at_seen shows only its newest videos' counters; its
+// full walks (reuse.full_walk_every) show every video's, a credit a page,
+// and buy the comments of the older videos whose counter moved, only
+// those.
+func TestOlderCountersOnFullWalks(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := `
+  preset: scrapecreators
+limits: {workers: 4, max_pages: 100}
+reuse: {full_walk_every: 2}
+seeds: {shortvideo: {profiles: [old_v12_c6]}}
+expand: {videos: {stop_at_seen: true}, video_comments: {}}
+`
+	first := runNight(t, realAtDay(t, pool, 0, 10), job)
+	first.want(t, "night 1", map[string]int64{epVideos: 2, epVideoComms: 12}, 1+2+12)
+	b := first.b
+	// Every video got a comment since its walk.
+	b.exec(t, `UPDATE crawl.content_walks SET count = count - 1 WHERE kind = 'shortvideo.video_comments'`)
+	// Night 2 stops at the first page: the 2 older videos' counters are
+	// not seen, only the 10 newest videos' comments are bought.
+	second := runNight(t, realAtDay(t, pool, 0, 10), job)
+	second.want(t, "night 2 (cut at the first page)", map[string]int64{epVideos: 1, epVideoComms: 10}, 1+1+10)
+	// Night 3 walks the list whole (full_walk_every 2): every counter is
+	// seen, and the 2 older videos' comments are bought, only those.
+	third := runNight(t, realAtDay(t, pool, 0, 10), job)
+	third.want(t, "night 3 (a full walk)", map[string]int64{epVideos: 2, epVideoComms: 2}, 1+2+2)
+}
