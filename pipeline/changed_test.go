@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/plan"
@@ -340,4 +343,78 @@ expand: {videos: {stop_at_seen: true}, video_comments: {}}
 	// seen, and the 2 older videos' comments are bought, only those.
 	third := runNight(t, realAtDay(t, pool, 0, 10), job)
 	third.want(t, "night 3 (a full walk)", map[string]int64{epVideos: 2, epVideoComms: 2}, 1+2+2)
+}
+
+// readmeJob is the README's first job ("# real.yaml"), pointed at base.
+func readmeJob(t *testing.T, base string) *jobfile.Job {
+	t.Helper()
+	text, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(text), "```yaml\n# real.yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md: no ```yaml block starting # real.yaml")
+	}
+	block = strings.Replace(block, "  preset: scrapecreators", "  preset: scrapecreators\n  base_url: "+base+"\n  max_retries: 1", 1)
+	block = strings.Replace(block, "key_env: CRAWLER_API_KEY", "key_env: CRAWLER_TEST_KEY", 1)
+	job, err := jobfile.Parse("real.yaml", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+// The README's first job on the sandbox's real preset, a night a world
+// day: its first nights buy the creators' backlog within max_credits,
+// then a night buys the lists' first pages and what is under the videos
+// posted or commented since; no list is bought again with the counter of
+// its last walk. With changed_only false on its content edges, the same
+// nights buy every comments list of the pages walked again. The README
+// quotes the figures this logs.
+func TestReadmeJobNights(t *testing.T) {
+	t.Parallel()
+	const nights = 6
+	policies := map[string][]int64{}
+	for _, policy := range []string{"changed_only", "buy again"} {
+		pool, _ := pgtest.Pool(t)
+		for day := range int64(nights) {
+			b := realAtDay(t, pool, day, 0)
+			job := readmeJob(t, b.baseURL)
+			if policy == "buy again" {
+				off := false
+				job.Expand.VideoComments.ChangedOnly = &off
+				job.Expand.CommentReplies.ChangedOnly = &off
+			}
+			runID := b.start(t, job)
+			_, err := pipeline.Run(context.Background(), b.options(job, testKey), job, runID)
+			if err != nil && !errors.Is(err, budget.ErrExhausted) {
+				t.Fatalf("%s, night %d: %v", policy, day+1, err)
+			}
+			b.noRefusals(t)
+			u := b.sandbox.Usage(testKey)
+			policies[policy] = append(policies[policy], u.Credits)
+			t.Logf("%s, night %d: %d credits (budget stop: %v): %v", policy, day+1, u.Credits, err != nil, u.ByEndpoint)
+			if policy != "changed_only" {
+				continue
+			}
+			// No list bought again with the counter its last walk saw.
+			if n := b.count(t, `SELECT count(*) FROM crawl.tasks t WHERE t.run_id = $1 AND t.state = 'done'
+				AND t.kind IN ('shortvideo.video_comments', 'shortvideo.comment_replies')
+				AND (SELECT p.params->>'count' FROM crawl.tasks p WHERE p.kind = t.kind AND p.key = t.key AND p.run_id < t.run_id
+				     AND p.state = 'done' ORDER BY p.run_id DESC LIMIT 1) = t.params->>'count'`, runID); n != 0 {
+				t.Errorf("night %d bought %d lists again whose counter had not moved", day+1, n)
+			}
+		}
+	}
+	t.Logf("credits a night: %v", policies)
+	// Once the backlog is stored (the last two nights end under budget),
+	// a night costs a fraction of buying the lists again.
+	c, a := policies["changed_only"], policies["buy again"]
+	for n := nights - 2; n < nights; n++ {
+		if c[n] >= 2000 || 3*c[n] > a[n] {
+			t.Errorf("night %d: %d credits with changed_only, %d buying again: want under budget and under a third", n+1, c[n], a[n])
+		}
+	}
 }
