@@ -87,4 +87,9 @@ j.yaml:9: expand.highlights.refresh_after: applies only to edges to an entity fe
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err =\n%v\nwant prefix\n%s", err, want)
 	}
+	// The contract's reels carry no comment count: nothing to decide on.
+	_, err = Parse("j.yaml", []byte(jobHead+"seeds: {photosocial: {reels_searches: [surf]}}\nexpand:\n  reel_comments: {changed_only: true}\n"))
+	if want := "j.yaml:6: expand.reel_comments.changed_only: the contract's reels carry no comment count"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("contract reel_comments: %v, want %s...", err, want)
+	}
 }

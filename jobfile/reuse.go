@@ -141,6 +141,16 @@ func (j *Job) validateReuse() Errors {
 		if j.has("expand."+name+".changed_only") && !content {
 			add("expand."+name+".changed_only", "applies only to content lists whose parent page carries their counter: %s", strings.Join(changed, ", "))
 		}
+		if name == "reel_comments" && cmp.Or(j.API.Preset, sources.PresetContract) == sources.PresetContract {
+			// The contract's reels carry no comment count: their comments
+			// are bought every time.
+			for _, k := range []string{"changed_only", "refresh_after"} {
+				if j.has("expand.reel_comments." + k) {
+					add("expand.reel_comments."+k, "the contract's reels carry no comment count to decide on: their comments are bought every time (the scrapecreators preset's reels carry one)")
+				}
+			}
+			continue
+		}
 		switch {
 		case !j.has("expand." + name + ".refresh_after"):
 		case content && !(*e).Changed():
