@@ -53,3 +53,43 @@ func TestDocsJobsParse(t *testing.T) {
 		}
 	}
 }
+
+// changed_only and refresh_after on the content edges (issue 32): accepted
+// where a parent page carries the list's counter, with refresh_after as
+// the list's maximum age; refused, with path and line, where they would
+// do nothing.
+func TestChangedOnlyKeys(t *testing.T) {
+	t.Parallel()
+	head := "name: x\napi:\n  preset: scrapecreators\nseeds: {shortvideo: {profiles: [a]}, photosocial: {profiles: [b]}}\nexpand:\n"
+	ok := head + `  videos: {}
+  video_comments: {refresh_after: 7d}
+  comment_replies: {changed_only: true, refresh_after: 14d}
+  posts: {}
+  post_comments: {changed_only: false}
+`
+	j, err := Parse("j.yaml", []byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j.Edge("video_comments").Changed() || !j.Edge("comment_replies").Changed() || j.Edge("post_comments").Changed() {
+		t.Errorf("changed: video_comments %v comment_replies %v post_comments %v, want true true false",
+			j.Edge("video_comments").Changed(), j.Edge("comment_replies").Changed(), j.Edge("post_comments").Changed())
+	}
+	bad := head + `  videos: {changed_only: true}
+  video_comments: {changed_only: false, refresh_after: 7d}
+  video_transcripts: {refresh_after: 7d}
+  highlights: {refresh_after: 1d}
+`
+	_, err = Parse("j.yaml", []byte(bad))
+	want := `j.yaml:6: expand.videos.changed_only: applies only to content lists whose parent page carries their counter: comment_replies, post_comments, reel_comments, video_comments
+j.yaml:7: expand.video_comments.refresh_after: is the longest a list goes unwalked while its counter stays the same: with changed_only false every walk buys the list, so it does nothing
+j.yaml:9: expand.highlights.refresh_after: applies only to edges to an entity fetched whole (`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err =\n%v\nwant prefix\n%s", err, want)
+	}
+	// The contract's reels carry no comment count: nothing to decide on.
+	_, err = Parse("j.yaml", []byte(jobHead+"seeds: {photosocial: {reels_searches: [surf]}}\nexpand:\n  reel_comments: {changed_only: true}\n"))
+	if want := "j.yaml:6: expand.reel_comments.changed_only: the contract's reels carry no comment count"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("contract reel_comments: %v, want %s...", err, want)
+	}
+}

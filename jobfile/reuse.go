@@ -129,7 +129,7 @@ func (j *Job) validateReuse() Errors {
 			add("reuse.seeds."+name, "%s seeds are lists or rankings, which refresh_after does not skip (use stop_at_seen on their edge)", name)
 		}
 	}
-	stopAtSeen, refresh := kinds.StopAtSeenKeys(), kinds.RefreshKeys()
+	stopAtSeen, refresh, changed := kinds.StopAtSeenKeys(), kinds.RefreshKeys(), kinds.ChangeKeys()
 	for name, e := range j.Expand.Edges() {
 		if *e == nil {
 			continue
@@ -137,8 +137,27 @@ func (j *Job) validateReuse() Errors {
 		if (*e).StopAtSeen && !contains(stopAtSeen, name) {
 			add("expand."+name+".stop_at_seen", "applies only to lists returned newest first: %s", strings.Join(stopAtSeen, ", "))
 		}
-		if j.has("expand."+name+".refresh_after") && !contains(refresh, name) {
-			add("expand."+name+".refresh_after", "applies only to edges to an entity fetched whole: %s (a list uses stop_at_seen)", strings.Join(refresh, ", "))
+		content := contains(changed, name)
+		if j.has("expand."+name+".changed_only") && !content {
+			add("expand."+name+".changed_only", "applies only to content lists whose parent page carries their counter: %s", strings.Join(changed, ", "))
+		}
+		if name == "reel_comments" && cmp.Or(j.API.Preset, sources.PresetContract) == sources.PresetContract {
+			// The contract's reels carry no comment count: their comments
+			// are bought every time.
+			for _, k := range []string{"changed_only", "refresh_after"} {
+				if j.has("expand.reel_comments." + k) {
+					add("expand.reel_comments."+k, "the contract's reels carry no comment count to decide on: their comments are bought every time (the scrapecreators preset's reels carry one)")
+				}
+			}
+			continue
+		}
+		switch {
+		case !j.has("expand." + name + ".refresh_after"):
+		case content && !(*e).Changed():
+			add("expand."+name+".refresh_after", "is the longest a list goes unwalked while its counter stays the same: with changed_only false every walk buys the list, so it does nothing")
+		case !content && !contains(refresh, name):
+			add("expand."+name+".refresh_after", "applies only to edges to an entity fetched whole (%s) and to content lists (%s); a list uses stop_at_seen",
+				strings.Join(refresh, ", "), strings.Join(changed, ", "))
 		}
 	}
 	return errs

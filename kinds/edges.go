@@ -2,8 +2,10 @@ package kinds
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/socialcrawl/crawler/internal/yamlstrict"
@@ -87,7 +89,8 @@ type Edge struct {
 	StopAtSeen bool `yaml:"stop_at_seen" json:"stop_at_seen,omitempty"`
 	// RefreshAfter is the refresh_after window of the entities fetched
 	// along the edge (edges to an entity fetched whole), overriding
-	// reuse.refresh_after.
+	// reuse.refresh_after. On a content edge (ChangeKeys) it is the
+	// longest a list goes unwalked while its counter stays the same.
 	RefreshAfter sources.Duration `yaml:"refresh_after" json:"refresh_after,omitempty"`
 	// PostedAfter and PostedBefore are the date window of a dated list
 	// along the edge (window.go), as written: a date or a duration back
@@ -96,7 +99,16 @@ type Edge struct {
 	PostedAfter   string    `yaml:"posted_after" json:"posted_after,omitempty"`
 	PostedBefore  string    `yaml:"posted_before" json:"posted_before,omitempty"`
 	after, before time.Time `yaml:"-"`
+	// ChangedOnly (content edges only, ChangeKeys; nil: true) buys a list
+	// along the edge again only when the counter on its parent page moved
+	// since its last walk, it was never walked, or RefreshAfter passed;
+	// false buys it again whenever its parent is walked.
+	ChangedOnly *bool `yaml:"changed_only" json:"changed_only,omitempty"`
 }
+
+// Changed reports whether lists along e are bought again only when their
+// counter moved (changed_only, default true).
+func (e *Edge) Changed() bool { return e != nil && (e.ChangedOnly == nil || *e.ChangedOnly) }
 
 // edgeDecl declares one expansion edge once: the tasks of which kinds make
 // tasks of which kind, when the job turns it on. A mapping follows it
@@ -127,6 +139,11 @@ type edgeDecl struct {
 	// the edge makes, in place of their kind's (a post's comments found
 	// along post_comments take post_comments' limit, not comments').
 	Pages string
+	// Counted: the task it makes is a content list whose parent page
+	// carries its counter (a video's comment count, a comment's reply
+	// count): changed_only and refresh_after decide whether it is bought
+	// again (reuse.go, ChangeRule).
+	Counted bool
 }
 
 // edgeDecls holds every edge in declaration order: where two edges lead
@@ -163,21 +180,21 @@ var (
 	edgeSongVideos = declareEdge(edgeDecl{Key: "song_videos", From: []string{KindSVSong}, To: KindSVSongVideos})
 	// A reel found by a reels search -> its comments, its transcript.
 	edgeReelComments = declareEdge(edgeDecl{Key: "reel_comments", From: []string{KindPSReelsSearch},
-		To: KindPSComments, Hop: true, PerEntry: true})
+		To: KindPSComments, Hop: true, PerEntry: true, Counted: true})
 	edgeReelTranscripts = declareEdge(edgeDecl{Key: "reel_transcripts", From: []string{KindPSReelsSearch},
 		To: KindPSTranscript, Hop: true, PerEntry: true})
 
 	// The real service's content. A profile -> its videos; a video of the
 	// list -> its comments and transcript; a video seed -> the same, once.
 	edgeVideos               = declareEdge(edgeDecl{Key: "videos", From: []string{KindSVProfile}, To: KindSVProfileVideos})
-	edgeVideoComments        = declareEdge(edgeDecl{Key: "video_comments", From: []string{KindSVProfileVideos}, To: KindSVVideoComments, Hop: true, PerEntry: true})
+	edgeVideoComments        = declareEdge(edgeDecl{Key: "video_comments", From: []string{KindSVProfileVideos}, To: KindSVVideoComments, Hop: true, PerEntry: true, Counted: true})
 	edgeVideoTranscripts     = declareEdge(edgeDecl{Key: "video_transcripts", From: []string{KindSVProfileVideos}, To: KindSVTranscript, Hop: true, PerEntry: true})
-	edgeSeedVideoComments    = declareEdge(edgeDecl{Key: "video_comments", From: []string{KindSVVideo}, To: KindSVVideoComments, Hop: true})
+	edgeSeedVideoComments    = declareEdge(edgeDecl{Key: "video_comments", From: []string{KindSVVideo}, To: KindSVVideoComments, Hop: true, Counted: true})
 	edgeSeedVideoTranscripts = declareEdge(edgeDecl{Key: "video_transcripts", From: []string{KindSVVideo}, To: KindSVTranscript, Hop: true})
 	// A comment -> its replies: a list of the comment's thread, at its
 	// depth, one per comment with replies.
-	edgeVideoCommentReplies = declareEdge(edgeDecl{Key: "comment_replies", From: []string{KindSVVideoComments}, To: KindSVCommentReplies, PerEntry: true})
-	edgePostCommentReplies  = declareEdge(edgeDecl{Key: "comment_replies", From: []string{KindPSComments}, To: KindPSCommentReplies, PerEntry: true})
+	edgeVideoCommentReplies = declareEdge(edgeDecl{Key: "comment_replies", From: []string{KindSVVideoComments}, To: KindSVCommentReplies, PerEntry: true, Counted: true})
+	edgePostCommentReplies  = declareEdge(edgeDecl{Key: "comment_replies", From: []string{KindPSComments}, To: KindPSCommentReplies, PerEntry: true, Counted: true})
 	// A photo-sharing profile -> its posts, reels and highlights; a
 	// highlight it lists -> the highlight's detail.
 	edgePosts            = declareEdge(edgeDecl{Key: "posts", From: []string{KindPSProfile}, To: KindPSUserPosts})
@@ -186,9 +203,9 @@ var (
 	edgeHighlightDetails = declareEdge(edgeDecl{Key: "highlight_details", From: []string{KindPSHighlights}, To: KindPSHighlight, Hop: true, PerEntry: true})
 	// A post or reel of a profile's lists -> its comments and transcript; a
 	// media seed -> the same, once.
-	edgePostComments        = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSComments, Hop: true, PerEntry: true, Pages: "post_comments"})
+	edgePostComments        = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSComments, Hop: true, PerEntry: true, Pages: "post_comments", Counted: true})
 	edgePostTranscripts     = declareEdge(edgeDecl{Key: "post_transcripts", From: []string{KindPSUserPosts, KindPSUserReels}, To: KindPSTranscript, Hop: true, PerEntry: true})
-	edgeSeedPostComments    = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSPost}, To: KindPSComments, Hop: true, Pages: "post_comments"})
+	edgeSeedPostComments    = declareEdge(edgeDecl{Key: "post_comments", From: []string{KindPSPost}, To: KindPSComments, Hop: true, Pages: "post_comments", Counted: true})
 	edgeSeedPostTranscripts = declareEdge(edgeDecl{Key: "post_transcripts", From: []string{KindPSPost}, To: KindPSTranscript, Hop: true})
 )
 
@@ -213,11 +230,18 @@ func (d *edgeDecl) from(kind string) bool { return slices.Contains(d.From, kind)
 // task is the task the edge makes from t, for key: at t's depth, or one
 // level deeper with the window of the edge it was found along.
 func (d *edgeDecl) task(j Job, t *Task, key string, params map[string]string) NewTask {
+	var nt NewTask
 	if !d.Hop {
-		return named(d.To).task(j, key, params, t.Depth)
+		nt = named(d.To).task(j, key, params, t.Depth)
+	} else {
+		nt = named(d.To).task(j, key, params, t.Depth+1)
+		nt.RefreshAfter = hopWindow(j, t.Kind, d.To)
 	}
-	nt := named(d.To).task(j, key, params, t.Depth+1)
-	nt.RefreshAfter = hopWindow(j, t.Kind, d.To)
+	if d.Counted {
+		// A content list's refresh_after is its edge's own: the longest
+		// it goes unwalked while its counter stays the same.
+		nt.RefreshAfter = time.Duration(j.Edge(d.Key).RefreshAfter)
+	}
 	if d.Pages != "" {
 		nt.MaxPages = j.ListPages(j.Edge(d.Pages))
 	}
@@ -230,6 +254,25 @@ func (m *mapper) follow(res *Result, t *Task, d *edgeDecl, key string, params ma
 	if d.on(m.job) {
 		res.Children = append(res.Children, d.task(m.job, t, key, params))
 	}
+}
+
+// ParamCount is the task parameter of a content list found along a
+// counted edge whose changed_only is on: the counter its parent page
+// showed (ChangeRule).
+const ParamCount = "count"
+
+// followCounted is follow along a counted edge: when the edge's
+// changed_only is on and the parent page sent the counter, the task
+// carries it (ParamCount), to be compared with the one of its last walk.
+func (m *mapper) followCounted(res *Result, t *Task, d *edgeDecl, key string, params map[string]string, count sources.Int64) {
+	if e := m.job.Edge(d.Key); count.Valid && e.Changed() {
+		params = maps.Clone(params)
+		if params == nil {
+			params = map[string]string{}
+		}
+		params[ParamCount] = strconv.FormatInt(count.V, 10)
+	}
+	m.follow(res, t, d, key, params)
 }
 
 // hopWindow is the refresh_after window of a task of kind child found by a
@@ -258,6 +301,33 @@ func RefreshKeys() []string {
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
+}
+
+// ChangeKeys are the content edges (their tasks' counters decide whether
+// they are bought again): those changed_only applies to, and whose
+// refresh_after is a list's maximum age. Sorted, for messages.
+func ChangeKeys() []string {
+	var keys []string
+	for _, d := range edgeDecls {
+		if d.Counted {
+			keys = append(keys, d.Key)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// ChangedKinds are the content list kinds job j buys again only when their
+// counter moved: those an edge whose changed_only is on leads to. Sorted.
+func ChangedKinds(j Job) []string {
+	var out []string
+	for _, d := range edgeDecls {
+		if d.Counted && j.Edge(d.Key).Changed() {
+			out = append(out, d.To)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func StopAtSeenKeys() []string {

@@ -63,6 +63,9 @@ type Kind struct {
 	// cuts, still leads to its entries, each of which the schedule decides
 	// (reuse.go).
 	Known KnownFunc
+	// Change, when set, marks a content list bought again only when its
+	// counter moved (reuse.go, ChangeRule).
+	Change *ChangeRule
 }
 
 // Reexpandable are the kinds that declare Reexpand.

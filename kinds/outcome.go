@@ -23,11 +23,14 @@ const (
 	OutcomeDoneGuard      Outcome = "done_guard"        // a list stopped by a loop guard
 	OutcomeDoneWindow     Outcome = "done_window"       // a list ended by its date window (posted_after)
 
-	OutcomeSkippedFresh    Outcome = "skipped_fresh"     // refresh_after: an earlier fetch is fresh
-	OutcomeSkippedAdaptive Outcome = "skipped_adaptive"  // the adaptive schedule did not revisit it
-	OutcomeSkippedBudget   Outcome = "skipped_budget"    // the schedule wanted it; the night's credits left did not cover it
-	OutcomeSkippedNotFound Outcome = "skipped_not_found" // the upstream has no such item
-	OutcomeSkippedRetired  Outcome = "skipped_retired"   // the endpoint is retired in the job's dialect
+	OutcomeSkippedFresh    Outcome = "skipped_fresh"    // refresh_after: an earlier fetch is fresh
+	OutcomeSkippedAdaptive Outcome = "skipped_adaptive" // the adaptive schedule did not revisit it
+	OutcomeSkippedBudget   Outcome = "skipped_budget"   // the schedule wanted it; the night's credits left did not cover it
+	// OutcomeSkippedUnchanged: a content list whose counter shows no change
+	// since its last walk (ChangeRule).
+	OutcomeSkippedUnchanged Outcome = "skipped_unchanged"
+	OutcomeSkippedNotFound  Outcome = "skipped_not_found" // the upstream has no such item
+	OutcomeSkippedRetired   Outcome = "skipped_retired"   // the endpoint is retired in the job's dialect
 
 	OutcomeFailed           Outcome = "failed"            // an upstream error retries did not get past
 	OutcomeFailedBlocked    Outcome = "failed_blocked"    // the platform blocks the item
@@ -38,7 +41,7 @@ const (
 func Outcomes() []Outcome {
 	return []Outcome{
 		OutcomeDone, OutcomeDoneEnd, OutcomeDonePageLimit, OutcomeDoneStopAtSeen, OutcomeDoneGuard, OutcomeDoneWindow,
-		OutcomeSkippedFresh, OutcomeSkippedAdaptive, OutcomeSkippedBudget, OutcomeSkippedNotFound, OutcomeSkippedRetired,
+		OutcomeSkippedFresh, OutcomeSkippedAdaptive, OutcomeSkippedBudget, OutcomeSkippedUnchanged, OutcomeSkippedNotFound, OutcomeSkippedRetired,
 		OutcomeFailed, OutcomeFailedBlocked, OutcomeFailedUnstorable,
 	}
 }

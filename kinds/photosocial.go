@@ -77,6 +77,9 @@ var _ = register(&Kind{
 	Pages: "comments",
 	Seeds: seedsOf("seeds.photosocial.posts", checkPostURL, mediaTasks),
 	Call:  byKeyCursor(endpoints.PSCommentsCall, mapPSComments),
+	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
+		return GoneScope{Platform: "photosocial", Owner: sinks.PostCode(t.Key)}
+	}, Expand: storedReplies(&storedPostCommentsWithReplies, func(t *Task) string { return sinks.PostCode(t.Key) }, edgePostCommentReplies)},
 	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSComment](&r.Batch)
 		keys := make([]string, len(rows))
@@ -109,7 +112,7 @@ func mapPSComments(m *mapper, t *Task, page *sources.Page[endpoints.PSComment]) 
 		// Replies beyond those the answer carries (three at most with
 		// include_replies, none without) are their own list.
 		if it.V.HasMoreReplies && it.V.ID != "" {
-			m.follow(res, t, edgePostCommentReplies, string(it.V.ID), urlParam(t))
+			m.followCounted(res, t, edgePostCommentReplies, string(it.V.ID), urlParam(t), it.V.ChildCommentCount)
 		}
 	}
 	return res, nil
@@ -175,7 +178,7 @@ func reelsPage(t *Task) (n int, ok bool) {
 var mapPSReelsSearch = searchEntries(searchQueryKey, func(m *mapper, t *Task, res *Result, qk string, it sources.Item[endpoints.PSReel]) {
 	if addPSReel(res, it, "reels") {
 		sinks.Add(&res.Batch, sinks.PSReelSearchResult{QueryKey: qk, Rank: t.Items + it.Pos + 1, ReelID: string(it.V.ID)})
-		m.followReel(res, t, string(it.V.URL), string(it.V.Code))
+		m.followReel(res, t, string(it.V.URL), string(it.V.Code), it.V.CommentCount)
 	}
 })
 
@@ -202,12 +205,12 @@ func addPSReel(res *Result, it sources.Item[endpoints.PSReel], list string) bool
 // followReel adds a reel's comments and transcript tasks, keyed by its URL
 // (mediaURL: on the host the answer's URL gives, else the dialect's web
 // address; the contract's reels carry only a code).
-func (m *mapper) followReel(res *Result, t *Task, reelURL, code string) {
+func (m *mapper) followReel(res *Result, t *Task, reelURL, code string, count sources.Int64) {
 	if code == "" {
 		return
 	}
 	reelURL = m.mediaURL(reelURL, code, true)
-	m.follow(res, t, edgeReelComments, reelURL, nil)
+	m.followCounted(res, t, edgeReelComments, reelURL, nil, count)
 	m.follow(res, t, edgeReelTranscripts, reelURL, nil)
 }
 

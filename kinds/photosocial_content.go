@@ -79,9 +79,10 @@ func (m *mapper) mediaURL(given, code string, reel bool) string {
 }
 
 // followPost adds a post's comments task and, for a video, its transcript
-// task, keyed by its URL.
-func (m *mapper) followPost(res *Result, t *Task, comments, transcripts *edgeDecl, postURL string, video bool) {
-	m.follow(res, t, comments, postURL, nil)
+// task, keyed by its URL; count is its comment count as the page showed
+// it.
+func (m *mapper) followPost(res *Result, t *Task, comments, transcripts *edgeDecl, postURL string, video bool, count sources.Int64) {
+	m.followCounted(res, t, comments, postURL, nil, count)
 	if video {
 		m.follow(res, t, transcripts, postURL, nil)
 	}
@@ -142,7 +143,7 @@ func mapPSUserPosts(m *mapper, t *Task, page *sources.Page[endpoints.PSPost]) (*
 		}
 		p := it.V
 		sinks.Add(&res.Batch, sinks.PSProfilePost{Username: t.Key, Code: string(p.Code)})
-		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(string(p.URL), string(p.Code), p.ProductType == "clips"), p.Video())
+		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(string(p.URL), string(p.Code), p.ProductType == "clips"), p.Video(), p.CommentCount)
 	}
 	return res, nil
 }
@@ -157,17 +158,18 @@ func storedProfilePosts(ctx context.Context, q db.Querier, j Job, t *Task) ([]Ne
 	type post struct {
 		code, url   string
 		video, reel bool
+		comments    *int64
 	}
 	posts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (post, error) {
 		var p post
-		return p, r.Scan(&p.code, &p.url, &p.video, &p.reel)
+		return p, r.Scan(&p.code, &p.url, &p.video, &p.reel, &p.comments)
 	})
 	if err != nil {
 		return nil, err
 	}
 	res, m := &Result{}, &mapper{job: j}
 	for _, p := range posts {
-		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(p.url, p.code, p.reel), p.video)
+		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(p.url, p.code, p.reel), p.video, storedCount(p.comments))
 	}
 	return res.Children, nil
 }
@@ -208,7 +210,7 @@ func mapPSUserReels(m *mapper, t *Task, page *sources.Page[endpoints.PSReel]) (*
 		}
 		r := it.V
 		sinks.Add(&res.Batch, sinks.PSProfileReel{Username: t.Key, ReelID: string(r.ID)})
-		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(string(r.URL), string(r.Code), true), true)
+		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(string(r.URL), string(r.Code), true), true, r.CommentCount)
 	}
 	return res, nil
 }
@@ -222,7 +224,7 @@ func storedProfileReels(ctx context.Context, q db.Querier, j Job, t *Task) ([]Ne
 	}
 	res, m := &Result{}, &mapper{job: j}
 	for _, r := range reels {
-		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(r.url, r.code, true), true)
+		m.followPost(res, t, edgePostComments, edgePostTranscripts, m.mediaURL(r.url, r.code, true), true, sources.Int64{})
 	}
 	return res.Children, nil
 }
@@ -252,7 +254,7 @@ func mapPSPost(m *mapper, t *Task, d *endpoints.PSPostDetail) (*Result, error) {
 		// Keyed as the owner's lists key it: a reel at /reel/<code>/ even
 		// when the seed named it /p/<code>/.
 		p := d.Post.V
-		m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, string(p.Code), p.ProductType == "clips"), p.Video())
+		m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, string(p.Code), p.ProductType == "clips"), p.Video(), p.CommentCount)
 	}
 	return res, nil
 }
@@ -271,7 +273,7 @@ func storedPost(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, b
 		return nil, false, err
 	}
 	res, m := &Result{}, &mapper{job: j}
-	m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, code, reel), video)
+	m.followPost(res, t, edgeSeedPostComments, edgeSeedPostTranscripts, m.mediaURL(t.Key, code, reel), video, sources.Int64{})
 	return res.Children, true, nil
 }
 
@@ -286,6 +288,9 @@ var _ = register(&Kind{
 	Call: mapped(func(t *Task) sources.Call[*sources.Page[endpoints.PSComment]] {
 		return endpoints.PSCommentRepliesCall(t.Params["url"], t.Key, t.Cursor)
 	}, mapPSCommentReplies),
+	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
+		return GoneScope{Platform: "photosocial", Owner: sinks.PostCode(t.Params["url"]), Parent: t.Key}
+	}},
 })
 
 func mapPSCommentReplies(m *mapper, t *Task, page *sources.Page[endpoints.PSComment]) (*Result, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/db"
 	"github.com/socialcrawl/crawler/sinks"
+	"github.com/socialcrawl/crawler/sources"
 )
 
 // How the kinds declare their reuse across runs (docs/reuse.md): a kind
@@ -29,6 +31,84 @@ type FreshRule struct {
 	// stored data; ok false when the stored data cannot say, and the task
 	// is fetched. nil: none.
 	Expand func(ctx context.Context, q db.Querier, j Job, t *Task) (children []NewTask, ok bool, err error)
+}
+
+// ChangeRule declares a content list (a video's comments, a comment's
+// replies, a post's or reel's comments) that a run buys again only when
+// it changed (docs/reuse.md, "Content lists"): its task, found along an
+// edge whose changed_only is on, carries the counter the parent page
+// showed (ParamCount); the runner skips it (OutcomeSkippedUnchanged) when
+// crawl.content_walks holds a walk of it that saw the same counter, within
+// its refresh_after. Every walk's end is recorded there; a walk to the
+// list's end marks the stored entries it no longer found (Gone).
+//
+// The lists are walked whole when bought: the real service documents no
+// order for comments or replies (the platforms rank comments by
+// relevance), so a rise's new entries may be on any page and the walk
+// cannot stop at the first stored one.
+type ChangeRule struct {
+	// Gone is where t's stored entries are, for marking those a walk to
+	// the list's end no longer found.
+	Gone func(t *Task) GoneScope
+	// Expand, when set, is the tasks t leads to when it is not bought
+	// again, from stored data: its comments' replies lists, each with its
+	// counter as last seen, each deciding for itself (a replies list
+	// never walked, as after a night cut by its budget, is bought).
+	Expand func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
+}
+
+type ownerParams struct {
+	Owner string `db:"owner"`
+}
+
+// storedReplies is a ChangeRule.Expand: the replies lists along d of the
+// stored comments stmt returns (id, counter) for owner(t).
+func storedReplies(stmt *db.Stmt[ownerParams], owner func(*Task) string, d *edgeDecl) func(context.Context, db.Querier, Job, *Task) ([]NewTask, error) {
+	return func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error) {
+		rows, err := stmt.Query(ctx, q, ownerParams{Owner: owner(t)})
+		if err != nil {
+			return nil, err
+		}
+		type comment struct {
+			id    string
+			count *int64
+		}
+		comments, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (comment, error) {
+			var c comment
+			return c, r.Scan(&c.id, &c.count)
+		})
+		if err != nil {
+			return nil, err
+		}
+		res, m := &Result{}, &mapper{job: j}
+		for _, c := range comments {
+			m.followCounted(res, t, d, c.id, urlParam(t), storedCount(c.count))
+		}
+		return res.Children, nil
+	}
+}
+
+var (
+	storedVideoCommentsWithReplies = db.Prepare[ownerParams]("StoredVideoCommentsWithReplies")
+	storedPostCommentsWithReplies  = db.Prepare[ownerParams]("StoredPostCommentsWithReplies")
+)
+
+// GoneScope names a content list's stored entries: the comments table of
+// Platform ("shortvideo" or "photosocial"), those of Owner (a video's id,
+// a post's code) answering Parent ("": the top-level comments).
+type GoneScope struct {
+	Platform, Owner, Parent string
+}
+
+// Count is the counter t's parent page showed (ParamCount); ok false
+// when t carries none (changed_only is off, or the page sent none).
+func (t *Task) Count() (n int64, ok bool) {
+	v, ok := t.Params[ParamCount]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
 }
 
 // Fetch is a successful fetch by an earlier run.
@@ -288,7 +368,7 @@ func storedReelsSearch(ctx context.Context, q db.Querier, j Job, t *Task) ([]New
 	}
 	res, m := &Result{}, &mapper{job: j}
 	for _, r := range reels {
-		m.followReel(res, t, r.url, r.code)
+		m.followReel(res, t, r.url, r.code, sources.Int64{})
 	}
 	return res.Children, nil
 }

@@ -55,7 +55,7 @@ func mapSVProfileVideos(m *mapper, t *Task, page *sources.Page[endpoints.SVVideo
 		}
 		id := string(it.V.ID)
 		sinks.Add(&res.Batch, sinks.SVProfileVideo{UniqueID: t.Key, VideoID: id})
-		m.followVideo(res, t, edgeVideoComments, edgeVideoTranscripts, m.videoURL(string(it.V.URL), t.Key, id))
+		m.followVideo(res, t, edgeVideoComments, edgeVideoTranscripts, m.videoURL(string(it.V.URL), t.Key, id), it.V.Stats.CommentCount)
 	}
 	return res, nil
 }
@@ -70,9 +70,10 @@ func (m *mapper) videoURL(given, handle, id string) string {
 }
 
 // followVideo adds a video's comments and transcript tasks along comments
-// and transcripts, keyed by its URL.
-func (m *mapper) followVideo(res *Result, t *Task, comments, transcripts *edgeDecl, videoURL string) {
-	m.follow(res, t, comments, videoURL, nil)
+// and transcripts, keyed by its URL; count is the video's comment count
+// as the page showed it.
+func (m *mapper) followVideo(res *Result, t *Task, comments, transcripts *edgeDecl, videoURL string, count sources.Int64) {
+	m.followCounted(res, t, comments, videoURL, nil, count)
 	m.follow(res, t, transcripts, videoURL, nil)
 }
 
@@ -91,10 +92,13 @@ func storedProfileVideos(ctx context.Context, q db.Querier, j Job, t *Task) ([]N
 	if err != nil {
 		return nil, err
 	}
-	type video struct{ id, url, author string }
+	type video struct {
+		id, url, author string
+		comments        *int64
+	}
 	videos, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (video, error) {
 		var v video
-		return v, r.Scan(&v.id, &v.url, &v.author)
+		return v, r.Scan(&v.id, &v.url, &v.author, &v.comments)
 	})
 	if err != nil {
 		return nil, err
@@ -104,7 +108,7 @@ func storedProfileVideos(ctx context.Context, q db.Querier, j Job, t *Task) ([]N
 		if v.author != "" && !isSecUIDUser(v.author) {
 			m.follow(res, t, edgeVideoAuthors, v.author, nil)
 		}
-		m.followVideo(res, t, edgeVideoComments, edgeVideoTranscripts, m.videoURL(v.url, t.Key, v.id))
+		m.followVideo(res, t, edgeVideoComments, edgeVideoTranscripts, m.videoURL(v.url, t.Key, v.id), storedCount(v.comments))
 	}
 	return res.Children, nil
 }
@@ -116,14 +120,15 @@ var _ = register(&Kind{
 	Name:  KindSVVideo,
 	Seeds: seedsOf("seeds.shortvideo.videos", checkVideoURL, videoTasks),
 	Call:  byKey(endpoints.SVVideoCall, mapSVVideo),
-	Fresh: &FreshRule{Expand: always(videoSeedLists)},
+	Fresh: &FreshRule{Expand: always(func(j Job, t *Task) []NewTask { return videoSeedLists(j, t, sources.Int64{}) })},
 })
 
 // videoSeedLists are the tasks a video seed makes whatever its answer: its
-// comments and transcript, keyed by the URL the seed gave.
-func videoSeedLists(j Job, t *Task) []NewTask {
+// comments and transcript, keyed by the URL the seed gave; count is the
+// video's comment count as its answer showed it (none when not fetched).
+func videoSeedLists(j Job, t *Task, count sources.Int64) []NewTask {
 	res := &Result{}
-	(&mapper{job: j}).followVideo(res, t, edgeSeedVideoComments, edgeSeedVideoTranscripts, t.Key)
+	(&mapper{job: j}).followVideo(res, t, edgeSeedVideoComments, edgeSeedVideoTranscripts, t.Key, count)
 	return res.Children
 }
 
@@ -143,7 +148,7 @@ func mapSVVideo(m *mapper, t *Task, d *endpoints.SVVideoDetail) (*Result, error)
 		return res, nil
 	}
 	m.addVideo(t, res, d.Video, "", "aweme_detail")
-	res.Children = append(res.Children, videoSeedLists(m.job, t)...)
+	res.Children = append(res.Children, videoSeedLists(m.job, t, d.Video.V.Stats.CommentCount)...)
 	return res, nil
 }
 
@@ -155,10 +160,21 @@ var _ = register(&Kind{
 	List:  true,
 	Pages: "video_comments",
 	Call:  byKeyCursor(endpoints.SVVideoCommentsCall, mapSVVideoComments),
+	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
+		return GoneScope{Platform: "shortvideo", Owner: sinks.VideoIDOf(t.Key)}
+	}, Expand: storedReplies(&storedVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies)},
 	// Again from stored data: the replies of the comments with replies
 	// that its walk in this run stored.
 	Reexpand: storedIDs(&runVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies, urlParam),
 })
+
+// storedCount is a counter as stored data gives it (nil: none).
+func storedCount(n *int64) sources.Int64 {
+	if n == nil {
+		return sources.Int64{}
+	}
+	return sources.Int64{V: *n, Valid: true}
+}
 
 // urlParam is the params of a comment's replies task: its video's or
 // post's URL, the key of the comments task t.
@@ -171,7 +187,7 @@ func mapSVVideoComments(m *mapper, t *Task, page *sources.Page[endpoints.SVComme
 			continue
 		}
 		if it.V.ReplyCount.V > 0 {
-			m.follow(res, t, edgeVideoCommentReplies, string(it.V.ID), urlParam(t))
+			m.followCounted(res, t, edgeVideoCommentReplies, string(it.V.ID), urlParam(t), it.V.ReplyCount)
 		}
 	}
 	return res, nil
@@ -220,6 +236,9 @@ var _ = register(&Kind{
 	Call: mapped(func(t *Task) sources.Call[*sources.Page[endpoints.SVComment]] {
 		return endpoints.SVCommentRepliesCall(t.Params["url"], t.Key, t.Cursor)
 	}, mapSVCommentReplies),
+	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
+		return GoneScope{Platform: "shortvideo", Owner: sinks.VideoIDOf(t.Params["url"]), Parent: t.Key}
+	}},
 })
 
 func mapSVCommentReplies(m *mapper, t *Task, page *sources.Page[endpoints.SVComment]) (*Result, error) {

@@ -670,10 +670,16 @@ func (w *analystsWorld) creatorVideos() []string {
 func (w *analystsWorld) videoComments() []string {
 	top := w.creatorList()[0]
 	videoURL, _, _ := strings.Cut(top.v.ShareURL, "?")
+	// The list is bought the first night the video is on the page walked,
+	// and again only on a night its comment count moved (changed_only):
+	// its comments, likes included, are as that night's answer has them.
 	var comments []oracleSVComment
+	walked := int64(-1)
 	for i := range analystsDays {
-		if slices.ContainsFunc(w.oracleCreatorPage(analystsCreator, i), func(v oracleAweme) bool { return v.ID == top.v.ID }) {
-			comments = w.oracleVideoComments(videoURL, i) // a video's comments keep their order
+		for _, v := range w.oracleCreatorPage(analystsCreator, i) {
+			if v.ID == top.v.ID && v.Stats.CommentCount != walked {
+				comments, walked = w.oracleVideoComments(videoURL, i), v.Stats.CommentCount // a video's comments keep their order
+			}
 		}
 	}
 	slices.SortFunc(comments, func(a, b oracleSVComment) int {

@@ -596,6 +596,9 @@ func (c *crawl) process(ctx context.Context, log *slog.Logger, t *task) error {
 			return err // refresh_after: an earlier run's fetch is fresh
 		}
 	}
+	if skipped, err := c.skipUnchanged(ctx, log, k, t); skipped || err != nil {
+		return err // changed_only: its counter shows no change since its last walk
+	}
 	// prev is the page whose commit was sent while the next one is
 	// fetched; page reads it before anything else touches the task.
 	var prev *sentPage
@@ -658,6 +661,7 @@ func (c *crawl) pageFailed(log *slog.Logger, t *task, err error) error {
 type fetched struct {
 	*kinds.Result
 	archive *frontier.ArchivedPage
+	walk    *frontier.ContentWalk // a content list's walk ends (walkEnd)
 }
 
 // sentPage is a page whose commit is submitted to the committer, its
@@ -788,6 +792,7 @@ func (c *crawl) page(k *kinds.Kind, t *task, prev *sentPage) (*fetched, *sentPag
 		}
 		return nil, nil, err
 	}
+	res.walk = walkEnd(k, &t.Task.Task, res.Result)
 	children := c.children(res.Result)
 	start := time.Now()
 	// The committer sends the page's commit with other tasks' pages (it
@@ -835,7 +840,7 @@ func (c *crawl) children(res *kinds.Result) []kinds.NewTask {
 
 // pageCommit is what committing res records.
 func (c *crawl) pageCommit(res *fetched, children []kinds.NewTask) frontier.PageCommit {
-	p := frontier.PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Outcome: res.Outcome, Drops: res.Drops, Saved: res.Saved, Archive: res.archive}
+	p := frontier.PageCommit{Rows: &res.Batch, Children: children, Next: res.Next, Items: res.Items, Stop: res.Stop, Outcome: res.Outcome, Drops: res.Drops, Saved: res.Saved, Archive: res.archive, Walk: res.walk}
 	if res.Counted {
 		p.NewItems = &res.New
 	}

@@ -145,6 +145,10 @@ type Plan struct {
 	// Adaptive is the schedule a new adaptive run (reuse.adaptive) would
 	// get now; nil when the job is not adaptive.
 	Adaptive *Adaptive `json:"adaptive,omitempty"`
+	// Content is what the content lists bought only when changed should
+	// cost tonight, by kind (content.go); Estimate counts it in place of
+	// what the last run spent on them.
+	Content []ContentList `json:"content,omitempty"`
 }
 
 // Adaptive is an adaptive run's schedule as crawler plan shows it: what it
@@ -239,6 +243,9 @@ func Make(ctx context.Context, tx pgx.Tx, job *jobfile.Job, entries int64, force
 	}
 	p.bound(job, max(entries, p.ObservedPerPage))
 	if err := p.estimate(ctx, tx, job); err != nil {
+		return nil, err
+	}
+	if err := p.content(ctx, tx, job); err != nil {
 		return nil, err
 	}
 	reuse, err := planReuse(ctx, tx, job, p)

@@ -32,6 +32,60 @@ type PageCommit struct {
 	// Outcome is how the task ends when Stop is set (empty:
 	// kinds.OutcomeDone, an object fetched).
 	Outcome kinds.Outcome
+	// Walk, when not nil, is the end of a content list's walk, recorded
+	// after the page's rows (crawl.content_walks).
+	Walk *ContentWalk
+}
+
+// ContentWalk is the end of a walk of a content list (kinds.ChangeRule):
+// the counter its parent page showed (nil: none) and its pages; Gone,
+// when the walk reached the list's end, names its stored entries, those
+// it did not find marked deleted.
+type ContentWalk struct {
+	Kind, Key string
+	Count     *int64
+	Pages     int
+	Outcome   kinds.Outcome
+	Gone      *kinds.GoneScope
+}
+
+type (
+	contentWalkParams struct {
+		Kind    string `db:"kind"`
+		Key     string `db:"key"`
+		Count   *int64 `db:"count"`
+		RunID   int64  `db:"run_id"`
+		Pages   int    `db:"pages"`
+		Outcome string `db:"outcome"`
+	}
+	goneParams struct {
+		RunID  int64  `db:"run_id"`
+		Owner  string `db:"owner"`
+		Parent string `db:"parent"`
+	}
+)
+
+var (
+	recordContentWalk = db.Prepare[contentWalkParams]("RecordContentWalk")
+	markGone          = map[string]db.Stmt[goneParams]{
+		"shortvideo":  db.Prepare[goneParams]("MarkSVCommentsGone"),
+		"photosocial": db.Prepare[goneParams]("MarkPSCommentsGone"),
+	}
+)
+
+// queue adds w's statements to batch, with their labels.
+func (w *ContentWalk) queue(batch *pgx.Batch, runID int64) []string {
+	recordContentWalk.Queue(batch, contentWalkParams{Kind: w.Kind, Key: w.Key, Count: w.Count, RunID: runID, Pages: w.Pages, Outcome: string(w.Outcome)})
+	labels := []string{"record content walk"}
+	if w.Gone != nil {
+		stmt, ok := markGone[w.Gone.Platform]
+		if !ok {
+			panic("frontier: no comments table of platform " + w.Gone.Platform)
+		}
+		stmt.Queue(batch, goneParams{RunID: runID, Owner: w.Gone.Owner, Parent: w.Gone.Parent})
+		labels = append(labels, "mark deleted entries")
+	}
+	return labels
 }
 
 // Commit records a fetched page: the task's advance (the cursor to
@@ -97,6 +151,9 @@ func commitBatch(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pgx.Ba
 	advanceTask.Queue(batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
 		Stop: CleanReason(p.Stop), Outcome: string(outcome), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
 	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(batch, runID, rows)...)
+	if p.Walk != nil {
+		labels = append(labels, p.Walk.queue(batch, runID)...)
+	}
 	if p.Archive != nil {
 		queueArchive(batch, runID, t, p.Archive)
 		labels = append(labels, "archive page")

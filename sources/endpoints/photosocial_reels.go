@@ -23,6 +23,7 @@ type PSReel struct {
 	OwnerUsername Text
 	PlayCount     Int64
 	LikeCount     Int64
+	CommentCount  Int64
 	Caption       Text
 	TakenAt       Int64
 }
@@ -44,6 +45,8 @@ type psReelWire struct {
 	VideoPlay   Int64           `json:"video_play_count"`
 	LikeCount   Int64           `json:"like_count"`
 	LikeCountC  Int64           `json:"likeCount"`
+	Comments    Int64           `json:"comment_count"`
+	CommentsC   Int64           `json:"commentCount"`
 	Caption     json.RawMessage `json:"caption"`
 	CaptionText Text            `json:"caption_text"`
 	Media       json.RawMessage `json:"media"`
@@ -66,6 +69,7 @@ func (r *PSReel) UnmarshalJSON(b []byte) error {
 		OwnerUsername: sources.FirstText(w.Owner.V.Username, w.User.V.Username),
 		PlayCount:     sources.FirstInt(w.PlayCount, w.PlayCountC, w.VideoPlay),
 		LikeCount:     sources.FirstInt(w.LikeCount, w.LikeCountC),
+		CommentCount:  sources.FirstInt(w.Comments, w.CommentsC),
 		Caption:       w.CaptionText,
 		TakenAt:       sources.FirstTime(w.TakenAt, w.TakenAtC),
 	}

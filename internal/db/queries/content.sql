@@ -21,10 +21,13 @@
 
 -- name: RunProfileVideos
 -- The videos of creator @owner that a walk of run @run_id stored: each
--- one's id, the URL its answer carried ('' when none) and its author.
+-- one's id, the URL its answer carried ('' when none), its author and its
+-- comment count as that run saw it (NULL when none: its comments task
+-- then carries no counter).
 SELECT l.video_id,
        coalesce(v.raw->>'url', split_part(split_part(v.raw->>'share_url', '#', 1), '?', 1), ''),
-       coalesce(v.author_unique_id, '')
+       coalesce(v.author_unique_id, ''),
+       (SELECT s.comment_count FROM shortvideo.video_snapshots s WHERE s.video_id = l.video_id AND s.run_id = @run_id)
 FROM shortvideo.profile_videos l JOIN shortvideo.videos v USING (video_id)
 WHERE l.unique_id = @owner AND l.last_seen_run = @run_id
 ORDER BY l.video_id;
@@ -39,10 +42,12 @@ ORDER BY comment_id;
 -- name: RunProfilePosts
 -- The posts of profile @owner that a walk of run @run_id stored: each
 -- one's code, the URL its answer carried ('' when none), whether it is a
--- video and whether a reel.
+-- video, whether a reel, and its comment count as that run saw it (NULL
+-- when none).
 SELECT p.code, coalesce(p.url, ''),
        coalesce(p.media_type = 2 OR p.product_type = 'clips' OR p.raw->>'is_video' = 'true', false),
-       coalesce(p.product_type = 'clips', false)
+       coalesce(p.product_type = 'clips', false),
+       (SELECT s.comment_count FROM photosocial.post_snapshots s WHERE s.code = p.code AND s.run_id = @run_id)
 FROM photosocial.profile_posts l JOIN photosocial.posts p USING (code)
 WHERE l.username = @owner AND l.last_seen_run = @run_id
 ORDER BY p.code;
@@ -83,3 +88,23 @@ FROM photosocial.posts WHERE code = @code;
 -- private.
 SELECT coalesce(is_private, false) FROM photosocial.profiles
 WHERE username = @unique_id AND profile_fetched;
+
+-- name: StoredVideoCommentsWithReplies
+-- The comments on video @owner any run stored, not since marked deleted,
+-- that have replies, with their reply count as last seen: the replies
+-- lists a video's comments lead to when the list is not bought again
+-- (kinds.ChangeRule.Expand).
+SELECT comment_id, reply_count FROM shortvideo.comments
+WHERE video_id = @owner AND parent_comment_id IS NULL AND reply_count > 0
+  AND (deleted_run IS NULL OR deleted_run <= last_seen_run)
+ORDER BY comment_id;
+
+-- name: StoredPostCommentsWithReplies
+-- RunPostCommentsWithReplies of any run, not since marked deleted, with
+-- their child_comment_count as last seen.
+SELECT comment_id, child_comment_count FROM photosocial.comments
+WHERE post_code = @owner AND parent_comment_id IS NULL AND comment_id IS NOT NULL
+  AND (deleted_run IS NULL OR deleted_run <= last_seen_run)
+  AND CASE WHEN jsonb_typeof(raw->'has_more_replies') = 'boolean' THEN raw->>'has_more_replies' = 'true'
+           ELSE coalesce(child_comment_count, 0) > coalesce(jsonb_array_length(CASE WHEN jsonb_typeof(raw->'replies') = 'array' THEN raw->'replies' END), 0) END
+ORDER BY comment_id;

@@ -44,3 +44,19 @@ FROM (
     SELECT r.taken_at FROM photosocial.profile_reels l JOIN photosocial.reels r USING (reel_id)
     WHERE @kind::text = 'photosocial.user_reels' AND l.username = @owner::text
 ) e;
+
+-- name: ContentListsOfRun
+-- The content lists (kinds @kinds, kinds.ChangeRule) run @run_id reached,
+-- by kind: how many it walked that an earlier run had walked (their
+-- counter moved, or refresh_after passed), how many it skipped unchanged,
+-- the pages it bought of them, and the pages their latest walks took
+-- (crawl.content_walks): what tonight's lists cost if all were bought.
+SELECT t.kind,
+       count(*) FILTER (WHERE t.state = 'done' AND EXISTS (SELECT 1 FROM crawl.tasks e WHERE e.kind = t.kind AND e.key = t.key
+                                                            AND e.run_id < t.run_id AND e.state = 'done'))::bigint AS walked_known,
+       count(*) FILTER (WHERE t.outcome = 'skipped_unchanged')::bigint AS skipped,
+       coalesce(sum(t.pages) FILTER (WHERE t.state = 'done'), 0)::bigint AS pages_bought,
+       coalesce(sum(w.pages), 0)::bigint AS pages_known
+FROM crawl.tasks t LEFT JOIN crawl.content_walks w ON w.kind = t.kind AND w.key = t.key
+WHERE t.run_id = @run_id AND t.kind = ANY(@kinds::text[])
+GROUP BY t.kind ORDER BY t.kind;

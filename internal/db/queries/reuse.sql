@@ -145,3 +145,40 @@ ORDER BY s.rank;
 SELECT r.code, coalesce(r.raw->>'url', '') FROM photosocial.reel_search_results s JOIN photosocial.reels r USING (reel_id)
 WHERE s.query_key = @owner AND s.run_id = @run_id AND r.code IS NOT NULL
 ORDER BY s.rank;
+
+-- Content lists bought again only when they changed (kinds.ChangeRule,
+-- pipeline/reuse.go: skipUnchanged; migration 00053).
+
+-- name: LastContentWalk
+-- The latest walk of content list (@kind, @key), by any run: the counter
+-- its parent page showed then, the run, its pages, and its age
+-- (microseconds).
+SELECT count, run_id, pages, walked_at, (extract(epoch FROM now() - walked_at) * 1000000)::bigint
+FROM crawl.content_walks WHERE kind = @kind AND key = @key;
+
+-- name: RecordContentWalk
+-- Records the end of run @run_id's walk of content list (@kind, @key):
+-- the counter its parent page showed (@count, NULL when none), its pages
+-- and outcome. An older run's walk ending late does not replace a newer
+-- one's.
+INSERT INTO crawl.content_walks AS w (kind, key, count, run_id, pages, outcome)
+VALUES (@kind, @key, @count, @run_id, @pages, @outcome::text::crawl.task_outcome)
+ON CONFLICT (kind, key) DO UPDATE SET count = EXCLUDED.count, run_id = EXCLUDED.run_id, pages = EXCLUDED.pages,
+    outcome = EXCLUDED.outcome, walked_at = now()
+WHERE w.run_id <= EXCLUDED.run_id;
+
+-- name: MarkSVCommentsGone
+-- A walk of run @run_id reached the end of the comments of video @owner
+-- (@parent ''), or of the replies to comment @parent: the stored ones it
+-- did not find, and not marked since they were last seen, are marked
+-- deleted by it (deleted_run); their rows stay.
+UPDATE shortvideo.comments SET deleted_run = @run_id
+WHERE video_id = @owner AND parent_comment_id IS NOT DISTINCT FROM NULLIF(@parent, '')
+  AND last_seen_run < @run_id AND (deleted_run IS NULL OR deleted_run <= last_seen_run);
+
+-- name: MarkPSCommentsGone
+-- MarkSVCommentsGone for the comments of post @owner (its code), or the
+-- replies to comment @parent.
+UPDATE photosocial.comments SET deleted_run = @run_id
+WHERE post_code = @owner AND parent_comment_id IS NOT DISTINCT FROM NULLIF(@parent, '')
+  AND last_seen_run < @run_id AND (deleted_run IS NULL OR deleted_run <= last_seen_run);

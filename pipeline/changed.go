@@ -1,0 +1,155 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/kinds"
+	"github.com/socialcrawl/crawler/pipeline/frontier"
+	"github.com/socialcrawl/crawler/sinks"
+)
+
+// Content bought again only when it changed (docs/reuse.md, "Content
+// lists"; kinds.ChangeRule): a content list found along an edge whose
+// changed_only is on carries the counter its parent page showed; it is
+// walked when no walk of it is recorded, when the recorded walk saw
+// another counter, or when its edge's refresh_after has passed since.
+// Otherwise it ends skipped_unchanged without a request. No request is
+// made to read a counter: the parent page, bought anyway, carries it.
+
+// ContentWalk is the latest recorded walk of a content list.
+type ContentWalk struct {
+	Found bool
+	// Count is the counter its parent page showed (Counted false: none).
+	Count   int64
+	Counted bool
+	Run     int64
+	Pages   int
+	At      time.Time
+	Age     time.Duration
+}
+
+type contentListParams struct {
+	Kind string `db:"kind"`
+	Key  string `db:"key"`
+}
+
+var lastContentWalk = db.Prepare[contentListParams]("LastContentWalk")
+
+// contentWalk reads the latest walk of list (kind, key).
+func contentWalk(ctx context.Context, q db.Querier, kind, key string) (ContentWalk, error) {
+	var (
+		w     ContentWalk
+		count *int64
+		ageUS int64
+	)
+	err := lastContentWalk.QueryRow(ctx, q, contentListParams{Kind: kind, Key: key}).Scan(&count, &w.Run, &w.Pages, &w.At, &ageUS)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return w, nil
+	case err != nil:
+		return w, fmt.Errorf("last walk of %s %s: %w", kind, key, err)
+	}
+	w.Found, w.Age = true, time.Duration(ageUS)*time.Microsecond
+	if count != nil {
+		w.Count, w.Counted = *count, true
+	}
+	return w, nil
+}
+
+// unchanged says why list t need not be bought again ("" when it must
+// be), given its latest walk w: the counter t carries is w's, and its
+// refresh_after (t.RefreshAfter, 0: none) has not passed since.
+func unchanged(t *kinds.Task, w ContentWalk) string {
+	count, ok := t.Count()
+	switch {
+	case !ok || !w.Found || !w.Counted || count != w.Count:
+		return ""
+	case t.RefreshAfter > 0 && w.Age >= t.RefreshAfter:
+		return ""
+	}
+	return fmt.Sprintf("unchanged: counter as at its last walk: %d (run %d, %s, %d pages)", count, w.Run, w.At.UTC().Format(time.RFC3339), w.Pages)
+}
+
+// skipUnchanged ends t skipped_unchanged when its counter shows no change
+// since its last walk (unchanged); it reports whether it did. Nothing is
+// bought; the credits its last walk cost are recorded as saved.
+func (c *crawl) skipUnchanged(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *task) (bool, error) {
+	if k.Change == nil || t.Pages > 0 {
+		return false, nil
+	}
+	if _, ok := t.Count(); !ok {
+		return false, nil
+	}
+	var w ContentWalk
+	err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+		w, err = contentWalk(ctx, c.opts.Pool, t.Kind, t.Key)
+		return err
+	})
+	reason := ""
+	var children []kinds.NewTask
+	if err == nil {
+		reason = unchanged(&t.Task.Task, w)
+	}
+	if reason != "" && k.Change.Expand != nil {
+		// Its stored comments still lead to their replies lists, each
+		// deciding by its own counter and walk.
+		err = c.retryDB(ctx, func(ctx context.Context) error {
+			all, err := k.Change.Expand(ctx, c.opts.Pool, c.job, &t.Task.Task)
+			children = children[:0]
+			for _, ch := range all {
+				if ch.Depth <= c.job.Limits.MaxDepth && sinks.CheckKey(ch.Kind+" task key", ch.Key) == nil {
+					children = append(children, ch)
+				}
+			}
+			return err
+		})
+	}
+	if reason != "" && err == nil {
+		saved := w.Pages * max(c.job.Route(t.Kind).Credits, 1)
+		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
+			return c.frontier.EndFresh(ctx, c.runID, t.Task, kinds.OutcomeSkippedUnchanged, reason, saved, children)
+		})
+	}
+	switch {
+	case errors.Is(err, frontier.ErrLeaseLost):
+		return true, nil
+	case err != nil && ctx.Err() != nil:
+		_ = c.release(t.Task)
+		return true, nil
+	case err != nil:
+		return true, c.abandon(t, "changed_only", err)
+	case reason != "":
+		log.Debug("unchanged; not fetched", "task_id", t.ID, "kind", t.Kind, "key", t.Key, "walked_by_run", w.Run)
+		if len(children) > 0 {
+			c.wakeOthers()
+		}
+	}
+	return reason != "", nil
+}
+
+// walkEnd is the record of list t's walk ending with res (kinds with a
+// ChangeRule; nil for others or while it goes on): a walk to the list's
+// end also marks the stored entries it did not find.
+func walkEnd(k *kinds.Kind, t *kinds.Task, res *kinds.Result) *frontier.ContentWalk {
+	if k.Change == nil || res.Stop == "" {
+		return nil
+	}
+	w := &frontier.ContentWalk{Kind: t.Kind, Key: t.Key, Pages: t.Pages + 1, Outcome: res.Outcome.OrDone()}
+	if n, ok := t.Count(); ok {
+		w.Count = &n
+	}
+	if res.Outcome == kinds.OutcomeDoneEnd {
+		g := k.Change.Gone(t)
+		if g.Owner != "" {
+			w.Gone = &g
+		}
+	}
+	return w
+}

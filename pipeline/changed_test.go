@@ -1,0 +1,420 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/socialcrawl/crawler/jobfile"
+	"github.com/socialcrawl/crawler/pipeline"
+	"github.com/socialcrawl/crawler/pipeline/budget"
+	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/testkit/pgtest"
+)
+
+// changedJob harvests a creator posting 2 videos a day (12 at day 0, 6
+// comments each, 0 to 3 replies each) and a photo-sharing account's 6
+// posts (4 comments each, some with more replies than shown), with their
+// comments and replies, the creators' lists with stop_at_seen; edges adds
+// keys to the content edges.
+func changedJob(videoComments, replies, postComments string) string {
+	return fmt.Sprintf(`
+  preset: scrapecreators
+limits: {workers: 4, max_pages: 100}
+comments: {include_replies: true}
+seeds: {shortvideo: {profiles: [daily_v12_r2_c6]}, photosocial: {profiles: [studio_p6_c4]}}
+expand:
+  videos: {stop_at_seen: true}
+  video_comments: {%s}
+  comment_replies: {%s}
+  posts: {stop_at_seen: true}
+  post_comments: {%s}
+`, videoComments, replies, postComments)
+}
+
+// The real service's content endpoints, as the sandbox counts them.
+const (
+	epVideos       = "/v3/tiktok/profile/videos"
+	epVideoComms   = "/v1/tiktok/video/comments"
+	epVideoReplies = "/v1/tiktok/video/comment/replies"
+	epPosts        = "/v2/instagram/user/posts"
+	epPostComms    = "/v2/instagram/post/comments"
+	epPostReplies  = "/v1/instagram/post/comment/replies"
+)
+
+// contentNight is one run of job on a sandbox of world day day over the shared
+// database: its run id and its billable requests per endpoint, and credits.
+type contentNight struct {
+	b       *bundle
+	run     int64
+	pages   map[string]int64
+	credits int64
+}
+
+func runNight(t *testing.T, b *bundle, job string) contentNight {
+	t.Helper()
+	sum := b.run(t, b.job(t, job))
+	if sum.State != "done" {
+		t.Fatalf("run: %+v", sum)
+	}
+	b.noRefusals(t)
+	u := b.sandbox.Usage(testKey)
+	n := contentNight{b: b, run: sum.RunID, pages: map[string]int64{}, credits: u.Credits}
+	for ep, e := range u.ByEndpoint {
+		n.pages[ep] = e.Billable
+	}
+	return n
+}
+
+// want compares the night's billable pages of the content endpoints and
+// its credits.
+func (n contentNight) want(t *testing.T, what string, pages map[string]int64, credits int64) {
+	t.Helper()
+	for _, ep := range []string{epVideos, epVideoComms, epVideoReplies, epPosts, epPostComms, epPostReplies} {
+		if n.pages[ep] != pages[ep] {
+			t.Errorf("%s: %d pages of %s, want %d", what, n.pages[ep], ep, pages[ep])
+		}
+	}
+	if n.credits != credits {
+		t.Errorf("%s: %d credits, want %d (pages %v)", what, n.credits, credits, n.pages)
+	}
+}
+
+// planOf is crawler plan's view of job now.
+func (b *bundle) planOf(t *testing.T, job string) *plan.Plan {
+	t.Helper()
+	tx, err := b.pool.BeginTx(context.Background(), pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	p, err := plan.Make(context.Background(), tx, b.job(t, job), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (b *bundle) exec(t *testing.T, q string, args ...any) {
+	t.Helper()
+	if _, err := b.pool.Exec(context.Background(), q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// Content is bought again only when the counter on the parent page the run
+// bought says it changed (issue 32): on an unchanged world the second night
+// buys the profiles and the lists' first pages, nothing under them; a
+// counter that moved buys exactly its list again, a fall also marks the
+// comments no longer there as deleted (rows kept); new videos' comments
+// are bought; refresh_after forces a walk of lists past it; changed_only
+// false buys every list again, as before.
+func TestContentBoughtOnlyWhenChanged(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := changedJob("", "", "")
+
+	first := runNight(t, realAtDay(t, pool, 0, 10), job)
+	b := first.b
+	// 12 videos on 2 pages, a comments page each; a replies page per
+	// comment with replies; 6 posts on a page, a comments page each at
+	// 15 credits (replies shown); a replies page per comment with more
+	// replies than shown.
+	svReplies := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE parent_comment_id IS NULL AND reply_count > 0`)
+	psReplies := b.count(t, `SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`)
+	// A post comment's replies, 10 a page.
+	psReplyPages := b.count(t, `SELECT sum(ceil(child_comment_count / 10.0))::bigint FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`)
+	if svReplies == 0 || psReplies == 0 || psReplyPages == psReplies {
+		t.Fatalf("%d video comments and %d post comments with replies to walk (%d pages): the test shows nothing", svReplies, psReplies, psReplyPages)
+	}
+	first.want(t, "night 1", map[string]int64{epVideos: 2, epVideoComms: 12, epVideoReplies: svReplies, epPosts: 1, epPostComms: 6, epPostReplies: psReplyPages},
+		2+2+12+svReplies+1+6*15+psReplyPages)
+	if n := b.count(t, `SELECT count(*) FROM crawl.content_walks WHERE count IS NOT NULL`); n != 12+svReplies+6+psReplies {
+		t.Errorf("%d content walks recorded with their counter, want %d", n, 12+svReplies+6+psReplies)
+	}
+
+	// crawler plan after night 1 expects the content lists it walked to
+	// cost nothing tonight (that run found no counter moving: none was
+	// known), and the rest what night 1 spent: 2 profiles, 3 list pages
+	// (stop_at_seen's saving is not estimated).
+	if p := b.planOf(t, job); p.Estimate != 2+3 || len(p.Content) != 4 {
+		t.Errorf("plan after night 1: estimate %d, %d content kinds; want 5 and 4 (%v)", p.Estimate, len(p.Content), p.Reuse)
+	}
+
+	// Night 2, nothing changed: the profiles and the lists' first pages.
+	second := runNight(t, realAtDay(t, pool, 0, 10), job)
+	second.want(t, "night 2 (unchanged)", map[string]int64{epVideos: 1, epPosts: 1}, 2+1+1)
+	// The lists skipped: the 10 videos of the page walked, the 6 posts,
+	// and the replies lists their stored comments lead to.
+	pageReplies2 := b.count(t, `SELECT count(*) FROM shortvideo.comments c JOIN crawl.tasks l ON l.run_id = $1 AND l.kind = 'shortvideo.video_comments'
+		AND c.video_id = regexp_replace(l.key, '.*/video/([0-9]+).*', '\1') WHERE c.parent_comment_id IS NULL AND c.reply_count > 0`, second.run)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged' AND reason LIKE 'unchanged: counter as at its last walk: %'`, second.run); n != 10+6+pageReplies2+psReplies {
+		t.Errorf("night 2: %d lists skipped unchanged, want %d", n, 10+6+pageReplies2+psReplies)
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND state <> 'skipped' AND kind IN ('shortvideo.comment_replies', 'photosocial.comment_replies')`, second.run); n != 0 {
+		t.Errorf("night 2: %d replies lists not skipped", n)
+	}
+	if n := b.count(t, `SELECT coalesce(sum(credits_saved), 0) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, second.run); n != 10+6*15+pageReplies2+psReplyPages {
+		t.Errorf("night 2: %d credits saved by unchanged lists, want %d", n, 10+6*15+pageReplies2+psReplyPages)
+	}
+
+	// After night 2 the plan expects what it cost: no list moved.
+	if p := b.planOf(t, job); p.Estimate != 4 {
+		t.Errorf("plan after night 2: estimate %d, want 4 (%v)", p.Estimate, p.Reuse)
+	}
+
+	// Night 3: one video's counter rose since its walk (its walk saw one
+	// comment less): exactly that list is bought again; its comments'
+	// replies, counters unchanged, are not.
+	var rose string
+	if err := pool.QueryRow(context.Background(), `SELECT key FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'
+		AND kind = 'shortvideo.video_comments' ORDER BY key LIMIT 1`, second.run).Scan(&rose); err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, `UPDATE crawl.content_walks SET count = count - 1 WHERE kind = 'shortvideo.video_comments' AND key = $1`, rose)
+	third := runNight(t, realAtDay(t, pool, 0, 10), job)
+	third.want(t, "night 3 (a rise)", map[string]int64{epVideos: 1, epVideoComms: 1, epPosts: 1}, 2+1+1+1)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.video_comments' AND state = 'done' AND key = $2`, third.run, rose); n != 1 {
+		t.Errorf("night 3: the list whose counter moved was not the one walked")
+	}
+
+	// Night 4: another video's counter fell: its list is walked to its end
+	// and the stored comment it no longer holds is marked deleted by this
+	// night, its row kept; the others are not.
+	var fell string
+	if err := pool.QueryRow(context.Background(), `SELECT key FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'
+		AND kind = 'shortvideo.video_comments' AND key <> $2 ORDER BY key LIMIT 1`, second.run, rose).Scan(&fell); err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, `UPDATE crawl.content_walks SET count = count + 1 WHERE kind = 'shortvideo.video_comments' AND key = $1`, fell)
+	b.exec(t, `INSERT INTO shortvideo.comments (comment_id, video_id, text, raw, first_seen_run, last_seen_run)
+		SELECT 'gone1', video_id, 'deleted since', '{}', $2, $2 FROM shortvideo.comments
+		WHERE video_id = regexp_replace($1, '.*/video/([0-9]+).*', '\1') LIMIT 1`, fell, first.run)
+	fourth := runNight(t, realAtDay(t, pool, 0, 10), job)
+	fourth.want(t, "night 4 (a fall)", map[string]int64{epVideos: 1, epVideoComms: 1, epPosts: 1}, 2+1+1+1)
+	b.checkCounts(t, map[string]int64{
+		fmt.Sprintf(`SELECT count(*) FROM shortvideo.comments WHERE comment_id = 'gone1' AND deleted_run = %d`, fourth.run): 1,
+		`SELECT count(*) FROM shortvideo.comments WHERE deleted_run IS NOT NULL`:                                            1,
+		`SELECT count(*) FROM photosocial.comments WHERE deleted_run IS NOT NULL`:                                           0,
+	})
+
+	// Night 5, a day later: 2 new videos at the head of the list; their
+	// comments and replies are bought, nothing else under the lists.
+	fifth := runNight(t, realAtDay(t, pool, 1, 10), job)
+	newReplies := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE parent_comment_id IS NULL AND reply_count > 0 AND first_seen_run = $1`, fifth.run)
+	fifth.want(t, "night 5 (2 new videos)", map[string]int64{epVideos: 2, epVideoComms: 2, epVideoReplies: newReplies, epPosts: 1},
+		2+2+2+newReplies+1)
+	if n := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE first_seen_run = $1 AND parent_comment_id IS NULL`, fifth.run); n != 2*6 {
+		t.Errorf("night 5: %d new comments stored, want 12", n)
+	}
+
+	// Night 6: video_comments' refresh_after has passed since every walk:
+	// the 10 videos of the page walked are bought again, not their
+	// comments' replies (no refresh_after), nor the posts' comments.
+	b.exec(t, `UPDATE crawl.content_walks SET walked_at = walked_at - interval '2 hours'`)
+	sixth := runNight(t, realAtDay(t, pool, 1, 10), changedJob("refresh_after: 1h", "", ""))
+	sixth.want(t, "night 6 (refresh_after)", map[string]int64{epVideos: 1, epVideoComms: 10, epPosts: 1}, 2+1+10+1)
+
+	// Night 7, changed_only false: every list under the pages walked is
+	// bought again, as before the rule: night 1's cost for those lists.
+	seventh := runNight(t, realAtDay(t, pool, 1, 10), changedJob("changed_only: false", "changed_only: false", "changed_only: false"))
+	pageReplies := b.count(t, `SELECT count(*) FROM shortvideo.comments c JOIN crawl.tasks l ON l.run_id = $1 AND l.kind = 'shortvideo.video_comments'
+		AND c.video_id = regexp_replace(l.key, '.*/video/([0-9]+).*', '\1') WHERE c.parent_comment_id IS NULL AND c.reply_count > 0`, seventh.run)
+	seventh.want(t, "night 7 (changed_only: false)", map[string]int64{epVideos: 1, epVideoComms: 10, epVideoReplies: pageReplies,
+		epPosts: 1, epPostComms: 6, epPostReplies: psReplyPages}, 2+1+10+pageReplies+1+6*15+psReplyPages)
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'skipped_unchanged'`, seventh.run); n != 0 {
+		t.Errorf("night 7: %d lists skipped unchanged with changed_only false", n)
+	}
+}
+
+// Under a binding budget at the real service's prices (a post's comments
+// with replies, 15 credits a page) and two processes a night, the content
+// a night could not afford is bought on the following nights and nothing
+// is bought twice: the lists walked are skipped as unchanged, the replies
+// lists of a walked comments list that the budget cut off are bought from
+// the stored comments, until the whole of it is stored. max_credits 18:
+// the profile, the posts page and one comments list (15), then a few of
+// its replies lists; the rest of them wait for the next night (without the
+// expansion of a skipped list from its stored comments, they were never
+// bought).
+func TestContentUnderABindingBudget(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	const maxCredits = 18
+	job := `
+  preset: scrapecreators
+limits: {workers: 2, max_pages: 100, max_credits: 18}
+comments: {include_replies: true}
+seeds: {photosocial: {profiles: [studio_p6_c4]}}
+expand: {posts: {}, post_comments: {}, comment_replies: {}}
+`
+	bought := map[string]int{}
+	pages := map[string]int64{}
+	nights := 0
+	for ; nights < 20; nights++ {
+		b := realAtDay(t, pool, 0, 20)
+		j := b.job(t, job)
+		runID := b.start(t, j)
+		errs := make(chan error, 2)
+		for i := range 2 {
+			go func() {
+				opts := b.options(j, testKey)
+				opts.Owner = fmt.Sprintf("proc%d", i)
+				_, err := pipeline.Run(context.Background(), opts, j, runID)
+				errs <- err
+			}()
+		}
+		stopped := false
+		for range 2 {
+			switch err := <-errs; {
+			case errors.Is(err, budget.ErrExhausted):
+				stopped = true
+			case err != nil:
+				t.Fatalf("night %d: %v", nights+1, err)
+			}
+		}
+		b.noRefusals(t)
+		u := b.sandbox.Usage(testKey)
+		if u.Credits > maxCredits {
+			t.Errorf("night %d: %d credits, over max_credits %d", nights+1, u.Credits, maxCredits)
+		}
+		for ep, e := range u.ByEndpoint {
+			pages[ep] += e.Billable
+		}
+		for _, a := range b.sandbox.Arrivals(testKey) {
+			if a.Status == 200 && (a.Endpoint == epPostComms || a.Endpoint == epPostReplies) {
+				if bought[a.Endpoint+"?"+a.Query]++; bought[a.Endpoint+"?"+a.Query] == 2 {
+					t.Errorf("night %d bought again %s?%s", nights+1, a.Endpoint, a.Query)
+				}
+			}
+		}
+		if !stopped {
+			break
+		}
+	}
+	if nights == 0 || nights == 20 {
+		t.Fatalf("%d nights stopped by the budget: want some, then one that ends", nights)
+	}
+	b := &bundle{pool: pool}
+	replies := b.count(t, `SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND child_comment_count > 3`)
+	b.checkCounts(t, map[string]int64{
+		// Every comment and every reply each comment says it has.
+		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`: 6 * 4,
+		`SELECT sum(child_comment_count) - (SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL)
+		   FROM photosocial.comments WHERE parent_comment_id IS NULL`: 0,
+		`SELECT count(*) FROM crawl.content_walks`: 6 + replies,
+	})
+	if pages[epPostComms] != 6 || pages[epPostReplies] != replies {
+		t.Errorf("over %d nights: %d comments pages and %d replies pages, want 6 and %d (each list once)", nights+1, pages[epPostComms], pages[epPostReplies], replies)
+	}
+	t.Logf("%d nights at max_credits %d: %v", nights+1, maxCredits, pages)
+}
+
+// Older videos' counters (docs/revisit.md, "Content lists"): a creator's
+// list cut by stop_at_seen shows only its newest videos' counters; its
+// full walks (reuse.full_walk_every) show every video's, a credit a page,
+// and buy the comments of the older videos whose counter moved, only
+// those.
+func TestOlderCountersOnFullWalks(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := `
+  preset: scrapecreators
+limits: {workers: 4, max_pages: 100}
+reuse: {full_walk_every: 2}
+seeds: {shortvideo: {profiles: [old_v12_c6]}}
+expand: {videos: {stop_at_seen: true}, video_comments: {}}
+`
+	first := runNight(t, realAtDay(t, pool, 0, 10), job)
+	first.want(t, "night 1", map[string]int64{epVideos: 2, epVideoComms: 12}, 1+2+12)
+	b := first.b
+	// Every video got a comment since its walk.
+	b.exec(t, `UPDATE crawl.content_walks SET count = count - 1 WHERE kind = 'shortvideo.video_comments'`)
+	// Night 2 stops at the first page: the 2 older videos' counters are
+	// not seen, only the 10 newest videos' comments are bought.
+	second := runNight(t, realAtDay(t, pool, 0, 10), job)
+	second.want(t, "night 2 (cut at the first page)", map[string]int64{epVideos: 1, epVideoComms: 10}, 1+1+10)
+	// Night 3 walks the list whole (full_walk_every 2): every counter is
+	// seen, and the 2 older videos' comments are bought, only those.
+	third := runNight(t, realAtDay(t, pool, 0, 10), job)
+	third.want(t, "night 3 (a full walk)", map[string]int64{epVideos: 2, epVideoComms: 2}, 1+2+2)
+}
+
+// readmeJob is the README's first job ("# real.yaml"), pointed at base.
+func readmeJob(t *testing.T, base string) *jobfile.Job {
+	t.Helper()
+	text, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(text), "```yaml\n# real.yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md: no ```yaml block starting # real.yaml")
+	}
+	block = strings.Replace(block, "  preset: scrapecreators", "  preset: scrapecreators\n  base_url: "+base+"\n  max_retries: 1", 1)
+	block = strings.Replace(block, "key_env: CRAWLER_API_KEY", "key_env: CRAWLER_TEST_KEY", 1)
+	job, err := jobfile.Parse("real.yaml", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+// The README's first job on the sandbox's real preset, a night a world
+// day: its first nights buy the creators' backlog within max_credits,
+// then a night buys the lists' first pages and what is under the videos
+// posted or commented since; no list is bought again with the counter of
+// its last walk. With changed_only false on its content edges, the same
+// nights buy every comments list of the pages walked again. The README
+// quotes the figures this logs.
+func TestReadmeJobNights(t *testing.T) {
+	t.Parallel()
+	const nights = 6
+	policies := map[string][]int64{}
+	for _, policy := range []string{"changed_only", "buy again"} {
+		pool, _ := pgtest.Pool(t)
+		for day := range int64(nights) {
+			b := realAtDay(t, pool, day, 0)
+			job := readmeJob(t, b.baseURL)
+			if policy == "buy again" {
+				off := false
+				job.Expand.VideoComments.ChangedOnly = &off
+				job.Expand.CommentReplies.ChangedOnly = &off
+			}
+			runID := b.start(t, job)
+			_, err := pipeline.Run(context.Background(), b.options(job, testKey), job, runID)
+			if err != nil && !errors.Is(err, budget.ErrExhausted) {
+				t.Fatalf("%s, night %d: %v", policy, day+1, err)
+			}
+			b.noRefusals(t)
+			u := b.sandbox.Usage(testKey)
+			policies[policy] = append(policies[policy], u.Credits)
+			t.Logf("%s, night %d: %d credits (budget stop: %v): %v", policy, day+1, u.Credits, err != nil, u.ByEndpoint)
+			if policy != "changed_only" {
+				continue
+			}
+			// No list bought again with the counter its last walk saw.
+			if n := b.count(t, `SELECT count(*) FROM crawl.tasks t WHERE t.run_id = $1 AND t.state = 'done'
+				AND t.kind IN ('shortvideo.video_comments', 'shortvideo.comment_replies')
+				AND (SELECT p.params->>'count' FROM crawl.tasks p WHERE p.kind = t.kind AND p.key = t.key AND p.run_id < t.run_id
+				     AND p.state = 'done' ORDER BY p.run_id DESC LIMIT 1) = t.params->>'count'`, runID); n != 0 {
+				t.Errorf("night %d bought %d lists again whose counter had not moved", day+1, n)
+			}
+		}
+	}
+	t.Logf("credits a night: %v", policies)
+	// Once the backlog is stored (the last two nights end under budget),
+	// a night costs a fraction of buying the lists again.
+	c, a := policies["changed_only"], policies["buy again"]
+	for n := nights - 2; n < nights; n++ {
+		if c[n] >= 2000 || 3*c[n] > a[n] {
+			t.Errorf("night %d: %d credits with changed_only, %d buying again: want under budget and under a third", n+1, c[n], a[n])
+		}
+	}
+}
