@@ -111,7 +111,20 @@ func SetTemplate(setup func(ctx context.Context, url string) error) {
 // never skips. Safe for parallel tests.
 func DB(t testing.TB) string {
 	t.Helper()
-	u, err := h.newDB(t)
+	u, err := h.newDB(t, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// EmptyDB is DB without the template: a new empty database even when
+// SetTemplate was called, for the few tests of what happens to a database
+// never migrated (a package's other tests clone the template, cheaper
+// than migrating each).
+func EmptyDB(t testing.TB) string {
+	t.Helper()
+	u, err := h.newDB(t, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,14 +279,16 @@ func (h *harness) template(base *url.URL, admin *pgxpool.Pool) (string, error) {
 	return h.tmplName, h.tmplErr
 }
 
-func (h *harness) newDB(t testing.TB) (string, error) {
+func (h *harness) newDB(t testing.TB, fromTemplate bool) (string, error) {
 	base, admin, err := h.server()
 	if err != nil {
 		return "", err
 	}
-	tmpl, err := h.template(base, admin)
-	if err != nil {
-		return "", err
+	var tmpl string
+	if fromTemplate {
+		if tmpl, err = h.template(base, admin); err != nil {
+			return "", err
+		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), OpTimeout)
 	defer cancel()
