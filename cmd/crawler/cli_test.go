@@ -68,7 +68,7 @@ func TestHelpEverywhere(t *testing.T) {
 // Bad job files exit 2 naming key and line, before touching the database.
 func TestBadJobFileWritesNothing(t *testing.T) {
 	t.Parallel()
-	dbURL := pgtest.DB(t)
+	dbURL := pgtest.EmptyDB(t)
 	env := map[string]string{"DATABASE_URL": dbURL, "CRAWLER_API_KEY": cliKey}
 	cases := map[string]struct{ text, want string }{
 		"unknown key": {"name: x\napi: {base_url: http://127.0.0.1:9/api}\nseeds: {shortvideo: {profiles: [a]}}\nspeed: 3\n", "job.yaml:4: speed: unknown key"},
@@ -122,12 +122,13 @@ func TestDatabaseUnreachableNamesHostNotPassword(t *testing.T) {
 	}
 }
 
-// A full run through the CLI: the key reaches the sandbox, and neither logs,
-// the database nor pg_stat_activity ever hold it.
+// A full run through the CLI, migrations included (a database never
+// migrated): the key reaches the sandbox, and neither logs, the database
+// nor pg_stat_activity ever hold it.
 func TestRunKeepsKeySecret(t *testing.T) {
 	t.Parallel()
 	sb, base := newSandbox(t)
-	dbURL := pgtest.DB(t)
+	dbURL := pgtest.EmptyDB(t)
 	job := writeJob(t, fmt.Sprintf("name: secret-check\napi: {base_url: %s}\nseeds: {shortvideo: {profiles: [\"@k_f60_g2\"]}}\n", base))
 	r := invoke(t, map[string]string{"DATABASE_URL": dbURL, "CRAWLER_API_KEY": cliKey}, "run", "--log-level", "debug", job)
 	if r.code != 0 {

@@ -40,7 +40,7 @@ func runBin(t *testing.T, env []string, args ...string) binResult {
 // output, and the database is left untouched.
 func TestBadJobFilesExit2RealBinary(t *testing.T) {
 	t.Parallel()
-	dbURL := pgtest.DB(t)
+	dbURL := pgtest.EmptyDB(t)
 	const pgSecret = "pg-secret-value-77"
 	env := []string{"DATABASE_URL=" + dbURL, "CRAWLER_API_KEY=" + cliKey, "PGPASSWORD=" + pgSecret}
 	head := "name: x\napi:\n  base_url: http://127.0.0.1:9/api\n"

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"os"
 	"testing"
 
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// Tests get a clone of a database migrated once per package
+// (pgtest.DB); those of a database never migrated ask for pgtest.EmptyDB.
+func TestMain(m *testing.M) { pgtest.MainMigrated(m) }

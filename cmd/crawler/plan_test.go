@@ -130,7 +130,7 @@ func TestPlanCannotRun(t *testing.T) {
 func TestPlanOnFreshDatabase(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t)
-	db := pgtest.DB(t)
+	db := pgtest.EmptyDB(t)
 	job := crashJob(t, up.url)
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
 	p, res := planJSON(t, env, job)

@@ -52,7 +52,7 @@ func researchHandles(w *bufio.Writer, n int) {
 // the job-file key, before anything is written.
 func TestSeedFileBadLineWritesNothing(t *testing.T) {
 	t.Parallel()
-	dbURL := pgtest.DB(t)
+	dbURL := pgtest.EmptyDB(t)
 	job := writeSeedJob(t, "http://127.0.0.1:9/api", 0, func(w *bufio.Writer, _ int) {
 		w.WriteString("alice\n# a comment\n@@x\nbob\n")
 	})

@@ -25,7 +25,8 @@
 // dropped WITH (FORCE) in t.Cleanup. With SetTemplate, the setup function
 // runs once per test binary on a template database pgtest_tmpl_<random>
 // unique to the process, so packages tested in parallel against one server do
-// not race; DB clones it with CREATE DATABASE ... TEMPLATE. The template is
+// not race; DB clones it with CREATE DATABASE ... TEMPLATE (EmptyDB does not, for a
+// test of a database never migrated). The template is
 // dropped by Main when the server outlives the run. A run killed before its
 // cleanups leaves its pgtest_* databases behind on a DATABASE_URL server.
 //

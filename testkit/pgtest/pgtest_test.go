@@ -110,6 +110,20 @@ func TestPool(t *testing.T) {
 	}
 }
 
+// EmptyDB returns an empty database although the package has a template.
+func TestEmptyDBSkipsTheTemplate(t *testing.T) {
+	t.Parallel()
+	var tables int
+	err := connect(t, EmptyDB(t)).QueryRow(t.Context(),
+		"select count(*) from information_schema.tables where table_schema = 'public'").Scan(&tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tables != 0 {
+		t.Errorf("EmptyDB has %d tables, want 0", tables)
+	}
+}
+
 // Without SetTemplate, DB returns an empty database.
 func TestDBWithoutTemplate(t *testing.T) {
 	t.Parallel()
@@ -123,7 +137,7 @@ func TestDBWithoutTemplate(t *testing.T) {
 			plain.admin.Close()
 		}
 	})
-	u, err := plain.newDB(t)
+	u, err := plain.newDB(t, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +154,7 @@ func TestDBWithoutTemplate(t *testing.T) {
 
 func TestDBWithoutMain(t *testing.T) {
 	t.Parallel()
-	_, err := (&harness{}).newDB(t)
+	_, err := (&harness{}).newDB(t, true)
 	if err == nil || !strings.Contains(err.Error(), "TestMain") {
 		t.Errorf("error = %v, want one pointing at TestMain", err)
 	}
