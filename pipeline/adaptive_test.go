@@ -287,8 +287,75 @@ func TestAdaptiveSkippedProfileReexpands(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers' AND depth = 0`, runID); n != 1 {
 		t.Errorf("the skipped profile's list kept its depth: %s", b.tasksAt(t))
 	}
-	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND depth = 1`, runID); n == 0 {
-		t.Errorf("no follower profile found within max_depth: %s", b.tasksAt(t))
+	// Its list, walked whole tonight, leads to the 70 followers its walk
+	// stored (30 on day 0, 40 more a day), nothing else.
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND depth = 1`, runID); n != 70 {
+		t.Errorf("%d follower profiles found within max_depth; want the list's 70: %s", n, b.tasksAt(t))
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1`, runID); n != 142 {
+		t.Errorf("%d tasks; want 142 (the profile, its list, 70 followers and their lists): %s", n, b.tasksAt(t))
+	}
+}
+
+// A list walked whole tonight, found again closer to a seed, leads to the
+// entries its walk stored tonight, not to the ones the job's earlier runs
+// saw: an account that unfollowed since (seen yesterday, within max_age)
+// gets no profile task, so the run's tasks do not depend on which worker
+// reached the list first. Issue 33: the list was expanded again from the
+// job's whole history (kinds.Kind.Known) whether it was walked or not.
+func TestAdaptiveWalkedListReexpandsFromItsWalk(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	body := "limits: {workers: 1, max_depth: 2, max_pages: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
+		"reuse: {adaptive: true, max_age: 3d}\n"
+	_, sum := night(t, pool, 0, strings.Replace(body, "max_depth: 2", "max_depth: 0", 1))
+	if sum.State != "done" {
+		t.Fatalf("night 1: %s %s", sum.State, sum.Reason)
+	}
+	ctx := context.Background()
+	// Night 1 also saw gone_f1 among the followers, 9 on its one page; it
+	// unfollowed since.
+	for _, q := range []string{
+		`INSERT INTO shortvideo.users (unique_id, raw, first_seen_run, last_seen_run) VALUES ('gone_f1', '{}', $1, $1)`,
+		`INSERT INTO shortvideo.follows (follower, followee, raw, first_seen_run, last_seen_run) VALUES ('gone_f1', 'x_f8', '{}', $1, $1)`,
+		`UPDATE crawl.revisit_items SET page_size = 9 WHERE kind = 'shortvideo.followers' AND owner = 'x_f8' AND $1 > 0`,
+	} {
+		if _, err := pool.Exec(ctx, q, sum.RunID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Night 2 walks the list again.
+	if _, err := pool.Exec(ctx, `UPDATE crawl.revisit_items SET rate = 100`); err != nil {
+		t.Fatal(err)
+	}
+	ageRevisits(t, pool, 1)
+	b := atDay(t, pool, 1)
+	job := b.job(t, body)
+	runID := b.start(t, job)
+	// Found first two hops away: its list at depth 2, its followers at 3
+	// beyond max_depth.
+	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET depth = 2 WHERE run_id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID); err != nil || sum.State != "done" {
+		t.Fatalf("first pass: %v %+v", err, sum)
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers' AND outcome = 'done_end'`, runID); n != 1 {
+		logPlan(t, pool, runID)
+		t.Fatalf("the list was not walked whole: %s", b.tasksAt(t))
+	}
+	// Then found one hop away.
+	if err := frontier.AddTasks(ctx, pool, runID, []kinds.NewTask{{Kind: "shortvideo.profile", Key: "x_f8", Depth: 1, Params: map[string]string{}}}); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID); err != nil || sum.State != "done" {
+		t.Fatalf("second pass: %v %+v", err, sum)
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND key = 'gone_f1'`, runID); n != 0 {
+		t.Errorf("an account gone from the list walked whole tonight got a profile task: %s", b.tasksAt(t))
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND depth = 2`, runID); n != 8 {
+		t.Errorf("%d follower profiles at depth 2; want the list's 8: %s", n, b.tasksAt(t))
 	}
 }
 

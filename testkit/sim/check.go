@@ -174,14 +174,14 @@ func (c *checker) boughtTwice(r *nightResult, add func(string, string, ...any)) 
 }
 
 // knownReach is what the crawler may take as reached on day: today's
-// reach, and for an adaptive job the items reached on the days of its
-// max_age before (a list it does not read tonight leads to its entries as
-// a walk within max_age read them, docs/revisit.md).
+// reach, and for an adaptive job the items reached on the days of twice
+// its max_age before (a list it does not read tonight leads to its entries
+// as a walk within twice max_age read them, docs/revisit.md).
 func (c *checker) knownReach(day int64, today map[item]reached) (map[item]reached, error) {
 	if !c.s.Job.Reuse.Adaptive {
 		return today, nil
 	}
-	maxAge := int64(cmp.Or(c.s.Job.Reuse.MaxAgeDays, 30))
+	maxAge := 2 * int64(cmp.Or(c.s.Job.Reuse.MaxAgeDays, 30))
 	out := maps.Clone(today)
 	for d := day - 1; d >= max(0, day-maxAge); d-- {
 		r, err := c.t.reach(d)
