@@ -131,9 +131,13 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 	return out, nil
 }
 
-// budget: the sandbox charged the night at most max_credits.
+// budget: the sandbox charged the night at most max_credits, and beyond
+// it at most what answers their client had given up on cost
+// (World.BillAbandoned): the crawler takes such a request as not billed
+// and its retry reuses its reservation (docs/budget.md, the bound it
+// promises then).
 func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
-	if b := c.s.Job.Budget; b > 0 && r.billed > b {
+	if b := c.s.Job.Budget; b > 0 && r.billed-r.abandoned > b {
 		// What the answers charged above 1 without saying so in their
 		// body: a client that settles them at 1 counts that much less.
 		// And what truncated answers were charged: their body, cut, says
@@ -147,8 +151,8 @@ func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
 				cut += q.credit
 			}
 		}
-		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost, %d by truncated answers)",
-			r.billed, b, r.describe(), unsaid, cut)
+		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost, %d by truncated answers, %d by abandoned ones)",
+			r.billed, b, r.describe(), unsaid, cut, r.abandoned)
 	}
 }
 
@@ -157,7 +161,7 @@ func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
 func (c *checker) boughtTwice(r *nightResult, add func(string, string, ...any)) {
 	seen := map[string]int{}
 	for _, q := range r.requests {
-		if q.credit > 0 && !q.cut {
+		if q.credit > 0 && !q.cut && !q.abandoned { // neither was read: its retry is the purchase
 			seen[q.query]++
 		}
 	}
@@ -312,7 +316,7 @@ func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(stri
 	}
 	visited := map[item]bool{}
 	for _, q := range r.requests {
-		if q.status == 200 {
+		if q.status == 200 && !q.abandoned {
 			visited[q.it] = true
 		}
 	}
