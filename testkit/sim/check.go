@@ -75,6 +75,11 @@ type checker struct {
 	// twins counts the twin nights by kind; compared, those whose tasks
 	// and purchases were compared (their outcome did not hang on timing).
 	twins, compared map[string]int
+	// abandoned are the credits charged for answers abandoned
+	// (World.BillAbandoned), every night; overBy the nights they took
+	// over max_credits.
+	abandoned int64
+	overBy    int
 }
 
 func newChecker(s *Scenario) *checker {
@@ -137,6 +142,10 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 // and its retry reuses its reservation (docs/budget.md, the bound it
 // promises then).
 func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
+	c.abandoned += r.abandoned
+	if b := c.s.Job.Budget; b > 0 && r.billed > b && r.billed-r.abandoned <= b {
+		c.overBy++
+	}
 	if b := c.s.Job.Budget; b > 0 && r.billed-r.abandoned > b {
 		// What the answers charged above 1 without saying so in their
 		// body: a client that settles them at 1 counts that much less.
@@ -487,7 +496,11 @@ func (r *nightResult) describe() string {
 		}
 		ex = append(ex, s)
 	}
-	return fmt.Sprintf("%d workers, processes ending %s", r.workers, strings.Join(ex, ","))
+	workers := fmt.Sprint(r.workers)
+	if r.workers == 0 {
+		workers = "default"
+	}
+	return fmt.Sprintf("%s workers, processes ending %s", workers, strings.Join(ex, ","))
 }
 
 // diff is what want has and got lacks (missing), and the reverse.

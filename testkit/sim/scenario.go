@@ -79,16 +79,16 @@ type World struct {
 
 // Job is the job file's choices (jobyaml.go writes it).
 type Job struct {
-	Workers    int // limits.workers; 0: unset, the adaptive concurrency
+	Workers int // limits.workers; 0: unset, the adaptive concurrency
 	// TimeoutMillis is api.timeout (0: 20 s) and LeaseSeconds
 	// limits.lease_timeout (0: 60 s).
 	TimeoutMillis, LeaseSeconds int
-	MaxPages   int
-	MaxDepth   int
-	MaxRetries int
-	Budget     int64 // limits.max_credits; 0: none
-	Followers  *List // expand.followers; nil: off
-	Following  *List
+	MaxPages                    int
+	MaxDepth                    int
+	MaxRetries                  int
+	Budget                      int64 // limits.max_credits; 0: none
+	Followers                   *List // expand.followers; nil: off
+	Following                   *List
 	// FollowerProfiles turns on expand.follower_profiles.
 	FollowerProfiles bool
 	Comments         *List // expand.comments (the post seeds' lists)

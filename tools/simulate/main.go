@@ -118,6 +118,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		done     int // seeds run to their end
 		busy     time.Duration
 		twins    = map[string][2]int{} // kind -> run, compared
+		// The blind spots issue 33 closed: seeds drawing each, and what
+		// abandoned answers were charged.
+		defaultConc, billAbandoned, realKills int
+		abandoned                             int64
+		overBy                                int
 	)
 	begin := time.Now()
 	next := make(chan int64)
@@ -147,6 +152,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 					for _, v := range res.Violations {
 						byInv[v.Invariant]++
 					}
+					s := res.Scenario
+					if s.Job.Workers == 0 {
+						defaultConc++
+					}
+					if s.World.BillAbandoned {
+						billAbandoned++
+					}
+					if s.RealKills {
+						realKills++
+					}
+					abandoned += res.Abandoned
+					overBy += res.OverByAbandoned
 					for k, n := range res.Twins {
 						t := twins[k]
 						twins[k] = [2]int{t[0] + n, t[1] + res.Compared[k]}
@@ -174,6 +191,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, k := range slices.Sorted(maps.Keys(twins)) {
 		fmt.Fprintf(stdout, "%s twins: %d nights, %d compared in full\n", k, twins[k][0], twins[k][1])
 	}
+	fmt.Fprintf(stdout, "seeds of the default concurrency %d, of real kill timing %d, billing abandoned requests %d (%d credits charged for answers abandoned; %d nights over max_credits by them)\n",
+		defaultConc, realKills, billAbandoned, abandoned, overBy)
 	fmt.Fprintf(stdout, "%d seeds with violations, %d harness errors\n", len(failed), len(broken))
 	for _, inv := range slices.Sorted(maps.Keys(byInv)) {
 		fmt.Fprintf(stdout, "  %-14s %d\n", inv, byInv[inv])
