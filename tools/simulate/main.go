@@ -42,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 100, "how many seeds to run")
 	start := fs.Int64("start", 1, "the first seed")
 	profile := fs.String("profile", "full", "the scenarios' sizes: full or short (make test's)")
+	plain := fs.Bool("plain", false, "the scenarios as they were before the blind spots of issue 33 (default concurrency, billed abandoned requests, real kill timing): to replay an older finding")
 	parallel := fs.Int("parallel", 2, "seeds run at once")
 	verbose := fs.Bool("v", false, "print each seed's scenario and nights")
 	print := fs.Bool("print", false, "print the seeds' scenarios and run nothing")
@@ -55,6 +56,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p, ok := sim.Profiles[*profile]
+	p.Plain = *plain
+	replayProfile := p.Name // what a replay command names
+	if p.Plain {
+		replayProfile += " -plain"
+	}
 	if !ok || *seeds < 1 || *parallel < 1 || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "simulate: bad flags (profile: one of %v; -seeds and -parallel at least 1; no arguments)\n", slices.Sorted(maps.Keys(sim.Profiles)))
 		return 2
@@ -139,7 +145,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				if ctx.Err() == nil {
 					done++
 				}
-				report(stdout, sd, p.Name, res, err)
+				report(stdout, sd, replayProfile, res, err)
 				switch {
 				case err != nil && ctx.Err() == nil:
 					broken = append(broken, sd)
