@@ -404,7 +404,14 @@ func TestAdaptiveSurprise(t *testing.T) {
 // schedule, unvisited for nights past max_age.
 func TestAdaptiveSkippedListLeadsToItsEntries(t *testing.T) {
 	t.Parallel()
-	skippedListLeadsToItsEntries(t, 0)
+	skippedListLeadsToItsEntries(t, 0, false)
+}
+
+// What a skipped list knows is its job's: an entry another job's run saw
+// last leads nowhere (issue 33: KnownFollowers read every job's edges).
+func TestAdaptiveKnownIsTheJobsOwn(t *testing.T) {
+	t.Parallel()
+	skippedListLeadsToItsEntries(t, 0, true)
 }
 
 // What a skipped list knows reaches back twice max_age: its last walk to
@@ -414,13 +421,14 @@ func TestAdaptiveSkippedListLeadsToItsEntries(t *testing.T) {
 // when its profile fell due, and was not visited.
 func TestAdaptiveSkippedListKnowsTwiceMaxAge(t *testing.T) {
 	t.Parallel()
-	skippedListLeadsToItsEntries(t, 3) // the walk's run started 3 days ago, max_age 2 days
+	skippedListLeadsToItsEntries(t, 3, false) // the walk's run started 3 days ago, max_age 2 days
 }
 
 // skippedListLeadsToItsEntries: the seed's list, walked by a run started
 // runAge days (more) ago, skipped tonight, leads to its 8 entries, whose
-// profiles are due by max_age.
-func skippedListLeadsToItsEntries(t *testing.T, runAge int) {
+// profiles are due by max_age; with otherJob, a run of another job saw one
+// more follower, which the list does not lead to.
+func skippedListLeadsToItsEntries(t *testing.T, runAge int, otherJob bool) {
 	pool, _ := pgtest.Pool(t)
 	body := "limits: {workers: 2, max_depth: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
 		"reuse: {adaptive: true, max_age: 2d, min_yield: 1}\n"
@@ -438,6 +446,20 @@ func skippedListLeadsToItsEntries(t *testing.T, runAge int) {
 	if _, err := pool.Exec(context.Background(), `UPDATE crawl.runs SET started_at = started_at - make_interval(days => $1)`, runAge); err != nil {
 		t.Fatal(err)
 	}
+	if otherJob {
+		b := atDay(t, pool, 1)
+		other := b.job(t, body)
+		other.Name = "other"
+		id := b.start(t, other)
+		for _, q := range []string{
+			`INSERT INTO shortvideo.users (unique_id, raw, first_seen_run, last_seen_run) VALUES ('other_f1', '{}', $1, $1)`,
+			`INSERT INTO shortvideo.follows (follower, followee, raw, first_seen_run, last_seen_run) VALUES ('other_f1', 'x_f8', '{}', $1, $1)`,
+		} {
+			if _, err := pool.Exec(context.Background(), q, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	b, sum := night(t, pool, 1, body)
 	if sum.State != "done" {
 		t.Fatalf("night 2: %s %s", sum.State, sum.Reason)
@@ -445,6 +467,9 @@ func skippedListLeadsToItsEntries(t *testing.T, runAge int) {
 	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.followers' AND params->>'handle' = 'x_f8' AND outcome = 'skipped_adaptive'`, sum.RunID); n != 1 {
 		logPlan(t, pool, sum.RunID)
 		t.Fatalf("the seed's list was not skipped by the schedule: %v", b.tasks(t, sum.RunID))
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND key = 'other_f1'`, sum.RunID); n != 0 {
+		t.Errorf("the list led to an entry another job saw: %v", b.tasks(t, sum.RunID))
 	}
 	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'shortvideo.profile' AND depth = 1 AND state = 'done'`, sum.RunID); n != 8 {
 		logPlan(t, pool, sum.RunID)
