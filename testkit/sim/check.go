@@ -467,7 +467,7 @@ func (r *nightResult) comparable(s *Scenario) bool {
 			return false
 		}
 	}
-	faults := s.World.ErrorRate > 0 || s.World.TruncateRate > 0
+	faults := s.World.ErrorRate > 0 || s.World.TruncateRate > 0 || s.World.HangPerMille > 0
 	for _, e := range r.exits {
 		if e.signaled != "" && faults {
 			return false
