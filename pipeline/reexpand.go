@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/socialcrawl/crawler/internal/db"
 
@@ -29,10 +28,13 @@ import (
 func (c *crawl) reexpand(ctx context.Context, log *slog.Logger, k *kinds.Kind, t *task) error {
 	var children []kinds.NewTask
 	expand := k.Reexpand
-	if c.job.Reuse.Adaptive && k.Known != nil {
-		// A list skipped or cut led to its entries as known.
+	if c.job.Reuse.Adaptive && k.Known != nil && ledByKnown(t.Outcome) {
+		// A list skipped or cut led to its entries as known; one walked
+		// whole (or to its page limit) to what this run stored of it, as
+		// its walk did: the same tasks whichever depth it was found at
+		// first.
 		expand = func(ctx context.Context, q db.Querier, j kinds.Job, t *kinds.Task) ([]kinds.NewTask, error) {
-			return k.Known(ctx, q, j, t, time.Duration(c.job.Reuse.MaxAge))
+			return k.Known(ctx, q, j, t, knownWithin(c.job))
 		}
 	}
 	err := c.retryDB(ctx, func(ctx context.Context) error {
@@ -56,4 +58,16 @@ func (c *crawl) reexpand(ctx context.Context, log *slog.Logger, k *kinds.Kind, t
 		c.wakeOthers()
 	}
 	return nil
+}
+
+// ledByKnown reports whether a list that ended with outcome led to its
+// entries as the job's runs know it (kinds.Kind.Known) rather than as its
+// walk in this run read them: skipped by the schedule or for the budget,
+// or cut by stop_at_seen.
+func ledByKnown(o kinds.Outcome) bool {
+	switch o {
+	case kinds.OutcomeSkippedAdaptive, kinds.OutcomeSkippedBudget, kinds.OutcomeSkippedFresh, kinds.OutcomeDoneStopAtSeen:
+		return true
+	}
+	return false
 }

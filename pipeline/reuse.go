@@ -218,7 +218,7 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *task, res *kin
 		// runs know them: each is decided by the schedule.
 		var known []kinds.NewTask
 		err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-			known, err = k.Known(ctx, c.opts.Pool, c.job, &t.Task.Task, time.Duration(c.job.Reuse.MaxAge))
+			known, err = k.Known(ctx, c.opts.Pool, c.job, &t.Task.Task, knownWithin(c.job))
 			return err
 		})
 		res.Children = append(res.Children, known...)

@@ -90,3 +90,55 @@ func TestCrawlThroughPgBouncer(t *testing.T) {
 		t.Errorf("pages bought twice: %v", d)
 	}
 }
+
+// database.max_conns in the job file bounds the connections of a crawler
+// process: 300 tasks in progress against a slow upstream, max_conns 2 (the
+// pool's own default would be at least 4), and the server never sees more
+// than 2 of the process's connections while it works; the run ends done,
+// every page bought once. Issue 33: the test of the bound built its own
+// pool (pipeline's TestConnectionsBoundedAtHighConcurrency), so the job
+// file's wiring to the process's pool was not tested.
+func TestJobMaxConnsBoundsTheProcess(t *testing.T) {
+	t.Parallel()
+	const tasks, maxConns = 300, 2
+	db := pgtest.DB(t)
+	up := newUpstreamWith(t, sandbox.Config{Faults: sandbox.Faults{Latency: 200 * time.Millisecond}})
+	handles := make([]string, tasks)
+	for i := range handles {
+		handles[i] = fmt.Sprintf("c%03d_f0_g0", i)
+	}
+	job := writeJob(t, fmt.Sprintf("name: conns\napi: {base_url: %s, rate: 5000, burst: 1000}\nlimits: {workers: %d}\ndatabase: {max_conns: %d}\nexpand: {}\nseeds: {shortvideo: {profiles: [%s]}}\n",
+		up.url, tasks, maxConns, strings.Join(handles, ", ")))
+	admin := testConn(t, db)
+	defer admin.Close(context.Background())
+	p := startCrawler(t, db, "run", "--live", "off", job)
+	exited := make(chan int, 1)
+	go func() { exited <- p.wait() }()
+	// The server's count of the process's connections, sampled while it
+	// works (sampling, not synchronising).
+	var peak int64
+	var code int
+	for done := false; !done; {
+		var n int64
+		if err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = 'crawler'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		peak = max(peak, n)
+		select {
+		case code = <-exited:
+			done = true
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	t.Logf("peak %d connections", peak)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, p.stderr.String())
+	}
+	if peak > maxConns || peak == 0 {
+		t.Errorf("%d connections of the process at once, want 1 to database.max_conns %d", peak, maxConns)
+	}
+	if n := up.sb.Usage(cliKey).Billable; n != tasks {
+		t.Errorf("billable %d, want %d", n, tasks)
+	}
+}

@@ -38,6 +38,9 @@ type Arrival struct {
 	Credits int64
 	// Truncated marks a 200 sent cut (billable all the same).
 	Truncated bool
+	// Abandoned marks an answer made after its client gave up
+	// (Faults.BillAbandoned): billed, never read.
+	Abandoned bool
 }
 
 // arrivalBook keeps the last ArrivalsMax arrivals of each key in a ring.

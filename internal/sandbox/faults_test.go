@@ -536,6 +536,42 @@ func TestHangEndsWithClient(t *testing.T) {
 	}
 }
 
+// Under BillAbandoned a request its client gave up on, while it waited
+// out its latency or a hang, is answered all the same and billed at its
+// price; an error status drawn is still free.
+func TestBillAbandoned(t *testing.T) {
+	t.Parallel()
+	for name, f := range map[string]Faults{
+		"latency": {Latency: time.Hour, BillAbandoned: true},
+		"hang":    {HangRate: 1, HangMax: time.Hour, BillAbandoned: true},
+		"error":   {ErrorRate: 1, Latency: time.Hour, BillAbandoned: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			hook, counted := recorder()
+			hold, held := holder()
+			b := setup(t, Config{Credits: 10, Prices: map[string]int64{"/shortvideo/profile": 3}, Faults: f, recorded: hook, holding: hold})
+			if err := b.callAndGiveUp(t, held, testKey, "/shortvideo/profile", "handle=alice"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("abandoned request: %v", err)
+			}
+			a := next(t, counted)
+			left, _ := b.srv.Credits(testKey)
+			if name == "error" {
+				if a.Status != StatusClientClosed || a.Credits != 0 || a.Abandoned || left != 10 {
+					t.Errorf("arrival %+v, %d credits left", a, left)
+				}
+				return
+			}
+			if a.Status != http.StatusOK || a.Credits != 3 || !a.Abandoned || left != 7 {
+				t.Errorf("arrival %+v, %d credits left; want 200, 3 credits charged, 7 left", a, left)
+			}
+			if u := b.srv.Usage(testKey); u.Requests != 1 || u.Billable != 1 || u.Credits != 3 {
+				t.Errorf("usage %+v", u)
+			}
+		})
+	}
+}
+
 func TestHangMaxAndClose(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{Faults: Faults{HangRate: 1, HangMax: 20 * time.Millisecond}})

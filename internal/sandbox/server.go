@@ -231,7 +231,7 @@ func (s *Server) record(r *http.Request, ex *api.Exchange, status int) {
 	s.usage.record(ex.Key, ex.Endpoint, outcome{status: status, billable: billable, credits: cmp.Or(ex.Charge, 1),
 		truncated: ex.Truncated, hung: ex.Hung})
 	a := Arrival{Time: ex.Arrived, Answered: s.now(), Endpoint: ex.Endpoint,
-		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.RetryAfter, Truncated: ex.Truncated}
+		Query: r.URL.RawQuery, Status: status, RetryAfter: ex.RetryAfter, Truncated: ex.Truncated, Abandoned: ex.AbandonedBilled}
 	if billable {
 		a.Credits = cmp.Or(ex.Charge, 1)
 	}

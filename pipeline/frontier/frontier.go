@@ -41,6 +41,10 @@ type Task struct {
 	// Reexpand: the task was found again at a smaller depth after it was
 	// fetched; it is expanded again from stored data (EndReexpand).
 	Reexpand bool
+	// Outcome is how the task ended before, when it is expanded again: a
+	// list walked whole leads to what this run stored, one skipped or cut
+	// to what the job's runs know (pipeline's reexpand).
+	Outcome kinds.Outcome
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -275,7 +279,7 @@ func scanTasks(runID int64, rows pgx.Rows, err error) ([]*Task, error) {
 		t := &Task{Task: kinds.Task{RunID: runID}}
 		var params []byte
 		var refreshUS int64
-		if err := rows.Scan(&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand); err != nil {
+		if err := rows.Scan(&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand, &t.Outcome); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(params, &t.Params); err != nil {

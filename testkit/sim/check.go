@@ -75,6 +75,11 @@ type checker struct {
 	// twins counts the twin nights by kind; compared, those whose tasks
 	// and purchases were compared (their outcome did not hang on timing).
 	twins, compared map[string]int
+	// abandoned are the credits charged for answers abandoned
+	// (World.BillAbandoned), every night; overBy the nights they took
+	// over max_credits.
+	abandoned int64
+	overBy    int
 }
 
 func newChecker(s *Scenario) *checker {
@@ -142,9 +147,17 @@ func (c *checker) check(r *nightResult) ([]Violation, error) {
 	return out, nil
 }
 
-// budget: the sandbox charged the night at most max_credits.
+// budget: the sandbox charged the night at most max_credits, and beyond
+// it at most what answers their client had given up on cost
+// (World.BillAbandoned): the crawler takes such a request as not billed
+// and its retry reuses its reservation (docs/budget.md, the bound it
+// promises then).
 func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
-	if b := c.s.Job.Budget; b > 0 && r.billed > b {
+	c.abandoned += r.abandoned
+	if b := c.s.Job.Budget; b > 0 && r.billed > b && r.billed-r.abandoned <= b {
+		c.overBy++
+	}
+	if b := c.s.Job.Budget; b > 0 && r.billed-r.abandoned > b {
 		// What the answers charged above 1 without saying so in their
 		// body: a client that settles them at 1 counts that much less.
 		// And what truncated answers were charged: their body, cut, says
@@ -158,8 +171,8 @@ func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
 				cut += q.credit
 			}
 		}
-		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost, %d by truncated answers)",
-			r.billed, b, r.describe(), unsaid, cut)
+		add(InvBudget, "the sandbox charged %d credits, max_credits is %d (%s; %d credits charged above 1 by answers not saying what they cost, %d by truncated answers, %d by abandoned ones)",
+			r.billed, b, r.describe(), unsaid, cut, r.abandoned)
 	}
 }
 
@@ -168,7 +181,7 @@ func (c *checker) budget(r *nightResult, add func(string, string, ...any)) {
 func (c *checker) boughtTwice(r *nightResult, add func(string, string, ...any)) {
 	seen := map[string]int{}
 	for _, q := range r.requests {
-		if q.credit > 0 && !q.cut {
+		if q.credit > 0 && !q.cut && !q.abandoned { // neither was read: its retry is the purchase
 			seen[q.query]++
 		}
 	}
@@ -185,14 +198,14 @@ func (c *checker) boughtTwice(r *nightResult, add func(string, string, ...any)) 
 }
 
 // knownReach is what the crawler may take as reached on day: today's
-// reach, and for an adaptive job the items reached on the days of its
-// max_age before (a list it does not read tonight leads to its entries as
-// a walk within max_age read them, docs/revisit.md).
+// reach, and for an adaptive job the items reached on the days of twice
+// its max_age before (a list it does not read tonight leads to its entries
+// as a walk within twice max_age read them, docs/revisit.md).
 func (c *checker) knownReach(day int64, today map[item]reached) (map[item]reached, error) {
 	if !c.s.Job.Reuse.Adaptive {
 		return today, nil
 	}
-	maxAge := int64(cmp.Or(c.s.Job.Reuse.MaxAgeDays, 30))
+	maxAge := 2 * int64(cmp.Or(c.s.Job.Reuse.MaxAgeDays, 30))
 	out := maps.Clone(today)
 	for d := day - 1; d >= max(0, day-maxAge); d-- {
 		r, err := c.t.reach(d)
@@ -320,7 +333,7 @@ func (c *checker) adaptive(r *nightResult, reach map[item]reached, add func(stri
 	}
 	visited := map[item]bool{}
 	for _, q := range r.requests {
-		if q.status == 200 {
+		if q.status == 200 && !q.abandoned {
 			visited[q.it] = true
 		}
 	}
@@ -462,7 +475,7 @@ func (r *nightResult) comparable(s *Scenario) bool {
 			return false
 		}
 	}
-	faults := s.World.ErrorRate > 0 || s.World.TruncateRate > 0
+	faults := s.World.ErrorRate > 0 || s.World.TruncateRate > 0 || s.World.HangPerMille > 0
 	for _, e := range r.exits {
 		if e.signaled != "" && faults {
 			return false
@@ -491,7 +504,11 @@ func (r *nightResult) describe() string {
 		}
 		ex = append(ex, s)
 	}
-	return fmt.Sprintf("%d workers, processes ending %s", r.workers, strings.Join(ex, ","))
+	workers := fmt.Sprint(r.workers)
+	if r.workers == 0 {
+		workers = "default"
+	}
+	return fmt.Sprintf("%s workers, processes ending %s", workers, strings.Join(ex, ","))
 }
 
 // diff is what want has and got lacks (missing), and the reverse.

@@ -27,7 +27,7 @@ type crew struct {
 	live       int   // processes running or about to start
 	firstEnded bool  // the night's first process has exited
 	dead       []int // pids killed with SIGKILL
-	killed     int   // their workers
+	killed     int   // their workers (the tasks they held, under the default concurrency)
 	exits      []exit
 	err        error // the harness's first failure
 }
@@ -108,8 +108,21 @@ func (c *crew) start(pl Proc, how int) {
 		return
 	}
 	if sig == "KILL" {
+		// What it may have bought and not committed: a page per task it
+		// worked on, at most limits.workers; under the default
+		// concurrency the tasks it held leased when it died (a lease it
+		// took after them bought nothing).
+		held := c.workers
+		if held == 0 {
+			n, err := c.leasedBy(p.Pid())
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			held = n
+		}
 		c.mu.Lock()
-		c.killed += c.workers
+		c.killed += held
 		c.dead = append(c.dead, p.Pid())
 		c.mu.Unlock()
 		if err := c.expire(); err != nil {
@@ -141,13 +154,24 @@ func (c *crew) resumeID(how int) (int64, error) {
 	return 0, nil
 }
 
+// leasedBy counts the tasks process pid holds leased.
+func (c *crew) leasedBy(pid int) (int, error) {
+	var n int
+	err := c.tl.withConn(c.ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(c.ctx, `SELECT count(*) FROM crawl.tasks WHERE run_id > $1 AND state = 'leased'
+			AND lease_owner LIKE '%:' || $2::text || ':%'`, c.before, strconv.Itoa(pid)).Scan(&n)
+	})
+	return n, err
+}
+
 // expire makes the leases of the processes killed lapse, as
-// lease_timeout would.
+// lease_timeout would, unless the scenario leaves that to the crawlers'
+// own timing (Scenario.RealKills).
 func (c *crew) expire() error {
 	c.mu.Lock()
 	pids := slices.Clone(c.dead)
 	c.mu.Unlock()
-	if len(pids) == 0 {
+	if len(pids) == 0 || c.tl.s.RealKills {
 		return nil
 	}
 	return c.tl.withConn(c.ctx, func(conn *pgx.Conn) error {

@@ -76,6 +76,10 @@ func features(s *Scenario) []string {
 	add(j.MaxDepth == 2, "depth 2")
 	add(j.Budget > 0, "budget")
 	add(j.Budget == 0, "no budget")
+	add(j.Workers == 0, "default concurrency")
+	add(w.BillAbandoned, "bill abandoned")
+	add(w.HangPerMille > 0, "hangs")
+	add(s.RealKills, "real kills")
 	for _, sd := range j.Seeds {
 		add(sd.InFile, "seed file")
 		add(strings.HasPrefix(sd.Value, "missing"), "missing")

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func writeJob(dir string, s *Scenario, baseURL string, workers int) (string, err
 	line(1, "max_retries: %d", j.MaxRetries)
 	line(1, "retry_initial: 1ms")
 	line(1, "retry_max: 20ms")
-	line(1, "timeout: 20s")
+	line(1, "timeout: %dms", cmp.Or(j.TimeoutMillis, 20_000))
 	if len(j.DeclaredPrices) > 0 {
 		line(1, "endpoints:")
 		byPlatform := map[string][]string{}
@@ -48,10 +49,12 @@ func writeJob(dir string, s *Scenario, baseURL string, workers int) (string, err
 		}
 	}
 	line(0, "limits:")
-	line(1, "workers: %d", workers)
+	if workers > 0 { // else the adaptive concurrency, the default
+		line(1, "workers: %d", workers)
+	}
 	line(1, "max_pages: %d", j.MaxPages)
 	line(1, "max_depth: %d", j.MaxDepth)
-	line(1, "lease_timeout: 60s")
+	line(1, "lease_timeout: %ds", cmp.Or(j.LeaseSeconds, 60))
 	if j.Budget > 0 {
 		line(1, "max_credits: %d", j.Budget)
 	}

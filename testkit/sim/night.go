@@ -37,8 +37,11 @@ type nightResult struct {
 	runs     []runRow  // the runs worked tonight, as they ended
 	tasks    []taskRow // their tasks
 	exits    []exit
-	killed   int   // workers of the processes killed with SIGKILL
-	deadHeld int64 // what the processes killed still hold of the budget (spent)
+	killed   int // workers of the processes killed with SIGKILL (tasks held, under the default concurrency)
+	// abandoned are the credits the sandbox charged for answers their
+	// client had given up on (World.BillAbandoned).
+	abandoned int64
+	deadHeld  int64 // what the processes killed still hold of the budget (spent)
 	// cutOther counts the truncated answers the sandbox charged nothing
 	// for, of endpoints the checkers do not follow (the crawler, unable
 	// to read them, bills them at their price: 1).
@@ -51,8 +54,12 @@ type nightResult struct {
 var tailLines = 12
 
 // NightTimeout bounds a night (its nights take seconds): past it, the
-// night's processes are killed and the night is a liveness violation.
+// night's processes are killed and the night is a liveness violation. A
+// scenario of real kill timing has realKillsGrace more (the crawlers wait
+// out a dead process's leases and hold).
 var NightTimeout = time.Minute
+
+const realKillsGrace = 30 * time.Second
 
 // exit is how a crawler process ended.
 type exit struct {
@@ -70,7 +77,11 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 	begin := time.Now()
 	defer func() { res.took = time.Since(begin) }()
 	outer := ctx
-	ctx, cancel := context.WithTimeout(ctx, NightTimeout)
+	timeout := NightTimeout
+	if tl.s.RealKills {
+		timeout += realKillsGrace
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	up, err := startUpstream(sandboxConfig(tl.s, n.Day, tl.cache))
 	if err != nil {
@@ -153,6 +164,9 @@ func (tl *timeline) runNight(ctx context.Context, n Night) (*nightResult, error)
 	for _, a := range up.sb.Arrivals(apiKey) {
 		res.answered++
 		res.billed += a.Credits
+		if a.Abandoned {
+			res.abandoned += a.Credits
+		}
 		if r, ok := requestOf(tl.s.World.Preset, tl.s.World.PageSize, n.Day, a); ok {
 			res.requests = append(res.requests, r)
 		} else if a.Truncated && a.Credits == 0 {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -24,6 +25,10 @@ type Profile struct {
 	// Rate allows the sandbox's 429 bucket (a night then waits out
 	// Retry-After pauses of a second or more).
 	Rate bool
+	// Plain leaves out the blind spots (gen.blindSpots): a seed is the
+	// scenario it was before issue 33 added them, to replay an older
+	// finding.
+	Plain bool
 }
 
 // Profiles by name: "short" is the one make test runs (a few seconds a
@@ -41,6 +46,12 @@ type Scenario struct {
 	World   World
 	Job     Job
 	Nights  []Night
+	// RealKills: a process killed with kill -9 is left to the crawler's
+	// own timing (its leases lapse after lease_timeout, its credit hold
+	// counts as dead once it has not beaten for the hold's dead age, and a
+	// budget stop waits for them); else the harness expires its leases and
+	// ages its hold at once (crew.expire).
+	RealKills bool
 }
 
 // World is the sandbox every night of the scenario serves, at world day
@@ -61,17 +72,27 @@ type World struct {
 	FaultSeed    int64
 	Rate         float64 // requests/s per key; 0: no bucket
 	Burst        int
+	// BillAbandoned: the upstream bills a request its client gave up on
+	// (sandbox.Faults.BillAbandoned); the crawler takes it as not billed.
+	BillAbandoned bool
+	// HangPerMille requests in 1000 are held until the client's
+	// api.timeout gives up on them (hangs of HangMillis); 0: none.
+	HangPerMille int
+	HangMillis   int
 }
 
 // Job is the job file's choices (jobyaml.go writes it).
 type Job struct {
-	Workers    int
-	MaxPages   int
-	MaxDepth   int
-	MaxRetries int
-	Budget     int64 // limits.max_credits; 0: none
-	Followers  *List // expand.followers; nil: off
-	Following  *List
+	Workers int // limits.workers; 0: unset, the adaptive concurrency
+	// TimeoutMillis is api.timeout (0: 20 s) and LeaseSeconds
+	// limits.lease_timeout (0: 60 s).
+	TimeoutMillis, LeaseSeconds int
+	MaxPages                    int
+	MaxDepth                    int
+	MaxRetries                  int
+	Budget                      int64 // limits.max_credits; 0: none
+	Followers                   *List // expand.followers; nil: off
+	Following                   *List
 	// FollowerProfiles turns on expand.follower_profiles.
 	FollowerProfiles bool
 	Comments         *List // expand.comments (the post seeds' lists)
@@ -148,7 +169,8 @@ type Seed struct {
 // Night is what happens in one night.
 type Night struct {
 	Day int64
-	// Workers is limits.workers tonight.
+	// Workers is limits.workers tonight; 0: unset (the adaptive
+	// concurrency).
 	Workers int
 	// Prune runs crawler prune before the night; nil: none.
 	Prune *Prune
@@ -196,6 +218,10 @@ func (s Scenario) String() string {
 			j.Videos, j.VideoComments, j.CommentReplies, j.VideoTranscripts, j.Posts, j.Reels, j.Highlights)
 	}
 	fmt.Fprintf(&b, "reuse: %+v\n", j.Reuse)
+	if w.BillAbandoned || w.HangPerMille > 0 || s.RealKills || j.TimeoutMillis > 0 {
+		fmt.Fprintf(&b, "bill abandoned %v, hangs %d/1000 of %d ms, api.timeout %d ms, lease_timeout %d s, real kill timing %v\n",
+			w.BillAbandoned, w.HangPerMille, w.HangMillis, j.TimeoutMillis, j.LeaseSeconds, s.RealKills)
+	}
 	var seeds []string
 	for _, sd := range j.Seeds {
 		f := ""
@@ -206,7 +232,11 @@ func (s Scenario) String() string {
 	}
 	fmt.Fprintf(&b, "seeds: %s\n", strings.Join(seeds, ", "))
 	for _, n := range s.Nights {
-		fmt.Fprintf(&b, "night %d: workers %d", n.Day, n.Workers)
+		if n.Workers == 0 {
+			fmt.Fprintf(&b, "night %d: workers default", n.Day)
+		} else {
+			fmt.Fprintf(&b, "night %d: workers %d", n.Day, n.Workers)
+		}
 		if n.Prune != nil {
 			fmt.Fprintf(&b, ", prune --keep-runs %d snapshots %v", n.Prune.KeepRuns, n.Prune.Snapshots)
 		}
@@ -256,7 +286,44 @@ func Generate(seed int64, p Profile) (*Scenario, error) {
 		s.Job.Budget = max(1, credits*int64(g.between(15, 130))/100)
 	}
 	s.Nights = g.nights(p, s.Job, requests)
+	// What the simulator did not see before (issue 33), from a stream of
+	// its own: a seed that draws none of it is the scenario it was.
+	if !p.Plain {
+		gen{rand.New(rand.NewPCG(uint64(seed), 0xb11d_5b07))}.blindSpots(s)
+	}
 	return s, nil
+}
+
+// blindSpots turns on, in some seeds, what the other choices never do:
+// the default concurrency (no limits.workers), an upstream that bills
+// the requests its client gave up on (with hangs that api.timeout gives
+// up on, so that there are some), and the real kill timing.
+func (g gen) blindSpots(s *Scenario) {
+	if g.chance(0.3) {
+		s.Job.Workers = 0
+		for i := range s.Nights {
+			if s.Nights[i].Twin != TwinPrune { // its night stays deterministic: one worker
+				s.Nights[i].Workers = 0
+			}
+		}
+	}
+	if g.chance(0.3) {
+		w := &s.World
+		w.BillAbandoned = true
+		w.JitterMicros = max(w.JitterMicros, int64(g.between(2_000, 30_000))) // requests in flight when a signal comes
+		if g.chance(0.6) {
+			w.HangPerMille, w.HangMillis = g.between(5, 30), 3_000
+			s.Job.TimeoutMillis = 1_000
+		}
+	}
+	killed := slices.ContainsFunc(s.Nights, func(n Night) bool {
+		return slices.ContainsFunc(n.Procs, func(p Proc) bool { return p.Signal == "KILL" })
+	})
+	if killed && g.chance(0.4) {
+		s.RealKills = true
+		s.Job.LeaseSeconds = 8 // the night's wait for a dead process's leases
+		s.Job.TimeoutMillis = cmp.Or(s.Job.TimeoutMillis, 5_000)
+	}
 }
 
 // shrink makes the job smaller until a night without reuse sends at most

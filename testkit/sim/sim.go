@@ -39,6 +39,11 @@ type Result struct {
 	// Compared those whose tasks and purchases were compared, their
 	// outcome not hanging on timing (a prune twin's schedule always is).
 	Twins, Compared map[string]int
+	// Abandoned are the credits charged for answers their client gave up
+	// on (World.BillAbandoned); OverByAbandoned the nights they took over
+	// max_credits (the bound docs/budget.md gives).
+	Abandoned       int64
+	OverByAbandoned int
 }
 
 // Replay is the command that runs seed again under profile, verbosely.
@@ -79,7 +84,10 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 	} else {
 		defer e.dropDB(context.WithoutCancel(ctx), db)
 	}
-	defer func() { res.Twins, res.Compared = chk.twins, chk.compared }()
+	defer func() {
+		res.Twins, res.Compared = chk.twins, chk.compared
+		res.Abandoned, res.OverByAbandoned = chk.abandoned, chk.overBy
+	}()
 	main := &timeline{e: e, s: s, name: "main", db: db, cache: sandbox.NewCache(), dir: dir, logLevel: cmp.Or(opts.CrawlerLog, "warn")}
 	for _, n := range s.Nights {
 		if err := ctx.Err(); err != nil {
@@ -203,6 +211,9 @@ func (r *nightResult) summary(s *Scenario, violations int) string {
 	budget := "no budget"
 	if s.Job.Budget > 0 {
 		budget = fmt.Sprintf("budget %d", s.Job.Budget)
+	}
+	if r.abandoned > 0 {
+		budget += fmt.Sprintf(", %d for answers abandoned", r.abandoned)
 	}
 	return fmt.Sprintf("%d answers, %d credits charged (%s), %d tasks, %s; %s; %d violations (%.1fs)",
 		r.answered, r.billed, budget, len(r.tasks), strings.Join(runs, ", "), r.describe(), violations, r.took.Seconds())

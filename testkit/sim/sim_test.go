@@ -15,7 +15,9 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // both dialects, prices, faults, replies, the upstream cache, seed files,
 // depth 2, fixed windows and adaptive revisits, second processes, kill
 // -9, SIGTERM, prunes and both twins, the real service's content edges
-// (seed 22: videos, their comments with replies, transcripts).
+// (seed 22: videos, their comments with replies, transcripts), the default
+// concurrency (22, 80, 141), the real kill timing (22), an upstream billing
+// abandoned requests, with hangs (141).
 var shortSeeds = []int64{22, 67, 80, 128, 141, 152}
 
 // TestSimulateShort runs the short profile: a few seeds of three nights
@@ -69,7 +71,8 @@ func TestShortSeedsCombineEveryFeature(t *testing.T) {
 	for _, f := range []string{"contract", "scrapecreators", "prices", "faults", "adaptive", "fixed windows",
 		"upstream cache", "replies", "seed file", "depth 2", "budget", "no budget", "kill", "term",
 		"second process", "prune", "twin timing", "twin prune", "private", "growing",
-		"videos", "video comments", "comment replies", "video transcripts", "profile content"} {
+		"videos", "video comments", "comment replies", "video transcripts", "profile content",
+		"default concurrency", "bill abandoned", "hangs", "real kills"} {
 		if !got[f] {
 			t.Errorf("no seed of shortSeeds has %s", f)
 		}

@@ -97,6 +97,8 @@ type request struct {
 	status int
 	credit int64 // what it was charged (0: not billed)
 	cut    bool  // a truncated 200
+	// abandoned: answered after its client gave up (billed, never read).
+	abandoned bool
 }
 
 // requestOf reads an arrival of the night at day: its item and page, ok
@@ -117,7 +119,7 @@ func requestOf(preset string, pageSize int, day int64, a sandbox.Arrival) (reque
 	if err != nil {
 		return request{}, false
 	}
-	r := request{query: a.Endpoint + "?" + a.Query, status: a.Status, credit: a.Credits, cut: a.Truncated}
+	r := request{query: a.Endpoint + "?" + a.Query, status: a.Status, credit: a.Credits, cut: a.Truncated, abandoned: a.Abandoned}
 	r.it.kind = e.kind
 	var off int64
 	switch e.kind {

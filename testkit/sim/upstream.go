@@ -40,7 +40,9 @@ func sandboxConfig(s *Scenario, day int64, cache *sandbox.Cache) sandbox.Config 
 		Rate:      w.Rate,
 		Burst:     w.Burst,
 		Faults: sandbox.Faults{ErrorRate: w.ErrorRate, TruncateRate: w.TruncateRate,
-			LatencyJitter: time.Duration(w.JitterMicros) * time.Microsecond, Seed: w.FaultSeed + day},
+			HangRate: float64(w.HangPerMille) / 1000, HangMax: time.Duration(w.HangMillis) * time.Millisecond,
+			LatencyJitter: time.Duration(w.JitterMicros) * time.Microsecond, Seed: w.FaultSeed + day,
+			BillAbandoned: w.BillAbandoned},
 		RealServiceFields: w.RealFields && w.Preset == sandbox.PresetContract,
 	}
 	if w.Preset == sandbox.PresetScrapeCreators {

@@ -42,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 100, "how many seeds to run")
 	start := fs.Int64("start", 1, "the first seed")
 	profile := fs.String("profile", "full", "the scenarios' sizes: full or short (make test's)")
+	plain := fs.Bool("plain", false, "the scenarios as they were before the blind spots of issue 33 (default concurrency, billed abandoned requests, real kill timing): to replay an older finding")
 	parallel := fs.Int("parallel", 2, "seeds run at once")
 	verbose := fs.Bool("v", false, "print each seed's scenario and nights")
 	print := fs.Bool("print", false, "print the seeds' scenarios and run nothing")
@@ -55,6 +56,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p, ok := sim.Profiles[*profile]
+	p.Plain = *plain
+	replayProfile := p.Name // what a replay command names
+	if p.Plain {
+		replayProfile += " -plain"
+	}
 	if !ok || *seeds < 1 || *parallel < 1 || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "simulate: bad flags (profile: one of %v; -seeds and -parallel at least 1; no arguments)\n", slices.Sorted(maps.Keys(sim.Profiles)))
 		return 2
@@ -118,6 +124,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		done     int // seeds run to their end
 		busy     time.Duration
 		twins    = map[string][2]int{} // kind -> run, compared
+		// The blind spots issue 33 closed: seeds drawing each, and what
+		// abandoned answers were charged.
+		defaultConc, billAbandoned, realKills int
+		abandoned                             int64
+		overBy                                int
 	)
 	begin := time.Now()
 	next := make(chan int64)
@@ -134,7 +145,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				if ctx.Err() == nil {
 					done++
 				}
-				report(stdout, sd, p.Name, res, err)
+				report(stdout, sd, replayProfile, res, err)
 				switch {
 				case err != nil && ctx.Err() == nil:
 					broken = append(broken, sd)
@@ -147,6 +158,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 					for _, v := range res.Violations {
 						byInv[v.Invariant]++
 					}
+					s := res.Scenario
+					if s.Job.Workers == 0 {
+						defaultConc++
+					}
+					if s.World.BillAbandoned {
+						billAbandoned++
+					}
+					if s.RealKills {
+						realKills++
+					}
+					abandoned += res.Abandoned
+					overBy += res.OverByAbandoned
 					for k, n := range res.Twins {
 						t := twins[k]
 						twins[k] = [2]int{t[0] + n, t[1] + res.Compared[k]}
@@ -174,6 +197,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, k := range slices.Sorted(maps.Keys(twins)) {
 		fmt.Fprintf(stdout, "%s twins: %d nights, %d compared in full\n", k, twins[k][0], twins[k][1])
 	}
+	fmt.Fprintf(stdout, "seeds of the default concurrency %d, of real kill timing %d, billing abandoned requests %d (%d credits charged for answers abandoned; %d nights over max_credits by them)\n",
+		defaultConc, realKills, billAbandoned, abandoned, overBy)
 	fmt.Fprintf(stdout, "%d seeds with violations, %d harness errors\n", len(failed), len(broken))
 	for _, inv := range slices.Sorted(maps.Keys(byInv)) {
 		fmt.Fprintf(stdout, "  %-14s %d\n", inv, byInv[inv])

@@ -90,12 +90,15 @@ SELECT followee FROM shortvideo.follows WHERE follower = @owner AND last_seen_ru
 -- name: KnownFollowers
 -- The followers of @owner as the job's runs up to @run_id know list
 -- (@kind, @key) (adaptive revisits: a list skipped or cut by stop_at_seen
--- still leads to its entries): those a run started within the last
--- @within_us microseconds (max_age) saw, newest first, at most the list's
--- page limit (@max_pages, 0: none) of pages of its page size as learnt.
--- Read from the edges and the runs, which crawler prune keeps.
+-- still leads to its entries): those a run of the job started within the
+-- last @within_us microseconds (twice max_age) saw last, newest first, at
+-- most the list's page limit (@max_pages, 0: none) of pages of its page
+-- size as learnt. Read from the edges and the runs, which crawler prune
+-- keeps. An edge another job saw since is left out: the edge keeps only
+-- the last run that saw it.
 SELECT f.follower FROM shortvideo.follows f JOIN crawl.runs r ON r.id = f.last_seen_run
 WHERE f.followee = @owner AND f.last_seen_run <= @run_id AND r.started_at >= now() - @within_us::bigint * interval '1 microsecond'
+  AND r.job_name = (SELECT job_name FROM crawl.runs WHERE id = @run_id)
 ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.follower
 LIMIT (SELECT ceil(i.page_size * @max_pages::int)::bigint FROM crawl.revisit_items i JOIN crawl.runs j ON j.job_name = i.job_name
        WHERE j.id = @run_id AND i.kind = @kind AND i.key = @key AND @max_pages::int > 0);
@@ -105,6 +108,7 @@ LIMIT (SELECT ceil(i.page_size * @max_pages::int)::bigint FROM crawl.revisit_ite
 -- as KnownFollowers.
 SELECT f.followee FROM shortvideo.follows f JOIN crawl.runs r ON r.id = f.last_seen_run
 WHERE f.follower = @owner AND f.last_seen_run <= @run_id AND r.started_at >= now() - @within_us::bigint * interval '1 microsecond'
+  AND r.job_name = (SELECT job_name FROM crawl.runs WHERE id = @run_id)
 ORDER BY f.last_seen_run DESC, f.first_seen_run DESC, f.followee
 LIMIT (SELECT ceil(i.page_size * @max_pages::int)::bigint FROM crawl.revisit_items i JOIN crawl.runs j ON j.job_name = i.job_name
        WHERE j.id = @run_id AND i.kind = @kind AND i.key = @key AND @max_pages::int > 0);

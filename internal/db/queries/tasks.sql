@@ -57,13 +57,15 @@ SET state = 'leased', lease_owner = @owner, lease_token = nextval('crawl.lease_t
 FROM next WHERE t.id = next.id
 RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token,
     coalesce(extract(epoch FROM t.refresh_after) * 1000000, 0)::bigint,
-    t.reexpand AND t.finished_at IS NOT NULL; -- to expand again: it ended once already
+    t.reexpand AND t.finished_at IS NOT NULL, -- to expand again: it ended once already
+    coalesce(t.outcome::text, ''); -- how it ended then (a list walked whole or not)
 
 -- name: HeldTasks
 -- The tasks leased under owner tag @owner, if a LeaseTasks whose answer
 -- was lost went through.
 SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token,
-    coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint, reexpand AND finished_at IS NOT NULL
+    coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint, reexpand AND finished_at IS NOT NULL,
+    coalesce(outcome::text, '')
 FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'leased';
 
 -- name: RescueTasks

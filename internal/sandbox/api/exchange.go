@@ -26,6 +26,9 @@ type Exchange struct {
 	Truncated      bool          // it was
 	Hung           bool          // held by a hang
 	Abandoned      bool          // the client gave up before any answer
+	// AbandonedBilled: the client gave up, and the answer was made (and
+	// billed) all the same (Faults.BillAbandoned).
+	AbandonedBilled bool
 }
 
 // Credits takes the credits an answer costs beyond the one the fault

@@ -50,9 +50,16 @@ type Faults struct {
 	// Latency delays every request that passed the rate limit and the credit
 	// check, whatever its answer; LatencyJitter adds a seeded uniform
 	// [0, LatencyJitter). A client that gives up while waiting gets nothing
-	// and is not charged.
+	// and is not charged (but under BillAbandoned).
 	Latency       time.Duration
 	LatencyJitter time.Duration
+	// BillAbandoned makes the upstream finish, and bill, a request its
+	// client gave up on while it waited out its latency or a hang: the
+	// endpoint answers into the closed connection (an error status drawn
+	// is still answered free), as a service that does the work whether
+	// anyone reads it would. Whether the real service does is unknown
+	// (docs/budget.md); its Arrival says Abandoned.
+	BillAbandoned bool
 	// Seed selects the fault sequence; the same seed and the same requests
 	// give the same faults.
 	Seed int64
@@ -147,6 +154,8 @@ type decision struct {
 	delay    time.Duration // Latency + jitter
 	hangMax  time.Duration
 	scripted bool
+	// billAbandoned: Faults.BillAbandoned when drawn.
+	billAbandoned bool
 }
 
 // faultBox holds the current Faults and the sequence counters the draw
@@ -203,7 +212,7 @@ func (b *faultBox) draw(key, path, rawQuery string) decision {
 	}
 	b.mu.Unlock()
 
-	d := decision{delay: f.Latency, hangMax: f.HangMax}
+	d := decision{delay: f.Latency, hangMax: f.HangMax, billAbandoned: f.BillAbandoned}
 	seed, ns := strconv.FormatInt(f.Seed, 10), strconv.FormatInt(n, 10)
 	if f.LatencyJitter > 0 {
 		d.delay += time.Duration(world.Hash("fault.latency", seed, key, path, rawQuery, ns) % uint64(f.LatencyJitter))

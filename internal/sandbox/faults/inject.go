@@ -117,8 +117,11 @@ func (l *Layer) Wrap(next http.Handler) http.Handler {
 
 		d := l.faults.draw(ex.Key, ex.Path, r.URL.RawQuery)
 		if !l.wait(r.Context(), d.delay) {
-			ex.Abandoned = true
-			return
+			if !d.billAbandoned || d.action == actStatus {
+				ex.Abandoned = true
+				return
+			}
+			d.action, ex.AbandonedBilled = actNone, true // answered into the void
 		}
 		switch d.action {
 		case actStatus:
@@ -129,7 +132,10 @@ func (l *Layer) Wrap(next http.Handler) http.Handler {
 			l.writeStatus(rw, ex, d.status)
 		case actHang:
 			ex.Fault, ex.Hung = "hang", true
-			l.hang(rw, r, ex, d.hangMax)
+			if l.hang(rw, r, ex, d.hangMax) && d.billAbandoned {
+				ex.Abandoned, ex.AbandonedBilled = false, true
+				next.ServeHTTP(rw, r) // the slow answer still comes, and is billed
+			}
 		case actTruncate:
 			ex.Fault, ex.Truncate = "truncate", true
 			next.ServeHTTP(rw, r)
@@ -160,9 +166,9 @@ func (l *Layer) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// hang holds the request until the client gives up (nothing is sent), limit
-// elapses (504) or the server is closed (503).
-func (l *Layer) hang(rw http.ResponseWriter, r *http.Request, ex *api.Exchange, limit time.Duration) {
+// hang holds the request until the client gives up (nothing is sent: it
+// reports true), limit elapses (504) or the server is closed (503).
+func (l *Layer) hang(rw http.ResponseWriter, r *http.Request, ex *api.Exchange, limit time.Duration) bool {
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	if l.holding != nil {
@@ -175,7 +181,9 @@ func (l *Layer) hang(rw http.ResponseWriter, r *http.Request, ex *api.Exchange, 
 		api.WriteError(rw, api.Errorf(http.StatusServiceUnavailable, "the sandbox is closing"))
 	case <-r.Context().Done():
 		ex.Abandoned = true
+		return true
 	}
+	return false
 }
 
 // writeStatus answers an injected error status.
