@@ -24,7 +24,7 @@ var layers = [][]string{
 	{"runs", "retention", "pipeline/frontier", "pipeline/budget", "pipeline/quota"},
 	{"pipeline/adaptive"},
 	{"pipeline"},
-	{"plan", "internal/live", "internal/metrics", "internal/report"},
+	{"plan", "internal/live", "internal/metrics", "internal/report", "output/export"},
 	{"cmd/crawler"},
 }
 
