@@ -23,7 +23,7 @@ func runGoBench(ctx context.Context, e *env) (*outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchtime", e.cfg.BenchTime, "-benchmem", "-count", "1"}, goBenchPackages...)
+	args := append([]string{"test", "-timeout", "60m", "-run", "^$", "-bench", ".", "-benchtime", e.cfg.BenchTime, "-benchmem", "-count", "1"}, goBenchPackages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+e.server.String())
