@@ -152,7 +152,8 @@ func largeExport(t testing.TB, n int, perFile int64) int64 {
 // whatever the table's size (docs/export.md#memory): the binary, one FETCH
 // batch (1000 rows) and one Parquet row group (16 MiB of values, more in
 // the writer's column buffers) under the crawler's 100 MiB soft limit.
-// Measured: 186 MiB for 200,000 rows (BenchmarkExport10M: ten million).
+// Measured: 87 to 186 MiB for 200,000 to 500,000 rows, 125 MiB for ten
+// million (BenchmarkExport10M).
 const memoryBound = 256 << 20
 
 // TestExportLarge exports half a million rows (200,000 under the race
