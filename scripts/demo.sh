@@ -21,6 +21,8 @@ esac
 export CRAWLER_API_KEY=demo-key-not-secret
 mkdir -p tmp
 report=$PWD/tmp/demo-report.html
+export_dir=$PWD/tmp/demo-export
+rm -rf "$export_dir"
 sandbox_out=$(mktemp)
 bin/crawler sandbox --preset "$preset" --addr 127.0.0.1:0 --api-key "$CRAWLER_API_KEY" --log-level warn >"$sandbox_out" 2>&1 &
 sandbox_pid=$!
@@ -37,7 +39,7 @@ echo "demo: sandbox ($preset dialect) at $base_url"
 
 go run ./tools/withpg -- bash -c '
 set -euo pipefail
-bin/crawler run --base-url "$0" --log-level warn "$2"
+bin/crawler run --base-url "$0" --log-level warn "$3"
 echo
 bin/crawler status
 echo
@@ -47,7 +49,7 @@ SELECT f.followee AS account, count(*) AS followers_harvested, s.follower_count 
 FROM shortvideo.follows f
 LEFT JOIN shortvideo.user_snapshots s ON s.unique_id = f.followee
 GROUP BY f.followee, s.follower_count ORDER BY 2 DESC LIMIT 5;"
-if [ "$2" = jobs.scrapecreators.example.yaml ]; then
+if [ "$3" = jobs.scrapecreators.example.yaml ]; then
 	echo
 	echo "Sample query: a creator'"'"'s videos and what is said under them (the real service'"'"'s own endpoints)"
 	psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 -c "
@@ -61,8 +63,12 @@ FROM photosocial.posts_latest p GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5;"
 fi
 echo
 bin/crawler report --html "$1"
-' "$base_url" "$report" "$job"
+echo
+bin/crawler export --out "$2"
+bin/crawler export --verify "$2"
+' "$base_url" "$report" "$export_dir" "$job"
 
 echo "demo: the run report: $report (open it in a browser)"
+echo "demo: the harvest as Parquet with its manifest: $export_dir (docs/export.md loads it in DuckDB, pandas and R)"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "demo: done in $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s"

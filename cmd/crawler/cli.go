@@ -60,6 +60,7 @@ func commands() []command {
 		{"runs", "list the latest runs (read-only; --json for machines)", cmdRuns},
 		{"report", "write a run's report: one HTML file with charts (--json for machines)", cmdReport},
 		{"events", "send a run's end event again to the job's webhooks and NOTIFY channel (events replay)", cmdEvents},
+		{"export", "export the analysts' views (or tables) to Parquet or CSV with a manifest", cmdExport},
 		{"replay", "rebuild a run's rows from its page archive, with no request upstream", cmdReplay},
 		{"version", "print the crawler's version (also: crawler --version)", cmdVersion},
 		{"prune", "remove old runs' bookkeeping (tasks, samples, page archive); keeps the data", cmdPrune},

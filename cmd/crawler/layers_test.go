@@ -30,6 +30,7 @@ var layers = [][]string{
 		"output/metrics",
 		"output/report",
 		"output/events",
+		"output/export",
 	},
 	{"cmd/crawler"},
 }

@@ -14,16 +14,16 @@ import (
 // Workload 8: the testing.B benchmarks of the hot paths, run with go test
 // (DATABASE_URL pointing at the harness's server, so the packages' test
 // harness creates its databases there).
-var goBenchPackages = []string{"./sources/", "./sinks/", "./pipeline/"}
+var goBenchPackages = []string{"./sources/", "./sinks/", "./pipeline/", "./output/export/"}
 
 func runGoBench(ctx context.Context, e *env) (*outcome, error) {
-	out := &outcome{setup: fmt.Sprintf("`go test -run '^$' -bench . -benchtime %s -benchmem` in %s: decoding a followers page (sources), normalizing it (the pipeline's handler, HTTP served from memory), writing a page (sinks), leasing and finishing a task (pipeline).",
+	out := &outcome{setup: fmt.Sprintf("`go test -run '^$' -bench . -benchtime %s -benchmem` in %s: decoding a followers page (sources), normalizing it (the pipeline's handler, HTTP served from memory), writing a page (sinks), leasing and finishing a task (pipeline), exporting ten million rows to Parquet in a child process, its peak memory (output/export).",
 		e.cfg.BenchTime, strings.Join(goBenchPackages, " "))}
 	dir, err := moduleDir(e.cfg.ModuleDir)
 	if err != nil {
 		return out, err
 	}
-	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchtime", e.cfg.BenchTime, "-benchmem", "-count", "1"}, goBenchPackages...)
+	args := append([]string{"test", "-timeout", "60m", "-run", "^$", "-bench", ".", "-benchtime", e.cfg.BenchTime, "-benchmem", "-count", "1"}, goBenchPackages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+e.server.String())
