@@ -39,14 +39,9 @@ import (
 // not changed since the policy last bought them), new comments and
 // replies captured, deleted comments marked.
 
-// contentChangedOnlyMerged is the one switch of this workload: true once
-// the expand key changed_only (issue 32, the content branch) is merged.
-// While false the job loader does not know the key, so the policy "buy
-// every list again" runs the job without it, which is the crawler's
-// behaviour before that branch: the default and buy-everything policies
-// then run the same job. Flip it after the merge: "buy every list again"
-// then sets changed_only: false on video_comments and comment_replies.
-const contentChangedOnlyMerged = false
+// contentBuyAll is what the policy "buy every list again" adds to the
+// job: changed_only off on the content edges (issue 32).
+const contentBuyAll = ", changed_only: false"
 
 const (
 	contentJob      = "bench-content"
@@ -251,10 +246,7 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("night 0: %w", err)
 	}
-	buyAll := ""
-	if contentChangedOnlyMerged {
-		buyAll = ", changed_only: false"
-	}
+	buyAll := contentBuyAll
 	budgets := []int64{0}
 	for _, s := range cs.shares {
 		budgets = append(budgets, int64(math.Round(s*float64(full))))
@@ -276,10 +268,7 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 		scores = append(scores, contentOracle(truth, budget))
 		out.figures = append(out.figures, contentFigures(label, truth, budget, scores)...)
 	}
-	merged := "not yet merged: the default and buy-everything policies ran the same job (contentChangedOnlyMerged = false)"
-	if contentChangedOnlyMerged {
-		merged = "buy every list again = changed_only: false on video_comments and comment_replies"
-	}
+	merged := "buy every list again = changed_only: false on video_comments and comment_replies"
 	out.setup = fmt.Sprintf("%d short-video creators cn<NN>_v%d of the sandbox's content world (real preset, --churn content, page size %d): seeds = their profiles, "+
 		"expand videos {max_pages: 10, stop_at_seen: true}, video_comments and comment_replies {max_pages: 100}, max_depth 1, %d workers, the pipeline in process. "+
 		"Night 0 (world day 0) buys everything: C = %d credits, its database copied for every policy and budget. Then %d changing nights (world days 1..%d) and one unchanged night (day %d again), "+
@@ -287,7 +276,7 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 		"Policies: the crawler's default; buy every list again (%s); an oracle simulated from sandbox.ContentAt (profiles and video lists down to the first known video each night, "+
 		"then only the comments and replies lists changed since it last walked them: down to the first known entry when only added to, whole when some were deleted, greedily by changes per credit). "+
 		"Budgets: none, and max_credits %s of C. Unchanged credits: comments and replies pages of lists identical to what they were when the policy last bought them. "+
-		"A deleted comment is marked when the policy stored it and later saw a comment after it in its list, or walked its list to the end (crawl.tasks outcome done_end), in a later run: it walked past its place and did not find it.",
+		"A deleted comment is marked when the crawler marked it: deleted_run after its last_seen_run (a later walk of its list to the end no longer found it).",
 		cs.creators, cs.videos, contentPageSize, contentWorkers, full, cs.nights, cs.nights, cs.nights, cs.nights, truth.newComments, truth.newReplies, len(truth.gone), merged, shares(cs.shares))
 	return out, nil
 }
@@ -392,30 +381,18 @@ func scoreStored(ctx context.Context, pool *pgxpool.Pool, truth *contentTruth, s
 			s.replies++
 		}
 	}
-	// The runs that walked a video's comments to their end.
-	rows, err = pool.Query(ctx, `SELECT key, run_id FROM crawl.tasks WHERE kind = 'shortvideo.video_comments' AND outcome = 'done_end'`)
+	// Marked: the crawler's own marker, a walk to the list's end that no
+	// longer found it (deleted_run after last_seen_run, migration 00053).
+	rows, err = pool.Query(ctx, `SELECT comment_id FROM shortvideo.comments WHERE deleted_run > last_seen_run`)
 	if err != nil {
 		return err
 	}
-	whole := map[string][]int64{}
-	var key string
-	if _, err := pgx.ForEachRow(rows, []any{&key, &run}, func() error {
-		if u, err := url.Parse(key); err == nil {
-			whole[commentsKey(path.Base(u.Path))] = append(whole[commentsKey(path.Base(u.Path))], run)
-		}
-		return nil
-	}); err != nil {
+	marked := map[string]bool{}
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { marked[id] = true; return nil }); err != nil {
 		return err
 	}
 	for _, g := range truth.gone {
-		r, ok := seen[g.id]
-		if !ok {
-			continue
-		}
-		list := truth.lists[g.day-1][g.list]
-		at := slices.Index(list, g.id)
-		if slices.ContainsFunc(list[at+1:], func(sib string) bool { return seen[sib] > r }) ||
-			slices.ContainsFunc(whole[g.list], func(w int64) bool { return w > r }) {
+		if marked[g.id] {
 			s.deleted++
 		}
 	}
@@ -514,7 +491,7 @@ func contentFigures(label string, t *contentTruth, budget int64, scores []*conte
 		}
 		return a / b
 	}
-	why := "until the change-driven revisits are merged (contentChangedOnlyMerged) the default policy buys every comments and replies list it reaches again each night."
+	why := "a list whose counter moved is walked whole within its page limit (the real service ranks comments, so a walk cannot stop at its first stored entry), where the oracle buys only the pages down to the first known entry; and at a binding budget the default policy spends in the order lists are reached, not where comments grow (content lists are not yet items of the adaptive schedule)."
 	var figs []Figure
 	if budget == 0 {
 		figs = append(figs,
