@@ -142,13 +142,16 @@ func TestRecoveryAfterACapped429(t *testing.T) {
 				return
 			}
 			// The rate: the second after the pause against the second
-			// before the 429.
+			// before the 429. Without api.rate the 429 installs a bucket
+			// at the rate of the second before it, burst 1, which takes
+			// 0.8-0.95 of it at 50 ms answers on a loaded machine (0.6 at
+			// half the rate, the interim's).
 			before := u.count(at.Add(-time.Second), at)
 			resumed := at.Add(bound)
 			after := u.count(resumed, resumed.Add(time.Second))
 			t.Logf("requests in the second before the 429: %d, in the second from %v after it: %d", before, bound, after)
-			if float64(after) < 0.8*float64(before) {
-				t.Errorf("%d requests in the second after the pause, %d in the second before the 429: want at least 0.8 of it", after, before)
+			if float64(after) < 0.7*float64(before) {
+				t.Errorf("%d requests in the second after the pause, %d in the second before the 429: want at least 0.7 of it", after, before)
 			}
 		})
 	}

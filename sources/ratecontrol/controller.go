@@ -160,6 +160,13 @@ func (rc *Controller) Steady() float64 {
 	if rc.quota.measured {
 		cur = max(cur, rc.processRate(rc.hold.base))
 	}
+	if now := rc.now(); rc.pending == nil && rc.interim == 0 && rc.quota.rate > 0 && !now.Before(rc.hold.end) && !rc.jumping(now) {
+		// A probe: its rate, not the bound to four times what left in the
+		// last second, which the requests in flight hold back at long
+		// answer times (sized on it, they would hold it back further: at
+		// 20 s answers, 0.66 of the quota, issue 34).
+		cur = max(cur, rc.processRate(rc.probeRate(now)))
+	}
 	return cur
 }
 
@@ -190,6 +197,21 @@ func (rc *Controller) wait(ctx context.Context, retry bool) error {
 		}
 	}
 }
+
+// SetClock makes the controller read the time from now rather than
+// time.Now: for callers that keep their own time, as a simulation in
+// virtual time does (package concurrency's, which runs its limiter with
+// this control). Set it before the first request.
+func (rc *Controller) SetClock(now func() time.Time) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.now = now
+}
+
+// Take is one turn of Wait without sleeping, at the controller's clock: 0
+// when a request may leave now (its token taken), else how long to wait
+// before asking again.
+func (rc *Controller) Take() time.Duration { return rc.step(rc.now()) }
 
 // step is stepRetry for a first attempt.
 func (rc *Controller) step(now time.Time) time.Duration { return rc.stepRetry(now, false) }
