@@ -85,7 +85,8 @@
 //     (about R - B requests of quota) while it is still low, and finds a
 //     quota that came back within seconds, without a ramp.
 //   - The concurrency limit (package concurrency) sizes the requests in
-//     flight on Steady, the rate held, leaving aside an interim's wait.
+//     flight on Steady, the rate held, leaving aside an interim's wait;
+//     on a probe, the probe's rate, not the bound below.
 //     A probe's bucket never runs ahead of four times what left in the
 //     last second: requests held back by something else (the requests in
 //     flight) would pile up behind a pause and leave together, a burst
