@@ -298,6 +298,22 @@ func (r *simRun) medianLatency(from, to time.Duration) time.Duration {
 	return ls[len(ls)/2]
 }
 
+// meanLatency is the mean answer time of the OK answers in [from, to).
+func (r *simRun) meanLatency(from, to time.Duration) time.Duration {
+	var sum time.Duration
+	n := 0
+	for _, a := range r.answers {
+		if a.outcome == OK && a.at >= from && a.at < to {
+			sum += a.latency
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / time.Duration(n)
+}
+
 // limits is the least and most limit in [from, to).
 func (r *simRun) limits(from, to time.Duration) (lo, hi int) {
 	lo = math.MaxInt
@@ -411,6 +427,8 @@ func TestSimSaturatingUpstream(t *testing.T) {
 				knee := float64(c.servers) / c.mean.Seconds()
 				got := run.throughput(warm, d)
 				med := run.medianLatency(warm, d)
+				mean := run.meanLatency(warm, d)
+				t.Logf("mean answer time %v: %.2f x the mean service time %v", mean.Round(time.Millisecond), mean.Seconds()/c.mean.Seconds(), c.mean)
 				lo, hi := run.limits(warm, d)
 				t.Logf("%.1f answers/s (%.3f of the knee's %.1f); median answer time %v (%.2f x its floor %v); limit %d-%d for %d servers; moves %v",
 					got, got/knee, knee, med.Round(time.Millisecond), med.Seconds()/c.floor.Seconds(), c.floor, lo, hi, c.servers, run.l.ctl.moves)
@@ -420,6 +438,12 @@ func TestSimSaturatingUpstream(t *testing.T) {
 				}
 				if med.Seconds() > 1.5*c.floor.Seconds() {
 					t.Errorf("median answer time %.2f x its floor, want <= 1.5", med.Seconds()/c.floor.Seconds())
+				}
+				// Issue 34's aim: the mean answer time within 1.5 x its
+				// floor (the mean service time, no queue) at the throughput
+				// above.
+				if mean.Seconds() > 1.5*c.mean.Seconds() {
+					t.Errorf("mean answer time %.2f x the mean service time, want <= 1.5", mean.Seconds()/c.mean.Seconds())
 				}
 			})
 		}
