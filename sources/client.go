@@ -173,8 +173,12 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 	// doubt is a connection-level failure not yet known to be this
 	// request's own (it costs a retry) or part of an outage (it is free).
 	var doubt *streak
+	// limited: the last attempt met a 429, and the next one is its retry
+	// (it goes first once the pause is over).
+	limited := false
 	for attempt, retries := 1, 0; ; attempt++ {
-		ans, held, err := c.attempt(ctx, l, endpoint, full, max(r.credits, route.Credits, 1), bo)
+		ans, held, err := c.attempt(ctx, l, endpoint, full, max(r.credits, route.Credits, 1), bo, limited)
+		limited = false
 		if doubt != nil {
 			// Decided now: this attempt either got an answer or failed too.
 			if _, own := c.gate.ownFault(doubt); own {
@@ -212,6 +216,7 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 				return e
 			}
 			wait = e.Retry // the shared pause attempt has already set
+			limited = true
 		case ClassRetry:
 			if e.outage {
 				continue // the gate holds every worker until the upstream answers
@@ -258,11 +263,20 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 //
 // A 2xx body is returned, its envelope parsed, with the bytes of the
 // in-flight budget it holds, which the caller hands on (bodyBudget.keep).
-func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, credits int, bo backoff.BackOff) (ans *answer, held int64, err error) {
+//
+// after429 marks the retry of a request refused by a 429: it takes the next
+// free slot and leaves as soon as the pause is over, ahead of the requests
+// waiting for a slot or a token (a 429 refuses a request, it does not send
+// its item to the back of the queue).
+func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, credits int, bo backoff.BackOff, after429 bool) (ans *answer, held int64, err error) {
 	// A slot first: the requests in flight, and those waiting for a token
 	// or a pause, are at most the adaptive limit. It is given back, with
 	// what the attempt says of the upstream, once the answer is read.
-	release, err := c.slots.Acquire(ctx)
+	acquire, wait := c.slots.Acquire, c.control.Wait
+	if after429 {
+		acquire, wait = c.slots.AcquireFirst, c.control.WaitRetry
+	}
+	release, err := acquire(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -289,7 +303,7 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 			}
 			probe = p
 		}
-		if err := c.control.Wait(ctx); err != nil {
+		if err := wait(ctx); err != nil {
 			return nil, 0, err
 		}
 		if err := l.Reserve(ctx, endpoint, credits); err != nil {

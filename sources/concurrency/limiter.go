@@ -87,7 +87,16 @@ func New(cfg Config) *Limiter {
 // Acquire waits for a slot, or for ctx to end (its error then). The
 // returned release gives the slot back with the request's sample; it must
 // be called exactly once (later calls do nothing).
-func (l *Limiter) Acquire(ctx context.Context) (func(Sample), error) {
+func (l *Limiter) Acquire(ctx context.Context) (func(Sample), error) { return l.acquire(ctx, false) }
+
+// AcquireFirst is Acquire ahead of every waiter: for the retry of a
+// request the upstream refused with a 429, which has waited out its pause
+// already and should not wait again behind the requests queued meanwhile.
+func (l *Limiter) AcquireFirst(ctx context.Context) (func(Sample), error) {
+	return l.acquire(ctx, true)
+}
+
+func (l *Limiter) acquire(ctx context.Context, first bool) (func(Sample), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -99,7 +108,11 @@ func (l *Limiter) Acquire(ctx context.Context) (func(Sample), error) {
 		return l.releaser(t), nil
 	}
 	w := &waiter{ready: make(chan struct{})}
-	l.waiters = append(l.waiters, w)
+	if first {
+		l.waiters = append([]*waiter{w}, l.waiters...)
+	} else {
+		l.waiters = append(l.waiters, w)
+	}
 	pace := l.ctl.untilPaced(now, l.held)
 	l.mu.Unlock()
 	for {

@@ -130,17 +130,23 @@ func (rc *Controller) target(now time.Time) float64 {
 	if rc.jumping(now) {
 		return min(rc.ceilingOrMax(), rc.drop.high*settleFraction)
 	}
-	g := probeGrowth
-	if rc.limits.ceiling == 0 && !rc.quota.everMeasured {
-		g = discoveryGrowth
-	}
-	s := now.Sub(rc.hold.end).Seconds()
 	// Never more than probeLead times what left in the last second: requests held
 	// back by something else (how many may be in flight) would pile up
 	// behind a pause and leave together, a burst the upstream's bucket
 	// refuses well under its rate.
 	sent := float64(rc.sends.count(now.Add(-time.Second), now)) * rc.share.scale
-	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s), max(probeLead*sent, rc.hold.base))
+	return min(rc.probeRate(now), max(probeLead*sent, rc.hold.base))
+}
+
+// probeRate is the key's rate on a probe at now, growing from the hold's
+// end, before the bound to what left in the last second.
+func (rc *Controller) probeRate(now time.Time) float64 {
+	g := probeGrowth
+	if rc.limits.ceiling == 0 && !rc.quota.everMeasured {
+		g = discoveryGrowth
+	}
+	s := now.Sub(rc.hold.end).Seconds()
+	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s))
 }
 
 // jumping reports whether the probe at now is one after a drop: straight

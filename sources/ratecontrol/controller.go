@@ -160,6 +160,13 @@ func (rc *Controller) Steady() float64 {
 	if rc.quota.measured {
 		cur = max(cur, rc.processRate(rc.hold.base))
 	}
+	if now := rc.now(); rc.pending == nil && rc.interim == 0 && rc.quota.rate > 0 && !now.Before(rc.hold.end) && !rc.jumping(now) {
+		// A probe: its rate, not the bound to four times what left in the
+		// last second, which the requests in flight hold back at long
+		// answer times (sized on it, they would hold it back further: at
+		// 20 s answers, 0.66 of the quota, issue 34).
+		cur = max(cur, rc.processRate(rc.probeRate(now)))
+	}
 	return cur
 }
 
@@ -171,9 +178,17 @@ func (rc *Controller) currentLocked() float64 {
 }
 
 // Wait blocks until the shared pause is over and a token is available.
-func (rc *Controller) Wait(ctx context.Context) error {
+func (rc *Controller) Wait(ctx context.Context) error { return rc.wait(ctx, false) }
+
+// WaitRetry is Wait for a request the upstream refused with a 429: once
+// the pause is over it leaves at once, ahead of the bucket (see
+// stepRetry), rather than queue behind the requests that waited out the
+// pause with it at the rate after it.
+func (rc *Controller) WaitRetry(ctx context.Context) error { return rc.wait(ctx, true) }
+
+func (rc *Controller) wait(ctx context.Context, retry bool) error {
 	for {
-		d := rc.step(rc.now())
+		d := rc.stepRetry(rc.now(), retry)
 		if d <= 0 {
 			return nil
 		}
@@ -183,6 +198,24 @@ func (rc *Controller) Wait(ctx context.Context) error {
 	}
 }
 
+// SetClock makes the controller read the time from now rather than
+// time.Now: for callers that keep their own time, as a simulation in
+// virtual time does (package concurrency's, which runs its limiter with
+// this control). Set it before the first request.
+func (rc *Controller) SetClock(now func() time.Time) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.now = now
+}
+
+// Take is one turn of Wait without sleeping, at the controller's clock: 0
+// when a request may leave now (its token taken), else how long to wait
+// before asking again.
+func (rc *Controller) Take() time.Duration { return rc.step(rc.now()) }
+
+// step is stepRetry for a first attempt.
+func (rc *Controller) step(now time.Time) time.Duration { return rc.stepRetry(now, false) }
+
 // step is one turn of Wait at now: 0 when the request may leave (its token
 // taken), else how long to wait before asking again. A token is taken only
 // at the moment a request leaves, never reserved ahead: with reservations,
@@ -191,7 +224,16 @@ func (rc *Controller) Wait(ctx context.Context) error {
 // empties the upstream's bucket; and a worker holding a reservation when a
 // 429 comes would have to give it up. Each waiting worker instead wakes
 // when the next token is due and takes it if no other worker did first.
-func (rc *Controller) step(now time.Time) time.Duration {
+//
+// A retry (of a request refused by a 429) leaves as soon as the pause is
+// over, borrowing its token from the bucket (which then goes below empty,
+// by at most its burst, and holds the next requests back until it is
+// paid): the pause was for the upstream's bucket to refill, so a request
+// retried at its end finds a token there, and the retried item comes back
+// within the pause and one round trip, not after the requests that waited
+// with it (issue 34: 2-6 s late at an interim rate of 0.5-1/s). The rate
+// over a second is unchanged.
+func (rc *Controller) stepRetry(now time.Time, retry bool) time.Duration {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if now.Before(rc.until) {
@@ -199,6 +241,11 @@ func (rc *Controller) step(now time.Time) time.Duration {
 	}
 	rc.adjust(now)
 	if rc.limiter == nil || rc.limiter.AllowN(now, 1) {
+		rc.sends.add(now)
+		return 0
+	}
+	if retry && rc.limiter.TokensAt(now) > -float64(rc.limiter.Burst()) {
+		rc.limiter.ReserveN(now, 1) // in debt: paid by the next requests
 		rc.sends.add(now)
 		return 0
 	}

@@ -38,6 +38,13 @@
 //     no estimate yet, half the rate requests left at), halved by each 429
 //     meanwhile; the windows then count every success sent before the 429.
 //     Burst windows reach back as far again, to the start's full bucket.
+//   - A request the 429 refused is retried first when the pause ends
+//     (WaitRetry): it borrows its token from our bucket (at most a burst
+//     below empty) instead of queueing behind the requests that waited
+//     out the pause, so its item resumes within the pause and one round
+//     trip. The upstream's bucket refilled during the pause; the rate
+//     over a second is unchanged. (Its slot too comes first:
+//     concurrency.Limiter.AcquireFirst.)
 //   - Measure the quota. In any window [s, t] the upstream admits at most
 //     B + R*(t-s) requests, so (n - B)/(t-s), with n the successes in the
 //     window, is a lower bound of R; over the window that starts when the
@@ -78,7 +85,8 @@
 //     (about R - B requests of quota) while it is still low, and finds a
 //     quota that came back within seconds, without a ramp.
 //   - The concurrency limit (package concurrency) sizes the requests in
-//     flight on Steady, the rate held, leaving aside an interim's wait.
+//     flight on Steady, the rate held, leaving aside an interim's wait;
+//     on a probe, the probe's rate, not the bound below.
 //     A probe's bucket never runs ahead of four times what left in the
 //     last second: requests held back by something else (the requests in
 //     flight) would pile up behind a pause and leave together, a burst
