@@ -308,7 +308,9 @@ func TestAdaptiveWalkedListReexpandsFromItsWalk(t *testing.T) {
 	pool, _ := pgtest.Pool(t)
 	body := "limits: {workers: 1, max_depth: 2, max_pages: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
 		"reuse: {adaptive: true, max_age: 3d}\n"
-	_, sum := night(t, pool, 0, strings.Replace(body, "max_depth: 2", "max_depth: 0", 1))
+	// Night 1 walks the list alone (follower_profiles would do nothing at
+	// max_depth 0, and the job would be refused).
+	_, sum := night(t, pool, 0, strings.NewReplacer("max_depth: 2", "max_depth: 0", ", follower_profiles: {}", "").Replace(body))
 	if sum.State != "done" {
 		t.Fatalf("night 1: %s %s", sum.State, sum.Reason)
 	}
