@@ -26,6 +26,9 @@ type keyRow struct {
 	real bool // the scrapecreators preset (else the contract's)
 	page int  // the sandbox's page size (0: 10)
 	runs int  // 0: 1
+	// between, when set, is SQL run on the database between runs (to age
+	// the first night's walks).
+	between string
 	// without and with are the job's sections after api:.
 	without, with string
 }
@@ -44,6 +47,9 @@ const (
 	jobHeadContract = "name: x\napi:\n  base_url: http://127.0.0.1:9/api\n"
 	adaptiveLimits  = "limits: {max_credits: 1000}\n"
 	psMedia         = "  preset: scrapecreators\nseeds: {photosocial: {media: [\"https://www.instagram.com/studio_p3_c25/p/Dseed01_c25/\"]}}\n"
+	psReelsReal     = "  preset: scrapecreators\nseeds: {photosocial: {reels_searches: [surf n5]}}\n"
+	// agedWalks makes every content list walked 2 hours ago.
+	agedWalks = "UPDATE crawl.content_walks SET walked_at = walked_at - interval '2 hours'"
 )
 
 func edgeRow(key string, real bool, seeds, without, with string) keyRow {
@@ -53,6 +59,10 @@ func edgeRow(key string, real bool, seeds, without, with string) keyRow {
 func twice(r keyRow) keyRow { r.runs = 2; return r }
 
 func paged(r keyRow, n int) keyRow { r.page = n; return r }
+
+// aged runs r twice, the first night's content walks aged 2 hours
+// between.
+func aged(r keyRow) keyRow { r.runs, r.between = 2, agedWalks; return r }
 
 // keyRows: a row for each key that applies.
 var keyRows = []keyRow{
@@ -110,6 +120,23 @@ var keyRows = []keyRow{
 		"highlights: {}, highlight_details: {refresh_after: 24h}")),
 	twice(edgeRow("expand.post_transcripts.refresh_after", true, psStudio, "posts: {max_pages: 1}, post_transcripts: {}",
 		"posts: {max_pages: 1}, post_transcripts: {refresh_after: 24h}")),
+	// Content lists (the real preset's pages carry their counters): on
+	// an unchanged second night, changed_only false buys them again; with
+	// the first night's walks 2 hours old, refresh_after 1h does.
+	twice(edgeRow("expand.video_comments.changed_only", true, svCreator, "videos: {max_pages: 1}, video_comments: {}",
+		"videos: {max_pages: 1}, video_comments: {changed_only: false}")),
+	aged(edgeRow("expand.video_comments.refresh_after", true, svCreator, "videos: {max_pages: 1}, video_comments: {}",
+		"videos: {max_pages: 1}, video_comments: {refresh_after: 1h}")),
+	twice(edgeRow("expand.comment_replies.changed_only", true, svCreator, "videos: {max_pages: 1}, video_comments: {changed_only: false}, comment_replies: {}",
+		"videos: {max_pages: 1}, video_comments: {changed_only: false}, comment_replies: {changed_only: false}")),
+	aged(edgeRow("expand.comment_replies.refresh_after", true, svCreator, "videos: {max_pages: 1}, video_comments: {changed_only: false}, comment_replies: {}",
+		"videos: {max_pages: 1}, video_comments: {changed_only: false}, comment_replies: {refresh_after: 1h}")),
+	twice(edgeRow("expand.post_comments.changed_only", true, psStudio, "posts: {max_pages: 1}, post_comments: {}",
+		"posts: {max_pages: 1}, post_comments: {changed_only: false}")),
+	aged(edgeRow("expand.post_comments.refresh_after", true, psStudio, "posts: {max_pages: 1}, post_comments: {}",
+		"posts: {max_pages: 1}, post_comments: {refresh_after: 1h}")),
+	twice(edgeRow("expand.reel_comments.changed_only", true, psReelsReal, "reel_comments: {}", "reel_comments: {changed_only: false}")),
+	aged(edgeRow("expand.reel_comments.refresh_after", true, psReelsReal, "reel_comments: {}", "reel_comments: {refresh_after: 1h}")),
 	// Date windows (the sandbox's entry i of a creator's list was posted
 	// i+1 days before 2025-01-01).
 	edgeRow("expand.videos.posted_after", true, svCreator, "videos: {}", "videos: {posted_after: 2024-12-25}"),
@@ -138,8 +165,11 @@ var keyRows = []keyRow{
 		with: svFollow + adaptiveLimits + "expand: {followers: {}}\nreuse: {adaptive: true, min_yield: 1000}\n"},
 	{key: "reuse.max_age", runs: 2, without: svFollow + adaptiveLimits + "expand: {followers: {}}\nreuse: {adaptive: true, min_yield: 1000}\n",
 		with: svFollow + adaptiveLimits + "expand: {followers: {}}\nreuse: {adaptive: true, min_yield: 1000, max_age: 1ms}\n"},
-	{key: "reuse.importance", runs: 2, without: svFollow + adaptiveLimits + "expand: {followers: {}}\nreuse: {adaptive: true, min_yield: 1}\n",
-		with: svFollow + adaptiveLimits + "expand: {followers: {}}\nreuse: {adaptive: true, min_yield: 1, importance: {shortvideo.profiles: 1000000}}\n"},
+	// A visit's yield grows with the seconds between the runs: the floor
+	// sits far from both (about 4e-7 at weight 1 and 0.3 at 1e6 a second
+	// on), so the row holds on a fast machine and a loaded one.
+	{key: "reuse.importance", runs: 2, without: svFollow + adaptiveLimits + "expand: {followers: {}}\nreuse: {adaptive: true, min_yield: 0.001}\n",
+		with: svFollow + adaptiveLimits + "expand: {followers: {}}\nreuse: {adaptive: true, min_yield: 0.001, importance: {shortvideo.profiles: 1000000}}\n"},
 	{key: "reuse.upstream_cache", real: true, runs: 2, without: svCreator + "expand: {}\n", with: svCreator + "expand: {}\nreuse: {upstream_cache: 1d}\n"},
 }
 
@@ -177,20 +207,23 @@ func documentedKeys() []string {
 	return keys
 }
 
-// observed runs the job body runs times on a fresh database and sandbox
-// and returns the rows each run wrote and the requests the sandbox
+// observed runs the job body r.runs times on a fresh database and
+// sandbox (r.between between runs) and returns the rows each run wrote and the requests the sandbox
 // answered, sorted.
-func observed(t *testing.T, real bool, page, runs int, body string) []string {
-	cfg := sandbox.Config{PageSize: cmpOr(page, 10)}
+func observed(t *testing.T, r keyRow, body string) []string {
+	cfg := sandbox.Config{PageSize: cmpOr(r.page, 10)}
 	var b *bundle
-	if real {
+	if r.real {
 		b = realBundle(t, cfg)
 	} else {
 		b = setupWith(t, cfg)
 	}
 	job := b.job(t, body)
 	var out []string
-	for i := range max(runs, 1) {
+	for i := range max(r.runs, 1) {
+		if i > 0 && r.between != "" {
+			b.exec(t, r.between)
+		}
 		// A run its budget stops ends with an error: its rows are what it did.
 		sum, err := pipeline.Run(context.Background(), b.options(job, testKey), job, b.start(t, job))
 		if err != nil && !strings.Contains(err.Error(), "credit budget") {
@@ -235,7 +268,7 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 		rows[r.key] = true
 	}
 	applies := map[string][]string{"max_pages": kinds.MaxPagesKeys(), "stop_at_seen": kinds.StopAtSeenKeys(),
-		"refresh_after": kinds.RefreshKeys(), "posted_after": kinds.WindowKeys(), "posted_before": kinds.WindowKeys()}
+		"refresh_after": slices.Concat(kinds.RefreshKeys(), kinds.ChangeKeys()), "changed_only": kinds.ChangeKeys(), "posted_after": kinds.WindowKeys(), "posted_before": kinds.WindowKeys()}
 	for _, key := range documentedKeys() {
 		parts := strings.Split(key, ".")
 		if !strings.Contains(string(doc), parts[len(parts)-1]+":") {
@@ -258,7 +291,7 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 		}
 		// An edge option that applies to no list of the edge is refused.
 		if len(parts) == 3 && parts[0] == "expand" && !slices.Contains(applies[parts[2]], parts[1]) {
-			val := map[string]string{"max_pages": "2", "stop_at_seen": "true", "refresh_after": "1h", "posted_after": "2025-01-01", "posted_before": "2025-01-01"}[parts[2]]
+			val := map[string]string{"max_pages": "2", "stop_at_seen": "true", "refresh_after": "1h", "changed_only": "false", "posted_after": "2025-01-01", "posted_before": "2025-01-01"}[parts[2]]
 			text := fmt.Sprintf("name: x\napi:\n  preset: scrapecreators\nseeds: {shortvideo: {profiles: [a]}}\nexpand:\n  %s: {%s: %s}\n", parts[1], parts[2], val)
 			_, err := jobfile.Parse("j.yaml", []byte(text))
 			if err == nil || !strings.Contains(err.Error(), "j.yaml:6: "+key+": ") {
@@ -268,6 +301,19 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 		}
 		t.Errorf("%s: accepted, and no row shows what it changes", key)
 	}
+	// A content edge's keys where they cannot apply: the contract's reels
+	// carry no comment count; refresh_after bounds nothing when
+	// changed_only false buys every list.
+	for _, c := range []struct{ key, text string }{
+		{"expand.reel_comments.changed_only", jobHeadContract + psReels + "expand: {reel_comments: {changed_only: false}}\n"},
+		{"expand.reel_comments.refresh_after", jobHeadContract + psReels + "expand: {reel_comments: {refresh_after: 1h}}\n"},
+		{"expand.video_comments.refresh_after", jobHeadContract + svCreator + "expand: {videos: {}, video_comments: {changed_only: false, refresh_after: 1h}}\n"},
+	} {
+		line := strings.Count(c.text, "\n")
+		if _, err := jobfile.Parse("j.yaml", []byte(c.text)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("j.yaml:%d: %s: ", line, c.key)) {
+			t.Errorf("%s: accepted where it cannot apply (%v)\n%s", c.key, err, c.text)
+		}
+	}
 	for key, test := range keysElsewhere {
 		if !testExists(t, test) {
 			t.Errorf("%s: the test %s that shows it is gone", key, test)
@@ -276,14 +322,14 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string][]string{}
 	look := func(t *testing.T, r keyRow, body string) []string {
-		id := fmt.Sprintf("%v/%d/%d/%s", r.real, r.page, r.runs, body)
+		id := fmt.Sprintf("%v/%d/%d/%s/%s", r.real, r.page, r.runs, r.between, body)
 		mu.Lock()
 		got, ok := seen[id]
 		mu.Unlock()
 		if ok {
 			return got
 		}
-		got = observed(t, r.real, r.page, r.runs, body)
+		got = observed(t, r, body)
 		mu.Lock()
 		seen[id] = got
 		mu.Unlock()
