@@ -233,15 +233,21 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 	c.join(ctx)
 	c.revisits, err = adaptive.Start(ctx, adaptive.Config{Pool: opts.Pool, Job: job, RunID: runID, Owner: opts.Owner,
 		Poll: opts.PollInterval, Retry: c.retryDB, Credits: c.budget, Log: c.log})
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
-	// A run whose seeding from files was interrupted finishes it first, so
-	// the frontier is whole before workers can find it empty.
-	err = c.retryDB(runCtx, func(ctx context.Context) error {
-		_, err := SeedFiles(ctx, opts.Pool, job, runID, c.log)
-		return err
-	})
+	// A stop signal while the process is still starting (a process joining
+	// a run stopped a moment after it came) is a stop like any other:
+	// stopped, resumable, with the run's end written below.
+	if err == nil {
+		// A run whose seeding from files was interrupted finishes it
+		// first, so the frontier is whole before workers can find it
+		// empty.
+		err = c.retryDB(runCtx, func(ctx context.Context) error {
+			_, err := SeedFiles(ctx, opts.Pool, job, runID, c.log)
+			return err
+		})
+	}
 	if err == nil {
 		g.Go(func() error { return c.dispatch(gctx, g) })
 		mctx, stopMonitor := context.WithCancel(gctx)
@@ -254,7 +260,7 @@ func Run(ctx context.Context, opts Options, job *jobfile.Job, runID int64) (*Sum
 		stopMonitor()
 		bg.Wait()
 	} else if ctx.Err() != nil {
-		err = nil // interrupted while seeding: stopped, resumable
+		err = nil // interrupted while starting or seeding: stopped, resumable
 	}
 	switch {
 	case db.TooManyConnections(err):

@@ -86,7 +86,19 @@ credit budget (max_credits) is spent: the same command does nothing until
 the budget is raised, and after resume_within starts a new run (do not
 retry 5).`
 
-func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
+func cmdRun(ctx context.Context, env *cliEnv, args []string) (err error) {
+	// A stop signal before pipeline.Run makes the start's database work
+	// (migrations, choosing, joining or resuming the run) fail with the
+	// signal's context: a stop, as while connecting, not a failure (a
+	// process joining a run that is stopped as it comes exits 3, not 1).
+	working := false
+	defer func() {
+		var se interface{ Resumable() string }
+		var be interface{ Spent() string }
+		if err != nil && !working && ctx.Err() != nil && !errors.As(err, new(usageError)) && !errors.As(err, &se) && !errors.As(err, &be) {
+			err = interruptedError{"while starting: " + err.Error()}
+		}
+	}()
 	fs := newFlags(env, "run", "JOBFILE", runSummary)
 	resume := fs.Int64("resume", 0, "resume (or join, from another process) run `ID` instead of starting a new one")
 	newRun := fs.Bool("new-run", false, "start a new run even when the job has an interrupted run to continue (an unfinished run no process works on is marked abandoned)")
@@ -238,6 +250,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) error {
 			env.metricsServing(metricsURL)
 		}
 	}
+	working = true
 	sum, err := pipeline.Run(ctx, opts, job, runID)
 	if sum != nil {
 		credits := ""
