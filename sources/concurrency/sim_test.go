@@ -368,7 +368,7 @@ func TestSimRateLimitedLatency(t *testing.T) {
 		{"3s at 20/s", 20, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 180 * time.Second, 30 * time.Second},
 		{"3s at 100/s", 100, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 180 * time.Second, 30 * time.Second},
 		{"20s at 20/s", 20, uniform(18*time.Second, 22*time.Second), 20 * time.Second, 400 * time.Second, 200 * time.Second},
-		{"20s at 100/s", 100, uniform(18*time.Second, 22*time.Second), 20 * time.Second, 400 * time.Second, 200 * time.Second},
+		{"20s at 100/s", 100, uniform(18*time.Second, 22*time.Second), 20 * time.Second, 300 * time.Second, 200 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
