@@ -235,20 +235,7 @@ func (l followLaw) at(day int64) followState {
 	arrive, lose := newPoisson(l.arrive.PerDay), newPoisson(l.lose.PerDay)
 	var gone map[int64]bool
 	for k := int64(1); k <= day; k++ {
-		if l.lose.PerDay > 0 {
-			r := dayRNG(l.loseSeed, k)
-			size := uint64(l.day0 + s.arrived)
-			for n := lose.draw(&r); n > 0 && size > 0; n-- {
-				i := int64(r.next()%size) - s.arrived
-				if !gone[i] {
-					if gone == nil {
-						gone = map[int64]bool{}
-					}
-					gone[i] = true
-					s.removed = append(s.removed, removal{index: i, day: k})
-				}
-			}
-		}
+		s.removeDay(k, lose, l.loseSeed, &gone)
 		switch {
 		case l.rateAt != nil:
 			if rate := l.rateAt(k); rate > 0 {
@@ -262,6 +249,29 @@ func (l followLaw) at(day int64) followState {
 	}
 	slices.SortFunc(s.removed, func(a, b removal) int { return cmp.Compare(a.index, b.index) })
 	return s
+}
+
+// removeDay makes day k's removals (a Poisson draw of lose from seed
+// and k): each picks an index uniformly among the day0 + arrived indexes
+// that existed at the end of day k-1; a pick of an entry already gone
+// (gone, made on first use) removes nothing. Shared by the follow and
+// content laws, so their lists lose entries alike.
+func (s *followState) removeDay(k int64, lose poisson, seed uint64, gone *map[int64]bool) {
+	if lose.lambda <= 0 {
+		return
+	}
+	r := dayRNG(seed, k)
+	size := uint64(s.day0 + s.arrived)
+	for n := lose.draw(&r); n > 0 && size > 0; n-- {
+		i := int64(r.next()%size) - s.arrived
+		if !(*gone)[i] {
+			if *gone == nil {
+				*gone = map[int64]bool{}
+			}
+			(*gone)[i] = true
+			s.removed = append(s.removed, removal{index: i, day: k})
+		}
+	}
 }
 
 // length is the number of entries the list shows.

@@ -85,20 +85,7 @@ func (l contentLaw) at(day int64) contentState {
 	lose := newPoisson(l.lose.PerDay)
 	var gone map[int64]bool
 	for k := int64(1); k <= day; k++ {
-		if l.lose.PerDay > 0 {
-			r := dayRNG(l.loseSd, k)
-			size := uint64(l.day0 + s.arrived)
-			for n := lose.draw(&r); n > 0 && size > 0; n-- {
-				i := int64(r.next()%size) - s.arrived
-				if !gone[i] {
-					if gone == nil {
-						gone = map[int64]bool{}
-					}
-					gone[i] = true
-					s.removed = append(s.removed, removal{index: i, day: k})
-				}
-			}
-		}
+		s.removeDay(k, lose, l.loseSd, &gone)
 		if rate := ageRate(l.peak.PerDay, l.parent, k, l.tail); rate > 0 {
 			r := dayRNG(l.seed, k)
 			s.arrived += newPoisson(rate).draw(&r)
