@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -27,12 +28,14 @@ func contentCreator(t *testing.T, prefix string) string {
 	return ""
 }
 
-// Every counter the content world shows is its list's length, and the
-// lists served over HTTP are the truth's (ContentAt): a creator's videos
-// with their comment counts, each video's comments with their reply
-// counts, each comment's replies; a post's comments with their
-// child_comment_count, and the replies include_replies shows are the
-// first its replies endpoint lists.
+// Every counter the content world shows follows its lists: a comment's
+// reply count is its replies list's length, a video's comment count (and
+// its comments page's total) and a post's comment_count its comments and
+// all their replies, as the platforms display them. The lists served over
+// HTTP are the truth's (ContentAt): a creator's videos with their comment
+// counts, each video's comments with their reply counts, each comment's
+// replies; a post's comments with their child_comment_count, and the
+// replies include_replies shows are the first its replies endpoint lists.
 func TestContentWorldCountersFollowTheLists(t *testing.T) {
 	t.Parallel()
 	const day, pageSize = 3, 7
@@ -81,13 +84,13 @@ func TestContentWorldCountersFollowTheLists(t *testing.T) {
 			video := "url=" + url.QueryEscape("https://www.tiktok.com/@"+h+"/video/"+want.ID)
 			cids, cpages := b.rwalk(t, "/v1/tiktok/video/comments", video, "comments", "cid", byCursor)
 			tc := truth.VideoComments(want.ID, h)
-			if strconv.Itoa(len(cids)) != count || len(tc) != len(cids) || !distinct(append([]string{"x"}, cids...)) {
-				t.Fatalf("video %s: %d comments walked, comment_count %s, truth %d", want.ID, len(cids), count, len(tc))
+			if len(tc) != len(cids) || !distinct(append([]string{"x"}, cids...)) {
+				t.Fatalf("video %s: %d comments walked, truth %d", want.ID, len(cids), len(tc))
 			}
 			if total := jsonText(cpages[0]["total"]); total != count {
 				t.Fatalf("video %s: total %s, comment_count %s", want.ID, total, count)
 			}
-			k := 0
+			k, shown := 0, len(cids)
 			for _, cp := range cpages {
 				for _, c := range listOf(cp, "comments") {
 					cid, n := jsonText(field(c, "cid")), jsonText(field(c, "reply_comment_total"))
@@ -100,7 +103,11 @@ func TestContentWorldCountersFollowTheLists(t *testing.T) {
 						t.Fatalf("comment %s: replies %v, reply_comment_total %s", cid, rids, n)
 					}
 					replies += len(rids)
+					shown += len(rids)
 				}
+			}
+			if strconv.Itoa(shown) != count {
+				t.Fatalf("video %s: comment_count %s, %d comments and replies walked", want.ID, count, shown)
 			}
 		}
 	}
@@ -116,9 +123,10 @@ func TestContentWorldCountersFollowTheLists(t *testing.T) {
 	for _, it := range items[:3] {
 		code, count := jsonText(field(it, "code")), jsonText(field(it, "comment_count"))
 		ids, pages := b.rwalk(t, "/v2/instagram/post/comments", post(code)+"&include_replies=true", "comments", "id", byOpaque)
-		if strconv.Itoa(len(ids)) != count || !slices.Equal(ids, idsOf(truth.PostComments(code))) {
-			t.Fatalf("post %s: %d comments walked, comment_count %s", code, len(ids), count)
+		if !slices.Equal(ids, idsOf(truth.PostComments(code))) {
+			t.Fatalf("post %s: comments walked %v, truth's differ", code, ids)
 		}
+		total := len(ids)
 		for _, p := range pages {
 			for _, c := range listOf(p, "comments") {
 				cid, n := jsonText(field(c, "id")), jsonText(field(c, "child_comment_count"))
@@ -135,12 +143,36 @@ func TestContentWorldCountersFollowTheLists(t *testing.T) {
 					t.Fatalf("post %s comment %s shows replies %v, its list starts %v", code, cid, shown, all[:min(3, len(all))])
 				}
 				checked++
+				total += len(all)
 			}
+		}
+		if strconv.Itoa(total) != count {
+			t.Fatalf("post %s: comment_count %s, %d comments and replies", code, count, total)
 		}
 	}
 	if checked == 0 {
 		t.Fatal("no post comment checked")
 	}
+}
+
+func contentAt(t *testing.T, day int64) Content {
+	t.Helper()
+	c, err := ContentAt(ChurnContent, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// shownCount is the comment count video id by author should show in c:
+// its comments and all their replies.
+func shownCount(c Content, id, author string) int64 {
+	cs := c.VideoComments(id, author)
+	n := int64(len(cs))
+	for _, cm := range cs {
+		n += cm.Replies
+	}
+	return n
 }
 
 func idsOf(cs []ContentComment) []string {
@@ -158,7 +190,7 @@ func idsOf(cs []ContentComment) []string {
 // the same answers twice.
 func TestContentWorldChanges(t *testing.T) {
 	t.Parallel()
-	var comments, replies, deleted, videos int
+	var comments, replies, deleted, videos, byReplies int
 	for i := range 12 {
 		h := fmt.Sprintf("cc%d_v10", i)
 		for day := int64(1); day <= 4; day++ {
@@ -171,10 +203,16 @@ func TestContentWorldChanges(t *testing.T) {
 				t.Fatalf("%s day %d: two calls differ", h, day)
 			}
 			comments, replies, deleted = comments+d.NewComments, replies+d.NewReplies, deleted+d.Deleted
-			to, _ := ContentAt(ChurnContent, day)
+			from, to := contentAt(t, day-1), contentAt(t, day)
 			for _, l := range d.Lists {
-				if l.CountTo != l.CountFrom+int64(len(l.New))-int64(len(l.Gone)) {
+				switch {
+				case l.Kind == ListCommentReplies && l.CountTo != l.CountFrom+int64(len(l.New))-int64(len(l.Gone)):
 					t.Fatalf("%s day %d %+v: the counter moved %d -> %d", h, day, l, l.CountFrom, l.CountTo)
+				case l.Kind == ListVideoComments && (l.CountTo != shownCount(to, l.Video, h) ||
+					l.CountFrom != 0 && l.CountFrom != shownCount(from, l.Video, h) || l.CountFrom == 0 && !slices.Contains(d.NewVideos, l.Video)):
+					t.Fatalf("%s day %d %+v: the counter moved %d -> %d: not its comments and replies", h, day, l, l.CountFrom, l.CountTo)
+				case l.Kind == ListVideoComments && len(l.New)+len(l.Gone) == 0:
+					byReplies++ // only replies moved it
 				}
 				list := to.VideoComments(l.Video, h)
 				if l.Kind == ListCommentReplies {
@@ -210,8 +248,9 @@ func TestContentWorldChanges(t *testing.T) {
 			}
 		}
 	}
-	if comments == 0 || replies == 0 || deleted == 0 || videos == 0 {
-		t.Fatalf("12 creators over 4 days: %d new videos, %d new comments, %d new replies, %d deleted: the world does not change", videos, comments, replies, deleted)
+	if comments == 0 || replies == 0 || deleted == 0 || videos == 0 || byReplies == 0 {
+		t.Fatalf("12 creators over 4 days: %d new videos, %d new comments, %d new replies, %d deleted, %d videos' counters moved by replies alone: the world does not change",
+			videos, comments, replies, deleted, byReplies)
 	}
 	// The other worlds' comments never change.
 	if d, _ := CreatorContentChanges(ChurnHeavyTail, "cc0_v10", 0, 4); len(d.Lists) != 0 || d.NewComments+d.NewReplies+d.Deleted != 0 {
@@ -219,8 +258,10 @@ func TestContentWorldChanges(t *testing.T) {
 	}
 }
 
-// At day 0 the content world serves the heavytail world's bytes, and the
-// linear world's answers do not depend on it.
+// At day 0 the content world serves the heavytail world's bytes but for
+// the counters that count replies there (a video's comment_count and its
+// comments page's total, a post's comment_count: TestContentWorldCountersFollowTheLists),
+// and the linear world's answers do not depend on it.
 func TestContentWorldDayZero(t *testing.T) {
 	t.Parallel()
 	h := "cz_v6_c5"
@@ -236,8 +277,41 @@ func TestContentWorldDayZero(t *testing.T) {
 		{"/v1/instagram/post/comment/replies", post + "&comment_id=" + vs.PostComments("DAbc")[0].ID}} {
 		_, a := realSetup(t, Config{Churn: ChurnContent}).rget(t, q[0], q[1])
 		_, b := realSetup(t, Config{Churn: ChurnHeavyTail}).rget(t, q[0], q[1])
-		if !bytes.Equal(a, b) {
+		if a, b = withoutCounters(t, a), withoutCounters(t, b); !bytes.Equal(a, b) {
 			t.Errorf("%s?%s at day 0: content and heavytail differ:\n%s\n%s", q[0], q[1], a, b)
 		}
 	}
+}
+
+// withoutCounters is the JSON answer body without its comment_count and
+// total fields (the counters that count replies in the content world).
+func withoutCounters(t *testing.T, body []byte) []byte {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			delete(v, "comment_count")
+			delete(v, "total")
+			for _, x := range v {
+				strip(x)
+			}
+		case []any:
+			for _, x := range v {
+				strip(x)
+			}
+		}
+	}
+	strip(v)
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -13,10 +13,13 @@ import (
 // and replies change too: new ones at the head of their lists, many under
 // recent videos and few under old ones, and deleted comments. A new video
 // is dated on the day it arrives and starts with no comments. Counters
-// follow the lists: a video's comment count (statistics.comment_count,
-// the comments list's total), a post's comment_count and a comment's
-// reply count (reply_comment_total, child_comment_count) are always their
-// lists' lengths. At WorldTime 0 it serves the other worlds' bytes.
+// follow the lists: a comment's reply count (reply_comment_total,
+// child_comment_count) is its replies list's length, and a video's
+// comment count (statistics.comment_count, the comments list's total) and
+// a post's comment_count are, as the platforms display them, its
+// comments and all their replies (shownCount): a new reply under an old
+// comment moves its video's or post's counter too. At WorldTime 0 it
+// serves the other worlds' comments, with those counters.
 // Ground truth: ContentAt, CreatorContentChanges, PostContentChanges
 // (contenttruth.go).
 const ChurnContent = "content"
@@ -244,24 +247,56 @@ func findNew(st contentState, lead byte, seed uint64, parent int64, id string) (
 	return 0, false
 }
 
-// contentVideoComments is VideoComments in the content world.
+// replyCount is the reply count at the world's day of comment i (id
+// cid) of a comments list in state st whose parent was posted at parent:
+// a day-0 comment's replies start at day0(cid) and count from parent, a
+// new comment's start at none and count from its own time.
+func (w *World) replyCount(st contentState, i int64, cid string, parent int64, day0 func(string) int64, tail float64) int64 {
+	if i >= 0 {
+		return replyLaw(cid, day0(cid), parent, false, tail).at(w.day).length()
+	}
+	return replyLaw(cid, 0, newTime(st.cum, i, parent, "comment", cid), true, tail).at(w.day).length()
+}
+
+// shownCount is the comment count a video or post shows in the content
+// world: its comments (a list in state st, ids digitsAt(lead, seed, i))
+// and all their replies, as the platforms' displayed totals count them
+// (docs/sandbox.md, "A content world that changes"); a deleted
+// comment's replies go with it. O(comments · days).
+func (w *World) shownCount(st contentState, lead byte, seed uint64, parent int64, day0 func(string) int64, tail float64) int64 {
+	n := st.length()
+	for _, i := range st.indexes(0, n) {
+		n += w.replyCount(st, i, digitsAt(lead, seed, i), parent, day0, tail)
+	}
+	return n
+}
+
+// videoCommentCount is the comment count video id by author shows in the
+// content world (shownCount).
+func (w *World) videoCommentCount(id, author string, posted int64, fresh bool) int64 {
+	st := videoCommentLaw(id, author, posted, fresh).at(w.day)
+	return w.shownCount(st, '7', hashOf("video", id, "comments"), posted, commentReplies, videoTail)
+}
+
+// contentVideoComments is VideoComments in the content world: the page's
+// total is the video's comment count (comments and replies), as the real
+// service's is.
 func (w *World) contentVideoComments(id, author string, off int64) ([]Comment, Window, int64) {
 	posted, freshVideo := w.videoPosted(id, author)
 	st := videoCommentLaw(id, author, posted, freshVideo).at(w.day)
-	total := st.length()
-	win := w.Page(off, total)
+	win := w.Page(off, st.length())
 	seed := hashOf("video", id, "comments")
 	out := contentComments(st, win, '7', seed, posted, func(i int64, cid string) Comment {
 		c := w.videoComment(seed, i, cid, posted)
-		c.Children = replyLaw(cid, commentReplies(cid), posted, false, videoTail).at(w.day).length()
+		c.Children = w.replyCount(st, i, cid, posted, commentReplies, videoTail)
 		return c
 	}, func(i int64, cid string, created int64) Comment {
 		c := w.videoComment(seed, i, cid, posted)
 		c.CreatedAt = created
-		c.Children = replyLaw(cid, 0, created, true, videoTail).at(w.day).length()
+		c.Children = w.replyCount(st, i, cid, posted, commentReplies, videoTail)
 		return c
 	})
-	return out, win, total
+	return out, win, w.shownCount(st, '7', seed, posted, commentReplies, videoTail)
 }
 
 // videoComment is comment i (id cid) of a video posted at posted, as
@@ -308,15 +343,21 @@ func (w *World) contentPostComments(code string, law contentLaw, off int64) ([]C
 	seed := hashOf("post", code, "comments")
 	out := contentComments(st, win, '1', seed, law.parent, func(i int64, id string) Comment {
 		c := w.postComment(code, seed, i, id, law.parent)
-		c.Children = replyLaw(id, PostReplies(id), law.parent, false, postTail).at(w.day).length()
+		c.Children = w.replyCount(st, i, id, law.parent, PostReplies, postTail)
 		return c
 	}, func(i int64, id string, created int64) Comment {
 		c := w.postComment(code, seed, i, id, law.parent)
 		c.CreatedAt = created
-		c.Children = replyLaw(id, 0, created, true, postTail).at(w.day).length()
+		c.Children = w.replyCount(st, i, id, law.parent, PostReplies, postTail)
 		return c
 	})
 	return out, win
+}
+
+// postCommentCount is the comment_count the post code shows in the
+// content world (its law law): shownCount.
+func (w *World) postCommentCount(code string, law contentLaw) int64 {
+	return w.shownCount(law.at(w.day), '1', hashOf("post", code, "comments"), law.parent, PostReplies, postTail)
 }
 
 // postReplyLaw is the law of the replies to comment cid of the post code

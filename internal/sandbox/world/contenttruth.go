@@ -17,7 +17,8 @@ import (
 type Content struct{ w *World }
 
 // ContentVideo is a video of a creator's list: its id, when it was posted
-// and its comment count (its comments list's length).
+// and its comment count (in the content world its comments and their
+// replies, else its comments list's length).
 type ContentVideo struct {
 	ID       string
 	Posted   int64
@@ -133,8 +134,11 @@ const (
 // ListChange is one list that differs between two days: its entries new
 // (present at To, not at From; newest first) and gone (present at From,
 // not at To: deleted), and its counter at both days (the count its parent
-// shows: comment_count, reply_comment_total, child_comment_count). A list
-// whose parent is new (a new video, a new comment) has From empty.
+// shows: comment_count, reply_comment_total, child_comment_count; in the
+// content world a video's or post's counts the replies too, so a comments
+// list whose only change is a new reply is listed, its New and Gone
+// empty). A list whose parent is new (a new video, a new comment) has
+// From empty and CountFrom 0.
 type ListChange struct {
 	Kind                 string
 	Video, Post, Comment string
@@ -209,21 +213,22 @@ func CreatorContentChanges(churn, handle string, from, to int64) (ContentDiff, e
 		return ContentDiff{}, err
 	}
 	vt, _ := ct.CreatorVideos(handle)
-	known := map[string]bool{}
+	known := map[string]int64{} // video -> its comment count at from
 	for _, v := range vf {
-		known[v.ID] = true
+		known[v.ID] = v.Comments
 	}
 	d := ContentDiff{Handle: handle, From: from, To: to}
 	for _, v := range vt {
 		var before []ContentComment
-		if known[v.ID] {
+		countFrom, ok := known[v.ID]
+		if ok {
 			before = cf.VideoComments(v.ID, handle)
 		} else {
 			d.NewVideos = append(d.NewVideos, v.ID)
 		}
 		after := ct.VideoComments(v.ID, handle)
 		added, gone := diffIDs(before, after)
-		d.add(ListChange{Kind: ListVideoComments, Video: v.ID, CountFrom: int64(len(before)), CountTo: v.Comments, New: added, Gone: gone})
+		d.add(ListChange{Kind: ListVideoComments, Video: v.ID, CountFrom: countFrom, CountTo: v.Comments, New: added, Gone: gone})
 		old := map[string]bool{}
 		for _, c := range before {
 			old[c.ID] = true

@@ -120,11 +120,12 @@ func commentsOf(code string) (total, growth int64) {
 	return total, growth
 }
 
-// CommentCount is the length of the comment list of the post code at the
-// world's day.
+// CommentCount is the comment_count of the post code at the world's
+// day: the length of its comment list; in the content world its comments
+// and their replies (postCommentCount).
 func (w *World) CommentCount(code string) int64 {
 	if law, ok := w.postCommentLaw(code); ok {
-		return law.at(w.day).length()
+		return w.postCommentCount(code, law)
 	}
 	total, growth := commentsOf(code)
 	return total + growth*w.day

@@ -53,11 +53,11 @@ func (w *World) Video(id, author string) Video {
 
 // videoAt is the video id by author posted at posted (fresh: added to
 // its author's list after day 0). Its comment count is its comments
-// list's length.
+// list's length; in the content world its comments and their replies.
 func (w *World) videoAt(id, author string, posted int64, fresh bool) Video {
 	comments := videoComments(id, author)
 	if w.content {
-		comments = videoCommentLaw(id, author, posted, fresh).at(w.day).length()
+		comments = w.videoCommentCount(id, author, posted, fresh)
 	}
 	r := rng{hashOf("video", id, "tags")}
 	return Video{
