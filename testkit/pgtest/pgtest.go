@@ -279,6 +279,31 @@ func (h *harness) template(base *url.URL, admin *pgxpool.Pool) (string, error) {
 	return h.tmplName, h.tmplErr
 }
 
+// Clone returns the URL of a new database copied from the database at src
+// (one DB or Clone made; CREATE DATABASE ... TEMPLATE), dropped (WITH
+// FORCE) when the test ends: the state after some steps, to run two
+// continuations from without repeating the steps. Nothing may be
+// connected to src while it copies: close its pools first.
+func Clone(t testing.TB, src string) string {
+	t.Helper()
+	u, err := parseURL(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if !strings.HasPrefix(name, "pgtest_") {
+		t.Fatalf("pgtest: Clone copies a database DB made, not %q", name)
+	}
+	base, admin, err := h.server()
+	if err == nil {
+		src, err = h.create(t, base, admin, name)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
 func (h *harness) newDB(t testing.TB, fromTemplate bool) (string, error) {
 	base, admin, err := h.server()
 	if err != nil {
@@ -290,6 +315,12 @@ func (h *harness) newDB(t testing.TB, fromTemplate bool) (string, error) {
 			return "", err
 		}
 	}
+	return h.create(t, base, admin, tmpl)
+}
+
+// create makes a new database, a copy of tmpl when not "", dropped when
+// the test ends, and returns its URL.
+func (h *harness) create(t testing.TB, base *url.URL, admin *pgxpool.Pool, tmpl string) (string, error) {
 	ctx, cancel := context.WithTimeout(t.Context(), OpTimeout)
 	defer cancel()
 	name := "pgtest_" + randomHex()

@@ -110,6 +110,30 @@ func TestPool(t *testing.T) {
 	}
 }
 
+// Clone copies a database's rows into a new one; the two then differ.
+func TestClone(t *testing.T) {
+	t.Parallel()
+	pool, u := Pool(t)
+	if _, err := pool.Exec(t.Context(), "insert into migrated values (1, 'x'), (2, 'y')"); err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+	c := connect(t, Clone(t, u))
+	if _, err := c.Exec(t.Context(), "insert into migrated values (3, 'z')"); err != nil {
+		t.Fatal(err)
+	}
+	var n, m int
+	if err := c.QueryRow(t.Context(), "select count(*) from migrated").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if err := connect(t, u).QueryRow(t.Context(), "select count(*) from migrated").Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 || m != 2 {
+		t.Errorf("clone has %d rows, its source %d; want 3 and 2", n, m)
+	}
+}
+
 // EmptyDB returns an empty database although the package has a template.
 func TestEmptyDBSkipsTheTemplate(t *testing.T) {
 	t.Parallel()
