@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
@@ -345,8 +346,9 @@ expand: {videos: {stop_at_seen: true}, video_comments: {}}
 	third.want(t, "night 3 (a full walk)", map[string]int64{epVideos: 2, epVideoComms: 2}, 1+2+2)
 }
 
-// readmeJob is the README's first job ("# real.yaml"), pointed at base.
-func readmeJob(t *testing.T, base string) *jobfile.Job {
+// readmeJob is the README's first job ("# real.yaml"), pointed at base,
+// each pair of replace (old, new) replacing a line's text of it.
+func readmeJob(t *testing.T, base string, replace ...string) *jobfile.Job {
 	t.Helper()
 	text, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -359,6 +361,12 @@ func readmeJob(t *testing.T, base string) *jobfile.Job {
 	}
 	block = strings.Replace(block, "  preset: scrapecreators", "  preset: scrapecreators\n  base_url: "+base+"\n  max_retries: 1", 1)
 	block = strings.Replace(block, "key_env: CRAWLER_API_KEY", "key_env: CRAWLER_TEST_KEY", 1)
+	for i := 0; i+1 < len(replace); i += 2 {
+		if !strings.Contains(block, replace[i]) {
+			t.Fatalf("README.md's real.yaml has no %q", replace[i])
+		}
+		block = strings.Replace(block, replace[i], replace[i+1], 1)
+	}
 	job, err := jobfile.Parse("real.yaml", []byte(block))
 	if err != nil {
 		t.Fatal(err)
@@ -366,39 +374,48 @@ func readmeJob(t *testing.T, base string) *jobfile.Job {
 	return job
 }
 
+// The README's first job as TestReadmeJobNights runs it: two smaller
+// creators (60 videos at day 0, 3 and 2 more a day, 3 comments each, 0 to
+// 3 replies each) for @nasa and natgeo's ~600, and a budget scaled to
+// them, so the backlog still takes three nights.
+var readmeSmaller = []string{
+	`profiles: ["@nasa", natgeo]`, `profiles: ["@nasa_v60_r3_c3", natgeo_v60_r2_c3]`,
+	"max_credits: 2000", "max_credits: 200",
+}
+
 // The README's first job on the sandbox's real preset, a night a world
 // day: its first nights buy the creators' backlog within max_credits,
 // then a night buys the lists' first pages and what is under the videos
 // posted or commented since; no list is bought again with the counter of
-// its last walk. With changed_only false on its content edges, the same
-// nights buy every comments list of the pages walked again. The README
-// quotes the figures this logs.
+// its last walk. The last night is also run with changed_only false on
+// its content edges, from a copy of the same database (the state after
+// the night before) at the same world day: it buys every comments list of
+// the pages walked again. The README quotes the figures this logs.
 func TestReadmeJobNights(t *testing.T) {
 	t.Parallel()
 	const nights = 6
-	policies := map[string][]int64{}
-	for _, policy := range []string{"changed_only", "buy again"} {
-		pool, _ := pgtest.Pool(t)
-		for day := range int64(nights) {
-			b := realAtDay(t, pool, day, 0)
-			job := readmeJob(t, b.baseURL)
-			if policy == "buy again" {
-				off := false
-				job.Expand.VideoComments.ChangedOnly = &off
-				job.Expand.CommentReplies.ChangedOnly = &off
-			}
-			runID := b.start(t, job)
-			_, err := pipeline.Run(context.Background(), b.options(job, testKey), job, runID)
-			if err != nil && !errors.Is(err, budget.ErrExhausted) {
-				t.Fatalf("%s, night %d: %v", policy, day+1, err)
-			}
-			b.noRefusals(t)
-			u := b.sandbox.Usage(testKey)
-			policies[policy] = append(policies[policy], u.Credits)
-			t.Logf("%s, night %d: %d credits (budget stop: %v): %v", policy, day+1, u.Credits, err != nil, u.ByEndpoint)
-			if policy != "changed_only" {
-				continue
-			}
+	ctx := context.Background()
+	pool, dbURL := pgtest.Pool(t)
+	stopped := map[int]bool{} // changed_only nights the budget stopped, by day
+	night := func(pool *pgxpool.Pool, day int64, policy string) int64 {
+		t.Helper()
+		b := realAtDay(t, pool, day, 0)
+		job := readmeJob(t, b.baseURL, readmeSmaller...)
+		if policy == "buy again" {
+			off := false
+			job.Expand.VideoComments.ChangedOnly = &off
+			job.Expand.CommentReplies.ChangedOnly = &off
+		}
+		runID := b.start(t, job)
+		_, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+		if err != nil && !errors.Is(err, budget.ErrExhausted) {
+			t.Fatalf("%s, night %d: %v", policy, day+1, err)
+		}
+		b.noRefusals(t)
+		u := b.sandbox.Usage(testKey)
+		t.Logf("%s, night %d: %d credits (budget stop: %v): %v", policy, day+1, u.Credits, err != nil, u.ByEndpoint)
+		if policy == "changed_only" {
+			stopped[int(day)] = err != nil
 			// No list bought again with the counter its last walk saw.
 			if n := b.count(t, `SELECT count(*) FROM crawl.tasks t WHERE t.run_id = $1 AND t.state = 'done'
 				AND t.kind IN ('shortvideo.video_comments', 'shortvideo.comment_replies')
@@ -407,14 +424,37 @@ func TestReadmeJobNights(t *testing.T) {
 				t.Errorf("night %d bought %d lists again whose counter had not moved", day+1, n)
 			}
 		}
+		return u.Credits
 	}
-	t.Logf("credits a night: %v", policies)
-	// Once the backlog is stored (the last two nights end under budget),
-	// a night costs a fraction of buying the lists again.
-	c, a := policies["changed_only"], policies["buy again"]
-	for n := nights - 2; n < nights; n++ {
-		if c[n] >= 2000 || 3*c[n] > a[n] {
-			t.Errorf("night %d: %d credits with changed_only, %d buying again: want under budget and under a third", n+1, c[n], a[n])
-		}
+	var c []int64
+	for day := range int64(nights - 1) {
+		c = append(c, night(pool, day, "changed_only"))
 	}
+	// The last night twice from the same state: as is, and buying again.
+	pool.Close()
+	again := connectPool(t, pgtest.Clone(t, dbURL))
+	c = append(c, night(connectPool(t, dbURL), nights-1, "changed_only"))
+	a := night(again, nights-1, "buy again")
+	t.Logf("credits a night: changed_only %v; night %d buying again: %d", c, nights, a)
+	// The backlog takes the first nights' budgets; once it is stored (the
+	// last two nights end under budget), a night costs a fraction of
+	// buying the lists again.
+	if !stopped[0] || !stopped[1] {
+		t.Errorf("nights 1 and 2 (%d and %d credits) ended under their budget of 200: no backlog", c[0], c[1])
+	}
+	if n := nights - 1; stopped[n-1] || stopped[n] || 3*c[n] > a {
+		t.Errorf("nights %d and %d: %d and %d credits with changed_only, %d buying again: want under budget and under a third",
+			n, n+1, c[n-1], c[n], a)
+	}
+}
+
+// connectPool is a pool on the database at url, closed when the test ends.
+func connectPool(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
