@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
@@ -457,4 +459,81 @@ func connectPool(t *testing.T, url string) *pgxpool.Pool {
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// contentAtDay is a bundle on the sandbox's content world (real preset)
+// at world day day, pages of pageSize, over pool.
+func contentAtDay(t *testing.T, pool *pgxpool.Pool, day int64, pageSize int) *bundle {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, Preset: sandbox.PresetScrapeCreators, Churn: sandbox.ChurnContent,
+		WorldTime: day, PageSize: pageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb.Handler())
+	t.Cleanup(srv.Close)
+	return &bundle{pool: pool, sandbox: sb, srv: srv, baseURL: srv.URL}
+}
+
+// A new reply under an old comment is captured (issue 32): the video's
+// comment count counts replies, as the platforms display it, so it moves;
+// the video's comments list is walked whole, the comment's reply count
+// on it has moved, and that replies list, only it, is bought. Found in
+// the sandbox's content world: a creator whose only change on a day is
+// new replies under comments older than that day.
+func TestReplyUnderOldCommentBought(t *testing.T) {
+	t.Parallel()
+	const pageSize = 10
+	var h string
+	var day int64
+	var d sandbox.ContentDiff
+	for i := 0; h == "" && i < 200; i++ {
+		cand := fmt.Sprintf("ro%d_v2_c5", i)
+		for k := int64(1); k <= 3 && h == ""; k++ {
+			c, err := sandbox.CreatorContentChanges(sandbox.ChurnContent, cand, k-1, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.NewVideos) == 0 && c.NewComments == 0 && c.Deleted == 0 && c.NewReplies > 0 {
+				h, day, d = cand, k, c
+			}
+		}
+	}
+	if h == "" {
+		t.Fatal("no creator whose only change on a day is new replies")
+	}
+	pages := func(n int64) int64 { return max(1, (n+pageSize-1)/pageSize) }
+	truth, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
+	var commentPages, replyPages int64
+	var newReplies []string
+	for _, l := range d.Lists {
+		switch l.Kind {
+		case sandbox.ListVideoComments:
+			if len(l.New)+len(l.Gone) != 0 || l.CountTo <= l.CountFrom {
+				t.Fatalf("%s day %d: %+v: want a comments list moved by replies alone", h, day, l)
+			}
+			commentPages += pages(int64(len(truth.VideoComments(l.Video, h))))
+		case sandbox.ListCommentReplies:
+			replyPages += pages(l.CountTo)
+			newReplies = append(newReplies, l.New...)
+		}
+	}
+	if commentPages == 0 || replyPages == 0 {
+		t.Fatalf("%s day %d: %d comments pages and %d replies pages changed: the test shows nothing", h, day, commentPages, replyPages)
+	}
+	job := fmt.Sprintf(`
+  preset: scrapecreators
+limits: {workers: 2, max_pages: 100, max_depth: 1}
+seeds: {shortvideo: {profiles: [%s]}}
+expand: {videos: {stop_at_seen: true}, video_comments: {}, comment_replies: {}}
+`, h)
+	pool, _ := pgtest.Pool(t)
+	runNight(t, contentAtDay(t, pool, day-1, pageSize), job)
+	second := runNight(t, contentAtDay(t, pool, day, pageSize), job)
+	t.Logf("%s, day %d: %d comments pages, %d replies pages, new replies %v", h, day, commentPages, replyPages, newReplies)
+	second.want(t, fmt.Sprintf("%s, day %d (%d new replies)", h, day, len(newReplies)),
+		map[string]int64{epVideos: 1, epVideoComms: commentPages, epVideoReplies: replyPages}, 1+1+commentPages+replyPages)
+	if n := second.b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE comment_id = ANY($1) AND last_seen_run = $2`, newReplies, second.run); n != int64(len(newReplies)) {
+		t.Errorf("%d of the %d new replies %v stored by the second night", n, len(newReplies), newReplies)
+	}
 }
