@@ -630,3 +630,29 @@ func TestSimCeilingAndFewLists(t *testing.T) {
 		t.Errorf("limit up to %d with 20 lists", hi)
 	}
 }
+
+// At the ceiling (limits.workers: 16 lists, 16 workers) with short, noisy
+// answer times (50 ms ± 5, a fifth of them later by 20 ms on average, as
+// on a loaded machine), the limit stays at the ceiling: rounds at one
+// limit differ in load only by what the runner happens to keep going,
+// which is no doubling to read a knee from. Before, seeds 1 and 7 read
+// one there and spent the run at 12-16 (0.92 of what 16 make).
+func TestSimCeilingAtShortNoisyAnswers(t *testing.T) {
+	t.Parallel()
+	noisy := func(r *rand.Rand) time.Duration {
+		d := uniform(45*time.Millisecond, 55*time.Millisecond)(r)
+		if r.Float64() < 0.2 {
+			d += exponential(20 * time.Millisecond)(r)
+		}
+		return d
+	}
+	d := 60 * time.Second
+	for _, seed := range []uint64{1, 7} {
+		up := &simUpstream{service: noisy}
+		run := simulate(t, simConfig{up: up, d: d, seed: seed, tasks: 16, think: 4 * time.Millisecond, limit: Config{Ceiling: 16}})
+		if lo, _ := run.limits(5*time.Second, d); lo < 16 {
+			run.logTrace(t, 5)
+			t.Errorf("seed %d: limit down to %d at the ceiling 16 with 16 lists and no knee; moves %v", seed, lo, run.l.ctl.moves)
+		}
+	}
+}
