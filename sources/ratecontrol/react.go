@@ -173,6 +173,9 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing boo
 	for range 8 {
 		r, rok := rc.hist.estimate(at, upto, since, burst)
 		if !rok {
+			if ok {
+				break // the burst grew past every window: see below
+			}
 			return est, burst, ok
 		}
 		est, ok = r+others, true
@@ -187,5 +190,12 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing boo
 		}
 		burst = math.Ceil(b - burstSlack)
 	}
-	return est, burst, ok
+	// The rate and the burst did not settle: each lower rate read a larger
+	// burst, until no window was left or the steps ran out. The successes
+	// came in bunches under the rate (a client's slow start at answers of
+	// a few hundred ms) and the 429 was a burst's, not the rate's: at 40/s
+	// and 200 ms answers the estimate ran down to 12, held for a minute.
+	// Not measured: the rate is guessed from what was admitted and probed
+	// at once.
+	return 0, rc.quota.burst, false
 }
