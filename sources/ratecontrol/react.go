@@ -134,6 +134,14 @@ func (rc *Controller) nextHold(now time.Time, e throttleEvent, est float64, ok b
 			return holdAfterDrop
 		}
 		return min(2*max(rc.hold.length, rc.hold.first), holdMax)
+	case e.rate == 0 && prev == 0:
+		// The first estimate, from a 429 that came with no bucket of ours:
+		// the requests left as the client's slow start let them, in bunches
+		// and under the rate maybe, and the 429 may be a bunch's. The
+		// windows then bound the rate from below only loosely (22.7/s for
+		// 40/s at 500 ms answers, held a minute): probe again soon, and
+		// hold as long as usual once a probe finds the same quota.
+		return holdFirstRead
 	default:
 		return rc.hold.first
 	}
