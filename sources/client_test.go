@@ -398,6 +398,13 @@ func TestRedirectToAnotherHostDropsKey(t *testing.T) {
 
 func TestRateLimitWaitsDoNotUseRetries(t *testing.T) {
 	t.Parallel()
+	// A 429 with nothing measured yet holds the key at the rate control's
+	// floor (0.5/s) until an answer comes; a retry borrows its token
+	// ahead of it, a burst at most. With the default burst of 1 the
+	// scripted 429s cost 12 s of real time here, which this test does not
+	// look at: a ceiling's burst of 10 lets every retry leave at the end
+	// of its pause.
+	ceiling := func(c *Config) { c.Rate, c.Burst = 1000, 10 }
 	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, n int64) {
 		if n <= 4 {
 			w.Header().Set("Retry-After", "0.01")
@@ -406,7 +413,7 @@ func TestRateLimitWaitsDoNotUseRetries(t *testing.T) {
 		}
 		fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
 	})
-	c := testClient(t, s.srv.URL, func(c *Config) { c.MaxRetries = 1 })
+	c := testClient(t, s.srv.URL, func(c *Config) { ceiling(c); c.MaxRetries = 1 })
 	if _, err := c.SVProfile(context.Background(), "a"); err != nil {
 		t.Fatalf("four 429s with max_retries 1: %v", err)
 	}
@@ -414,7 +421,7 @@ func TestRateLimitWaitsDoNotUseRetries(t *testing.T) {
 		w.Header().Set("Retry-After", "0.01")
 		w.WriteHeader(429)
 	})
-	c = testClient(t, limited.srv.URL, func(c *Config) { c.MaxRateLimitWaits = 3 })
+	c = testClient(t, limited.srv.URL, func(c *Config) { ceiling(c); c.MaxRateLimitWaits = 3 })
 	_, err := c.SVProfile(context.Background(), "a")
 	if ClassOf(err) != ClassRateLimited || limited.calls.Load() != 4 {
 		t.Errorf("err = %v after %d calls; want rate_limited after 1 + 3 waits", err, limited.calls.Load())

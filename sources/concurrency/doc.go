@@ -50,7 +50,10 @@
 //     and hands its new slots out over the answer time rather than at once
 //     (an upstream's bucket admits few requests at once: a burst would
 //     meet 429s at a fraction of its rate). When a doubling shows a queue,
-//     the centre goes where the knee is read between the two loads.
+//     the centre goes where the knee is read between the two loads. Only
+//     a step of load of 0.2 e-folds or more is read so: at the ceiling the
+//     rounds' loads differ by a few percent, which the noise of short
+//     answer times would read as a knee.
 //   - Steady: the centre moves by gain x (eps - 0.2), weighted down when
 //     the elasticity is noisy (a Wiener-like weight from its standard
 //     error), bounded to 0.3 e-folds a move; clear moves up in a row

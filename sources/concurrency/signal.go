@@ -58,7 +58,12 @@ func (c *controller) doubling(rs []*round, ys [][]float64) {
 		return
 	}
 	dl := math.Log(b.load() / a.load())
-	if math.Abs(dl) < minLoadStep || math.IsNaN(dl) {
+	if math.Abs(dl) < minDoublingStep || math.IsNaN(dl) {
+		// Not a doubling: at the ceiling (limits.workers), the loads of
+		// rounds at one limit differ by what the runner happens to keep
+		// going, and a few percent of load against the noise of short
+		// answer times read as a knee (at 50 ms and 16 workers the limit
+		// left the ceiling for 12-16 once a minute).
 		return
 	}
 	la, _ := median(ya)

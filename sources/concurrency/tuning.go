@@ -76,6 +76,10 @@ const (
 	// minLoadStep is the smallest change of load (e-folds) between two
 	// rounds that says anything of the elasticity.
 	minLoadStep = 0.05
+	// minDoublingStep is the smallest change of load (e-folds) between two
+	// rounds that the starting phase reads as a doubling: a doubled limit
+	// is 0.69, one capped by the ceiling somewhat less.
+	minDoublingStep = 0.2
 	// rateBound: a round whose slots spent more than this share of their
 	// time waiting to be sent (rate tokens, 429 pauses) is bound by the
 	// rate control, and its answer times say nothing of the load.

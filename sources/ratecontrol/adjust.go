@@ -170,7 +170,16 @@ func (rc *Controller) cameBack(now time.Time) {
 	// Successes count at their send times: the latest answers are not in.
 	seen := now.Add(-rc.lags.max())
 	w := seen.Sub(rc.hold.end)
-	if w < returnConfirm || float64(rc.hist.count(rc.hold.end, seen))+rc.others()*w.Seconds() < 0.9*rc.drop.high*w.Seconds() {
+	if w < returnConfirm {
+		return
+	}
+	// More than the quota after the drop admits too (its rate and burst):
+	// with the estimate before the drop a few percent above it (an
+	// overestimate, from a 429 of bunched requests), 90% of that one the
+	// low quota admits, and every probe "found" it back, held a minute
+	// and met 429s (0.82 of R·T+B at 40/s and 500 ms answers).
+	admitted := float64(rc.hist.count(rc.hold.end, seen)) + rc.others()*w.Seconds()
+	if admitted < 0.9*rc.drop.high*w.Seconds() || admitted <= rc.quota.rate*w.Seconds()+rc.quota.burst {
 		return
 	}
 	rc.quota.rate, rc.drop.high = rc.drop.high, 0

@@ -154,8 +154,13 @@ func (rc *Controller) Steady() float64 {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	cur := rc.currentLocked()
-	if rc.interim > 0 && rc.pending != nil {
-		cur = rc.pending.sent // what left before the 429, not the wait's rate
+	if rc.interim > 0 && rc.pending != nil && !(rc.quota.measured && rc.pending.probing) {
+		// What left before the 429, not the wait's rate. Not after a
+		// probe's 429 under a measured estimate: what left then was above
+		// the quota (the 429 says so), and the held rate below is what the
+		// reaction comes back near (sized on what left, the limit peaked at
+		// 1.9 x what 20/s needs at 3 s answers).
+		cur = rc.pending.sent
 	}
 	if rc.quota.measured {
 		cur = max(cur, rc.processRate(rc.hold.base))

@@ -61,7 +61,10 @@
 //     read a few milliseconds apart), and R again at that B, until they
 //     agree. Too small a B
 //     overestimates R by (B - estimate)/(t-s), too large one underestimates
-//     it by as much; our bucket's burst follows the estimate.
+//     it by as much; our bucket's burst follows the estimate. When they do
+//     not agree (each lower R reads a larger B: successes in bunches under
+//     the rate, a 429 of a bunch), nothing is measured: R is guessed from
+//     what was admitted and probed at once.
 //   - Settle at 99.5% of the estimate (never above the ceiling) and hold.
 //   - Without enough successes to measure (the 429 came right after a
 //     burst, e.g. at the start with a ceiling far above R, or with no
@@ -98,7 +101,10 @@
 //     measures R again.
 //   - The hold starts at 60 s and doubles, up to 2 minutes, each time a
 //     probe finds the same quota (within 5%); it goes back to its start when
-//     the estimate moved. Every probe costs a pause (R*pause - B requests
+//     the estimate moved. The first estimate, read from a 429 that came
+//     before any bucket of ours (requests sent as the concurrency limit's
+//     slow start let them, maybe under R), is held 5 s only: it may be a
+//     loose lower bound. Every probe costs a pause (R*pause - B requests
 //     of quota, about 0.7% of it at one every 2 minutes): probing rarely
 //     is what lets a run spend 95% of an unknown quota, and a quota raised
 //     mid-run is found within the hold, a minute or two: that is the

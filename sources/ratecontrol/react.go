@@ -134,6 +134,14 @@ func (rc *Controller) nextHold(now time.Time, e throttleEvent, est float64, ok b
 			return holdAfterDrop
 		}
 		return min(2*max(rc.hold.length, rc.hold.first), holdMax)
+	case e.rate == 0 && prev == 0:
+		// The first estimate, from a 429 that came with no bucket of ours:
+		// the requests left as the client's slow start let them, in bunches
+		// and under the rate maybe, and the 429 may be a bunch's. The
+		// windows then bound the rate from below only loosely (22.7/s for
+		// 40/s at 500 ms answers, held a minute): probe again soon, and
+		// hold as long as usual once a probe finds the same quota.
+		return holdFirstRead
 	default:
 		return rc.hold.first
 	}
@@ -173,6 +181,9 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing boo
 	for range 8 {
 		r, rok := rc.hist.estimate(at, upto, since, burst)
 		if !rok {
+			if ok {
+				break // the burst grew past every window: see below
+			}
 			return est, burst, ok
 		}
 		est, ok = r+others, true
@@ -187,5 +198,12 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing boo
 		}
 		burst = math.Ceil(b - burstSlack)
 	}
-	return est, burst, ok
+	// The rate and the burst did not settle: each lower rate read a larger
+	// burst, until no window was left or the steps ran out. The successes
+	// came in bunches under the rate (a client's slow start at answers of
+	// a few hundred ms) and the 429 was a burst's, not the rate's: at 40/s
+	// and 200 ms answers the estimate ran down to 12, held for a minute.
+	// Not measured: the rate is guessed from what was admitted and probed
+	// at once.
+	return 0, rc.quota.burst, false
 }

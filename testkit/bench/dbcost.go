@@ -71,6 +71,7 @@ func runDBCost(ctx context.Context, e *env) (*outcome, error) {
 		cpuOK = err == nil
 	}
 	f, _, _, _ := latencyFigure(up.sb.Arrivals(apiKey), t0.Add(warm), t0.Add(d), w, shortLatency, 0.93)
+	f.Detail += limitMoves(ctx, p.pool, p.runID)
 	f.Why = "a worker's cycle is the latency plus its own work on the page: decoding, then writing the page's commit batch, whose results are read while the next page is fetched (the round trip and PostgreSQL's work on the upserts are hidden behind the latency), plus a credit reservation when its block is used up."
 	out.figures = append(out.figures, f)
 	if pages > 0 {

@@ -71,17 +71,34 @@ func runKnee(ctx context.Context, e *env) (*outcome, error) {
 		return out, err
 	}
 	from, to := t0.Add(k.warm), t0.Add(k.d)
-	f := figuresOf(gate.served(from, to), to.Sub(from).Seconds())
+	served := gate.served(from, to)
+	f := figuresOf(served, to.Sub(from).Seconds())
 	knee := float64(k.servers) / f.meanService.Seconds()
+	mean := meanAnswer(served)
 	lo, hi, inFlight := w.Limits(from, to)
-	detail := fmt.Sprintf("%d answers in %.0f s = %.1f/s; knee %d servers / %s mean service = %.1f/s; median answer time %s (queue and service), median service %s; the limit stayed in %d-%d, %.1f in flight on average",
-		f.n, to.Sub(from).Seconds(), f.perSecond, k.servers, f.meanService.Round(time.Millisecond), knee, f.median.Round(time.Millisecond), f.medianService.Round(time.Millisecond), lo, hi, inFlight)
+	detail := fmt.Sprintf("%d answers in %.0f s = %.1f/s; knee %d servers / %s mean service = %.1f/s; median answer time %s (queue and service), median service %s; mean answer time %s; the limit stayed in %d-%d, %.1f in flight on average",
+		f.n, to.Sub(from).Seconds(), f.perSecond, k.servers, f.meanService.Round(time.Millisecond), knee, f.median.Round(time.Millisecond), f.medianService.Round(time.Millisecond), mean.Round(time.Millisecond), lo, hi, inFlight)
 	return out, addFigures(out,
 		Figure{Name: "throughput / the knee's, no settings", Value: f.perSecond / knee, Aim: atLeast(0.9), Detail: detail,
 			Why: "the steady phase alternates rounds 15% above and below a centre and holds the elasticity of the answer time to the load at 0.3: the round below the centre still fills the servers, the one above queues."},
 		Figure{Name: "median answer time / its floor (the median service time), no settings", Value: f.median.Seconds() / f.medianService.Seconds(), Aim: atMost(1.5), Detail: detail,
 			Why: "the queue the round above the centre builds (up to about a quarter of the servers' work), and the median's share of it."},
+		// Issue 34's aim is on the mean, which the queue's tail weighs more.
+		Figure{Name: "mean answer time / its floor (the mean service time), no settings", Value: mean.Seconds() / f.meanService.Seconds(), Aim: atMost(1.5), Detail: detail,
+			Why: "the queue the round above the centre builds, over every answer: the requests beyond the servers wait a service time each."},
 	)
+}
+
+// meanAnswer is the mean answer time (queue and service) of the visits.
+func meanAnswer(vs []visit) time.Duration {
+	if len(vs) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, v := range vs {
+		sum += v.ended.Sub(v.arrived)
+	}
+	return sum / time.Duration(len(vs))
 }
 
 // addFigures appends figs to out's figures (nil error: a workload's

@@ -3,11 +3,14 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 )
@@ -41,6 +44,7 @@ func runLatency(ctx context.Context, e *env) (*outcome, error) {
 		return out, err
 	}
 	f, mean, median, overhead := latencyFigure(up.sb.Arrivals(apiKey), t0.Add(warm), t0.Add(d), w, upstreamLatency, 0.95)
+	f.Detail += limitMoves(ctx, p.pool, p.runID)
 	f.Why = fmt.Sprintf("a worker walks its list page by page, and between the answer to a page and the request for the next it spends %s on average (median %s): decoding the page and writing its commit batch (whose results are read while the next page is fetched: the server commits a batch it has whole even if the process dies, so a crash still loses at most the request in flight), and a credit reservation once per 16 pages. Per worker that is %s / (%s + %s) = %.3f of the latency-bound rate.",
 		mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), upstreamLatency, upstreamLatency, overhead.Round(100*time.Microsecond),
 		upstreamLatency.Seconds()/(upstreamLatency+overhead).Seconds())
@@ -65,6 +69,25 @@ func latencyFigure(arr []sandbox.Arrival, from, to time.Time, w int, latency tim
 		Detail: fmt.Sprintf("%d requests in %.1f s = %.1f/s; W / latency = %.0f/s; between the answer to a page and the request for the next page of the same list: %s on average, median %s; %s per page beyond the latency",
 			win.requests, win.seconds(), achieved, ideal, mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), overhead.Round(100*time.Microsecond)),
 	}, mean, median, overhead
+}
+
+// limitMoves tells how the adaptive limit of requests in flight ended the
+// run and how it moved, from the run's latest sample ("" without one): a
+// limit under the workers costs the latency-bound rate its share.
+func limitMoves(ctx context.Context, pool *pgxpool.Pool, runID int64) string {
+	var limit *int
+	var moves map[string]int64
+	err := pool.QueryRow(context.WithoutCancel(ctx), `SELECT concurrency_limit, concurrency_moves FROM crawl.run_samples
+		WHERE run_id = $1 AND concurrency_limit IS NOT NULL ORDER BY id DESC LIMIT 1`, runID).Scan(&limit, &moves)
+	if err != nil || limit == nil {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(moves))
+	parts := make([]string, len(names))
+	for i, m := range names {
+		parts[i] = fmt.Sprintf("%s %d", m, moves[m])
+	}
+	return fmt.Sprintf("; the limit of requests in flight ended at %d (moves: %s)", *limit, strings.Join(parts, ", "))
 }
 
 // pageGaps is the time from the answer to a list page to the arrival of
