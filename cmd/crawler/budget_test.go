@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -41,6 +43,26 @@ func TestKill9WithBlockReservationsThenResumeSpendsExactlyMax(t *testing.T) {
 	kill9Budget(t, kill9Case{budget: 200, workers: 2, latency: 5 * time.Millisecond, killAt: 40,
 		seeds: "[huge_f6000_g0, vast_f6000_g0]", maxPages: 200, minHeld: 3})
 }
+
+// ageDeadHolds ages the beat of every credit hold, all a killed process's,
+// to holdLive short of holdDead (pipeline/budget, 15 s): a process that
+// comes next still finds the hold live and waits for it to die, as after
+// a kill, but a few seconds instead of 15 (virtual time: nothing but the
+// beat's age tells a dead process's hold).
+func ageDeadHolds(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), `UPDATE crawl.credit_holds SET beat_at = least(beat_at, now() - make_interval(secs => $1))`,
+		(holdDead - holdLive).Seconds()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holdDead is pipeline/budget's: how old a hold's beat may be before other
+// processes count it as spent; holdLive what ageDeadHolds leaves of it.
+const (
+	holdDead = 15 * time.Second
+	holdLive = 3 * time.Second
+)
 
 type kill9Case struct {
 	budget, workers, killAt int
@@ -120,6 +142,9 @@ seeds:
 	if held < c.minHeld {
 		t.Fatalf("the dead process held %d credits, want at least %d: the test did not exercise their return", held, c.minHeld)
 	}
+	connMu.Lock()
+	ageDeadHolds(t, conn)
+	connMu.Unlock()
 
 	r := startCrawler(t, db, "run", "--resume", "1", job)
 	if code := r.wait(); code != exitSpent {

@@ -51,12 +51,17 @@ seeds:
 	<-killed
 	up.setTrigger(nil)
 	upstream := up.sb.Usage(cliKey)
+	conn := testConn(t, db)
+	defer conn.Close(context.Background())
+	ageDeadHolds(t, conn)
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
 	var st struct {
 		Billed  int64 `json:"credits_billed"`
 		Unknown int64 `json:"credits_unknown"`
 	}
-	// The hold counts as a dead process's once it has not beaten for 15 s.
+	// The hold counts as a dead process's once it has not beaten for
+	// holdDead: aged to holdLive short of it, status still finds it live
+	// at first.
 	deadline := time.Now().Add(45 * time.Second)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -76,8 +81,6 @@ seeds:
 		}
 		<-tick.C
 	}
-	conn := testConn(t, db)
-	defer conn.Close(context.Background())
 	var ledger, answers int64
 	if err := conn.QueryRow(context.Background(), `SELECT coalesce(sum(billed), 0), coalesce(sum(requests - free - rate_limited - errors), 0)
 		FROM crawl.credit_usage WHERE run_id = 1`).Scan(&ledger, &answers); err != nil {

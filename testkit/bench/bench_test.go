@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,17 +46,27 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("workload %s is in no smoke group", name)
 		}
 	}
+	// One crawler binary for the three sessions: each would link its own.
+	bin := filepath.Join(t.TempDir(), "crawler")
+	dir, err := moduleDir("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&env{cfg: Config{ModuleDir: dir}}).goBuild(t.Context(), bin, "./cmd/crawler"); err != nil {
+		t.Fatal(err)
+	}
 	for i, group := range smokeGroups {
 		t.Run(fmt.Sprint("group", i), func(t *testing.T) {
 			t.Parallel()
-			smoke(t, group, want)
+			smoke(t, group, want, bin)
 		})
 	}
 }
 
 // smoke runs the workloads of group in one smoke session and checks their
-// figures (want: figures per workload) and the report.
-func smoke(t *testing.T, group []string, want map[string]int) {
+// figures (want: figures per workload) and the report; bin is the crawler
+// binary the workloads run as a child process.
+func smoke(t *testing.T, group []string, want map[string]int, bin string) {
 	begin := time.Now()
 	level := slog.LevelWarn
 	if testing.Verbose() {
@@ -66,6 +77,7 @@ func smoke(t *testing.T, group []string, want map[string]int) {
 		Only:        group,
 		DatabaseURL: os.Getenv("DATABASE_URL"),
 		Command:     "go test ./testkit/bench -run TestSmoke",
+		CrawlerBin:  bin,
 		Logger:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
@@ -251,22 +252,40 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 	for _, s := range cs.shares {
 		budgets = append(budgets, int64(math.Round(s*float64(full))))
 	}
-	for _, budget := range budgets {
-		label := "no budget"
-		if budget > 0 {
-			label = fmt.Sprintf("budget %d (%.0f%% of night 0)", budget, 100*float64(budget)/float64(full))
-		}
-		var scores []*contentScore
-		for _, p := range []struct{ name, extra string }{{"default", ""}, {"buy every list again", buyAll}} {
-			s, err := e.contentPolicy(ctx, p.name, p.extra, tmpl, truth, budget)
+	// Every policy at every budget starts from its own copy of night 0's
+	// database and its own sandboxes. In smoke mode they run at once, as
+	// pipelines waiting on round trips: the smoke test checks that the
+	// figures are computed, and which lists a budget buys first may then
+	// differ with the machine's load. A benchmark runs them one at a time.
+	policies := []struct{ name, extra string }{{"default", ""}, {"buy every list again", buyAll}}
+	scores := make([][]*contentScore, len(budgets))
+	g, gctx := errgroup.WithContext(ctx)
+	if !e.cfg.Smoke {
+		g.SetLimit(1)
+	}
+	for i, budget := range budgets {
+		scores[i] = make([]*contentScore, len(policies))
+		for j, p := range policies {
+			dsn, err := e.cloneDB(ctx, "ct", tmpl)
 			if err != nil {
-				return out, fmt.Errorf("%s: %s: %w", label, p.name, err)
+				return out, err
 			}
-			e.log.Info("content policy", "budget", budget, "policy", p.name, "credits", s.credits, "unchanged", s.unchanged, "captured", s.captured())
-			scores = append(scores, s)
+			g.Go(func() error {
+				s, err := e.contentPolicy(gctx, p.name, p.extra, dsn, truth, budget)
+				if err != nil {
+					return fmt.Errorf("%s: %s: %w", budgetLabel(budget, full), p.name, err)
+				}
+				e.log.Info("content policy", "budget", budget, "policy", p.name, "credits", s.credits, "unchanged", s.unchanged, "captured", s.captured())
+				scores[i][j] = s
+				return nil
+			})
 		}
-		scores = append(scores, contentOracle(truth, budget))
-		out.figures = append(out.figures, contentFigures(label, truth, budget, scores)...)
+	}
+	if err := g.Wait(); err != nil {
+		return out, err
+	}
+	for i, budget := range budgets {
+		out.figures = append(out.figures, contentFigures(budgetLabel(budget, full), truth, budget, append(scores[i], contentOracle(truth, budget)))...)
 	}
 	merged := "buy every list again = changed_only: false on video_comments and comment_replies"
 	out.setup = fmt.Sprintf("%d short-video creators cn<NN>_v%d of the sandbox's content world (real preset, --churn content, page size %d): seeds = their profiles, "+
@@ -279,6 +298,15 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 		"A deleted comment is marked when the crawler marked it: deleted_run after its last_seen_run (a later walk of its list to the end no longer found it).",
 		cs.creators, cs.videos, contentPageSize, contentWorkers, full, cs.nights, cs.nights, cs.nights, cs.nights, truth.newComments, truth.newReplies, len(truth.gone), merged, shares(cs.shares))
 	return out, nil
+}
+
+// budgetLabel names a budget of the content workload (full: night 0's
+// credits).
+func budgetLabel(budget, full int64) string {
+	if budget == 0 {
+		return "no budget"
+	}
+	return fmt.Sprintf("budget %d (%.0f%% of night 0)", budget, 100*float64(budget)/float64(full))
 }
 
 // contentNight runs one night at world day of the content world: a new
@@ -310,13 +338,9 @@ func contentNight(ctx context.Context, pool *pgxpool.Pool, day int64, yaml func(
 	return runID, up.sb.Usage(apiKey).Credits, up.sb.Arrivals(apiKey), nil
 }
 
-// contentPolicy runs the nights of one policy on a copy of night 0's
-// database and scores them against the truth.
-func (e *env) contentPolicy(ctx context.Context, name, extra, tmpl string, truth *contentTruth, budget int64) (*contentScore, error) {
-	dsn, err := e.cloneDB(ctx, "ct", tmpl)
-	if err != nil {
-		return nil, err
-	}
+// contentPolicy runs the nights of one policy on dsn, a copy of night 0's
+// database, and scores them against the truth.
+func (e *env) contentPolicy(ctx context.Context, name, extra, dsn string, truth *contentTruth, budget int64) (*contentScore, error) {
 	pool, err := e.pool(ctx, dsn, contentWorkers)
 	if err != nil {
 		return nil, err

@@ -43,12 +43,16 @@ func HostileHandler(key string) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.HasPrefix(h, HostileStr30):
-			serveSized(w, profileWithString(h, 30<<20))
+			serveSized(w, profileWithString(h, 30<<20)...)
 		case strings.HasPrefix(h, HostileChunked):
 			w.(http.Flusher).Flush() // no Content-Length: chunked
-			_, _ = w.Write(profileWithString(h, 30<<20))
+			for _, p := range profileWithString(h, 30<<20) {
+				if _, err := w.Write(p); err != nil {
+					return // the client hung up
+				}
+			}
 		case strings.HasPrefix(h, HostileStr):
-			serveSized(w, profileWithString(h, 15<<19))
+			serveSized(w, profileWithString(h, 15<<19)...)
 		case strings.HasPrefix(h, HostileFlood):
 			w.(http.Flusher).Flush()
 			_, _ = w.Write([]byte(`{"user":{"uniqueId":"` + h + `","nickname":"`))
@@ -107,16 +111,37 @@ func HostileHandler(key string) http.Handler {
 	})
 }
 
-func serveSized(w http.ResponseWriter, body []byte) {
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	_, _ = w.Write(body)
+func serveSized(w http.ResponseWriter, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(n))
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return
+		}
+	}
 }
 
-func profileWithString(handle string, n int) []byte {
-	b := make([]byte, 0, n+200)
-	b = fmt.Appendf(b, `{"user":{"uniqueId":%q,"secUid":"S-%s","nickname":"`, handle, handle)
-	b = append(b, bytes.Repeat([]byte("n"), n)...)
-	return append(b, `"},"stats":{"followerCount":1}}`...)
+// profileWithString is a profile whose nickname is n bytes long, in parts
+// whose long middle is shared by every answer of that size: built once,
+// not once per request (30 MiB each under the race detector).
+func profileWithString(handle string, n int) [][]byte {
+	head := fmt.Appendf(nil, `{"user":{"uniqueId":%q,"secUid":"S-%s","nickname":"`, handle, handle)
+	return [][]byte{head, filler(n), []byte(`"},"stats":{"followerCount":1}}`)}
+}
+
+// fillers holds the shared strings of filler, by size.
+var fillers sync.Map
+
+// filler is n bytes of "n", shared: callers must not write to it.
+func filler(n int) []byte {
+	if b, ok := fillers.Load(n); ok {
+		return b.([]byte)
+	}
+	b, _ := fillers.LoadOrStore(n, bytes.Repeat([]byte("n"), n))
+	return b.([]byte)
 }
 
 var (
