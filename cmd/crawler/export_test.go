@@ -61,7 +61,7 @@ func sameFiles(t *testing.T, a, b string, withManifest bool) {
 }
 
 // TestExportHarvest exports a three-night sandbox harvest and reads every
-// file back with Arrow's Parquet reader (and encoding/csv), comparing each
+// file back with xitongsys/parquet-go's column reader (and encoding/csv), comparing each
 // row with PostgreSQL; checks the manifest's runs, credits, completeness and
 // checksums, that a second export gives the same bytes, that --verify finds
 // a changed byte, and that --as-of 1 after three nights gives, for every
@@ -128,9 +128,9 @@ func TestExportHarvest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for col, want := range map[string]string{"video_id": "utf8", "run_id": "int64", "captured_at": "timestamp[us, tz=UTC]", "play_count": "int64"} {
+	for col, want := range map[string]string{"video_id": "string", "run_id": "int64", "captured_at": "timestamp[us, utc]", "play_count": "int64"} {
 		if types[col] != want {
-			t.Errorf("videos_latest.%s: Arrow reads %s, want %s", col, types[col], want)
+			t.Errorf("videos_latest.%s: the footer declares %s, want %s", col, types[col], want)
 		}
 	}
 	var longIDs int

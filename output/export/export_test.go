@@ -115,7 +115,7 @@ func seedFollows(t testing.TB, pool *pgxpool.Pool, n int) {
 }
 
 // largeExport exports n seeded rows through a child process, reads every
-// row back with Arrow's reader against PostgreSQL, verifies the manifest's
+// row back with xitongsys/parquet-go's reader against PostgreSQL, verifies the manifest's
 // checksums, and returns the child's peak memory.
 func largeExport(t testing.TB, n int, perFile int64) int64 {
 	pool, url := pgtest.Pool(t)

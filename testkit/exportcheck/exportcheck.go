@@ -1,5 +1,6 @@
 // Package exportcheck reads an export of `crawler export` back with readers
-// the export does not use (Apache Arrow's Parquet reader, encoding/csv)
+// the export does not use (xitongsys/parquet-go's column reader,
+// encoding/csv)
 // and compares every row with PostgreSQL, value by value in a canonical
 // text form: integers and booleans as text, timestamps as microseconds
 // since the epoch, dates as days, floats by value, the rest as
@@ -18,12 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/jackc/pgx/v5"
+	"github.com/xitongsys/parquet-go/parquet"
+	"github.com/xitongsys/parquet-go/reader"
+	"github.com/xitongsys/parquet-go/source"
 )
 
 // Manifest is the part of an export's manifest the check reads, decoded
@@ -212,31 +211,43 @@ func canonicalSQL(col, typ string) string {
 	return col + "::text"
 }
 
-// readParquet reads a Parquet file with Arrow's reader, a batch at a time.
-func readParquet(ctx context.Context, path string, types []string, check func(Row) error) error {
-	pf, err := file.OpenParquetFile(path, false)
+// readParquet reads a Parquet file with xitongsys/parquet-go's column
+// reader (not the writer's library), batch rows at a time per column.
+func readParquet(_ context.Context, path string, types []string, check func(Row) error) error {
+	f, err := openFile(path)
 	if err != nil {
 		return err
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
+	defer f.Close()
+	pr, err := reader.NewParquetColumnReader(f, 1)
 	if err != nil {
 		return err
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return err
+	defer pr.ReadStop()
+	cols := len(pr.SchemaHandler.ValueColumns)
+	if cols != len(types) {
+		return fmt.Errorf("%d columns, the manifest says %d", cols, len(types))
 	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		cols := rec.Columns()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			row := make(Row, len(cols))
-			for c, arr := range cols {
-				v, err := arrowValue(arr, r, types[c])
+	const batch = 4096
+	for left := pr.GetNumRows(); left > 0; {
+		n := min(left, batch)
+		values := make([][]any, cols)
+		for c := range cols {
+			v, _, _, err := pr.ReadColumnByIndex(int64(c), n)
+			if err != nil {
+				return err
+			}
+			if int64(len(v)) != n {
+				return fmt.Errorf("column %d: %d values read, want %d", c, len(v), n)
+			}
+			values[c] = v
+		}
+		for r := range int(n) {
+			row := make(Row, cols)
+			for c := range cols {
+				v, err := parquetValue(values[c][r], types[c])
 				if err != nil {
-					return fmt.Errorf("column %s: %w", rec.ColumnName(c), err)
+					return fmt.Errorf("column %d: %w", c, err)
 				}
 				row[c] = v
 			}
@@ -244,79 +255,115 @@ func readParquet(ctx context.Context, path string, types []string, check func(Ro
 				return err
 			}
 		}
-	}
-	if err := rr.Err(); err != nil && err != io.EOF {
-		return err
+		left -= n
 	}
 	return nil
 }
 
-func arrowValue(arr arrow.Array, i int, pgType string) (*string, error) {
-	if arr.IsNull(i) {
-		return nil, nil
-	}
+// parquetValue is a value the column reader gives (its physical type:
+// timestamps and dates as their integers, strings and JSON as text) in
+// canonical form.
+func parquetValue(v any, pgType string) (*string, error) {
 	var s string
-	switch a := arr.(type) {
-	case *array.Int64:
-		s = strconv.FormatInt(a.Value(i), 10)
-	case *array.Int32:
-		s = strconv.FormatInt(int64(a.Value(i)), 10)
-	case *array.Int16:
-		s = strconv.FormatInt(int64(a.Value(i)), 10)
-	case *array.Boolean:
-		s = strconv.FormatBool(a.Value(i))
-	case *array.Float64:
-		s = strconv.FormatFloat(a.Value(i), 'g', -1, 64)
-	case *array.Float32:
-		s = strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 64)
-	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		if unit != arrow.Microsecond {
-			return nil, fmt.Errorf("timestamp in %s, want microseconds", unit)
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case int64:
+		s = strconv.FormatInt(v, 10)
+	case int32:
+		s = strconv.FormatInt(int64(v), 10)
+	case bool:
+		s = strconv.FormatBool(v)
+	case float64:
+		s = strconv.FormatFloat(v, 'g', -1, 64)
+	case float32:
+		s = strconv.FormatFloat(float64(v), 'g', -1, 64)
+	case string:
+		s = v
+		if pgType == "bytea" {
+			s = `\x` + fmt.Sprintf("%x", v)
 		}
-		s = strconv.FormatInt(int64(a.Value(i)), 10)
-	case *array.Date32:
-		s = strconv.FormatInt(int64(a.Value(i)), 10)
-	case *array.String:
-		s = a.Value(i)
-	case *array.LargeString:
-		s = a.Value(i)
-	case *array.Binary:
-		// Arrow reads Parquet's JSON logical type as bytes.
-		if pgType == "json" || pgType == "jsonb" {
-			s = string(a.Value(i))
-		} else {
-			s = `\x` + fmt.Sprintf("%x", a.Value(i))
-		}
-	case array.ExtensionArray:
-		return arrowValue(a.Storage(), i, pgType)
 	default:
-		return nil, fmt.Errorf("unexpected Arrow type %s", arr.DataType())
+		return nil, fmt.Errorf("unexpected value %T", v)
 	}
 	return &s, nil
 }
 
-// ParquetTypes returns the Arrow type Arrow's reader gives each column of
-// a Parquet file.
+// ParquetTypes returns each column's type as a Parquet file's footer
+// declares it: its logical type when it has one ("string", "json",
+// "date", "timestamp[us, utc]", "int32"), else its physical type
+// ("int64", "boolean", "double").
 func ParquetTypes(path string) (map[string]string, error) {
-	pf, err := file.OpenParquetFile(path, false)
+	f, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	defer f.Close()
+	pr, err := reader.NewParquetColumnReader(f, 1)
 	if err != nil {
 		return nil, err
 	}
-	s, err := fr.Schema()
-	if err != nil {
-		return nil, err
-	}
+	defer pr.ReadStop()
 	out := map[string]string{}
-	for _, f := range s.Fields() {
-		out[f.Name] = f.Type.String()
+	// The reader renames the footer's columns (RenameSchema); their
+	// names as written are the schema handler's ExName.
+	for i, se := range pr.Footer.GetSchema() {
+		if i > 0 {
+			out[pr.SchemaHandler.Infos[i].ExName] = parquetType(se)
+		}
 	}
 	return out, nil
+}
+
+func parquetType(se *parquet.SchemaElement) string {
+	lt := se.GetLogicalType()
+	switch {
+	case lt == nil:
+	case lt.IsSetSTRING():
+		return "string"
+	case lt.IsSetJSON():
+		return "json"
+	case lt.IsSetDATE():
+		return "date"
+	case lt.IsSetTIMESTAMP():
+		t := lt.GetTIMESTAMP()
+		unit := "ms"
+		switch {
+		case t.GetUnit().IsSetMICROS():
+			unit = "us"
+		case t.GetUnit().IsSetNANOS():
+			unit = "ns"
+		}
+		if t.GetIsAdjustedToUTC() {
+			return "timestamp[" + unit + ", utc]"
+		}
+		return "timestamp[" + unit + "]"
+	case lt.IsSetINTEGER():
+		return fmt.Sprintf("int%d", lt.GetINTEGER().GetBitWidth())
+	}
+	return strings.ToLower(se.GetType().String())
+}
+
+// file is a source.ParquetFile over a local file, read-only.
+type file struct{ *os.File }
+
+func openFile(path string) (*file, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &file{f}, nil
+}
+
+func (f *file) Open(name string) (source.ParquetFile, error) {
+	if name == "" {
+		name = f.Name()
+	}
+	return openFile(name)
+}
+
+func (f *file) Create(string) (source.ParquetFile, error) {
+	return nil, fmt.Errorf("read-only")
 }
 
 // readCSV reads a CSV file with encoding/csv; timestamps and dates are
