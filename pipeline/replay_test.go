@@ -77,15 +77,11 @@ func (b *bundle) dumpRows(t *testing.T, row string) map[string][]string {
 // TestReplayRebuildsRunFromArchive: a harvest of every seed kind and edge
 // with archive on keeps one compressed body per committed page; after its
 // data rows are deleted, a replay rebuilds every data table exactly (full
-// contents) without one request upstream.
+// contents) without one request upstream. The harvest is shared with
+// TestEverySeedKindAndEdge; this test works on its own copy.
 func TestReplayRebuildsRunFromArchive(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	job := b.job(t, "archive: true\n"+fmt.Sprintf(everythingJob, secUID("bare_f7_g3")))
-	if !job.Archive {
-		t.Fatal("archive: true not read from the job file")
-	}
-	sum := b.run(t, job)
+	b, sum := everything(t)
 	if sum.State != "done" {
 		t.Fatalf("state %s: %s", sum.State, sum.Reason)
 	}
