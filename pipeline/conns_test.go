@@ -23,16 +23,19 @@ import (
 	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
-// Requests in flight hold no database connection (issue 26): 600 tasks in
+// Requests in flight hold no database connection (issue 26): 200 tasks in
 // progress against a slow upstream, on a server of max_connections 20, with
 // database.max_conns 6. The process never has more than 6 connections
-// open, more than 500 requests are in flight at once, and the run ends
-// with every task done and every page bought once.
+// open, more than 180 requests are in flight at once, and the run ends
+// with every task done and every page bought once. Answers take 5 s: on
+// two loaded cores a process leased and sent some 65 tasks a second, so
+// that 600 tasks answered in 1.5 s (before) or 300 in 3 s were never all
+// in flight at once (188 to 246 were).
 func TestConnectionsBoundedAtHighConcurrency(t *testing.T) {
 	t.Parallel()
-	st := highConcurrency(t, 600, 6, 1500*time.Millisecond)
-	if st.peakInFlight < 500 {
-		t.Errorf("at most %d requests in flight, want over 500", st.peakInFlight)
+	st := highConcurrency(t, 200, 6, 5*time.Second)
+	if st.peakInFlight <= 180 {
+		t.Errorf("at most %d requests in flight, want over 180", st.peakInFlight)
 	}
 }
 

@@ -45,11 +45,11 @@ expand:
   reel_transcripts: {}
 `
 
+// TestEverySeedKindAndEdge reads the everything job's harvest (archive
+// on), shared with TestReplayRebuildsRunFromArchive.
 func TestEverySeedKindAndEdge(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	job := b.job(t, fmt.Sprintf(everythingJob, secUID("bare_f7_g3")))
-	sum := b.run(t, job)
+	b, sum := everything(t)
 	if sum.State != "done" {
 		t.Fatalf("state %s: %s", sum.State, sum.Reason)
 	}

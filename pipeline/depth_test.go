@@ -40,7 +40,7 @@ func (b *bundle) tasksAt(t *testing.T) string {
 func TestDepthIsDeterministic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const body = "limits: {max_depth: 1}\nexpand: {followers: {}, following: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [det_f30_g4]}}\n"
+	const body = "limits: {max_depth: 1}\nexpand: {followers: {}, following: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [det_f10_g4]}}\n"
 
 	clean := setup(t)
 	if sum := clean.run(t, clean.job(t, body)); sum.State != "done" {
@@ -62,7 +62,7 @@ func TestDepthIsDeterministic(t *testing.T) {
 	}
 	bought := late.sandbox.Usage(testKey).Billable
 	// Then found at depth 0, as a walk still in progress would.
-	if err := frontier.AddTasks(ctx, late.pool, runID, []kinds.NewTask{{Kind: "shortvideo.profile", Key: "det_f30_g4", Depth: 0, Params: map[string]string{}}}); err != nil {
+	if err := frontier.AddTasks(ctx, late.pool, runID, []kinds.NewTask{{Kind: "shortvideo.profile", Key: "det_f10_g4", Depth: 0, Params: map[string]string{}}}); err != nil {
 		t.Fatal(err)
 	}
 	if sum, err := pipeline.Run(ctx, late.options(job, testKey), job, runID); err != nil || sum.State != "done" {
@@ -72,8 +72,8 @@ func TestDepthIsDeterministic(t *testing.T) {
 		t.Errorf("tasks after the late find:\n%s\nwant (found at depth 0 first):\n%s", got, want)
 	}
 	u, c := late.sandbox.Usage(testKey), clean.sandbox.Usage(testKey)
-	if u.Billable != c.Billable || u.ByEndpoint["/shortvideo/profile"].Billable-1 != 34 {
-		t.Errorf("billable %d (first pass %d), clean run %d; want equal, with the 34 followers' and followees' profiles", u.Billable, bought, c.Billable)
+	if u.Billable != c.Billable || u.ByEndpoint["/shortvideo/profile"].Billable-1 != 14 {
+		t.Errorf("billable %d (first pass %d), clean run %d; want equal, with the 14 followers' and followees' profiles", u.Billable, bought, c.Billable)
 	}
 	if late.count(t, `SELECT count(*) FROM crawl.tasks WHERE reexpand`) != 0 {
 		t.Error("a task is still marked to expand again")

@@ -34,14 +34,16 @@ func (h *heapAt) PageCommitted(int, time.Duration) {
 }
 
 // A list walked page by page keeps none of the pages it committed: the live
-// heap is the same after 100 pages of one followers list as after 600. A
+// heap is the same after 50 pages of one followers list as after 250. A
 // page's lease once kept the previous page's commit, which kept its lease,
 // and so on: every page of the list stayed live until the list ended (1.3 GB
-// at a million followers). Not parallel: the heap is this test's alone.
+// at a million followers; 24.6 MB over 500 pages in this test before the
+// fix, so some 10 MB over these 200, over twice the bound). Not parallel:
+// the heap is this test's alone.
 func TestLongListKeepsNoCommittedPage(t *testing.T) {
 	b := setupWith(t, sandbox.Config{PageSize: 50})
-	job := b.job(t, "limits:\n  workers: 1\n  max_pages: 100000\nseeds:\n  shortvideo:\n    profiles: [heap_f30000_g0]\nexpand:\n  followers: {max_pages: 650}\n")
-	h := &heapAt{from: 100, to: 600}
+	job := b.job(t, "limits:\n  workers: 1\n  max_pages: 100000\nseeds:\n  shortvideo:\n    profiles: [heap_f30000_g0]\nexpand:\n  followers: {max_pages: 260}\n")
+	h := &heapAt{from: 50, to: 250}
 	opts := b.options(job, testKey)
 	opts.Observers = []pipeline.Observer{h}
 	if _, err := pipeline.Run(context.Background(), opts, job, b.start(t, job)); err != nil {

@@ -65,14 +65,16 @@ func TestSentCommitFailureDiscardsTheNextPage(t *testing.T) {
 }
 
 // Pages held while their commit is read count against the in-flight body
-// budget: two workers whose pages are 5 MiB each, under the default budget
-// of 8 MiB, would each hold one page and wait for the budget for the next,
-// forever, if a read waited for budget without first reading the commit
-// that holds it.
+// budget: two workers whose pages are 5/8 of the budget each (640 KiB of
+// 1 MiB, as 5 MiB pages under the default 8 MiB, an eighth of the bytes to
+// decode under -race) would each hold one page and wait for the budget for
+// the next, forever, if a read waited for budget without first reading the
+// commit that holds it.
 func TestSentPagesNeverWaitOnTheirOwnBodyBudget(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	pad := strings.Repeat("p", 5<<20)
+	const budget = 1 << 20
+	pad := strings.Repeat("p", 5*budget/8)
 	up := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		if r.URL.Path != "/api/shortvideo/user/followers" {
@@ -91,7 +93,9 @@ func TestSentPagesNeverWaitOnTheirOwnBodyBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runID := b.start(t, job)
-	sum, err := pipeline.Run(ctx, b.options(job, testKey), job, runID)
+	opts := b.options(job, testKey)
+	opts.Client.MaxBodyBytes, opts.Client.MaxInflightBytes = budget, budget
+	sum, err := pipeline.Run(ctx, opts, job, runID)
 	if err != nil || ctx.Err() != nil {
 		t.Fatalf("run: %v (%v): the workers waited on budget their own pages held", err, ctx.Err())
 	}

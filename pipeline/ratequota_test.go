@@ -51,7 +51,10 @@ func TestSharedQuotaTwoProcesses(t *testing.T) {
 	// parallel tests (a CPU-bound -race run on two cores) skew; Go runs it
 	// before them, alone in its package.
 	const R, B = 50.0, 10
-	b := setupWith(t, sandbox.Config{Rate: R, Burst: B})
+	// Pages of 2 followers: a page's commit is cheap, so that the first
+	// process sends past R even on two loaded cores (at the default 50 a
+	// page it could not, never drew a 429 and never measured the quota).
+	b := setupWith(t, sandbox.Config{Rate: R, Burst: B, PageSize: 2})
 	var seeds []string
 	for i := range 16 { // work for both: 8 workers each
 		seeds = append(seeds, fmt.Sprintf("sq%02d_f1000000_g0", i))
@@ -89,7 +92,9 @@ func TestSharedQuotaTwoProcesses(t *testing.T) {
 		deadline := time.Now().Add(d)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("not within %s: %s", d, what)
+				// The rates say whether the processes sent enough for a
+				// 429 at all (the quota is measured on the first ones).
+				t.Fatalf("not within %s: %s (2xx over the last 3 s: %.1f/s and %.1f/s)", d, what, logs[0].rate(3*time.Second), logs[1].rate(3*time.Second))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

@@ -77,15 +77,11 @@ func (b *bundle) dumpRows(t *testing.T, row string) map[string][]string {
 // TestReplayRebuildsRunFromArchive: a harvest of every seed kind and edge
 // with archive on keeps one compressed body per committed page; after its
 // data rows are deleted, a replay rebuilds every data table exactly (full
-// contents) without one request upstream.
+// contents) without one request upstream. The harvest is shared with
+// TestEverySeedKindAndEdge; this test works on its own copy.
 func TestReplayRebuildsRunFromArchive(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	job := b.job(t, "archive: true\n"+fmt.Sprintf(everythingJob, secUID("bare_f7_g3")))
-	if !job.Archive {
-		t.Fatal("archive: true not read from the job file")
-	}
-	sum := b.run(t, job)
+	b, sum := everything(t)
 	if sum.State != "done" {
 		t.Fatalf("state %s: %s", sum.State, sum.Reason)
 	}
@@ -190,7 +186,11 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 // rewritten as they were.
 func TestReplayOldRunOverNewer(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	// Lists of 10 a page: what is compared is whole tables, whatever their
+	// size (at 50 a page the two runs and the replay wrote five times the
+	// rows).
+	const pageSize = 10
+	b := setupWith(t, sandbox.Config{PageSize: pageSize})
 	// Every family of entity the upserts keep: accounts, follow edges,
 	// songs, videos, comments, reels and their transcripts, photo profiles.
 	const body = `archive: true
@@ -209,7 +209,7 @@ expand: {followers: {}, following: {}, song_videos: {}, search_results: {}, comm
 		t.Fatalf("old run: %+v", old)
 	}
 	// A month later the world has moved: counters, lists and raw answers.
-	later, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, WorldTime: 30})
+	later, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, WorldTime: 30, PageSize: pageSize})
 	if err != nil {
 		t.Fatal(err)
 	}

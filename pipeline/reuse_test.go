@@ -40,7 +40,7 @@ func billable(b *bundle, endpoint string) int64 {
 // followersAt0 followers each at day 0; account i gains growthStep*i
 // followers a world day (token r<N>), at the head of its list.
 const (
-	followerAccounts = 20
+	followerAccounts = 10
 	followersAt0     = 500
 	growthStep       = 10
 )
@@ -72,7 +72,7 @@ func TestStopAtSeen(t *testing.T) {
 		t.Fatalf("first run: %s %s", sum.State, sum.Reason)
 	}
 	firstPages := billable(first, "/shortvideo/user/followers")
-	if want := int64(followerAccounts * followersAt0 / 50); firstPages != want { // 200
+	if want := int64(followerAccounts * followersAt0 / 50); firstPages != want { // 100
 		t.Fatalf("first run bought %d follower pages, want %d", firstPages, want)
 	}
 
@@ -90,8 +90,8 @@ func TestStopAtSeen(t *testing.T) {
 	if got != want {
 		t.Errorf("second run bought %d follower pages, the growth law says %d", got, want)
 	}
-	if want != 66 || got*3 > firstPages {
-		t.Errorf("the repeat bought %d of the first run's %d pages; want 66, under a third", got, firstPages)
+	if want != 23 || got*3 > firstPages {
+		t.Errorf("the repeat bought %d of the first run's %d pages; want 23, under a third", got, firstPages)
 	}
 	t.Logf("follower pages: first run %d, repeat with stop_at_seen %d (a full repeat: %d); profiles %d each run",
 		firstPages, got, fullPages, billable(second, "/shortvideo/profile"))

@@ -23,11 +23,13 @@ import (
 )
 
 // outageJob is 1 + 50 + 50 = 101 pages: a profile and its two lists of
-// 2,500 entries, 50 a page.
+// 500 entries, 10 a page (outagePageSize: the pages of 50 of before wrote
+// five times the rows to prove the same).
 const (
-	outageJob   = "limits: {workers: 4, max_pages: 60}\nseeds: {shortvideo: {profiles: [outage_f2500_g2500]}}\n"
-	outagePages = 101
-	outageAt    = 40 // the upstream stops listening after this many requests
+	outageJob      = "limits: {workers: 4, max_pages: 60}\nseeds: {shortvideo: {profiles: [outage_f500_g500]}}\n"
+	outagePageSize = 10
+	outagePages    = 101
+	outageAt       = 40 // the upstream stops listening after this many requests
 )
 
 // flakyBundle is a bundle whose sandbox is served by a netfault.Server that
@@ -35,7 +37,7 @@ const (
 func flakyBundle(t *testing.T, at int64) (*bundle, *netfault.Server) {
 	t.Helper()
 	pool, _ := pgtest.Pool(t)
-	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}})
+	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, PageSize: outagePageSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ var (
 func cleanOutage(t *testing.T) string {
 	t.Helper()
 	cleanOutageOnce.Do(func() {
-		b := setup(t)
+		b := setupWith(t, sandbox.Config{PageSize: outagePageSize})
 		job := b.job(t, outageJob)
 		if sum := b.run(t, job); sum.State != "done" {
 			t.Fatalf("clean run: %+v", sum)

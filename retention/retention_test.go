@@ -277,18 +277,18 @@ func TestPruneLeavesLiveAndLatestRuns(t *testing.T) {
 
 // reuseJob uses both reuse rules: refresh_after on the profile (fetched
 // once, by the first run: freshness does not chain), stop_at_seen on its
-// followers (500 + 10 a day, 50 a page) with a whole walk every 3rd run.
+// followers (250 + 10 a day, 50 a page) with a whole walk every 3rd run.
 const reuseJob = `
 reuse: {refresh_after: 20h, full_walk_every: 3}
 expand: {followers: {stop_at_seen: true}}
-seeds: {shortvideo: {profiles: [walker_f500_r10]}}
+seeds: {shortvideo: {profiles: [walker_f250_r10]}}
 `
 
 // TestPruneKeepsReuse: six nightly runs of reuseJob, in one database with
 // a prune (--keep-runs 1) before each run and in another without: every
 // run buys exactly the same, as the reuse rules say: the profile once,
-// then follower pages 10 (a whole walk), 2, 2 (new followers and a known
-// page), 11 (the 3rd walk is whole), 2, 2.
+// then follower pages 5 (a whole walk), 2, 2 (new followers and a known
+// page), 6 (the 3rd walk is whole), 2, 2.
 func TestPruneKeepsReuse(t *testing.T) {
 	t.Parallel()
 	pruned, _ := pgtest.Pool(t)
@@ -304,7 +304,7 @@ func TestPruneKeepsReuse(t *testing.T) {
 		gotPruned = append(gotPruned, fmt.Sprintf("%d/%d", p["/shortvideo/profile"], p["/shortvideo/user/followers"]))
 		gotControl = append(gotControl, fmt.Sprintf("%d/%d", c["/shortvideo/profile"], c["/shortvideo/user/followers"]))
 	}
-	const want = "[1/10 0/2 0/2 0/11 0/2 0/2]"
+	const want = "[1/5 0/2 0/2 0/6 0/2 0/2]"
 	if fmt.Sprint(gotControl) != want {
 		t.Errorf("without prune, profiles/follower pages bought per run %v, want %s", gotControl, want)
 	}

@@ -49,22 +49,40 @@ func NewEnv(ctx context.Context, serverURL string) (*Env, error) {
 		return nil, err
 	}
 	e.bin = filepath.Join(e.dir, "crawler")
-	build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "github.com/socialcrawl/crawler/cmd/crawler")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("sim: go build the crawler: %v\n%s", err, out)
+	// The build and the migrations take seconds each: side by side.
+	built := make(chan error, 1)
+	go func() {
+		build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "github.com/socialcrawl/crawler/cmd/crawler")
+		if out, err := build.CombinedOutput(); err != nil {
+			built <- fmt.Errorf("sim: go build the crawler: %v\n%s", err, out)
+			return
+		}
+		built <- nil
+	}()
+	err = e.migrateTemplate(ctx)
+	if berr := <-built; berr != nil {
+		return nil, berr
 	}
-	if e.admin, err = pgxpool.New(ctx, e.dbURL("postgres")); err != nil {
-		return nil, fmt.Errorf("sim: connect to the server: %w", err)
-	}
-	e.tmpl = "sim_tmpl_" + randomHex()
-	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{e.tmpl}.Sanitize()); err != nil {
-		return nil, fmt.Errorf("sim: create the template database: %w", err)
-	}
-	if err := migrations.UpURL(ctx, e.dbURL(e.tmpl)); err != nil {
-		return nil, fmt.Errorf("sim: migrate the template database: %w", err)
+	if err != nil {
+		return nil, err
 	}
 	ok = true
 	return e, nil
+}
+
+// migrateTemplate creates the template database and migrates it.
+func (e *Env) migrateTemplate(ctx context.Context) (err error) {
+	if e.admin, err = pgxpool.New(ctx, e.dbURL("postgres")); err != nil {
+		return fmt.Errorf("sim: connect to the server: %w", err)
+	}
+	e.tmpl = "sim_tmpl_" + randomHex()
+	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{e.tmpl}.Sanitize()); err != nil {
+		return fmt.Errorf("sim: create the template database: %w", err)
+	}
+	if err := migrations.UpURL(ctx, e.dbURL(e.tmpl)); err != nil {
+		return fmt.Errorf("sim: migrate the template database: %w", err)
+	}
+	return nil
 }
 
 // Close drops the template database and removes the scratch directory.
