@@ -107,7 +107,7 @@ func runCeiling(ctx context.Context, e *env) (*outcome, error) {
 		return out, fmt.Errorf("writer vs copy: %w", err)
 	}
 	out.figures = append(out.figures, Figure{
-		Name: "writer rows/s / raw CopyFrom rows/s", Value: w.ratio(),
+		Name: "writer rows/s / raw CopyFrom rows/s", Value: w.ratio(), Aim: atLeast(0.6),
 		Detail: fmt.Sprintf("median of %d rounds (ratios %s): writer %s rows/s; CopyFrom %s rows/s, before and after each round; %d rows each",
 			writerRounds, joinFloats(w.ratios(), "%.3f"), joinFloats(w.writer, "%.0f"), joinFloats(w.copies, "%.0f"), w.rows),
 		Why: fmt.Sprintf("the writer upserts (INSERT ... SELECT unnest ... ON CONFLICT DO UPDATE ... WHERE IS DISTINCT FROM), up to %d rows per statement, a group of pages per transaction so each page commits with its cursor; COPY appends %d rows per statement with no conflict handling.", sinks.MaxStatementRows, w.rows/2),
