@@ -274,7 +274,8 @@ func measureScaledReport(ctx context.Context, hs historySizes, pool *pgxpool.Poo
 // accounts, edges among them and videos, each last seen by one of the runs
 // before the latest (first seen by run 1), none by the latest.
 var scaleSQL = []string{
-	`CREATE TEMP TABLE scale_base AS SELECT (SELECT count(*) FROM shortvideo.users) AS u, (SELECT count(*) FROM shortvideo.follows) AS e`,
+	`CREATE TEMP TABLE scale_base AS SELECT (SELECT count(*) FROM shortvideo.users) AS u, (SELECT count(*) FROM shortvideo.follows) AS e,
+       (SELECT count(*) FROM shortvideo.videos) AS v`,
 	`INSERT INTO shortvideo.users (unique_id, nickname, raw, first_seen_run, last_seen_run)
 SELECT 'x' || a, 'x' || a, '{}', 1, 1 + a % (@n::int - 1)
 FROM scale_base, generate_series(0, @k::int * u - 1) a`,
@@ -282,8 +283,8 @@ FROM scale_base, generate_series(0, @k::int * u - 1) a`,
 SELECT 'x' || (g.i % (@k::int * b.u)), 'x' || (g.i / (@k::int * b.u)), '{}', 1, 1 + g.i % (@n::int - 1)
 FROM scale_base b, generate_series(0, @k::int * b.e - 1) g(i)`,
 	`INSERT INTO shortvideo.videos (video_id, author_unique_id, raw, first_seen_run, last_seen_run)
-SELECT (8000000000000000000 + v)::text, 'x' || v, '{}', 1, 1 + v % (@n::int - 1)
-FROM scale_base, generate_series(0, @k::int * u - 1) v`,
+SELECT (8000000000000000000 + g.i)::text, 'x' || g.i, '{}', 1, 1 + g.i % (@n::int - 1)
+FROM scale_base b, generate_series(0, @k::int * b.v - 1) g(i)`,
 	`VACUUM ANALYZE shortvideo.users, shortvideo.follows, shortvideo.videos`,
 }
 
