@@ -26,8 +26,9 @@ type Batch struct {
 // rowSet is the rows of one table in a batch.
 type rowSet interface {
 	len() int
-	write(batch *pgx.Batch, runID int64)
+	write(batch *pgx.Batch, runID int64) int // the statements queued
 	boxed() []any
+	appendTo(dst rowSet) // dst is a set of the same table
 }
 
 type rowsOf[R any] struct {
@@ -37,7 +38,14 @@ type rowsOf[R any] struct {
 
 func (s *rowsOf[R]) len() int { return len(s.rows) }
 
-func (s *rowsOf[R]) write(batch *pgx.Batch, runID int64) { s.t.write(batch, runID, s.rows) }
+func (s *rowsOf[R]) write(batch *pgx.Batch, runID int64) int {
+	return s.t.write(batch, runID, s.rows)
+}
+
+func (s *rowsOf[R]) appendTo(dst rowSet) {
+	d := dst.(*rowsOf[R])
+	d.rows = append(d.rows, s.rows...)
+}
 
 func (s *rowsOf[R]) boxed() []any {
 	out := make([]any, len(s.rows))
@@ -60,7 +68,7 @@ type table struct {
 
 type tableOf[R any] struct {
 	table
-	write func(*pgx.Batch, int64, []R)
+	write func(*pgx.Batch, int64, []R) int
 }
 
 var (
@@ -72,13 +80,14 @@ var (
 
 // register declares a table of the batch, in the sink's own file: its name
 // (as the write's label), its place in the write order, and write, which
-// dedupes a batch's rows of type R and queues their upsert (the rows' type
-// is the key Add files them under). A table's order must be above the
+// dedupes a batch's rows of type R, queues their upsert (the rows' type
+// is the key Add files them under) and returns how many statements it
+// queued. A table's order must be above the
 // orders of the tables its foreign keys point at: the order is the same for
 // every worker, and rows are sorted by key within a table, so concurrent
 // writers lock rows in one global order. register panics on a row type,
 // name or order registered twice.
-func register[R any](name string, place int, write func(*pgx.Batch, int64, []R)) struct{} {
+func register[R any](name string, place int, write func(*pgx.Batch, int64, []R) int) struct{} {
 	rt := reflect.TypeFor[R]()
 	t := &tableOf[R]{write: write}
 	t.table = table{name: name, order: place, id: len(byRow), row: rt,
@@ -199,19 +208,49 @@ func upsert[R any](name string, place int, stmt string, key func(R) string, keep
 // become another type before writing register their own (register).
 func upsertRows[R any](name string, place int, stmt string, prep func([]R) []R) struct{} {
 	q := prepare[R](stmt)
-	return register(name, place, func(batch *pgx.Batch, runID int64, rows []R) {
-		queue(batch, q, runID, prep(rows))
+	return register(name, place, func(batch *pgx.Batch, runID int64, rows []R) int {
+		return queue(batch, q, runID, prep(rows))
 	})
 }
 
+// MaxStatementRows is the most rows one statement writes. A group of pages merged
+// (Merge) writes its rows of a table in as many statements, in key order:
+// few enough per statement that a connection's encoder, which keeps the
+// last statement's parameters until its next one (pgx), holds about a
+// page of a long list, not a group's worth.
+const MaxStatementRows = 1000
+
 // db.RunArg are the scalar parameters of every upsert: the run writing.
-// queue appends the upsert of rows by run runID to batch; the statement's
-// arrays are built from the rows' db-tagged fields.
-func queue[R any](batch *pgx.Batch, stmt db.Bulk[db.RunArg, R], runID int64, rows []R) {
-	if len(rows) == 0 {
-		return
+// queue appends the upsert of rows by run runID to batch, in statements of
+// up to MaxStatementRows rows, and returns how many; the statements' arrays are
+// built from the rows' db-tagged fields.
+func queue[R any](batch *pgx.Batch, stmt db.Bulk[db.RunArg, R], runID int64, rows []R) int {
+	n := 0
+	for ; len(rows) > 0; n++ {
+		k := min(len(rows), MaxStatementRows)
+		stmt.Queue(batch, db.RunArg{RunID: runID}, rows[:k])
+		rows = rows[k:]
 	}
-	stmt.Queue(batch, db.RunArg{RunID: runID}, rows)
+	return n
+}
+
+// Merge returns one batch holding the rows of bs, each table's rows in
+// the order of bs: a group of pages that commit in one transaction
+// written by one statement per table (Queue) rather than one per table
+// and page. A key on several of the pages is written once, the row
+// kept as within one page (the table's keep: the later, a full row over
+// a partial one, a snapshot's counters filled from the earlier), so the
+// statement never touches a row twice. The rows are shared, not copied.
+func Merge(bs ...*Batch) *Batch {
+	var m Batch
+	for _, t := range order {
+		for _, b := range bs {
+			if s := b.get(t); s != nil {
+				s.appendTo(m.set(t))
+			}
+		}
+	}
+	return &m
 }
 
 // Len is the number of rows in the batch.
@@ -236,8 +275,9 @@ func Queue(batch *pgx.Batch, runID int64, b *Batch) []string {
 		if s == nil {
 			continue
 		}
-		s.write(batch, runID)
-		labels = append(labels, "write "+t.name)
+		for range s.write(batch, runID) {
+			labels = append(labels, "write "+t.name)
+		}
 	}
 	return labels
 }

@@ -13,22 +13,36 @@ func dedupe[T any](rows []T, key func(T) string, keep func(prev, next T) T) []T 
 	if len(rows) < 2 {
 		return rows
 	}
-	out := slices.Clone(rows)
-	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
-	w := 0
-	for i := range out {
-		if w > 0 && key(out[w-1]) == key(out[i]) {
+	// Each key is computed once (a compound key is a new string), not at
+	// every comparison: a group's merged pages (Merge) sort thousands.
+	type keyed struct {
+		key string
+		row T
+	}
+	ks := make([]keyed, len(rows))
+	sorted := true
+	for i, r := range rows {
+		ks[i] = keyed{key(r), r}
+		if i > 0 && ks[i-1].key > ks[i].key {
+			sorted = false
+		}
+	}
+	if !sorted {
+		slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	}
+	out := make([]T, 0, len(ks))
+	for i, k := range ks {
+		if i > 0 && ks[i-1].key == k.key {
 			if keep != nil {
-				out[w-1] = keep(out[w-1], out[i])
+				out[len(out)-1] = keep(out[len(out)-1], k.row)
 			} else {
-				out[w-1] = out[i]
+				out[len(out)-1] = k.row
 			}
 			continue
 		}
-		out[w] = out[i]
-		w++
+		out = append(out, k.row)
 	}
-	return out[:w]
+	return out
 }
 
 // preferFull is the keep of entities whose source may be trimmed: a full row

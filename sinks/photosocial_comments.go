@@ -74,11 +74,11 @@ type keyedComment struct {
 
 var _ = register("photosocial.comments", 212, writePSComments)
 
-func writePSComments(batch *pgx.Batch, runID int64, rows []PSComment) {
+func writePSComments(batch *pgx.Batch, runID int64, rows []PSComment) int {
 	keyed := make([]keyedComment, len(rows))
 	for i, r := range rows {
 		keyed[i] = keyedComment{CommentKey(r.PostCode, r.Username, r.CreatedAt, r.Text), r}
 	}
 	keyed = dedupe(keyed, func(r keyedComment) string { return r.Key }, nil)
-	queue(batch, upsertPSComments, runID, keyed)
+	return queue(batch, upsertPSComments, runID, keyed)
 }

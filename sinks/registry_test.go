@@ -40,9 +40,9 @@ func TestTablesInWriteOrder(t *testing.T) {
 func TestRegisterRefusesDuplicatesAndAddUnknownTypes(t *testing.T) {
 	t.Parallel()
 	tables := len(Tables())
-	nop := func(*pgx.Batch, int64, []SVUser) {}
+	nop := func(*pgx.Batch, int64, []SVUser) int { return 0 }
 	type other struct{}
-	nopOther := func(*pgx.Batch, int64, []other) {}
+	nopOther := func(*pgx.Batch, int64, []other) int { return 0 }
 	for _, c := range []struct {
 		f    func()
 		want string

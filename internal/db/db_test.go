@@ -250,6 +250,7 @@ func TestPrepareChecksFieldsAgainstParameters(t *testing.T) {
 }
 
 type taskRow struct {
+	Parent   *int64 `db:"parent_id"`
 	Kind     string `db:"kind"`
 	Key      string `db:"key"`
 	Params   []byte `db:"params"`
@@ -261,7 +262,6 @@ type taskRow struct {
 
 type addTasks struct {
 	RunID        int64    `db:"run_id"`
-	ParentID     *int64   `db:"parent_id"`
 	Reexpandable []string `db:"reexpandable"`
 }
 
@@ -273,14 +273,15 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 		{Kind: "k1", Key: "a", Params: []byte(`{}`), Depth: 1, MaxPages: &ten, Refresh: 7},
 		{Kind: "k2", Key: "b", Depth: 2},
 	})
-	// AddTasks uses @run_id, @parent_id, then the columns in unnest order,
-	// then @reexpandable.
-	want := []any{int64(3), (*int64)(nil), []string{"k1", "k2"}, []string{"a", "b"}, [][]byte{[]byte("{}"), {}},
+	// AddTasks uses @run_id, then the columns in unnest order (@parent_id
+	// first), then @reexpandable.
+	want := []any{int64(3), []*int64{nil, nil}, []string{"k1", "k2"}, []string{"a", "b"}, [][]byte{[]byte("{}"), {}},
 		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}, []string(nil)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("args = %#v\nwant %#v", got, want)
 	}
 	type badColumn struct {
+		Parent   *int64         `db:"parent_id"`
 		Kind     map[string]int `db:"kind"`
 		Key      string         `db:"key"`
 		Params   string         `db:"params"`

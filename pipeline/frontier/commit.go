@@ -1,9 +1,11 @@
 package frontier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -139,34 +141,138 @@ func (f *Frontier) Send(ctx context.Context, runID int64, t *Task, p PageCommit)
 
 // commitBatch is p's commit batch, with a label per statement for errors.
 func commitBatch(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pgx.Batch, []string, error) {
-	rows, drops := p.Rows, p.Drops
-	if rows == nil {
-		rows = &sinks.Batch{}
+	s, err := commitStmts(runID, t, p, ttl)
+	if err != nil {
+		return nil, nil, err
 	}
+	batch := &pgx.Batch{}
+	return batch, s.queue(batch, runID), nil
+}
+
+// pageStmts are a page's commit statements in their parts: the task's
+// advance, the rows, what follows them (the end of a content walk, the
+// archived body) and the tasks the page found. A page alone sends them in
+// that order (queue); a group of pages sends every advance, then each
+// table's rows of all of them in one statement, then what follows, then
+// the tasks of all of them in one statement (queueGroup).
+type pageStmts struct {
+	advance *pgx.Batch // one statement
+	label   string
+	rows    *sinks.Batch // nil: none
+	after   *pgx.Batch
+	labels  []string // after's
+	tasks   []taskRow
+}
+
+// commitStmts are p's commit statements. They keep p's rows (and what
+// the statements send of the rest), nothing else of p.
+func commitStmts(runID int64, t *Task, p PageCommit, ttl time.Duration) (*pageStmts, error) {
+	drops := p.Drops
 	var outcome kinds.Outcome
 	if p.Stop != "" {
 		outcome = p.Outcome.OrDone()
 	}
-	batch := &pgx.Batch{}
-	advanceTask.Queue(batch, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
+	s := &pageStmts{advance: &pgx.Batch{}, label: fmt.Sprintf("advance task %d", t.ID), after: &pgx.Batch{}}
+	advanceTask.Queue(s.advance, advanceParams{ID: t.ID, Token: t.Token, Pages: t.Pages, Cursor: p.Next, Items: p.Items,
 		Stop: CleanReason(p.Stop), Outcome: string(outcome), TTL: ttl, Dropped: drops.N, DropReason: CleanReason(drops.Reason), Saved: p.Saved, NewItems: p.NewItems})
-	labels := append([]string{fmt.Sprintf("advance task %d", t.ID)}, sinks.Queue(batch, runID, rows)...)
+	if p.Rows != nil && p.Rows.Len() > 0 {
+		// A copy: p.Rows is part of what the task fetched (its body
+		// among it), which the commit must not keep alive.
+		s.rows = sinks.Merge(p.Rows)
+	}
 	if p.Walk != nil {
-		labels = append(labels, p.Walk.queue(batch, runID)...)
+		s.labels = append(s.labels, p.Walk.queue(s.after, runID)...)
 	}
 	if p.Archive != nil {
-		queueArchive(batch, runID, t, p.Archive)
-		labels = append(labels, "archive page")
+		queueArchive(s.after, runID, t, p.Archive)
+		s.labels = append(s.labels, "archive page")
 	}
-	tasks, err := taskRows(p.Children)
+	id := t.ID
+	tasks, err := taskRows(p.Children, &id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("add tasks: %w", err)
+		return nil, fmt.Errorf("add tasks: %w", err)
 	}
-	if tasks != nil {
-		insertTasks.Queue(batch, addParams(runID, &t.ID), tasks)
+	s.tasks = tasks
+	return s, nil
+}
+
+// queue adds the page's statements to batch, as a page commits alone, and
+// returns their labels.
+func (s *pageStmts) queue(batch *pgx.Batch, runID int64) []string {
+	queueAgain(batch, s.advance)
+	labels := []string{s.label}
+	if s.rows != nil {
+		labels = append(labels, sinks.Queue(batch, runID, s.rows)...)
+	}
+	queueAgain(batch, s.after)
+	labels = append(labels, s.labels...)
+	if s.tasks != nil {
+		insertTasks.Queue(batch, addParams(runID), s.tasks)
 		labels = append(labels, "add tasks")
 	}
-	return batch, labels, nil
+	return labels
+}
+
+// queueGroup adds the statements of pages, to be committed in one
+// transaction, to batch and returns their labels: every page's advance
+// first (each fenced by its token: a lost lease aborts the group), then
+// each table's rows of all the pages in one statement (sinks.Merge), then
+// what follows each page's rows, then the tasks they found in one
+// statement. Each page's statements keep the order they have alone, and
+// the rows and tasks of the group are written in key order by one
+// statement each, so concurrent groups lock shared rows in one order.
+func queueGroup(batch *pgx.Batch, runID int64, pages []*pageStmts) []string {
+	var labels []string
+	var rows []*sinks.Batch
+	var tasks [][]taskRow
+	for _, s := range pages {
+		queueAgain(batch, s.advance)
+		labels = append(labels, s.label)
+		if s.rows != nil {
+			rows = append(rows, s.rows)
+		}
+		if s.tasks != nil {
+			tasks = append(tasks, s.tasks)
+		}
+	}
+	labels = append(labels, sinks.Queue(batch, runID, sinks.Merge(rows...))...)
+	for _, s := range pages {
+		queueAgain(batch, s.after)
+		labels = append(labels, s.labels...)
+	}
+	if t := mergeTaskRows(tasks); t != nil {
+		insertTasks.Queue(batch, addParams(runID), t)
+		labels = append(labels, "add tasks")
+	}
+	return labels
+}
+
+// mergeTaskRows are the task rows of several pages as one statement's:
+// one row per task, in key order, as the pages would leave it written
+// one after the other: the first page's row, with the least depth of
+// any.
+func mergeTaskRows(pages [][]taskRow) []taskRow {
+	switch len(pages) {
+	case 0:
+		return nil
+	case 1:
+		return pages[0]
+	}
+	first := map[[2]string]int{}
+	var out []taskRow
+	for _, rows := range pages {
+		for _, r := range rows {
+			k := [2]string{r.Kind, r.Key}
+			if i, ok := first[k]; ok {
+				out[i].Depth = min(out[i].Depth, r.Depth)
+				continue
+			}
+			first[k] = len(out)
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b taskRow) int { return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Key, b.Key)) })
+	return out
 }
 
 // Wait reads the results of the batch, once: the error is the commit's
@@ -246,12 +352,13 @@ func (f *Frontier) endWithChildren(ctx context.Context, runID int64, t *Task, la
 	var batch pgx.Batch
 	end(&batch)
 	labels := []string{label}
-	rows, err := taskRows(children)
+	id := t.ID
+	rows, err := taskRows(children, &id)
 	if err != nil {
 		return fmt.Errorf("add tasks: %w", err)
 	}
 	if rows != nil {
-		insertTasks.Queue(&batch, addParams(runID, &t.ID), rows)
+		insertTasks.Queue(&batch, addParams(runID), rows)
 		labels = append(labels, "add tasks")
 	}
 	br := f.pool.SendBatch(ctx, &batch)

@@ -17,15 +17,23 @@ import (
 )
 
 // The Committer writes the page commits of all the process's tasks, many
-// pages in one round trip: each page in a transaction of its own (BEGIN,
-// its statements, COMMIT: page-atomic as a commit alone), the group in one
-// pgx batch on one connection, held only for that round trip. A task waits
+// pages in one round trip: the group in one transaction (BEGIN, every
+// page's advance, each table's rows of all the pages in one statement,
+// the tasks they found in one statement, COMMIT: queueGroup), in one pgx
+// batch on one connection, held only for that round trip. A page's rows
+// and its advance commit together, as a commit alone; one statement per
+// table rather than one per table and page is what brings the writer
+// near COPY (BENCHMARKS.md, workload 4). A task waits
 // for its page's commit only when it must (before its next statement of
 // its own, or at its end), so its next request leaves meanwhile, and
 // thousands of tasks in progress share a few connections.
 //
-// After a statement fails, the server skips the rest of the batch: the
-// failing page gets the error (its task handles it as a commit's error:
+// When the group's transaction fails (a lease lost, a page's data
+// refused, a deadlock, the connection lost), nothing of it is committed,
+// and its pages are sent again at once, each in a transaction of its
+// own (BEGIN, its statements, COMMIT), in one batch. After a statement
+// fails there, the server skips the rest of the batch: the failing page
+// gets the error (its task handles it as a commit's error:
 // lease lost, data refused, a conflict retried alone) and the pages after
 // it go in the next group. A connection lost mid-batch leaves the failing
 // page's commit, and the later pages', unknown: they are sent again, which
@@ -43,8 +51,8 @@ type Committer struct {
 
 // Grouping of the Committer.
 const (
-	// groupMax is the most pages one round trip commits.
-	groupMax = 32
+	// GroupMax is the most pages one round trip (one transaction) commits.
+	GroupMax = 32
 	// committersMax is the most groups in flight at once (each on a
 	// connection of its own).
 	committersMax = 4
@@ -55,10 +63,9 @@ const (
 type GroupCommit struct {
 	task Task // as it was at submit: the page count and cursor the advance expects
 	next string
-	// batch and labels are the page's statements: dropped once the page
-	// is committed, kept for Retry when its commit failed.
-	batch  *pgx.Batch
-	labels []string
+	// stmts are the page's statements: dropped once the page is
+	// committed, kept for Retry when its commit failed.
+	stmts *pageStmts
 	// release gives back what the page held (its bodies' budget) once it
 	// is committed: the task reads the outcome only after its next
 	// request, an answer time later.
@@ -73,6 +80,7 @@ type GroupCommit struct {
 	done     chan struct{}
 	err      error
 	f        *Frontier
+	runID    int64
 	waited   bool
 }
 
@@ -103,11 +111,11 @@ func NewCommitter(ctx context.Context, pool *pgxpool.Pool, runID int64, f *Front
 // (Retry), and release, when not nil, is called by the committer as soon
 // as the page is committed, before Wait returns.
 func (c *Committer) Submit(t *Task, p PageCommit, release func()) (*GroupCommit, error) {
-	batch, labels, err := commitBatch(c.runID, t, p, c.f.ttl)
+	stmts, err := commitStmts(c.runID, t, p, c.f.ttl)
 	if err != nil {
 		return nil, err
 	}
-	g := &GroupCommit{task: *t, next: p.Next, batch: batch, labels: labels, release: release, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
+	g := &GroupCommit{task: *t, next: p.Next, stmts: stmts, runID: c.runID, release: release, sent: make(chan struct{}), done: make(chan struct{}), f: c.f}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -145,7 +153,7 @@ func (g *GroupCommit) written() { g.sentOnce.Do(func() { close(g.sent) }) }
 func (g *GroupCommit) finish(err error) {
 	g.err = err
 	if err == nil {
-		g.batch, g.labels = nil, nil
+		g.stmts = nil
 		if g.release != nil {
 			g.release()
 		}
@@ -159,12 +167,12 @@ func (g *GroupCommit) finish(err error) {
 // conflict (Wait's error). As Wait, it answers ErrAlreadyApplied when the
 // first attempt had gone through.
 func (g *GroupCommit) Retry(ctx context.Context) error {
-	if g.batch == nil {
+	if g.stmts == nil {
 		return errors.New("retry of a page already committed")
 	}
 	var batch pgx.Batch
-	queueAgain(&batch, g.batch)
-	sc := &SentCommit{f: g.f, task: g.task, next: g.next, labels: g.labels}
+	labels := g.stmts.queue(&batch, g.runID)
+	sc := &SentCommit{f: g.f, task: g.task, next: g.next, labels: labels}
 	sc.br = g.f.pool.SendBatch(ctx, &batch)
 	return sc.Wait(ctx)
 }
@@ -177,11 +185,11 @@ func queueAgain(b, from *pgx.Batch) {
 	}
 }
 
-// take removes up to groupMax queued commits.
+// take removes up to GroupMax queued commits.
 func (c *Committer) take() []*GroupCommit {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := min(len(c.queue), groupMax)
+	n := min(len(c.queue), GroupMax)
 	group := c.queue[:n:n]
 	c.queue = c.queue[n:]
 	if len(c.queue) > 0 {
@@ -231,8 +239,13 @@ var (
 )
 
 // sendGroup sends group in one batch and finishes each page's commit it
-// knows the outcome of; it returns the pages to send again.
+// knows the outcome of; it returns the pages to send again. A group of
+// several pages goes first as one transaction (sendTogether), and page
+// by page when that fails.
 func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again []*GroupCommit) {
+	if len(group) > 1 && c.sendTogether(ctx, group) {
+		return nil
+	}
 	conn, err := c.pool.Acquire(ctx)
 	if err != nil {
 		// Nothing was sent: each page's task retries its commit alone
@@ -244,9 +257,10 @@ func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again 
 	}
 	defer conn.Release()
 	var batch pgx.Batch
-	for _, g := range group {
+	labels := make([][]string, len(group))
+	for i, g := range group {
 		batch.Queue(beginPage)
-		queueAgain(&batch, g.batch)
+		labels[i] = g.stmts.queue(&batch, c.runID)
 		batch.Queue(commitPage)
 	}
 	br := conn.SendBatch(ctx, &batch)
@@ -257,7 +271,7 @@ func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again 
 	}
 	failed := -1
 	for i, g := range group {
-		err := pageResults(br, g.labels)
+		err := pageResults(br, labels[i])
 		if err != nil {
 			failed = i
 			g.finish(err)
@@ -279,6 +293,51 @@ func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again 
 	_ = conn.Conn().Close(cctx)
 	cancel()
 	return group[failed+1:]
+}
+
+// sendTogether commits group in one transaction, in one round trip
+// (queueGroup), and says whether it did; then every page is committed.
+// When it did not, nothing of the group is (a statement failed and the
+// transaction was left aborted, or the connection was lost before its
+// COMMIT was read: a commit that went through nonetheless is found by
+// each page's advance when the pages are sent again, ErrAlreadyApplied),
+// and the caller sends the pages one transaction each, which tells which
+// page failed and commits the others.
+func (c *Committer) sendTogether(ctx context.Context, group []*GroupCommit) bool {
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Release()
+	pages := make([]*pageStmts, len(group))
+	for i, g := range group {
+		pages[i] = g.stmts
+	}
+	var batch pgx.Batch
+	batch.Queue(beginPage)
+	labels := append([]string{"begin group"}, queueGroup(&batch, c.runID, pages)...)
+	batch.Queue(commitPage)
+	labels = append(labels, "commit group")
+	br := conn.SendBatch(ctx, &batch)
+	for _, g := range group {
+		g.written()
+	}
+	err = sinks.Results(br, labels)
+	// The group's COMMIT read as done, it is: an error closing the batch
+	// after that is its trailing Sync's.
+	_ = br.Close()
+	if err != nil {
+		// As in sendGroup: an aborted transaction may be left open, and
+		// pgx's statement cache may no longer match the server's.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = conn.Conn().Close(cctx)
+		cancel()
+		return false
+	}
+	for _, g := range group {
+		g.finish(nil)
+	}
+	return true
 }
 
 // pageResults reads one page's results in a group: BEGIN, its statements

@@ -6,14 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // Three tasks' pages in one group, the second's lease taken over: the
-// first commits, the second fails alone (ErrLeaseLost, none of its rows
-// written), the third was not run and goes in the next group, which
-// commits it. Each page is a transaction of its own.
+// group's transaction fails and commits nothing, then, sent page by page,
+// the first commits, the second fails alone (ErrLeaseLost, none of its
+// rows written), the third was not run and goes in the next group, which
+// commits it. Each page is then a transaction of its own.
 func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
@@ -123,8 +125,8 @@ func TestGroupCommitRetryAndRelease(t *testing.T) {
 	if rest := c.sendGroup(ctx, c.take()); len(rest) != 0 {
 		t.Fatalf("%d pages to send again, want none", len(rest))
 	}
-	if released[1] != 1 || ok.batch != nil {
-		t.Fatalf("committed page: released %d times, statements kept %v; want released once, none kept", released[1], ok.batch != nil)
+	if released[1] != 1 || ok.stmts != nil {
+		t.Fatalf("committed page: released %d times, statements kept %v; want released once, none kept", released[1], ok.stmts != nil)
 	}
 	if err := ok.Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -137,5 +139,76 @@ func TestGroupCommitRetryAndRelease(t *testing.T) {
 	}
 	if users != "usera,userb" || pages != 2 {
 		t.Errorf("users %q, pages %d; want usera,userb and 2 (each page once)", users, pages)
+	}
+}
+
+// Three tasks' pages in one group commit in one transaction (every row
+// and advance has its xmin), each table's rows of all the pages in one
+// statement: a user on two pages is written once (a profile's row over a
+// list entry's), an edge on two pages once, a task found by two pages
+// once with the first finder as parent and the least depth of the two.
+func TestGroupCommitsTogether(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	runID := testRun(t, pool, profiles("a", "b", "c"))
+	f := NewFrontier(pool, "p", time.Minute)
+	ts, err := f.LeaseN(ctx, runID, 3, nil)
+	if err != nil || len(ts) != 3 {
+		t.Fatalf("lease: %v %v", ts, err)
+	}
+	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
+	nick := "entry"
+	pages := []func(*sinks.Batch) []NewTask{
+		func(b *sinks.Batch) []NewTask {
+			sinks.Add(b, sinks.SVUser{UniqueID: "shared", Nickname: &nick, Raw: []byte(`{"from":"entry"}`)})
+			sinks.Add(b, sinks.SVFollow{Follower: "shared", Followee: "a", Raw: []byte(`{}`)})
+			return []NewTask{{Kind: kinds.KindSVProfile, Key: "child", Depth: 2}}
+		},
+		func(b *sinks.Batch) []NewTask {
+			sinks.Add(b, sinks.SVUser{UniqueID: "shared", Profile: true, Raw: []byte(`{"from":"profile"}`)})
+			sinks.Add(b, sinks.SVUser{UniqueID: "own_b", Raw: []byte(`{}`)})
+			sinks.Add(b, sinks.SVFollow{Follower: "shared", Followee: "a", Raw: []byte(`{"again":true}`)})
+			return []NewTask{{Kind: kinds.KindSVProfile, Key: "child", Depth: 1}, {Kind: kinds.KindSVProfile, Key: "other", Depth: 1}}
+		},
+		func(b *sinks.Batch) []NewTask { return nil },
+	}
+	var gs []*GroupCommit
+	for i, task := range ts {
+		var rows sinks.Batch
+		children := pages[i](&rows)
+		g, err := c.Submit(task, PageCommit{Rows: &rows, Children: children, Next: "c1", Items: rows.Len()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	if rest := c.sendGroup(ctx, c.take()); len(rest) != 0 {
+		t.Fatalf("%d pages to send again, want none", len(rest))
+	}
+	for i, g := range gs {
+		if err := g.Wait(ctx); err != nil {
+			t.Fatalf("page %d: %v", i, err)
+		}
+	}
+	var users, raw, children string
+	var edges, pagesDone, xmins int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT string_agg(unique_id, ',' ORDER BY unique_id) FROM shortvideo.users),
+		(SELECT raw->>'from' FROM shortvideo.users WHERE unique_id = 'shared'),
+		(SELECT count(*) FROM shortvideo.follows),
+		(SELECT sum(pages) FROM crawl.tasks WHERE run_id = $1 AND parent_id IS NULL),
+		(SELECT string_agg(t.key || ':' || t.depth || ':' || p.key, ',' ORDER BY t.key) FROM crawl.tasks t JOIN crawl.tasks p ON p.id = t.parent_id),
+		(SELECT count(DISTINCT x) FROM (SELECT xmin::text AS x FROM shortvideo.users UNION ALL SELECT xmin::text FROM shortvideo.follows
+			UNION ALL SELECT xmin::text FROM crawl.tasks WHERE run_id = $1) s)`, runID).Scan(&users, &raw, &edges, &pagesDone, &children, &xmins); err != nil {
+		t.Fatal(err)
+	}
+	if users != "own_b,shared" || raw != "profile" || edges != 1 || pagesDone != 3 {
+		t.Errorf("users %q (raw of shared from %q), %d edges, %d pages; want own_b,shared from the profile, 1 edge, 3 pages", users, raw, edges, pagesDone)
+	}
+	if children != "child:1:a,other:1:b" {
+		t.Errorf("children %q, want child:1:a,other:1:b (the first finder, the least depth)", children)
+	}
+	if xmins != 1 {
+		t.Errorf("rows and advances written by %d transactions, want 1", xmins)
 	}
 }

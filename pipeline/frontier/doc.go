@@ -11,8 +11,10 @@
 // archived body and the tasks it discovered. The advance expects the
 // task's page count, so a retried commit that had gone through is told
 // apart (ErrAlreadyApplied) and counted once. The committer (committer.go)
-// sends many tasks' pages in one round trip, each page its own
-// transaction.
+// sends many tasks' pages in one round trip and one transaction, each
+// table's rows of all of them in one statement (every advance first: a
+// lost lease aborts the group, whose pages are then sent one transaction
+// each).
 //
 // The runner (package pipeline) leases, commits and ends tasks through a
 // Frontier; what a task costs is the budget's (package budget).

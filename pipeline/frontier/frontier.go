@@ -72,14 +72,14 @@ func NewFrontier(pool *pgxpool.Pool, owner string, ttl time.Duration) *Frontier 
 // Parameters of the frontier's statements (internal/db/queries/tasks.sql).
 type (
 	addTasksParams struct {
-		RunID    int64  `db:"run_id"`
-		ParentID *int64 `db:"parent_id"`
+		RunID int64 `db:"run_id"`
 		// Reexpandable are the kinds expanded again when found at a smaller
 		// depth after their fetch (kinds.Reexpandable).
 		Reexpandable []string `db:"reexpandable"`
 	}
 	// taskRow is a row of AddTasks.
 	taskRow struct {
+		Parent   *int64 `db:"parent_id"` // the task that found it; nil: a seed
 		Kind     string `db:"kind"`
 		Key      string `db:"key"`
 		Params   string `db:"params"` // JSON
@@ -159,19 +159,19 @@ var (
 // reexpandable are the kinds.Reexpandable, read once.
 var reexpandable = kinds.Reexpandable()
 
-// addParams are the parameters of AddTasks for children of parent.
-func addParams(runID int64, parent *int64) addTasksParams {
-	return addTasksParams{RunID: runID, ParentID: parent, Reexpandable: reexpandable}
+// addParams are the parameters of AddTasks in run runID.
+func addParams(runID int64) addTasksParams {
+	return addTasksParams{RunID: runID, Reexpandable: reexpandable}
 }
 
 // AddTasks adds tasks found by no task (seeds) to run runID, in one
 // statement (of a transaction under way, when q is one).
 func AddTasks(ctx context.Context, q db.Querier, runID int64, tasks []NewTask) error {
-	rows, err := taskRows(tasks)
+	rows, err := taskRows(tasks, nil)
 	if err != nil || rows == nil {
 		return err
 	}
-	_, err = insertTasks.Exec(ctx, q, addParams(runID, nil), rows)
+	_, err = insertTasks.Exec(ctx, q, addParams(runID), rows)
 	return err
 }
 
@@ -179,7 +179,7 @@ func AddTasks(ctx context.Context, q db.Querier, runID int64, tasks []NewTask) e
 // A task found again at a smaller depth while still pending takes that
 // depth, so what a run reaches does not depend on which worker found it
 // first.
-func taskRows(tasks []NewTask) ([]taskRow, error) {
+func taskRows(tasks []NewTask, parent *int64) ([]taskRow, error) {
 	if len(tasks) == 0 {
 		return nil, nil
 	}
@@ -205,7 +205,7 @@ func taskRows(tasks []NewTask) ([]taskRow, error) {
 		if t.Params == nil {
 			p = []byte("{}")
 		}
-		rows[i] = taskRow{Kind: t.Kind, Key: t.Key, Params: string(p), Depth: int32(t.Depth), MaxPages: int32(t.MaxPages), Refresh: t.RefreshAfter.Microseconds()}
+		rows[i] = taskRow{Parent: parent, Kind: t.Kind, Key: t.Key, Params: string(p), Depth: int32(t.Depth), MaxPages: int32(t.MaxPages), Refresh: t.RefreshAfter.Microseconds()}
 	}
 	return rows, nil
 }

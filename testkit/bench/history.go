@@ -61,13 +61,16 @@ type historySizes struct {
 	runReps  int   // repetitions of the run command
 	runPages int   // pages the run command commits per repetition
 	listRuns int   // runs the runs command lists (crawler runs' --limit default, 20)
+	// scaledRuns is the history (one of runs, at least 2) whose entity
+	// tables are also filled at scale times their rows, for the report.
+	scaledRuns, scale int
 }
 
 func (e *env) historySizes() historySizes {
 	if e.cfg.Smoke {
-		return historySizes{runs: []int{1, 3, 10}, reps: 3, runReps: 1, runPages: 20, listRuns: 3}
+		return historySizes{runs: []int{1, 3, 10}, reps: 3, runReps: 1, runPages: 20, listRuns: 3, scaledRuns: 3, scale: 3}
 	}
-	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150, listRuns: 20}
+	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150, listRuns: 20, scaledRuns: 30, scale: 100}
 }
 
 // historyCommands are the commands timed, in the order of the figures.
@@ -195,7 +198,94 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		}
 	}
 	out.figures = append(out.figures, pf...)
+	sf, err := measureScaledReport(ctx, hs, pools[slices.Index(hs.runs, hs.scaledRuns)])
+	if err != nil {
+		return out, fmt.Errorf("history of %d runs, entity tables x%d: %w", hs.scaledRuns, hs.scale, err)
+	}
+	out.figures = append(out.figures, sf)
 	return out, nil
+}
+
+// measureScaledReport times the report of the latest run on the history
+// of hs.scaledRuns runs in pool, then adds hs.scale - 1 times the rows
+// of its entity tables (shortvideo.users, follows, videos), seen last by
+// the runs before the latest (a long history of other accounts, edges
+// and videos), and times it again: the report reads what its run saw,
+// through indexes, whatever the tables hold. Median of hs.reps each,
+// one size after the other (the history is not refilled: it is the
+// middle one, the other commands done with it).
+func measureScaledReport(ctx context.Context, hs historySizes, pool *pgxpool.Pool) (Figure, error) {
+	report := func() (time.Duration, error) {
+		var ts []time.Duration
+		for range hs.reps + 1 { // the first warms, untimed
+			t0 := time.Now()
+			if _, err := runs.LoadReport(ctx, pool, 0); err != nil {
+				return 0, err
+			}
+			ts = append(ts, time.Since(t0))
+		}
+		return median(ts[1:]), nil
+	}
+	rows := func() (int64, error) {
+		var n int64
+		err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM shortvideo.users) + (SELECT count(*) FROM shortvideo.follows) + (SELECT count(*) FROM shortvideo.videos)`).Scan(&n)
+		return n, err
+	}
+	before, err := rows()
+	if err != nil {
+		return Figure{}, err
+	}
+	t1, err := report()
+	if err != nil {
+		return Figure{}, err
+	}
+	conn, err := pool.Acquire(ctx) // one session: scale_base is a temporary table
+	if err != nil {
+		return Figure{}, err
+	}
+	for i, s := range scaleSQL {
+		if _, err := conn.Exec(ctx, s, pgx.NamedArgs{"n": hs.scaledRuns, "k": hs.scale - 1}); err != nil {
+			conn.Release()
+			return Figure{}, fmt.Errorf("scale statement %d: %w", i, err)
+		}
+	}
+	conn.Release()
+	after, err := rows()
+	if err != nil {
+		return Figure{}, err
+	}
+	tx, err := report()
+	if err != nil {
+		return Figure{}, err
+	}
+	ratio := float64(tx) / float64(max(t1, time.Microsecond))
+	return Figure{
+		Name:  fmt.Sprintf("report, %d runs of history, entity tables x%d: time (ratio to x1)", hs.scaledRuns, hs.scale),
+		Value: ratio,
+		Text:  fmt.Sprintf("%s ms (×%.2f)", formatValue(ms(tx)), ratio),
+		Detail: fmt.Sprintf("crawler report of the latest run (LoadReport), median of %d: %s ms with shortvideo.users, follows and videos at %d rows, %s ms at %d just before (x%d: the rows added last seen by earlier runs)",
+			hs.reps, formatValue(ms(tx)), after, formatValue(ms(t1)), before, hs.scale),
+		Aim: Aim{Op: "<=", Bound: 1.5, Text: "ratio ≤ 1.5"},
+		Why: "a statement that scans an entity table costs in proportion to everything ever stored; the report reads the rows the run saw through indexes (last_seen_run, the lists' keys).",
+	}, nil
+}
+
+// scaleSQL adds @k times the entity rows of a history of @n runs (n >= 2):
+// accounts, edges among them and videos, each last seen by one of the runs
+// before the latest (first seen by run 1), none by the latest.
+var scaleSQL = []string{
+	`CREATE TEMP TABLE scale_base AS SELECT (SELECT count(*) FROM shortvideo.users) AS u, (SELECT count(*) FROM shortvideo.follows) AS e,
+       (SELECT count(*) FROM shortvideo.videos) AS v`,
+	`INSERT INTO shortvideo.users (unique_id, nickname, raw, first_seen_run, last_seen_run)
+SELECT 'x' || a, 'x' || a, '{}', 1, 1 + a % (@n::int - 1)
+FROM scale_base, generate_series(0, @k::int * u - 1) a`,
+	`INSERT INTO shortvideo.follows (follower, followee, raw, first_seen_run, last_seen_run)
+SELECT 'x' || (g.i % (@k::int * b.u)), 'x' || (g.i / (@k::int * b.u)), '{}', 1, 1 + g.i % (@n::int - 1)
+FROM scale_base b, generate_series(0, @k::int * b.e - 1) g(i)`,
+	`INSERT INTO shortvideo.videos (video_id, author_unique_id, raw, first_seen_run, last_seen_run)
+SELECT (8000000000000000000 + g.i)::text, 'x' || g.i, '{}', 1, 1 + g.i % (@n::int - 1)
+FROM scale_base b, generate_series(0, @k::int * b.v - 1) g(i)`,
+	`VACUUM ANALYZE shortvideo.users, shortvideo.follows, shortvideo.videos`,
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

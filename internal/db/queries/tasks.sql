@@ -11,9 +11,11 @@
 -- fetched (done, or skipped as fresh or by the adaptive schedule) goes
 -- back to pending to be expanded again from what it stored (reexpand), and
 -- one being fetched is marked so its lease's end does the same.
+-- Each row names its parent task (NULL: a seed), so the committer adds
+-- the children of a group of pages in one statement.
 INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after)
-SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond'
-FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[]) AS t(kind, key, params, depth, max_pages, refresh_us)
+SELECT @run_id, t.parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond'
+FROM unnest(@parent_id::bigint[], @kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[]) AS t(parent_id, kind, key, params, depth, max_pages, refresh_us)
 ON CONFLICT (run_id, kind, key) DO UPDATE SET
     depth = EXCLUDED.depth,
     reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
