@@ -73,24 +73,28 @@ func TestRateControlSettlesUnderTheQuota(t *testing.T) {
 		t.Errorf("settled at %v, want just under 50", got)
 	}
 	base := rc.Current()
-	if got := rc.target(end.Add(holdMin - time.Millisecond)); got != base {
+	if rc.hold.length != holdFirstRead {
+		t.Errorf("held %v, want %v: the first estimate measured", rc.hold.length, holdFirstRead)
+	}
+	if got := rc.target(end.Add(rc.hold.length - time.Millisecond)); got != base {
 		t.Errorf("during the hold: %v, want %v", got, base)
 	}
 	// A probe grows while requests leave at its rate, and no faster than
 	// probeLead times what leaves.
-	if got := rc.target(sending(rc, end.Add(holdMin+time.Second), base)); !near(got, base*1.25, 0.01) {
+	if got := rc.target(sending(rc, end.Add(rc.hold.length+time.Second), base)); !near(got, base*1.25, 0.01) {
 		t.Errorf("1 s into the probe: %v, want %v", got, base*1.25)
 	}
-	if got := rc.target(sending(rc, end.Add(holdMin+time.Minute), 80)); got != 80 {
+	if got := rc.target(sending(rc, end.Add(rc.hold.length+time.Minute), 80)); got != 80 {
 		t.Errorf("probe capped at %v, want the ceiling 80", got)
 	}
-	if got := rc.target(sending(rc, end.Add(holdMin+2*time.Minute), 5)); got != base {
+	if got := rc.target(sending(rc, end.Add(rc.hold.length+2*time.Minute), 5)); got != base {
 		t.Errorf("with 5 requests a second leaving: %v, want the held %v", got, base)
 	}
 }
 
-// Probes that find the same quota hold longer each time, up to holdMax; a
-// different quota resets the hold.
+// The first estimate measured is held briefly (holdFirstRead: it may be a
+// loose lower bound); probes that find the same quota hold longer each
+// time, up to holdMax; a different quota resets the hold.
 func TestRateControlHoldGrowsWhileTheQuotaStays(t *testing.T) {
 	t.Parallel()
 	rc := New(100, 10)
@@ -108,7 +112,7 @@ func TestRateControlHoldGrowsWhileTheQuotaStays(t *testing.T) {
 		rc.adjust(now)
 		holds = append(holds, rc.hold.length)
 	}
-	want := []time.Duration{holdMin, min(2*holdMin, holdMax), min(4*holdMin, holdMax), min(8*holdMin, holdMax), holdMin}
+	want := []time.Duration{holdFirstRead, min(2*holdMin, holdMax), min(4*holdMin, holdMax), min(8*holdMin, holdMax), holdMin}
 	if fmt.Sprint(holds) != fmt.Sprint(want) {
 		t.Errorf("holds %v, want %v", holds, want)
 	}

@@ -101,10 +101,11 @@
 //     measures R again.
 //   - The hold starts at 60 s and doubles, up to 2 minutes, each time a
 //     probe finds the same quota (within 5%); it goes back to its start when
-//     the estimate moved. The first estimate, read from a 429 that came
-//     before any bucket of ours (requests sent as the concurrency limit's
-//     slow start let them, maybe under R), is held 5 s only: it may be a
-//     loose lower bound. Every probe costs a pause (R*pause - B requests
+//     the estimate moved. The first estimate measured (requests sent as
+//     the concurrency limit's slow start let them, maybe under R, or a
+//     probe's held back by the requests in flight) is held only 5 s, or 4
+//     answer times (the limit sizes up for the probe in rounds of one),
+//     at most 60 s: it may be a loose lower bound. Every probe costs a pause (R*pause - B requests
 //     of quota, about 0.7% of it at one every 2 minutes): probing rarely
 //     is what lets a run spend 95% of an unknown quota, and a quota raised
 //     mid-run is found within the hold, a minute or two: that is the

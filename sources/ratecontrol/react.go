@@ -22,10 +22,11 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 	if !e.probing {
 		rc.marks.regime, rc.marks.dropped = resumed, resumed
 	}
+	first := !rc.quota.everMeasured
 	est, ok := rc.reestimate(now, e, rateSince, burstSince)
 	prev := rc.quota.rate
 	rc.noteDrop(e, est, ok, prev)
-	rc.hold.length = rc.nextHold(now, e, est, ok, prev)
+	rc.hold.length = rc.nextHold(now, e, est, ok, prev, first)
 	rc.settle(now, e, est, ok)
 	return ok
 }
@@ -115,9 +116,9 @@ func (rc *Controller) noteDrop(e throttleEvent, est float64, ok bool, prev float
 }
 
 // nextHold is how long the rate settled under est is held: none when
-// guessed, longer each time a probe finds the same quota, and hold.first
-// when it moved.
-func (rc *Controller) nextHold(now time.Time, e throttleEvent, est float64, ok bool, prev float64) time.Duration {
+// guessed, briefly when it is the first measured (first), longer each
+// time a probe finds the same quota, and hold.first when it moved.
+func (rc *Controller) nextHold(now time.Time, e throttleEvent, est float64, ok bool, prev float64, first bool) time.Duration {
 	switch {
 	case !ok:
 		return 0
@@ -134,14 +135,16 @@ func (rc *Controller) nextHold(now time.Time, e throttleEvent, est float64, ok b
 			return holdAfterDrop
 		}
 		return min(2*max(rc.hold.length, rc.hold.first), holdMax)
-	case e.rate == 0 && prev == 0:
-		// The first estimate, from a 429 that came with no bucket of ours:
-		// the requests left as the client's slow start let them, in bunches
-		// and under the rate maybe, and the 429 may be a bunch's. The
-		// windows then bound the rate from below only loosely (22.7/s for
-		// 40/s at 500 ms answers, held a minute): probe again soon, and
-		// hold as long as usual once a probe finds the same quota.
-		return holdFirstRead
+	case first:
+		// The first estimate measured: the requests left as the client's
+		// slow start let them, in bunches and under the rate maybe, and
+		// the 429 may be a bunch's (with no bucket of ours yet) or a
+		// probe's held back by the requests in flight. The windows then
+		// bound the rate from below only loosely (22.7/s for 40/s at
+		// 500 ms answers; 74/s for 100/s at 3 s answers, from a probe
+		// after a guess), held a minute: probe again soon, and hold as
+		// long as usual once a probe finds the same quota.
+		return min(max(holdFirstRead, firstReadLags*e.lag), rc.hold.first)
 	default:
 		return rc.hold.first
 	}

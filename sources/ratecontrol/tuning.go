@@ -24,9 +24,10 @@ const (
 	// only a pause at the low rate (about R - B requests of quota).
 	holdAfterDrop = 5 * time.Second
 	dropWatch     = 60 * time.Second
-	// holdFirstRead is the hold of the first estimate when it was read
-	// from a 429 that came before any bucket of ours (see nextHold).
+	// holdFirstRead is the hold of the first estimate measured (see
+	// nextHold).
 	holdFirstRead = 5 * time.Second
+	firstReadLags = 4
 	// returnConfirm is how long a probe after a drop runs at the rate
 	// before the drop, without a 429, to show the quota came back.
 	returnConfirm   = time.Second
