@@ -13,23 +13,25 @@
 -- one being fetched is marked so its lease's end does the same.
 -- A content list carrying its counter (@credits > 0: the price of its
 -- page) gets its lease_yield (migration 00061) from its last walk, read
--- by key only for those.
+-- by key for those only (the CASE runs the subquery for them alone).
 INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after, lease_yield)
 SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond',
-    CASE WHEN t.credits <= 0 THEN NULL
-         -- The counter of its last walk, within its refresh_after: skipped
-         -- without a request, first, so the lists it leads to are known.
-         WHEN w.count = t.count AND (t.refresh_us = 0 OR w.walked_at > now() - t.refresh_us * interval '1 microsecond')
-             THEN 'Infinity'::float8
-         -- The counter's move per credit of a walk now: the last walk's
-         -- pages, scaled by the counter (never walked: one page).
-         ELSE abs(t.count - coalesce(w.count, 0))::float8
-             / (t.credits * greatest(1, w.pages, ceil(w.pages * t.count::float8 / nullif(w.count, 0))))
+    CASE WHEN t.credits > 0 THEN (
+        SELECT CASE
+            -- The counter of its last walk, within its refresh_after:
+            -- skipped without a request, first, so the lists it leads to
+            -- are known early.
+            WHEN w.count = t.count AND (t.refresh_us = 0 OR w.walked_at > now() - t.refresh_us * interval '1 microsecond')
+                THEN 'Infinity'::float8
+            -- The counter's move per credit of a walk now: the last walk's
+            -- pages scaled by the counter (never walked: one page).
+            ELSE abs(t.count - coalesce(w.count, 0))::float8
+                / (t.credits * greatest(1, w.pages, ceil(w.pages * t.count::float8 / nullif(w.count, 0))))
+            END
+        FROM (VALUES (1)) AS one LEFT JOIN crawl.content_walks w ON w.kind = t.kind AND w.key = t.key)
     END
 FROM unnest(@kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[], @count::bigint[], @credits::int[])
     AS t(kind, key, params, depth, max_pages, refresh_us, count, credits)
-LEFT JOIN LATERAL (SELECT c.count, c.pages, c.walked_at FROM crawl.content_walks c
-                   WHERE t.credits > 0 AND c.kind = t.kind AND c.key = t.key) w ON true
 ON CONFLICT (run_id, kind, key) DO UPDATE SET
     depth = EXCLUDED.depth,
     reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
