@@ -16,7 +16,7 @@
 
 -- +goose Up
 ALTER TABLE crawl.tasks ADD COLUMN IF NOT EXISTS lease_yield double precision;
-COMMENT ON COLUMN crawl.tasks.lease_yield IS 'A content list carrying its parent page''s counter (params count): the entries it is expected to bring per credit, set when it is added: the counter''s move since its last walk (crawl.content_walks; never walked: the counter) over that walk''s pages scaled by the counter (never walked: 1) times the price of a page; Infinity when the counter is the one of its last walk within its refresh_after (skipped without a request). NULL for every other task. A depth''s tasks are leased NULL first (in the order found), then by lease_yield, highest first (docs/revisit.md, "Content lists").';
+COMMENT ON COLUMN crawl.tasks.lease_yield IS 'A content list carrying its parent page''s counter (params count): the entries it is expected to bring per credit, set when it is added: the counter''s move since its last walk (crawl.content_walks; never walked: the counter) over that walk''s pages (never walked: 1) times the price of a page; Infinity when the counter is the one of its last walk within its refresh_after (skipped without a request). NULL for every other task. A depth''s tasks are leased NULL first (in the order found), then by lease_yield, highest first (docs/revisit.md, "Content lists").';
 
 -- +goose StatementBegin
 DO $$

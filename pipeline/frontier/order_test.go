@@ -13,8 +13,8 @@ import (
 
 // A depth's content lists are leased after its other tasks, by their
 // yield (crawl.tasks.lease_yield, docs/revisit.md "Content lists"): the
-// counter's move since the list's last walk per credit of a walk now
-// (that walk's pages scaled by the counter; never walked: one page);
+// counter's move since the list's last walk per credit of that walk's
+// pages (never walked: one page);
 // first those whose counter is their last walk's within refresh_after
 // (skipped without a request). A lower depth still comes first.
 func TestLeaseOrderContentByYield(t *testing.T) {
@@ -40,10 +40,10 @@ func TestLeaseOrderContentByYield(t *testing.T) {
 	}
 	err := AddTasks(ctx, pool, runID, []NewTask{
 		{Kind: kinds.KindSVProfile, Key: "a_profile", Depth: 1},
-		list("shallow", 0, 11, 1), // 1 over 1.1 pages, but a depth lower
+		list("shallow", 0, 11, 1), // 1 a credit, but a depth lower
 		list("same", 1, 10, 1),    // its last walk's counter: Infinity
 		list("due", 1, 10, 1),     // the same, past its refresh_after: 0
-		list("grew", 1, 14, 1),    // 4 over 2 pages x 14/10
+		list("grew", 1, 14, 1),    // 4 over 2 pages
 		list("grew15", 1, 14, 15), // the same at 15 credits a page
 		list("new", 1, 5, 1),      // never walked: 5 over 1 page
 		list("fell", 1, 7, 1),     // 3 deleted over 1 page
@@ -57,8 +57,8 @@ func TestLeaseOrderContentByYield(t *testing.T) {
 		key   string
 		yield float64 // NaN: none
 	}{
-		{"shallow", 1 / 1.1}, {"nocount", math.NaN()}, {"a_profile", math.NaN()}, {"same", inf}, {"new", 5}, {"fell", 3},
-		{"grew", 4 / 2.8}, {"grew15", 4 / (15 * 2.8)}, {"due", 0},
+		{"shallow", 1}, {"nocount", math.NaN()}, {"a_profile", math.NaN()}, {"same", inf}, {"new", 5}, {"fell", 3},
+		{"grew", 2}, {"grew15", 4.0 / 30}, {"due", 0},
 	}
 	f := NewFrontier(pool, "order", time.Minute)
 	for i, w := range want {

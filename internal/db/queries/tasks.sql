@@ -23,10 +23,10 @@ SELECT @run_id, @parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages
             -- are known early.
             WHEN w.count = t.count AND (t.refresh_us = 0 OR w.walked_at > now() - t.refresh_us * interval '1 microsecond')
                 THEN 'Infinity'::float8
-            -- The counter's move per credit of a walk now: the last walk's
-            -- pages, times the counter's rise (never walked: one page).
-            ELSE abs(t.count - coalesce(w.count, 0))::float8
-                / (t.credits * greatest(1, w.pages, w.pages * t.count::float8 / nullif(w.count, 0)))
+            -- The counter's move per credit of its last walk's pages (never
+            -- walked: one page). Not scaled by the rise: the pages' room is
+            -- unknown, and a list of one page would rank below its peers.
+            ELSE abs(t.count - coalesce(w.count, 0))::float8 / (t.credits * greatest(1, w.pages))
             END
         FROM (VALUES (1)) AS one LEFT JOIN crawl.content_walks w ON w.kind = t.kind AND w.key = t.key)
     END
