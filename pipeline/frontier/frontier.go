@@ -248,8 +248,9 @@ func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Co
 }
 
 // LeaseN takes up to n tasks for this owner in one statement, lower depth
-// first (within a depth, content lists by yield after the others); none when none is ready. retry runs the statement again while the
-// database is unreachable (nil: once). Each call tags its leases with a
+// first (within a depth, content lists by yield after the others); none
+// when none is ready. retry runs the statement again while the database
+// is unreachable (nil: once). Each call tags its leases with a
 // unique owner string, so a retry whose first attempt committed without
 // its answer arriving finds those tasks instead of leaving them leased to
 // nobody until their leases expire.
