@@ -263,7 +263,8 @@ const ParamCount = "count"
 
 // followCounted is follow along a counted edge: when the edge's
 // changed_only is on and the parent page sent the counter, the task
-// carries it (ParamCount), to be compared with the one of its last walk.
+// carries it (ParamCount), to be compared with the one of its last walk,
+// and the price of its page (NewTask.Credits), for the lease order.
 func (m *mapper) followCounted(res *Result, t *Task, d *edgeDecl, key string, params map[string]string, count sources.Int64) {
 	if e := m.job.Edge(d.Key); count.Valid && e.Changed() {
 		params = maps.Clone(params)
@@ -271,6 +272,12 @@ func (m *mapper) followCounted(res *Result, t *Task, d *edgeDecl, key string, pa
 			params = map[string]string{}
 		}
 		params[ParamCount] = strconv.FormatInt(count.V, 10)
+		if d.on(m.job) {
+			nt := d.task(m.job, t, key, params)
+			nt.Credits = max(m.job.Route(d.To).Credits, 1)
+			res.Children = append(res.Children, nt)
+		}
+		return
 	}
 	m.follow(res, t, d, key, params)
 }

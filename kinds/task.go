@@ -29,6 +29,10 @@ type NewTask struct {
 	// RefreshAfter: see Task.RefreshAfter; set where the task is created
 	// (refreshWindow), from its seed list or edge.
 	RefreshAfter time.Duration
+	// Credits is, for a content list carrying its counter (ParamCount),
+	// the price of a page of it: the frontier leases such lists by the
+	// counter's move per credit (crawl.tasks.lease_yield). 0: not one.
+	Credits int
 }
 
 // Drops are a page's entries that were received but not stored, and why

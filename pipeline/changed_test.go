@@ -537,3 +537,74 @@ expand: {videos: {stop_at_seen: true}, video_comments: {}, comment_replies: {}}
 		t.Errorf("%d of the %d new replies %v stored by the second night", n, len(newReplies), newReplies)
 	}
 }
+
+// A binding budget goes first where the content grew (issue 32 point 2;
+// docs/revisit.md, "Content lists"): the content lists of a run are
+// leased by their counter's move since their last walk per credit of
+// that walk, not in the order they were found. A photo-sharing account's
+// 6 posts (comments with replies, 15 credits a page): since night 1 each
+// post gained a comment, the last one found (the highest key, leased
+// last breadth first) 3; max_credits 17 buys the profile, the posts page
+// and one comments list: the fastest-growing one, its 3 comments stored,
+// the other 5 lists left for the next night. Fails when the lists are
+// leased in the order found (the first post's comments bought, 1 new
+// comment stored).
+func TestContentBudgetGoesWhereCommentsGrew(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := func(budget string) string {
+		return `
+  preset: scrapecreators
+limits: {workers: 1, max_pages: 100` + budget + `}
+comments: {include_replies: true}
+seeds: {photosocial: {profiles: [studio_p6_c4]}}
+expand: {posts: {}, post_comments: {}, comment_replies: {}}
+`
+	}
+	first := runNight(t, realAtDay(t, pool, 0, 20), job(""))
+	b := first.b
+	var posts []string
+	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
+	if err == nil {
+		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(posts) != 6 {
+		t.Fatalf("night 1 walked the comments of %v: %v", posts, err)
+	}
+	// Since night 1, every post gained a comment, the last one found 3: as
+	// if they were new, they are not stored and the counters of the walks
+	// are lower by as many.
+	grew := map[string]int64{}
+	for i, p := range posts {
+		grew[p] = 1
+		if i == len(posts)-1 {
+			grew[p] = 3
+		}
+		b.exec(t, `DELETE FROM photosocial.comments WHERE comment_key IN (SELECT comment_key FROM photosocial.comments
+			WHERE post_url = $1 AND parent_comment_id IS NULL ORDER BY created_at DESC, comment_key LIMIT $2)`, p, grew[p])
+		b.exec(t, `UPDATE crawl.content_walks SET count = count - $2 WHERE kind = 'photosocial.comments' AND key = $1`, p, grew[p])
+	}
+	fastest := posts[len(posts)-1]
+	b = realAtDay(t, pool, 0, 20)
+	j := b.job(t, job(", max_credits: 17"))
+	runID := b.start(t, j)
+	if _, err := pipeline.Run(context.Background(), b.options(j, testKey), j, runID); !errors.Is(err, budget.ErrExhausted) {
+		t.Fatalf("night 2: %v, want a stop on the budget", err)
+	}
+	b.noRefusals(t)
+	u := b.sandbox.Usage(testKey)
+	second := contentNight{b: b, run: runID, pages: map[string]int64{}, credits: u.Credits}
+	for ep, e := range u.ByEndpoint {
+		second.pages[ep] = e.Billable
+	}
+	second.want(t, "night 2 at max_credits 17", map[string]int64{epPosts: 1, epPostComms: 1}, 1+1+15)
+	b.checkCounts(t, map[string]int64{
+		// The fastest-growing list, walked tonight, alone.
+		fmt.Sprintf(`SELECT count(*) FROM crawl.content_walks WHERE kind = 'photosocial.comments' AND run_id = %d`, runID):                         1,
+		fmt.Sprintf(`SELECT count(*) FROM crawl.content_walks WHERE kind = 'photosocial.comments' AND run_id = %d AND key = '%s'`, runID, fastest): 1,
+		// Its 3 new comments stored; the other posts' 5 wait.
+		fmt.Sprintf(`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND first_seen_run = %d`, runID):                              3,
+		fmt.Sprintf(`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND first_seen_run = %d AND post_url = '%s'`, runID, fastest): 3,
+		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`:                                                                          6*4 - 5,
+	})
+}

@@ -3,7 +3,10 @@
 // seed takes the smaller depth), leased in batches with FOR UPDATE SKIP
 // LOCKED, each lease stamped with a fencing token that every write of the
 // lease checks, renewed by one statement for all of a process's leases,
-// and rescued when it expires.
+// and rescued when it expires. Leases go breadth first; within a depth,
+// the content lists carrying their counter come after the other tasks,
+// by their expected yield per credit (crawl.tasks.lease_yield, set when
+// they are added), so a binding budget goes first where content grew.
 //
 // A page's commit (Commit, Send) is one batch in one transaction: the
 // task's advance under the token first (a stale worker's matches no row

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -45,6 +46,10 @@ type Task struct {
 	// list walked whole leads to what this run stored, one skipped or cut
 	// to what the job's runs know (pipeline's reexpand).
 	Outcome kinds.Outcome
+	// Yield is a content list's expected entries per credit, by which it
+	// was leased after its depth's other tasks (crawl.tasks.lease_yield);
+	// nil for the others.
+	Yield *float64
 }
 
 // NewTask is a task to add to the frontier; (run, kind, key) dedupes it.
@@ -86,6 +91,10 @@ type (
 		Depth    int32  `db:"depth"`
 		MaxPages int32  `db:"max_pages"`
 		Refresh  int64  `db:"refresh_us"` // refresh_after in microseconds, 0: none
+		// Count and Credits: a content list's counter and the price of its
+		// page, for its lease_yield (Credits 0: none).
+		Count   int64 `db:"count"`
+		Credits int32 `db:"credits"`
 	}
 	leaseParams struct {
 		RunID int64         `db:"run_id"`
@@ -206,6 +215,9 @@ func taskRows(tasks []NewTask, parent *int64) ([]taskRow, error) {
 			p = []byte("{}")
 		}
 		rows[i] = taskRow{Parent: parent, Kind: t.Kind, Key: t.Key, Params: string(p), Depth: int32(t.Depth), MaxPages: int32(t.MaxPages), Refresh: t.RefreshAfter.Microseconds()}
+		if n, ok := (&kinds.Task{Params: t.Params}).Count(); ok && t.Credits > 0 {
+			rows[i].Count, rows[i].Credits = n, int32(min(t.Credits, math.MaxInt32))
+		}
 	}
 	return rows, nil
 }
@@ -236,8 +248,9 @@ func (f *Frontier) Lease(ctx context.Context, runID int64, retry func(context.Co
 }
 
 // LeaseN takes up to n tasks for this owner in one statement, lower depth
-// first; none when none is ready. retry runs the statement again while the
-// database is unreachable (nil: once). Each call tags its leases with a
+// first (within a depth, content lists by yield after the others); none
+// when none is ready. retry runs the statement again while the database
+// is unreachable (nil: once). Each call tags its leases with a
 // unique owner string, so a retry whose first attempt committed without
 // its answer arriving finds those tasks instead of leaving them leased to
 // nobody until their leases expire.
@@ -264,8 +277,28 @@ func (f *Frontier) LeaseN(ctx context.Context, runID int64, n int, retry func(co
 	if err != nil {
 		return nil, fmt.Errorf("lease tasks: %w", err)
 	}
-	slices.SortFunc(ts, func(a, b *Task) int { return cmp.Or(cmp.Compare(a.Depth, b.Depth), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(ts, leaseOrder)
 	return ts, nil
+}
+
+// leaseOrder is LeaseTasks' order: lower depth first; within a depth the
+// tasks without a yield, then by yield, highest first; then as found.
+func leaseOrder(a, b *Task) int {
+	ya, yb := a.Yield != nil, b.Yield != nil
+	c := cmp.Compare(a.Depth, b.Depth)
+	switch {
+	case c != 0:
+		return c
+	case ya != yb && !ya:
+		return -1
+	case ya != yb:
+		return 1
+	case ya:
+		if c := cmp.Compare(*b.Yield, *a.Yield); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // scanTasks reads the tasks of a LeaseTasks or HeldTasks result.
@@ -279,7 +312,7 @@ func scanTasks(runID int64, rows pgx.Rows, err error) ([]*Task, error) {
 		t := &Task{Task: kinds.Task{RunID: runID}}
 		var params []byte
 		var refreshUS int64
-		if err := rows.Scan(&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand, &t.Outcome); err != nil {
+		if err := rows.Scan(&t.ID, &t.Kind, &t.Key, &params, &t.Depth, &t.MaxPages, &t.Cursor, &t.Pages, &t.Items, &t.Token, &refreshUS, &t.Reexpand, &t.Outcome, &t.Yield); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(params, &t.Params); err != nil {

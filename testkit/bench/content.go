@@ -515,7 +515,7 @@ func contentFigures(label string, t *contentTruth, budget int64, scores []*conte
 		}
 		return a / b
 	}
-	why := "a list whose counter moved is walked whole within its page limit (the real service ranks comments, so a walk cannot stop at its first stored entry), where the oracle buys only the pages down to the first known entry; a new reply under an old comment moves its video's counter (which counts replies), so its comments list is walked whole to find the comment whose reply count moved, where the oracle buys that replies list alone; and at a binding budget the default policy spends in the order lists are reached, not where comments grow (content lists are not yet items of the adaptive schedule)."
+	why := "a list whose counter moved is walked whole within its page limit (the real service ranks comments, so a walk cannot stop at its first stored entry), where the oracle buys only the pages down to the first known entry; a new reply under an old comment moves its video's counter (which counts replies), so its comments list is walked whole to find the comment whose reply count moved, where the oracle buys that replies list alone; and at a binding budget the default policy leases a depth's content lists by their counter's move per credit since their last walk, but only among those pending when a worker leases (a list found later does not overtake one already leased), and a list moved by replies under old comments ranks as if they were new comments, though its walk finds only their reply counts."
 	var figs []Figure
 	if budget == 0 {
 		figs = append(figs,

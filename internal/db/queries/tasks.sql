@@ -12,10 +12,28 @@
 -- back to pending to be expanded again from what it stored (reexpand), and
 -- one being fetched is marked so its lease's end does the same.
 -- Each row names its parent task (NULL: a seed), so the committer adds
--- the children of a group of pages in one statement.
-INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after)
-SELECT @run_id, t.parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond'
-FROM unnest(@parent_id::bigint[], @kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[]) AS t(parent_id, kind, key, params, depth, max_pages, refresh_us)
+-- the children of a group of pages in one statement. A content list
+-- carrying its counter (@credits > 0: the price of its page) gets its
+-- lease_yield (migration 00061) from its last walk, read by key for those
+-- only (the CASE runs the subquery for them alone).
+INSERT INTO crawl.tasks AS x (run_id, parent_id, kind, key, params, depth, max_pages, refresh_after, lease_yield)
+SELECT @run_id, t.parent_id, t.kind, t.key, t.params::jsonb, t.depth, t.max_pages, NULLIF(t.refresh_us, 0) * interval '1 microsecond',
+    CASE WHEN t.credits > 0 THEN (
+        SELECT CASE
+            -- The counter of its last walk, within its refresh_after:
+            -- skipped without a request, first, so the lists it leads to
+            -- are known early.
+            WHEN w.count = t.count AND (t.refresh_us = 0 OR w.walked_at > now() - t.refresh_us * interval '1 microsecond')
+                THEN 'Infinity'::float8
+            -- The counter's move per credit of its last walk's pages (never
+            -- walked: one page). Not scaled by the rise: the pages' room is
+            -- unknown, and a list of one page would rank below its peers.
+            ELSE abs(t.count - coalesce(w.count, 0))::float8 / (t.credits * greatest(1, w.pages))
+            END
+        FROM (VALUES (1)) AS one LEFT JOIN crawl.content_walks w ON w.kind = t.kind AND w.key = t.key)
+    END
+FROM unnest(@parent_id::bigint[], @kind::text[], @key::text[], @params::text[], @depth::int[], @max_pages::int[], @refresh_us::bigint[], @count::bigint[], @credits::int[])
+    AS t(parent_id, kind, key, params, depth, max_pages, refresh_us, count, credits)
 ON CONFLICT (run_id, kind, key) DO UPDATE SET
     depth = EXCLUDED.depth,
     reexpand = x.reexpand OR (x.kind = ANY(@reexpandable::text[])
@@ -43,13 +61,16 @@ SELECT crawl.expect_advanced((SELECT count(*) FROM ended));
 -- Takes up to @n pending tasks, each stamped with a fresh fencing token,
 -- under owner tag @owner (one tag per call), but those in @aside (the
 -- process set them aside: dearer than its budget has left). Breadth first:
--- lower depth first. It reads only the partial index of pending tasks, so
--- its cost does not grow with the done ones; expired leases come back
+-- lower depth first; within a depth, the tasks without a lease_yield in
+-- the order found, then the content lists by yield, highest first (a
+-- binding budget goes first where the content grew). It reads only the
+-- partial index of pending tasks in that order (tasks_pending_yield_idx),
+-- so its cost does not grow with the done ones; expired leases come back
 -- through RescueTasks.
 WITH next AS (
     SELECT id FROM crawl.tasks
     WHERE run_id = @run_id AND state = 'pending' AND id <> ALL(@aside::bigint[])
-    ORDER BY depth, id
+    ORDER BY depth, lease_yield DESC, id
     LIMIT @n
     FOR UPDATE SKIP LOCKED
 )
@@ -60,14 +81,15 @@ FROM next WHERE t.id = next.id
 RETURNING t.id, t.kind, t.key, t.params, t.depth, t.max_pages, t.cursor, t.pages, t.items, t.lease_token,
     coalesce(extract(epoch FROM t.refresh_after) * 1000000, 0)::bigint,
     t.reexpand AND t.finished_at IS NOT NULL, -- to expand again: it ended once already
-    coalesce(t.outcome::text, ''); -- how it ended then (a list walked whole or not)
+    coalesce(t.outcome::text, ''), -- how it ended then (a list walked whole or not)
+    t.lease_yield;
 
 -- name: HeldTasks
 -- The tasks leased under owner tag @owner, if a LeaseTasks whose answer
 -- was lost went through.
 SELECT id, kind, key, params, depth, max_pages, cursor, pages, items, lease_token,
     coalesce(extract(epoch FROM refresh_after) * 1000000, 0)::bigint, reexpand AND finished_at IS NOT NULL,
-    coalesce(outcome::text, '')
+    coalesce(outcome::text, ''), lease_yield
 FROM crawl.tasks WHERE run_id = @run_id AND lease_owner = @owner AND state = 'leased';
 
 -- name: RescueTasks
