@@ -257,6 +257,8 @@ type taskRow struct {
 	Depth    int32  `db:"depth"`
 	MaxPages *int32 `db:"max_pages"`
 	Refresh  int64  `db:"refresh_us"`
+	Count    int64  `db:"count"`
+	Credits  int32  `db:"credits"`
 	Note     string // untagged: not a column
 }
 
@@ -270,13 +272,13 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 	b := PrepareBulk[addTasks, taskRow]("AddTasks")
 	ten := int32(10)
 	got := b.Args(addTasks{RunID: 3}, []taskRow{
-		{Kind: "k1", Key: "a", Params: []byte(`{}`), Depth: 1, MaxPages: &ten, Refresh: 7},
+		{Kind: "k1", Key: "a", Params: []byte(`{}`), Depth: 1, MaxPages: &ten, Refresh: 7, Count: 12, Credits: 15},
 		{Kind: "k2", Key: "b", Depth: 2},
 	})
 	// AddTasks uses @run_id, then the columns in unnest order (@parent_id
 	// first), then @reexpandable.
 	want := []any{int64(3), []*int64{nil, nil}, []string{"k1", "k2"}, []string{"a", "b"}, [][]byte{[]byte("{}"), {}},
-		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}, []string(nil)}
+		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}, []int64{12, 0}, []int32{15, 0}, []string(nil)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("args = %#v\nwant %#v", got, want)
 	}
@@ -288,6 +290,8 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 		Depth    int32          `db:"depth"`
 		MaxPages int32          `db:"max_pages"`
 		Refresh  int64          `db:"refresh_us"`
+		Count    int64          `db:"count"`
+		Credits  int32          `db:"credits"`
 	}
 	if msg := mustPanic(t, func() { PrepareBulk[addTasks, badColumn]("AddTasks") }); !strings.Contains(msg, "cannot be sent as an array") {
 		t.Errorf("panic %q", msg)
