@@ -56,6 +56,8 @@ type harness struct {
 	tmplOnce sync.Once
 	tmplName string // created template database, dropped by close
 	tmplErr  error
+
+	shared []string // databases of Shared, dropped by close
 }
 
 // Main runs a package's tests against PostgreSQL; call it from TestMain:
@@ -207,9 +209,14 @@ func (h *harness) close() error {
 	defer h.mu.Unlock()
 	var errs []error
 	if h.admin != nil {
-		if h.tmplName != "" && h.cluster == nil {
+		if h.cluster == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
-			errs = append(errs, dropDB(ctx, h.admin, h.tmplName))
+			for _, name := range h.shared {
+				errs = append(errs, dropDB(ctx, h.admin, name))
+			}
+			if h.tmplName != "" {
+				errs = append(errs, dropDB(ctx, h.admin, h.tmplName))
+			}
 			cancel()
 		}
 		h.admin.Close()
@@ -302,6 +309,31 @@ func Clone(t testing.TB, src string) string {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// Shared is DB for a database several tests read (a harvest made once):
+// it outlives the test that asks for it and is dropped when Main ends.
+// Each test copies it with Clone.
+func Shared(t testing.TB) string {
+	t.Helper()
+	base, admin, err := h.server()
+	var tmpl string
+	if err == nil {
+		tmpl, err = h.template(base, admin)
+	}
+	name := "pgtest_" + randomHex()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
+		err = createDB(ctx, admin, name, tmpl)
+		cancel()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.shared = append(h.shared, name)
+	h.mu.Unlock()
+	return withDatabase(base, name)
 }
 
 func (h *harness) newDB(t testing.TB, fromTemplate bool) (string, error) {

@@ -134,6 +134,29 @@ func TestClone(t *testing.T) {
 	}
 }
 
+// Shared's database outlives the test that made it, and Clone copies it.
+func TestSharedOutlivesItsTest(t *testing.T) {
+	t.Parallel()
+	var u string
+	t.Run("maker", func(t *testing.T) {
+		u = Shared(t)
+		c := connect(t, u)
+		if _, err := c.Exec(t.Context(), "insert into migrated values (1, 'x')"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var n int
+	if err := connect(t, Clone(t, u)).QueryRow(t.Context(), "select count(*) from migrated").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("the copy has %d rows, want 1", n)
+	}
+}
+
 // EmptyDB returns an empty database although the package has a template.
 func TestEmptyDBSkipsTheTemplate(t *testing.T) {
 	t.Parallel()
