@@ -134,9 +134,6 @@ func (c *crawl) join(ctx context.Context) {
 
 // observeRequest counts an attempt's outcome and hands it to the observers.
 func (c *crawl) observeRequest(o sources.Outcome) {
-	if o.Withdrawn {
-		return // nothing was sent
-	}
 	if !o.NotSent {
 		c.mon.requests.Add(1)
 	}

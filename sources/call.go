@@ -21,7 +21,7 @@ type Lease interface {
 	// reserves the credits here.
 	Reserve(ctx context.Context, endpoint string, credits int) error
 	// Settle is told the outcome of every attempt Reserve let through that
-	// got an HTTP response, or was never sent or withdrawn.
+	// got an HTTP response, or was never sent.
 	Settle(ctx context.Context, o Outcome)
 	// Hold keeps a decoded body's share of the in-flight body budget until
 	// the page built from it is committed; release gives it back.

@@ -44,10 +44,6 @@ type Outcome struct {
 	// NotSent marks an attempt that failed before its request was written
 	// (connection refused, DNS): certainly not billed. Status is 0.
 	NotSent bool
-	// Withdrawn marks an attempt called off after its lease's Reserve because a 429
-	// paused the key meanwhile: nothing was sent, so there is nothing to
-	// record beyond giving the reservation back.
-	Withdrawn bool
 	// Keys is the shape of a sampled 2xx body (shape.go), nil when the
 	// answer was not sampled.
 	Keys []string
@@ -269,7 +265,14 @@ func (c *Client) fetchRaw(ctx context.Context, l Lease, r request, decode func(*
 // waiting for a slot or a token (a 429 refuses a request, it does not send
 // its item to the back of the queue).
 func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, credits int, bo backoff.BackOff, after429 bool) (ans *answer, held int64, err error) {
-	// A slot first: the requests in flight, and those waiting for a token
+	// The credits first, before a slot: a call waiting for credits must
+	// not hold a slot, which the retry of a request that keeps its
+	// reservation (its answer never came) may need to give them back.
+	// Reserve returns at once for that retry.
+	if err := l.Reserve(ctx, endpoint, credits); err != nil {
+		return nil, 0, err
+	}
+	// Then a slot: the requests in flight, and those waiting for a token
 	// or a pause, are at most the adaptive limit. It is given back, with
 	// what the attempt says of the upstream, once the answer is read.
 	acquire, wait := c.slots.Acquire, c.control.Wait
@@ -295,6 +298,9 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 			held = 0
 		}
 	}()
+	// A call that returns before sending keeps its reservation: its page
+	// gives it back when it is done (a retry of a timed-out request may
+	// still be billed for it).
 	for {
 		if probe == 0 {
 			p, err := c.gate.wait(ctx, endpoint)
@@ -306,16 +312,11 @@ func (c *Client) attempt(ctx context.Context, l Lease, endpoint, full string, cr
 		if err := wait(ctx); err != nil {
 			return nil, 0, err
 		}
-		if err := l.Reserve(ctx, endpoint, credits); err != nil {
-			return nil, 0, err
-		}
 		if !c.control.Paused() && (probe != 0 || !c.gate.isClosed()) {
 			break
 		}
-		// A 429 arrived, or an outage closed the gate, while Reserve ran
-		// (a database round trip): withdraw and wait like every other
-		// worker.
-		c.settle(ctx, l, Outcome{Endpoint: endpoint, Withdrawn: true})
+		// A 429 arrived, or an outage closed the gate, after the wait:
+		// wait again like every other worker.
 	}
 	actx, cancel := context.WithTimeout(ctx, time.Duration(c.cfg.Timeout))
 	defer cancel()

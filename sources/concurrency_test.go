@@ -172,3 +172,126 @@ func TestLimitGrowsWithNoSettings(t *testing.T) {
 		t.Error("no doubling recorded")
 	}
 }
+
+// creditPool is a budget of credits shared by leases, the pipeline's Hold
+// in miniature: Reserve waits while credits are out with requests in
+// flight, and is refused once none are left and nothing may come back.
+type creditPool struct {
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced at every settle
+	left     int64         // not yet billed
+	inFlight int64
+	waiting  int
+}
+
+var errPoolSpent = errors.New("credits spent")
+
+func newCreditPool(credits int64) *creditPool {
+	return &creditPool{left: credits, changed: make(chan struct{})}
+}
+
+// poolLease is one task's lease on a creditPool: reserved carries over to
+// a retry of a request whose answer never came, as the pipeline's does.
+type poolLease struct {
+	noLease
+	pool     *creditPool
+	reserved int64
+}
+
+func (l *poolLease) Reserve(ctx context.Context, _ string, credits int) error {
+	if l.reserved > 0 {
+		return nil
+	}
+	p := l.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.left-p.inFlight < int64(credits) {
+		if p.inFlight == 0 {
+			return errPoolSpent
+		}
+		ch := p.changed
+		p.waiting++
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-ch:
+		}
+		p.mu.Lock()
+		p.waiting--
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	p.inFlight += int64(credits)
+	l.reserved = int64(credits)
+	return nil
+}
+
+func (l *poolLease) Settle(_ context.Context, o Outcome) {
+	p := l.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inFlight -= l.reserved
+	if o.Billed {
+		p.left -= l.reserved
+	}
+	l.reserved = 0
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// waiters reports how many Reserve calls wait for credits.
+func (p *creditPool) waiters() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting
+}
+
+// A request that timed out keeps its reservation for its retry; a call
+// waiting for credits must not hold the slot that retry needs. With one
+// slot and one credit left, the call waiting for credits used to take the
+// slot the timed-out request gave back and wait in Reserve for its credit,
+// while the retry waited for the slot: both until the budget's WaitMax
+// (10 minutes in a run; seeds 141 and 366 of the simulator).
+func TestRetryHoldingCreditsGetsASlot(t *testing.T) {
+	t.Parallel()
+	var first atomic.Bool
+	inServer := make(chan struct{})
+	s := newScripted(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		if r.URL.Query().Get("handle") == "hangs" && first.CompareAndSwap(false, true) {
+			close(inServer)
+			<-r.Context().Done() // past the client's timeout
+			return
+		}
+		fmt.Fprint(w, `{"success":true,"user":{"uniqueId":"a"},"stats":{}}`)
+	})
+	c := testClient(t, s.srv.URL, func(cfg *Config) {
+		cfg.MaxInFlight = 1
+		cfg.Timeout = Duration(100 * time.Millisecond)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pool := newCreditPool(1)
+	var g sync.WaitGroup
+	var hungErr, otherErr error
+	g.Go(func() {
+		_, hungErr = Do(ctx, c, &poolLease{pool: pool}, testProfileCall("hangs"))
+	})
+	<-inServer
+	g.Go(func() {
+		_, otherErr = Do(ctx, c, &poolLease{pool: pool}, testProfileCall("other"))
+	})
+	for !c.slotsWaited(1) && pool.waiters() == 0 {
+		// until the second call waits, for the slot or for credits
+	}
+	g.Wait()
+	if hungErr != nil {
+		t.Errorf("the call that timed out once: %v, want its retry answered", hungErr)
+	}
+	if !errors.Is(otherErr, errPoolSpent) {
+		t.Errorf("the call with no credit left: %v, want %v", otherErr, errPoolSpent)
+	}
+	if n := s.calls.Load(); n != 2 {
+		t.Errorf("%d requests, want 2 (the timed-out one and its retry)", n)
+	}
+}

@@ -136,9 +136,6 @@ func (m *Metrics) WriteTextfile(path string) error {
 
 // Request implements pipeline.Observer.
 func (m *Metrics) Request(o sources.Outcome) {
-	if o.Withdrawn {
-		return
-	}
 	m.requests.WithLabelValues(o.Endpoint, outcome(o)).Inc()
 	if o.Billed {
 		m.billed.Inc()

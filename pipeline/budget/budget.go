@@ -374,9 +374,6 @@ func (b *Hold) Settle(r *int64, o sources.Outcome) {
 	b.inFlight -= reserved
 	*r = 0
 	defer b.wake()
-	if o.Withdrawn {
-		return // never sent: nothing to record
-	}
 	cost := o.Cost()
 	if o.Billed && !o.Credits.Charged.Valid {
 		// The answer does not say what it cost: the route's price.
