@@ -232,12 +232,19 @@ func (rc *Controller) step(now time.Time) time.Duration { return rc.stepRetry(no
 //
 // A retry (of a request refused by a 429) leaves as soon as the pause is
 // over, borrowing its token from the bucket (which then goes below empty,
-// by at most its burst, and holds the next requests back until it is
+// by less than its burst plus one token, and holds the next requests back until it is
 // paid): the pause was for the upstream's bucket to refill, so a request
 // retried at its end finds a token there, and the retried item comes back
 // within the pause and one round trip, not after the requests that waited
 // with it (issue 34: 2-6 s late at an interim rate of 0.5-1/s). The rate
 // over a second is unchanged.
+//
+// The debt is checked before the token is taken, so a bucket with a
+// fraction of a token left can go to its burst plus that fraction below
+// empty: less than burst + 1 tokens. Checked after, a retry at api.burst 1
+// would wait a whole token more after every capped 429 (TestRecoveryAfter-
+// Repeated429s' bound); one request of debt beyond the burst is the price
+// of the retried item coming back within the pause and one round trip.
 func (rc *Controller) stepRetry(now time.Time, retry bool) time.Duration {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
