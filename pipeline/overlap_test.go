@@ -68,8 +68,11 @@ func TestSentCommitFailureDiscardsTheNextPage(t *testing.T) {
 // budget: two workers whose pages are 5/8 of the budget each (640 KiB of
 // 1 MiB, as 5 MiB pages under the default 8 MiB, an eighth of the bytes to
 // decode under -race) would each hold one page and wait for the budget for
-// the next, forever, if a read waited for budget without first reading the
-// commit that holds it.
+// the next, forever, if a page's bodies were given back only when its
+// commit is read. Two things give them back: the committer, once the group
+// holding the page is committed, and a read about to wait for budget,
+// which reads its previous page's commit first (BeforeBudgetWait). Either
+// alone keeps this run going; the test fails only if both went.
 func TestSentPagesNeverWaitOnTheirOwnBodyBudget(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
