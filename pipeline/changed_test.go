@@ -475,51 +475,84 @@ func contentAtDay(t *testing.T, pool *pgxpool.Pool, day int64, pageSize int) *bu
 	return &bundle{pool: pool, sandbox: sb, srv: srv, baseURL: srv.URL}
 }
 
-// A new reply under an old comment is captured (issue 32): the video's
-// comment count counts replies, as the platforms display it, so it moves;
-// the video's comments list is walked whole, the comment's reply count
-// on it has moved, and that replies list, only it, is bought. Found in
-// the sandbox's content world: a creator whose only change on a day is
-// new replies under comments older than that day.
+// A new reply under an old comment is captured (issue 32), and the
+// comments list is read only down to the page that explains its
+// counter's rise: the video's comment count counts replies, as the
+// platforms display it, so it moves; its comments list is walked down to
+// the page holding the last comment whose reply count moved (the rise
+// explained: pages past it are not bought), and those replies lists, only
+// they, are bought down to their new replies. reuse.full_walk_every 1
+// walks every list whole, as before. Found in the sandbox's content
+// world: a creator whose only change on a day is new replies under
+// comments older than that day, one of them on a comments page before
+// the list's last, and one replies list gaining fewer replies than it
+// holds (fails when the walks go on to the end).
 func TestReplyUnderOldCommentBought(t *testing.T) {
 	t.Parallel()
-	const pageSize = 10
-	var h string
-	var day int64
-	var d sandbox.ContentDiff
-	for i := 0; h == "" && i < 200; i++ {
+	const pageSize = 2
+	pages := func(n int64) int64 { return max(1, (n+pageSize-1)/pageSize) }
+	var (
+		h                           string
+		day                         int64
+		d                           sandbox.ContentDiff
+		commentPages, wholeComments int64
+		replyPages, wholeReplies    int64
+		newReplies                  []string
+	)
+	for i := 0; h == "" && i < 400; i++ {
 		cand := fmt.Sprintf("ro%d_v2_c5", i)
 		for k := int64(1); k <= 3 && h == ""; k++ {
 			c, err := sandbox.CreatorContentChanges(sandbox.ChurnContent, cand, k-1, k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(c.NewVideos) == 0 && c.NewComments == 0 && c.Deleted == 0 && c.NewReplies > 0 {
+			if len(c.NewVideos) != 0 || c.NewComments != 0 || c.Deleted != 0 || c.NewReplies == 0 {
+				continue
+			}
+			before, _ := sandbox.ContentAt(sandbox.ChurnContent, k-1)
+			truth, _ := sandbox.ContentAt(sandbox.ChurnContent, k)
+			var cp, wc, rp, wr int64
+			var nr []string
+			for _, l := range c.Lists {
+				switch l.Kind {
+				case sandbox.ListVideoComments:
+					if len(l.New)+len(l.Gone) != 0 || l.CountTo <= l.CountFrom {
+						t.Fatalf("%s day %d: %+v: want a comments list moved by replies alone", cand, k, l)
+					}
+					// Down to the page of the last comment whose reply
+					// count moved.
+					now, was := truth.VideoComments(l.Video, cand), before.VideoComments(l.Video, cand)
+					last := -1
+					for j := range now {
+						if now[j].ID != was[j].ID {
+							t.Fatalf("%s day %d: the comments of %s moved", cand, k, l.Video)
+						}
+						if now[j].Replies != was[j].Replies {
+							last = j
+						}
+					}
+					cp += pages(int64(last + 1))
+					wc += pages(int64(len(now)))
+				case sandbox.ListCommentReplies:
+					// New replies at the head; a list never walked (no
+					// replies before) is walked whole.
+					if l.CountFrom == 0 {
+						rp += pages(l.CountTo)
+					} else {
+						rp += pages(l.CountTo - l.CountFrom)
+					}
+					wr += pages(l.CountTo)
+					nr = append(nr, l.New...)
+				}
+			}
+			if cp < wc && rp < wr {
 				h, day, d = cand, k, c
+				commentPages, wholeComments, replyPages, wholeReplies, newReplies = cp, wc, rp, wr, nr
 			}
 		}
 	}
 	if h == "" {
-		t.Fatal("no creator whose only change on a day is new replies")
-	}
-	pages := func(n int64) int64 { return max(1, (n+pageSize-1)/pageSize) }
-	truth, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
-	var commentPages, replyPages int64
-	var newReplies []string
-	for _, l := range d.Lists {
-		switch l.Kind {
-		case sandbox.ListVideoComments:
-			if len(l.New)+len(l.Gone) != 0 || l.CountTo <= l.CountFrom {
-				t.Fatalf("%s day %d: %+v: want a comments list moved by replies alone", h, day, l)
-			}
-			commentPages += pages(int64(len(truth.VideoComments(l.Video, h))))
-		case sandbox.ListCommentReplies:
-			replyPages += pages(l.CountTo)
-			newReplies = append(newReplies, l.New...)
-		}
-	}
-	if commentPages == 0 || replyPages == 0 {
-		t.Fatalf("%s day %d: %d comments pages and %d replies pages changed: the test shows nothing", h, day, commentPages, replyPages)
+		t.Fatal("no creator whose only change on a day is new replies above its comments lists' last pages")
 	}
 	job := fmt.Sprintf(`
   preset: scrapecreators
@@ -527,14 +560,37 @@ limits: {workers: 2, max_pages: 100, max_depth: 1}
 seeds: {shortvideo: {profiles: [%s]}}
 expand: {videos: {stop_at_seen: true}, video_comments: {}, comment_replies: {}}
 `, h)
-	pool, _ := pgtest.Pool(t)
+	url := pgtest.DB(t)
+	pool := connectPool(t, url)
 	runNight(t, contentAtDay(t, pool, day-1, pageSize), job)
-	second := runNight(t, contentAtDay(t, pool, day, pageSize), job)
-	t.Logf("%s, day %d: %d comments pages, %d replies pages, new replies %v", h, day, commentPages, replyPages, newReplies)
-	second.want(t, fmt.Sprintf("%s, day %d (%d new replies)", h, day, len(newReplies)),
-		map[string]int64{epVideos: 1, epVideoComms: commentPages, epVideoReplies: replyPages}, 1+1+commentPages+replyPages)
-	if n := second.b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE comment_id = ANY($1) AND last_seen_run = $2`, newReplies, second.run); n != int64(len(newReplies)) {
-		t.Errorf("%d of the %d new replies %v stored by the second night", n, len(newReplies), newReplies)
+	pool.Close()
+	whole := connectPool(t, pgtest.Clone(t, url))
+	t.Logf("%s, day %d: comments pages %d (whole %d), replies pages %d (whole %d), new replies %v; %+v",
+		h, day, commentPages, wholeComments, replyPages, wholeReplies, newReplies, d.Lists)
+	for _, c := range []struct {
+		name                    string
+		pool                    *pgxpool.Pool
+		job                     string
+		comments, replies, cuts int64
+	}{
+		{"explained", connectPool(t, url), job, commentPages, replyPages, -1},
+		{"full_walk_every: 1", whole, job + "reuse: {full_walk_every: 1}\n", wholeComments, wholeReplies, 0},
+	} {
+		second := runNight(t, contentAtDay(t, c.pool, day, pageSize), c.job)
+		second.want(t, fmt.Sprintf("%s: %s, day %d (%d new replies)", c.name, h, day, len(newReplies)),
+			map[string]int64{epVideos: 1, epVideoComms: c.comments, epVideoReplies: c.replies}, 1+1+c.comments+c.replies)
+		b := second.b
+		if n := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE comment_id = ANY($1) AND last_seen_run = $2`, newReplies, second.run); n != int64(len(newReplies)) {
+			t.Errorf("%s: %d of the %d new replies %v stored by the second night", c.name, n, len(newReplies), newReplies)
+		}
+		cuts := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'done_stop_at_seen' AND reason LIKE 'explained: page % accounts for the counter''s rise of %'`, second.run)
+		if c.cuts == 0 && cuts != 0 || c.cuts != 0 && cuts == 0 {
+			t.Errorf("%s: %d walks cut where the rise was explained", c.name, cuts)
+		}
+		// Nothing marked deleted: a cut walk does not reach the end.
+		if n := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE deleted_run IS NOT NULL`); n != 0 {
+			t.Errorf("%s: %d comments marked deleted", c.name, n)
+		}
 	}
 }
 
