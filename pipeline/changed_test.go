@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -663,4 +665,141 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 		fmt.Sprintf(`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND first_seen_run = %d AND post_url = '%s'`, runID, fastest): 3,
 		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`:                                                                          6*4 - 5,
 	})
+}
+
+// A post's comments are read down to the page that explains its counter's
+// rise too (issue 32): the photo-sharing post's comment_count counts the
+// replies, as the app shows it; a new comment adds 1 and its
+// child_comment_count, a stored comment the move of its
+// child_comment_count. A profile's 4 posts of 12 comments each at day 0,
+// pages of 3, on the sandbox's content world; the second night, at the
+// first day where a post's rise is explained above its list's last page,
+// buys of each post whose counter rose the comments pages down to its
+// last change (whole when a comment was deleted or the counter fell), of
+// a new post its whole list; what is stored of the posts is then the
+// day's truth, the pages not read included: their comments and reply
+// counts had not moved (fails when a rise walks the list whole).
+func TestPostCommentsReadDownToTheirChange(t *testing.T) {
+	t.Parallel()
+	const pageSize = 3
+	const handle = "pcy_p4_c12"
+	pages := func(n int) int64 { return int64(max(1, (n+pageSize-1)/pageSize)) }
+	job := `
+  preset: scrapecreators
+limits: {workers: 2, max_pages: 100, max_depth: 1}
+seeds: {photosocial: {profiles: [` + handle + `]}}
+expand: {posts: {}, post_comments: {}, comment_replies: {}}
+`
+	pool, _ := pgtest.Pool(t)
+	runNight(t, contentAtDay(t, pool, 0, pageSize), job)
+	var posts []string
+	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
+	if err == nil {
+		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(posts) != 4 {
+		t.Fatalf("night 1 walked the comments of %v: %v", posts, err)
+	}
+	day0, err := sandbox.ContentAt(sandbox.ChurnContent, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := func(cs []sandbox.ContentComment) (n int64) {
+		for _, c := range cs {
+			n += 1 + c.Replies
+		}
+		return n
+	}
+	// want is the comments pages a night at day buys of the night-1
+	// posts, and whether a walk is cut above its list's last page.
+	want := func(day int64) (want int64, cut bool, newComments []string) {
+		now, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
+		for _, p := range posts {
+			code := sinks.PostCode(p)
+			was, is := day0.PostComments(code), now.PostComments(code)
+			before := map[string]int64{}
+			for _, c := range was {
+				before[c.ID] = c.Replies
+			}
+			gone := len(was)
+			last := 0
+			for i, c := range is {
+				r, ok := before[c.ID]
+				if ok {
+					gone--
+				} else {
+					newComments = append(newComments, c.ID)
+				}
+				if !ok || r != c.Replies {
+					last = i + 1
+				}
+			}
+			switch from, to := counter(was), counter(is); {
+			case to == from:
+			case to < from || gone > 0:
+				want += pages(len(is))
+			default:
+				want += pages(last)
+				cut = cut || pages(last) < pages(len(is))
+			}
+		}
+		return want, cut, newComments
+	}
+	day := int64(1)
+	for ; day <= 10; day++ {
+		if _, cut, _ := want(day); cut {
+			break
+		}
+	}
+	if day > 10 {
+		t.Fatal("no day within 10 where a post's rise is explained above its list's last page: the test shows nothing")
+	}
+	second := runNight(t, contentAtDay(t, pool, day, pageSize), job)
+	b := second.b
+	comments, _, newComments := want(day)
+	if len(newComments) > 0 {
+		t.Logf("new comments: %v", newComments)
+	}
+	// A post new since night 1: its comments walked whole.
+	now, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
+	rows, err = pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' AND NOT key = ANY($1)`, posts)
+	var added []string
+	if err == nil {
+		added, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range added {
+		comments += pages(len(now.PostComments(sinks.PostCode(p))))
+	}
+	t.Logf("%s, day %d: %d comments pages (%d new posts)", handle, day, comments, len(added))
+	if second.pages[epPostComms] != comments {
+		t.Errorf("day %d: %d pages of %s, want %d", day, second.pages[epPostComms], epPostComms, comments)
+	}
+	// What is stored of night 1's posts is the day's truth, the pages not
+	// read included: every comment there, none marked deleted that is
+	// not, each with its reply count.
+	for _, p := range posts {
+		var got []string
+		rows, err := pool.Query(context.Background(), `SELECT comment_id || ':' || coalesce(child_comment_count, 0) FROM photosocial.comments
+			WHERE post_code = $1 AND parent_comment_id IS NULL AND (deleted_run IS NULL OR deleted_run <= last_seen_run) ORDER BY 1`, sinks.PostCode(p))
+		if err == nil {
+			got, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, c := range now.PostComments(sinks.PostCode(p)) {
+			want = append(want, fmt.Sprintf("%s:%d", c.ID, c.Replies))
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("post %s as stored after day %d: %v, the sandbox lists %v", p, day, got, want)
+		}
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'photosocial.comments' AND outcome = 'done_stop_at_seen' AND reason LIKE 'explained: %'`, second.run); n == 0 {
+		t.Error("no post's comments cut where the rise was explained")
+	}
 }
