@@ -28,8 +28,10 @@ type Reuse struct {
 	// Seeds overrides the window per seed list, keyed like
 	// "shortvideo.profiles" (the key under seeds).
 	Seeds map[string]Duration `yaml:"seeds" json:"seeds,omitempty"`
-	// FullWalkEvery: a stop_at_seen list whose last full walk was followed
-	// by FullWalkEvery-1 walks cut short is walked whole (1: always).
+	// FullWalkEvery: a stop_at_seen list, or a content list whose walks
+	// stop where their counter's rise is explained, whose last full walk
+	// was followed by FullWalkEvery-1 walks cut short is walked whole (1:
+	// always).
 	FullWalkEvery int `yaml:"full_walk_every" json:"full_walk_every"`
 	// FullWalkAfter: a stop_at_seen list whose last full walk is older is
 	// walked whole (0: no age limit).

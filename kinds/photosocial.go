@@ -79,7 +79,8 @@ var _ = register(&Kind{
 	Call:  byKeyCursor(endpoints.PSCommentsCall, mapPSComments),
 	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
 		return GoneScope{Platform: "photosocial", Owner: sinks.PostCode(t.Key)}
-	}, Expand: storedReplies(&storedPostCommentsWithReplies, func(t *Task) string { return sinks.PostCode(t.Key) }, edgePostCommentReplies)},
+	}, Expand: storedReplies(&storedPostCommentsWithReplies, func(t *Task) string { return sinks.PostCode(t.Key) }, edgePostCommentReplies),
+		Explain: explainBy(&storedPSCommentCounts, func(t *Task) string { return sinks.PostCode(t.Key) }, psCounted(false))},
 	Seen: seenBy(seenComments, func(t *Task) string { return sinks.PostCode(t.Key) }, func(r *Result) []string {
 		rows := sinks.Rows[sinks.PSComment](&r.Batch)
 		keys := make([]string, len(rows))

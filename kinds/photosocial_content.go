@@ -290,7 +290,7 @@ var _ = register(&Kind{
 	}, mapPSCommentReplies),
 	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
 		return GoneScope{Platform: "photosocial", Owner: sinks.PostCode(t.Params["url"]), Parent: t.Key}
-	}},
+	}, Explain: explainBy(&storedPSCommentCounts, func(t *Task) string { return sinks.PostCode(t.Params["url"]) }, psCounted(true))},
 })
 
 func mapPSCommentReplies(m *mapper, t *Task, page *sources.Page[endpoints.PSComment]) (*Result, error) {

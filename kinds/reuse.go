@@ -42,10 +42,13 @@ type FreshRule struct {
 // its refresh_after. Every walk's end is recorded there; a walk to the
 // list's end marks the stored entries it no longer found (Gone).
 //
-// The lists are walked whole when bought: the real service documents no
-// order for comments or replies (the platforms rank comments by
-// relevance), so a rise's new entries may be on any page and the walk
-// cannot stop at the first stored one.
+// A rise's new entries may be on any page (the real service documents no
+// order for comments or replies, and the platforms rank comments), so a
+// walk cannot stop at the first stored entry. It stops instead at the
+// page where the rise is explained (Explain): the counter counts the
+// comments and all their replies, so the new entries and the moves of
+// the stored comments' reply counts on the pages read add up to it. A fall
+// is walked whole.
 type ChangeRule struct {
 	// Gone is where t's stored entries are, for marking those a walk to
 	// the list's end no longer found.
@@ -55,6 +58,102 @@ type ChangeRule struct {
 	// counter as last seen, each deciding for itself (a replies list
 	// never walked, as after a night cut by its budget, is bought).
 	Expand func(ctx context.Context, q db.Querier, j Job, t *Task) ([]NewTask, error)
+	// Explain is how much of the rise of t's counter since its last walk
+	// a page of it (res, not yet written) accounts for, from what runs
+	// before runID stored: an entry none stored (or one marked deleted)
+	// counts 1 and its own counter (a comment's replies), a stored one the
+	// move of its counter since. nil: the list is walked whole.
+	Explain func(ctx context.Context, q db.Querier, runID int64, t *Task, res *Result) (int64, error)
+}
+
+// counted is an entry of a content list page: its key, and its own
+// counter (a comment's reply count; 0 for a reply).
+type counted struct {
+	key string
+	n   int64
+}
+
+// explainBy is a ChangeRule.Explain: the stored counters of the page's
+// entries (entries(res)) are read with stmt, the list being owner(t)'s.
+func explainBy(stmt *db.Stmt[seenParams], owner func(*Task) string, entries func(*Result) []counted) func(context.Context, db.Querier, int64, *Task, *Result) (int64, error) {
+	return func(ctx context.Context, q db.Querier, runID int64, t *Task, res *Result) (int64, error) {
+		page := map[string]int64{}
+		var keys []string
+		for _, e := range entries(res) {
+			if _, ok := page[e.key]; !ok {
+				keys = append(keys, e.key)
+			}
+			page[e.key] = e.n
+		}
+		if len(keys) == 0 {
+			return 0, nil
+		}
+		rows, err := stmt.Query(ctx, q, seenParams{Owner: owner(t), Keys: keys, RunID: runID})
+		if err != nil {
+			return 0, err
+		}
+		stored := map[string]int64{}
+		var (
+			key string
+			n   int64
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&key, &n}, func() error { stored[key] = n; return nil }); err != nil {
+			return 0, fmt.Errorf("explain the counter: %w", err)
+		}
+		var explained int64
+		for _, k := range keys {
+			if s, ok := stored[k]; ok {
+				explained += page[k] - s
+			} else {
+				explained += 1 + page[k]
+			}
+		}
+		return explained, nil
+	}
+}
+
+var (
+	storedSVCommentCounts = db.Prepare[seenParams]("StoredSVCommentCounts")
+	storedPSCommentCounts = db.Prepare[seenParams]("StoredPSCommentCounts")
+)
+
+// svCounted are the entries of a short-video comments (replies false) or
+// replies page, with their reply counts.
+func svCounted(replies bool) func(*Result) []counted {
+	return func(r *Result) []counted {
+		var out []counted
+		for _, c := range sinks.Rows[sinks.SVComment](&r.Batch) {
+			if (c.ParentID != nil) != replies {
+				continue
+			}
+			e := counted{key: c.CommentID}
+			if c.ReplyCount != nil && !replies {
+				e.n = *c.ReplyCount
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+}
+
+// psCounted are the entries of a photo-sharing comments (replies false:
+// the replies a page shows with their comment are in its count) or
+// replies page, by comment key, with their reply counts.
+func psCounted(replies bool) func(*Result) []counted {
+	return func(r *Result) []counted {
+		var out []counted
+		for _, c := range sinks.Rows[sinks.PSComment](&r.Batch) {
+			if (c.ParentID != nil) != replies {
+				continue
+			}
+			e := counted{key: sinks.CommentKey(c.PostCode, c.Username, c.CreatedAt, c.Text)}
+			if c.ChildCommentCount != nil && !replies {
+				e.n = *c.ChildCommentCount
+			}
+			out = append(out, e)
+		}
+		return out
+	}
 }
 
 type ownerParams struct {

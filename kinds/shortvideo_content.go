@@ -162,7 +162,8 @@ var _ = register(&Kind{
 	Call:  byKeyCursor(endpoints.SVVideoCommentsCall, mapSVVideoComments),
 	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
 		return GoneScope{Platform: "shortvideo", Owner: sinks.VideoIDOf(t.Key)}
-	}, Expand: storedReplies(&storedVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies)},
+	}, Expand: storedReplies(&storedVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies),
+		Explain: explainBy(&storedSVCommentCounts, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, svCounted(false))},
 	// Again from stored data: the replies of the comments with replies
 	// that its walk in this run stored.
 	Reexpand: storedIDs(&runVideoCommentsWithReplies, func(t *Task) string { return sinks.VideoIDOf(t.Key) }, edgeVideoCommentReplies, urlParam),
@@ -238,7 +239,7 @@ var _ = register(&Kind{
 	}, mapSVCommentReplies),
 	Change: &ChangeRule{Gone: func(t *Task) GoneScope {
 		return GoneScope{Platform: "shortvideo", Owner: sinks.VideoIDOf(t.Params["url"]), Parent: t.Key}
-	}},
+	}, Explain: explainBy(&storedSVCommentCounts, func(t *Task) string { return sinks.VideoIDOf(t.Params["url"]) }, svCounted(true))},
 })
 
 func mapSVCommentReplies(m *mapper, t *Task, page *sources.Page[endpoints.SVComment]) (*Result, error) {

@@ -111,6 +111,11 @@ func (c *crawl) skipUnchanged(ctx context.Context, log *slog.Logger, k *kinds.Ki
 			return err
 		})
 	}
+	if reason == "" && err == nil && k.Change.Explain != nil && w.Found && w.Counted {
+		if n, _ := t.Count(); n > w.Count {
+			t.rise = &rise{of: n - w.Count, since: w.Count}
+		}
+	}
 	if reason != "" && err == nil {
 		saved := w.Pages * max(c.job.Route(t.Kind).Credits, 1)
 		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
@@ -152,4 +157,57 @@ func walkEnd(k *kinds.Kind, t *kinds.Task, res *kinds.Result) *frontier.ContentW
 		}
 	}
 	return w
+}
+
+// rise is a content list's counter's rise since its last walk (of, from
+// since) and how much of it the pages read so far explain.
+type rise struct {
+	of, since, explained int64
+}
+
+// stopExplained ends a walk of a content list whose counter rose (t.rise)
+// at the page where the pages read explain the rise
+// (kinds.ChangeRule.Explain: new entries, each with its replies, and the
+// moves of stored comments' reply counts), unless a full walk is due
+// (reuse.full_walk_every, full_walk_after, as for stop_at_seen). Only a
+// walk begun in this lease is cut (a walk resumed after a kill goes to
+// the end); a fall, or a rise the pages overshoot (deletions among
+// them), is walked whole, and the end marks the deleted entries. The
+// walk is cut short like one stop_at_seen cuts (done_stop_at_seen).
+func (c *crawl) stopExplained(ctx context.Context, k *kinds.Kind, t *task, res *kinds.Result) error {
+	x := t.rise
+	if x == nil || k.Change == nil || k.Change.Explain == nil || res.Stop != "" {
+		return nil
+	}
+	var n int64
+	if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+		n, err = k.Change.Explain(ctx, c.opts.Pool, c.runID, &t.Task.Task, res)
+		return err
+	}); err != nil {
+		return err
+	}
+	x.explained += n
+	if x.explained != x.of {
+		return nil
+	}
+	var w ListWalk
+	if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
+		w, err = listWalk(ctx, c.opts.Pool, c.job, t.Kind, t.Key, c.runID)
+		return err
+	}); err != nil {
+		return err
+	}
+	if w.FullDue {
+		t.rise = nil // this walk goes to the end
+		return nil
+	}
+	walked := t.Pages + 1
+	full := w.Pages
+	if t.MaxPages > 0 {
+		full = min(full, t.MaxPages)
+	}
+	res.Stop = fmt.Sprintf("explained: page %d accounts for the counter's rise of %d since its last walk (%d to %d; last full walk: run %d, %d pages)", walked, x.of, x.since, x.since+x.of, w.Run, w.Pages)
+	res.Outcome = kinds.OutcomeDoneStopAtSeen
+	res.Saved = max(0, full-walked)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/plan"
+	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -475,51 +477,84 @@ func contentAtDay(t *testing.T, pool *pgxpool.Pool, day int64, pageSize int) *bu
 	return &bundle{pool: pool, sandbox: sb, srv: srv, baseURL: srv.URL}
 }
 
-// A new reply under an old comment is captured (issue 32): the video's
-// comment count counts replies, as the platforms display it, so it moves;
-// the video's comments list is walked whole, the comment's reply count
-// on it has moved, and that replies list, only it, is bought. Found in
-// the sandbox's content world: a creator whose only change on a day is
-// new replies under comments older than that day.
+// A new reply under an old comment is captured (issue 32), and the
+// comments list is read only down to the page that explains its
+// counter's rise: the video's comment count counts replies, as the
+// platforms display it, so it moves; its comments list is walked down to
+// the page holding the last comment whose reply count moved (the rise
+// explained: pages past it are not bought), and those replies lists, only
+// they, are bought down to their new replies. reuse.full_walk_every 1
+// walks every list whole, as before. Found in the sandbox's content
+// world: a creator whose only change on a day is new replies under
+// comments older than that day, one of them on a comments page before
+// the list's last, and one replies list gaining fewer replies than it
+// holds (fails when the walks go on to the end).
 func TestReplyUnderOldCommentBought(t *testing.T) {
 	t.Parallel()
-	const pageSize = 10
-	var h string
-	var day int64
-	var d sandbox.ContentDiff
-	for i := 0; h == "" && i < 200; i++ {
+	const pageSize = 2
+	pages := func(n int64) int64 { return max(1, (n+pageSize-1)/pageSize) }
+	var (
+		h                           string
+		day                         int64
+		d                           sandbox.ContentDiff
+		commentPages, wholeComments int64
+		replyPages, wholeReplies    int64
+		newReplies                  []string
+	)
+	for i := 0; h == "" && i < 400; i++ {
 		cand := fmt.Sprintf("ro%d_v2_c5", i)
 		for k := int64(1); k <= 3 && h == ""; k++ {
 			c, err := sandbox.CreatorContentChanges(sandbox.ChurnContent, cand, k-1, k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(c.NewVideos) == 0 && c.NewComments == 0 && c.Deleted == 0 && c.NewReplies > 0 {
+			if len(c.NewVideos) != 0 || c.NewComments != 0 || c.Deleted != 0 || c.NewReplies == 0 {
+				continue
+			}
+			before, _ := sandbox.ContentAt(sandbox.ChurnContent, k-1)
+			truth, _ := sandbox.ContentAt(sandbox.ChurnContent, k)
+			var cp, wc, rp, wr int64
+			var nr []string
+			for _, l := range c.Lists {
+				switch l.Kind {
+				case sandbox.ListVideoComments:
+					if len(l.New)+len(l.Gone) != 0 || l.CountTo <= l.CountFrom {
+						t.Fatalf("%s day %d: %+v: want a comments list moved by replies alone", cand, k, l)
+					}
+					// Down to the page of the last comment whose reply
+					// count moved.
+					now, was := truth.VideoComments(l.Video, cand), before.VideoComments(l.Video, cand)
+					last := -1
+					for j := range now {
+						if now[j].ID != was[j].ID {
+							t.Fatalf("%s day %d: the comments of %s moved", cand, k, l.Video)
+						}
+						if now[j].Replies != was[j].Replies {
+							last = j
+						}
+					}
+					cp += pages(int64(last + 1))
+					wc += pages(int64(len(now)))
+				case sandbox.ListCommentReplies:
+					// New replies at the head; a list never walked (no
+					// replies before) is walked whole.
+					if l.CountFrom == 0 {
+						rp += pages(l.CountTo)
+					} else {
+						rp += pages(l.CountTo - l.CountFrom)
+					}
+					wr += pages(l.CountTo)
+					nr = append(nr, l.New...)
+				}
+			}
+			if cp < wc && rp < wr {
 				h, day, d = cand, k, c
+				commentPages, wholeComments, replyPages, wholeReplies, newReplies = cp, wc, rp, wr, nr
 			}
 		}
 	}
 	if h == "" {
-		t.Fatal("no creator whose only change on a day is new replies")
-	}
-	pages := func(n int64) int64 { return max(1, (n+pageSize-1)/pageSize) }
-	truth, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
-	var commentPages, replyPages int64
-	var newReplies []string
-	for _, l := range d.Lists {
-		switch l.Kind {
-		case sandbox.ListVideoComments:
-			if len(l.New)+len(l.Gone) != 0 || l.CountTo <= l.CountFrom {
-				t.Fatalf("%s day %d: %+v: want a comments list moved by replies alone", h, day, l)
-			}
-			commentPages += pages(int64(len(truth.VideoComments(l.Video, h))))
-		case sandbox.ListCommentReplies:
-			replyPages += pages(l.CountTo)
-			newReplies = append(newReplies, l.New...)
-		}
-	}
-	if commentPages == 0 || replyPages == 0 {
-		t.Fatalf("%s day %d: %d comments pages and %d replies pages changed: the test shows nothing", h, day, commentPages, replyPages)
+		t.Fatal("no creator whose only change on a day is new replies above its comments lists' last pages")
 	}
 	job := fmt.Sprintf(`
   preset: scrapecreators
@@ -527,14 +562,37 @@ limits: {workers: 2, max_pages: 100, max_depth: 1}
 seeds: {shortvideo: {profiles: [%s]}}
 expand: {videos: {stop_at_seen: true}, video_comments: {}, comment_replies: {}}
 `, h)
-	pool, _ := pgtest.Pool(t)
+	url := pgtest.DB(t)
+	pool := connectPool(t, url)
 	runNight(t, contentAtDay(t, pool, day-1, pageSize), job)
-	second := runNight(t, contentAtDay(t, pool, day, pageSize), job)
-	t.Logf("%s, day %d: %d comments pages, %d replies pages, new replies %v", h, day, commentPages, replyPages, newReplies)
-	second.want(t, fmt.Sprintf("%s, day %d (%d new replies)", h, day, len(newReplies)),
-		map[string]int64{epVideos: 1, epVideoComms: commentPages, epVideoReplies: replyPages}, 1+1+commentPages+replyPages)
-	if n := second.b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE comment_id = ANY($1) AND last_seen_run = $2`, newReplies, second.run); n != int64(len(newReplies)) {
-		t.Errorf("%d of the %d new replies %v stored by the second night", n, len(newReplies), newReplies)
+	pool.Close()
+	whole := connectPool(t, pgtest.Clone(t, url))
+	t.Logf("%s, day %d: comments pages %d (whole %d), replies pages %d (whole %d), new replies %v; %+v",
+		h, day, commentPages, wholeComments, replyPages, wholeReplies, newReplies, d.Lists)
+	for _, c := range []struct {
+		name                    string
+		pool                    *pgxpool.Pool
+		job                     string
+		comments, replies, cuts int64
+	}{
+		{"explained", connectPool(t, url), job, commentPages, replyPages, -1},
+		{"full_walk_every: 1", whole, job + "reuse: {full_walk_every: 1}\n", wholeComments, wholeReplies, 0},
+	} {
+		second := runNight(t, contentAtDay(t, c.pool, day, pageSize), c.job)
+		second.want(t, fmt.Sprintf("%s: %s, day %d (%d new replies)", c.name, h, day, len(newReplies)),
+			map[string]int64{epVideos: 1, epVideoComms: c.comments, epVideoReplies: c.replies}, 1+1+c.comments+c.replies)
+		b := second.b
+		if n := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE comment_id = ANY($1) AND last_seen_run = $2`, newReplies, second.run); n != int64(len(newReplies)) {
+			t.Errorf("%s: %d of the %d new replies %v stored by the second night", c.name, n, len(newReplies), newReplies)
+		}
+		cuts := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND outcome = 'done_stop_at_seen' AND reason LIKE 'explained: page % accounts for the counter''s rise of %'`, second.run)
+		if c.cuts == 0 && cuts != 0 || c.cuts != 0 && cuts == 0 {
+			t.Errorf("%s: %d walks cut where the rise was explained", c.name, cuts)
+		}
+		// Nothing marked deleted: a cut walk does not reach the end.
+		if n := b.count(t, `SELECT count(*) FROM shortvideo.comments WHERE deleted_run IS NOT NULL`); n != 0 {
+			t.Errorf("%s: %d comments marked deleted", c.name, n)
+		}
 	}
 }
 
@@ -607,4 +665,141 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 		fmt.Sprintf(`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL AND first_seen_run = %d AND post_url = '%s'`, runID, fastest): 3,
 		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NULL`:                                                                          6*4 - 5,
 	})
+}
+
+// A post's comments are read down to the page that explains its counter's
+// rise too (issue 32): the photo-sharing post's comment_count counts the
+// replies, as the app shows it; a new comment adds 1 and its
+// child_comment_count, a stored comment the move of its
+// child_comment_count. A profile's 4 posts of 12 comments each at day 0,
+// pages of 3, on the sandbox's content world; the second night, at the
+// first day where a post's rise is explained above its list's last page,
+// buys of each post whose counter rose the comments pages down to its
+// last change (whole when a comment was deleted or the counter fell), of
+// a new post its whole list; what is stored of the posts is then the
+// day's truth, the pages not read included: their comments and reply
+// counts had not moved (fails when a rise walks the list whole).
+func TestPostCommentsReadDownToTheirChange(t *testing.T) {
+	t.Parallel()
+	const pageSize = 3
+	const handle = "pcy_p4_c12"
+	pages := func(n int) int64 { return int64(max(1, (n+pageSize-1)/pageSize)) }
+	job := `
+  preset: scrapecreators
+limits: {workers: 2, max_pages: 100, max_depth: 1}
+seeds: {photosocial: {profiles: [` + handle + `]}}
+expand: {posts: {}, post_comments: {}, comment_replies: {}}
+`
+	pool, _ := pgtest.Pool(t)
+	runNight(t, contentAtDay(t, pool, 0, pageSize), job)
+	var posts []string
+	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
+	if err == nil {
+		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(posts) != 4 {
+		t.Fatalf("night 1 walked the comments of %v: %v", posts, err)
+	}
+	day0, err := sandbox.ContentAt(sandbox.ChurnContent, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := func(cs []sandbox.ContentComment) (n int64) {
+		for _, c := range cs {
+			n += 1 + c.Replies
+		}
+		return n
+	}
+	// want is the comments pages a night at day buys of the night-1
+	// posts, and whether a walk is cut above its list's last page.
+	want := func(day int64) (want int64, cut bool, newComments []string) {
+		now, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
+		for _, p := range posts {
+			code := sinks.PostCode(p)
+			was, is := day0.PostComments(code), now.PostComments(code)
+			before := map[string]int64{}
+			for _, c := range was {
+				before[c.ID] = c.Replies
+			}
+			gone := len(was)
+			last := 0
+			for i, c := range is {
+				r, ok := before[c.ID]
+				if ok {
+					gone--
+				} else {
+					newComments = append(newComments, c.ID)
+				}
+				if !ok || r != c.Replies {
+					last = i + 1
+				}
+			}
+			switch from, to := counter(was), counter(is); {
+			case to == from:
+			case to < from || gone > 0:
+				want += pages(len(is))
+			default:
+				want += pages(last)
+				cut = cut || pages(last) < pages(len(is))
+			}
+		}
+		return want, cut, newComments
+	}
+	day := int64(1)
+	for ; day <= 10; day++ {
+		if _, cut, _ := want(day); cut {
+			break
+		}
+	}
+	if day > 10 {
+		t.Fatal("no day within 10 where a post's rise is explained above its list's last page: the test shows nothing")
+	}
+	second := runNight(t, contentAtDay(t, pool, day, pageSize), job)
+	b := second.b
+	comments, _, newComments := want(day)
+	if len(newComments) > 0 {
+		t.Logf("new comments: %v", newComments)
+	}
+	// A post new since night 1: its comments walked whole.
+	now, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
+	rows, err = pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' AND NOT key = ANY($1)`, posts)
+	var added []string
+	if err == nil {
+		added, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range added {
+		comments += pages(len(now.PostComments(sinks.PostCode(p))))
+	}
+	t.Logf("%s, day %d: %d comments pages (%d new posts)", handle, day, comments, len(added))
+	if second.pages[epPostComms] != comments {
+		t.Errorf("day %d: %d pages of %s, want %d", day, second.pages[epPostComms], epPostComms, comments)
+	}
+	// What is stored of night 1's posts is the day's truth, the pages not
+	// read included: every comment there, none marked deleted that is
+	// not, each with its reply count.
+	for _, p := range posts {
+		var got []string
+		rows, err := pool.Query(context.Background(), `SELECT comment_id || ':' || coalesce(child_comment_count, 0) FROM photosocial.comments
+			WHERE post_code = $1 AND parent_comment_id IS NULL AND (deleted_run IS NULL OR deleted_run <= last_seen_run) ORDER BY 1`, sinks.PostCode(p))
+		if err == nil {
+			got, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, c := range now.PostComments(sinks.PostCode(p)) {
+			want = append(want, fmt.Sprintf("%s:%d", c.ID, c.Replies))
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("post %s as stored after day %d: %v, the sandbox lists %v", p, day, got, want)
+		}
+	}
+	if n := b.count(t, `SELECT count(*) FROM crawl.tasks WHERE run_id = $1 AND kind = 'photosocial.comments' AND outcome = 'done_stop_at_seen' AND reason LIKE 'explained: %'`, second.run); n == 0 {
+		t.Error("no post's comments cut where the rise was explained")
+	}
 }

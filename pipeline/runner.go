@@ -377,6 +377,10 @@ type task struct {
 	// finds the lease lost, and at the run's hard stop.
 	lease context.Context
 	visit adaptive.Visit
+	// rise, for a content list whose counter rose since its last walk, is
+	// that rise and what the pages read so far explain of it (changed.go,
+	// stopExplained); nil: the list is walked whole.
+	rise *rise
 }
 
 // target is how many tasks the process keeps in progress: the client's
@@ -793,6 +797,12 @@ func (c *crawl) page(k *kinds.Kind, t *task, prev *sentPage) (*fetched, *sentPag
 	res := &fetched{Result: mapped, archive: lease.archived()}
 	t.visit.Bought() // an adaptive visit's page: other workers count it from now
 	if err := c.stopAtSeen(fctx, k, t, res.Result); err != nil {
+		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
+			return nil, nil, frontier.ErrLeaseLost
+		}
+		return nil, nil, err
+	}
+	if err := c.stopExplained(fctx, k, t, res.Result); err != nil {
 		if errors.Is(context.Cause(fctx), frontier.ErrLeaseLost) {
 			return nil, nil, frontier.ErrLeaseLost
 		}

@@ -36,6 +36,9 @@ import (
 // comments and replies lists that changed since it last walked them: down
 // to their first known entry when entries were only added, whole when
 // some were deleted, greedily by changes per credit within the budget.
+// At no budget a stricter reference is scored beside it, a realizable
+// oracle: it knows which lists changed, but reads a comment's reply count
+// only on the comments page that shows it, as a crawler must.
 // Scored against the truth: credits (and how many went to lists that had
 // not changed since the policy last bought them), new comments and
 // replies captured, deleted comments marked.
@@ -285,7 +288,11 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 		return out, err
 	}
 	for i, budget := range budgets {
-		out.figures = append(out.figures, contentFigures(budgetLabel(budget, full), truth, budget, append(scores[i], contentOracle(truth, budget)))...)
+		refs := []*contentScore{contentOracle(truth, budget)}
+		if budget == 0 {
+			refs = []*contentScore{contentOracle(truth, budget, true), refs[0]}
+		}
+		out.figures = append(out.figures, contentFigures(budgetLabel(budget, full), truth, budget, append(scores[i], refs...))...)
 	}
 	merged := "buy every list again = changed_only: false on video_comments and comment_replies"
 	out.setup = fmt.Sprintf("%d short-video creators cn<NN>_v%d of the sandbox's content world (real preset, --churn content, page size %d): seeds = their profiles, "+
@@ -293,7 +300,9 @@ func runContent(ctx context.Context, e *env) (*outcome, error) {
 		"Night 0 (world day 0) buys everything: C = %d credits, its database copied for every policy and budget. Then %d changing nights (world days 1..%d) and one unchanged night (day %d again), "+
 		"each a new run on a new sandbox at that day, the database aged by a day before. Truth over days 1..%d: %d new comments, %d new replies, %d comments deleted. "+
 		"Policies: the crawler's default; buy every list again (%s); an oracle simulated from sandbox.ContentAt (profiles and video lists down to the first known video each night, "+
-		"then only the comments and replies lists changed since it last walked them: down to the first known entry when only added to, whole when some were deleted, greedily by changes per credit). "+
+		"then only the comments and replies lists changed since it last walked them: down to the first known entry when only added to, whole when some were deleted, greedily by changes per credit); "+
+		"at no budget also a realizable oracle, a stricter reference (issue 32's oracle and aims unchanged): it knows which lists changed too, but reads a comment's reply count only on the comments page that shows it, as a crawler must, "+
+		"so a comments list whose comments' reply counts moved is read down to the page of its last change (a new comment or a moved reply count), whole when some were deleted. "+
 		"Budgets: none, and max_credits %s of C. Unchanged credits: comments and replies pages of lists identical to what they were when the policy last bought them. "+
 		"A deleted comment is marked when the crawler marked it: deleted_run after its last_seen_run (a later walk of its list to the end no longer found it).",
 		cs.creators, cs.videos, contentPageSize, contentWorkers, full, cs.nights, cs.nights, cs.nights, cs.nights, truth.newComments, truth.newReplies, len(truth.gone), merged, shares(cs.shares))
@@ -424,11 +433,35 @@ func scoreStored(ctx context.Context, pool *pgxpool.Pool, truth *contentTruth, s
 }
 
 // contentOracle simulates the policy that knows which lists changed.
-func contentOracle(t *contentTruth, budget int64) *contentScore {
+// realizable: the stricter reference a crawler could match (issue 32's
+// oracle is not one): it knows which lists changed too, but reads a
+// comment's reply count only on the comments page that shows it, so a
+// comments list whose comments' reply counts moved is read down to the
+// page of its last change (a new comment, or a reply count other than
+// it last read), whole when some were deleted.
+func contentOracle(t *contentTruth, budget int64, realizable ...bool) *contentScore {
 	s := &contentScore{name: "oracle"}
+	byPage := len(realizable) > 0 && realizable[0]
+	if byPage {
+		s.name = "realizable oracle"
+	}
 	have := map[string][]string{}
 	for l, ids := range t.lists[0] {
 		have[l] = ids
+	}
+	// counts are the reply counts the realizable oracle last read.
+	counts := map[string]int{}
+	replies := func(day int, l, id string) int {
+		return len(t.lists[day][repliesKey(strings.TrimPrefix(l, "c/"), id)])
+	}
+	if byPage {
+		for l, ids := range t.lists[0] {
+			if strings.HasPrefix(l, "c/") {
+				for _, id := range ids {
+					counts[repliesKey(strings.TrimPrefix(l, "c/"), id)] = replies(0, l, id)
+				}
+			}
+		}
 	}
 	known := map[string]int{} // handle -> videos known
 	for _, h := range t.handles {
@@ -459,22 +492,41 @@ func contentOracle(t *contentTruth, budget int64) *contentScore {
 			list        string
 			added, gone []string
 			cost        int64
+			moved       int // comments whose reply count moved (realizable)
 		}
 		var cs []change
 		for l, ids := range t.lists[day] {
 			before, seen := have[l]
 			added, gone := diffList(before, ids)
-			if len(added)+len(gone) == 0 {
+			moved, last := 0, 0
+			if byPage && strings.HasPrefix(l, "c/") {
+				isNew := map[string]bool{}
+				for _, id := range added {
+					isNew[id] = true
+				}
+				for i, id := range ids {
+					if isNew[id] {
+						last = i + 1
+					} else if counts[repliesKey(strings.TrimPrefix(l, "c/"), id)] != replies(day, l, id) {
+						moved++
+						last = i + 1
+					}
+				}
+			}
+			if len(added)+len(gone)+moved == 0 {
 				continue
 			}
 			cost := pages(len(ids))
-			if seen && len(gone) == 0 {
+			switch {
+			case byPage && strings.HasPrefix(l, "c/") && seen && len(gone) == 0:
+				cost = min(pages(last), cost)
+			case seen && len(gone) == 0:
 				cost = min(int64(len(added)/contentPageSize+1), cost)
 			}
-			cs = append(cs, change{l, added, gone, cost})
+			cs = append(cs, change{l, added, gone, cost, moved})
 		}
 		slices.SortFunc(cs, func(a, b change) int {
-			va, vb := float64(len(a.added)+len(a.gone))/float64(a.cost), float64(len(b.added)+len(b.gone))/float64(b.cost)
+			va, vb := float64(len(a.added)+len(a.gone)+a.moved)/float64(a.cost), float64(len(b.added)+len(b.gone)+b.moved)/float64(b.cost)
 			return cmp.Or(cmp.Compare(vb, va), strings.Compare(a.list, b.list))
 		})
 		for _, c := range cs {
@@ -482,6 +534,11 @@ func contentOracle(t *contentTruth, budget int64) *contentScore {
 				continue
 			}
 			have[c.list] = t.lists[day][c.list]
+			if byPage && strings.HasPrefix(c.list, "c/") {
+				for _, id := range t.lists[day][c.list] {
+					counts[repliesKey(strings.TrimPrefix(c.list, "c/"), id)] = replies(day, c.list, id)
+				}
+			}
 			for _, id := range c.added {
 				if k := t.kind[id]; k != "" && !captured[id] {
 					captured[id] = true
@@ -515,7 +572,14 @@ func contentFigures(label string, t *contentTruth, budget int64, scores []*conte
 		}
 		return a / b
 	}
-	why := "a list whose counter moved is walked whole within its page limit (the real service ranks comments, so a walk cannot stop at its first stored entry), where the oracle buys only the pages down to the first known entry; a new reply under an old comment moves its video's counter (which counts replies), so its comments list is walked whole to find the comment whose reply count moved, where the oracle buys that replies list alone; and at a binding budget the default policy leases a depth's content lists by their counter's move per credit since their last walk, but only among those pending when a worker leases (a list found later does not overtake one already leased), and a list moved by replies under old comments ranks as if they were new comments, though its walk finds only their reply counts."
+	why := "a list whose counter rose is read down to the page where the rise is explained (new comments with their replies, and the moves of the stored comments' reply counts; whole when comments were deleted), where the oracle buys only the pages down to the first known entry: " +
+		"a new reply under an old comment moves its video's counter (which counts replies), so its comments list is read down to that comment's page, where the oracle buys that replies list alone, which no crawler can (it learns a reply count only on the comments page showing it)"
+	for _, r := range scores {
+		if r.name == "realizable oracle" && r.credits > 0 {
+			why += fmt.Sprintf("; the realizable oracle, which knows which lists changed but reads a reply count only there, spends %d credits, %.2f times the oracle's, and the default %.3f times it", r.credits, float64(r.credits)/float64(oracle.credits), float64(def.credits)/float64(r.credits))
+		}
+	}
+	why += "; and at a binding budget the default policy leases a depth's content lists by their counter's move per credit since their last walk, but only among those pending when a worker leases (a list found later does not overtake one already leased), and a list moved by replies under old comments ranks as if they were new comments, though its walk finds only their reply counts."
 	var figs []Figure
 	if budget == 0 {
 		figs = append(figs,
@@ -525,6 +589,13 @@ func contentFigures(label string, t *contentTruth, budget int64, scores []*conte
 				Detail: fmt.Sprintf("default %d, oracle %d credits (the profiles and first video pages)", def.quiet, oracle.quiet), Why: why},
 			Figure{Name: label + ": default: new comments and replies captured", Value: ratio(float64(def.captured()), float64(total)), Aim: atLeast(0.98),
 				Detail: fmt.Sprintf("%d of %d (%d comments of %d, %d replies of %d)", def.captured(), total, def.comments, t.newComments, def.replies, t.newReplies)})
+		for _, r := range scores {
+			if r.name == "realizable oracle" {
+				figs = append(figs, Figure{Name: label + ": default ÷ realizable oracle: credits of the changing nights", Value: ratio(float64(def.credits), float64(r.credits)),
+					Detail: fmt.Sprintf("default %d, realizable oracle %d credits over %d nights: it knows which lists changed, but reads a comment's reply count only on the comments page showing it "+
+						"(a changed comments list down to the page of its last change, whole when some were deleted), which no crawler can skip", def.credits, r.credits, t.nights)})
+			}
+		}
 	} else {
 		figs = append(figs, Figure{Name: label + ": default ÷ oracle: new comments and replies captured", Value: ratio(float64(def.captured()), float64(oracle.captured())),
 			Aim: atLeast(0.9), Detail: fmt.Sprintf("default %d, oracle %d of %d", def.captured(), oracle.captured(), total), Why: why})

@@ -41,3 +41,32 @@ func TestContentOracle(t *testing.T) {
 		t.Fatalf("oracle at budget 5: %+v", s)
 	}
 }
+
+// TestContentRealizableOracle: the realizable reference knows which lists
+// changed too, but reads a comment's reply count only on the comments page
+// showing it: a new reply under v1's 22nd comment costs the oracle its
+// replies page alone, the realizable one also v1's comments pages 1-3
+// (down to that comment, not the 4th); a comments list with a deletion
+// is read whole by both.
+func TestContentRealizableOracle(t *testing.T) {
+	ids := func(prefix string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s%d", prefix, i)
+		}
+		return out
+	}
+	day0 := map[string][]string{"c/v1": ids("a", 35), "r/v1/a21": {"x0"}, "c/v2": ids("b", 30)}
+	day1 := map[string][]string{"c/v1": ids("a", 35), "r/v1/a21": {"x1", "x0"}, "c/v2": ids("b", 29)}
+	tr := &contentTruth{handles: []string{"h"}, nights: 1, lists: []map[string][]string{day0, day1},
+		videos: []map[string][]string{{"h": {"v1", "v2"}}, {"h": {"v1", "v2"}}}, kind: map[string]string{"x1": "reply"}, newReplies: 1}
+	// Night 1: profile 1 + video page 1; v2 whole (3 pages); the replies
+	// list 1 page; the realizable one v1's pages 1-3 too. Night 2: 2.
+	o, r := contentOracle(tr, 0), contentOracle(tr, 0, true)
+	if o.credits != 2+3+1 || o.quiet != 2 || o.replies != 1 || o.deleted != 1 {
+		t.Errorf("oracle: %+v", o)
+	}
+	if r.credits != 2+3+1+3 || r.quiet != 2 || r.replies != 1 || r.deleted != 1 || r.name != "realizable oracle" {
+		t.Errorf("realizable oracle: %+v", r)
+	}
+}

@@ -108,3 +108,19 @@ WHERE post_code = @owner AND parent_comment_id IS NULL AND comment_id IS NOT NUL
   AND CASE WHEN jsonb_typeof(raw->'has_more_replies') = 'boolean' THEN raw->>'has_more_replies' = 'true'
            ELSE coalesce(child_comment_count, 0) > coalesce(jsonb_array_length(CASE WHEN jsonb_typeof(raw->'replies') = 'array' THEN raw->'replies' END), 0) END
 ORDER BY comment_id;
+
+-- name: StoredSVCommentCounts
+-- The comments (or replies) @keys of video @owner that runs before
+-- @run_id stored and none marked deleted since, with their reply count as
+-- last seen (0 for a reply): what a page of a comments or replies list
+-- adds to its counter's rise (kinds.ChangeRule.Explain).
+SELECT comment_id, coalesce(reply_count, 0) FROM shortvideo.comments
+WHERE video_id = @owner AND comment_id = ANY(@keys::text[]) AND first_seen_run < @run_id
+  AND (deleted_run IS NULL OR deleted_run <= last_seen_run);
+
+-- name: StoredPSCommentCounts
+-- StoredSVCommentCounts of post @owner (its code), by comment key, with
+-- child_comment_count as last seen.
+SELECT comment_key, coalesce(child_comment_count, 0) FROM photosocial.comments
+WHERE post_code = @owner AND comment_key = ANY(@keys::text[]) AND first_seen_run < @run_id
+  AND (deleted_run IS NULL OR deleted_run <= last_seen_run);
