@@ -91,8 +91,16 @@ func TestContentNightsCombined(t *testing.T) {
 	// committed: the content requests whose page a run committed, by
 	// query, with the world day of that night.
 	committed := map[string]int64{}
+	committedBy := map[string]int{} // the night
 	var lastRun int64
-	done := false
+	done, stopped := false, 0
+	// cut: the content lists the last night's budget stop cut (their
+	// task keys: a list's URL, a comment's id), with the pages their walk
+	// committed; cuts, rebought: all of them, and the credits spent buying
+	// those pages again.
+	var cut map[string]int
+	var cuts int
+	var rebought int64
 	for night := 0; night < 12 && !done; night++ {
 		day := min(int64(night), comboLastDay)
 		runID := int64(night + 1)
@@ -130,21 +138,30 @@ func TestContentNightsCombined(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// Two processes: the first runs the night (a new run, or the
-		// killed one resumed), the second joins it at the upstream's next
-		// few requests.
-		first := []string{"run", "--new-run", job}
+		// Two processes: the first runs the night (a new run), the second
+		// joins it at the upstream's third request; after the kill both
+		// resume the killed run at once.
+		var a, b *process
+		var codes []int
 		if killed {
-			first = []string{"run", "--resume", fmt.Sprint(runID), job}
+			a = startCrawler(t, db, "run", "--resume", fmt.Sprint(runID), job)
+			b = startCrawler(t, db, "run", "--resume", fmt.Sprint(runID), job)
+			codes = []int{a.wait(), b.wait()}
+		} else {
+			joinAt := up.n.Load() + 3
+			second := joinRunAt(t, up, joinAt, db, runID, job)
+			a = startCrawler(t, db, "run", "--new-run", job)
+			codes = append(codes, a.wait())
+			var late bool
+			if b, late = second(); late {
+				t.Errorf("night %d: the first process ended before the upstream's request %d: no second process joined it", night, joinAt)
+			}
+			codes = append(codes, b.wait())
 		}
-		joinAt := up.n.Load() + 3
-		second := joinRunAt(t, up, joinAt, db, runID, job)
-		a := startCrawler(t, db, first...)
-		codes := []int{a.wait(), second().wait()}
 		up.setTrigger(nil)
 		for i, code := range codes {
 			if code != 0 && code != exitSpent {
-				t.Fatalf("night %d: process %d exit %d:\n%s%s", night, i+1, code, a.stderr.String(), second().stderr.String())
+				t.Fatalf("night %d: process %d exit %d:\n%s%s", night, i+1, code, a.stderr.String(), b.stderr.String())
 			}
 		}
 		var state string
@@ -154,6 +171,9 @@ func TestContentNightsCombined(t *testing.T) {
 			t.Fatalf("night %d: run %d: %v", night, runID, err)
 		}
 		done = state == "done"
+		if state == "stopped" {
+			stopped++
+		}
 		lastRun = runID
 
 		// The budget, at the sandbox's charges; the ledger.
@@ -185,13 +205,26 @@ func TestContentNightsCombined(t *testing.T) {
 		if allowed := map[bool]int{false: 0, true: comboWorkers}[killed]; len(twice) > allowed {
 			t.Errorf("night %d: bought twice: %v (at most %d)", night, twice, allowed)
 		}
-		// No content list committed on an earlier night bought again
-		// unless its counter moved since (the ground truth).
+		// No page of a content list committed on an earlier night bought
+		// again unless the list's counter moved since (the ground truth),
+		// or the budget stop of that night cut the list's walk: the next
+		// run walks it from its first page (docs/reuse.md, "Content
+		// lists"), buying again at most the pages the cut walk committed.
+		again := map[string]int{}
 		for _, ar := range up.sb.Arrivals(cliKey) {
 			if ar.Credits == 0 || !slices.Contains(comboContentEndpoints, ar.Endpoint) {
 				continue
 			}
-			if from, ok := committed[ar.Query]; ok && !comboListMoved(t, ar.Query, from, day) {
+			from, ok := committed[comboListKey(t, ar.Query)]
+			switch list := comboList(t, ar.Query); {
+			case !ok || comboListMoved(t, ar.Query, from, day):
+			case committedBy[comboListKey(t, ar.Query)] == night-1 && cut[list] > 0:
+				again[list]++
+				rebought += ar.Credits
+				if again[list] > cut[list] {
+					t.Errorf("night %d (day %d): %s?%s bought again, the %d pages its walk cut by the budget committed already bought again", night, day, ar.Endpoint, ar.Query, cut[list])
+				}
+			default:
 				t.Errorf("night %d (day %d): %s?%s bought again, committed on day %d, its counter unchanged since", night, day, ar.Endpoint, ar.Query, from)
 			}
 		}
@@ -204,21 +237,46 @@ func TestContentNightsCombined(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range qs {
-			committed[q] = day
+			committed[comboListKey(t, q)] = day
+			committedBy[comboListKey(t, q)] = night
 		}
+		// The content lists this night's budget stop cut: pages
+		// committed, the walk not ended.
+		rows, err = conn.Query(ctx, `SELECT key, pages FROM crawl.tasks WHERE run_id = $1 AND state <> 'done' AND pages > 0
+			AND kind IN ('shortvideo.video_comments', 'shortvideo.comment_replies', 'photosocial.comments', 'photosocial.comment_replies')`, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut = map[string]int{}
+		for rows.Next() {
+			var key string
+			var pages int
+			if err := rows.Scan(&key, &pages); err != nil {
+				t.Fatal(err)
+			}
+			cut[key] = pages
+		}
+		if rows.Err() != nil {
+			t.Fatal(rows.Err())
+		}
+		if len(cut) > 2*comboWorkers {
+			t.Errorf("night %d: %d content lists cut by the budget stop, more than the %d workers had in progress", night, len(cut), 2*comboWorkers)
+		}
+		cuts += len(cut)
 		if testing.Verbose() {
 			for _, ar := range up.sb.Arrivals(cliKey) {
 				t.Logf("  %d %s?%s %d", ar.Status, ar.Endpoint, ar.Query, ar.Credits)
 			}
-			t.Logf("first: %s\nsecond: %s", a.stderr.String(), second().stderr.String())
+			t.Logf("first: %s\nsecond: %s", a.stderr.String(), b.stderr.String())
 		}
 		t.Logf("night %d (day %d): run %s, %d credits, %d requests, %d pages committed", night, day, state, credits, len(up.sb.Arrivals(cliKey)), len(qs))
 	}
+	t.Logf("%d content lists cut by budget stops; %d credits bought their pages again", cuts, rebought)
 	if !done {
 		t.Fatalf("no night ended under its budget of %d", comboBudget)
 	}
-	if lastRun < comboLastDay+2 {
-		t.Fatalf("%d nights: the budget never bound", lastRun)
+	if stopped < comboLastDay {
+		t.Fatalf("%d of %d nights stopped by the budget: it does not bind", stopped, lastRun)
 	}
 	comboCheckTruth(t, conn)
 
@@ -236,23 +294,53 @@ func TestContentNightsCombined(t *testing.T) {
 
 // joinRunAt starts `crawler run --resume runID job` when the upstream sees
 // its n-th request; the returned function waits for that start and gives
-// the process.
-func joinRunAt(t *testing.T, up *upstream, n int64, db string, runID int64, job string) func() *process {
+// the process, and whether it started only then, the upstream having seen
+// fewer requests (the test's bug, or the crawler's).
+func joinRunAt(t *testing.T, up *upstream, n int64, db string, runID int64, job string) func() (*process, bool) {
 	var second *process
 	var once sync.Once
-	started := make(chan struct{})
+	late := true
+	join := func(onTime bool) func() {
+		return func() {
+			second, late = startCrawler(t, db, "run", "--resume", fmt.Sprint(runID), job), !onTime
+		}
+	}
 	up.setTrigger(func(i int64) {
 		if i >= n {
-			once.Do(func() {
-				second = startCrawler(t, db, "run", "--resume", fmt.Sprint(runID), job)
-				close(started)
-			})
+			once.Do(join(true))
 		}
 	})
-	return func() *process {
-		<-started
-		return second
+	return func() (*process, bool) {
+		once.Do(join(false))
+		return second, late
 	}
+}
+
+// comboListKey is the page of a content list a request's query asks for:
+// the list's parent (the video's or post's URL, the comment's id) and the
+// cursor. The archive keeps the query of the contract's terms, which the
+// real dialect's request extends (include_replies, sort_by).
+func comboListKey(t *testing.T, query string) string {
+	t.Helper()
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.Get("url") + " " + q.Get("comment_id") + " " + q.Get("cursor")
+}
+
+// comboList is the content list a request's query asks for, as its task
+// key: the comment's id for its replies, else the video's or post's URL.
+func comboList(t *testing.T, query string) string {
+	t.Helper()
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := q.Get("comment_id"); id != "" {
+		return id
+	}
+	return q.Get("url")
 }
 
 // comboListMoved reports whether the content list a request of query asks
