@@ -57,14 +57,14 @@ expand:
 
 // comboContentEndpoints are the lists whose purchases the rule of issue 32
 // decides: bought again only when their counter moved.
-var comboContentEndpoints = []string{epVideoComms, epVideoReplies, epPostComms, epPostReplies}
+var comboContentEndpoints = []string{comboEpVideoComms, comboEpVideoReplies, comboEpPostComms, comboEpPostReplies}
 
 // The real service's content endpoints, as the sandbox counts them.
 const (
-	epVideoComms   = "/v1/tiktok/video/comments"
-	epVideoReplies = "/v1/tiktok/video/comment/replies"
-	epPostComms    = "/v2/instagram/post/comments"
-	epPostReplies  = "/v1/instagram/post/comment/replies"
+	comboEpVideoComms   = "/v1/tiktok/video/comments"
+	comboEpVideoReplies = "/v1/tiktok/video/comment/replies"
+	comboEpPostComms    = "/v2/instagram/post/comments"
+	comboEpPostReplies  = "/v1/instagram/post/comment/replies"
 )
 
 // Every promise of the content nights at once (issue 32): change-driven
