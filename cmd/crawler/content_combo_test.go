@@ -468,7 +468,7 @@ func comboCheckTruth(t *testing.T, conn *pgx.Conn) {
 			check("comment "+c.ID+"'s replies", ids(truth.PostCommentReplies(code, c.ID)), "photosocial.comments", `post_code = $1 AND parent_comment_id = $2`, code, c.ID)
 		}
 	}
-	t.Logf("the world on day %d: %d lists, %d entries, all stored; %d stored entries marked deleted", comboLastDay, lists, entries, gone)
+	t.Logf("the world on day %d: %d lists, %d entries; %d stored entries marked deleted", comboLastDay, lists, entries, gone)
 	if gone == 0 {
 		t.Errorf("no stored comment marked deleted: the world's deletions were not seen")
 	}
