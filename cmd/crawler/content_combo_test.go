@@ -75,7 +75,9 @@ const (
 // bills more than max_credits, the run's ledger is the sandbox's count,
 // no page is bought twice in a night (but what the killed process had in
 // flight), and no content list whose page a run committed is bought again
-// unless the ground truth says its counter moved since. The nights go on
+// unless the ground truth says its counter moved since, or a budget stop
+// cut its walk (then at most the pages the cut walk committed: the next
+// walk starts from the list's first page; docs/reuse.md). The nights go on
 // at the last day until one ends under its budget; then every comment and
 // reply of the world that day is stored, every stored one gone from it is
 // marked deleted, and replaying the runs the prune kept rewrites the same
