@@ -114,9 +114,11 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		"2 processes, %d samples, 3 endpoints of credit usage, 120 answer key paths, %d profile and %d video snapshots; accounts and videos grow to ~20,000 and follow edges to ~200,000 at 365 runs; VACUUM ANALYZE. "+
 		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on), "+
 		"all histories filled first and timed in rounds (each repetition times every size, in a rotating order), so a change of the shared machine's load falls on every size alike. "+
-		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones); the aim holds the ratio at the largest history.",
+		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones); the aim holds the ratio at the largest history. "+
+		"Last, the %d-run history (its latest run one of the run command's) is ANALYZEd and copied, the copy's shortvideo.users, follows and videos get %d times their rows more, last seen by earlier runs, "+
+		"and the report of the latest run is timed on both copies in alternating rounds (median of %d each).",
 		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages,
-		hs.listRuns, hs.listRuns)}
+		hs.listRuns, hs.listRuns, hs.scaledRuns, hs.scale-1, hs.reps)}
 	up, err := newUpstream(sandbox.Config{}, false)
 	if err != nil {
 		return out, err
