@@ -115,7 +115,7 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on), "+
 		"all histories filled first and timed in rounds (each repetition times every size, in a rotating order), so a change of the shared machine's load falls on every size alike. "+
 		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones); the aim holds the ratio at the largest history. "+
-		"Last, the %d-run history (its latest run one of the run command's) is ANALYZEd and copied, the copy's shortvideo.users, follows and videos get %d times their rows more, last seen by earlier runs, "+
+		"Last, the %d-run history (its latest run one of the run command's) is vacuumed, ANALYZEd and copied, the copy's shortvideo.users, follows and videos get %d times their rows more, last seen by earlier runs, "+
 		"and the report of the latest run is timed on both copies in alternating rounds (median of %d each).",
 		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages,
 		hs.listRuns, hs.listRuns, hs.scaledRuns, hs.scale-1, hs.reps)}
@@ -218,11 +218,13 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 // (shortvideo.users, follows, videos) get hs.scale - 1 times their rows
 // more, seen last by the runs before the latest (a long history of other
 // accounts, edges and videos): the report reads what its run saw, through
-// indexes, whatever the tables hold. The history is ANALYZEd before it is
-// copied, as autovacuum leaves it after the run command's runs: both copies
-// plan with the same statistics of everything but the entity tables (a
-// run's tasks that ANALYZE has not seen yet are estimated at one row, a
-// plan of its own). Median of hs.reps each, timed in rounds, each round
+// indexes, whatever the tables hold. The history is vacuumed and ANALYZEd
+// before it is copied, as autovacuum leaves it after the run command's
+// runs: both copies plan with the same statistics of everything but the
+// entity tables (a run's tasks that ANALYZE has not seen yet are estimated
+// at one row, a plan of its own), and neither holds the dead rows of the
+// runs' upserts (the copy's entity tables are vacuumed once scaled: only
+// the original would). Median of hs.reps each, timed in rounds, each round
 // timing both copies in alternating order, so that a change of the
 // machine's load falls on both alike.
 func measureScaledReport(ctx context.Context, e *env, hs historySizes, dsn string, workers int) (Figure, error) {
@@ -230,7 +232,7 @@ func measureScaledReport(ctx context.Context, e *env, hs historySizes, dsn strin
 	if err != nil {
 		return Figure{}, err
 	}
-	_, err = one.Exec(ctx, "ANALYZE")
+	_, err = one.Exec(ctx, "VACUUM ANALYZE")
 	one.Close()
 	if err != nil {
 		return Figure{}, err
