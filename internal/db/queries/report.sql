@@ -95,33 +95,46 @@ WHERE u.first_seen_run = @run_id AND u.last_seen_run >= @run_id
 ORDER BY s.follower_count DESC NULLS LAST, u.unique_id LIMIT @lim;
 
 -- name: ReportFollowLists
--- The follow lists the run walked (shortvideo.follow_walks): complete or
--- why not (pending and leased are unfinished; stop_at_seen without its
--- detail), and for a complete walk after an earlier complete one, that
--- walk's run, the counter at both and the edges gained and lost between
--- them, by the rule of shortvideo.follow_changes. Each walk reads its
--- list's previous complete walk (tasks_complete_walks_idx, one probe
--- however many incomplete walks came between), that run's snapshot and
--- the list's edges by index: nothing of other lists or older runs. (Read
--- through follow_changes, the previous walk was looked up twice and the
--- snapshots of every run of the account read.)
+-- The follow lists the run walked (shortvideo.follow_walks' rows of the
+-- run): complete or why not (pending and leased are unfinished;
+-- stop_at_seen without its detail), and for a complete walk after an
+-- earlier complete one, that walk's run, the counter at both and the edges
+-- gained and lost between them, by the rule of shortvideo.follow_changes.
+-- Every read is an index probe bounded by the run: its walks through
+-- tasks_run_id_kind_key_key, each walk's list's previous complete walk
+-- (tasks_complete_walks_idx, one probe however many incomplete walks came
+-- between), the two snapshots by key (scalar subqueries: a probe each,
+-- whatever the estimates) and the list's edges by index: nothing of other
+-- lists or older runs. Read through the view, its join of the snapshots
+-- and the tasks' outcome were planned as hash joins over every run's
+-- snapshots and tasks when the run's walks were estimated many (the plan
+-- of a run whose tasks ANALYZE has not seen yet, or of a generic plan).
 SELECT w.unique_id, w.list, w.complete,
        CASE WHEN w.state IN ('pending', 'leased') THEN 'unfinished'
             WHEN w.state <> 'done' THEN w.state
-            WHEN wt.outcome = 'done_stop_at_seen' THEN 'stop_at_seen'
+            WHEN w.outcome = 'done_stop_at_seen' THEN 'stop_at_seen'
             ELSE coalesce(w.reason, '') END,
-       w.entries_stored, w.reported_count, p.run_id,
-       CASE w.list WHEN 'followers' THEN ps.follower_count ELSE ps.following_count END,
+       w.entries_stored,
+       (SELECT CASE w.list WHEN 'followers' THEN s.follower_count ELSE s.following_count END
+        FROM shortvideo.user_snapshots s WHERE s.unique_id = w.unique_id AND s.run_id = w.run_id),
+       p.run_id,
+       (SELECT CASE w.list WHEN 'followers' THEN ps.follower_count ELSE ps.following_count END
+        FROM shortvideo.user_snapshots ps WHERE ps.unique_id = w.unique_id AND ps.run_id = p.run_id),
        coalesce(c.gained, 0), coalesce(c.lost, 0)
-FROM shortvideo.follow_walks w
-JOIN crawl.tasks wt ON wt.id = w.task_id -- its outcome
+FROM (
+    -- follow_walks' columns, from the run's tasks alone.
+    SELECT t.run_id, t.params->>'handle' AS unique_id,
+           CASE t.kind WHEN 'shortvideo.followers' THEN 'followers' ELSE 'following' END AS list,
+           t.kind, t.state, t.outcome, t.reason, t.state = 'done' AND t.outcome = 'done_end' AS complete,
+           t.items - t.dropped AS entries_stored
+    FROM crawl.tasks t
+    WHERE t.run_id = @run_id AND t.kind IN ('shortvideo.followers', 'shortvideo.following')) w
 LEFT JOIN LATERAL (
     -- follow_walks.complete, spelled as the index's predicate.
     SELECT p.run_id FROM crawl.tasks p
     WHERE p.params->>'handle' = w.unique_id AND p.kind = w.kind AND p.run_id < w.run_id
       AND p.kind IN ('shortvideo.followers', 'shortvideo.following') AND p.state = 'done' AND p.outcome = 'done_end'
     ORDER BY p.run_id DESC LIMIT 1) p ON w.complete
-LEFT JOIN shortvideo.user_snapshots ps ON ps.unique_id = w.unique_id AND ps.run_id = p.run_id
 LEFT JOIN LATERAL (
     SELECT count(*) FILTER (WHERE f.first_seen_run > p.run_id) AS gained, count(*) FILTER (WHERE f.first_seen_run <= p.run_id) AS lost
     FROM (SELECT first_seen_run, last_seen_run FROM shortvideo.follows WHERE w.list = 'followers' AND followee = w.unique_id
@@ -129,7 +142,6 @@ LEFT JOIN LATERAL (
           SELECT first_seen_run, last_seen_run FROM shortvideo.follows WHERE w.list = 'following' AND follower = w.unique_id) f
     WHERE (f.first_seen_run > p.run_id AND f.first_seen_run <= w.run_id AND f.last_seen_run >= w.run_id)
        OR (f.first_seen_run <= p.run_id AND f.last_seen_run >= p.run_id AND f.last_seen_run < w.run_id)) c ON p.run_id IS NOT NULL
-WHERE w.run_id = @run_id
 ORDER BY coalesce(c.gained, 0) + coalesce(c.lost, 0) DESC, w.unique_id, w.list;
 
 -- name: ReportNoJIT
