@@ -29,7 +29,7 @@ import (
 // (about 2 CPU-s each under -race, a dozen packages). tools/withpg
 // -migrated-template (make test) creates it with the cluster; set it by
 // hand only to a database migrated from the same tree.
-const EnvMigratedTemplate = "PGTEST_MIGRATED_TEMPLATE"
+const EnvMigratedTemplate = pgtmp.EnvMigratedTemplate
 
 // EnvDatabaseURL names the environment variable holding the URL of the
 // PostgreSQL server to create test databases on. Unset: Main starts a
@@ -268,13 +268,13 @@ func (h *harness) server() (*url.URL, *pgxpool.Pool, error) {
 func (h *harness) template(base *url.URL, admin *pgxpool.Pool) (string, error) {
 	h.tmplOnce.Do(func() {
 		h.mu.Lock()
-		setup, migrated := h.setup, h.migrated
+		setup, migrated, own := h.setup, h.migrated, h.cluster != nil
 		h.tmplUsed = true
 		h.mu.Unlock()
 		if setup == nil {
 			return
 		}
-		if lent := os.Getenv(EnvMigratedTemplate); migrated && lent != "" {
+		if lent := pgtmp.MigratedTemplate(base.String()); migrated && lent != "" && !own {
 			h.mu.Lock()
 			h.tmplName, h.tmplLent = lent, true
 			h.mu.Unlock()

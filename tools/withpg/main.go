@@ -27,7 +27,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/migrations"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
@@ -48,7 +47,7 @@ func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("withpg", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	verbose := fs.Bool("v", false, "log cluster start and stop")
-	migrated := fs.Bool("migrated-template", false, "with a cluster of its own, also create a database migrated by this tree's migrations and export its name as "+pgtest.EnvMigratedTemplate+", for pgtest.MainMigrated's packages to clone")
+	migrated := fs.Bool("migrated-template", false, "with a cluster of its own, also create a database migrated by this tree's migrations and export its name as "+pgtmp.EnvMigratedTemplate+", for pgtest.MainMigrated's packages to clone")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: withpg [-v] [--] CMD [ARGS...]
 
@@ -131,7 +130,7 @@ Flags:
 				fmt.Fprintf(stderr, "withpg: %v\n", err)
 				return signalCode(&received, exitSetup)
 			}
-			env = append(env, pgtest.EnvMigratedTemplate+"="+name)
+			env = append(env, pgtmp.EnvMigratedTemplate+"="+name)
 		}
 		fmt.Fprintf(stderr, "withpg: PostgreSQL on 127.0.0.1:%d for %s\n", c.Port(), argv[0])
 	}
@@ -173,7 +172,7 @@ func signalCode(received *atomic.Int32, code int) int {
 
 // migratedTemplate creates a database on the cluster at serverURL and
 // applies the migrations to it: one migration for every package of a
-// make test run instead of one each (pgtest.EnvMigratedTemplate). It
+// make test run instead of one each (pgtmp.EnvMigratedTemplate). It
 // returns the database's name; it goes with the cluster.
 func migratedTemplate(ctx context.Context, serverURL string) (string, error) {
 	const name = "pgtest_migrated"
