@@ -10,8 +10,12 @@ BENCHTIME ?= 2s
 help: ## List targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# test builds the crawler once for the packages that run it as a child process (testkit/childproc.EnvCrawlerBin)
+# and migrates one template database for every package of pgtest.MainMigrated (pgtest.EnvMigratedTemplate);
+# go test does not vet again what the vet prerequisite (every analyzer, test files included) just vetted.
 test: ensure-postgres ensure-pgbouncer ensure-chromium vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
-	$(GO) run ./tools/withpg -- $(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) build -o $(BIN)/crawler-test ./cmd/crawler
+	CRAWLER_TEST_BIN=$(CURDIR)/$(BIN)/crawler-test $(GO) run ./tools/withpg -migrated-template -- $(GO) test -race -count=1 -vet=off -timeout 20m ./...
 
 vet: ## go vet ./...
 	$(GO) vet ./...

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -30,6 +31,9 @@ var (
 func crawlerBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
+		if binPath = childproc.PrebuiltCrawler(); binPath != "" {
+			return
+		}
 		dir, err := os.MkdirTemp("", "crawler-bin-")
 		if err != nil {
 			binErr = err

@@ -407,7 +407,14 @@ func TestReplayCommand(t *testing.T) {
 	sb, base := newSandbox(t)
 	db := pgtest.DB(t)
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
-	plain := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: false\n", 1))
+	// The run without an archive only has to exist: one small profile.
+	plain := writeJob(t, `name: report-test-plain
+archive: false
+api: {base_url: http://127.0.0.1:1/api, max_retries: 1}
+seeds:
+  shortvideo:
+    profiles: ["@tiny_f5_g2_r1"]
+`)
 	kept := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: true\n", 1))
 	for _, job := range []string{plain, kept} {
 		if r := invoke(t, env, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {

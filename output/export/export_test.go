@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/exportcheck"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -70,6 +71,9 @@ var (
 func crawlerBin(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
+		if binPath = childproc.PrebuiltCrawler(); binPath != "" {
+			return
+		}
 		dir, err := os.MkdirTemp("", "crawler-export-bin-")
 		if err != nil {
 			binErr = err

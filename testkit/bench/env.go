@@ -43,6 +43,7 @@ type env struct {
 	// not by dropDBs).
 	tmplOnce sync.Once
 	tmpl     string
+	tmplLent bool // tmpl is pgtmp.MigratedTemplate's: not ours to drop
 	tmplErr  error
 
 	binOnce sync.Once
@@ -90,7 +91,7 @@ func newEnv(ctx context.Context, cfg Config) (*env, error) {
 func (e *env) close() {
 	if e.admin != nil {
 		e.dropDBs()
-		if e.tmpl != "" {
+		if e.tmpl != "" && !e.tmplLent {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			if _, err := e.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{e.tmpl}.Sanitize()+" WITH (FORCE)"); err != nil {
 				e.log.Warn("drop template database", "name", e.tmpl, "err", err)
@@ -130,6 +131,10 @@ func (e *env) dropDBs() {
 // ~0.3 s).
 func (e *env) freshDB(ctx context.Context, label string) (string, error) {
 	e.tmplOnce.Do(func() {
+		if lent := pgtmp.MigratedTemplate(e.server.String()); lent != "" && e.cluster == nil {
+			e.tmpl, e.tmplLent = lent, true // make test's, migrated once for every package
+			return
+		}
 		b := make([]byte, 4)
 		_, _ = rand.Read(b)
 		name := "bench_tmpl_" + hex.EncodeToString(b)

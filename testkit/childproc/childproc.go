@@ -89,3 +89,15 @@ func (l *Buffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// EnvCrawlerBin names the environment variable through which make test
+// hands the packages that run the crawler as a child process (cmd/crawler,
+// output/export, testkit/bench, testkit/sim) one binary it built from the
+// tree under test, without -race like theirs: otherwise each links its
+// own, and in a fresh clone the four go builds compile the same packages at
+// the same time.
+const EnvCrawlerBin = "CRAWLER_TEST_BIN"
+
+// PrebuiltCrawler is the crawler binary named by CRAWLER_TEST_BIN, or ""
+// when it is unset and the caller builds its own.
+func PrebuiltCrawler() string { return os.Getenv(EnvCrawlerBin) }

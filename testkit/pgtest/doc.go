@@ -27,7 +27,11 @@
 // unique to the process, so packages tested in parallel against one server do
 // not race; DB clones it with CREATE DATABASE ... TEMPLATE (EmptyDB does not, for a
 // test of a database never migrated). The template is
-// dropped by Main when the server outlives the run. A run killed before its
+// dropped by Main when the server outlives the run. make test goes one step
+// further (tools/withpg -migrated-template): the cluster comes with one
+// database the migrations were applied to, named by PGTEST_MIGRATED_TEMPLATE,
+// which MainMigrated's packages clone instead of migrating their own.
+// A run killed before its
 // cleanups leaves its pgtest_* databases behind on a DATABASE_URL server.
 //
 // # Failing, never skipping

@@ -22,6 +22,15 @@ import (
 	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
+// EnvMigratedTemplate names the environment variable holding the name of a
+// database on DATABASE_URL's server that the migrations of the tree under
+// test were applied to, and that nothing connects to: MainMigrated's
+// packages then clone it instead of each migrating a template of its own
+// (about 2 CPU-s each under -race, a dozen packages). tools/withpg
+// -migrated-template (make test) creates it with the cluster; set it by
+// hand only to a database migrated from the same tree.
+const EnvMigratedTemplate = pgtmp.EnvMigratedTemplate
+
 // EnvDatabaseURL names the environment variable holding the URL of the
 // PostgreSQL server to create test databases on. Unset: Main starts a
 // throwaway cluster.
@@ -52,9 +61,11 @@ type harness struct {
 	adminErr  error
 
 	setup    func(ctx context.Context, url string) error
+	migrated bool // setup is MainMigrated's: EnvMigratedTemplate may stand in for it
 	tmplUsed bool // the first DB asked for the template: too late for SetTemplate
 	tmplOnce sync.Once
-	tmplName string // created template database, dropped by close
+	tmplName string // template database, dropped by close unless tmplLent
+	tmplLent bool   // tmplName is EnvMigratedTemplate's, not this process's
 	tmplErr  error
 
 	shared []string // databases of Shared, dropped by close
@@ -214,7 +225,7 @@ func (h *harness) close() error {
 			for _, name := range h.shared {
 				errs = append(errs, dropDB(ctx, h.admin, name))
 			}
-			if h.tmplName != "" {
+			if h.tmplName != "" && !h.tmplLent {
 				errs = append(errs, dropDB(ctx, h.admin, h.tmplName))
 			}
 			cancel()
@@ -257,10 +268,16 @@ func (h *harness) server() (*url.URL, *pgxpool.Pool, error) {
 func (h *harness) template(base *url.URL, admin *pgxpool.Pool) (string, error) {
 	h.tmplOnce.Do(func() {
 		h.mu.Lock()
-		setup := h.setup
+		setup, migrated, own := h.setup, h.migrated, h.cluster != nil
 		h.tmplUsed = true
 		h.mu.Unlock()
 		if setup == nil {
+			return
+		}
+		if lent := pgtmp.MigratedTemplate(base.String()); migrated && lent != "" && !own {
+			h.mu.Lock()
+			h.tmplName, h.tmplLent = lent, true
+			h.mu.Unlock()
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), SetupTimeout)
@@ -476,6 +493,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 //	func TestMain(m *testing.M) { pgtest.MainMigrated(m) }
 func MainMigrated(m *testing.M) {
 	SetTemplate(func(ctx context.Context, url string) error { return migrations.UpURL(ctx, url) })
+	h.mu.Lock()
+	h.migrated = true
+	h.mu.Unlock()
 	os.Exit(Main(m))
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -651,3 +652,25 @@ func processAlive(pid int) bool {
 // ServerCredential is the OS user servers run as when this process is root
 // (postgres), nil otherwise: pgbouncer refuses root as initdb does.
 func ServerCredential() (*syscall.Credential, error) { return serverCredential() }
+
+// EnvMigratedTemplate names the environment variable holding the name of a
+// database, on the server of DATABASE_URL, that the migrations of the tree
+// under test were applied to and that nothing connects to (tools/withpg
+// -migrated-template, for make test): test harnesses clone it instead of
+// migrating a template of their own.
+const EnvMigratedTemplate = "PGTEST_MIGRATED_TEMPLATE"
+
+// MigratedTemplate is the database named by EnvMigratedTemplate when
+// serverURL is on the same server as DATABASE_URL, else "".
+func MigratedTemplate(serverURL string) string {
+	name := os.Getenv(EnvMigratedTemplate)
+	if name == "" {
+		return ""
+	}
+	a, err1 := url.Parse(serverURL)
+	b, err2 := url.Parse(os.Getenv("DATABASE_URL"))
+	if err1 != nil || err2 != nil || a.Host == "" || a.Host != b.Host {
+		return ""
+	}
+	return name
+}

@@ -206,3 +206,23 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
 }
+
+// MigratedTemplate lends make test's template only to a harness on the
+// server it was made on (DATABASE_URL's), never to one on another server.
+func TestMigratedTemplate(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://u@127.0.0.1:5433/postgres")
+	t.Setenv(pgtmp.EnvMigratedTemplate, "")
+	if got := pgtmp.MigratedTemplate("postgres://u@127.0.0.1:5433/other"); got != "" {
+		t.Errorf("unset: %q", got)
+	}
+	t.Setenv(pgtmp.EnvMigratedTemplate, "pgtest_migrated")
+	for server, want := range map[string]string{
+		"postgres://u@127.0.0.1:5433/pgtest_abc": "pgtest_migrated",
+		"postgres://u@127.0.0.1:5434/postgres":   "", // a harness's own cluster
+		"not a url\x7f":                          "",
+	} {
+		if got := pgtmp.MigratedTemplate(server); got != want {
+			t.Errorf("MigratedTemplate(%q) = %q, want %q", server, got, want)
+		}
+	}
+}

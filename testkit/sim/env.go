@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/migrations"
+	"github.com/socialcrawl/crawler/testkit/childproc"
+	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
 // Env is what every seed's simulation shares: a PostgreSQL server (a
@@ -26,6 +28,7 @@ type Env struct {
 	base  *url.URL
 	admin *pgxpool.Pool
 	tmpl  string // the migrated template database
+	lent  bool   // tmpl is pgtmp.MigratedTemplate's: not ours to drop
 	bin   string // the crawler binary
 	dir   string // scratch: job files, seed files, the binary
 }
@@ -52,6 +55,11 @@ func NewEnv(ctx context.Context, serverURL string) (*Env, error) {
 	// The build and the migrations take seconds each: side by side.
 	built := make(chan error, 1)
 	go func() {
+		if bin := childproc.PrebuiltCrawler(); bin != "" {
+			e.bin = bin
+			built <- nil
+			return
+		}
 		build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "github.com/socialcrawl/crawler/cmd/crawler")
 		if out, err := build.CombinedOutput(); err != nil {
 			built <- fmt.Errorf("sim: go build the crawler: %v\n%s", err, out)
@@ -75,6 +83,10 @@ func (e *Env) migrateTemplate(ctx context.Context) (err error) {
 	if e.admin, err = pgxpool.New(ctx, e.dbURL("postgres")); err != nil {
 		return fmt.Errorf("sim: connect to the server: %w", err)
 	}
+	if lent := pgtmp.MigratedTemplate(e.base.String()); lent != "" {
+		e.tmpl, e.lent = lent, true // make test's, migrated once for every package
+		return nil
+	}
 	e.tmpl = "sim_tmpl_" + randomHex()
 	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{e.tmpl}.Sanitize()); err != nil {
 		return fmt.Errorf("sim: create the template database: %w", err)
@@ -88,7 +100,7 @@ func (e *Env) migrateTemplate(ctx context.Context) (err error) {
 // Close drops the template database and removes the scratch directory.
 func (e *Env) Close() {
 	if e.admin != nil {
-		if e.tmpl != "" {
+		if e.tmpl != "" && !e.lent {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_ = e.dropDB(ctx, e.tmpl)
 			cancel()

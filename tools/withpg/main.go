@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -23,6 +24,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
@@ -43,6 +47,7 @@ func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("withpg", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	verbose := fs.Bool("v", false, "log cluster start and stop")
+	migrated := fs.Bool("migrated-template", false, "with a cluster of its own, also create a database migrated by this tree's migrations and export its name as "+pgtmp.EnvMigratedTemplate+", for pgtest.MainMigrated's packages to clone")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: withpg [-v] [--] CMD [ARGS...]
 
@@ -119,6 +124,14 @@ Flags:
 			}
 		}()
 		env = append(env, envDatabaseURL+"="+c.URL())
+		if *migrated {
+			name, err := migratedTemplate(ctx, c.URL())
+			if err != nil {
+				fmt.Fprintf(stderr, "withpg: %v\n", err)
+				return signalCode(&received, exitSetup)
+			}
+			env = append(env, pgtmp.EnvMigratedTemplate+"="+name)
+		}
 		fmt.Fprintf(stderr, "withpg: PostgreSQL on 127.0.0.1:%d for %s\n", c.Port(), argv[0])
 	}
 	if ctx.Err() != nil { // interrupted while the cluster started
@@ -155,4 +168,32 @@ func signalCode(received *atomic.Int32, code int) int {
 		return 128 + int(sig)
 	}
 	return code
+}
+
+// migratedTemplate creates a database on the cluster at serverURL and
+// applies the migrations to it: one migration for every package of a
+// make test run instead of one each (pgtmp.EnvMigratedTemplate). It
+// returns the database's name; it goes with the cluster.
+func migratedTemplate(ctx context.Context, serverURL string) (string, error) {
+	const name = "pgtest_migrated"
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return "", fmt.Errorf("migrated template: %w", err)
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
+	conn.Close(ctx)
+	if err != nil {
+		return "", fmt.Errorf("migrated template: %w", err)
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", errors.New("migrated template: the cluster's URL does not parse")
+	}
+	u.Path = "/" + name
+	if err := migrations.UpURL(ctx, u.String()); err != nil {
+		return "", fmt.Errorf("migrated template: %w", err)
+	}
+	return name, nil
 }
