@@ -190,11 +190,8 @@ func (c *crawl) stopExplained(ctx context.Context, k *kinds.Kind, t *task, res *
 	if x.explained != x.of {
 		return nil
 	}
-	var w ListWalk
-	if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		w, err = listWalk(ctx, c.opts.Pool, c.job, t.Kind, t.Key, c.runID)
-		return err
-	}); err != nil {
+	w, err := c.listWalkOf(ctx, t)
+	if err != nil {
 		return err
 	}
 	if w.FullDue {

@@ -144,6 +144,16 @@ type ListWalk struct {
 
 var lastFullWalk = db.Prepare[lastWalkParams]("LastFullWalk")
 
+// listWalkOf is listWalk of task t in this run, retried as the run's
+// other reads are.
+func (c *crawl) listWalkOf(ctx context.Context, t *task) (w ListWalk, err error) {
+	err = c.retryDB(ctx, func(ctx context.Context) (err error) {
+		w, err = listWalk(ctx, c.opts.Pool, c.job, t.Kind, t.Key, c.runID)
+		return err
+	})
+	return w, err
+}
+
 // listWalk reads what earlier runs (before runID; 0: all) did of list t.
 func listWalk(ctx context.Context, q db.Querier, j *jobfile.Job, kind, key string, runID int64) (ListWalk, error) {
 	if runID == 0 {
@@ -190,11 +200,8 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *task, res *kin
 	if res.Stop != "" || total == 0 || seen < total {
 		return nil
 	}
-	var w ListWalk
-	if err := c.retryDB(ctx, func(ctx context.Context) (err error) {
-		w, err = listWalk(ctx, c.opts.Pool, c.job, t.Kind, t.Key, c.runID)
-		return err
-	}); err != nil {
+	w, err := c.listWalkOf(ctx, t)
+	if err != nil {
 		return err
 	}
 	if adaptive {
