@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/sinks"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
@@ -18,14 +20,8 @@ import (
 // commits it. Each page is then a transaction of its own.
 func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool, runID, f, ts := leaseThreeProfiles(t)
 	ctx := context.Background()
-	runID := testRun(t, pool, profiles("a", "b", "c"))
-	f := NewFrontier(pool, "p", time.Minute)
-	ts, err := f.LeaseN(ctx, runID, 3, nil)
-	if err != nil || len(ts) != 3 {
-		t.Fatalf("lease: %v %v", ts, err)
-	}
 	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET lease_token = lease_token + 1000 WHERE id = $1`, ts[1].ID); err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +145,8 @@ func TestGroupCommitRetryAndRelease(t *testing.T) {
 // once with the first finder as parent and the least depth of the two.
 func TestGroupCommitsTogether(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool, runID, f, ts := leaseThreeProfiles(t)
 	ctx := context.Background()
-	runID := testRun(t, pool, profiles("a", "b", "c"))
-	f := NewFrontier(pool, "p", time.Minute)
-	ts, err := f.LeaseN(ctx, runID, 3, nil)
-	if err != nil || len(ts) != 3 {
-		t.Fatalf("lease: %v %v", ts, err)
-	}
 	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
 	nick := "entry"
 	pages := []func(*sinks.Batch) []NewTask{
@@ -211,4 +201,18 @@ func TestGroupCommitsTogether(t *testing.T) {
 	if xmins != 1 {
 		t.Errorf("rows and advances written by %d transactions, want 1", xmins)
 	}
+}
+
+// leaseThreeProfiles starts a run of three profile seeds on a database of
+// its own and leases all three, for the committer's tests.
+func leaseThreeProfiles(t *testing.T) (*pgxpool.Pool, int64, *Frontier, []*Task) {
+	t.Helper()
+	pool, _ := pgtest.Pool(t)
+	runID := testRun(t, pool, profiles("a", "b", "c"))
+	f := NewFrontier(pool, "p", time.Minute)
+	ts, err := f.LeaseN(context.Background(), runID, 3, nil)
+	if err != nil || len(ts) != 3 {
+		t.Fatalf("lease: %v %v", ts, err)
+	}
+	return pool, runID, f, ts
 }
