@@ -93,6 +93,14 @@ func TestCheckers(t *testing.T) {
 		{"skipped for budget, would have fitted", func(r *nightResult) {
 			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits", outcome: "skipped_budget"})
 		}, []string{InvUnspent}},
+		{"skipped for budget, its estimate did not fit (by design)", func(r *nightResult) {
+			r.billed = 9
+			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits", outcome: "skipped_budget", costHigh: 2})
+		}, nil},
+		{"skipped for budget, its estimate fitted", func(r *nightResult) {
+			r.billed = 9
+			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits", outcome: "skipped_budget", costHigh: 1})
+		}, []string{InvUnspent}},
 		{"skipped for budget, would not have fitted", func(r *nightResult) {
 			r.billed = 10
 			r.tasks = append(r.tasks, taskRow{kind: "shortvideo.followers", key: "MS4w", handle: "s1_f2_g0", state: "skipped", reason: "adaptive: budget: expected 1 new per 1 credits", outcome: "skipped_budget"})

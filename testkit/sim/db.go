@@ -131,18 +131,23 @@ type taskRow struct {
 	depth             int
 	state, reason     string
 	outcome           string // crawl.tasks.outcome: how it ended, "" while it has not
+	// costHigh is what the run's adaptive schedule took the visit to cost
+	// at most (crawl.revisit_plan.cost_high), -1 when it has no row there.
+	costHigh float64
 }
 
 func tasksOf(ctx context.Context, conn *pgx.Conn, runIDs []int64) ([]taskRow, error) {
-	rows, err := conn.Query(ctx, `SELECT kind, key, coalesce(params->>'handle', ''), depth, state, coalesce(reason, ''),
-		  coalesce(outcome::text, '')
-		FROM crawl.tasks WHERE run_id = ANY($1) ORDER BY kind, key`, runIDs)
+	rows, err := conn.Query(ctx, `SELECT t.kind, t.key, coalesce(t.params->>'handle', ''), t.depth, t.state, coalesce(t.reason, ''),
+		  coalesce(t.outcome::text, ''), coalesce(p.cost_high, -1)::float8
+		FROM crawl.tasks t
+		LEFT JOIN crawl.revisit_plan p ON p.run_id = t.run_id AND p.kind = t.kind AND p.key = t.key
+		WHERE t.run_id = ANY($1) ORDER BY t.kind, t.key`, runIDs)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskRow, error) {
 		var t taskRow
-		err := r.Scan(&t.kind, &t.key, &t.handle, &t.depth, &t.state, &t.reason, &t.outcome)
+		err := r.Scan(&t.kind, &t.key, &t.handle, &t.depth, &t.state, &t.reason, &t.outcome, &t.costHigh)
 		return t, err
 	})
 }

@@ -44,6 +44,11 @@ type Result struct {
 	// max_credits (the bound docs/budget.md gives).
 	Abandoned       int64
 	OverByAbandoned int
+	// Estimated are the done adaptive nights that left credits unspent only
+	// because a skipped visit's cost at most did not fit (by design),
+	// EstimatedLeft the credits they left.
+	Estimated     int
+	EstimatedLeft int64
 }
 
 // Replay is the command that runs seed again under profile, verbosely.
@@ -87,6 +92,7 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 	defer func() {
 		res.Twins, res.Compared = chk.twins, chk.compared
 		res.Abandoned, res.OverByAbandoned = chk.abandoned, chk.overBy
+		res.Estimated, res.EstimatedLeft = chk.estimated, chk.estimatedLeft
 	}()
 	main := &timeline{e: e, s: s, name: "main", db: db, cache: sandbox.NewCache(), dir: dir, logLevel: cmp.Or(opts.CrawlerLog, "warn")}
 	for _, n := range s.Nights {

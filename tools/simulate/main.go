@@ -129,6 +129,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defaultConc, billAbandoned, realKills int
 		abandoned                             int64
 		overBy                                int
+		estimated                             int   // nights unspent by design
+		estimatedLeft                         int64 // and the credits they left
 	)
 	begin := time.Now()
 	next := make(chan int64)
@@ -170,6 +172,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 					}
 					abandoned += res.Abandoned
 					overBy += res.OverByAbandoned
+					estimated += res.Estimated
+					estimatedLeft += res.EstimatedLeft
 					for k, n := range res.Twins {
 						t := twins[k]
 						twins[k] = [2]int{t[0] + n, t[1] + res.Compared[k]}
@@ -199,6 +203,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "seeds of the default concurrency %d, of real kill timing %d, billing abandoned requests %d (%d credits charged for answers abandoned; %d nights over max_credits by them)\n",
 		defaultConc, realKills, billAbandoned, abandoned, overBy)
+	fmt.Fprintf(stdout, "nights left unspent by design (a skipped visit's cost at most did not fit; docs/simulator.md): %d, %d credits\n",
+		estimated, estimatedLeft)
 	fmt.Fprintf(stdout, "%d seeds with violations, %d harness errors\n", len(failed), len(broken))
 	for _, inv := range slices.Sorted(maps.Keys(byInv)) {
 		fmt.Fprintf(stdout, "  %-14s %d\n", inv, byInv[inv])
