@@ -803,3 +803,48 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 		t.Error("no post's comments cut where the rise was explained")
 	}
 }
+
+// What a content list's walk cut short saves is its pages not read at the
+// page's price in the job's dialect (issue 32): a post's comments with
+// replies cost 15 credits a page at the real service's prices. A
+// profile's 6 posts of 4 comments each, 2 a page; since night 1 a comment on
+// one post's first page gained a reply: night 2 reads that list's first page, which
+// explains the rise, and not its second (15 credits saved, not 1); the 5
+// lists unchanged save their 2 pages each (30 credits).
+func TestContentSavedAtThePagePrice(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := `
+  preset: scrapecreators
+limits: {workers: 2, max_pages: 100}
+comments: {include_replies: true}
+seeds: {photosocial: {profiles: [studio_p6_c4]}}
+expand: {posts: {}, post_comments: {}}
+`
+	first := runNight(t, realAtDay(t, pool, 0, 2), job)
+	b := first.b
+	first.want(t, "night 1", map[string]int64{epPosts: 3, epPostComms: 6 * 2}, 1+3+6*2*15)
+	var post string
+	if err := pool.QueryRow(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key LIMIT 1`).Scan(&post); err != nil {
+		t.Fatal(err)
+	}
+	// A reply since under the comment its first page shows (the oldest:
+	// the sandbox lists a post's comments oldest first): its stored reply
+	// count and its walk's counter lower by one.
+	var id string
+	if err := pool.QueryRow(context.Background(), `SELECT comment_id FROM photosocial.comments
+		WHERE post_url = $1 AND parent_comment_id IS NULL AND child_comment_count > 0 ORDER BY created_at ASC, comment_key LIMIT 1`, post).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, `UPDATE photosocial.comments SET child_comment_count = child_comment_count - 1 WHERE comment_id = $1`, id)
+	b.exec(t, `UPDATE crawl.content_walks SET count = count - 1 WHERE kind = 'photosocial.comments' AND key = $1`, post)
+
+	second := runNight(t, realAtDay(t, pool, 0, 2), job)
+	second.want(t, "night 2", map[string]int64{epPosts: 3, epPostComms: 1}, 1+3+15)
+	b.checkCounts(t, map[string]int64{
+		fmt.Sprintf(`SELECT credits_saved FROM crawl.tasks WHERE run_id = %d AND kind = 'photosocial.comments' AND outcome = 'done_stop_at_seen'`, second.run): 15,
+		fmt.Sprintf(`SELECT sum(credits_saved) FROM crawl.tasks WHERE run_id = %d AND outcome = 'skipped_unchanged'`, second.run):                              5 * 2 * 15,
+		fmt.Sprintf(`SELECT credits_saved FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                                5*2*15 + 15,
+		fmt.Sprintf(`SELECT pages_not_walked FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                             15,
+	})
+}
