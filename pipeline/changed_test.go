@@ -813,10 +813,10 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 // walk's counter raised by one). The plan made before night 2 expects
 // the profile, the posts pages, the first post's first page (its rise
 // explained there) and the second post's whole list: what night 2 bills
-// (fails with the plan's former estimate, a share of the lists' last
-// walks). Night 2 records 15 credits saved for the page the first walk
-// did not read (1 before the fix) and 30 for each list skipped
-// unchanged.
+// (the plan's former estimate, a share of the lists' last walks, said
+// 4); with full_walk_every 1, both lists whole. Night 2 records 15
+// credits saved for the page the first walk did not read (1 before the
+// fix) and 30 for each list skipped unchanged.
 func TestContentNightPlannedAndSavedAtRealPrices(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
@@ -854,6 +854,10 @@ expand: {posts: {}, post_comments: {}}
 	const night2 = 1 + 3 + 15 + 2*15
 	if p := b.planOf(t, job); p.Estimate != night2 || len(p.Content) != 1 || p.Content[0].Unchanged != 4 || p.Content[0].Rise != 1 || p.Content[0].Whole != 1 {
 		t.Errorf("plan before night 2: estimate %d, want %d; content %+v", p.Estimate, night2, p.Content)
+	}
+	// With a full walk due at every walk, the rise too is walked whole.
+	if p := b.planOf(t, job+"reuse: {full_walk_every: 1}\n"); p.Estimate != 1+3+2*2*15 {
+		t.Errorf("plan with full_walk_every 1: estimate %d, want %d; content %+v", p.Estimate, 1+3+2*2*15, p.Content)
 	}
 	second := runNight(t, realAtDay(t, pool, 0, 2), job)
 	second.want(t, "night 2", map[string]int64{epPosts: 3, epPostComms: 1 + 2}, night2)
