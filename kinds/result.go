@@ -20,7 +20,7 @@ type Result struct {
 	// stop (listResult); empty for an object's page (Outcome.OrDone).
 	Outcome Outcome
 	Drops   Drops // entries received but not stored
-	Saved   int   // credits saved by reuse (stop_at_seen's pages not walked)
+	Saved   int   // credits saved by reuse (stop_at_seen's pages not walked, at their price)
 	// New counts the page's entries no earlier run stored, when Counted
 	// (stop_at_seen or adaptive revisits read them): crawl.tasks.new_items.
 	New     int

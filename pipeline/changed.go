@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/socialcrawl/crawler/internal/db"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline/frontier"
 	"github.com/socialcrawl/crawler/sinks"
@@ -117,7 +119,7 @@ func (c *crawl) skipUnchanged(ctx context.Context, log *slog.Logger, k *kinds.Ki
 		}
 	}
 	if reason != "" && err == nil {
-		saved := w.Pages * max(c.job.Route(t.Kind).Credits, 1)
+		saved := w.Pages * c.pagePrice(t.Kind)
 		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 			return c.frontier.EndFresh(ctx, c.runID, t.Task, kinds.OutcomeSkippedUnchanged, reason, saved, children)
 		})
@@ -205,6 +207,92 @@ func (c *crawl) stopExplained(ctx context.Context, k *kinds.Kind, t *task, res *
 	}
 	res.Stop = fmt.Sprintf("explained: page %d accounts for the counter's rise of %d since its last walk (%d to %d; last full walk: run %d, %d pages)", walked, x.of, x.since, x.since+x.of, w.Run, w.Pages)
 	res.Outcome = kinds.OutcomeDoneStopAtSeen
-	res.Saved = max(0, full-walked)
+	res.Saved = max(0, full-walked) * c.pagePrice(t.Kind)
 	return nil
+}
+
+// pagePrice is what a page of a list of kind costs in the job's dialect
+// (its route's credits: 15 for a post's comments with replies at the real
+// service's prices), so that what reuse saves is counted in credits, as
+// the budget reserves them, not in pages.
+func (c *crawl) pagePrice(kind string) int {
+	return max(c.job.Route(kind).Credits, 1)
+}
+
+// ContentPlan is what a run started now should buy of a content list, by
+// the rules a run applies (skipUnchanged, stopExplained), from what is
+// stored: the counter the latest run's task of it carried, its last walk
+// (crawl.content_walks) and its last full walk. crawler plan sums them.
+type ContentPlan struct {
+	// Verdict: ContentUnchanged (not bought), ContentRise (read down to
+	// the page that explains the rise), ContentWhole (walked whole: a
+	// fall, no counter, refresh_after with the counter unchanged, or a
+	// full walk due) or ContentNew (never walked: its pages are estimated
+	// from its counter).
+	Verdict string
+	Pages   int // pages expected (0: not bought)
+}
+
+// ContentPlan verdicts.
+const (
+	ContentUnchanged = "unchanged"
+	ContentRise      = "rise"
+	ContentWhole     = "whole"
+	ContentNew       = "new"
+)
+
+// PlanContentList applies the rules of a content list's walk to t (kind,
+// key, the counter its parent page showed, its refresh_after and page
+// limit) as a run started now would. perPage is the counter's mass a page
+// of such lists holds (crawl.content_walks: count over pages; 0: unknown,
+// 1 assumed): a list never walked is expected to take count/perPage pages,
+// a rise rise/perPage of its last walk (at least 1, at most its whole
+// walk), the page where the new entries at its head end. Where the new
+// entries are is not known before the walk: that part is an estimate; an
+// unchanged counter, a fall and a whole walk are what the run does.
+func PlanContentList(ctx context.Context, q db.Querier, job *jobfile.Job, t *kinds.Task, perPage float64) (ContentPlan, error) {
+	k := kinds.Of(t.Kind)
+	if k == nil || k.Change == nil {
+		return ContentPlan{}, fmt.Errorf("%s is not a content list", t.Kind)
+	}
+	w, err := contentWalk(ctx, q, t.Kind, t.Key)
+	if err != nil {
+		return ContentPlan{}, err
+	}
+	if unchanged(t, w) != "" {
+		return ContentPlan{Verdict: ContentUnchanged}, nil
+	}
+	count, counted := t.Count()
+	capped := func(pages int) int {
+		pages = max(pages, 1)
+		if t.MaxPages > 0 {
+			pages = min(pages, t.MaxPages)
+		}
+		return pages
+	}
+	if !w.Found {
+		pages := 1
+		if counted && perPage > 0 {
+			pages = int(math.Ceil(float64(count) / perPage))
+		}
+		return ContentPlan{Verdict: ContentNew, Pages: capped(pages)}, nil
+	}
+	full, err := listWalk(ctx, q, job, t.Kind, t.Key, 0)
+	if err != nil {
+		return ContentPlan{}, err
+	}
+	whole := w.Pages
+	if full.Found {
+		whole = max(whole, full.Pages)
+	}
+	whole = capped(whole)
+	if counted && w.Counted && count > w.Count && k.Change.Explain != nil && !full.FullDue {
+		mass := perPage
+		if w.Count > 0 && w.Pages > 0 {
+			mass = float64(w.Count) / float64(w.Pages)
+		}
+		mass = max(mass, 1)
+		return ContentPlan{Verdict: ContentRise, Pages: min(whole, capped(int(math.Ceil(float64(count-w.Count)/mass))))}, nil
+	}
+	return ContentPlan{Verdict: ContentWhole, Pages: whole}, nil
 }

@@ -803,3 +803,73 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 		t.Error("no post's comments cut where the rise was explained")
 	}
 }
+
+// crawler plan expects of tonight's content lists what the night buys,
+// and what a walk cut short saves is its pages not read at the page's
+// price in the job's dialect (issue 32): a post's comments with replies
+// cost 15 credits a page at the real service's prices. A profile's 6
+// posts of 4 comments each, 2 a page. Since night 1 a comment on one
+// post's first page gained a reply, and another post's counter fell (its
+// walk's counter raised by one). The plan made before night 2 expects
+// the profile, the posts pages, the first post's first page (its rise
+// explained there) and the second post's whole list: what night 2 bills
+// (the plan's former estimate, a share of the lists' last walks, said
+// 4); with full_walk_every 1, both lists whole. Night 2 records 15
+// credits saved for the page the first walk did not read (1 before the
+// fix) and 30 for each list skipped unchanged.
+func TestContentNightPlannedAndSavedAtRealPrices(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	job := `
+  preset: scrapecreators
+limits: {workers: 2, max_pages: 100}
+comments: {include_replies: true}
+seeds: {photosocial: {profiles: [studio_p6_c4]}}
+expand: {posts: {}, post_comments: {}}
+`
+	first := runNight(t, realAtDay(t, pool, 0, 2), job)
+	b := first.b
+	first.want(t, "night 1", map[string]int64{epPosts: 3, epPostComms: 6 * 2}, 1+3+6*2*15)
+	var posts []string
+	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
+	if err == nil {
+		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(posts) != 6 {
+		t.Fatalf("night 1 walked the comments of %v: %v", posts, err)
+	}
+	// A reply since under the comment the first post's first page shows
+	// (the oldest: the sandbox lists a post's comments oldest first): its
+	// stored reply count and its walk's counter lower by one.
+	var id string
+	if err := pool.QueryRow(context.Background(), `SELECT comment_id FROM photosocial.comments
+		WHERE post_url = $1 AND parent_comment_id IS NULL AND child_comment_count > 0 ORDER BY created_at, comment_key LIMIT 1`, posts[0]).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, `UPDATE photosocial.comments SET child_comment_count = child_comment_count - 1 WHERE comment_id = $1`, id)
+	b.exec(t, `UPDATE crawl.content_walks SET count = count - 1 WHERE kind = 'photosocial.comments' AND key = $1`, posts[0])
+	// A fall on the second post.
+	b.exec(t, `UPDATE crawl.content_walks SET count = count + 1 WHERE kind = 'photosocial.comments' AND key = $1`, posts[1])
+
+	const night2 = 1 + 3 + 15 + 2*15
+	if p := b.planOf(t, job); p.Estimate != night2 || len(p.Content) != 1 || p.Content[0].Unchanged != 4 || p.Content[0].Rise != 1 || p.Content[0].Whole != 1 {
+		t.Errorf("plan before night 2: estimate %d, want %d; content %+v", p.Estimate, night2, p.Content)
+	}
+	// With a full walk due at every walk, the rise too is walked whole.
+	if p := b.planOf(t, job+"reuse: {full_walk_every: 1}\n"); p.Estimate != 1+3+2*2*15 {
+		t.Errorf("plan with full_walk_every 1: estimate %d, want %d; content %+v", p.Estimate, 1+3+2*2*15, p.Content)
+	}
+	second := runNight(t, realAtDay(t, pool, 0, 2), job)
+	second.want(t, "night 2", map[string]int64{epPosts: 3, epPostComms: 1 + 2}, night2)
+	b.checkCounts(t, map[string]int64{
+		fmt.Sprintf(`SELECT credits_saved FROM crawl.tasks WHERE run_id = %d AND outcome = 'done_stop_at_seen' AND key = '%s'`, second.run, posts[0]): 15,
+		fmt.Sprintf(`SELECT sum(credits_saved) FROM crawl.tasks WHERE run_id = %d AND outcome = 'skipped_unchanged'`, second.run):                     4 * 2 * 15,
+		fmt.Sprintf(`SELECT credits_saved FROM crawl.tasks WHERE run_id = %d AND outcome = 'done_end' AND key = '%s'`, second.run, posts[1]):          0,
+		fmt.Sprintf(`SELECT credits_saved FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                       4*2*15 + 15,
+		fmt.Sprintf(`SELECT pages_not_walked FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                    15,
+	})
+	// Every list's walk now saw its counter: the plan expects none bought.
+	if p := b.planOf(t, job); p.Estimate != 1+3 {
+		t.Errorf("plan after night 2: estimate %d, want 4; content %+v", p.Estimate, p.Content)
+	}
+}

@@ -35,7 +35,7 @@ type Savings struct {
 	FetchesSkipped int64 // tasks skipped as fresh
 	FreshSaved     int64 // their credits (1 per object)
 	ListsStopped   int64 // lists stop_at_seen ended
-	PagesNotWalked int64 // their pages not walked, estimated from each list's last full walk
+	PagesNotWalked int64 // the credits of their pages not walked (each at its page's price), estimated from each list's last full walk
 }
 
 var runSavings = db.Prepare[db.RunArg]("RunSavings")

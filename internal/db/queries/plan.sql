@@ -46,17 +46,18 @@ FROM (
 ) e;
 
 -- name: ContentListsOfRun
--- The content lists (kinds @kinds, kinds.ChangeRule) run @run_id reached,
--- by kind: how many it walked that an earlier run had walked (their
--- counter moved, or refresh_after passed), how many it skipped unchanged,
--- the pages it bought of them, and the pages their latest walks took
--- (crawl.content_walks): what tonight's lists cost if all were bought.
-SELECT t.kind,
-       count(*) FILTER (WHERE t.state = 'done' AND EXISTS (SELECT 1 FROM crawl.tasks e WHERE e.kind = t.kind AND e.key = t.key
-                                                            AND e.run_id < t.run_id AND e.state = 'done'))::bigint AS walked_known,
-       count(*) FILTER (WHERE t.outcome = 'skipped_unchanged')::bigint AS skipped,
-       coalesce(sum(t.pages) FILTER (WHERE t.state = 'done'), 0)::bigint AS pages_bought,
-       coalesce(sum(w.pages), 0)::bigint AS pages_known
-FROM crawl.tasks t LEFT JOIN crawl.content_walks w ON w.kind = t.kind AND w.key = t.key
-WHERE t.run_id = @run_id AND t.kind = ANY(@kinds::text[])
-GROUP BY t.kind ORDER BY t.kind;
+-- The content lists (kinds @kinds, kinds.ChangeRule) run @run_id reached:
+-- each one's params (the counter its parent page showed), refresh_after
+-- (microseconds, 0: none), page limit and the pages the run bought of it.
+SELECT kind, key, params::text AS params, coalesce((extract(epoch FROM refresh_after) * 1000000)::bigint, 0) AS refresh_us,
+       max_pages, pages::bigint AS pages
+FROM crawl.tasks WHERE run_id = @run_id AND kind = ANY(@kinds::text[])
+ORDER BY kind, key;
+
+-- name: ContentCountPerPage
+-- The counter's mass a page of each kind of content list (@kinds) held at
+-- its latest walks (crawl.content_walks with a counter): what a list
+-- never walked, or a rise, is expected to take.
+SELECT kind, (sum(count)::float8 / sum(pages))::float8 AS per_page
+FROM crawl.content_walks WHERE kind = ANY(@kinds::text[]) AND count > 0 AND pages > 0
+GROUP BY kind;
