@@ -866,7 +866,7 @@ expand: {posts: {}, post_comments: {}}
 		fmt.Sprintf(`SELECT sum(credits_saved) FROM crawl.tasks WHERE run_id = %d AND outcome = 'skipped_unchanged'`, second.run):                     4 * 2 * 15,
 		fmt.Sprintf(`SELECT credits_saved FROM crawl.tasks WHERE run_id = %d AND outcome = 'done_end' AND key = '%s'`, second.run, posts[1]):          0,
 		fmt.Sprintf(`SELECT credits_saved FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                       4*2*15 + 15,
-		fmt.Sprintf(`SELECT pages_not_walked FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                    15,
+		fmt.Sprintf(`SELECT credits_not_walked FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                    15,
 	})
 	// Every list's walk now saw its counter: the plan expects none bought.
 	if p := b.planOf(t, job); p.Estimate != 1+3 {

@@ -84,7 +84,7 @@ func TestStatementsReadOutcomeNotReason(t *testing.T) {
 	}
 	// The ledger (crawl.run_ledger): one fetch skipped as fresh, one list stopped at seen.
 	var fresh, stopped, savedFresh, notWalked int64
-	if err := pool.QueryRow(ctx, `SELECT fetches_skipped, lists_stopped_at_seen, credits_saved_fresh, pages_not_walked FROM crawl.run_ledger WHERE run_id = 3`).
+	if err := pool.QueryRow(ctx, `SELECT fetches_skipped, lists_stopped_at_seen, credits_saved_fresh, credits_not_walked FROM crawl.run_ledger WHERE run_id = 3`).
 		Scan(&fresh, &stopped, &savedFresh, &notWalked); err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestStopAtSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Estimate: the last full walk's pages minus the pages walked now.
-	if wantSaved := int64(followerAccounts*followersAt0/50) - want; sv.PagesNotWalked != wantSaved || sv.Saved != wantSaved || sv.ListsStopped != followerAccounts {
+	if wantSaved := int64(followerAccounts*followersAt0/50) - want; sv.CreditsNotWalked != wantSaved || sv.Saved != wantSaved || sv.ListsStopped != followerAccounts {
 		t.Errorf("savings %+v, want %d pages not walked by %d lists", sv, wantSaved, followerAccounts)
 	}
 

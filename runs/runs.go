@@ -31,11 +31,11 @@ func unarchive(body []byte) ([]byte, error) {
 
 // Savings are the credits reuse saved a run (crawl.run_ledger).
 type Savings struct {
-	Saved          int64 // FreshSaved + PagesNotWalked
+	Saved          int64 // FreshSaved + CreditsNotWalked
 	FetchesSkipped int64 // tasks skipped as fresh
 	FreshSaved     int64 // their credits (1 per object)
 	ListsStopped   int64 // lists stop_at_seen ended
-	PagesNotWalked int64 // the credits of their pages not walked (each at its page's price), estimated from each list's last full walk
+	CreditsNotWalked int64 // the credits of their pages not walked (each at its page's price), estimated from each list's last full walk
 }
 
 var runSavings = db.Prepare[db.RunArg]("RunSavings")
@@ -43,7 +43,7 @@ var runSavings = db.Prepare[db.RunArg]("RunSavings")
 // LoadSavings reads what reuse saved run runID.
 func LoadSavings(ctx context.Context, conn db.Querier, runID int64) (Savings, error) {
 	var s Savings
-	if err := runSavings.QueryRow(ctx, conn, db.RunArg{RunID: runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.PagesNotWalked); err != nil {
+	if err := runSavings.QueryRow(ctx, conn, db.RunArg{RunID: runID}).Scan(&s.Saved, &s.FetchesSkipped, &s.FreshSaved, &s.ListsStopped, &s.CreditsNotWalked); err != nil {
 		return s, fmt.Errorf("savings of run %d: %w", runID, err)
 	}
 	return s, nil

@@ -119,8 +119,8 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(w, "  credits remaining\t%d (the account's balance, as the upstream last reported it)\n", *cr.Remaining)
 	}
 	if sv, err := runs.LoadSavings(ctx, pool, st.ID); err == nil && (sv.FetchesSkipped > 0 || sv.ListsStopped > 0) {
-		fmt.Fprintf(w, "  credits saved\t%d (%d fetches skipped as fresh; ~%d in pages not walked by %d lists stopped at seen)\n",
-			sv.Saved, sv.FetchesSkipped, sv.PagesNotWalked, sv.ListsStopped)
+		fmt.Fprintf(w, "  credits saved\t%d (%d fetches skipped as fresh; ~%d credits of pages not walked by %d lists stopped at seen)\n",
+			sv.Saved, sv.FetchesSkipped, sv.CreditsNotWalked, sv.ListsStopped)
 	}
 	printDrift(w, drift)
 	for _, state := range slices.Sorted(maps.Keys(st.Tasks)) {

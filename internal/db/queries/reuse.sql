@@ -75,7 +75,7 @@ WHERE {{.owner}} = @owner AND {{.key}} = ANY(@keys::text[]) AND first_seen_run <
 
 -- name: RunSavings
 -- The credits reuse saved a run (crawl.run_ledger).
-SELECT credits_saved, fetches_skipped, credits_saved_fresh, lists_stopped_at_seen, pages_not_walked
+SELECT credits_saved, fetches_skipped, credits_saved_fresh, lists_stopped_at_seen, credits_not_walked
 FROM crawl.run_ledger WHERE run_id = @run_id;
 
 -- name: RunFollowers
