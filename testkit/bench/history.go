@@ -78,10 +78,11 @@ func (e *env) historySizes() historySizes {
 // historySizes.listRuns runs on (it lists min(history, listRuns) runs):
 // its figures are ratios to the time at the first size with at least that
 // many runs, so that equal outputs are compared; a smaller history is
-// reported, not compared. The others are ratios to 1 run. comparesPrevious
-// names what a command compares with the job's previous run, which the
-// 1-run history does not have: the largest size's detail also gives the
-// ratio to the first history that has one.
+// reported, not compared. comparesPrevious names what a command compares
+// with the job's previous run, which the 1-run history does not have: its
+// work is the same only from 2 runs on, so its ratios are to the first
+// history that has a previous run (the 1-run time is reported, not
+// compared). The others are ratios to 1 run.
 var historyCommands = []struct {
 	name, what       string
 	listsRuns        bool
@@ -114,7 +115,7 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		"2 processes, %d samples, 3 endpoints of credit usage, 120 answer key paths, %d profile and %d video snapshots; accounts and videos grow to ~20,000 and follow edges to ~200,000 at 365 runs; VACUUM ANALYZE. "+
 		"Then each command is timed, median of %d repetitions (the run command: %d new runs of %d pages each against the sandbox, 4 workers, no latency, refresh_after and stop_at_seen on), "+
 		"all histories filled first and timed in rounds (each repetition times every size, in a rotating order), so a change of the shared machine's load falls on every size alike. "+
-		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones); the aim holds the ratio at the largest history. "+
+		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones; crawler status and report: with the first history whose latest run has a previous run to compare with); the aim holds the ratio at the largest history. "+
 		"Last, the %d-run history (its latest run one of the run command's) is vacuumed, ANALYZEd and copied, the copy's shortvideo.users, follows and videos get %d times their rows more, last seen by earlier runs, "+
 		"and the report of the latest run is timed on both copies in alternating rounds (median of %d each).",
 		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages,
@@ -170,8 +171,11 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 	e.log.Info("prune measured", "took", time.Since(begin).Round(time.Millisecond))
 	for _, c := range historyCommands {
 		what, equalFrom := c.what, 1
-		if c.listsRuns {
+		switch {
+		case c.listsRuns:
 			what, equalFrom = fmt.Sprintf(c.what, hs.listRuns), hs.listRuns
+		case c.comparesPrevious != "":
+			equalFrom = 2
 		}
 		ri := historyRef(hs.runs, equalFrom)
 		ref, refRuns := times[c.name][ri], plural(hs.runs[ri], "run")
@@ -184,15 +188,16 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 				Text:   fmt.Sprintf("%s ms (×%.2f)", formatValue(ms(t)), ratio),
 				Detail: fmt.Sprintf("%s: %s; %s: %s ms", what, details[c.name][i], refRuns, formatValue(ms(ref))),
 			}
-			if i < ri {
+			switch {
+			case i < ri && c.comparesPrevious != "":
+				f.Text = fmt.Sprintf("%s ms (not compared)", formatValue(ms(t)))
+				f.Detail += fmt.Sprintf("; not compared: with %s of history the latest run has no previous run and compares nothing (%s), "+
+					"so the ratios are to %s, the first history whose latest run has one (ratio to %s: ×%.2f)",
+					plural(n, "run"), c.comparesPrevious, refRuns, plural(n, "run"), float64(times[c.name][len(hs.runs)-1])/float64(max(t, time.Microsecond)))
+			case i < ri:
 				f.Text = fmt.Sprintf("%s ms (not compared)", formatValue(ms(t)))
 				f.Detail += fmt.Sprintf("; not compared: with %s of history its output is %s, from %d runs on it is %d runs, "+
 					"so the ratios are to %s, the first history with equal output", plural(n, "run"), plural(min(n, equalFrom), "run"), equalFrom, equalFrom, refRuns)
-			}
-			if pi := historyRef(hs.runs, 2); i == len(hs.runs)-1 && c.comparesPrevious != "" && pi > ri && pi < i {
-				f.Detail += fmt.Sprintf("; with 1 run of history the latest run has no previous run and compares nothing (%s): part of its work is missing at 1 run. "+
-					"Ratio to %s, the smallest history whose latest run has a previous run: ×%.2f", c.comparesPrevious, plural(hs.runs[pi], "run"),
-					float64(t)/float64(max(times[c.name][pi], time.Microsecond)))
 			}
 			if i == len(hs.runs)-1 {
 				f.Aim = Aim{Op: "<=", Bound: 1.5, Text: "ratio ≤ 1.5"}
