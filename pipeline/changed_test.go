@@ -621,14 +621,7 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 	}
 	first := runNight(t, realAtDay(t, pool, 0, 20), job(""))
 	b := first.b
-	var posts []string
-	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
-	if err == nil {
-		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	}
-	if err != nil || len(posts) != 6 {
-		t.Fatalf("night 1 walked the comments of %v: %v", posts, err)
-	}
+	posts := walkedPostComments(t, pool, 6)
 	// Since night 1, every post gained a comment, the last one found 3: as
 	// if they were new, they are not stored and the counters of the walks
 	// are lower by as many.
@@ -692,14 +685,7 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 `
 	pool, _ := pgtest.Pool(t)
 	runNight(t, contentAtDay(t, pool, 0, pageSize), job)
-	var posts []string
-	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
-	if err == nil {
-		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	}
-	if err != nil || len(posts) != 4 {
-		t.Fatalf("night 1 walked the comments of %v: %v", posts, err)
-	}
+	posts := walkedPostComments(t, pool, 4)
 	day0, err := sandbox.ContentAt(sandbox.ChurnContent, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -762,7 +748,7 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 	}
 	// A post new since night 1: its comments walked whole.
 	now, _ := sandbox.ContentAt(sandbox.ChurnContent, day)
-	rows, err = pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' AND NOT key = ANY($1)`, posts)
+	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' AND NOT key = ANY($1)`, posts)
 	var added []string
 	if err == nil {
 		added, err = pgx.CollectRows(rows, pgx.RowTo[string])
@@ -830,14 +816,7 @@ expand: {posts: {}, post_comments: {}}
 	first := runNight(t, realAtDay(t, pool, 0, 2), job)
 	b := first.b
 	first.want(t, "night 1", map[string]int64{epPosts: 3, epPostComms: 6 * 2}, 1+3+6*2*15)
-	var posts []string
-	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
-	if err == nil {
-		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	}
-	if err != nil || len(posts) != 6 {
-		t.Fatalf("night 1 walked the comments of %v: %v", posts, err)
-	}
+	posts := walkedPostComments(t, pool, 6)
 	// A reply since under the comment the first post's first page shows
 	// (the oldest: the sandbox lists a post's comments oldest first): its
 	// stored reply count and its walk's counter lower by one.
@@ -866,10 +845,25 @@ expand: {posts: {}, post_comments: {}}
 		fmt.Sprintf(`SELECT sum(credits_saved) FROM crawl.tasks WHERE run_id = %d AND outcome = 'skipped_unchanged'`, second.run):                     4 * 2 * 15,
 		fmt.Sprintf(`SELECT credits_saved FROM crawl.tasks WHERE run_id = %d AND outcome = 'done_end' AND key = '%s'`, second.run, posts[1]):          0,
 		fmt.Sprintf(`SELECT credits_saved FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                       4*2*15 + 15,
-		fmt.Sprintf(`SELECT credits_not_walked FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                    15,
+		fmt.Sprintf(`SELECT credits_not_walked FROM crawl.run_ledger WHERE run_id = %d`, second.run):                                                  15,
 	})
 	// Every list's walk now saw its counter: the plan expects none bought.
 	if p := b.planOf(t, job); p.Estimate != 1+3 {
 		t.Errorf("plan after night 2: estimate %d, want 4; content %+v", p.Estimate, p.Content)
 	}
+}
+
+// walkedPostComments is the keys of the posts whose comments a run walked
+// (crawl.content_walks), which must be want.
+func walkedPostComments(t *testing.T, pool *pgxpool.Pool, want int) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT key FROM crawl.content_walks WHERE kind = 'photosocial.comments' ORDER BY key`)
+	var posts []string
+	if err == nil {
+		posts, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(posts) != want {
+		t.Fatalf("night 1 walked the comments of %v, want %d: %v", posts, want, err)
+	}
+	return posts
 }
