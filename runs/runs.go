@@ -31,10 +31,10 @@ func unarchive(body []byte) ([]byte, error) {
 
 // Savings are the credits reuse saved a run (crawl.run_ledger).
 type Savings struct {
-	Saved          int64 // FreshSaved + CreditsNotWalked
-	FetchesSkipped int64 // tasks skipped as fresh
-	FreshSaved     int64 // their credits (1 per object)
-	ListsStopped   int64 // lists stop_at_seen ended
+	Saved            int64 // FreshSaved + CreditsNotWalked
+	FetchesSkipped   int64 // tasks skipped as fresh
+	FreshSaved       int64 // their credits (1 per object)
+	ListsStopped     int64 // lists stop_at_seen ended
 	CreditsNotWalked int64 // the credits of their pages not walked (each at its page's price), estimated from each list's last full walk
 }
 
