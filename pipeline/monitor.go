@@ -171,17 +171,22 @@ func (c *crawl) progress() Progress {
 }
 
 // concurrencySample fills the sample's figures of the limit of requests
-// in flight from st at now: the mean in flight since the previous sample
-// (since this process started on the run, for the first).
+// in flight from st, read at now or before: the mean in flight since the
+// previous sample (since this process started on the run, for the first),
+// over the interval st's slot time counts to (st.At).
 func (m *monitorState) concurrencySample(sp *sampleParams, st concurrency.Status, now time.Time) {
 	from, seconds := m.slots.at, m.slots.seconds
 	if from.IsZero() {
 		from = m.started
 	}
-	if d := now.Sub(from).Seconds(); d > 0 {
+	to := now
+	if !st.At.IsZero() {
+		to = st.At
+	}
+	if d := to.Sub(from).Seconds(); d > 0 {
 		sp.InFlight = (st.SlotSeconds - seconds) / d
 	}
-	m.slots.at, m.slots.seconds = now, st.SlotSeconds
+	m.slots.at, m.slots.seconds = to, st.SlotSeconds
 	sp.ConcurrencyLimit = st.Limit
 	if st.Last.Reason != "" {
 		move := st.Last.String()

@@ -3,6 +3,9 @@ package pipeline
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/socialcrawl/crawler/sources/concurrency"
 
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -41,5 +44,29 @@ func TestLateSampleTakesNoCounterBack(t *testing.T) {
 	}
 	if pages != 7 || rows != 70 || requests != 7 || state == nil || *state != "done" {
 		t.Errorf("after a late sample: pages %d, rows %d, requests %d, state %v; want 7, 70, 7, done", pages, rows, requests, state)
+	}
+}
+
+// The mean in flight of a sample ends where the limiter's slot time was
+// counted to, not where the sample was taken: with 4 slots held all along,
+// a status read a little before each sample must give 4, never more (a
+// sample above its workers failed TestMetricsScrapedDuringAndAfterRun
+// under load, when the reads and the samples drifted apart).
+func TestSampleInFlightEndsAtTheStatus(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	m := &monitorState{started: start}
+	const held = 4
+	for i, c := range []struct{ read, sampled time.Duration }{
+		{time.Second, 1500 * time.Millisecond},
+		{2 * time.Second, 2100 * time.Millisecond},
+		{5 * time.Second, 7 * time.Second},
+	} {
+		var sp sampleParams
+		st := concurrency.Status{SlotSeconds: held * c.read.Seconds(), At: start.Add(c.read)}
+		m.concurrencySample(&sp, st, start.Add(c.sampled))
+		if d := sp.InFlight - held; d > 1e-9 || d < -1e-9 {
+			t.Errorf("sample %d: mean in flight %.3f, want %d", i, sp.InFlight, held)
+		}
 	}
 }

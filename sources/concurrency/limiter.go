@@ -225,6 +225,9 @@ func (l *Limiter) Waiting() int {
 func (l *Limiter) Status() Status {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.ctl.holding(l.advanceLocked(), l.held)
-	return l.ctl.status(l.held)
+	now := l.advanceLocked()
+	l.ctl.holding(now, l.held)
+	s := l.ctl.status(l.held)
+	s.At = now
+	return s
 }

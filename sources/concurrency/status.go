@@ -55,6 +55,11 @@ type Status struct {
 	// its increase over an interval divided by the interval is the mean
 	// number of requests in flight.
 	SlotSeconds float64
+	// At is the instant SlotSeconds counts to (the limiter's clock when
+	// the status was read): a mean over an interval must end there, not
+	// when its reader got to it, or the slot time between the two lands
+	// in the next interval (a mean above the workers).
+	At time.Time
 	// Latency is the median answer time of the latest round evaluated.
 	Latency time.Duration
 }
