@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
 )
 
@@ -68,6 +69,13 @@ func TestTaskKeepsNoCommittedPageWhileFetching(t *testing.T) {
 	}
 	job := b.job(t, fmt.Sprintf("limits:\n  workers: %d\nseeds:\n  shortvideo:\n    profiles: [%s]\nexpand:\n  followers: {max_pages: 2}\n",
 		2*lists, strings.Join(profiles, ", ")))
+	// The second requests wait at the gate for as long as the slowest list
+	// takes to reach it: on a loaded machine, past the default api.timeout
+	// (1m), when the held ones would fail, close the outage gate and keep
+	// the last lists from ever asking (a run stopped after the outage
+	// window, once under make test beside the simulator).
+	job.API.Timeout = jobfile.Duration(10 * time.Minute)
+	job.Limits.LeaseTimeout = jobfile.Duration(10 * time.Minute)
 	runID := b.start(t, job)
 	before := liveHeap()
 	type result struct {
