@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,7 +33,10 @@ type Querier interface {
 // the crawler's schemas, as the day between two nights would (the
 // crawler measures ages, windows and leases by the database's clock; the
 // sandbox's world moves by a day).
-func AgeDB(ctx context.Context, conn Querier) error {
+func AgeDB(ctx context.Context, conn Querier) error { return ageDBBy(ctx, conn, 24*time.Hour) }
+
+// ageDBBy makes everything stored older by d.
+func ageDBBy(ctx context.Context, conn Querier, d time.Duration) error {
 	rows, err := conn.Query(ctx, `SELECT c.table_schema, c.table_name, array_agg(c.column_name::text ORDER BY c.column_name)
 		FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
 		WHERE c.table_schema IN ('crawl', 'shortvideo', 'photosocial') AND c.data_type = 'timestamp with time zone'
@@ -57,9 +61,9 @@ func AgeDB(ctx context.Context, conn Querier) error {
 		set := make([]string, len(t.cols))
 		for i, c := range t.cols {
 			id := pgx.Identifier{c}.Sanitize()
-			set[i] = id + " = " + id + " - interval '1 day'"
+			set[i] = id + " = " + id + " - $1::interval"
 		}
-		if _, err := conn.Exec(ctx, "UPDATE "+pgx.Identifier{t.schema, t.name}.Sanitize()+" SET "+strings.Join(set, ", ")); err != nil {
+		if _, err := conn.Exec(ctx, "UPDATE "+pgx.Identifier{t.schema, t.name}.Sanitize()+" SET "+strings.Join(set, ", "), d); err != nil {
 			return fmt.Errorf("age %s.%s: %w", t.schema, t.name, err)
 		}
 	}

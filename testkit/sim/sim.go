@@ -148,6 +148,7 @@ func (tl *timeline) night(ctx context.Context, chk *checker, n Night, logf func(
 		}
 		defer tl.e.dropDB(context.WithoutCancel(ctx), twin.db)
 	}
+	started := time.Now()
 	r, err := tl.runNight(ctx, n)
 	if err != nil {
 		return out, 0, err
@@ -161,6 +162,15 @@ func (tl *timeline) night(ctx context.Context, chk *checker, n Night, logf func(
 	logf("night %d: %s", n.Day, r.summary(chk.s, len(vs)))
 	if twin == nil || r.timedOut {
 		return out, answered, nil
+	}
+	// The twin starts later than its night by the night's length: its
+	// database is made older by as much, so that its schedule reads the
+	// ages its night read (ages are the database clock's: a yield per
+	// credit moves with them, and two visits near the budget line that
+	// cross in those seconds swapped between a night and its prune twin,
+	// seed 333).
+	if err := twin.withConn(ctx, func(c *pgx.Conn) error { return ageDBBy(ctx, c, time.Since(started)) }); err != nil {
+		return out, answered, fmt.Errorf("twin: %w", err)
 	}
 	tn := Night{Day: n.Day, Workers: 1, Procs: []Proc{{}}}
 	tr, err := twin.runNight(ctx, tn)
