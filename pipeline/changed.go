@@ -119,7 +119,7 @@ func (c *crawl) skipUnchanged(ctx context.Context, log *slog.Logger, k *kinds.Ki
 		}
 	}
 	if reason != "" && err == nil {
-		saved := w.Pages * c.pagePrice(t.Kind)
+		saved := w.Pages * PagePrice(c.job, t.Kind)
 		err = c.retryDB(context.WithoutCancel(c.work), func(ctx context.Context) error {
 			return c.frontier.EndFresh(ctx, c.runID, t.Task, kinds.OutcomeSkippedUnchanged, reason, saved, children)
 		})
@@ -207,16 +207,17 @@ func (c *crawl) stopExplained(ctx context.Context, k *kinds.Kind, t *task, res *
 	}
 	res.Stop = fmt.Sprintf("explained: page %d accounts for the counter's rise of %d since its last walk (%d to %d; last full walk: run %d, %d pages)", walked, x.of, x.since, x.since+x.of, w.Run, w.Pages)
 	res.Outcome = kinds.OutcomeDoneStopAtSeen
-	res.Saved = max(0, full-walked) * c.pagePrice(t.Kind)
+	res.Saved = max(0, full-walked) * PagePrice(c.job, t.Kind)
 	return nil
 }
 
-// pagePrice is what a page of a list of kind costs in the job's dialect
-// (its route's credits: 15 for a post's comments with replies at the real
-// service's prices), so that what reuse saves is counted in credits, as
-// the budget reserves them, not in pages.
-func (c *crawl) pagePrice(kind string) int {
-	return max(c.job.Route(kind).Credits, 1)
+// PagePrice is what a page of a list of kind costs in job's dialect (its
+// route's credits: 15 for a post's comments with replies at the real
+// service's prices), so that what reuse saves, and what crawler plan
+// expects, is counted in credits, as the budget reserves them, not in
+// pages.
+func PagePrice(job *jobfile.Job, kind string) int {
+	return max(job.Route(kind).Credits, 1)
 }
 
 // ContentPlan is what a run started now should buy of a content list, by

@@ -219,7 +219,7 @@ func (c *crawl) stopAtSeen(ctx context.Context, k *kinds.Kind, t *task, res *kin
 	}
 	res.Stop = fmt.Sprintf("stop_at_seen: page %d held only entries stored by earlier runs (last full walk: run %d, %d pages)", walked, w.Run, w.Pages)
 	res.Outcome = kinds.OutcomeDoneStopAtSeen
-	res.Saved = max(0, full-walked) * c.pagePrice(t.Kind)
+	res.Saved = max(0, full-walked) * PagePrice(c.job, t.Kind)
 	if adaptive && k.Known != nil {
 		// The pages not read still lead to their entries, as the job's
 		// runs know them: each is decided by the schedule.

@@ -110,7 +110,7 @@ func (p *Plan) content(ctx context.Context, tx pgx.Tx, job *jobfile.Job) error {
 			flush()
 			c = &ContentList{Kind: l.Kind}
 		}
-		price := int64(max(job.Route(l.Kind).Credits, 1))
+		price := int64(pipeline.PagePrice(job, l.Kind))
 		t := &kinds.Task{Kind: l.Kind, Key: l.Key, MaxPages: l.MaxPages, RefreshAfter: time.Duration(l.RefreshUS) * time.Microsecond}
 		if err := json.Unmarshal([]byte(l.Params), &t.Params); err != nil {
 			return fmt.Errorf("content list %s %s: params: %w", l.Kind, l.Key, err)
