@@ -73,8 +73,9 @@ type Hold struct {
 	usage            map[string]*usageDelta
 	// wanting sums the credits of requests waiting for the hold to grow.
 	wanting int64
-	asking  bool          // a statement on the hold is under way
-	changed chan struct{} // closed (and replaced) when credits may be had
+	asking  bool           // a statement on the hold is under way
+	refills sync.WaitGroup // refills ahead under way (Close waits for them)
+	changed chan struct{}  // closed (and replaced) when credits may be had
 	// last is what the last statement said of the run's budget.
 	last holdAnswer
 	// used is when a request last took credits; void asks the next beat
@@ -183,6 +184,7 @@ func (b *Hold) Reserve(ctx context.Context, r *int64, credits int64, before func
 			b.inFlight += credits
 			*r = credits
 			b.used = time.Now()
+			b.refillAheadLocked(ctx, credits)
 			return nil
 		}
 		if before != nil {
@@ -237,6 +239,36 @@ func (b *Hold) Reserve(ctx context.Context, r *int64, credits int64, before func
 	}
 }
 
+// refillAheadLocked asks for the next block in the background, b.mu held,
+// when the spare has fallen under half a block of requests of credits and
+// the budget is far: the requests go on taking credits meanwhile, and none
+// waits for a statement's round trip (nor, first, for its previous page's
+// commit) while credits are plenty. Near the budget, requests ask for what
+// they lack when they lack it, as before.
+func (b *Hold) refillAheadLocked(ctx context.Context, credits int64) {
+	block := creditBlock * credits
+	if b.asking || b.spare() >= block/2 || !b.far(block) {
+		return
+	}
+	b.asking = true // no other statement until this one is answered
+	b.refills.Add(1)
+	go func() {
+		defer b.refills.Done()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if _, err := b.statementLocked(ctx, -block); err != nil {
+			b.cfg.Log.Debug("credit hold refill failed", "err", err)
+		}
+	}()
+}
+
+// far says whether the run's budget, as of the last statement, leaves
+// room for many blocks (or there is no budget).
+func (b *Hold) far(block int64) bool {
+	a := b.last
+	return a.max == nil || *a.max-a.committed-a.deadHeld >= 8*block
+}
+
 // waitLocked waits, without b.mu, until credits may be had, d passes (0:
 // no bound), the run stops or ctx ends.
 func (b *Hold) waitLocked(ctx context.Context, credits int64, d time.Duration) error {
@@ -279,16 +311,21 @@ func (b *Hold) wake() {
 // (released during the round trip): it posts the billed answers and the
 // usage noted so far, gives back the spare credits when b.void, and asks
 // for need credits (0: none) for the waiting requests, with a block to
-// spare. Several requests waiting share one statement.
+// spare. Several requests waiting share one statement. A negative need
+// -block tops the spare up to block, no request waiting (refillAheadLocked).
 func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, error) {
 	b.asking = true
 	defer func() { b.asking = false; b.wake() }()
 	p := holdParams{RunID: b.cfg.RunID, Owner: b.cfg.Owner, Billed: b.billed, InFlight: b.inFlight + b.billed, Dead: holdDead}
-	if need > 0 {
+	switch {
+	case need > 0:
 		// The request's own shortfall must be granted; the other waiting
 		// requests' and a block to spare are asked for on top.
 		p.Need = max(need-b.spare(), 1)
 		p.Want = p.Need + b.wanting + creditBlock*need
+	case need < 0:
+		p.Need = 1
+		p.Want = max(-need-b.spare(), 1)
 	}
 	if b.void {
 		p.Void = max(b.spare(), 0)
@@ -446,6 +483,8 @@ func (b *Hold) Beat(ctx context.Context) {
 // Close posts what is left to post and gives back the spare credits, at
 // the process's end on the run (nothing is in flight any more).
 func (b *Hold) Close(ctx context.Context) error {
+	// A refill ahead answered after the void would leave its grant held.
+	b.refills.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.void = true

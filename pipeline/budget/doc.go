@@ -14,7 +14,9 @@
 // In the process, a request takes what it is expected to cost (1, or the
 // route's Credits) from the hold's spare credits, without a round trip;
 // when the spare runs short the process asks for more for all its waiting
-// requests at once, plus a block to spare far from the budget. An answer
+// requests at once, plus a block to spare far from the budget. Far from
+// the budget the next block is asked for in the background once the spare
+// falls under half a block, so no request waits for that round trip. An answer
 // returns its request's credits to the spare and notes what it cost; the
 // costs are posted by the process's next statement on its hold (at least
 // every holdBeat). So the run never commits more than max_credits: an

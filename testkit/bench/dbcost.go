@@ -72,7 +72,7 @@ func runDBCost(ctx context.Context, e *env) (*outcome, error) {
 	}
 	f, _, _, _ := latencyFigure(up.sb.Arrivals(apiKey), t0.Add(warm), t0.Add(d), w, shortLatency, 0.93)
 	f.Detail += limitMoves(ctx, p.pool, p.runID)
-	f.Why = "a worker's cycle is the latency plus its own work on the page: decoding, then writing the page's commit batch, whose results are read while the next page is fetched (the round trip and PostgreSQL's work on the upserts are hidden behind the latency), plus a credit reservation when its block is used up."
+	f.Why = "a worker's cycle is the latency plus its own work on the page: decoding, then writing the page's commit batch, whose results are read while the next page is fetched (the round trip and PostgreSQL's work on the upserts are hidden behind the latency); the credit reservations are asked for in the background, a block ahead."
 	out.figures = append(out.figures, f)
 	if pages > 0 {
 		out.figures = append(out.figures,

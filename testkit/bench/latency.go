@@ -45,7 +45,7 @@ func runLatency(ctx context.Context, e *env) (*outcome, error) {
 	}
 	f, mean, median, overhead := latencyFigure(up.sb.Arrivals(apiKey), t0.Add(warm), t0.Add(d), w, upstreamLatency, 0.95)
 	f.Detail += limitMoves(ctx, p.pool, p.runID)
-	f.Why = fmt.Sprintf("a worker walks its list page by page, and between the answer to a page and the request for the next it spends %s on average (median %s): decoding the page and writing its commit batch (whose results are read while the next page is fetched: the server commits a batch it has whole even if the process dies, so a crash still loses at most the request in flight), and a credit reservation once per 16 pages. Per worker that is %s / (%s + %s) = %.3f of the latency-bound rate.",
+	f.Why = fmt.Sprintf("a worker walks its list page by page, and between the answer to a page and the request for the next it spends %s on average (median %s): decoding the page and writing its commit batch (whose results are read while the next page is fetched: the server commits a batch it has whole even if the process dies, so a crash still loses at most the request in flight), the credit reservations being asked for in the background, a block ahead. Per worker that is %s / (%s + %s) = %.3f of the latency-bound rate.",
 		mean.Round(100*time.Microsecond), median.Round(100*time.Microsecond), upstreamLatency, upstreamLatency, overhead.Round(100*time.Microsecond),
 		upstreamLatency.Seconds()/(upstreamLatency+overhead).Seconds())
 	out.figures = append(out.figures, f)
