@@ -74,8 +74,11 @@
 //     such probe triples the rate every second rather than adding 25%, so
 //     that an unknown quota is found within a few seconds: at R = 50/s,
 //     B = 10 the first estimate comes about 3 s into the run, within 1-2%.
-//   - A 429 that comes while at or under the estimate (not probing) means
-//     the estimate was a little high or the quota dropped: the estimate then
+//   - A 429 that comes while at or under a measured estimate (not probing)
+//     means the estimate was a little high or the quota dropped (under a
+//     guess it only cuts the guess: it is part of finding the quota, and
+//     leaves the start's burst to measure B; another process joining with
+//     no estimate yet meets one so): the estimate then
 //     only counts windows since the last pause (and never again windows
 //     before this one), and is capped at 99% of the rate the 429 came at
 //     (85% when too few successes measure it). If the quota dropped within

@@ -2,6 +2,7 @@ package ratecontrol
 
 import (
 	"container/heap"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -357,6 +358,13 @@ func (h *simHub) join(now time.Time, rc *Controller) *simMember {
 	rc.share.sharer = m
 	h.members = append(h.members, m)
 	m.sync(now)
+	// The others read the new share at once (pipeline/quota announces a
+	// share that changes much), not at their next beat.
+	for _, o := range h.members {
+		if o != m && !o.left {
+			h.syncs = append(h.syncs, simPause{at: now.Add(3 * time.Millisecond), to: o})
+		}
+	}
 	return m
 }
 
@@ -440,12 +448,22 @@ func (m *simMember) Paused(d time.Duration) {
 }
 
 // Three processes on one key, none with a ceiling, the second and third
-// joining half a second after the first: together they spend the quota as
-// one process does, in equal shares, with as few 429s.
+// joining half a second after the first, or as its first pause ends:
+// together they spend the quota as one process does, in equal shares, with
+// as few 429s. A joiner's first requests, before it has an estimate to
+// follow, may meet a 429: under the leader's guess that is no drop of the
+// quota, and the start's burst still measures B. Taken for a drop, its
+// mark kept the burst windows from the start, B stayed at 1-2 and the
+// estimate read 70/s for 50, cut by 1% a 429 (0.834 and 0.744 of the
+// quota at 2 and 3 processes over 120 s, bench row 81's 0.902).
 func TestRateControlSharedQuota(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{1, 2, 3} {
-		t.Run(string(rune('0'+n))+" processes", func(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		join time.Duration
+	}{{1, 0}, {2, 500 * time.Millisecond}, {3, 500 * time.Millisecond}, {2, time.Second}, {3, time.Second}} {
+		n := c.n
+		t.Run(fmt.Sprintf("%d processes joining at %v", n, c.join), func(t *testing.T) {
 			t.Parallel()
 			const R, B, T = 50.0, 10, 180 * time.Second
 			t0 := time.Unix(5_000_000, 0)
@@ -457,7 +475,7 @@ func TestRateControlSharedQuota(t *testing.T) {
 			hub.join(t0, rcs[0])
 			runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, T, func(now time.Time) {
 				for i := 1; i < n; i++ {
-					if rcs[i] == nil && now.Sub(t0) >= 500*time.Millisecond {
+					if rcs[i] == nil && now.Sub(t0) >= c.join {
 						rcs[i] = New(0, 1)
 						rcs[i].now = rcs[0].now
 						hub.join(now, rcs[i])
