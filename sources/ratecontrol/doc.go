@@ -127,7 +127,13 @@
 // rate it knows, the leader measures the key's quota as (its own
 // successes - B)/w + what the followers send, over windows since the last
 // pause (during which they were steady). When the leader dies, another
-// takes over with the shared estimate.
+// takes over with the shared estimate. The processes see a change of the
+// shares at different instants (a joiner from its heartbeat, the others at
+// the notification, up to a heartbeat later), and meanwhile the key is sent
+// above its rate: a 429 that comes at or under the estimate within a
+// second of a change the leader saw is put down to it (one per 10 s; the
+// estimate stands), and a probe whose windows start at a change (the
+// upstream's bucket maybe drained) does not lower the estimate.
 //
 // # Files
 //

@@ -18,6 +18,12 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 	if rc.until.Before(now) {
 		resumed = rc.until
 	}
+	// The shares changed since the last pause: the windows start there
+	// (readShare), with the upstream's bucket maybe drained by the change
+	// (shareMoved), and bound R from below only loosely (47/s for 50,
+	// held a minute): a probe's read then says no more than the estimate
+	// it started from.
+	loose := e.probing && rc.quota.measured && rc.share.changed.After(rc.marks.lastPause) && rc.share.changed.Before(e.at)
 	rc.marks.lastPause = resumed
 	if e.drop {
 		rc.marks.regime, rc.marks.dropped = resumed, resumed
@@ -25,6 +31,9 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 	first := !rc.quota.everMeasured
 	est, ok := rc.reestimate(now, e, rateSince, burstSince)
 	prev := rc.quota.rate
+	if loose && ok {
+		est = max(est, prev)
+	}
 	rc.noteDrop(e, est, ok, prev)
 	rc.hold.length = rc.nextHold(now, e, est, ok, prev, first)
 	rc.settle(now, e, est, ok)
