@@ -38,6 +38,18 @@ func (rc *Controller) endPause(now time.Time) {
 		}
 		return
 	}
+	if e.drop && rc.shareMoved(e) {
+		// The shares moved, not the quota: the estimate stands, and the
+		// rate resumes from an empty bucket, the upstream's full.
+		rc.marks.lastPause = now
+		if rc.until.Before(now) {
+			rc.marks.lastPause = rc.until
+		}
+		if rc.limiter != nil {
+			rc.emptyBucket(now)
+		}
+		return
+	}
 	measured := rc.react(now, e)
 	rc.publish(now, measured || rc.quota.measured)
 }

@@ -91,6 +91,11 @@ type throttleEvent struct {
 	at      time.Time
 	rate    float64 // the bucket's rate when it came (0: no bucket)
 	probing bool    // the rate was above the estimate (or there was none)
+	// drop is whether it may say the quota dropped: it came while not
+	// probing, under an estimate that was measured. Under a guess it is
+	// part of finding the quota, as a probe's is: it cuts the guess but
+	// leaves no marks that keep later windows from the start's burst.
+	drop bool
 	// lag is how long answers were taking when it came: the reaction waits
 	// that long after it, for the successes of the requests sent before it.
 	lag time.Duration
@@ -344,7 +349,8 @@ func (rc *Controller) throttledSent(now, sent time.Time, d time.Duration) bool {
 		at = now
 	}
 	cur := rc.keyRate()
-	rc.pending = &throttleEvent{at: at, rate: cur, probing: rc.quota.rate == 0 || cur > rc.quota.rate,
+	probing := rc.quota.rate == 0 || cur > rc.quota.rate
+	rc.pending = &throttleEvent{at: at, rate: cur, probing: probing, drop: !probing && rc.quota.measured,
 		lag: min(rc.lags.max(), maxLag), sent: float64(rc.sends.count(at.Add(-time.Second), at))}
 	return true
 }

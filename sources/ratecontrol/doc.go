@@ -74,8 +74,11 @@
 //     such probe triples the rate every second rather than adding 25%, so
 //     that an unknown quota is found within a few seconds: at R = 50/s,
 //     B = 10 the first estimate comes about 3 s into the run, within 1-2%.
-//   - A 429 that comes while at or under the estimate (not probing) means
-//     the estimate was a little high or the quota dropped: the estimate then
+//   - A 429 that comes while at or under a measured estimate (not probing)
+//     means the estimate was a little high or the quota dropped (under a
+//     guess it only cuts the guess: it is part of finding the quota, and
+//     leaves the start's burst to measure B; another process joining with
+//     no estimate yet meets one so): the estimate then
 //     only counts windows since the last pause (and never again windows
 //     before this one), and is capped at 99% of the rate the 429 came at
 //     (85% when too few successes measure it). If the quota dropped within
@@ -124,7 +127,13 @@
 // rate it knows, the leader measures the key's quota as (its own
 // successes - B)/w + what the followers send, over windows since the last
 // pause (during which they were steady). When the leader dies, another
-// takes over with the shared estimate.
+// takes over with the shared estimate. The processes see a change of the
+// shares at different instants (a joiner from its heartbeat, the others at
+// the notification, up to a heartbeat later), and meanwhile the key is sent
+// above its rate: a 429 that comes at or under the estimate within a
+// second of a change the leader saw is put down to it (one per 10 s; the
+// estimate stands), and a probe whose windows start at a change (the
+// upstream's bucket maybe drained) does not lower the estimate.
 //
 // # Files
 //

@@ -18,13 +18,22 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 	if rc.until.Before(now) {
 		resumed = rc.until
 	}
+	// The shares changed since the last pause: the windows start there
+	// (readShare), with the upstream's bucket maybe drained by the change
+	// (shareMoved), and bound R from below only loosely (47/s for 50,
+	// held a minute): a probe's read then says no more than the estimate
+	// it started from.
+	loose := e.probing && rc.quota.measured && rc.share.changed.After(rc.marks.lastPause) && rc.share.changed.Before(e.at)
 	rc.marks.lastPause = resumed
-	if !e.probing {
+	if e.drop {
 		rc.marks.regime, rc.marks.dropped = resumed, resumed
 	}
 	first := !rc.quota.everMeasured
 	est, ok := rc.reestimate(now, e, rateSince, burstSince)
 	prev := rc.quota.rate
+	if loose && ok {
+		est = max(est, prev)
+	}
 	rc.noteDrop(e, est, ok, prev)
 	rc.hold.length = rc.nextHold(now, e, est, ok, prev, first)
 	rc.settle(now, e, est, ok)
@@ -35,7 +44,7 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 // may reach for the 429 e: never before the marks of an earlier drop.
 func (rc *Controller) windows(e throttleEvent) (rateSince, burstSince time.Time) {
 	since := e.at.Add(-estimateHorizon)
-	if !e.probing && rc.marks.lastPause.After(since) {
+	if e.drop && rc.marks.lastPause.After(since) {
 		// The quota dropped, maybe moments ago: windows reaching back
 		// before the last pause would measure the old one.
 		since = rc.marks.lastPause
@@ -62,7 +71,7 @@ func (rc *Controller) windows(e throttleEvent) (rateSince, burstSince time.Time)
 // from the rate the 429 came at; it grows the burst estimate with it.
 func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burstSince time.Time) (est float64, ok bool) {
 	// Successes count at their send times: those sent up to the 429.
-	est, burst, ok := rc.measure(e.at, e.at, rateSince, burstSince, e.probing)
+	est, burst, ok := rc.measure(e.at, e.at, rateSince, burstSince, !e.drop)
 	if ok {
 		rc.quota.everMeasured = true
 		if burst > rc.quota.burst {
@@ -98,11 +107,11 @@ func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burs
 // while not probing), so that the probes come soon, or forgets it once a
 // probe finds the quota back.
 func (rc *Controller) noteDrop(e throttleEvent, est float64, ok bool, prev float64) {
-	if !e.probing && e.at.Sub(rc.drop.unexpected) > estimateHorizon {
+	if e.drop && e.at.Sub(rc.drop.unexpected) > estimateHorizon {
 		rc.drop.before, rc.drop.unexpected = prev, e.at
 	}
 	switch {
-	case !e.probing && est < (1-sameQuota)*prev:
+	case e.drop && est < (1-sameQuota)*prev:
 		// The quota dropped: it may come back as suddenly, so the probes
 		// come soon, and space out as they find the same quota.
 		rc.hold.first = holdAfterDrop
@@ -174,11 +183,12 @@ func (rc *Controller) settle(now time.Time, e throttleEvent, est float64, ok boo
 // [since, upto], with the 429 at at: the rate for the burst estimate
 // (successRing.estimate), then the burst for that rate (successRing.burstAt),
 // until the burst stops growing. It starts from the burst estimated so far,
-// so the estimate of B only grows, and only on a probe: after a drop of the
-// quota, the rate is capped (reestimate) and what the successes say of the
-// burst is unsure. ok is false when no window holds enough successes to
+// so the estimate of B only grows, and only when the 429 cannot be a drop
+// (grow: a probe's, or one under a guess): after a drop of the quota, the
+// rate is capped (reestimate) and what the successes say of the burst is
+// unsure. ok is false when no window holds enough successes to
 // measure.
-func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing bool) (est, burst float64, ok bool) {
+func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) (est, burst float64, ok bool) {
 	burst = rc.quota.burst
 	others := rc.others()
 	for range 8 {
@@ -190,7 +200,7 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing boo
 			return est, burst, ok
 		}
 		est, ok = r+others, true
-		if !probing {
+		if !grow {
 			return est, burst, ok
 		}
 		// Leading other processes, n - R*w over this one's successes is

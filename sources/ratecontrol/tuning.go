@@ -28,6 +28,11 @@ const (
 	// nextHold).
 	holdFirstRead = 5 * time.Second
 	firstReadLags = 4
+	// shareSettle is how long after a 429 this process may see the shares
+	// change that sent the key above its rate (shareMoved): the others see
+	// a change within a heartbeat (a second), or a notification's round
+	// trip.
+	shareSettle = time.Second
 	// returnConfirm is how long a probe after a drop runs at the rate
 	// before the drop, without a 429, to show the quota came back.
 	returnConfirm   = time.Second
