@@ -15,10 +15,12 @@ help: ## List targets
 # go test does not vet again what the vet prerequisite (every analyzer, test files included) just vetted.
 # go test starts the packages' test binaries in the order listed (two at a time on two cores): the longest
 # go first, so that none of them is left running alone at the end (./... adds every other package once).
+# Most tests wait on answer times, leases and child processes more than they compute: -parallel 4 lets
+# four of a package's parallel tests run at once (the default, GOMAXPROCS, is two on two cores).
 TEST_FIRST := ./pipeline ./cmd/crawler ./testkit/bench ./testkit/sim ./sources ./sources/concurrency ./retention ./jobfile
 test: ensure-postgres ensure-pgbouncer ensure-chromium vet fmt-check ## Vet, check formatting, run all tests with -race on one throwaway PostgreSQL
 	$(GO) build -o $(BIN)/crawler-test ./cmd/crawler
-	CRAWLER_TEST_BIN=$(CURDIR)/$(BIN)/crawler-test $(GO) run ./tools/withpg -migrated-template -- $(GO) test -race -count=1 -vet=off -timeout 20m $(TEST_FIRST) ./...
+	CRAWLER_TEST_BIN=$(CURDIR)/$(BIN)/crawler-test $(GO) run ./tools/withpg -migrated-template -- $(GO) test -race -count=1 -vet=off -parallel 4 -timeout 20m $(TEST_FIRST) ./...
 
 vet: ## go vet ./...
 	$(GO) vet ./...
