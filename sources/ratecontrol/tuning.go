@@ -27,7 +27,6 @@ const (
 	// holdFirstRead is the hold of the first estimate measured (see
 	// nextHold).
 	holdFirstRead = 5 * time.Second
-	firstReadLags = 4
 	// returnConfirm is how long a probe after a drop runs at the rate
 	// before the drop, without a 429, to show the quota came back.
 	returnConfirm   = time.Second
