@@ -98,13 +98,15 @@ func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burs
 
 // noteDrop remembers a drop of the quota from prev to est (the 429 e came
 // while not probing), so that the probes come soon, or forgets it once a
-// probe finds the quota back.
+// probe finds the quota back. A first read (hold.loose) that was too high
+// is no drop: taken for one (110/s for 100/s at 3 s answers), the probes
+// jumped back to it every 5-9 s for a minute, a pause each.
 func (rc *Controller) noteDrop(e throttleEvent, est float64, ok bool, prev float64) {
 	if !e.probing && e.at.Sub(rc.drop.unexpected) > estimateHorizon {
 		rc.drop.before, rc.drop.unexpected = prev, e.at
 	}
 	switch {
-	case !e.probing && est < (1-sameQuota)*prev:
+	case !e.probing && est < (1-sameQuota)*prev && !rc.hold.loose:
 		// The quota dropped: it may come back as suddenly, so the probes
 		// come soon, and space out as they find the same quota.
 		rc.hold.first = holdAfterDrop
