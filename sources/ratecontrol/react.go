@@ -217,7 +217,9 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, probing boo
 		// still a lower bound of B.
 		var b float64
 		b, env = rc.hist.burstAt(est, burstSince, upto)
-		b = max(b, rc.quota.windows.bound(est))
+		// The windows kept, at this rate, up to the burst read before:
+		// a rate read lower than before reads no more of them than then.
+		b = max(b, min(rc.quota.windows.bound(est), rc.quota.burst))
 		if b < burst+burstSlack {
 			return est, burst, env, ok
 		}

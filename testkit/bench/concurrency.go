@@ -36,18 +36,23 @@ func (c concCase) label() string { return fmt.Sprintf("%s at %g/s", c.latency, c
 
 func runConcurrency(ctx context.Context, e *env) (*outcome, error) {
 	cases := e.size.concCases
-	out := &outcome{setup: fmt.Sprintf("sources.Client with no settings (default options, max_retries 20) walking follower lists page after page, a goroutine per list, no database; sandbox answers in latency ± a third (uniform), quota R requests/s with burst 10; cases %s, side by side, each with its own sandbox and client. Beside them, the issue's job (%d accounts seeded by secUid, %d followers each: %d list pages) through pipeline.Run in-process, no limits.workers, no api.rate, at %s and %g/s, for up to %s.",
-		caseList(cases), e.size.issueAccounts, e.size.issueFollowers, e.size.issueAccounts*e.size.issueFollowers/50, e.size.issueLatency, issueRate, e.size.issueT)}
+	out := &outcome{setup: fmt.Sprintf("sources.Client with no settings (default options, max_retries 20) walking follower lists page after page, a goroutine per list, no database; sandbox answers in latency ± a third (uniform), quota R requests/s with burst 10; cases %s, side by side, each with its own sandbox and client. Beside them, the issue's job (%d accounts seeded by secUid, %d followers each: %d list pages) through pipeline.Run in-process, no limits.workers, no api.rate, at %s and %g/s, for up to %s; and the same at ten minutes' work (%d accounts, %d followers each: %d list pages, for up to %s), each on its own sandbox and database.",
+		caseList(cases), e.size.issueAccounts, e.size.issueFollowers, e.size.issueAccounts*e.size.issueFollowers/50, e.size.issueLatency, issueRate, e.size.issueT,
+		e.size.issueLong.accounts, e.size.issueLong.followers, e.size.issueLong.accounts*e.size.issueLong.followers/50, e.size.issueLong.t)}
 	type result struct {
 		figs []Figure
 		err  error
 	}
-	results := make([]result, len(cases)+1)
+	results := make([]result, len(cases)+2)
 	var wg sync.WaitGroup
 	for i, c := range cases {
 		wg.Go(func() { results[i].figs, results[i].err = concurrencyCase(ctx, c) })
 	}
-	wg.Go(func() { results[len(cases)].figs, results[len(cases)].err = e.issueJob(ctx) })
+	short := issueJobSize{accounts: e.size.issueAccounts, followers: e.size.issueFollowers, t: e.size.issueT}
+	wg.Go(func() { results[len(cases)].figs, results[len(cases)].err = e.issueJob(ctx, "issue", short, false) })
+	wg.Go(func() {
+		results[len(cases)+1].figs, results[len(cases)+1].err = e.issueJob(ctx, "issuelong", e.size.issueLong, true)
+	})
 	wg.Wait()
 	for _, r := range results {
 		out.figures = append(out.figures, r.figs...)
@@ -122,8 +127,11 @@ func concurrencyCase(ctx context.Context, c concCase) ([]Figure, error) {
 // issueRate is the issue's upstream quota, requests/s.
 const issueRate = 20.0
 
-// issueJob runs the issue's job end to end and reports its rate.
-func (e *env) issueJob(ctx context.Context) ([]Figure, error) {
+// issueJob runs a job of the issue's lists (size js, at the issue's
+// latency and rate) end to end and reports its rate; aimed, against
+// issue 34's aim (0.9 of the allowed rate, start-up included, for a job
+// of at least ten minutes' work).
+func (e *env) issueJob(ctx context.Context, label string, js issueJobSize, aimed bool) ([]Figure, error) {
 	lat := e.size.issueLatency
 	jitter := 2 * lat / 3
 	up, err := newUpstream(sandbox.Config{Rate: issueRate, Burst: quotaB, Faults: sandbox.Faults{Latency: lat - jitter/2, LatencyJitter: jitter}}, false)
@@ -132,17 +140,17 @@ func (e *env) issueJob(ctx context.Context) ([]Figure, error) {
 	}
 	defer up.close()
 	var seeds []string
-	for i := range e.size.issueAccounts {
-		seeds = append(seeds, secUIDOf(fmt.Sprintf("issue%02d_f%d_g0", i, e.size.issueFollowers)))
+	for i := range js.accounts {
+		seeds = append(seeds, secUIDOf(fmt.Sprintf("%s%03d_f%d_g0", label, i, js.followers)))
 	}
-	spec := jobSpec{name: "bench-issue", baseURL: up.url, secUIDs: seeds, followersOnly: true, maxPages: allPages}
-	p, err := e.startInProcess(ctx, "issue", spec)
+	spec := jobSpec{name: "bench-" + label, baseURL: up.url, secUIDs: seeds, followersOnly: true, maxPages: allPages}
+	p, err := e.startInProcess(ctx, label, spec)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
 	start := time.Now()
-	t0, sum, err := p.runFor(ctx, up, e.size.issueT, nil)
+	t0, sum, err := p.runFor(ctx, up, js.t, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -155,13 +163,25 @@ func (e *env) issueJob(ctx context.Context) ([]Figure, error) {
 		}
 	}
 	w := countWindow(arr, t0, last.Add(time.Nanosecond))
-	pages := e.size.issueAccounts * e.size.issueFollowers / 50
+	perList := js.followers / 50
+	pages := js.accounts * perList
 	rate := float64(w.ok) / last.Sub(t0).Seconds()
-	return []Figure{{
-		Name: fmt.Sprintf("the issue's job end to end (%d pages at %s, %g/s): billable/s over the allowed", pages, lat, issueRate), Value: rate / issueRate, Aim: atLeast(0.9),
-		Detail: fmt.Sprintf("%d billable 2xx of %d pages in %.1f s from the first request (%s, %d pages committed by this process, %s in all) = %.2f/s; allowed %g/s",
-			w.ok, pages, last.Sub(t0).Seconds(), sum.State, sum.Pages, took.Round(time.Second), rate, issueRate),
-		Why: fmt.Sprintf("each list is %d pages walked one after another: at %s a page the job takes at least %.0f s whatever the concurrency, the same as %d pages at %g/s, so the start (the doubling from %d to the %d lists, two answer times), the answer times' spread (the slowest of %d chains of %d pages) and the commits all show in the ratio; the runner keeps twice the client's limit of tasks in progress.",
-			e.size.issueFollowers/50, lat, float64(e.size.issueFollowers/50)*lat.Seconds(), pages, issueRate, concurrency.InitialDefault, e.size.issueAccounts, e.size.issueAccounts, e.size.issueFollowers/50),
-	}}, nil
+	work := float64(pages) / issueRate // seconds of the quota's work
+	chain := float64(perList) * lat.Seconds()
+	f := Figure{
+		Name:  fmt.Sprintf("the issue's job end to end (%d pages at %s, %g/s): billable/s over the allowed", pages, lat, issueRate),
+		Value: rate / issueRate,
+		Detail: fmt.Sprintf("%d billable 2xx of %d pages in %.1f s from the first request (%s, %d pages committed by this process, %s in all) = %.2f/s; allowed %g/s; %d lists of %d pages",
+			w.ok, pages, last.Sub(t0).Seconds(), sum.State, sum.Pages, took.Round(time.Second), rate, issueRate, js.accounts, perList),
+	}
+	if aimed {
+		f.Name = fmt.Sprintf("the issue's job at ten minutes' work, end to end (%d pages at %s, %g/s): billable/s over the allowed", pages, lat, issueRate)
+		f.Aim = atLeast(0.9)
+		f.Why = fmt.Sprintf("issue 34's aim, start-up included, for a job of at least ten minutes' work: %d pages are %.0f s of the quota at %g/s, and %d lists keep %.0f requests/s going at %s a page (%d needed), so the quota binds, not the lists' chains (%.0f s each); the start (Initial requests a second until the first answers, then a doubling an answer time) and the first 429s' reactions cost a few answer times of it.",
+			pages, work, issueRate, js.accounts, float64(js.accounts)/lat.Seconds(), lat, int(issueRate*lat.Seconds()), chain)
+	} else {
+		f.Why = fmt.Sprintf("not aimed: %d pages are %.0f s of the quota at %g/s, but each list is %d pages walked one after another, %.0f s at %s a page whatever the concurrency, so the job is bound by its chains about as much as by the quota, and the start (a few answer times), the answer times' spread (the slowest of %d chains of %d pages) and the commits weigh in the ratio; issue 34's aim is for a job of at least ten minutes' work, the figure after this one. The runner keeps twice the client's limit of tasks in progress.",
+			pages, work, issueRate, perList, chain, lat, js.accounts, perList)
+	}
+	return []Figure{f}, nil
 }
