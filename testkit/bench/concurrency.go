@@ -24,7 +24,12 @@ import (
 //
 // Then the issue's job end to end: 60 accounts (720 list pages) at 3 s and
 // 20/s, pipeline.Run in-process with a job file that sets neither key: the
-// runner keeps twice the client's limit of tasks in progress.
+// runner keeps twice the client's limit of tasks in progress. Its 12 pages
+// a list are 36 s walked one after another, about the 36 s of the quota
+// the 720 pages take: a figure without an aim. Issue 34's aim (0.9 of the
+// allowed rate, start included, for a job of at least ten minutes' work)
+// is carried by the same job at 200 accounts of 60 pages (12,000 pages,
+// 600 s of the quota), beside it.
 type concCase struct {
 	latency time.Duration // the middle of the answer times
 	rate    float64
@@ -116,8 +121,8 @@ func concurrencyCase(ctx context.Context, c concCase) ([]Figure, error) {
 		{Name: "fraction of the allowed rate after the start, no settings, " + c.label(), Value: float64(after.ok) / (c.rate * after.seconds()), Aim: atLeast(0.9), Detail: detail,
 			Why: "once the limit holds what the rate needs (1.25 x rate x answer time + 8), the rate control holds the rate just under the quota, probing above it every minute or two (a pause each), and measures it from the successes counted at their send times, waiting for the answers after each 429."},
 		{Name: "fraction of the allowed rate over the whole run, no settings, " + c.label(), Value: float64(win.ok) / allowed, Detail: detail,
-			Why: fmt.Sprintf("the start costs about two answer times of the quota: the first answers come after %s, and the doubling from %d reaches %.0f in flight after some log2(%.0f / %d) answer times, each handing its new slots out over the answer time.",
-				c.latency, concurrency.InitialDefault, need, need, concurrency.InitialDefault)},
+			Why: fmt.Sprintf("the start costs a few answer times of the quota: until the first answers come (after %s) requests leave at %d a second, then the limit doubles each answer time from what is in flight to %.0f, handing its new slots out over the answer time; the first 429 comes as the doubling's sends cross the quota, from requests that left under it on average, so its estimate may be loose and is probed within 5 s.",
+				c.latency, concurrency.InitialDefault, need)},
 		settleFigure("seconds to reach 90% of the allowed rate, "+c.label(), secs, ok, c.rate, settleHold(c.d)),
 		{Name: "limit held / needed in flight, " + c.label(), Value: float64(hi) / need, Aim: atMost(1.5), Detail: detail,
 			Why: "when the rate binds the limit is held at 1.25 x rate x mean answer time + 8: requests waiting for a token are not the upstream's queue, and more of them would only hold memory."},
