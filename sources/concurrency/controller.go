@@ -53,6 +53,7 @@ type controller struct {
 
 	endpoints map[string]int
 	norm      []float64 // per endpoint: its typical log answer time
+	answered  bool      // any answer came (an OK, a failure, a 429)
 	median    float64   // seconds: the latest round's median answer time
 	mean      float64   // seconds: the latest round's mean answer time
 	spread    float64   // the answer times' robust spread on the common scale (log)
@@ -111,6 +112,7 @@ func (c *controller) sample(_ time.Time, r *round, s Sample) {
 	if s.Outcome == Dropped {
 		return
 	}
+	c.answered = true
 	r.queued += s.Queued.Seconds()
 	r.busy += s.Latency.Seconds()
 	switch s.Outcome {
@@ -152,19 +154,28 @@ func (c *controller) tick(now time.Time, held int) {
 }
 
 // pace brings the paced limit up to now: while doubling, toward the limit
-// at a rate of itself per median answer time (before the first answer,
-// the first round's slots over a second); else, or down, to it. (Steady, the rounds' smaller
+// at a rate of itself per median answer time (before any answer, Initial
+// slots a second, the limit growing with them); else, or down, to it. (Steady, the rounds' smaller
 // steps go at once: a round reads its load as it comes, and once the rate
 // control has a bucket, that bucket paces the requests.)
 func (c *controller) pace(now time.Time) {
 	lim, el := float64(c.limit), now.Sub(c.pacedAt).Seconds()
 	switch {
+	case !c.answered && c.phase == starting:
+		// Before the first answer, the answer time unknown: slots at
+		// Initial a second, not in one burst, and on until an answer
+		// comes rather than Initial in all: at 20 s answers the doubling
+		// from Initial to what 100/s needs took seven answer times, and
+		// the run a third of its quota over eight minutes (workload 17).
+		// An upstream that answers within a second or two is met by a
+		// few times Initial at most, which its first answers then read.
+		c.paced = min(c.paced+float64(c.cfg.Initial)*el, float64(c.cfg.Ceiling))
+		if c.paced > lim {
+			c.limit = int(math.Ceil(c.paced))
+			c.centre, c.applied, c.open.limit = float64(c.limit), float64(c.limit), c.limit
+		}
 	case c.paced >= lim || c.phase != starting:
 		c.paced = lim
-	case c.median == 0:
-		// The first round, the answer time unknown: its slots over a
-		// second, not in one burst either.
-		c.paced = min(lim, c.paced+float64(c.cfg.Initial)*el)
 	default:
 		c.paced = min(lim, c.paced+max(c.paced, 1)*el/c.median)
 	}
@@ -175,6 +186,9 @@ func (c *controller) pace(now time.Time) {
 // when held are held (0: pacing holds nothing back).
 func (c *controller) untilPaced(now time.Time, held int) time.Duration {
 	lim := float64(c.limit)
+	if !c.answered && c.phase == starting {
+		lim = float64(c.cfg.Ceiling) // the limit grows with the pacing
+	}
 	if c.phase != starting || c.paced >= lim || float64(held) < c.paced-1 {
 		return 0
 	}

@@ -44,7 +44,10 @@
 //
 // # The controller
 //
-//   - Start: 16 in flight (InitialDefault), doubled each round (an answer
+//   - Start: 16 requests a second (InitialDefault) until an answer
+//     comes (at 20 s answers some 220 by then, rather than 16 for the
+//     first answer time: the doubling from 16 to what 100/s needs took
+//     seven answer times), then doubled each round (an answer
 //     time) while the answer time keeps level (elasticity 0.5 or more),
 //     as TCP's slow start. The doubling waits for each round's answers,
 //     and hands its new slots out over the answer time rather than at once

@@ -22,14 +22,16 @@ import (
 
 // tryAcquire takes a slot at now if one is free and nobody waits: the
 // simulation's Acquire, on its own clock.
-func (l *Limiter) tryAcquire(now time.Time) (*ticket, bool) {
+// When none is, pace is how long until the doubling's pacing hands out
+// another (0: only a release frees one), as Acquire's timer waits.
+func (l *Limiter) tryAcquire(now time.Time) (t *ticket, pace time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ctl.tick(now, l.held)
 	if len(l.waiters) > 0 || l.held >= l.ctl.slots() {
-		return nil, false
+		return nil, l.ctl.untilPaced(now, l.held), false
 	}
-	return l.grantLocked(now), true
+	return l.grantLocked(now), 0, true
 }
 
 // put gives t's slot back with s at now: the simulation's release.
@@ -84,6 +86,14 @@ type simConfig struct {
 	// at is called once per virtual second, for scripted changes.
 	at    func(t time.Duration, l *Limiter)
 	debug bool
+	// pacing wakes the requests waiting for a slot when the doubling's
+	// pacing hands one out, as Acquire's timer does; without it they
+	// wait for the next answer or virtual second, and the start's slots
+	// leave in bunches of up to a second's worth. The sims written
+	// before it keep their bunches: TestSimQuotaAtShortAnswers reads
+	// 0.913 at 200 ms, seed 4, with it (0.95 without; issue 34's 0.938
+	// of BENCHMARKS.md row 71 is the measured one).
+	pacing bool
 }
 
 // simRun is what a simulated run saw.
@@ -266,10 +276,22 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 			up.queue = append(up.queue, r)
 		}
 	}
+	var paceAt time.Time // the pending wake-up of the pacing (zero: none)
 	fill = func(now time.Time) {
 		for cfg.tasks == 0 || ready > 0 {
-			tk, ok := l.tryAcquire(now)
+			tk, pace, ok := l.tryAcquire(now)
 			if !ok {
+				// The requests waiting for a slot wake when the pacing
+				// hands out the next, as Acquire's timer wakes them.
+				if at := now.Add(pace); cfg.pacing && pace > 0 && (paceAt.IsZero() || at.Before(paceAt) || !paceAt.After(now)) {
+					paceAt = at
+					schedule(at, func(now time.Time) {
+						if now.Equal(paceAt) {
+							paceAt = time.Time{}
+							fill(now)
+						}
+					})
+				}
 				return
 			}
 			if cfg.tasks > 0 {
@@ -394,10 +416,22 @@ func realLike(r *rand.Rand) time.Duration {
 	return uniform(2*time.Second, 4*time.Second)(r)
 }
 
-// A quota of R requests/s and answers in 3 s (2-4 s), then 20 s, with no
-// settings: the limit grows until the rate binds, holds near what the rate
-// needs (rate x answer time, with a margin) without running away, and the
-// run gets the quota.
+// A quota of R requests/s (burst 10) and answers in 3 s (2-4 s) or 20 s
+// (13.3-26.7 s), with no settings, as workload 17 runs them (its answer
+// times, lengths and start): once the start is over (the doubling from
+// InitialDefault to what the rate needs, an answer time each, and two
+// more), the run gets 0.9 of the quota or more (issue 34's aim); the limit
+// holds near what the rate needs (rate x answer time, with a margin)
+// without running away, and does not collapse. The requests waiting for a
+// slot wake when the doubling's pacing hands one out, as in the client:
+// the first 429 then comes as the doubling's sends cross the quota, from
+// requests that left under it on average, and the first estimate is a
+// loose lower bound (46/s for 100/s at 20 s answers, seed 1). Before, its
+// hold lasted four answer times (a minute at 20 s), the probe's 429 went
+// back to it for another answer time, and the burst it read (17 for 10)
+// held every later estimate 7% under R: 0.75 and 0.74 of 100/s after the
+// start at 20 s answers (seeds 1 and 2; workload 17 measured 0.728), 0.89
+// of 20/s at 3 s answers (seed 5; measured 0.891).
 func TestSimRateLimitedLatency(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -405,35 +439,37 @@ func TestSimRateLimitedLatency(t *testing.T) {
 		r       float64
 		service func(*rand.Rand) time.Duration
 		mean    time.Duration
-		d, warm time.Duration
+		d       time.Duration
 	}{
-		{"3s at 20/s", 20, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 180 * time.Second, 30 * time.Second},
-		{"3s at 100/s", 100, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 180 * time.Second, 30 * time.Second},
-		{"20s at 20/s", 20, uniform(18*time.Second, 22*time.Second), 20 * time.Second, 400 * time.Second, 200 * time.Second},
-		{"20s at 100/s", 100, uniform(18*time.Second, 22*time.Second), 20 * time.Second, 400 * time.Second, 200 * time.Second},
+		{"3s at 20/s", 20, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 150 * time.Second},
+		{"3s at 100/s", 100, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 150 * time.Second},
+		{"20s at 20/s", 20, uniform(13333*time.Millisecond, 26667*time.Millisecond), 20 * time.Second, 480 * time.Second},
+		{"20s at 100/s", 100, uniform(13333*time.Millisecond, 26667*time.Millisecond), 20 * time.Second, 480 * time.Second},
 	} {
 		for seed := uint64(1); seed <= 5; seed++ {
 			t.Run(fmt.Sprintf("%s seed %d", c.name, seed), func(t *testing.T) {
 				t.Parallel()
 				up := &simUpstream{service: c.service, quota: rate.NewLimiter(rate.Limit(c.r), 10)}
-				run := simulate(t, simConfig{up: up, rate: &simRate{rc: ratecontrol.New(0, 0), pause: time.Second}, d: c.d, seed: seed, debug: os.Getenv("SIMDEBUG") == fmt.Sprint(seed)})
-				got := run.throughput(c.warm, c.d)
+				run := simulate(t, simConfig{up: up, rate: &simRate{rc: ratecontrol.New(0, 0), pause: time.Second}, d: c.d, seed: seed, pacing: true, debug: os.Getenv("SIMDEBUG") == fmt.Sprint(seed)})
 				need := c.r * c.mean.Seconds()
-				lo, hi := run.limits(c.warm, c.d)
-				t.Logf("%.1f answers/s after %v (%.3f of %v); limit %d-%d, need %.0f; moves %v", got, c.warm, got/c.r, c.r, lo, hi, need, run.l.ctl.moves)
-				run.logTrace(t, 20)
+				warm := time.Duration((max(math.Log2(need/InitialDefault), 0) + 2) * float64(c.mean))
+				got := run.throughput(warm, c.d)
+				half := c.d / 2
+				lo, hi := run.limits(half, c.d)
+				t.Logf("%.1f answers/s after %v (%.3f of %v), %.3f of R·T + B over the run; limit %d-%d in the second half, need %.0f; moves %v",
+					got, warm.Round(time.Second), got/c.r, c.r, run.throughput(0, c.d)*c.d.Seconds()/(c.r*c.d.Seconds()+10), lo, hi, need, run.l.ctl.moves)
 				if got < 0.9*c.r {
-					t.Errorf("%.1f answers/s, want >= 0.9 of %v", got, c.r)
+					run.logTrace(t, 20)
+					t.Errorf("%.1f answers/s after the start, want >= 0.9 of %v", got, c.r)
 				}
 				if float64(hi) > 1.5*need+rateSlack+2 {
 					t.Errorf("limit up to %d, want <= 1.5 x %.0f: it runs away", hi, need)
 				}
 				// Under what the rate in force needs: while the rate control
-				// holds a first estimate below the quota (74/s for 100/s,
-				// seed 4) the limit follows it, and comes back up on the
-				// probe.
+				// holds a first estimate below the quota the limit follows
+				// it, and comes back up once the probe has measured.
 				for _, p := range run.trace {
-					if need := min(c.r, p.steady) * c.mean.Seconds(); p.at >= c.warm && p.at < c.d && float64(p.limit) < 0.9*need {
+					if need := min(c.r, p.steady) * c.mean.Seconds(); p.at >= half && p.at < c.d && float64(p.limit) < 0.9*need {
 						t.Errorf("limit down to %d at %v, want >= 0.9 x %.0f (%.1f/s x %v): it collapsed", p.limit, p.at, need, min(c.r, p.steady), c.mean)
 						break
 					}

@@ -57,13 +57,22 @@ func (rc *Controller) endPause(now time.Time) {
 // waitAnswers holds the key at an interim rate, from the end of the 429
 // e's pause until the answers to the requests sent before it are in (or
 // the first answer, when none came yet): the rate held before a probe
-// that met the 429, a cut of the rate an unexpected one came at, or, with
-// no estimate yet, half the rate requests were let through just before it.
+// that met the 429 (or, from the first read, a cut of what left before
+// the 429 if higher), a cut of the rate an unexpected one came at, or,
+// with no estimate yet, half the rate requests were let through just
+// before it.
 func (rc *Controller) waitAnswers(now time.Time, e throttleEvent) {
 	if rc.interim > 0 {
 		return
 	}
 	switch {
+	case rc.quota.measured && e.probing && rc.hold.loose:
+		// A probe from the first read, which may be a loose lower bound
+		// (46/s for 100/s at 20 s answers): what left in the second
+		// before the 429, cut as an unexpected 429 cuts, if higher. Back
+		// at the read for the answer time the reaction waits, the run
+		// spent 27 s at 0.46 of the quota.
+		rc.interim = max(rc.hold.base, e.sent*rc.share.scale*dropCap)
 	case rc.quota.measured && e.probing:
 		rc.interim = rc.hold.base // the probe found the quota: back to under it
 	case rc.quota.measured:

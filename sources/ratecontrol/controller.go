@@ -44,8 +44,10 @@ type quota struct {
 	// rate is the latest estimate (0: no 429 seen yet, the rate stays at
 	// the ceiling, or unlimited).
 	rate float64
-	// burst is the estimate of the upstream's burst B (at least 1).
-	burst float64
+	// burst is the estimate of the upstream's burst B (at least 1);
+	// windows the windows of successes it was read from (see measure).
+	burst   float64
+	windows burstEnvelope
 	// measured is whether rate was measured, not guessed (as after a
 	// burst); everMeasured whether any 429 has been measured.
 	measured, everMeasured bool
@@ -59,6 +61,9 @@ type holding struct {
 	// holdAfterDrop since the quota last dropped (until it rises).
 	first time.Duration
 	end   time.Time // when the hold ends and the probe starts
+	// loose is whether base is under the first estimate measured, which
+	// may be a loose lower bound (see nextHold).
+	loose bool
 }
 
 // marks are the instants the measurement windows reach back to.

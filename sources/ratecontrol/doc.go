@@ -34,8 +34,10 @@
 //     When answers take longer than the pause, the reaction waits after
 //     it for as long as the latest answers took (or for a first answer,
 //     when none came yet), at an interim rate (the rate held before a probe
-//     that met the 429; a cut of the rate an unexpected one came at; with
-//     no estimate yet, half the rate requests left at), halved by each 429
+//     that met the 429, or from the first estimate, which may be loose, 85%
+//     of what left in the second before it if more; a cut of the rate an
+//     unexpected one came at; with no estimate yet, half the rate requests
+//     left at), halved by each 429
 //     meanwhile; the windows then count every success sent before the 429.
 //     Burst windows reach back as far again, to the start's full bucket.
 //   - A request the 429 refused is retried first when the pause ends
@@ -55,13 +57,19 @@
 //   - Measure the burst with it (see measure). Given R, every window of
 //     successes bounds B from below by n - R*(t-s); a window in which a full
 //     upstream bucket was emptied at once (the workers' first requests, or
-//     theirs after a pause) reaches it. The estimate of B starts at api.burst
-//     (1 without a ceiling) and only grows: the largest such bound at the
+//     theirs after a pause) reaches it. On a probe the estimate of B starts
+//     at api.burst (1 without a ceiling): the largest such bound at the
 //     estimated R, rounded up (B is whole; the first answers of a burst are
 //     read a few milliseconds apart), and R again at that B, until they
 //     agree. Too small a B
 //     overestimates R by (B - estimate)/(t-s), too large one underestimates
-//     it by as much; our bucket's burst follows the estimate. When they do
+//     it by as much; our bucket's burst follows the estimate. A window's
+//     bound is larger the lower R, so the windows are kept (per 5 ms of
+//     length, the one of the most successes) and each probe reads B from
+//     them again at the R it reads: a first read's low R (46/s for 100/s
+//     at 20 s answers read B 17 for 10) no longer holds every later
+//     estimate under R (92.4/s, when B only grew). After a drop only the
+//     B read stands for them. When they do
 //     not agree (each lower R reads a larger B: successes in bunches under
 //     the rate, a 429 of a bunch), nothing is measured: R is guessed from
 //     what was admitted and probed at once.
@@ -106,9 +114,8 @@
 //     probe finds the same quota (within 5%); it goes back to its start when
 //     the estimate moved. The first estimate measured (requests sent as
 //     the concurrency limit's slow start let them, maybe under R, or a
-//     probe's held back by the requests in flight) is held only 5 s, or 4
-//     answer times (the limit sizes up for the probe in rounds of one),
-//     at most 60 s: it may be a loose lower bound. Every probe costs a pause (R*pause - B requests
+//     probe's held back by the requests in flight) is held only 5 s,
+//     however long the answers take: it may be a loose lower bound. Every probe costs a pause (R*pause - B requests
 //     of quota, about 0.7% of it at one every 2 minutes): probing rarely
 //     is what lets a run spend 95% of an unknown quota, and a quota raised
 //     mid-run is found within the hold, a minute or two: that is the

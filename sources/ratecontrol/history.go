@@ -84,18 +84,61 @@ func (r *successRing) count(from, to time.Time) int {
 	return n
 }
 
+// burstWindow is a window of successes: n of them within w seconds. A
+// bucket of rate R admits them only with a burst of n - R*w or more.
+type burstWindow struct{ n, w float64 }
+
+// burstBin is the resolution of a burstEnvelope: windows within one bin of
+// length bound B alike to within R*burstBin (half a token at 100/s).
+const burstBin = 5 * time.Millisecond
+
+// burstEnvelope keeps, per bin of length up to burstSpan, the window of
+// the most successes seen: what bounds the burst from below at any rate,
+// for a rate read later (see measure). The zero value bounds nothing.
+type burstEnvelope [burstSpan/burstBin + 1]burstWindow
+
+// bound is the least burst that admits every window kept at rate.
+func (e *burstEnvelope) bound(rate float64) float64 {
+	best := 0.0
+	for _, b := range e {
+		if b.n > 0 {
+			best = max(best, b.n-rate*b.w)
+		}
+	}
+	return best
+}
+
+// add keeps b if it holds more successes than the window of its bin.
+func (e *burstEnvelope) add(b burstWindow) {
+	i := min(int(b.w/burstBin.Seconds()), len(e)-1)
+	if b.n > e[i].n || (b.n == e[i].n && b.w < e[i].w) {
+		e[i] = b
+	}
+}
+
+// merge keeps o's windows too.
+func (e *burstEnvelope) merge(o *burstEnvelope) {
+	for _, b := range o {
+		if b.n > 0 {
+			e.add(b)
+		}
+	}
+}
+
 // burstAt is the largest lower bound n - rate*(t_j - t_i) of the upstream's
 // burst over the windows [t_i, t_j] of successes in [since, upto] no longer
-// than burstSpan (n of them in the window): in any window a bucket of that
-// rate admits at most its burst plus rate times the window. Only short
-// windows count, where the burst is seen (a full bucket emptied at once):
-// over a long one, a rate a little under the true one would add the
-// difference times the window, and successes from before a drop of the
-// quota would count at the new, lower rate.
-func (r *successRing) burstAt(rate float64, since, upto time.Time) float64 {
+// than burstSpan (n of them in the window), and the envelope of those
+// windows: in any window a bucket of that rate admits at most its burst
+// plus rate times the window. Only short windows count, where the burst is
+// seen (a full bucket emptied at once): over a long one, a rate a little
+// under the true one would add the difference times the window, and
+// successes from before a drop of the quota would count at the new, lower
+// rate.
+func (r *successRing) burstAt(rate float64, since, upto time.Time) (float64, burstEnvelope) {
 	from, uptoNs := since.UnixNano(), upto.UnixNano()
 	kept := min(r.n, len(r.t))
 	best := 0.0
+	var env burstEnvelope
 	for j := 1; j <= kept; j++ {
 		tj := r.t[(r.n-j)%len(r.t)]
 		if tj > uptoNs {
@@ -111,10 +154,12 @@ func (r *successRing) burstAt(rate float64, since, upto time.Time) float64 {
 			if ti < from || w > burstSpan {
 				break
 			}
-			best = max(best, float64(i-j+1)-rate*w.Seconds())
+			b := burstWindow{n: float64(i - j + 1), w: w.Seconds()}
+			best = max(best, b.n-rate*b.w)
+			env.add(b)
 		}
 	}
-	return best
+	return best, env
 }
 
 // lagRing holds the answer times of the latest successes.

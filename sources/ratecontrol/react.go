@@ -36,6 +36,7 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 	}
 	rc.noteDrop(e, est, ok, prev)
 	rc.hold.length = rc.nextHold(now, e, est, ok, prev, first)
+	rc.hold.loose = first && ok
 	rc.settle(now, e, est, ok)
 	return ok
 }
@@ -71,10 +72,11 @@ func (rc *Controller) windows(e throttleEvent) (rateSince, burstSince time.Time)
 // from the rate the 429 came at; it grows the burst estimate with it.
 func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burstSince time.Time) (est float64, ok bool) {
 	// Successes count at their send times: those sent up to the 429.
-	est, burst, ok := rc.measure(e.at, e.at, rateSince, burstSince, !e.drop)
+	est, burst, env, ok := rc.measure(e.at, e.at, rateSince, burstSince, !e.drop)
 	if ok {
 		rc.quota.everMeasured = true
-		if burst > rc.quota.burst {
+		rc.quota.windows.merge(&env)
+		if burst != rc.quota.burst {
 			rc.quota.burst = burst
 			if rc.limiter != nil {
 				rc.limiter.SetBurstAt(now, rc.processBurst())
@@ -105,17 +107,23 @@ func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burs
 
 // noteDrop remembers a drop of the quota from prev to est (the 429 e came
 // while not probing), so that the probes come soon, or forgets it once a
-// probe finds the quota back.
+// probe finds the quota back. A first read (hold.loose) that was too high
+// is no drop: taken for one (110/s for 100/s at 3 s answers), the probes
+// jumped back to it every 5-9 s for a minute, a pause each.
 func (rc *Controller) noteDrop(e throttleEvent, est float64, ok bool, prev float64) {
 	if e.drop && e.at.Sub(rc.drop.unexpected) > estimateHorizon {
 		rc.drop.before, rc.drop.unexpected = prev, e.at
 	}
 	switch {
-	case e.drop && est < (1-sameQuota)*prev:
+	case e.drop && est < (1-sameQuota)*prev && !rc.hold.loose:
 		// The quota dropped: it may come back as suddenly, so the probes
 		// come soon, and space out as they find the same quota.
 		rc.hold.first = holdAfterDrop
 		rc.drop.high = max(rc.drop.high, prev, rc.drop.before)
+		// The windows kept bound B more at the lower rate than they did
+		// at the one they were read at: keep only the burst read.
+		rc.quota.windows = burstEnvelope{}
+		rc.quota.windows.add(burstWindow{n: rc.quota.burst})
 	case e.probing && ok && rc.quota.measured && est > (1+sameQuota)*prev:
 		rc.hold.first = holdMin // it rose
 		if est >= (1-sameQuota)*rc.drop.high {
@@ -152,8 +160,12 @@ func (rc *Controller) nextHold(now time.Time, e throttleEvent, est float64, ok b
 		// bound the rate from below only loosely (22.7/s for 40/s at
 		// 500 ms answers; 74/s for 100/s at 3 s answers, from a probe
 		// after a guess), held a minute: probe again soon, and hold as
-		// long as usual once a probe finds the same quota.
-		return min(max(holdFirstRead, firstReadLags*e.lag), rc.hold.first)
+		// long as usual once a probe finds the same quota. However long
+		// the answers take: held four of them (a minute at 20 s), a
+		// read of 46/s for 100/s cost 0.1 of the quota after the start
+		// (workload 17); the probe's 429 comes back to what left before
+		// it, not to this read (waitAnswers).
+		return min(holdFirstRead, rc.hold.first)
 	default:
 		return rc.hold.first
 	}
@@ -181,15 +193,23 @@ func (rc *Controller) settle(now time.Time, e throttleEvent, est float64, ok boo
 
 // measure estimates the upstream's rate and burst from the successes in
 // [since, upto], with the 429 at at: the rate for the burst estimate
-// (successRing.estimate), then the burst for that rate (successRing.burstAt),
-// until the burst stops growing. It starts from the burst estimated so far,
-// so the estimate of B only grows, and only when the 429 cannot be a drop
-// (grow: a probe's, or one under a guess): after a drop of the quota, the
-// rate is capped (reestimate) and what the successes say of the burst is
-// unsure. ok is false when no window holds enough successes to
+// (successRing.estimate), then the burst for that rate (successRing.burstAt,
+// and the windows kept from earlier reads), until the burst stops
+// growing; env is the windows of this read. Only a 429 that cannot be a
+// drop (grow: a probe's, or one under a guess) reads the burst: after a
+// drop of the quota, the rate is capped (reestimate) and what the
+// successes say of the burst is unsure. Such a read starts from the least
+// burst (api.burst, or 1) at the rate it reads: a window bounds B by
+// n - R*w, more the lower R, and a first read's rate, a loose lower bound,
+// overstated it for good when B only grew (17 for 10 after a first read
+// of 46/s for 100/s at 20 s answers, which then held every later estimate
+// 7% under R). ok is false when no window holds enough successes to
 // measure.
-func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) (est, burst float64, ok bool) {
+func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) (est, burst float64, env burstEnvelope, ok bool) {
 	burst = rc.quota.burst
+	if grow {
+		burst = rc.burstFloor()
+	}
 	others := rc.others()
 	for range 8 {
 		r, rok := rc.hist.estimate(at, upto, since, burst)
@@ -197,17 +217,21 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) 
 			if ok {
 				break // the burst grew past every window: see below
 			}
-			return est, burst, ok
+			return est, burst, env, ok
 		}
 		est, ok = r+others, true
 		if !grow {
-			return est, burst, ok
+			return est, burst, env, ok
 		}
 		// Leading other processes, n - R*w over this one's successes is
 		// still a lower bound of B.
-		b := rc.hist.burstAt(est, burstSince, upto)
+		var b float64
+		b, env = rc.hist.burstAt(est, burstSince, upto)
+		// The windows kept, at this rate, up to the burst read before:
+		// a rate read lower than before reads no more of them than then.
+		b = max(b, min(rc.quota.windows.bound(est), rc.quota.burst))
 		if b < burst+burstSlack {
-			return est, burst, ok
+			return est, burst, env, ok
 		}
 		burst = math.Ceil(b - burstSlack)
 	}
@@ -218,5 +242,14 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) 
 	// and 200 ms answers the estimate ran down to 12, held for a minute.
 	// Not measured: the rate is guessed from what was admitted and probed
 	// at once.
-	return 0, rc.quota.burst, false
+	return 0, rc.quota.burst, burstEnvelope{}, false
+}
+
+// burstFloor is the least the upstream's burst is taken to be: api.burst
+// with a ceiling, else 1.
+func (rc *Controller) burstFloor() float64 {
+	if rc.limits.ceiling > 0 {
+		return float64(rc.limits.burst)
+	}
+	return 1
 }

@@ -27,7 +27,6 @@ const (
 	// holdFirstRead is the hold of the first estimate measured (see
 	// nextHold).
 	holdFirstRead = 5 * time.Second
-	firstReadLags = 4
 	// shareSettle is how long after a 429 this process may see the shares
 	// change that sent the key above its rate (shareMoved): the others see
 	// a change within a heartbeat (a second), or a notification's round

@@ -59,6 +59,14 @@ type sizes struct {
 	inflightLists       int           // workload 21
 	inflightLatency     time.Duration
 	inflightT           time.Duration // each of its two runs
+	issueLong           issueJobSize  // workload 17, the issue's job at ten minutes' work
+}
+
+// issueJobSize sizes a job of the issue's lists: accounts of followers
+// each, run for up to t.
+type issueJobSize struct {
+	accounts, followers int
+	t                   time.Duration
 }
 
 // kneeSizes size the saturating upstream's workloads.
@@ -100,6 +108,9 @@ var fullSizes = sizes{
 	inflightLists:   2000,
 	inflightLatency: 5 * time.Second,
 	inflightT:       90 * time.Second,
+	// 200 lists of 60 pages: 12,000 pages, 600 s at 20/s (a list's chain
+	// is 180 s at 3 s a page, so the quota binds, not the chains).
+	issueLong: issueJobSize{accounts: 200, followers: 3000, t: 15 * time.Minute},
 }
 
 var smokeSizes = sizes{
@@ -130,6 +141,7 @@ var smokeSizes = sizes{
 	inflightLists:   40,
 	inflightLatency: 200 * time.Millisecond,
 	inflightT:       4 * time.Second,
+	issueLong:       issueJobSize{accounts: 4, followers: 200, t: 3 * time.Second},
 }
 
 // workload is one benchmark of the harness.

@@ -39,7 +39,7 @@ var smokeGroups = [][]string{
 func TestSmoke(t *testing.T) {
 	want := map[string]int{"quota": 4, "ratechange": 4, "latency": 1, "ceiling": 6, "memory": 7, "waste": 3, "scaleout": 4, "outage": 3, "hostile": 10,
 		"quotaauto": 13, "ratechangeauto": 7, "dbcost": 4, "scaleoutauto": 10, "history": 24, "revisit": 6,
-		"concurrency": 9, "knee": 3, "degrade": 2, "scrapy": 4, "inflight": 8, "content": 12}
+		"concurrency": 10, "knee": 3, "degrade": 2, "scrapy": 4, "inflight": 8, "content": 12}
 	grouped := map[string]bool{}
 	for _, g := range smokeGroups {
 		for _, name := range g {
