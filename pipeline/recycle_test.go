@@ -9,11 +9,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
+
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // dbRecycler hands a test's many small runs (TestEveryKeyTakesEffect's
-// hundred observations) databases in the migrated state: a new clone of
+// hundred observations, the cases of a table test) databases in the migrated state: a new clone of
 // the template when none is free, else one a finished run gave back,
 // emptied first (resetDB). On this machine (2 cores, a VM) a new test
 // database cost its server ~0.36 CPU-s (copy, checkpoints, drop, and the
@@ -119,4 +121,13 @@ func checkEmpty(t *testing.T, pool *pgxpool.Pool) {
 			t.Fatalf("the migrated template's %s has rows (%v): resetDB would not give back its state", table, err)
 		}
 	}
+}
+
+// setupRecycled is setupWith on a database from dbs, given back when t
+// ends (after its sandbox's server is closed).
+func setupRecycled(t *testing.T, dbs *dbRecycler, cfg sandbox.Config) *bundle {
+	t.Helper()
+	pool, done := dbs.get(t)
+	t.Cleanup(done)
+	return setupOn(t, pool, cfg)
 }
