@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/pipeline/frontier"
@@ -89,6 +90,7 @@ func TestDepthIsDeterministic(t *testing.T) {
 // again in turn.
 func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 	t.Parallel()
+	dbs := newDBRecycler(t)
 	for _, c := range []struct {
 		name, seeds, expand string
 		kind                string // the seed's
@@ -104,12 +106,12 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 			ctx := context.Background()
 			body := "limits: {max_depth: 1}\nexpand: {" + c.expand + "}\nseeds: {" + c.seeds + "}\n"
 
-			clean := setup(t)
+			clean := setupRecycled(t, dbs, sandbox.Config{})
 			if sum := clean.run(t, clean.job(t, body)); sum.State != "done" {
 				t.Fatalf("clean run: %+v", sum)
 			}
 
-			late := setup(t)
+			late := setupRecycled(t, dbs, sandbox.Config{})
 			job := late.job(t, body)
 			runID := late.start(t, job)
 			// Found first one hop away: fetched at max_depth.

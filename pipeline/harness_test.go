@@ -36,6 +36,12 @@ func setup(t *testing.T) *bundle {
 func setupWith(t *testing.T, cfg sandbox.Config) *bundle {
 	t.Helper()
 	pool, _ := pgtest.Pool(t)
+	return setupOn(t, pool, cfg)
+}
+
+// setupOn is setupWith on the database of pool.
+func setupOn(t *testing.T, pool *pgxpool.Pool, cfg sandbox.Config) *bundle {
+	t.Helper()
 	cfg.APIKeys = []string{testKey}
 	sb, err := sandbox.New(cfg)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 )
 
 // keyRow shows that a job-file key changes what a run does: the same job
-// without and with it, run runs times each on a fresh database and
-// sandbox, asks the sandbox different requests.
+// without and with it, run runs times each on a database in the migrated
+// state and a new sandbox, asks the sandbox different requests.
 type keyRow struct {
 	key  string
 	real bool // the scrapecreators preset (else the contract's)
@@ -207,16 +207,20 @@ func documentedKeys() []string {
 	return keys
 }
 
-// observed runs the job body r.runs times on a fresh database and
-// sandbox (r.between between runs) and returns the rows each run wrote and the requests the sandbox
-// answered, sorted.
-func observed(t *testing.T, r keyRow, body string) []string {
+// observed runs the job body r.runs times on a database in the migrated
+// state (recycled by dbs) and a new sandbox (r.between between runs) and
+// returns the rows each run wrote and the requests the sandbox answered,
+// sorted.
+func observed(t *testing.T, dbs *dbRecycler, r keyRow, body string) []string {
 	cfg := sandbox.Config{PageSize: cmpOr(r.page, 10)}
-	var b *bundle
 	if r.real {
-		b = realBundle(t, cfg)
-	} else {
-		b = setupWith(t, cfg)
+		cfg.Preset = sandbox.PresetScrapeCreators
+	}
+	pool, done := dbs.get(t)
+	defer done()
+	b := setupOn(t, pool, cfg)
+	if r.real {
+		b.baseURL = b.srv.URL // the real service has no /api segment
 	}
 	job := b.job(t, body)
 	var out []string
@@ -321,6 +325,7 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string][]string{}
+	dbs := newDBRecycler(t)
 	look := func(t *testing.T, r keyRow, body string) []string {
 		id := fmt.Sprintf("%v/%d/%d/%s/%s", r.real, r.page, r.runs, r.between, body)
 		mu.Lock()
@@ -329,7 +334,7 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 		if ok {
 			return got
 		}
-		got = observed(t, r, body)
+		got = observed(t, dbs, r, body)
 		mu.Lock()
 		seen[id] = got
 		mu.Unlock()
