@@ -57,8 +57,8 @@
 //   - Measure the burst with it (see measure). Given R, every window of
 //     successes bounds B from below by n - R*(t-s); a window in which a full
 //     upstream bucket was emptied at once (the workers' first requests, or
-//     theirs after a pause) reaches it. On a probe the estimate of B starts
-//     at api.burst (1 without a ceiling): the largest such bound at the
+//     theirs after a pause) reaches it. On a probe, or a 429 under a guess,
+//     the estimate of B starts at api.burst (1 without a ceiling): the largest such bound at the
 //     estimated R, rounded up (B is whole; the first answers of a burst are
 //     read a few milliseconds apart), and R again at that B, until they
 //     agree. Too small a B
