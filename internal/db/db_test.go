@@ -276,11 +276,15 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 		{Kind: "k2", Key: "b", Depth: 2},
 	})
 	// AddTasks uses @run_id, then the columns in unnest order (@parent_id
-	// first), then @reexpandable.
-	want := []any{int64(3), []*int64{nil, nil}, []string{"k1", "k2"}, []string{"a", "b"}, [][]byte{[]byte("{}"), {}},
+	// first, every row's nil: NULL, Query.padded), then @reexpandable.
+	want := []any{int64(3), nil, []string{"k1", "k2"}, []string{"a", "b"}, [][]byte{[]byte("{}"), {}},
 		[]int32{1, 2}, []*int32{&ten, nil}, []int64{7, 0}, []int64{12, 0}, []int32{15, 0}, []string(nil)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("args = %#v\nwant %#v", got, want)
+	}
+	one := int64(1)
+	if got := b.Args(addTasks{}, []taskRow{{Parent: &one}, {}})[1]; !reflect.DeepEqual(got, []*int64{&one, nil}) {
+		t.Errorf("parent_id = %#v, want the array", got)
 	}
 	type badColumn struct {
 		Parent   *int64         `db:"parent_id"`
@@ -295,6 +299,44 @@ func TestBulkBuildsOneArrayPerColumn(t *testing.T) {
 	}
 	if msg := mustPanic(t, func() { PrepareBulk[addTasks, badColumn]("AddTasks") }); !strings.Contains(msg, "cannot be sent as an array") {
 		t.Errorf("panic %q", msg)
+	}
+}
+
+// TestBulkPadsOnlyWhereUnnestDoes: a pointer column of nils only is sent
+// as NULL only where PostgreSQL pads it (an argument of a unnest that has
+// a column of another kind) and nothing else reads it.
+func TestBulkPadsOnlyWhereUnnestDoes(t *testing.T) {
+	t.Parallel()
+	type row struct {
+		Key  string  `db:"key"`
+		Note *string `db:"note"`
+	}
+	cases := []struct {
+		sql  string
+		want bool
+	}{
+		{"SELECT r.* FROM unnest(@key::text[], @note::text[]) AS r(key, note)", true},
+		{"SELECT r.* FROM UNNEST(@note::text[], @key::text[]) AS r(note, key)", true},
+		{"SELECT r.* FROM unnest(@key::text[], @note::text[]) AS r(key, note) WHERE @note IS NULL", false},
+		{"SELECT r.* FROM unnest(@note::text[]) AS r(note), unnest(@key::text[]) AS k(key)", false},
+		{"SELECT r.*, cardinality(@key::text[]) FROM unnest(@note::text[]) AS r(note)", false},
+	}
+	for i, c := range cases {
+		sql, params, err := rewrite(c.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &Query{Name: fmt.Sprint("PadCase", i), SQL: sql, Params: params}
+		cols := taggedFields(reflect.TypeFor[row]())
+		if got := q.padded("note", cols); got != c.want {
+			t.Errorf("%s: padded = %v, want %v", c.sql, got, c.want)
+		}
+		if q.padded("key", cols) {
+			t.Errorf("%s: a string column padded", c.sql)
+		}
+	}
+	if got := placeholderAt("$1, $10, $1::text, $11", 1); !reflect.DeepEqual(got, []int{0, 9}) {
+		t.Errorf("placeholderAt = %v", got)
 	}
 }
 

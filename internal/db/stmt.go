@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -113,13 +114,91 @@ func PrepareBulk[P, R any](name string) Bulk[P, R] {
 		if !ok {
 			panic(fmt.Sprintf("db: query %s: parameter @%s has no field tagged db:%q in %v or %v", name, p, p, pt, rt))
 		}
-		b.args = append(b.args, bulkArg{column: columnOf(rt, f)})
+		b.args = append(b.args, bulkArg{column: columnOf(rt, f, q.padded(p, cols))})
 		delete(cols, p)
 	}
 	if len(scalars)+len(cols) > 0 {
 		panic(fmt.Sprintf("db: query %s does not use the fields %s of %v and %s of %v", name, fieldNames(scalars), pt, fieldNames(cols), rt))
 	}
 	return b
+}
+
+// padded reports whether the array of column param may be sent as NULL
+// when every row's value is NULL: param is a pointer field of cols, used
+// once in q, as an argument of a unnest(...) in FROM that also unnests a
+// column that is not a pointer. PostgreSQL pads the shorter arrays of a
+// multi-argument unnest with NULLs, so the rows are the same; the server
+// then neither parses nor materializes an array of NULLs (a list's entry
+// rows leave most of an entity's columns NULL: a quarter of a followers
+// page's write, BenchmarkWriteFollowersPage).
+func (q *Query) padded(param string, cols map[string]reflect.StructField) bool {
+	if f, ok := cols[param]; !ok || f.Type.Kind() != reflect.Pointer {
+		return false
+	}
+	i := slices.Index(q.Params, param)
+	uses := placeholderAt(q.SQL, i+1)
+	if len(uses) != 1 {
+		return false
+	}
+	for _, span := range unnestSpans(q.SQL) {
+		if uses[0] < span[0] || uses[0] >= span[1] {
+			continue
+		}
+		for j, p := range q.Params {
+			f, ok := cols[p]
+			if !ok || f.Type.Kind() == reflect.Pointer {
+				continue
+			}
+			for _, at := range placeholderAt(q.SQL, j+1) {
+				if at >= span[0] && at < span[1] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// placeholderAt returns the offsets of $n in sql ($n, not a prefix of $n0).
+func placeholderAt(sql string, n int) []int {
+	ph := "$" + strconv.Itoa(n)
+	var at []int
+	for i := 0; ; {
+		k := strings.Index(sql[i:], ph)
+		if k < 0 {
+			return at
+		}
+		i += k + len(ph)
+		if i < len(sql) && sql[i] >= '0' && sql[i] <= '9' {
+			continue
+		}
+		at = append(at, i-len(ph))
+	}
+}
+
+// unnestSpans returns the argument lists of the unnest calls of sql, as
+// [start, end) offsets.
+func unnestSpans(sql string) [][2]int {
+	var spans [][2]int
+	lower := strings.ToLower(sql)
+	for i := 0; ; {
+		k := strings.Index(lower[i:], "unnest(")
+		if k < 0 {
+			return spans
+		}
+		start := i + k + len("unnest(")
+		depth, end := 1, start
+		for ; end < len(sql) && depth > 0; end++ {
+			switch sql[end] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+		}
+		spans = append(spans, [2]int{start, end})
+		i = start
+	}
 }
 
 // SQL is the text to send.
@@ -148,7 +227,10 @@ func (b Bulk[P, R]) Args(p P, rows []R) []any {
 // sent as text, its bytes not copied: a page's `raw` column, waiting for the
 // committer, would otherwise be a second copy of the page's body for each
 // table it is written to (docs/how-a-run-works.md#memory).
-func columnOf(rt reflect.Type, f reflect.StructField) func(rows reflect.Value) any {
+//
+// With pad (Query.padded), a pointer column whose every row is nil is sent
+// as NULL.
+func columnOf(rt reflect.Type, f reflect.StructField, pad bool) func(rows reflect.Value) any {
 	for t, i := rt, 0; i < len(f.Index)-1; i++ {
 		if t = t.Field(f.Index[i]).Type; t.Kind() != reflect.Struct {
 			panic(fmt.Sprintf("db: column %s of %v is promoted through a pointer", f.Name, rt))
@@ -171,15 +253,15 @@ func columnOf(rt reflect.Type, f reflect.StructField) func(rows reflect.Value) a
 	case reflect.TypeFor[float64]():
 		return column(idx, reflect.Value.Float)
 	case reflect.TypeFor[*string]():
-		return column(idx, pointer[string])
+		return pointerColumn[string](idx, pad)
 	case reflect.TypeFor[*bool]():
-		return column(idx, pointer[bool])
+		return pointerColumn[bool](idx, pad)
 	case reflect.TypeFor[*int32]():
-		return column(idx, pointer[int32])
+		return pointerColumn[int32](idx, pad)
 	case reflect.TypeFor[*int64]():
-		return column(idx, pointer[int64])
+		return pointerColumn[int64](idx, pad)
 	case reflect.TypeFor[*float64]():
-		return column(idx, pointer[float64])
+		return pointerColumn[float64](idx, pad)
 	}
 	panic(fmt.Sprintf("db: column %s: type %v cannot be sent as an array", f.Name, f.Type))
 }
@@ -191,6 +273,23 @@ func column[T any](idx []int, get func(reflect.Value) T) func(rows reflect.Value
 		col := make([]T, rows.Len())
 		for i := range col {
 			col[i] = get(rows.Index(i).FieldByIndex(idx))
+		}
+		return col
+	}
+}
+
+// pointerColumn reads the pointer field at idx of each row; with pad, a
+// column of nil pointers only is nil (NULL).
+func pointerColumn[T any](idx []int, pad bool) func(rows reflect.Value) any {
+	return func(rows reflect.Value) any {
+		col := make([]*T, rows.Len())
+		null := true
+		for i := range col {
+			col[i] = pointer[T](rows.Index(i).FieldByIndex(idx))
+			null = null && col[i] == nil
+		}
+		if pad && null {
+			return nil
 		}
 		return col
 	}
