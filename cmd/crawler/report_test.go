@@ -152,11 +152,17 @@ func artifactDir(t *testing.T) string {
 // times with the edges it gained (tiny's 30 new followers and 30 new
 // followings) and lost (that one), and star's followers, cut by the page
 // limit, as not compared.
+//
+// The two harvests run in the crawler binary (runBin, built without the
+// race detector), as TestExportHarvest's nights do: the crawl is raced by
+// package pipeline's own tests; the reports stay in process (invoke), so
+// the report command still runs under the detector.
 func TestReportInBrowser(t *testing.T) {
 	t.Parallel()
 	bin := chromium(t)
 	db := pgtest.DB(t)
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	binEnv := []string{"DATABASE_URL=" + db, "CRAWLER_API_KEY=" + cliKey}
 	jobPath := writeJob(t, reportJob)
 	var bases []string
 	for _, cfg := range []sandbox.Config{{WorldTime: 0}, {WorldTime: 30, Rate: 150, Burst: 5}} {
@@ -182,7 +188,7 @@ func TestReportInBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r := invoke(t, env, "run", "--base-url", bases[i], "--sample-interval", sample, "--live", "off", "--log-level", "error", jobPath)
+		r := runBin(t, binEnv, "run", "--base-url", bases[i], "--sample-interval", sample, "--live", "off", "--log-level", "error", jobPath)
 		if r.code != 0 {
 			t.Fatalf("run %d: exit %d\n%s", i+1, r.code, r.stderr)
 		}
