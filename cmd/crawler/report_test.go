@@ -408,11 +408,14 @@ func TestReportInBrowser(t *testing.T) {
 
 // crawler replay: a run kept with archive: true replays with exit 0 and
 // no request to the sandbox; one without an archive, or no run, exits 2.
+// The two runs are in the crawler binary (runBin, no race detector); the
+// replays, what the test is about, stay in process under it.
 func TestReplayCommand(t *testing.T) {
 	t.Parallel()
 	sb, base := newSandbox(t)
 	db := pgtest.DB(t)
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	binEnv := []string{"DATABASE_URL=" + db, "CRAWLER_API_KEY=" + cliKey}
 	// The run without an archive only has to exist: one small profile.
 	plain := writeJob(t, `name: report-test-plain
 archive: false
@@ -423,7 +426,7 @@ seeds:
 `)
 	kept := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: true\n", 1))
 	for _, job := range []string{plain, kept} {
-		if r := invoke(t, env, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
+		if r := runBin(t, binEnv, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 		}
 	}
