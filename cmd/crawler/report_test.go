@@ -152,11 +152,17 @@ func artifactDir(t *testing.T) string {
 // times with the edges it gained (tiny's 30 new followers and 30 new
 // followings) and lost (that one), and star's followers, cut by the page
 // limit, as not compared.
+//
+// The two harvests run in the crawler binary (runBin, built without the
+// race detector), as TestExportHarvest's nights do: the crawl is raced by
+// package pipeline's own tests; the reports stay in process (invoke), so
+// the report command still runs under the detector.
 func TestReportInBrowser(t *testing.T) {
 	t.Parallel()
 	bin := chromium(t)
 	db := pgtest.DB(t)
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	binEnv := []string{"DATABASE_URL=" + db, "CRAWLER_API_KEY=" + cliKey}
 	jobPath := writeJob(t, reportJob)
 	var bases []string
 	for _, cfg := range []sandbox.Config{{WorldTime: 0}, {WorldTime: 30, Rate: 150, Burst: 5}} {
@@ -182,7 +188,7 @@ func TestReportInBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r := invoke(t, env, "run", "--base-url", bases[i], "--sample-interval", sample, "--live", "off", "--log-level", "error", jobPath)
+		r := runBin(t, binEnv, "run", "--base-url", bases[i], "--sample-interval", sample, "--live", "off", "--log-level", "error", jobPath)
 		if r.code != 0 {
 			t.Fatalf("run %d: exit %d\n%s", i+1, r.code, r.stderr)
 		}
@@ -402,11 +408,14 @@ func TestReportInBrowser(t *testing.T) {
 
 // crawler replay: a run kept with archive: true replays with exit 0 and
 // no request to the sandbox; one without an archive, or no run, exits 2.
+// The two runs are in the crawler binary (runBin, no race detector); the
+// replays, what the test is about, stay in process under it.
 func TestReplayCommand(t *testing.T) {
 	t.Parallel()
 	sb, base := newSandbox(t)
 	db := pgtest.DB(t)
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
+	binEnv := []string{"DATABASE_URL=" + db, "CRAWLER_API_KEY=" + cliKey}
 	// The run without an archive only has to exist: one small profile.
 	plain := writeJob(t, `name: report-test-plain
 archive: false
@@ -417,7 +426,7 @@ seeds:
 `)
 	kept := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: true\n", 1))
 	for _, job := range []string{plain, kept} {
-		if r := invoke(t, env, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
+		if r := runBin(t, binEnv, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 		}
 	}
