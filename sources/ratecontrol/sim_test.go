@@ -271,11 +271,24 @@ func run0(rc *Controller) []time.Time {
 
 // The quota drops mid-run, then rises again, with no ceiling: the drop is
 // followed within a few 429s and the rise is found by the next probe.
+//
+// With the start's requests arriving spread out (new connections up
+// within 100 ms), the burst read 13 for 10 and each phase's estimate was
+// (B - 10)/w low: 47.4 for 50, held there (workload 12).
 func TestRateControlFollowsAQuotaThatMoves(t *testing.T) {
 	t.Parallel()
+	for _, connect := range []time.Duration{0, 100 * time.Millisecond} {
+		t.Run(fmt.Sprintf("connections up within %v", connect), func(t *testing.T) {
+			t.Parallel()
+			followsAQuotaThatMoves(t, connect)
+		})
+	}
+}
+
+func followsAQuotaThatMoves(t *testing.T, connect time.Duration) {
 	const B = 10
 	t0 := time.Unix(2_000_000, 0)
-	up := &simUpstream{lim: rate.NewLimiter(50, B)}
+	up := &simUpstream{lim: rate.NewLimiter(50, B), connect: connect, rng: rand.New(rand.NewPCG(1, 1))}
 	up.lim.AllowN(t0, 0)
 	rc := New(0, 1)
 	phase := 60 * time.Second
