@@ -21,6 +21,7 @@ type Controller struct {
 	hist    successRing // the successes, at their send times
 	sends   successRing // every request let through, when it was
 	lags    lagRing     // the successes' answer times
+	spread  startSpread // how spread the start's requests may have arrived
 	// interim is the key's rate while a 429's reaction waits for the
 	// answers to the requests sent before it (0: none).
 	interim float64
@@ -353,6 +354,14 @@ func (rc *Controller) throttledSent(now, sent time.Time, d time.Duration) bool {
 	if at.After(now) {
 		at = now
 	}
+	if rc.limiter == nil && rc.spread.until.IsZero() {
+		// The start's requests left together: how late one may have
+		// arrived (see burstAt).
+		rc.spread.until = at
+		if rc.spread.ok > 0 {
+			rc.spread.d = max(now.Sub(at)-rc.spread.ok, 0)
+		}
+	}
 	cur := rc.keyRate()
 	probing := rc.quota.rate == 0 || cur > rc.quota.rate
 	rc.pending = &throttleEvent{at: at, rate: cur, probing: probing, drop: !probing && rc.quota.measured,
@@ -373,6 +382,9 @@ func (rc *Controller) SuccessAt(sent time.Time) {
 }
 
 func (rc *Controller) successAt(now, sent time.Time) {
+	if lag := max(now.Sub(sent), time.Nanosecond); rc.limiter == nil && rc.spread.until.IsZero() && (rc.spread.ok == 0 || lag < rc.spread.ok) {
+		rc.spread.ok = lag // see startSpread
+	}
 	rc.hist.insert(sent)
 	rc.lags.add(max(now.Sub(sent), 0))
 }

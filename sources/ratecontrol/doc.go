@@ -69,7 +69,12 @@
 //     them again at the R it reads: a first read's low R (46/s for 100/s
 //     at 20 s answers read B 17 for 10) no longer holds every later
 //     estimate under R (92.4/s, when B only grew). After a drop only the
-//     B read stands for them. When they do
+//     B read stands for them. The workers' first requests, all sent at
+//     once, may arrive spread out (each on a new connection): a window
+//     of them is taken as much longer as the first 429 among them came
+//     back later than the quickest success (a 429 is answered at once),
+//     else read at their send times they showed B 12-13 for 10, and every
+//     estimate after was 47/s for 50 (workload 12). When they do
 //     not agree (each lower R reads a larger B: successes in bunches under
 //     the rate, a 429 of a bunch), nothing is measured: R is guessed from
 //     what was admitted and probed at once.

@@ -134,8 +134,17 @@ func (e *burstEnvelope) merge(o *burstEnvelope) {
 // under the true one would add the difference times the window, and
 // successes from before a drop of the quota would count at the new, lower
 // rate.
-func (r *successRing) burstAt(rate float64, since, upto time.Time) (float64, burstEnvelope) {
+//
+// The requests sent together at the start, with no bucket of ours, may
+// arrive spread out (each on a new connection): a window starting with
+// one of them (sent at or before sp.until) is taken sp.d longer. Read at
+// their send times, 16 requests sent at once to a bucket
+// of burst 10 at 50/s, 15 admitted as their connections came up, read
+// a burst of 12-13, which every later read of the rate took as
+// (B - 10)/w too many (47/s for 50, issue 34's workload 12).
+func (r *successRing) burstAt(rate float64, since, upto time.Time, sp startSpread) (float64, burstEnvelope) {
 	from, uptoNs := since.UnixNano(), upto.UnixNano()
+	spreadUntil, spread := sp.until.UnixNano(), sp.d
 	kept := min(r.n, len(r.t))
 	best := 0.0
 	var env burstEnvelope
@@ -154,12 +163,29 @@ func (r *successRing) burstAt(rate float64, since, upto time.Time) (float64, bur
 			if ti < from || w > burstSpan {
 				break
 			}
+			if !sp.until.IsZero() && ti <= spreadUntil {
+				w += spread
+			}
 			b := burstWindow{n: float64(i - j + 1), w: w.Seconds()}
 			best = max(best, b.n-rate*b.w)
 			env.add(b)
 		}
 	}
 	return best, env
+}
+
+// startSpread is how far the arrivals of the start's requests, sent
+// together with no bucket of ours, may be spread (see burstAt): those
+// sent up to until (the first 429's), by d. A 429 is answered at once, a
+// success after its service: the first 429 among them came back d later
+// than the quickest success (ok), which arrived first, and so arrived
+// about that much later, on the same way back. With answers longer than
+// the spread, d is 0: nothing to correct that the send times show.
+type startSpread struct {
+	until time.Time
+	d     time.Duration
+	// ok is the shortest answer time of a success before it (0: none).
+	ok time.Duration
 }
 
 // lagRing holds the answer times of the latest successes.

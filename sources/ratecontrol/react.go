@@ -226,7 +226,7 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) 
 		// Leading other processes, n - R*w over this one's successes is
 		// still a lower bound of B.
 		var b float64
-		b, env = rc.hist.burstAt(est, burstSince, upto)
+		b, env = rc.hist.burstAt(est, burstSince, upto, rc.spread)
 		// The windows kept, at this rate, up to the burst read before:
 		// a rate read lower than before reads no more of them than then.
 		b = max(b, min(rc.quota.windows.bound(est), rc.quota.burst))
