@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -217,86 +216,26 @@ func upsertRows[R any](name string, place int, stmt string, prep func([]R) []R) 
 	})
 }
 
-// MaxStatementRows is the most rows one statement writes, and
-// MaxStatementBytes about the most bytes of parameters: a group of pages
-// merged (Merge) writes its rows of a table in as many statements, in key
-// order. pgx encodes a statement's parameters into a buffer of its
-// connection that grows by doubling from 256 bytes and is dropped after
-// each statement: within 32 KB its steps are Go's small objects, reused
-// in place; beyond, each is a large allocation of fresh pages, which with
-// thousands of requests in flight (the heap above its soft limit) costs
-// page faults, the pages given back to the system at once, and the
-// collector's assists: 1,000-row statements took the crawler's CPU per
-// page to about twice its own (BENCHMARKS.md workload 21), and the
-// requests in flight with it.
-const (
-	MaxStatementRows  = 1000
-	MaxStatementBytes = 32 << 10
-)
+// MaxStatementRows is the most rows one statement writes. A group of pages merged
+// (Merge) writes its rows of a table in as many statements, in key order:
+// few enough per statement that a connection's encoder, which keeps the
+// last statement's parameters until its next one (pgx), holds about a
+// page of a long list, not a group's worth.
+const MaxStatementRows = 1000
 
 // db.RunArg are the scalar parameters of every upsert: the run writing.
 // queue appends the upsert of rows by run runID to batch, in statements of
-// up to MaxStatementRows rows and about MaxStatementBytes (at least one
-// row), and returns how many; the statements' arrays are built from the
-// rows' db-tagged fields.
+// up to MaxStatementRows rows, and returns how many; the statements' arrays are
+// built from the rows' db-tagged fields.
 func queue[R any](batch *pgx.Batch, stmt db.Bulk[db.RunArg, R], runID int64, rows []R) int {
-	size := rowBytes[R]()
 	n := 0
 	for ; len(rows) > 0; n++ {
-		k, b := 1, size(&rows[0])
-		for k < min(len(rows), MaxStatementRows) {
-			if b += size(&rows[k]); b > MaxStatementBytes {
-				break
-			}
-			k++
-		}
+		k := min(len(rows), MaxStatementRows)
 		stmt.Queue(batch, db.RunArg{RunID: runID}, rows[:k])
 		rows = rows[k:]
 	}
 	return n
 }
-
-// rowBytes returns about how many bytes pgx encodes for a row of type R:
-// its strings' and byte slices' lengths (through pointers too) and a few
-// bytes a column, read through the field indices found once per type.
-func rowBytes[R any]() func(*R) int {
-	rt := reflect.TypeFor[R]()
-	if f, ok := rowSizers.Load(rt); ok {
-		return f.(func(*R) int)
-	}
-	var vars [][]int // fields of variable length
-	fixed := 0
-	for _, f := range reflect.VisibleFields(rt) {
-		if f.Anonymous || !f.IsExported() {
-			continue
-		}
-		fixed += 12 // an array element's length word and a fixed-size value
-		switch t := f.Type; {
-		case t.Kind() == reflect.String, t == reflect.TypeFor[[]byte](),
-			t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String:
-			vars = append(vars, f.Index)
-		}
-	}
-	size := func(r *R) int {
-		v, n := reflect.ValueOf(r).Elem(), fixed
-		for _, i := range vars {
-			f := v.FieldByIndex(i)
-			if f.Kind() == reflect.Pointer {
-				if f.IsNil() {
-					continue
-				}
-				f = f.Elem()
-			}
-			n += f.Len()
-		}
-		return n
-	}
-	rowSizers.Store(rt, size)
-	return size
-}
-
-// rowSizers are rowBytes' functions by row type.
-var rowSizers sync.Map
 
 // Merge returns one batch holding the rows of bs, each table's rows in
 // the order of bs: a group of pages that commit in one transaction
@@ -317,8 +256,9 @@ func Merge(bs ...*Batch) *Batch {
 		if n == 0 {
 			continue
 		}
-		// One allocation per table, not one per doubling: a group's rows
-		// of a table are hundreds of kilobytes.
+		// One allocation a table, not one a doubling: with thousands of
+		// requests in flight the heap sits above its soft limit and the
+		// collector's work follows what is allocated.
 		dst := m.set(t)
 		dst.grow(n)
 		for _, b := range bs {
