@@ -57,17 +57,53 @@ func (r *dbRecycler) get(t *testing.T) (*pgxpool.Pool, func()) {
 // resetDB empties a migrated database back to the state of a new clone of
 // the template: every table outside the catalogs emptied but goose's
 // version table (the template's only rows, which get checks on its first
-// clone), every sequence restarted. A run leaves nothing else in its
-// database: no DDL, no database settings.
+// clone), every sequence set back. A run leaves nothing else in its
+// database: no DDL, no database settings. Only the tables holding rows are
+// truncated (with the tables referencing them) and only the sequences
+// that moved are set back: a TRUNCATE gives every table and index it
+// names new files, some 200 ms of the server's time for all of them.
 func resetDB(ctx context.Context, pool *pgxpool.Pool) error {
-	tables, seqs, err := userRelations(ctx, pool)
+	tables, err := userRelations(ctx, pool)
 	if err != nil {
 		return err
 	}
+	var q strings.Builder
+	for i, t := range tables {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&q, "SELECT %s WHERE EXISTS (SELECT FROM %s)", quoteLiteral(t), t)
+	}
+	q.WriteString(" UNION ALL SELECT format('SELECT setval(%L, %s, false)', format('%I.%I', schemaname, sequencename), start_value)" +
+		" FROM pg_sequences WHERE last_value IS NOT NULL AND sequencename <> 'goose_db_version_id_seq'")
+	rows, err := pool.Query(ctx, q.String())
+	if err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	var full, sets []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return fmt.Errorf("reset: %w", err)
+		}
+		if strings.HasPrefix(s, "SELECT setval(") {
+			sets = append(sets, s)
+		} else {
+			full = append(full, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "TRUNCATE %s RESTART IDENTITY;\n", strings.Join(tables, ", "))
-	for _, s := range seqs {
-		fmt.Fprintf(&b, "ALTER SEQUENCE %s RESTART;\n", s)
+	if len(full) > 0 {
+		fmt.Fprintf(&b, "TRUNCATE %s CASCADE;\n", strings.Join(full, ", "))
+	}
+	for _, s := range sets {
+		b.WriteString(s + ";\n")
+	}
+	if b.Len() == 0 {
+		return nil
 	}
 	if _, err := pool.Exec(ctx, b.String()); err != nil {
 		return fmt.Errorf("reset: %w", err)
@@ -75,35 +111,36 @@ func resetDB(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// userRelations lists the tables resetDB empties and the sequences it
-// restarts.
-func userRelations(ctx context.Context, pool *pgxpool.Pool) (tables, seqs []string, err error) {
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// userRelations lists the tables resetDB empties.
+func userRelations(ctx context.Context, pool *pgxpool.Pool) (tables []string, err error) {
 	rows, err := pool.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname), c.relkind::text FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p', 'S', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
 		ORDER BY 1`)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reset: %w", err)
+		return nil, fmt.Errorf("reset: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var name, kind string
 		if err := rows.Scan(&name, &kind); err != nil {
-			return nil, nil, fmt.Errorf("reset: %w", err)
+			return nil, fmt.Errorf("reset: %w", err)
 		}
 		switch {
 		case kind == "m":
-			return nil, nil, fmt.Errorf("reset: materialized view %s: resetDB cannot empty it", name)
-		case kind == "S":
-			seqs = append(seqs, name)
+			return nil, fmt.Errorf("reset: materialized view %s: resetDB cannot empty it", name)
+		case kind == "S": // set back by resetDB if it moved
 		case name != "public.goose_db_version":
 			tables = append(tables, name)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("reset: %w", err)
+		return nil, fmt.Errorf("reset: %w", err)
 	}
-	return tables, seqs, nil
+	return tables, nil
 }
 
 // checkEmpty fails unless every table resetDB empties is empty in pool's
@@ -111,7 +148,7 @@ func userRelations(ctx context.Context, pool *pgxpool.Pool) (tables, seqs []stri
 func checkEmpty(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	tables, _, err := userRelations(ctx, pool)
+	tables, err := userRelations(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
