@@ -17,7 +17,6 @@ import (
 	"github.com/socialcrawl/crawler/pipeline/adaptive"
 	"github.com/socialcrawl/crawler/pipeline/budget"
 	"github.com/socialcrawl/crawler/pipeline/frontier"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // adaptiveBody is an adaptive job of accounts handles with their
@@ -62,7 +61,7 @@ func logPlan(t *testing.T, pool *pgxpool.Pool, runID int64) {
 // the job's items.
 func TestAdaptiveUnreachedItems(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	const fast = "fast0_f100_r120"
 	gone := []string{"gone0_f100", "gone1_f100", "gone2_f100", "gone3_f100", "gone4_f100"}
 	reuse := "reuse: {adaptive: true, min_yield: 0.01}\n"
@@ -144,7 +143,7 @@ func TestAdaptivePlanCosts(t *testing.T) {
 // floor may turn into "not worth a credit".
 func TestAdaptiveFirstNightSpends(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	var handles []string
 	for i := range 8 {
 		handles = append(handles, fmt.Sprintf("acct%d_f120_r5", i))
@@ -170,7 +169,7 @@ func TestAdaptiveFirstNightSpends(t *testing.T) {
 // said buys three lists.
 func TestAdaptiveSecondLook(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	var handles []string
 	for i := range 8 {
 		handles = append(handles, fmt.Sprintf("still%d_f100", i))
@@ -199,7 +198,7 @@ func TestAdaptiveSecondLook(t *testing.T) {
 // for the budget would have fit in what is left.
 func TestAdaptiveTwoProcesses(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	var handles []string
 	for i := range 40 {
 		handles = append(handles, fmt.Sprintf("p%02d_f60_r%d", i, i))
@@ -250,7 +249,7 @@ func TestAdaptiveTwoProcesses(t *testing.T) {
 // smaller depth and the followers' profiles within max_depth are found.
 func TestAdaptiveSkippedProfileReexpands(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	body := "limits: {workers: 1, max_depth: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f30_r40]}}\nreuse: {adaptive: true}\n"
 	if _, sum := night(t, pool, 0, body); sum.State != "done" {
 		t.Fatalf("night 1: %s %s", sum.State, sum.Reason)
@@ -305,7 +304,7 @@ func TestAdaptiveSkippedProfileReexpands(t *testing.T) {
 // job's whole history (kinds.Kind.Known) whether it was walked or not.
 func TestAdaptiveWalkedListReexpandsFromItsWalk(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	body := "limits: {workers: 1, max_depth: 2, max_pages: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
 		"reuse: {adaptive: true, max_age: 3d}\n"
 	// Night 1 walks the list alone (follower_profiles would do nothing at
@@ -366,7 +365,7 @@ func TestAdaptiveWalkedListReexpandsFromItsWalk(t *testing.T) {
 // mean surprise of every list, a still one included.
 func TestAdaptiveSurprise(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	handles := []string{"burst_f100_r60", "calm_f100"}
 	body := adaptiveBody(2, 100, handles, "reuse: {adaptive: true}\n")
 	for day := int64(0); day < 2; day++ {
@@ -431,7 +430,7 @@ func TestAdaptiveSkippedListKnowsTwiceMaxAge(t *testing.T) {
 // profiles are due by max_age; with otherJob, a run of another job saw one
 // more follower, which the list does not lead to.
 func skippedListLeadsToItsEntries(t *testing.T, runAge int, otherJob bool) {
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	body := "limits: {workers: 2, max_depth: 1, max_credits: 1000}\nexpand: {followers: {}, follower_profiles: {}}\nseeds: {shortvideo: {profiles: [x_f8]}}\n" +
 		"reuse: {adaptive: true, max_age: 2d, min_yield: 1}\n"
 	if _, sum := night(t, pool, 0, body); sum.State != "done" {

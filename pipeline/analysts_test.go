@@ -21,7 +21,6 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // The analysts' guide (docs/analysts.md): its job runs on four nights
@@ -258,7 +257,7 @@ type analystsCrawl struct {
 
 func runAnalystsNights(t *testing.T, jobText string) *analystsCrawl {
 	t.Helper()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	c := &analystsCrawl{b: &bundle{pool: pool}}
 	for _, day := range analystsDays {
 		sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, Preset: sandbox.PresetScrapeCreators,

@@ -121,7 +121,7 @@ func (b *bundle) exec(t *testing.T, q string, args ...any) {
 // false buys every list again, as before.
 func TestContentBoughtOnlyWhenChanged(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	job := changedJob("", "", "")
 
 	first := runNight(t, realAtDay(t, pool, 0, 10), job)
@@ -249,7 +249,7 @@ func TestContentBoughtOnlyWhenChanged(t *testing.T) {
 // bought).
 func TestContentUnderABindingBudget(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	const maxCredits = 18
 	job := `
   preset: scrapecreators
@@ -327,7 +327,7 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 // those.
 func TestOlderCountersOnFullWalks(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	job := `
   preset: scrapecreators
 limits: {workers: 4, max_pages: 100}
@@ -609,7 +609,7 @@ expand: {videos: {stop_at_seen: true}, video_comments: {}, comment_replies: {}}
 // comment stored).
 func TestContentBudgetGoesWhereCommentsGrew(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	job := func(budget string) string {
 		return `
   preset: scrapecreators
@@ -683,7 +683,7 @@ limits: {workers: 2, max_pages: 100, max_depth: 1}
 seeds: {photosocial: {profiles: [` + handle + `]}}
 expand: {posts: {}, post_comments: {}, comment_replies: {}}
 `
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	runNight(t, contentAtDay(t, pool, 0, pageSize), job)
 	posts := walkedPostComments(t, pool, 4)
 	day0, err := sandbox.ContentAt(sandbox.ChurnContent, 0)
@@ -805,7 +805,7 @@ expand: {posts: {}, post_comments: {}, comment_replies: {}}
 // fix) and 30 for each list skipped unchanged.
 func TestContentNightPlannedAndSavedAtRealPrices(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	job := `
   preset: scrapecreators
 limits: {workers: 2, max_pages: 100}

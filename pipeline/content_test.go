@@ -13,7 +13,6 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/runs"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // checkCounts runs each query and compares its count.
@@ -266,7 +265,7 @@ expand:
 // already transcribed from being bought again.
 func TestStopAtSeenCreatorLists(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	first := realAtDay(t, pool, 0, 10)
 	if sum := first.run(t, first.job(t, creatorsJob(true, "20h"))); sum.State != "done" {
 		t.Fatalf("first run: %+v", sum)
@@ -299,7 +298,7 @@ func TestStopAtSeenCreatorLists(t *testing.T) {
 		t.Errorf("%d transcripts skipped as fresh, want 25 (the known videos of the pages walked)", n)
 	}
 	// A full crawl of day 1 in a database of its own stores the same lists.
-	fullPool, _ := pgtest.Pool(t)
+	fullPool := testPool(t)
 	full := realAtDay(t, fullPool, 1, 10)
 	if sum := full.run(t, full.job(t, creatorsJob(false, "0s"))); sum.State != "done" {
 		t.Fatalf("full run: %+v", sum)
@@ -327,7 +326,7 @@ func TestStopAtSeenCreatorLists(t *testing.T) {
 // later, and what the visits find is exactly the new videos.
 func TestAdaptiveCreatorLists(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	job := func(budget int) string {
 		return fmt.Sprintf(`
   preset: scrapecreators

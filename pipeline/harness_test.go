@@ -35,6 +35,13 @@ func setup(t *testing.T) *bundle {
 // setupWith is setup with a sandbox configured by cfg (its keys are set).
 func setupWith(t *testing.T, cfg sandbox.Config) *bundle {
 	t.Helper()
+	return setupRecycled(t, pkgDBs, cfg)
+}
+
+// setupFresh is setupWith on a new clone of its own, for a test that
+// changes what a recycled database must not carry (a trigger).
+func setupFresh(t *testing.T, cfg sandbox.Config) *bundle {
+	t.Helper()
 	pool, _ := pgtest.Pool(t)
 	return setupOn(t, pool, cfg)
 }

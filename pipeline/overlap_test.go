@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/kinds"
 	"github.com/socialcrawl/crawler/pipeline"
 )
@@ -21,7 +22,7 @@ import (
 // billed.
 func TestSentCommitFailureDiscardsTheNextPage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupFresh(t, sandbox.Config{}) // it adds a trigger
 	if _, err := b.pool.Exec(context.Background(), `
 		CREATE FUNCTION public.refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN

@@ -17,10 +17,13 @@ import (
 // dbRecycler hands a test's many small runs (TestEveryKeyTakesEffect's
 // hundred observations, the cases of a table test) databases in the migrated state: a new clone of
 // the template when none is free, else one a finished run gave back,
-// emptied first (resetDB). On this machine (2 cores, a VM) a new test
-// database cost its server ~0.36 CPU-s (copy, checkpoints, drop, and the
-// pool's new backends loading their catalogs), an emptied one ~0.01.
-// The clones belong to the parent test, so they outlive its subtests.
+// emptied first (resetDB), with its pool and the pool's connections. A new
+// database and its pool's new backends cost the server far more than
+// emptying a used one: a backend loads the catalogs it reads (~33 ms on
+// this 2-core VM), a clone ~0.11 CPU-s with its drop.
+// The clones belong to parent, so they outlive its subtests; with no
+// parent (pkgDBs) they outlive every test and are dropped when TestMain's
+// pgtest.Main ends.
 type dbRecycler struct {
 	parent *testing.T
 	mu     sync.Mutex
@@ -31,27 +34,60 @@ type dbRecycler struct {
 
 func newDBRecycler(parent *testing.T) *dbRecycler { return &dbRecycler{parent: parent} }
 
+// pkgDBs recycles the databases of the package's tests that take setup,
+// setupWith or testPool. Those tests leave nothing in a database but
+// rows and sequence values (no DDL, no settings, transaction-level
+// advisory locks only); a test that changes more takes a clone of its own
+// (setupFresh, pgtest.Pool).
+var pkgDBs = newDBRecycler(nil)
+
 // get returns a database in the migrated state and the func that gives it
 // back once the caller no longer uses it.
 func (r *dbRecycler) get(t *testing.T) (*pgxpool.Pool, func()) {
 	t.Helper()
-	r.mu.Lock()
 	var pool *pgxpool.Pool
-	if n := len(r.free); n > 0 {
-		pool, r.free = r.free[n-1], r.free[:n-1]
-	}
-	r.mu.Unlock()
-	if pool == nil {
-		pool, _ = pgtest.Pool(r.parent)
-		r.checkOnce.Do(func() { checkEmpty(t, pool) })
-	} else if err := resetDB(context.Background(), pool); err != nil {
-		t.Fatal(err)
+	for pool == nil {
+		r.mu.Lock()
+		n := len(r.free)
+		if n > 0 {
+			pool, r.free = r.free[n-1], r.free[:n-1]
+		}
+		r.mu.Unlock()
+		if n == 0 {
+			pool = r.clone(t)
+			r.checkOnce.Do(func() { checkEmpty(t, pool) })
+			break
+		}
+		if err := resetDB(context.Background(), pool); err != nil {
+			// A test closed it: not given back.
+			t.Logf("recycled database not reused: %v", err)
+			pool.Close()
+			pool = nil
+		}
 	}
 	return pool, func() {
+		if pool.Stat().AcquiredConns() > 0 {
+			return // still in use by something the test left running
+		}
 		r.mu.Lock()
 		r.free = append(r.free, pool)
 		r.mu.Unlock()
 	}
+}
+
+// clone returns a pool on a new clone of the template, owned by r.parent
+// or, with none, by the whole package.
+func (r *dbRecycler) clone(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	if r.parent != nil {
+		pool, _ := pgtest.Pool(r.parent)
+		return pool
+	}
+	pool, err := pgxpool.New(context.Background(), pgtest.Shared(t))
+	if err != nil {
+		t.Fatalf("open pool: %v", err)
+	}
+	return pool
 }
 
 // resetDB empties a migrated database back to the state of a new clone of
@@ -158,6 +194,15 @@ func checkEmpty(t *testing.T, pool *pgxpool.Pool) {
 			t.Fatalf("the migrated template's %s has rows (%v): resetDB would not give back its state", table, err)
 		}
 	}
+}
+
+// testPool is a pool on a database in the migrated state (pkgDBs), given
+// back when t ends.
+func testPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool, done := pkgDBs.get(t)
+	t.Cleanup(done)
+	return pool
 }
 
 // setupRecycled is setupWith on a database from dbs, given back when t

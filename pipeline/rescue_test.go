@@ -12,7 +12,6 @@ import (
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
 	"github.com/socialcrawl/crawler/pipeline"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // During a database outage longer than lease_timeout the heartbeat cannot
@@ -24,7 +23,7 @@ import (
 // time to try (polling every 20 ms, for a second).
 func TestIdleWorkerDoesNotRescueOwnInFlightTask(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +73,7 @@ func TestIdleWorkerDoesNotRescueOwnInFlightTask(t *testing.T) {
 // its answer.
 func TestHeartbeatCancelsTheRequestOfALostLease(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)

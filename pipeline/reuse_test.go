@@ -17,7 +17,6 @@ import (
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/plan"
 	"github.com/socialcrawl/crawler/runs"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // atDay is a bundle on pool whose sandbox is at world day day.
@@ -65,7 +64,7 @@ seeds: {shortvideo: {profiles: [%s]}}
 // its own.
 func TestStopAtSeen(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	first := atDay(t, pool, 0)
 	sum := first.run(t, first.job(t, followerJob(true)))
 	if sum.State != "done" {
@@ -121,7 +120,7 @@ func TestStopAtSeen(t *testing.T) {
 	}
 
 	// A full crawl at day 1 into a database of its own finds the same follows.
-	fullPool, _ := pgtest.Pool(t)
+	fullPool := testPool(t)
 	full := atDay(t, fullPool, 1)
 	if sum := full.run(t, full.job(t, followerJob(false))); sum.State != "done" {
 		t.Fatalf("full run: %s %s", sum.State, sum.Reason)
@@ -169,7 +168,7 @@ func dump(t *testing.T, pool *pgxpool.Pool, query string) []string {
 // one after.
 func TestFullWalkEvery(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	job := `
 reuse: {full_walk_every: 2}
 expand: {followers: {stop_at_seen: true}}
@@ -202,7 +201,7 @@ seeds: {shortvideo: {profiles: [walker_f500_r10]}}
 // the stored secUids; a profile not fetched before is bought.
 func TestRefreshAfter(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	const seeds = `[fresh0_f60_g0, fresh1_f60_g0, fresh2_f60_g0, private_fresh3_f60]`
 	body := func(profiles string) string {
 		return `
@@ -335,7 +334,7 @@ func TestReuseJobKeys(t *testing.T) {
 // stop_at_seen applies.
 func TestCappedWalkIsNotFull(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	job := func(b *bundle, pages int) *jobfile.Job {
 		return b.job(t, fmt.Sprintf("expand: {followers: {max_pages: %d, stop_at_seen: true}}\nseeds: {shortvideo: {profiles: [capped_f200_g0]}}\n", pages))
 	}

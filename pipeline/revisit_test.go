@@ -15,7 +15,6 @@ import (
 
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/runs"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // The adaptive job of TestAdaptiveRevisits: stillAccounts accounts whose
@@ -61,7 +60,7 @@ func ageRevisits(t *testing.T, pool *pgxpool.Pool, days int) {
 // its yield. Billed credits never exceed max_credits.
 func TestAdaptiveRevisits(t *testing.T) {
 	t.Parallel()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	items := stillAccounts + fastAccounts
 	night := func(day int64, budget, workers int) (*bundle, *pipeline.Summary) {
 		t.Helper()

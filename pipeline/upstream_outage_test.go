@@ -19,7 +19,6 @@ import (
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/sources"
 	"github.com/socialcrawl/crawler/testkit/netfault"
-	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
 // outageJob is 1 + 50 + 50 = 101 pages: a profile and its two lists of
@@ -36,7 +35,7 @@ const (
 // goes down (connections refused) while answering request number at.
 func flakyBundle(t *testing.T, at int64) (*bundle, *netfault.Server) {
 	t.Helper()
-	pool, _ := pgtest.Pool(t)
+	pool := testPool(t)
 	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, PageSize: outagePageSize})
 	if err != nil {
 		t.Fatal(err)
