@@ -41,13 +41,13 @@ func TestMemoryLimitFollowsRequestsInFlight(t *testing.T) {
 	for _, st := range []concurrency.Status{
 		{Limit: 16, InFlight: 3},
 		{Limit: 16, InFlight: 16},     // unchanged: not set again
-		{Limit: 4096, InFlight: 1500}, // slots not held cost nothing
+		{Limit: 2000, InFlight: 1500}, // the limit moved up: tasks wait for its slots
 		{Limit: 1000, InFlight: 1800}, // cut: the slots still held count
 		{Limit: 1000, InFlight: 900},  // drained
 	} {
 		ml.Progress(pipeline.Progress{Concurrency: st})
 	}
-	want := []int64{100 << 20, memoryLimit(budget, 1500), memoryLimit(budget, 1800), memoryLimit(budget, 900)}
+	want := []int64{100 << 20, memoryLimit(budget, 2000), memoryLimit(budget, 1800), memoryLimit(budget, 1000)}
 	if len(set) != len(want) {
 		t.Fatalf("limits set %v, want %v", set, want)
 	}
