@@ -271,10 +271,17 @@ type Config struct {
 	Logger        *slog.Logger
 }
 
+// BodyBudget is the in-flight body budget a client of c keeps to:
+// MaxInflightBytes after its defaults, never below MaxBodyBytes. The
+// crawler sizes its soft memory limit by it.
+func (c Config) BodyBudget() int64 {
+	return max(cmp.Or(c.MaxInflightBytes, MaxInflightBytesDefault), cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault))
+}
+
 func (c Config) withDefaults() Config {
 	c.MaxRateLimitWaits = cmp.Or(c.MaxRateLimitWaits, MaxRateLimitWaitsDefault)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, MaxBodyBytesDefault)
-	c.MaxInflightBytes = max(cmp.Or(c.MaxInflightBytes, MaxInflightBytesDefault), c.MaxBodyBytes)
+	c.MaxInflightBytes = c.BodyBudget()
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{
 			Transport: &http.Transport{

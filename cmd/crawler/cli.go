@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 )
 
@@ -50,6 +51,10 @@ type cliEnv struct {
 	afterRun func(metricsURL string)
 	// metricsServing, when set, is called once the metrics server listens.
 	metricsServing func(metricsURL string)
+	// setMemoryLimit sets the process's soft memory limit
+	// (debug.SetMemoryLimit); nil in tests, whose process is not the
+	// run's alone: "run" then leaves the limit as it is.
+	setMemoryLimit func(int64) int64
 }
 
 func commands() []command {
@@ -84,7 +89,7 @@ Run "crawler <command> --help" for a command's flags.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runEnv(ctx, args, &cliEnv{stdout: stdout, stderr: stderr, getenv: os.Getenv})
+	return runEnv(ctx, args, &cliEnv{stdout: stdout, stderr: stderr, getenv: os.Getenv, setMemoryLimit: debug.SetMemoryLimit})
 }
 
 func runEnv(ctx context.Context, args []string, env *cliEnv) int {

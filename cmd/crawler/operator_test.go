@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
+	"github.com/socialcrawl/crawler/sources"
+	"github.com/socialcrawl/crawler/sources/concurrency"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -321,9 +324,20 @@ func TestRunDrawsLiveLineOnTerminal(t *testing.T) {
 	env := &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string {
 		return map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}[k]
 	}, terminal: func(io.Writer) (bool, func() int) { return true, func() int { return 300 } }}
+	var limitsMu sync.Mutex
+	var limits []int64
+	env.setMemoryLimit = func(n int64) int64 { limitsMu.Lock(); limits = append(limits, n); limitsMu.Unlock(); return 0 }
 	if code := runEnv(context.Background(), []string{"run", crashJob(t, up.url)}, env); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
+	// The run moved the soft memory limit with its requests in flight
+	// (TestMemoryLimitFollowsRequestsInFlight), from its first progress.
+	limitsMu.Lock()
+	if len(limits) == 0 || limits[0] < memoryLimitDefault || slices.Max(limits) > memoryLimit(sources.MaxInflightBytesDefault, concurrency.HardCeiling) {
+		t.Errorf("soft memory limits set: %v", limits)
+	}
+	limits = nil
+	limitsMu.Unlock()
 	s := errb.String()
 	final := fmt.Sprintf("\r\x1b[Krun 1 done | credits %d (no cap) |", cleanPages)
 	if !strings.Contains(s, final) || !strings.HasSuffix(s, "\n") || strings.Count(s, "\r\x1b[K") < 2 {
@@ -335,9 +349,17 @@ func TestRunDrawsLiveLineOnTerminal(t *testing.T) {
 	// Off a terminal (the other tests), the progress lines stay.
 	errb.Reset()
 	env.terminal = nil
+	env.getenv = func(k string) string { // GOMEMLIMIT set: the run leaves the limit alone
+		return map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey, "GOMEMLIMIT": "300MiB"}[k]
+	}
 	if code := runEnv(context.Background(), []string{"run", "--progress", "10ms", crashJob(t, up.url)}, env); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
+	limitsMu.Lock()
+	if len(limits) != 0 {
+		t.Errorf("GOMEMLIMIT set, yet the run set the limit: %v", limits)
+	}
+	limitsMu.Unlock()
 	if s := errb.String(); strings.Contains(s, "\x1b[K") || !strings.Contains(s, "msg=progress") || !strings.Contains(s, "credits_billed=") {
 		t.Errorf("off a terminal:\n%s", s)
 	}

@@ -235,6 +235,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) (err error) {
 	if line != nil {
 		opts.Observers = append(opts.Observers, line)
 	}
+	if ml := newMemoryLimiter(env, clientCfg); ml != nil {
+		opts.Observers = append(opts.Observers, ml)
+	}
 	var m *metrics.Metrics
 	if metricsLn != nil || *metricsFile != "" {
 		m = metrics.New(runID, job.Name, opts.Version)
