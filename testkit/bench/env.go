@@ -176,19 +176,10 @@ func (e *env) cloneDB(ctx context.Context, label, template string) (string, erro
 	return e.dbURL(name), nil
 }
 
-// fileCopy is the clause that makes CREATE DATABASE copy the template's
-// files where that is cheaper, as pgtest's does: PostgreSQL 15 and later
-// write every block of the template to the WAL by default, which costs a
-// throwaway cluster (fsync off) more CPU than the copy and its checkpoint.
-// With fsync on, that checkpoint would flush to disk: there the default
-// stays.
+// fileCopy is pgtmp.FileCopy, asked once.
 func (e *env) fileCopy(ctx context.Context) string {
 	e.fileCopyOnce.Do(func() {
-		var ok bool
-		err := e.admin.QueryRow(ctx, `SELECT current_setting('server_version_num')::int >= 150000 AND NOT current_setting('fsync')::bool`).Scan(&ok)
-		if err == nil && ok {
-			e.fileCopyClause = " STRATEGY file_copy"
-		}
+		e.fileCopyClause = pgtmp.FileCopy(ctx, e.admin)
 	})
 	return e.fileCopyClause
 }

@@ -387,19 +387,10 @@ func (h *harness) create(t testing.TB, base *url.URL, admin *pgxpool.Pool, tmpl 
 	return withDatabase(base, name), nil
 }
 
-// fileCopy is the clause that makes CREATE DATABASE copy the template's
-// files, where that is cheaper: PostgreSQL 15 and later default to
-// writing every block of the template to the WAL, which cost a throwaway
-// cluster (fsync off) ~0.45 s of CPU per test database (created and
-// dropped) against ~0.25 s for the file copy and its checkpoint. With
-// fsync on, that checkpoint would flush to disk: there the default stays.
+// fileCopy is pgtmp.FileCopy, asked once.
 func fileCopy(ctx context.Context, admin *pgxpool.Pool) string {
 	fileCopyOnce.Do(func() {
-		var ok bool
-		err := admin.QueryRow(ctx, `SELECT current_setting('server_version_num')::int >= 150000 AND NOT current_setting('fsync')::bool`).Scan(&ok)
-		if err == nil && ok {
-			fileCopyClause = " STRATEGY file_copy"
-		}
+		fileCopyClause = pgtmp.FileCopy(ctx, admin)
 	})
 	return fileCopyClause
 }

@@ -674,3 +674,21 @@ func MigratedTemplate(serverURL string) string {
 	}
 	return name
 }
+
+// FileCopy is the clause that makes CREATE DATABASE copy the template's
+// files, where that is cheaper: PostgreSQL 15 and later default to
+// writing every block of the template to the WAL, which cost a throwaway
+// cluster (fsync off) ~0.45 s of CPU per test database (created and
+// dropped) against ~0.25 s for the file copy and its checkpoint. With
+// fsync on, that checkpoint would flush to disk: there, and on an older
+// server or an error, it is "" (the default strategy).
+func FileCopy(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) string {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT current_setting('server_version_num')::int >= 150000 AND NOT current_setting('fsync')::bool`).Scan(&ok)
+	if err != nil || !ok {
+		return ""
+	}
+	return " STRATEGY file_copy"
+}
