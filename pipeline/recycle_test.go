@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
@@ -103,58 +104,42 @@ func resetDB(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
+	// Which tables hold rows, by their index in tables.
 	var q strings.Builder
 	for i, t := range tables {
 		if i > 0 {
 			q.WriteString(" UNION ALL ")
 		}
-		fmt.Fprintf(&q, "SELECT %s WHERE EXISTS (SELECT FROM %s)", quoteLiteral(t), t)
+		fmt.Fprintf(&q, "SELECT %d WHERE EXISTS (SELECT FROM %s)", i, t)
 	}
-	q.WriteString(" UNION ALL SELECT format('SELECT setval(%L, %s, false)', format('%I.%I', schemaname, sequencename), start_value)" +
-		" FROM pg_sequences WHERE last_value IS NOT NULL AND sequencename <> 'goose_db_version_id_seq'")
 	rows, err := pool.Query(ctx, q.String())
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
-	var full, sets []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return fmt.Errorf("reset: %w", err)
-		}
-		if strings.HasPrefix(s, "SELECT setval(") {
-			sets = append(sets, s)
-		} else {
-			full = append(full, s)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	full, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var i int
+		err := r.Scan(&i)
+		return tables[i], err
+	})
+	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
-	var b strings.Builder
+	reset := `SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, start_value, false) FROM pg_sequences
+		WHERE last_value IS NOT NULL AND sequencename <> 'goose_db_version_id_seq'`
 	if len(full) > 0 {
-		fmt.Fprintf(&b, "TRUNCATE %s CASCADE;\n", strings.Join(full, ", "))
+		reset = "TRUNCATE " + strings.Join(full, ", ") + " CASCADE; " + reset
 	}
-	for _, s := range sets {
-		b.WriteString(s + ";\n")
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	if _, err := pool.Exec(ctx, b.String()); err != nil {
+	if _, err := pool.Exec(ctx, reset); err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
 	return nil
 }
 
-// quoteLiteral quotes s as an SQL string literal.
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 // userRelations lists the tables resetDB empties.
 func userRelations(ctx context.Context, pool *pgxpool.Pool) (tables []string, err error) {
 	rows, err := pool.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname), c.relkind::text FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p', 'S', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
+		WHERE c.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
 		ORDER BY 1`)
 	if err != nil {
 		return nil, fmt.Errorf("reset: %w", err)
@@ -168,7 +153,6 @@ func userRelations(ctx context.Context, pool *pgxpool.Pool) (tables []string, er
 		switch {
 		case kind == "m":
 			return nil, fmt.Errorf("reset: materialized view %s: resetDB cannot empty it", name)
-		case kind == "S": // set back by resetDB if it moved
 		case name != "public.goose_db_version":
 			tables = append(tables, name)
 		}
