@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/socialcrawl/crawler/testkit/childproc"
 )
 
@@ -44,28 +46,37 @@ func crawlerBin(t *testing.T) string {
 }
 
 // runChild runs body (a job's sections, as b.job takes them) to its end
-// with `crawler run` in a process of its own, built without the race
-// detector, on b's database and sandbox, and returns the run's id and the
-// process's exit code and output. For a
-// crawl whose every step the race detector already watches in-process in
-// another test (the everything harvest): under -race the crawl costs
-// about three times the CPU.
+// with `crawler run` in a process of its own (crawlChild), on b's
+// database and sandbox, and returns the run's id and the process's exit
+// code and output.
 func (b *bundle) runChild(t *testing.T, body string) (runID int64, code int, out string) {
 	t.Helper()
-	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: CRAWLER_TEST_KEY\n  max_retries: 1\n%s", b.baseURL, body)
 	b.job(t, body) // the same job parses in-process, with its errors named
+	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: CRAWLER_TEST_KEY\n  max_retries: 1\n%s", b.baseURL, body)
+	return crawlChild(t, b.pool, text, "CRAWLER_TEST_KEY")
+}
+
+// crawlChild runs the job of text to its end with `crawler run` (args
+// before the job file's path) in a process built without the race
+// detector, on pool's database, with the test key in the variable keyEnv,
+// and returns the new run's id and the process's exit code and output. For
+// a crawl whose every step the race detector already watches in-process in
+// another test (the everything harvest): under -race a crawl costs about
+// three times the CPU.
+func crawlChild(t *testing.T, pool *pgxpool.Pool, text, keyEnv string, args ...string) (runID int64, code int, out string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "job.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(crawlerBin(t), "run", path)
-	cmd.Env = []string{"DATABASE_URL=" + b.pool.Config().ConnString(), "CRAWLER_TEST_KEY=" + testKey, "PATH=" + os.Getenv("PATH")}
+	cmd := exec.Command(crawlerBin(t), append(append([]string{"run"}, args...), path)...)
+	cmd.Env = []string{"DATABASE_URL=" + pool.Config().ConnString(), keyEnv + "=" + testKey, "PATH=" + os.Getenv("PATH")}
 	o, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("crawler run: %v\n%s", err, o)
 	}
-	if err := b.pool.QueryRow(context.Background(), `SELECT max(id) FROM crawl.runs`).Scan(&runID); err != nil {
+	if err := pool.QueryRow(context.Background(), `SELECT max(id) FROM crawl.runs`).Scan(&runID); err != nil {
 		t.Fatalf("crawler run: %v\n%s", err, o)
 	}
 	return runID, cmd.ProcessState.ExitCode(), string(o)
