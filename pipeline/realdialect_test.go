@@ -67,10 +67,16 @@ func TestEverySeedKindAndEdgeRealDialect(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, sandbox.Config{Preset: sandbox.PresetScrapeCreators})
 	b.baseURL = b.srv.URL // the real service has no /api segment
-	job := b.job(t, realJob)
-	sum := b.run(t, job)
-	if sum.State != "done" {
-		t.Fatalf("state %s: %s", sum.State, sum.Reason)
+	// In a crawler process without the race detector: the everything
+	// harvest runs the same pipeline in-process under it.
+	runID, code, out := b.runChild(t, realJob)
+	var state, reason string
+	if err := b.pool.QueryRow(context.Background(), `SELECT state, coalesce(stop_reason, '') FROM crawl.runs WHERE id = $1`, runID).Scan(&state, &reason); err != nil {
+		t.Fatal(err)
+	}
+	// Exit 4: the run is done with a failed task (blocked_acct, below).
+	if state != "done" || code != 4 {
+		t.Fatalf("state %s: %s; exit %d:\n%s", state, reason, code, out)
 	}
 	exact := map[string]int64{
 		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'cats%'`: 70,

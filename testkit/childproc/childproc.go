@@ -92,10 +92,10 @@ func (l *Buffer) String() string {
 
 // EnvCrawlerBin names the environment variable through which make test
 // hands the packages that run the crawler as a child process (cmd/crawler,
-// output/export, testkit/bench, testkit/sim) one binary it built from the
-// tree under test, without -race like theirs: otherwise each links its
-// own, and in a fresh clone the four go builds compile the same packages at
-// the same time.
+// output/export, pipeline, testkit/bench, testkit/sim) one binary it built
+// from the tree under test, without -race like theirs: otherwise each links
+// its own, and in a fresh clone the five go builds compile the same
+// packages at the same time.
 const EnvCrawlerBin = "CRAWLER_TEST_BIN"
 
 // PrebuiltCrawler is the crawler binary named by CRAWLER_TEST_BIN, or ""

@@ -1,0 +1,83 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/socialcrawl/crawler/testkit/childproc"
+)
+
+var (
+	childBinOnce sync.Once
+	childBin     string
+	childBinErr  error
+)
+
+// crawlerBin is the crawler binary without the race detector: the one make
+// test builds (CRAWLER_TEST_BIN), else one built once for the package.
+func crawlerBin(t *testing.T) string {
+	t.Helper()
+	childBinOnce.Do(func() {
+		if childBin = childproc.PrebuiltCrawler(); childBin != "" {
+			return
+		}
+		dir, err := os.MkdirTemp("", "crawler-pipeline-bin-")
+		if err != nil {
+			childBinErr = err
+			return
+		}
+		childBin = filepath.Join(dir, "crawler")
+		if out, err := exec.Command("go", "build", "-o", childBin, "../cmd/crawler").CombinedOutput(); err != nil {
+			childBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if childBinErr != nil {
+		t.Fatal(childBinErr)
+	}
+	return childBin
+}
+
+// runChild runs body (a job's sections, as b.job takes them) to its end
+// with `crawler run` in a process of its own (crawlChild), on b's
+// database and sandbox, and returns the run's id and the process's exit
+// code and output.
+func (b *bundle) runChild(t *testing.T, body string) (runID int64, code int, out string) {
+	t.Helper()
+	b.job(t, body) // the same job parses in-process, with its errors named
+	text := fmt.Sprintf("name: test\napi:\n  base_url: %s\n  key_env: CRAWLER_TEST_KEY\n  max_retries: 1\n%s", b.baseURL, body)
+	return crawlChild(t, b.pool, text, "CRAWLER_TEST_KEY")
+}
+
+// crawlChild runs the job of text to its end with `crawler run` (args
+// before the job file's path) in a process built without the race
+// detector, on pool's database, with the test key in the variable keyEnv,
+// and returns the new run's id and the process's exit code and output. For
+// a crawl whose every step the race detector already watches in-process in
+// another test (the everything harvest): under -race a crawl costs about
+// three times the CPU.
+func crawlChild(t *testing.T, pool *pgxpool.Pool, text, keyEnv string, args ...string) (runID int64, code int, out string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(crawlerBin(t), append(append([]string{"run"}, args...), path)...)
+	cmd.Env = []string{"DATABASE_URL=" + pool.Config().ConnString(), keyEnv + "=" + testKey, "PATH=" + os.Getenv("PATH")}
+	o, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("crawler run: %v\n%s", err, o)
+	}
+	if err := pool.QueryRow(context.Background(), `SELECT max(id) FROM crawl.runs`).Scan(&runID); err != nil {
+		t.Fatalf("crawler run: %v\n%s", err, o)
+	}
+	return runID, cmd.ProcessState.ExitCode(), string(o)
+}
