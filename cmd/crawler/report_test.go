@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,24 +61,174 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browser runs headless Chromium with every request sent through proxy
-// (loopback included), so any resource the page asks for is seen there.
-func browser(t *testing.T, bin, proxy string, args ...string) string {
+// browser is one headless Chromium, every request it sends going through
+// a proxy (loopback included), so any resource a page asks for is seen
+// there. It is driven over the DevTools protocol on a pipe
+// (--remote-debugging-pipe), so that one start shows every page: a
+// Chromium start costs some 2.5 CPU-s, more than rendering a report.
+type browser struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stderr strings.Builder
+	in     *os.File      // the browser reads commands here (its fd 3)
+	out    *bufio.Reader // and writes answers and events here (its fd 4)
+	id     int
+	events []cdpMessage // read while waiting for an answer
+	sess   string
+	cancel context.CancelFunc
+}
+
+type cdpMessage struct {
+	ID        int             `json:"id"`
+	Method    string          `json:"method"`
+	SessionID string          `json:"sessionId"`
+	Result    json.RawMessage `json:"result"`
+	Error     *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// newBrowser starts Chromium with a page of width x height pixels.
+func newBrowser(t *testing.T, bin, proxy string, width, height int) *browser {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-default-apps", "--disable-sync",
 		"--disable-extensions", "--mute-audio", "--hide-scrollbars", "--user-data-dir=" + t.TempDir(),
-		"--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>"}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+		"--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>", "--remote-debugging-pipe", "about:blank"}
+	b := &browser{t: t, cmd: exec.CommandContext(ctx, bin, args...), cancel: cancel}
+	b.cmd.Stderr = &b.stderr
+	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+		t.Fatal(err)
 	}
-	return string(out)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.cmd.ExtraFiles = []*os.File{cmdR, outW}
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmdR.Close()
+	outW.Close()
+	b.in, b.out = cmdW, bufio.NewReader(outR)
+	t.Cleanup(b.close)
+	var target struct {
+		TargetID string `json:"targetId"`
+	}
+	b.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
+	b.sess = att.SessionID
+	b.call(b.sess, "Page.enable", map[string]any{}, nil)
+	b.call(b.sess, "Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}, nil)
+	return b
+}
+
+// read reads the browser's next message.
+func (b *browser) read() cdpMessage {
+	b.t.Helper()
+	line, err := b.out.ReadBytes(0)
+	if err != nil {
+		b.t.Fatalf("chromium: %v\n%s", err, b.stderr.String())
+	}
+	var m cdpMessage
+	if err := json.Unmarshal(line[:len(line)-1], &m); err != nil {
+		b.t.Fatalf("chromium: %v: %s", err, line)
+	}
+	return m
+}
+
+// call sends a command and decodes its answer into result (when not nil).
+func (b *browser) call(session, method string, params, result any) {
+	b.t.Helper()
+	b.id++
+	msg := map[string]any{"id": b.id, "method": method, "params": params}
+	if session != "" {
+		msg["sessionId"] = session
+	}
+	data, _ := json.Marshal(msg)
+	if _, err := b.in.Write(append(data, 0)); err != nil {
+		b.t.Fatalf("chromium %s: %v\n%s", method, err, b.stderr.String())
+	}
+	for {
+		m := b.read()
+		if m.ID != b.id {
+			if m.Method != "" {
+				b.events = append(b.events, m)
+			}
+			continue
+		}
+		if m.Error != nil {
+			b.t.Fatalf("chromium %s: %s", method, m.Error.Message)
+		}
+		if result != nil {
+			if err := json.Unmarshal(m.Result, result); err != nil {
+				b.t.Fatalf("chromium %s: %v", method, err)
+			}
+		}
+		return
+	}
+}
+
+// show loads url, waits for its load event and returns its DOM; with png
+// set, a screenshot of the page is written there too.
+func (b *browser) show(url, png string) string {
+	b.t.Helper()
+	b.events = nil
+	b.call(b.sess, "Page.navigate", map[string]any{"url": url}, nil)
+	eval := func(expr string) string {
+		var ev struct {
+			Result struct {
+				Value string `json:"value"`
+			} `json:"result"`
+		}
+		b.call(b.sess, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &ev)
+		return ev.Result.Value
+	}
+	// A load event, then the page is url's, loaded (not the one before).
+	for shown := false; !shown; {
+		loaded := false
+		for !loaded {
+			for _, e := range b.events {
+				loaded = loaded || (e.Method == "Page.loadEventFired" && e.SessionID == b.sess)
+			}
+			b.events = nil
+			if !loaded {
+				if m := b.read(); m.Method != "" {
+					b.events = append(b.events, m)
+				}
+			}
+		}
+		shown = eval(`document.readyState + " " + location.href`) == "complete "+url
+	}
+	dom := eval("document.documentElement.outerHTML")
+	if png != "" {
+		var shot struct {
+			Data []byte `json:"data"` // base64 in the JSON
+		}
+		b.call(b.sess, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
+		if err := os.WriteFile(png, shot.Data, 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	return dom
+}
+
+// close ends the browser: Browser.close, then its exit.
+func (b *browser) close() {
+	defer b.cancel()
+	if b.in == nil {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"id": b.id + 1, "method": "Browser.close"})
+	_, _ = b.in.Write(append(data, 0))
+	b.in.Close()
+	b.in = nil
+	_ = b.cmd.Wait()
 }
 
 // browserOwn matches the hosts of Chromium's own background calls
@@ -198,6 +349,8 @@ func TestReportInBrowser(t *testing.T) {
 	ps := httptest.NewServer(proxy)
 	t.Cleanup(ps.Close)
 
+	// One browser start shows both reports and the control page.
+	br := newBrowser(t, bin, ps.URL, 900, 3400)
 	for _, run := range []int{1, 2} {
 		htmlPath := filepath.Join(dir, fmt.Sprintf("report-run%d.html", run))
 		r := invoke(t, env, "report", "--run", fmt.Sprint(run), "--html", htmlPath, "--json")
@@ -220,9 +373,7 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		png := filepath.Join(dir, fmt.Sprintf("report-run%d.png", run))
 		_ = os.Remove(png)
-		// One browser start renders the page for both (the page has no
-		// script: the DOM does not depend on the window).
-		dom := browser(t, bin, ps.URL, "--dump-dom", "--screenshot="+png, "--window-size=900,3400", "file://"+htmlPath)
+		dom := br.show("file://"+htmlPath, png)
 		if st, err := os.Stat(png); err != nil || st.Size() < 10_000 {
 			t.Errorf("run %d: screenshot %s: %v", run, png, err)
 		}
@@ -400,7 +551,7 @@ func TestReportInBrowser(t *testing.T) {
 	if err := os.WriteFile(control, []byte(`<!DOCTYPE html><img src="http://example.invalid/x.png">`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	browser(t, bin, ps.URL, "--dump-dom", "file://"+control)
+	br.show("file://"+control, "")
 	if seen := proxy.seen(); len(seen) == 0 {
 		t.Error("the control page's image never reached the proxy: the no-external-resource check is blind")
 	}
@@ -424,7 +575,23 @@ seeds:
   shortvideo:
     profiles: ["@tiny_f5_g2_r1"]
 `)
-	kept := writeJob(t, strings.Replace(reportJob, "name: report-test\n", "name: report-test\narchive: true\n", 1))
+	// The archived run: reportJob's seeds and lists, every endpoint it
+	// uses, without the followers' profiles (and their lists), which add
+	// some 300 pages of the same endpoints to harvest and replay.
+	kept := writeJob(t, `name: report-test
+archive: true
+api: {base_url: http://127.0.0.1:1/api, max_retries: 1}
+limits: {workers: 4, max_pages: 2, max_depth: 1}
+seeds:
+  shortvideo:
+    profiles: ["@star_f120_g10", "@small_f30_g4", "@tiny_f5_g2_r1", missing_account, missing_too]
+    keyword_searches: [street food n40]
+    songs: [hit_v60]
+expand:
+  followers: {max_pages: 1}
+  following: {max_pages: 1}
+  song_videos: {max_pages: 1}
+`)
 	for _, job := range []string{plain, kept} {
 		if r := runBin(t, binEnv, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
