@@ -14,7 +14,7 @@ import (
 const (
 	memoryBase        = 20 << 20
 	memoryPerBodyByte = 9
-	memoryPerRequest  = 40 << 10
+	memoryPerRequest  = 34 << 10 // 40 KiB before the client's connections kept 1 KiB buffers, not 4 KiB each
 )
 
 // memoryLimit is the soft memory limit of a run whose client has a body

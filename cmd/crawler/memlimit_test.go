@@ -9,7 +9,7 @@ import (
 )
 
 // The soft memory limit follows the documented bound, 20 MB + 9 × the body
-// budget + 40 KB a request in flight, never under 100 MiB: with thousands
+// budget + 34 KB a request in flight, never under 100 MiB: with thousands
 // of requests in flight a fixed 100 MiB kept the collector running back
 // to back (workload 21). GOMEMLIMIT wins.
 func TestMemoryLimitFollowsRequestsInFlight(t *testing.T) {
@@ -23,8 +23,8 @@ func TestMemoryLimitFollowsRequestsInFlight(t *testing.T) {
 	}{
 		{0, 100 << 20},
 		{16, 100 << 20},
-		{2000, 20<<20 + 72<<20 + 2000*40<<10}, // about 180 MB
-		{concurrency.HardCeiling, 20<<20 + 72<<20 + 4096*40<<10}, // 252 MiB: the most at the defaults
+		{2000, 20<<20 + 72<<20 + 2000*34<<10}, // about 166 MB
+		{concurrency.HardCeiling, 20<<20 + 72<<20 + 4096*34<<10}, // 228 MiB: the most at the defaults
 	} {
 		if got := memoryLimit(budget, c.inFlight); got != c.want {
 			t.Errorf("memoryLimit(%d, %d) = %d, want %d", budget, c.inFlight, got, c.want)
