@@ -19,12 +19,21 @@ type Controller struct {
 	// a 429, or an estimate another process shared).
 	limiter *rate.Limiter
 	hist    successRing // the successes, at their send times
-	sends   successRing // every request let through, when it was
-	lags    lagRing     // the successes' answer times
-	spread  startSpread // how spread the start's requests may have arrived
+	// arr is hist with the start's successes at their arrival times, as
+	// far as the answer times show them (spread): what the burst is read
+	// from.
+	arr    successRing
+	sends  successRing // every request let through, when it was
+	lags   lagRing     // the successes' answer times
+	spread startSpread // when the start's requests arrived
 	// interim is the key's rate while a 429's reaction waits for the
 	// answers to the requests sent before it (0: none).
 	interim float64
+	// free is when a request last left that no other had waited for
+	// (or with no bucket): our bucket did not hold the sends back then;
+	// held is whether one waited for a token since the last left.
+	free time.Time
+	held bool
 
 	limits limits
 	quota  quota
@@ -107,6 +116,11 @@ type throttleEvent struct {
 	lag time.Duration
 	// sent is the rate requests were let through in the second before it.
 	sent float64
+	// seen is when it was answered: the pause started then.
+	seen time.Time
+	// bound is whether our bucket held the sends back all the way from
+	// the end of the last pause (see react), with no other process.
+	bound bool
 }
 
 // New returns the controller of a key with the ceiling api.rate (0: none)
@@ -264,16 +278,26 @@ func (rc *Controller) stepRetry(now time.Time, retry bool) time.Duration {
 	}
 	rc.adjust(now)
 	if rc.limiter == nil || rc.limiter.AllowN(now, 1) {
-		rc.sends.add(now)
+		rc.left(now)
 		return 0
 	}
 	if retry && rc.limiter.TokensAt(now) > -float64(rc.limiter.Burst()) {
 		rc.limiter.ReserveN(now, 1) // in debt: paid by the next requests
-		rc.sends.add(now)
+		rc.sends.add(now)           // ahead of the bucket: no sign it held none back
 		return 0
 	}
+	rc.held = true
 	tok := rc.limiter.TokensAt(now)
 	return max(time.Duration((1-tok)/float64(rc.limiter.Limit())*float64(time.Second)), time.Microsecond)
+}
+
+// left records a request let through at now.
+func (rc *Controller) left(now time.Time) {
+	rc.sends.add(now)
+	if rc.limiter == nil || !rc.held {
+		rc.free = now
+	}
+	rc.held = false
 }
 
 // Sleep waits d, or until ctx is done (its error then).
@@ -331,6 +355,9 @@ func (rc *Controller) throttledAt(now time.Time, d time.Duration) bool {
 // at sent; it reports whether it starts a new 429 event.
 func (rc *Controller) throttledSent(now, sent time.Time, d time.Duration) bool {
 	inPause := now.Before(rc.until)
+	if rc.limiter == nil {
+		rc.spread.limited(max(now.Sub(sent), 0)) // sent with no bucket: the start's
+	}
 	if until := now.Add(d); until.After(rc.until) {
 		rc.until = until
 	}
@@ -354,18 +381,11 @@ func (rc *Controller) throttledSent(now, sent time.Time, d time.Duration) bool {
 	if at.After(now) {
 		at = now
 	}
-	if rc.limiter == nil && rc.spread.until.IsZero() {
-		// The start's requests left together: how late one may have
-		// arrived (see burstAt).
-		rc.spread.until = at
-		if rc.spread.ok > 0 {
-			rc.spread.d = max(now.Sub(at)-rc.spread.ok, 0)
-		}
-	}
 	cur := rc.keyRate()
 	probing := rc.quota.rate == 0 || cur > rc.quota.rate
 	rc.pending = &throttleEvent{at: at, rate: cur, probing: probing, drop: !probing && rc.quota.measured,
-		lag: min(rc.lags.max(), maxLag), sent: float64(rc.sends.count(at.Add(-time.Second), at))}
+		lag: min(rc.lags.max(), maxLag), sent: float64(rc.sends.count(at.Add(-time.Second), at)), seen: now,
+		bound: !rc.marks.lastPause.IsZero() && rc.free.Before(rc.marks.lastPause) && !rc.shared()}
 	return true
 }
 
@@ -382,9 +402,10 @@ func (rc *Controller) SuccessAt(sent time.Time) {
 }
 
 func (rc *Controller) successAt(now, sent time.Time) {
-	if lag := max(now.Sub(sent), time.Nanosecond); rc.limiter == nil && rc.spread.until.IsZero() && (rc.spread.ok == 0 || lag < rc.spread.ok) {
-		rc.spread.ok = lag // see startSpread
-	}
+	lag := max(now.Sub(sent), 0)
 	rc.hist.insert(sent)
-	rc.lags.add(max(now.Sub(sent), 0))
+	if rc.limiter != nil || !rc.spread.success(sent, max(lag, time.Nanosecond)) {
+		rc.arr.insert(sent)
+	}
+	rc.lags.add(lag)
 }

@@ -70,11 +70,13 @@
 //     at 20 s answers read B 17 for 10) no longer holds every later
 //     estimate under R (92.4/s, when B only grew). After a drop only the
 //     B read stands for them. The workers' first requests, all sent at
-//     once, may arrive spread out (each on a new connection): a window
-//     of them is taken as much longer as the first 429 among them came
-//     back later than the quickest success (a 429 is answered at once),
-//     else read at their send times they showed B 12-13 for 10, and every
-//     estimate after was 47/s for 50 (workload 12). When they do
+//     once, may arrive spread out (each on a new connection): the burst
+//     reads each of their successes as much later than its send time as
+//     it came back later than the quickest one, no later than the latest
+//     429 among them came back (a 429 is answered at once, so answer
+//     times that only vary do not read as a spread); read at their send
+//     times they showed B 12-13 for 10, and every estimate after was
+//     47/s for 50 (workload 12). When they do
 //     not agree (each lower R reads a larger B: successes in bunches under
 //     the rate, a 429 of a bunch), nothing is measured: R is guessed from
 //     what was admitted and probed at once.
@@ -82,7 +84,8 @@
 //   - Without enough successes to measure (the 429 came right after a
 //     burst, e.g. at the start with a ceiling far above R, or with no
 //     ceiling at all), start from half the rate the 429 came at (without a
-//     bucket: the successes of the second before the 429, per second) and
+//     bucket: the successes sent in the second before the 429 and until it
+//     came back, per second) and
 //     probe at once, to measure on the way up. Without a ceiling the first
 //     such probe triples the rate every second rather than adding 25%, so
 //     that an unknown quota is found within a few seconds: at R = 50/s,
@@ -120,7 +123,12 @@
 //     the estimate moved. The first estimate measured (requests sent as
 //     the concurrency limit's slow start let them, maybe under R, or a
 //     probe's held back by the requests in flight) is held only 5 s,
-//     however long the answers take: it may be a loose lower bound. Every probe costs a pause (R*pause - B requests
+//     however long the answers take: it may be a loose lower bound. Not
+//     when our bucket held the requests back all the way from the last
+//     pause to the 429 (each left with another waiting for a token): the
+//     rate then crossed R from a full upstream bucket and the read is
+//     as tight as any later one (its second probe cost a pause, 40
+//     requests of 50/s, to find the same). Every probe costs a pause (R*pause - B requests
 //     of quota, about 0.7% of it at one every 2 minutes): probing rarely
 //     is what lets a run spend 95% of an unknown quota, and a quota raised
 //     mid-run is found within the hold, a minute or two: that is the

@@ -135,16 +135,11 @@ func (e *burstEnvelope) merge(o *burstEnvelope) {
 // successes from before a drop of the quota would count at the new, lower
 // rate.
 //
-// The requests sent together at the start, with no bucket of ours, may
-// arrive spread out (each on a new connection): a window starting with
-// one of them (sent at or before sp.until) is taken sp.d longer. Read at
-// their send times, 16 requests sent at once to a bucket
-// of burst 10 at 50/s, 15 admitted as their connections came up, read
-// a burst of 12-13, which every later read of the rate took as
-// (B - 10)/w too many (47/s for 50, issue 34's workload 12).
-func (r *successRing) burstAt(rate float64, since, upto time.Time, sp startSpread) (float64, burstEnvelope) {
+// It reads the successes at their arrival times as far as they are known
+// (Controller.arr): the start's, sent together, arrived as their
+// connections came up (see startSpread).
+func (r *successRing) burstAt(rate float64, since, upto time.Time) (float64, burstEnvelope) {
 	from, uptoNs := since.UnixNano(), upto.UnixNano()
-	spreadUntil, spread := sp.until.UnixNano(), sp.d
 	kept := min(r.n, len(r.t))
 	best := 0.0
 	var env burstEnvelope
@@ -163,9 +158,6 @@ func (r *successRing) burstAt(rate float64, since, upto time.Time, sp startSprea
 			if ti < from || w > burstSpan {
 				break
 			}
-			if !sp.until.IsZero() && ti <= spreadUntil {
-				w += spread
-			}
 			b := burstWindow{n: float64(i - j + 1), w: w.Seconds()}
 			best = max(best, b.n-rate*b.w)
 			env.add(b)
@@ -174,18 +166,73 @@ func (r *successRing) burstAt(rate float64, since, upto time.Time, sp startSprea
 	return best, env
 }
 
-// startSpread is how far the arrivals of the start's requests, sent
-// together with no bucket of ours, may be spread (see burstAt): those
-// sent up to until (the first 429's), by d. A 429 is answered at once, a
-// success after its service: the first 429 among them came back d later
-// than the quickest success (ok), which arrived first, and so arrived
-// about that much later, on the same way back. With answers longer than
-// the spread, d is 0: nothing to correct that the send times show.
+// startSpread reads when the start's requests arrived. Sent together
+// with no bucket of ours, they may arrive spread out (each on a new
+// connection), and the upstream admits the burst B and R per second of the
+// spread: read at their send times, 16 requests sent at once to a bucket
+// of burst 10 at 50/s, 15 admitted as their connections came up, showed a
+// burst of 12-13, which every later read of the rate took as (B - 10)/w
+// too many (47/s for 50, issue 34's workload 12). A success's answer time
+// is its way there and its service, and the quickest success (ok) came
+// the quickest way: one answered lat later arrived lat - ok after it, if
+// the services took alike. A 429 is answered at once, without the
+// service: the latest of the start's (late) bounds how late any of them
+// arrived, which keeps answer times that only vary (longer than the
+// spread, 2-4 s) from reading as a spread.
+//
+// Reading the first 429's answer time alone (how late it came after the
+// quickest success) missed the successes that arrived after it as a token
+// refilled, and the first 429 was often to a request sent again on a
+// connection already up (no spread at all): B still read 13 for 10.
 type startSpread struct {
-	until time.Time
-	d     time.Duration
-	// ok is the shortest answer time of a success before it (0: none).
-	ok time.Duration
+	// oks are the start's successes (sent with no bucket of ours), until
+	// a reaction reads them (done); ok is their shortest answer time.
+	oks  []startAnswer
+	ok   time.Duration
+	late time.Duration
+	done bool
+}
+
+type startAnswer struct {
+	sent time.Time
+	lag  time.Duration
+}
+
+// maxStartAnswers bounds startSpread.oks: a start with more workers reads
+// the rest at their send times.
+const maxStartAnswers = 256
+
+// success keeps a start's success, sent at sent and answered lag later;
+// it reports whether it did (else it is read at its send time).
+func (sp *startSpread) success(sent time.Time, lag time.Duration) bool {
+	if sp.done || len(sp.oks) >= maxStartAnswers {
+		return false
+	}
+	sp.oks = append(sp.oks, startAnswer{sent, lag})
+	if sp.ok == 0 || lag < sp.ok {
+		sp.ok = lag
+	}
+	return true
+}
+
+// limited notes a 429 to one of the start's requests, answered lag after
+// it was sent.
+func (sp *startSpread) limited(lag time.Duration) {
+	if !sp.done {
+		sp.late = max(sp.late, lag)
+	}
+}
+
+// flush records the start's successes in arr at their arrival times: each
+// lag - ok after its send time, no later than the latest 429 among them.
+func (sp *startSpread) flush(arr *successRing) {
+	if sp.done {
+		return
+	}
+	for _, a := range sp.oks {
+		arr.insert(a.sent.Add(min(max(a.lag-sp.ok, 0), sp.late)))
+	}
+	sp.oks, sp.done = nil, true
 }
 
 // lagRing holds the answer times of the latest successes.

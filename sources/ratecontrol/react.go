@@ -35,6 +35,11 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 		est = max(est, prev)
 	}
 	rc.noteDrop(e, est, ok, prev)
+	// A first read is held briefly as maybe loose, unless our bucket held
+	// the requests back from the last pause to the 429: then the rate
+	// crossed R from a full upstream bucket, and the read is tight (its
+	// second probe found the same, for a pause: 40 requests of 50/s).
+	first = first && !e.bound
 	rc.hold.length = rc.nextHold(now, e, est, ok, prev, first)
 	rc.hold.loose = first && ok
 	rc.settle(now, e, est, ok)
@@ -88,8 +93,11 @@ func (rc *Controller) reestimate(now time.Time, e throttleEvent, rateSince, burs
 		est = e.rate / 2
 	} else {
 		// No bucket yet: start from what the upstream admitted in the
-		// second before the 429.
-		est = float64(rc.hist.count(e.at.Add(-time.Second), e.at)) * rc.share.scale
+		// second before the 429, and with it (sent until the 429 came
+		// back): the start's requests leave together, but each at its
+		// own instant, and up to the 429's the guess read 5/s for 15
+		// admitted at once (workload 12), a ramp a second longer.
+		est = float64(rc.hist.count(e.at.Add(-time.Second), e.seen)) * rc.share.scale
 	}
 	if !e.probing {
 		// Measured, the windows since the last pause (or over the last
@@ -210,6 +218,7 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) 
 	if grow {
 		burst = rc.burstFloor()
 	}
+	rc.spread.flush(&rc.arr) // the start's answers are in
 	others := rc.others()
 	for range 8 {
 		r, rok := rc.hist.estimate(at, upto, since, burst)
@@ -226,7 +235,7 @@ func (rc *Controller) measure(at, upto, since, burstSince time.Time, grow bool) 
 		// Leading other processes, n - R*w over this one's successes is
 		// still a lower bound of B.
 		var b float64
-		b, env = rc.hist.burstAt(est, burstSince, upto, rc.spread)
+		b, env = rc.arr.burstAt(est, burstSince, upto)
 		// The windows kept, at this rate, up to the burst read before:
 		// a rate read lower than before reads no more of them than then.
 		b = max(b, min(rc.quota.windows.bound(est), rc.quota.burst))
