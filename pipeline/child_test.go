@@ -7,43 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/testkit/childproc"
 )
-
-var (
-	childBinOnce sync.Once
-	childBin     string
-	childBinErr  error
-)
-
-// crawlerBin is the crawler binary without the race detector: the one make
-// test builds (CRAWLER_TEST_BIN), else one built once for the package.
-func crawlerBin(t *testing.T) string {
-	t.Helper()
-	childBinOnce.Do(func() {
-		if childBin = childproc.PrebuiltCrawler(); childBin != "" {
-			return
-		}
-		dir, err := os.MkdirTemp("", "crawler-pipeline-bin-")
-		if err != nil {
-			childBinErr = err
-			return
-		}
-		childBin = filepath.Join(dir, "crawler")
-		if out, err := exec.Command("go", "build", "-o", childBin, "../cmd/crawler").CombinedOutput(); err != nil {
-			childBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if childBinErr != nil {
-		t.Fatal(childBinErr)
-	}
-	return childBin
-}
 
 // runChild runs body (a job's sections, as b.job takes them) to its end
 // with `crawler run` in a process of its own (crawlChild), on b's
@@ -69,7 +38,7 @@ func crawlChild(t *testing.T, pool *pgxpool.Pool, text, keyEnv string, args ...s
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(crawlerBin(t), append(append([]string{"run"}, args...), path)...)
+	cmd := exec.Command(childproc.Crawler(t), append(append([]string{"run"}, args...), path)...)
 	cmd.Env = []string{"DATABASE_URL=" + pool.Config().ConnString(), keyEnv + "=" + testKey, "PATH=" + os.Getenv("PATH")}
 	o, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

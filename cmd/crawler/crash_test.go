@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,36 +19,6 @@ import (
 	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
-
-// The crash tests run the real binary, built once.
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-func crawlerBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		if binPath = childproc.PrebuiltCrawler(); binPath != "" {
-			return
-		}
-		dir, err := os.MkdirTemp("", "crawler-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "crawler")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
 
 // upstream is a sandbox behind a middleware that records every request and
 // can act on the process under test when the n-th request arrives.
@@ -165,7 +134,7 @@ func startCrawler(t *testing.T, dbURL string, args ...string) *process {
 // process's environment.
 func startCrawlerEnv(t *testing.T, dbURL string, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(crawlerBin(t), args...)}
+	p := &process{cmd: exec.Command(childproc.Crawler(t), args...)}
 	p.cmd.Env = append([]string{"DATABASE_URL=" + dbURL, "CRAWLER_API_KEY=" + cliKey, "PATH=" + os.Getenv("PATH")}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialcrawl/crawler/testkit/bench"
+	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -34,7 +35,7 @@ type measured struct {
 // set, is called once the process runs (to signal it, say).
 func runMeasured(t *testing.T, dbURL string, onStart func(p *process), args ...string) measured {
 	t.Helper()
-	crawlerBin(t) // built before the clock starts: the first run's wall is not go build's
+	childproc.Crawler(t) // built before the clock starts: the first run's wall is not go build's
 	begin := time.Now()
 	p := startCrawler(t, dbURL, args...)
 	done := make(chan int, 1)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -20,7 +21,7 @@ type binResult struct {
 // runBin runs the crawler binary with env as its whole environment.
 func runBin(t *testing.T, env []string, args ...string) binResult {
 	t.Helper()
-	cmd := exec.Command(crawlerBin(t), args...)
+	cmd := exec.Command(childproc.Crawler(t), args...)
 	cmd.Env = append(env, "PATH="+os.Getenv("PATH"))
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb

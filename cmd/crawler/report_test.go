@@ -575,23 +575,10 @@ seeds:
   shortvideo:
     profiles: ["@tiny_f5_g2_r1"]
 `)
-	// The archived run: reportJob's seeds and lists, every endpoint it
-	// uses, without the followers' profiles (and their lists), which add
-	// some 300 pages of the same endpoints to harvest and replay.
-	kept := writeJob(t, `name: report-test
-archive: true
-api: {base_url: http://127.0.0.1:1/api, max_retries: 1}
-limits: {workers: 4, max_pages: 2, max_depth: 1}
-seeds:
-  shortvideo:
-    profiles: ["@star_f120_g10", "@small_f30_g4", "@tiny_f5_g2_r1", missing_account, missing_too]
-    keyword_searches: [street food n40]
-    songs: [hit_v60]
-expand:
-  followers: {max_pages: 1}
-  following: {max_pages: 1}
-  song_videos: {max_pages: 1}
-`)
+	// The archived run: exportJob (reportJob's seeds and lists, every
+	// endpoint it uses, without the followers' profiles, which add some 300
+	// pages of the same endpoints to harvest and replay), archived.
+	kept := writeJob(t, exportJob+"archive: true\n")
 	for _, job := range []string{plain, kept} {
 		if r := runBin(t, binEnv, "run", "--base-url", base, "--live", "off", "--log-level", "error", job); r.code != 0 {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

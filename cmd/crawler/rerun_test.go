@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -230,7 +231,7 @@ func (w *watchWriter) String() string {
 // empty).
 func startCrawlerOut(t *testing.T, dbURL string, out io.Writer, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(crawlerBin(t), args...)}
+	p := &process{cmd: exec.Command(childproc.Crawler(t), args...)}
 	p.cmd.Env = []string{"DATABASE_URL=" + dbURL, "CRAWLER_API_KEY=" + cliKey, "PATH=" + os.Getenv("PATH")}
 	p.cmd.Stdout, p.cmd.Stderr = out, &p.stderr
 	if err := p.cmd.Start(); err != nil {

@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,42 +59,11 @@ func child(dir string) int {
 	return 0
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// crawlerBin builds the crawler (without the race detector, whatever the
-// test's build): the large export runs in the binary users run.
-func crawlerBin(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		if binPath = childproc.PrebuiltCrawler(); binPath != "" {
-			return
-		}
-		dir, err := os.MkdirTemp("", "crawler-export-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "crawler")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/crawler").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
 // childExport runs `crawler export` on url's database and returns its peak
 // resident memory in bytes.
 func childExport(t testing.TB, url, dir, tables string, perFile int64) int64 {
 	t.Helper()
-	cmd := exec.Command(crawlerBin(t), "export", "--out", dir, "--tables", tables, "--rows-per-file", strconv.FormatInt(perFile, 10))
+	cmd := exec.Command(childproc.Crawler(t), "export", "--out", dir, "--tables", tables, "--rows-per-file", strconv.FormatInt(perFile, 10))
 	cmd.Env = []string{"DATABASE_URL=" + url, "PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -9,8 +9,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -101,3 +103,41 @@ const EnvCrawlerBin = "CRAWLER_TEST_BIN"
 // PrebuiltCrawler is the crawler binary named by CRAWLER_TEST_BIN, or ""
 // when it is unset and the caller builds its own.
 func PrebuiltCrawler() string { return os.Getenv(EnvCrawlerBin) }
+
+var (
+	crawlerOnce sync.Once
+	crawlerPath string
+	crawlerErr  error
+)
+
+// TB is the part of testing.TB that Crawler uses (no import of testing
+// into the harnesses' binaries).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// Crawler is the crawler binary built without the race detector, whatever
+// the test's build: the one CRAWLER_TEST_BIN names, else one go build of
+// the tree's cmd/crawler, once per test process.
+func Crawler(t TB) string {
+	t.Helper()
+	crawlerOnce.Do(func() {
+		if crawlerPath = PrebuiltCrawler(); crawlerPath != "" {
+			return
+		}
+		dir, err := os.MkdirTemp("", "crawler-test-bin-")
+		if err != nil {
+			crawlerErr = err
+			return
+		}
+		crawlerPath = filepath.Join(dir, "crawler")
+		if out, err := exec.Command("go", "build", "-o", crawlerPath, "github.com/socialcrawl/crawler/cmd/crawler").CombinedOutput(); err != nil {
+			crawlerErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if crawlerErr != nil {
+		t.Fatal(crawlerErr)
+	}
+	return crawlerPath
+}
