@@ -22,24 +22,11 @@ import (
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
-// reportJob harvests profiles (with their followers' profiles, so many
-// accounts get a follower count in each run), a 404, a search and a song.
+// reportJob is exportJob (profiles, a 404, a search and a song) with the
+// followers' profiles, so many accounts get a follower count in each run.
 // Every follow list fits its one page but star's 120 followers; tiny's
 // lists gain an entry a world day.
-const reportJob = `name: report-test
-api: {base_url: http://127.0.0.1:1/api, max_retries: 1}
-limits: {workers: 4, max_pages: 2, max_depth: 1}
-seeds:
-  shortvideo:
-    profiles: ["@star_f120_g10", "@small_f30_g4", "@tiny_f5_g2_r1", missing_account, missing_too]
-    keyword_searches: [street food n40]
-    songs: [hit_v60]
-expand:
-  followers: {max_pages: 1}
-  following: {max_pages: 1}
-  follower_profiles: {}
-  song_videos: {max_pages: 1}
-`
+const reportJob = exportJob + "  follower_profiles: {}\n"
 
 // chromium finds a headless-capable Chromium: $CHROMIUM, chromium or
 // chromium-browser. Without one the test fails in CI (CI=true) and skips
