@@ -20,6 +20,7 @@ type timeline struct {
 	s     *Scenario
 	name  string // "main" or "twin"
 	db    string
+	conns *conns         // the simulation's connections to db
 	cache *sandbox.Cache // the real preset's answer cache across nights
 	dir   string
 	// logLevel is the crawlers' --log-level.

@@ -94,7 +94,8 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 		res.Abandoned, res.OverByAbandoned = chk.abandoned, chk.overBy
 		res.Estimated, res.EstimatedLeft = chk.estimated, chk.estimatedLeft
 	}()
-	main := &timeline{e: e, s: s, name: "main", db: db, cache: sandbox.NewCache(), dir: dir, logLevel: cmp.Or(opts.CrawlerLog, "warn")}
+	main := &timeline{e: e, s: s, name: "main", db: db, conns: &conns{url: e.dbURL(db)}, cache: sandbox.NewCache(), dir: dir, logLevel: cmp.Or(opts.CrawlerLog, "warn")}
+	defer main.conns.close() // before the drop
 	for _, n := range s.Nights {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -130,7 +131,7 @@ func (tl *timeline) night(ctx context.Context, chk *checker, n Night, logf func(
 		}
 	}
 	if twin != nil {
-		defer tl.e.dropDB(context.WithoutCancel(ctx), twin.db)
+		defer twin.drop(ctx)
 	}
 	if n.Prune != nil {
 		ex, err := tl.prune(ctx, n.Prune)
@@ -146,7 +147,7 @@ func (tl *timeline) night(ctx context.Context, chk *checker, n Night, logf func(
 		if err := fork(); err != nil {
 			return nil, 0, err
 		}
-		defer tl.e.dropDB(context.WithoutCancel(ctx), twin.db)
+		defer twin.drop(ctx)
 	}
 	started := time.Now()
 	r, err := tl.runNight(ctx, n)
@@ -205,13 +206,20 @@ func (tl *timeline) night(ctx context.Context, chk *checker, n Night, logf func(
 // fork copies the timeline's database and answer cache: the same night
 // can then be run twice from the same state.
 func (tl *timeline) fork(ctx context.Context) (*timeline, error) {
+	tl.conns.close()
 	db, err := tl.e.cloneDB(ctx, "twin", tl.db)
 	if err != nil {
 		return nil, err
 	}
 	t := *tl
-	t.name, t.db, t.cache = "twin", db, tl.cache.Clone()
+	t.name, t.db, t.conns, t.cache = "twin", db, &conns{url: tl.e.dbURL(db)}, tl.cache.Clone()
 	return &t, nil
+}
+
+// drop closes a twin's connections and drops its database.
+func (tl *timeline) drop(ctx context.Context) {
+	tl.conns.close()
+	_ = tl.e.dropDB(context.WithoutCancel(ctx), tl.db)
 }
 
 // summary is a night in one line.
