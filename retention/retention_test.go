@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -284,6 +285,33 @@ expand: {followers: {stop_at_seen: true}}
 seeds: {shortvideo: {profiles: [walker_f250_r10]}}
 `
 
+// reuseNights is what six nightly runs of reuseJob (days 0 to 5) buy per
+// endpoint in a database no prune touches: the control of
+// TestPruneKeepsReuse and TestPruneBesideRuns, harvested once for both.
+var reuseNights struct {
+	once   sync.Once
+	bought []map[string]int64
+}
+
+// reuseControl harvests reuseNights in a database of its own the first
+// time it is called, and returns them.
+func reuseControl(t *testing.T) []map[string]int64 {
+	t.Helper()
+	reuseNights.once.Do(func() {
+		control, _ := pgtest.Pool(t)
+		var bought []map[string]int64
+		for day := range int64(6) {
+			_, b := harvest(t, control, "reuse", day, reuseJob)
+			bought = append(bought, b)
+		}
+		reuseNights.bought = bought
+	})
+	if len(reuseNights.bought) != 6 {
+		t.Fatal("the control harvests of reuseJob failed (in the test that ran them)")
+	}
+	return reuseNights.bought
+}
+
 // TestPruneKeepsReuse: six nightly runs of reuseJob, in one database with
 // a prune (--keep-runs 1) before each run and in another without: every
 // run buys exactly the same, as the reuse rules say: the profile once,
@@ -292,7 +320,7 @@ seeds: {shortvideo: {profiles: [walker_f250_r10]}}
 func TestPruneKeepsReuse(t *testing.T) {
 	t.Parallel()
 	pruned, _ := pgtest.Pool(t)
-	control, _ := pgtest.Pool(t)
+	control := reuseControl(t)
 	var gotPruned, gotControl []string
 	removed := int64(0)
 	for day := range int64(6) {
@@ -300,7 +328,7 @@ func TestPruneKeepsReuse(t *testing.T) {
 			removed += prune(t, pruned, retention.Options{KeepRuns: 1}).Rows()
 		}
 		_, p := harvest(t, pruned, "reuse", day, reuseJob)
-		_, c := harvest(t, control, "reuse", day, reuseJob)
+		c := control[day]
 		gotPruned = append(gotPruned, fmt.Sprintf("%d/%d", p["/shortvideo/profile"], p["/shortvideo/user/followers"]))
 		gotControl = append(gotControl, fmt.Sprintf("%d/%d", c["/shortvideo/profile"], c["/shortvideo/user/followers"]))
 	}
@@ -381,10 +409,8 @@ seeds: {shortvideo: {profiles: [snapy_f10]}}
 func TestPruneBesideRuns(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
-	control, _ := pgtest.Pool(t)
 	for day := range int64(3) {
 		harvest(t, pool, "beside", day, reuseJob)
-		harvest(t, control, "beside", day, reuseJob)
 	}
 	type ran struct {
 		run    int64
@@ -409,7 +435,7 @@ loop:
 			prunes++
 		}
 	}
-	_, want := harvest(t, control, "beside", 3, reuseJob)
+	want := reuseControl(t)[3] // the same run, no prune beside it
 	if fmt.Sprint(got.bought) != fmt.Sprint(want) {
 		t.Errorf("beside %d prunes the run bought %v, without them %v", prunes, got.bought, want)
 	}
