@@ -410,3 +410,27 @@ func TestNoQueryMatchesReasons(t *testing.T) {
 		t.Error("reasonMatch does not tell a reason's comparison")
 	}
 }
+
+// TestLockstepUnnest: a bulk statement's unnest in FROM is read in the
+// select list; TestLockstepRows checks PostgreSQL gives the same rows.
+func TestLockstepUnnest(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"INSERT INTO t (a, b) SELECT r.a, r.b FROM unnest($1::text[], $2::int[]) AS r(a, b) ON CONFLICT DO NOTHING",
+			"INSERT INTO t (a, b) SELECT r.a, r.b FROM (SELECT unnest($1::text[]) AS a, unnest($2::int[]) AS b) AS r ON CONFLICT DO NOTHING"},
+		{"SELECT 1 FROM\n  UNNEST($1::text[],\n    coalesce($2::int[], '{}'))\n  AS k(x,\n y) WHERE true",
+			"SELECT 1 FROM (SELECT unnest($1::text[]) AS x, unnest(coalesce($2::int[], '{}')) AS y) AS k WHERE true"},
+		// Left as written: not in FROM, or the aliases do not name each array.
+		{"SELECT 1 FROM t JOIN unnest($1::text[], $2::text[]) AS k(a, b) ON true", ""},
+		{"SELECT 1 FROM unnest($1::text[], $2::text[]) AS k(a)", ""},
+		{"SELECT 1 FROM unnest($1::text[]) WITH ORDINALITY AS k(a, n)", ""},
+	}
+	for _, c := range cases {
+		if c.want == "" {
+			c.want = c.in
+		}
+		if got := lockstep(c.in); got != c.want {
+			t.Errorf("lockstep(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
