@@ -14,8 +14,8 @@ import (
 // is walked to a page limit or over several pages still is at 10 a page,
 // with a fifth of the entries: at 50 the accounts found (one page of the
 // hub's followers, the searches', the song's and the feeds' videos'
-// authors) were 291 of the crawl's 944 tasks, each with its two follow
-// lists.
+// authors) were 291, with their two follow lists 873 of the crawl's 944
+// tasks (109 of 386 at 10).
 const everythingJob = `
 limits: {workers: 4, max_pages: 3, max_depth: 1}
 seeds:
