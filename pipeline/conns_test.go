@@ -17,7 +17,6 @@ import (
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/jobfile"
-	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 	"github.com/socialcrawl/crawler/testkit/pgtmp"
@@ -78,14 +77,12 @@ func highConcurrency(t testing.TB, tasks, maxConns int, latency time.Duration) c
 	}
 	cfg.MaxConns = int32(maxConns)
 	cfg.ConnConfig.RuntimeParams["application_name"] = "bounded"
+	migrateChild(t, cluster.URL())
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := migrations.Up(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
 
 	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}, Faults: sandbox.Faults{Latency: latency}})
 	if err != nil {

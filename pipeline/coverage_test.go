@@ -9,7 +9,13 @@ import (
 )
 
 // everythingJob uses every seed kind and every expansion edge. Sizes come
-// from the sandbox's tokens (docs/sandbox.md); lists are 50 a page, reels 12.
+// from the sandbox's tokens (docs/sandbox.md); lists are everythingPage a
+// page (the sandbox's default is 50), reels 12, feeds 20. Every list that
+// is walked to a page limit or over several pages still is at 10 a page,
+// with a fifth of the entries: at 50 the accounts found (one page of the
+// hub's followers, the searches', the song's and the feeds' videos'
+// authors) were 291, with their two follow lists 873 of the crawl's 944
+// tasks (109 of 386 at 10).
 const everythingJob = `
 limits: {workers: 4, max_pages: 3, max_depth: 1}
 seeds:
@@ -17,19 +23,19 @@ seeds:
     profiles: ["@hub_f60_g12"]
     sec_uids: [%s]
     keyword_searches:
-      - cats n70
-      - {query: dogs n30, sort_by: most-liked, date_posted: this-week, region: us}
-    hashtag_searches: [fit n12]
+      - cats n14
+      - {query: dogs n6, sort_by: most-liked, date_posted: this-week, region: us}
+    hashtag_searches: [fit n6]
     top_searches: [mixed n8]
-    songs: [tune_v75]
+    songs: [tune_v15]
     live: [streamer_live, quiet_one]
     trending_feed: true
     popular_videos: true
     popular_creators: true
   photosocial:
     profiles: [brand_business, private_cam, missing_gone, plain_user]
-    posts: ["https://www.photosocial.example/p/post_c120/"]
-    reels_searches: [surf n20]
+    posts: ["https://www.photosocial.example/p/post_c25/"]
+    reels_searches: [surf n14]
     transcripts: ["https://www.photosocial.example/reel/talk_t2/", "https://www.photosocial.example/reel/quiet_nospeech/"]
     embeds: [brand_business]
     highlights: ["highlight:1234503", "7"]
@@ -45,6 +51,9 @@ expand:
   reel_transcripts: {}
 `
 
+// everythingPage is the page size of the everything harvest's sandbox.
+const everythingPage = 10
+
 // TestEverySeedKindAndEdge reads the everything job's harvest (archive
 // on), shared with TestReplayRebuildsRunFromArchive.
 func TestEverySeedKindAndEdge(t *testing.T) {
@@ -55,13 +64,13 @@ func TestEverySeedKindAndEdge(t *testing.T) {
 	}
 	exact := map[string]int64{
 		// Seeds with exact sizes.
-		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'cats%'`: 70,
-		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'dogs%'`: 30,
-		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'hashtag'`:                            12,
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'cats%'`: 14,
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'dogs%'`: 6,
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'hashtag'`:                            6,
 		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'top'`:                                8,
 		`SELECT count(DISTINCT result_type) FROM shortvideo.search_results WHERE search_kind = 'top'`:             4,
-		`SELECT max(rank) FROM shortvideo.search_results WHERE query_key LIKE 'cats%'`:                            70,
-		`SELECT count(*) FROM shortvideo.song_videos WHERE song_id = 'tune_v75'`:                                  75,
+		`SELECT max(rank) FROM shortvideo.search_results WHERE query_key LIKE 'cats%'`:                            14,
+		`SELECT count(*) FROM shortvideo.song_videos WHERE song_id = 'tune_v15'`:                                  15,
 		`SELECT count(*) FROM shortvideo.feed_entries WHERE feed = 'trending'`:                                    20,
 		`SELECT count(*) FROM shortvideo.feed_entries WHERE feed = 'popular_videos'`:                              20,
 		`SELECT count(*) FROM shortvideo.popular_creators`:                                                        20,
@@ -69,8 +78,8 @@ func TestEverySeedKindAndEdge(t *testing.T) {
 		`SELECT count(*) FROM shortvideo.live_status WHERE is_live`:                                               1,
 		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'secuid:` + secUID("bare_f7_g3") + `'`:          7,
 		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'secuid:` + secUID("bare_f7_g3") + `'`:          3,
-		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'hub_f60_g12'`:                                  50, // one page
-		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'hub_f60_g12'`:                                  12,
+		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'hub_f60_g12'`:                                  everythingPage, // one page
+		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'hub_f60_g12'`:                                  everythingPage, // one page of 12
 		// Both ends of every edge are accounts (no foreign key keeps it since
 		// migration 00015: the writer does).
 		`SELECT count(*) FROM shortvideo.follows f WHERE NOT EXISTS (SELECT 1 FROM shortvideo.users u WHERE u.unique_id = f.follower)
@@ -78,38 +87,38 @@ func TestEverySeedKindAndEdge(t *testing.T) {
 		`SELECT count(*) FROM photosocial.profiles`:                                                               2,
 		`SELECT count(*) FROM photosocial.profiles WHERE contact_email IS NOT NULL AND category_name IS NOT NULL`: 1,
 		`SELECT count(*) FROM photosocial.profile_snapshots`:                                                      2,
-		`SELECT count(*) FROM photosocial.comments WHERE post_code = 'post_c120'`:                                 120,
-		`SELECT count(*) FROM photosocial.reels`:                                                                  20,
-		`SELECT count(*) FROM photosocial.reel_search_results`:                                                    20,
+		`SELECT count(*) FROM photosocial.comments WHERE post_code = 'post_c25'`:                                  25, // 3 pages
+		`SELECT count(*) FROM photosocial.reels`:                                                                  14,
+		`SELECT count(*) FROM photosocial.reel_search_results`:                                                    14,
 		`SELECT count(*) FROM photosocial.transcripts WHERE shortcode = 'talk_t2'`:                                2,
-		`SELECT count(*) FROM photosocial.transcript_checks`:                                                      22, // 2 seeds + 20 reels
+		`SELECT count(*) FROM photosocial.transcript_checks`:                                                      16, // 2 seeds + 14 reels
 		`SELECT count(*) FROM photosocial.transcript_checks WHERE NOT has_speech`:                                 1,
 		`SELECT count(*) FROM photosocial.embeds`:                                                                 1,
 		`SELECT count(*) FROM photosocial.highlights`:                                                             2,
 		`SELECT count(*) FROM photosocial.highlight_items`:                                                        10,
 		// Every reel got its comments and transcript tasks (one hop).
-		`SELECT count(*) FROM crawl.tasks WHERE kind = 'photosocial.comments' AND depth = 1`:   20,
-		`SELECT count(*) FROM crawl.tasks WHERE kind = 'photosocial.transcript' AND depth = 1`: 20,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'photosocial.comments' AND depth = 1`:   14,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'photosocial.transcript' AND depth = 1`: 14,
 		// Every task ended; the one 404 was skipped, nothing failed.
 		`SELECT count(*) FROM crawl.tasks WHERE state IN ('pending', 'leased', 'failed')`: 0,
 		`SELECT count(*) FROM crawl.tasks WHERE state = 'skipped'`:                        1,
 		// Nothing deeper than max_depth.
 		`SELECT count(*) FROM crawl.tasks WHERE depth > 1`: 0,
 		// Every public short-video profile fetched got exactly one page of
-		// each list, holding min(count, 50) entries, as its profile reported.
+		// each list, holding min(count, everythingPage) entries, as its profile reported.
 		// (Edges with the two seed accounts come from the seeds' lists, not the
 		// profile's own: the sandbox's graph is not reciprocal.)
 		`SELECT count(*) FROM shortvideo.users u JOIN shortvideo.user_snapshots s USING (unique_id)
 		 WHERE u.private_account IS NOT TRUE AND u.unique_id <> 'hub_f60_g12' AND (
-		   (SELECT count(*) FROM shortvideo.follows f WHERE f.followee = u.unique_id AND f.follower NOT IN ('hub_f60_g12', 'secuid:` + secUID("bare_f7_g3") + `')) <> least(s.follower_count, 50) OR
-		   (SELECT count(*) FROM shortvideo.follows f WHERE f.follower = u.unique_id AND f.followee NOT IN ('hub_f60_g12', 'secuid:` + secUID("bare_f7_g3") + `')) <> least(s.following_count, 50))`: 0,
+		   (SELECT count(*) FROM shortvideo.follows f WHERE f.followee = u.unique_id AND f.follower NOT IN ('hub_f60_g12', 'secuid:` + secUID("bare_f7_g3") + `')) <> least(s.follower_count, ` + itoa(everythingPage) + `) OR
+		   (SELECT count(*) FROM shortvideo.follows f WHERE f.follower = u.unique_id AND f.followee NOT IN ('hub_f60_g12', 'secuid:` + secUID("bare_f7_g3") + `')) <> least(s.following_count, ` + itoa(everythingPage) + `))`: 0,
 		// Video authors, follower profiles and user search results were fetched.
 		// (Videos found at depth 1, e.g. in a hopped song's list, are at the
 		// edge of max_depth: their authors are not fetched.)
 		`SELECT count(*) FROM shortvideo.videos v WHERE v.author_unique_id IS NOT NULL
 		   AND (v.video_id IN (SELECT video_id FROM shortvideo.feed_entries)
 		     OR v.video_id IN (SELECT video_id FROM shortvideo.search_results WHERE search_kind = 'keyword')
-		     OR v.video_id IN (SELECT video_id FROM shortvideo.song_videos WHERE song_id = 'tune_v75'))
+		     OR v.video_id IN (SELECT video_id FROM shortvideo.song_videos WHERE song_id = 'tune_v15'))
 		   AND NOT EXISTS (SELECT 1 FROM crawl.tasks t WHERE t.kind = 'shortvideo.profile' AND t.key = v.author_unique_id AND t.depth = 1)`: 0,
 		`SELECT count(*) FROM shortvideo.follows f WHERE f.followee = 'hub_f60_g12' AND NOT EXISTS (
 		   SELECT 1 FROM shortvideo.user_snapshots s WHERE s.unique_id = f.follower)`: 0,

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
-	"github.com/socialcrawl/crawler/migrations"
 	"github.com/socialcrawl/crawler/pipeline"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -45,9 +44,7 @@ func TestPostgresOutageMidRun(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.OwnCluster(t)
 	ctx := context.Background()
-	if err := migrations.UpURL(ctx, cluster.URL()); err != nil {
-		t.Fatal(err)
-	}
+	migrateChild(t, cluster.URL())
 	pool, err := pgxpool.New(ctx, cluster.URL())
 	if err != nil {
 		t.Fatal(err)

@@ -18,30 +18,34 @@ import (
 // realJob is everythingJob for the real service's dialect: every seed kind
 // that service has (no secUid seeds: its follow lists are addressed by
 // handle), every expansion edge, comments with their replies. Followers
-// take two pages, enough to walk hub_f60_g12's to its end through
-// min_time; the 290 lists of the profiles at depth 1 need no more (at 3
+// take two pages, enough to walk hub_f15_g8's to its end through
+// min_time; the lists of the profiles at depth 1 need no more (at 3
 // pages each of both lists they were 1,270 of the crawl's 1,650 requests).
+// Lists are 10 a page, as in the everything harvest: every list that
+// takes several pages or stops at a page limit still does, with a fifth
+// of the accounts found (the crawl was 1,650 requests at 50 a page, 468
+// at 10).
 const realJob = `
   preset: scrapecreators
 limits: {workers: 4, max_pages: 3, max_depth: 1}
 comments: {include_replies: true}
 seeds:
   shortvideo:
-    profiles: ["@hub_f60_g12", "bare_f7_g3"]
+    profiles: ["@hub_f15_g8", "bare_f7_g3"]
     keyword_searches:
-      - cats n70
-      - {query: dogs n30, sort_by: most-liked, date_posted: this-week, region: us}
-    hashtag_searches: [fit n12]
+      - cats n14
+      - {query: dogs n6, sort_by: most-liked, date_posted: this-week, region: us}
+    hashtag_searches: [fit n6]
     top_searches: [mixed n8]
-    songs: [tune_v75]
+    songs: [tune_v15]
     live: [streamer_live, quiet_one]
     trending_feed: true
     popular_videos: true
     popular_creators: true
   photosocial:
     profiles: [brand_business, private_cam, missing_gone, plain_user, blocked_acct]
-    posts: ["https://www.instagram.com/p/post_c120/"]
-    reels_searches: [surf n20]
+    posts: ["https://www.instagram.com/p/post_c25/"]
+    reels_searches: [surf n14]
     transcripts: ["https://www.instagram.com/reel/talk_t2/", "https://www.instagram.com/reel/quiet_nospeech/"]
     embeds: [brand_business]
     highlights: ["7"]
@@ -65,7 +69,7 @@ expand:
 // billed are the server's credits_charged total, nothing bought twice.
 func TestEverySeedKindAndEdgeRealDialect(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, sandbox.Config{Preset: sandbox.PresetScrapeCreators})
+	b := setupWith(t, sandbox.Config{Preset: sandbox.PresetScrapeCreators, PageSize: everythingPage})
 	b.baseURL = b.srv.URL // the real service has no /api segment
 	// In a crawler process without the race detector: the everything
 	// harvest runs the same pipeline in-process under it.
@@ -79,34 +83,34 @@ func TestEverySeedKindAndEdgeRealDialect(t *testing.T) {
 		t.Fatalf("state %s: %s; exit %d:\n%s", state, reason, code, out)
 	}
 	exact := map[string]int64{
-		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'cats%'`: 70,
-		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'dogs%'`: 30,
-		`SELECT max(rank) FROM shortvideo.search_results WHERE query_key LIKE 'cats%'`:                            70,
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'cats%'`: 14,
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'keyword' AND query_key LIKE 'dogs%'`: 6,
+		`SELECT max(rank) FROM shortvideo.search_results WHERE query_key LIKE 'cats%'`:                            14,
 		// The hashtag search's videos land as that search's results.
-		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'hashtag' AND result_type = 'video'`: 12,
-		`SELECT count(*) FROM shortvideo.song_videos WHERE song_id = 'tune_v75'`:                                 75,
+		`SELECT count(*) FROM shortvideo.search_results WHERE search_kind = 'hashtag' AND result_type = 'video'`: 6,
+		`SELECT count(*) FROM shortvideo.song_videos WHERE song_id = 'tune_v15'`:                                 15,
 		`SELECT count(*) FROM shortvideo.feed_entries WHERE feed = 'trending'`:                                   20,
 		`SELECT count(*) FROM shortvideo.live_status`:                                                            2,
 		`SELECT count(*) FROM shortvideo.live_status WHERE is_live`:                                              1,
 		// Follow lists addressed by handle, walked to their end via min_time:
-		// 60 followers is two pages of 50.
-		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'hub_f60_g12'`:                                     60,
-		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'hub_f60_g12'`:                                     12,
-		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'bare_f7_g3'`:                                      7,
-		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'bare_f7_g3'`:                                      3,
-		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.followers' AND key = 'hub_f60_g12' AND pages = 2`: 1,
+		// 15 followers is two pages of 10.
+		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'hub_f15_g8'`:                                     15,
+		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'hub_f15_g8'`:                                     8,
+		`SELECT count(*) FROM shortvideo.follows WHERE followee = 'bare_f7_g3'`:                                     7,
+		`SELECT count(*) FROM shortvideo.follows WHERE follower = 'bare_f7_g3'`:                                     3,
+		`SELECT count(*) FROM crawl.tasks WHERE kind = 'shortvideo.followers' AND key = 'hub_f15_g8' AND pages = 2`: 1,
 		// Each list once per run, keyed by handle.
-		`SELECT count(*) - count(DISTINCT (kind, key)) FROM crawl.tasks`:                                        0,
-		`SELECT count(*) FROM photosocial.profiles`:                                                             2,
-		`SELECT count(*) FROM photosocial.comments WHERE post_code = 'post_c120' AND parent_comment_id IS NULL`: 120,
+		`SELECT count(*) - count(DISTINCT (kind, key)) FROM crawl.tasks`:                                       0,
+		`SELECT count(*) FROM photosocial.profiles`:                                                            2,
+		`SELECT count(*) FROM photosocial.comments WHERE post_code = 'post_c25' AND parent_comment_id IS NULL`: 25,
 		// Replies bought with their comments are kept, each linked to a
 		// comment stored, as many as the comments say up to 3 each.
 		`SELECT count(*) FROM photosocial.comments r WHERE r.parent_comment_id IS NOT NULL
 		   AND NOT EXISTS (SELECT 1 FROM photosocial.comments c WHERE c.comment_id = r.parent_comment_id)`: 0,
 		`SELECT coalesce(sum(CASE WHEN child_comment_count > 3 THEN 3 ELSE child_comment_count END), 0) - (SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL)
 		   FROM photosocial.comments WHERE parent_comment_id IS NULL`: 0,
-		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL`:                                               3295,
-		`SELECT count(*) FROM photosocial.reels`:                                                                                      20,
+		`SELECT count(*) FROM photosocial.comments WHERE parent_comment_id IS NOT NULL`:                                               1134,
+		`SELECT count(*) FROM photosocial.reels`:                                                                                      14,
 		`SELECT count(*) FROM photosocial.reels WHERE code IS NULL OR code = ''`:                                                      0,
 		`SELECT count(*) FROM photosocial.transcripts WHERE shortcode = 'talk_t2'`:                                                    2,
 		`SELECT count(*) FROM photosocial.embeds`:                                                                                     1,

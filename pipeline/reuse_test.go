@@ -37,14 +37,24 @@ func billable(b *bundle, endpoint string) int64 {
 
 // Follower-heavy job of TestStopAtSeen: followerAccounts accounts of
 // followersAt0 followers each at day 0; account i gains growthStep*i
-// followers a world day (token r<N>), at the head of its list. 400 (80
+// followers a world day (token r<N>), at the head of its list. 80 (80
 // pages in all) keeps the repeat's 23 pages under a third of the first
-// run's at four fifths of the rows of 500.
+// run's at four fifths of the rows of 100. Lists are followerPage a page:
+// what is counted is pages, and the growth law's arithmetic is that of
+// 400 followers, 10 a day, at 50 a page, with a fifth of the rows (each
+// run wrote 4,000 follows at 50).
 const (
 	followerAccounts = 10
-	followersAt0     = 400
-	growthStep       = 10
+	followersAt0     = 80
+	growthStep       = 2
+	followerPage     = 10
 )
+
+// followersAtDay is atDay with lists of followerPage a page.
+func followersAtDay(t *testing.T, pool *pgxpool.Pool, day int64) *bundle {
+	t.Helper()
+	return setupOn(t, pool, sandbox.Config{WorldTime: day, PageSize: followerPage})
+}
 
 func followerJob(stopAtSeen bool) string {
 	var handles []string
@@ -60,32 +70,32 @@ seeds: {shortvideo: {profiles: [%s]}}
 
 // TestStopAtSeen harvests the follower-heavy job at world day 0, then again
 // at day 1 with stop_at_seen: the second run buys exactly the pages the
-// sandbox's growth law predicts, ceil(growthStep*i/50) + 1 for account i (the pages
+// sandbox's growth law predicts, ceil(growthStep*i/followerPage) + 1 for account i (the pages
 // holding new followers, then the first page of known ones), and its
 // shortvideo.follows equals that of a full crawl at day 1 in a database of
 // its own.
 func TestStopAtSeen(t *testing.T) {
 	t.Parallel()
 	pool := testPool(t)
-	first := atDay(t, pool, 0)
+	first := followersAtDay(t, pool, 0)
 	sum := first.run(t, first.job(t, followerJob(true)))
 	if sum.State != "done" {
 		t.Fatalf("first run: %s %s", sum.State, sum.Reason)
 	}
 	firstPages := billable(first, "/shortvideo/user/followers")
-	if want := int64(followerAccounts * followersAt0 / 50); firstPages != want { // 80
+	if want := int64(followerAccounts * followersAt0 / followerPage); firstPages != want { // 80
 		t.Fatalf("first run bought %d follower pages, want %d", firstPages, want)
 	}
 
-	second := atDay(t, pool, 1)
+	second := followersAtDay(t, pool, 1)
 	sum = second.run(t, second.job(t, followerJob(true)))
 	if sum.State != "done" {
 		t.Fatalf("second run: %s %s", sum.State, sum.Reason)
 	}
 	var want, fullPages int64
 	for i := range int64(followerAccounts) {
-		want += (growthStep*i+49)/50 + 1
-		fullPages += (followersAt0 + growthStep*i + 49) / 50
+		want += (growthStep*i+followerPage-1)/followerPage + 1
+		fullPages += (followersAt0 + growthStep*i + followerPage - 1) / followerPage
 	}
 	got := billable(second, "/shortvideo/user/followers")
 	if got != want {
@@ -105,14 +115,14 @@ func TestStopAtSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Estimate: the last full walk's pages minus the pages walked now.
-	if wantSaved := int64(followerAccounts*followersAt0/50) - want; sv.CreditsNotWalked != wantSaved || sv.Saved != wantSaved || sv.ListsStopped != followerAccounts {
+	if wantSaved := int64(followerAccounts*followersAt0/followerPage) - want; sv.CreditsNotWalked != wantSaved || sv.Saved != wantSaved || sv.ListsStopped != followerAccounts {
 		t.Errorf("savings %+v, want %d pages not walked by %d lists", sv, wantSaved, followerAccounts)
 	}
 
 	// The same day again, with refresh_after too: the profiles are fresh
 	// (their secUids come from the database), each list stops at its first
 	// page.
-	third := atDay(t, pool, 1)
+	third := followersAtDay(t, pool, 1)
 	body := "reuse: {refresh_after: 20h}\n" + followerJob(true)
 	if sum := third.run(t, third.job(t, body)); sum.State != "done" {
 		t.Fatalf("third run: %s %s", sum.State, sum.Reason)
@@ -123,7 +133,7 @@ func TestStopAtSeen(t *testing.T) {
 
 	// A full crawl at day 1 into a database of its own finds the same follows.
 	fullPool := testPool(t)
-	full := atDay(t, fullPool, 1)
+	full := followersAtDay(t, fullPool, 1)
 	if sum := full.run(t, full.job(t, followerJob(false))); sum.State != "done" {
 		t.Fatalf("full run: %s %s", sum.State, sum.Reason)
 	}

@@ -39,7 +39,7 @@ func everything(t *testing.T) (*bundle, *pipeline.Summary) {
 	h := &everythingHarvest
 	h.once.Do(func() {
 		h.db = pgtest.Shared(t)
-		h.sb, h.sum, h.err = harvestOnce(h.db, "archive: true\n"+fmt.Sprintf(everythingJob, secUID("bare_f7_g3")))
+		h.sb, h.sum, h.err = harvestOnce(h.db, sandbox.Config{PageSize: everythingPage}, "archive: true\n"+fmt.Sprintf(everythingJob, secUID("bare_f7_g3")))
 	})
 	if h.err != nil {
 		t.Fatalf("the shared everything harvest: %v", h.err)
@@ -48,11 +48,12 @@ func everything(t *testing.T) (*bundle, *pipeline.Summary) {
 }
 
 // harvestOnce runs body (a job's sections) on the migrated database of
-// URL u against a new sandbox to its end, and returns the sandbox and the
-// run's summary.
-func harvestOnce(u, body string) (*sandbox.Server, *pipeline.Summary, error) {
+// URL u against a new sandbox configured by cfg (its keys are set) to its
+// end, and returns the sandbox and the run's summary.
+func harvestOnce(u string, cfg sandbox.Config, body string) (*sandbox.Server, *pipeline.Summary, error) {
 	ctx := context.Background()
-	sb, err := sandbox.New(sandbox.Config{APIKeys: []string{testKey}})
+	cfg.APIKeys = []string{testKey}
+	sb, err := sandbox.New(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
