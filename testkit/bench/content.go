@@ -54,25 +54,27 @@ const (
 )
 
 type contentSizes struct {
-	creators, videos, nights int
-	shares                   []float64 // binding budgets, as shares of night 0
+	first, creators, videos, nights int       // creators cn<first>..
+	shares                          []float64 // binding budgets, as shares of night 0
 }
 
 func (e *env) contentSizes() contentSizes {
 	if e.cfg.Smoke {
-		// cn00..01_v4 change on days 1-2 (96 new comments, 83 new
-		// replies, a deletion), so every figure is computed: 165 lists
-		// at day 0 (cn02 added 106 more and no new kind of change).
-		return contentSizes{creators: 2, videos: 4, nights: 2, shares: []float64{0.1}}
+		// cn01_v4 alone changes on days 1-2 (13 new comments, 30 new
+		// replies, the deletion cn00..01 had), so every figure is
+		// computed and every kind of change is crawled: 91 lists at day
+		// 0 (cn00 added 74 more and no new kind of change).
+		return contentSizes{first: 1, creators: 1, videos: 4, nights: 2, shares: []float64{0.1}}
 	}
 	return contentSizes{creators: 12, videos: 8, nights: 4, shares: []float64{0.1}}
 }
 
-// contentHandles are n creators cn<NN>_v<videos> (videos videos at day 0).
-func contentHandles(n, videos int) []string {
+// contentHandles are n creators cn<NN>_v<videos> from cn<first> (videos
+// videos at day 0).
+func contentHandles(first, n, videos int) []string {
 	h := make([]string, n)
 	for i := range h {
-		h[i] = fmt.Sprintf("cn%02d_v%d", i, videos)
+		h[i] = fmt.Sprintf("cn%02d_v%d", first+i, videos)
 	}
 	return h
 }
@@ -232,7 +234,7 @@ func listOf(endpoint, query string) string {
 
 func runContent(ctx context.Context, e *env) (*outcome, error) {
 	cs := e.contentSizes()
-	handles := contentHandles(cs.creators, cs.videos)
+	handles := contentHandles(cs.first, cs.creators, cs.videos)
 	out := &outcome{}
 	truth, err := loadContentTruth(handles, cs.nights)
 	if err != nil {

@@ -52,6 +52,10 @@ func runDBCost(ctx context.Context, e *env) (*outcome, error) {
 		if !sleepUntil(ctx, t0.Add(warm)) {
 			return
 		}
+		// The snapshot outlives the run's window: on a loaded machine
+		// its queries and /proc scan can last past t0 + d (a smoke's
+		// 1.5 s), and the figure they start was then lost.
+		ctx = context.WithoutCancel(ctx)
 		stmts0, trips0 = tr.statements.Load(), tr.roundTrips.Load()
 		pages0 = committedPages(ctx, p.pool, p.runID)
 		var cerr error

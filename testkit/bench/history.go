@@ -68,7 +68,9 @@ type historySizes struct {
 
 func (e *env) historySizes() historySizes {
 	if e.cfg.Smoke {
-		return historySizes{runs: []int{1, 3, 10}, reps: 3, runReps: 1, runPages: 20, listRuns: 3, scaledRuns: 3, scale: 3}
+		// 7 runs: the smallest history whose prune keeps 2 days, as the
+		// full one's does (1 day: the next night's prune would be of 0).
+		return historySizes{runs: []int{1, 2, 7}, reps: 3, runReps: 1, runPages: 20, listRuns: 3, scaledRuns: 2, scale: 3}
 	}
 	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150, listRuns: 20, scaledRuns: 30, scale: 100}
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -97,8 +98,17 @@ func runHostile(ctx context.Context, e *env) (*outcome, error) {
 	}
 	defer conn.Close(context.Background())
 
+	classes := hostileClasses
+	if e.cfg.Smoke {
+		// The key-echoing class first: its search of every row of every
+		// table then reads its own run's rows, not also the 30 MB of the
+		// 7.5 MiB class's (~3.5 CPU-s of the server's). Only that class's
+		// upstream sends the key back.
+		i := slices.IndexFunc(classes, func(c hostileClass) bool { return c.prefix == HostileEcho })
+		classes = append([]hostileClass{classes[i]}, slices.Delete(slices.Clone(classes), i, i+1)...)
+	}
 	var bad []string // classes whose tasks did not end as expected
-	for _, c := range hostileClasses {
+	for _, c := range classes {
 		handles := make([]string, hostileWorkers)
 		for i := range handles {
 			handles[i] = fmt.Sprintf("%s_%c", c.prefix, 'a'+i)
