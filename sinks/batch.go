@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/socialcrawl/crawler/internal/db"
 )
@@ -299,9 +300,12 @@ func Queue(batch *pgx.Batch, runID int64, b *Batch) []string {
 	return labels
 }
 
-// Results reads the results of the statements labels names from br, in
-// order, and returns the first error with its label.
-func Results(br pgx.BatchResults, labels []string) error {
+// Results reads the results of the statements labels names from br (a
+// pgx.BatchResults, or the like), in order, and returns the first error
+// with its label.
+func Results(br interface {
+	Exec() (pgconn.CommandTag, error)
+}, labels []string) error {
 	for _, l := range labels {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("%s: %w", l, err)

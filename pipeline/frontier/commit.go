@@ -226,8 +226,10 @@ func queueGroup(batch *pgx.Batch, runID int64, pages []*pageStmts) []string {
 	var rows []*sinks.Batch
 	var tasks [][]taskRow
 	for _, s := range pages {
-		queueAgain(batch, s.advance)
-		labels = append(labels, s.label)
+		if s.advance != nil { // nil: rows only (WriteRows)
+			queueAgain(batch, s.advance)
+			labels = append(labels, s.label)
+		}
 		if s.rows != nil {
 			rows = append(rows, s.rows)
 		}

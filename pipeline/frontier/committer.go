@@ -19,8 +19,10 @@ import (
 // The Committer writes the page commits of all the process's tasks, many
 // pages in one round trip: the group in one transaction (BEGIN, every
 // page's advance, each table's rows of all the pages in one statement,
-// the tasks they found in one statement, COMMIT: queueGroup), in one pgx
-// batch on one connection, held only for that round trip. A page's rows
+// the tasks they found in one statement, COMMIT: queueGroup), in one
+// pipeline on one connection, held only for that round trip: each
+// statement is written as soon as it is encoded, so PostgreSQL runs the
+// first while the next are encoded (sendPipelined). A page's rows
 // and its advance commit together, as a commit alone; one statement per
 // table rather than one per table and page is what brings the writer
 // near COPY (BENCHMARKS.md, workload 4). A task waits
@@ -296,7 +298,7 @@ func (c *Committer) sendGroup(ctx context.Context, group []*GroupCommit) (again 
 }
 
 // sendTogether commits group in one transaction, in one round trip
-// (queueGroup), and says whether it did; then every page is committed.
+// (commitGroup), and says whether it did; then every page is committed.
 // When it did not, nothing of the group is (a statement failed and the
 // transaction was left aborted, or the connection was lost before its
 // COMMIT was read: a commit that went through nonetheless is found by
@@ -313,19 +315,11 @@ func (c *Committer) sendTogether(ctx context.Context, group []*GroupCommit) bool
 	for i, g := range group {
 		pages[i] = g.stmts
 	}
-	var batch pgx.Batch
-	batch.Queue(beginPage)
-	labels := append([]string{"begin group"}, queueGroup(&batch, c.runID, pages)...)
-	batch.Queue(commitPage)
-	labels = append(labels, "commit group")
-	br := conn.SendBatch(ctx, &batch)
-	for _, g := range group {
-		g.written()
-	}
-	err = sinks.Results(br, labels)
-	// The group's COMMIT read as done, it is: an error closing the batch
-	// after that is its trailing Sync's.
-	_ = br.Close()
+	err = commitGroup(ctx, conn.Conn(), c.runID, pages, func() {
+		for _, g := range group {
+			g.written()
+		}
+	})
 	if err != nil {
 		// As in sendGroup: an aborted transaction may be left open, and
 		// pgx's statement cache may no longer match the server's.
@@ -338,6 +332,49 @@ func (c *Committer) sendTogether(ctx context.Context, group []*GroupCommit) bool
 		g.finish(nil)
 	}
 	return true
+}
+
+// commitGroup sends pages in one transaction, in one pipeline (BEGIN,
+// queueGroup, COMMIT: sendPipelined, one round trip's wait), calls written
+// once the whole of it is written to the server, and returns the first
+// error. Without an error, the group is committed; with one, nothing of
+// it is, and conn may be left in the group's aborted transaction.
+func commitGroup(ctx context.Context, conn *pgx.Conn, runID int64, pages []*pageStmts, written func()) error {
+	var batch pgx.Batch
+	batch.Queue(beginPage)
+	labels := append([]string{"begin group"}, queueGroup(&batch, runID, pages)...)
+	batch.Queue(commitPage)
+	labels = append(labels, "commit group")
+	var br interface {
+		Exec() (pgconn.CommandTag, error)
+		Close() error
+	}
+	if conn.Config().DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		br = sendPipelined(ctx, conn, &batch)
+	} else {
+		// Another mode (cache_describe through PgBouncer, which keeps no
+		// prepared statement: docs/pgbouncer.md): pgx's batch, as is.
+		br = conn.SendBatch(ctx, &batch)
+	}
+	written()
+	err := sinks.Results(br, labels)
+	// The group's COMMIT read as done, it is: an error closing the
+	// pipeline after that is its trailing Sync's.
+	_ = br.Close()
+	return err
+}
+
+// WriteRows writes the rows of pages on conn as the Committer writes a
+// full group's, in one transaction (commitGroup), without the tasks'
+// advances: the writer that testkit/bench's workload 4 compares with
+// COPY. Nothing is written when it returns an error, and conn is then
+// to be closed.
+func WriteRows(ctx context.Context, conn *pgx.Conn, runID int64, pages []*sinks.Batch) error {
+	stmts := make([]*pageStmts, len(pages))
+	for i, b := range pages {
+		stmts[i] = &pageStmts{rows: b, after: &pgx.Batch{}}
+	}
+	return commitGroup(ctx, conn, runID, stmts, func() {})
 }
 
 // pageResults reads one page's results in a group: BEGIN, its statements

@@ -31,7 +31,7 @@ const ceilingWorkers = 8
 func runCeiling(ctx context.Context, e *env) (*outcome, error) {
 	d := e.size.ceilingT
 	out := &outcome{setup: fmt.Sprintf("sandbox without latency or quota in its own process (`crawler sandbox`), pages of 50; %d workers; %d seed accounts of 1,000,000 followers; pipeline in-process for %s. "+
-		"Then, in the same database (bookkeeping tables vacuumed), %d follower pages (50 users + 50 edges each) written by the writer as the committer sends a full group (%d pages in one transaction and one round trip, each table's rows of the group merged, in statements of up to %d rows: sinks.Merge, sinks.Queue; the tasks' advances left out; one connection), between two raw CopyFrom loads of as many rows (one COPY per table), into the same tables; %d rounds, the median ratio.",
+		"Then, in the same database (bookkeeping tables vacuumed), %d follower pages (50 users + 50 edges each) written by the committer's code for a full group (%d pages in one transaction, one pipeline written as it is encoded and one round trip's wait, each table's rows of the group merged, in statements of up to %d rows: frontier.WriteRows; the tasks' advances left out; one connection), between two raw CopyFrom loads of as many rows (one COPY per table), into the same tables; %d rounds, the median ratio.",
 		ceilingWorkers, quotaSeeds, d, e.size.copyPages, frontier.GroupMax, sinks.MaxStatementRows, writerRounds)}
 	base, stop, err := e.startSandboxProcess(ctx)
 	if err != nil {
@@ -295,10 +295,10 @@ func measureWriter(ctx context.Context, pool *pgxpool.Pool, runID int64, pages i
 		})
 		return float64(len(users)+len(follows)) / time.Since(begin).Seconds(), err
 	}
-	// As the committer sends a full group (frontier.queueGroup, without
-	// the tasks' advances): BEGIN, each table's rows of the group's pages
-	// (sinks.Merge) in statements of up to sinks.MaxStatementRows rows,
-	// COMMIT, in one round trip.
+	// The committer's own code for a full group (frontier.WriteRows,
+	// without the tasks' advances): BEGIN, each table's rows of the
+	// group's pages (sinks.Merge) in statements of up to
+	// sinks.MaxStatementRows rows, COMMIT, in one pipeline.
 	write := func(prefix string) (float64, error) {
 		batches := make([]*sinks.Batch, pages)
 		for p := range batches {
@@ -306,16 +306,7 @@ func measureWriter(ctx context.Context, pool *pgxpool.Pool, runID int64, pages i
 		}
 		begin := time.Now()
 		for i := 0; i < len(batches); i += frontier.GroupMax {
-			var batch pgx.Batch
-			batch.Queue("BEGIN")
-			labels := append([]string{"begin"}, sinks.Queue(&batch, runID, sinks.Merge(batches[i:min(i+frontier.GroupMax, len(batches))]...))...)
-			batch.Queue("COMMIT")
-			br := conn.SendBatch(ctx, &batch)
-			err := sinks.Results(br, append(labels, "commit"))
-			if cerr := br.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
+			if err := frontier.WriteRows(ctx, conn.Conn(), runID, batches[i:min(i+frontier.GroupMax, len(batches))]); err != nil {
 				return 0, err
 			}
 		}
