@@ -70,7 +70,11 @@ type Hold struct {
 	// cost; billed is what answers cost that is not posted yet, usage the
 	// per-endpoint counts not written yet.
 	inFlight, billed int64
-	usage            map[string]*usageDelta
+	// posted sums the billed credits the statements posted: LeftNow counts
+	// those posted while its query was under way, which its figure of the
+	// run's billed credits may lack.
+	posted int64
+	usage  map[string]*usageDelta
 	// wanting sums the credits of requests waiting for the hold to grow.
 	wanting int64
 	asking  bool           // a statement on the hold is under way
@@ -370,6 +374,7 @@ func (b *Hold) statementLocked(ctx context.Context, need int64) (holdAnswer, err
 		return a, fmt.Errorf("credit hold: %w", err)
 	}
 	b.billed -= p.Billed
+	b.posted += p.Billed
 	b.held = a.held
 	b.last = a
 	return a, nil
@@ -505,10 +510,14 @@ func (b *Hold) Close(ctx context.Context) error {
 // the holds of dead processes (spent). The spare credits live processes
 // hold are not taken as spent: they are given back or spent on requests
 // that count once sent. Other processes' figures are as of their last beat
-// (at most holdBeat old); this process's are exact.
+// (at most holdBeat old); this process's are exact (its answers posted
+// during the reading counted twice at worst).
 func (b *Hold) LeftNow(ctx context.Context) (*int64, error) {
 	var maxCredits *int64
 	var billed, deadHeld, othersInFlight int64
+	b.mu.Lock()
+	posted := b.posted
+	b.mu.Unlock()
 	if err := admission.QueryRow(ctx, b.cfg.Pool, ownerArg{RunID: b.cfg.RunID, Owner: b.cfg.Owner, Dead: holdDead}).
 		Scan(&maxCredits, &billed, &deadHeld, &othersInFlight); err != nil {
 		return nil, fmt.Errorf("credits left: %w", err)
@@ -517,7 +526,11 @@ func (b *Hold) LeftNow(ctx context.Context) (*int64, error) {
 		return nil, nil
 	}
 	b.mu.Lock()
-	left := *maxCredits - billed - deadHeld - othersInFlight - b.billed - b.inFlight
+	// A statement that posted billed answers while the query was under way
+	// took them out of b.billed, and the query may have read the run's
+	// billed credits before they landed: counted again (twice at worst,
+	// the safe side), else a visit is admitted on credits already spent.
+	left := *maxCredits - billed - deadHeld - othersInFlight - b.billed - (b.posted - posted) - b.inFlight
 	b.mu.Unlock()
 	return &left, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/sources"
@@ -251,6 +252,84 @@ func TestCreditsLeftForAdmission(t *testing.T) {
 	}
 	if *left <= 100-cr.Committed {
 		t.Errorf("left %d counts spare credits as spent (100 - committed = %d)", *left, 100-cr.Committed)
+	}
+}
+
+// The credits left for admission never count a billed answer as unspent
+// when a statement posts it while the admission query is under way (the
+// hold's beat, once a second): the query read the run's billed credits
+// before they landed, and the statement took them out of the process's
+// own. TestAdaptiveCreatorLists stopped on its budget under load this way:
+// a visit ranked low was admitted on credits already spent, and the
+// visits ranked above it ran out.
+func TestCreditsLeftWhileAStatementPosts(t *testing.T) {
+	t.Parallel()
+	pool, runID := budgetRun(t, 10)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	defer close(stop)
+	after := &afterQuery{sql: admission.SQL()}
+	cfg := pool.Config().Copy()
+	cfg.ConnConfig.Tracer = after
+	traced, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer traced.Close()
+	b := newTestBudget(traced, runID, "p", stop)
+	for range 3 {
+		var r int64
+		if err := b.Reserve(ctx, &r, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.Settle(&r, sources.Outcome{Endpoint: "/e", Status: 200, Billed: true})
+	}
+	// Between the query's answer and the process's own figures, its beat
+	// posts the 3 credits billed.
+	after.hook = func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if _, err := b.statementLocked(ctx, 0); err != nil {
+			t.Error(err)
+		}
+	}
+	left, err := b.LeftNow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.hook != nil {
+		t.Fatal("the admission query was not traced")
+	}
+	if cr := ledger(t, pool, runID); cr.Billed != 3 {
+		t.Fatalf("billed %d after the beat, want 3", cr.Billed)
+	}
+	if left == nil {
+		t.Fatal("no budget")
+	}
+	if *left != 10-3 {
+		t.Errorf("credits left = %d, want %d (3 of 10 billed)", *left, 10-3)
+	}
+}
+
+// afterQuery runs hook once, when a query of text sql has been answered
+// (before its caller reads the answer's figures on).
+type afterQuery struct {
+	sql  string
+	hook func()
+}
+
+func (a *afterQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == a.sql {
+		return context.WithValue(ctx, a, true)
+	}
+	return ctx
+}
+
+func (a *afterQuery) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	if ctx.Value(a) != nil && a.hook != nil {
+		h := a.hook
+		a.hook = nil
+		h()
 	}
 }
 
