@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -334,6 +335,10 @@ func (c *Cluster) prepare(ctx context.Context) error {
 // VM (it starts the server several times), the copy a quarter of that.
 func (c *Cluster) initData(ctx context.Context) error {
 	cache := initdbCache(c.bins.initdb)
+	if st, err := os.Stat(cache); cache != "" && err == nil && time.Since(st.ModTime()) > initdbCacheAge {
+		// Made again now and then: a temp cleaner may have taken part of it.
+		_ = os.RemoveAll(cache)
+	}
 	if cache != "" {
 		if _, err := os.Stat(filepath.Join(cache, "PG_VERSION")); err == nil {
 			out, err := c.command(ctx, "cp", "-a", cache, c.dataDir()).CombinedOutput()
@@ -355,7 +360,7 @@ func (c *Cluster) initData(ctx context.Context) error {
 	if cache != "" {
 		// Kept whole or not at all: copied beside the cache, then renamed
 		// (a process that renamed first wins; this copy goes).
-		tmp := fmt.Sprintf("%s.%d", cache, os.Getpid())
+		tmp := fmt.Sprintf("%s.tmp-%d-%d", cache, os.Getpid(), initdbCopies.Add(1)) // cp -a into a directory that exists would nest
 		if _, err := c.command(ctx, "cp", "-a", c.dataDir(), tmp).CombinedOutput(); err == nil {
 			if os.Rename(tmp, cache) != nil {
 				_ = os.RemoveAll(tmp)
@@ -366,6 +371,12 @@ func (c *Cluster) initData(ctx context.Context) error {
 	}
 	return nil
 }
+
+// initdbCopies numbers this process's copies made for the cache.
+var initdbCopies atomic.Int64
+
+// initdbCacheAge is how long a kept initdb output serves.
+const initdbCacheAge = 24 * time.Hour
 
 // initdbCache is where initdb's output for the initdb binary at path is
 // kept (under os.TempDir, named after the binary's path, size and time, so
