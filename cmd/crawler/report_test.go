@@ -13,12 +13,13 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/output/report"
 	"github.com/socialcrawl/crawler/runs"
+	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -218,6 +219,39 @@ func (b *browser) close() {
 	_ = b.cmd.Wait()
 }
 
+// sandboxProcess serves `crawler sandbox` with args (the crawler binary,
+// built without the race detector) on a free port until the test ends, and
+// returns its base URL. For tests that reach the sandbox only over HTTP:
+// the crawl in a child process and the sandbox in the test's own, under
+// the detector, cost more than the sandbox's own process.
+func sandboxProcess(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(childproc.Crawler(t), append([]string{"sandbox", "--addr", "127.0.0.1:0", "--api-key", cliKey, "--log-level", "error"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	var stderr strings.Builder // read after Wait
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	// Its one line on stdout, once it listens.
+	line, err := bufio.NewReader(out).ReadString('\n')
+	m := regexp.MustCompile(`serving (http://\S+/api)`).FindStringSubmatch(line)
+	if m == nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("crawler sandbox %v: %q, %v\n%s", args, line, err, stderr.String())
+	}
+	return m[1]
+}
+
 // browserOwn matches the hosts of Chromium's own background calls
 // (component updates, network time, accounts), which no flag silences.
 var browserOwn = regexp.MustCompile(`(^|\.)(google\.com|googleapis\.com|gvt1\.com|gstatic\.com)(:\d+)?$`)
@@ -302,17 +336,10 @@ func TestReportInBrowser(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
 	binEnv := []string{"DATABASE_URL=" + db, "CRAWLER_API_KEY=" + cliKey}
 	jobPath := writeJob(t, reportJob)
-	var bases []string
-	for _, cfg := range []sandbox.Config{{WorldTime: 0}, {WorldTime: 30, Rate: 150, Burst: 5}} {
-		cfg.APIKeys = []string{cliKey}
-		sb, err := sandbox.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(sb.Handler())
-		t.Cleanup(srv.Close)
-		bases = append(bases, srv.URL+"/api")
-	}
+	// The sandboxes are `crawler sandbox` processes: only the crawls, over
+	// HTTP, talk to them, and serving them under the race detector cost
+	// some 1.3 CPU-s.
+	bases := []string{sandboxProcess(t, "--world-time", "0"), sandboxProcess(t, "--world-time", "30", "--rate", "150", "--burst", "5")}
 	// Run 1 records no samples; run 2 one every 50ms.
 	for i, sample := range []string{"0", "50ms"} {
 		if i == 1 {

@@ -2,7 +2,9 @@
 // and demos, from the PostgreSQL binaries installed on the machine.
 //
 // Start runs initdb (trust authentication, superuser postgres, UTF8, C locale,
-// no fsync) in a new directory under Options.Dir, then runs postgres on
+// no fsync) in a new directory under Options.Dir (or copies the output of
+// its first run on the machine, kept under os.TempDir as
+// pgtmpcache-initdb-*: a copy costs a quarter of initdb's CPU), then runs postgres on
 // 127.0.0.1 with durability turned off for speed (fsync, synchronous_commit
 // and full_page_writes off), and waits until a pgx connection succeeds:
 //

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -295,13 +297,8 @@ func (c *Cluster) prepare(ctx context.Context) error {
 			return fmt.Errorf("pgtmp: chown cluster dir to postgres: %w", err)
 		}
 	}
-	out, err := c.command(ctx, c.bins.initdb, "-D", c.dataDir(), "-A", "trust", "-U", "postgres",
-		"--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput()
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("pgtmp: initdb: %w", context.Cause(ctx))
-		}
-		return fmt.Errorf("pgtmp: initdb: %w\n%s", err, tail(out, 20))
+	if err := c.initData(ctx); err != nil {
+		return err
 	}
 
 	socketDir := c.dir
@@ -330,6 +327,68 @@ func (c *Cluster) prepare(ctx context.Context) error {
 		return fmt.Errorf("pgtmp: configure: %w", err)
 	}
 	return nil
+}
+
+// initData fills the data directory with initdb's output: a copy of the
+// one this machine's first cluster of these binaries kept (initdbCache),
+// else initdb's own run, then kept. initdb costs some 1.3 CPU-s on a small
+// VM (it starts the server several times), the copy a quarter of that.
+func (c *Cluster) initData(ctx context.Context) error {
+	cache := initdbCache(c.bins.initdb)
+	if st, err := os.Stat(cache); cache != "" && err == nil && time.Since(st.ModTime()) > initdbCacheAge {
+		// Made again now and then: a temp cleaner may have taken part of it.
+		_ = os.RemoveAll(cache)
+	}
+	if cache != "" {
+		if _, err := os.Stat(filepath.Join(cache, "PG_VERSION")); err == nil {
+			out, err := c.command(ctx, "cp", "-a", cache, c.dataDir()).CombinedOutput()
+			if err == nil {
+				return nil
+			}
+			c.logger.Info("pgtmp: copy of the initdb cache failed, running initdb", "cache", cache, "err", err, "out", tail(out, 5))
+			_ = os.RemoveAll(c.dataDir())
+		}
+	}
+	out, err := c.command(ctx, c.bins.initdb, "-D", c.dataDir(), "-A", "trust", "-U", "postgres",
+		"--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("pgtmp: initdb: %w", context.Cause(ctx))
+		}
+		return fmt.Errorf("pgtmp: initdb: %w\n%s", err, tail(out, 20))
+	}
+	if cache != "" {
+		// Kept whole or not at all: copied beside the cache, then renamed
+		// (a process that renamed first wins; this copy goes).
+		tmp := fmt.Sprintf("%s.tmp-%d-%d", cache, os.Getpid(), initdbCopies.Add(1)) // cp -a into a directory that exists would nest
+		if _, err := c.command(ctx, "cp", "-a", c.dataDir(), tmp).CombinedOutput(); err == nil {
+			if os.Rename(tmp, cache) != nil {
+				_ = os.RemoveAll(tmp)
+			}
+		} else {
+			_ = os.RemoveAll(tmp)
+		}
+	}
+	return nil
+}
+
+// initdbCopies numbers this process's copies made for the cache.
+var initdbCopies atomic.Int64
+
+// initdbCacheAge is how long a kept initdb output serves.
+const initdbCacheAge = 24 * time.Hour
+
+// initdbCache is where initdb's output for the initdb binary at path is
+// kept (under os.TempDir, named after the binary's path, size and time, so
+// another PostgreSQL gets its own), or "" when the binary cannot be read.
+func initdbCache(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s %d %d C UTF8 trust postgres", path, st.Size(), st.ModTime().UnixNano())
+	return filepath.Join(os.TempDir(), fmt.Sprintf("pgtmpcache-initdb-%x", h.Sum64()))
 }
 
 // command returns a command run as the server user in the cluster dir.
