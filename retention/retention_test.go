@@ -213,8 +213,8 @@ seeds: {shortvideo: {profiles: [live0_f10]}}
 `
 
 // TestPruneLeavesLiveAndLatestRuns: of job a's runs, one has a live lease
-// (a process joined it), the newest is running, the one before is its
-// latest done; job b has one old run. --older-than takes only the run
+// (a process joined it), the newest is running (started only: a prune
+// reads no more of it), the one before is its latest done; job b has one old run. --older-than takes only the run
 // ended long enough ago; --keep-runs 1 then only the two other old runs
 // of a, and no row of the others moves.
 func TestPruneLeavesLiveAndLatestRuns(t *testing.T) {
@@ -227,7 +227,15 @@ func TestPruneLeavesLiveAndLatestRuns(t *testing.T) {
 		a = append(a, id)
 	}
 	b, _ := harvest(t, pool, "b", 0, smallJob)
-	running, _ := harvest(t, pool, "a", 5, smallJob)
+	// The newest run of a: started (its seed task pending), never ended.
+	job, err := jobfile.Parse("a.yaml", []byte("name: a\napi: {base_url: http://127.0.0.1:9/api}\n"+smallJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := pipeline.Start(ctx, pool, job)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []struct {
 		sql string
 		arg any
@@ -656,7 +664,7 @@ func TestPruneDryRunAfterEarlierPrunes(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	night := func(day int64) {
-		seeds := "walker_f500_r10"
+		seeds := "walker_f250_r10"
 		if day != 2 {
 			seeds += ", snapz_f10"
 		}
