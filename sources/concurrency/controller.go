@@ -142,6 +142,7 @@ func (c *controller) tick(now time.Time, held int) {
 	for len(c.closed) > 0 && c.closed[0].ready(now, c.median) {
 		r := c.closed[0]
 		c.closed = c.closed[1:]
+		r.over = nil // ready's, asked no more
 		c.evaluate(now, r)
 	}
 	if !c.closing(now) {
