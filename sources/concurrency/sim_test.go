@@ -27,19 +27,22 @@ import (
 // another (0: only a release frees one), as Acquire's timer waits.
 func (l *Limiter) tryAcquire(now time.Time) (t *ticket, pace time.Duration, ok bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.ctl.tick(now, l.held)
 	if len(l.waiters) > 0 || l.held >= l.ctl.slots() {
-		return nil, l.ctl.untilPaced(now, l.held), false
+		pace := l.ctl.untilPaced(now, l.held)
+		l.mu.Unlock()
+		return nil, pace, false
 	}
-	return l.grantLocked(now), 0, true
+	t = l.grantLocked(now)
+	l.mu.Unlock()
+	return t, 0, true
 }
 
 // put gives t's slot back with s at now: the simulation's release.
 func (l *Limiter) put(now time.Time, t *ticket, s Sample) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.putLocked(now, t, s)
+	l.mu.Unlock()
 }
 
 // simUpstream is an upstream in virtual time: servers (0: as many as there
