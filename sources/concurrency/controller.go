@@ -138,19 +138,19 @@ func (c *controller) sample(_ time.Time, r *round, s Sample) {
 // when it has run its length, at now with held slots held.
 func (c *controller) tick(now time.Time, held int) {
 	c.holding(now, held)
-	defer c.pace(now)
 	for len(c.closed) > 0 && c.closed[0].ready(now, c.median) {
 		r := c.closed[0]
 		c.closed = c.closed[1:]
+		r.over = nil // ready's, asked no more
 		c.evaluate(now, r)
 	}
-	if !c.closing(now) {
-		return
+	if c.closing(now) {
+		c.open.end = now
+		c.closed = append(c.closed, c.open)
+		c.next(c.open)
+		c.open = &round{start: now, limit: c.limit, epoch: c.epoch}
 	}
-	c.open.end = now
-	c.closed = append(c.closed, c.open)
-	c.next(c.open)
-	c.open = &round{start: now, limit: c.limit, epoch: c.epoch}
+	c.pace(now) // last, with the limit the round just opened has
 }
 
 // pace brings the paced limit up to now: while doubling, toward the limit

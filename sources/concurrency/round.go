@@ -25,6 +25,15 @@ type round struct {
 	// seconds: the share of their time spent waiting to be sent.
 	queued, busy float64
 	evaluated    bool
+	// What ready counted at its latest call, so that a call counts only
+	// what changed since (it is asked at every slot taken or given back
+	// while the round waits for its answers, and scanning them all each
+	// time was most of the simulations' CPU under -race): of the first
+	// scanned answers, within answered within exp(withinAge) (log
+	// seconds); over holds the others' log answer times, a min-heap.
+	scanned, within int
+	withinAge       float64
+	over            []float64
 }
 
 // answer is one OK sample: its endpoint's index and log answer time.
@@ -79,13 +88,66 @@ func (r *round) ready(now time.Time, median float64) bool {
 	}
 	// The median with the answers out counted as longer than any is
 	// within age when more than half of all answered within age.
-	la, within := math.Log(age), 0
-	for _, a := range r.answers {
+	return 2*r.answeredWithin(math.Log(age)) > len(r.answers)+r.out
+}
+
+// answeredWithin is how many of r's answers took la (log seconds) or less.
+// The round closed, la only grows between calls (the age of its latest
+// request): the answers counted within stay so, the others wait in a
+// min-heap for la to reach them, and each new answer is looked at once.
+func (r *round) answeredWithin(la float64) int {
+	if la < r.withinAge {
+		r.scanned, r.within, r.over = 0, 0, r.over[:0] // the clock went back: afresh
+	}
+	r.withinAge = la
+	for _, a := range r.answers[r.scanned:] {
 		if a.lat <= la {
-			within++
+			r.within++
+		} else {
+			r.over = heapPush(r.over, a.lat)
 		}
 	}
-	return 2*within > len(r.answers)+r.out
+	r.scanned = len(r.answers)
+	for len(r.over) > 0 && r.over[0] <= la {
+		r.over = heapPop(r.over)
+		r.within++
+	}
+	return r.within
+}
+
+// heapPush adds x to the min-heap h.
+func heapPush(h []float64, x float64) []float64 {
+	h = append(h, x)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+// heapPop removes the least of the min-heap h.
+func heapPop(h []float64) []float64 {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < n && h[l] < h[m] {
+			m = l
+		}
+		if r < n && h[r] < h[m] {
+			m = r
+		}
+		if m == i {
+			return h
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // levels are the round's answer times on the endpoints' common scale: each

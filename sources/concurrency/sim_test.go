@@ -2,11 +2,13 @@ package concurrency
 
 import (
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,19 +27,22 @@ import (
 // another (0: only a release frees one), as Acquire's timer waits.
 func (l *Limiter) tryAcquire(now time.Time) (t *ticket, pace time.Duration, ok bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.ctl.tick(now, l.held)
 	if len(l.waiters) > 0 || l.held >= l.ctl.slots() {
-		return nil, l.ctl.untilPaced(now, l.held), false
+		pace := l.ctl.untilPaced(now, l.held)
+		l.mu.Unlock()
+		return nil, pace, false
 	}
-	return l.grantLocked(now), 0, true
+	t = l.grantLocked(now)
+	l.mu.Unlock()
+	return t, 0, true
 }
 
 // put gives t's slot back with s at now: the simulation's release.
 func (l *Limiter) put(now time.Time, t *ticket, s Sample) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.putLocked(now, t, s)
+	l.mu.Unlock()
 }
 
 // simUpstream is an upstream in virtual time: servers (0: as many as there
@@ -117,13 +122,26 @@ type simPoint struct {
 	steady float64
 }
 
-// event is a scheduled instant of the simulation.
+// event is a scheduled instant of the simulation: what happens then
+// (kind, on r), not a closure, and its instant as UnixNano, not a
+// time.Time: the heap moves events around, and under -race every byte
+// moved and every closure allocated costs.
 type event struct {
-	at  time.Time
-	ns  int64 // at's UnixNano: the order, then seq
-	seq int
-	fn  func(now time.Time)
+	ns   int64 // the instant: the order, then seq
+	seq  int32
+	kind eventKind
+	r    *simReq // evServed's request
 }
+
+type eventKind uint8
+
+const (
+	evSecond eventKind = iota // once per virtual second
+	evServed                  // the upstream has served r
+	evThink                   // a task is back from its think time
+	evWake                    // the rate control's wake-up
+	evPace                    // the doubling's pacing hands out a slot
+)
 
 // events is a min-heap of events, by instant then by order of scheduling.
 // Typed, on integers, not container/heap on time.Time: a heap operation
@@ -193,10 +211,10 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 		l.ctl.debug = func(f string, a ...any) { t.Logf("%6.1fs "+f, append([]any{clock.Sub(t0).Seconds()}, a...)...) }
 	}
 	var q events
-	seq := 0
-	schedule := func(at time.Time, fn func(time.Time)) {
+	var seq int32
+	schedule := func(at time.Time, kind eventKind, r *simReq) {
 		seq++
-		q.push(event{at: at, ns: at.UnixNano(), seq: seq, fn: fn})
+		q.push(event{ns: at.UnixNano(), seq: seq, kind: kind, r: r})
 	}
 	up := cfg.up
 	active, ready := 0, 0 // tasks with a request out; tasks waiting for a slot
@@ -222,26 +240,26 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 			return
 		}
 		if cfg.tasks > 0 {
-			schedule(now.Add(cfg.think), func(now time.Time) { ready++; fill(now) })
+			schedule(now.Add(cfg.think), evThink, nil)
 		}
 		fill(now)
 	}
-	var serve func(now time.Time, r *simReq)
-	serve = func(now time.Time, r *simReq) {
+	serve := func(now time.Time, r *simReq) {
 		up.busy++
-		schedule(now.Add(up.service(rng)), func(now time.Time) {
-			up.busy--
-			o := OK
-			if rng.Float64() < up.errRate {
-				o = Failed
-			}
-			for len(up.queue) > 0 && (up.servers == 0 || up.busy < up.servers) {
-				next := up.queue[0]
-				up.queue = up.queue[1:]
-				serve(now, next)
-			}
-			answer(now, r, o)
-		})
+		schedule(now.Add(up.service(rng)), evServed, r)
+	}
+	served := func(now time.Time, r *simReq) {
+		up.busy--
+		o := OK
+		if rng.Float64() < up.errRate {
+			o = Failed
+		}
+		for len(up.queue) > 0 && (up.servers == 0 || up.busy < up.servers) {
+			next := up.queue[0]
+			up.queue = up.queue[1:]
+			serve(now, next)
+		}
+		answer(now, r, o)
 	}
 	// Requests waiting for a rate token, first come first served, and one
 	// wake-up for them all at the instant the controller names. The
@@ -251,15 +269,14 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 	// (hundreds of events a token at 20 s answers and 100/s).
 	var waiting []*simReq
 	var wakeAt time.Time // the pending wake-up (zero: none)
-	var wake func(now time.Time)
 	var transmit func(now time.Time, r *simReq)
 	sleep := func(now time.Time, wait time.Duration) {
 		if at := now.Add(wait); wakeAt.IsZero() || at.Before(wakeAt) {
 			wakeAt = at
-			schedule(at, wake)
+			schedule(at, evWake, nil)
 		}
 	}
-	wake = func(now time.Time) {
+	wake := func(now time.Time) {
 		if !now.Equal(wakeAt) {
 			return // superseded by an earlier wake-up
 		}
@@ -315,12 +332,7 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 				// hands out the next, as Acquire's timer wakes them.
 				if at := now.Add(pace); cfg.pacing && pace > 0 && (paceAt.IsZero() || at.Before(paceAt) || !paceAt.After(now)) {
 					paceAt = at
-					schedule(at, func(now time.Time) {
-						if now.Equal(paceAt) {
-							paceAt = time.Time{}
-							fill(now)
-						}
-					})
+					schedule(at, evPace, nil)
 				}
 				return
 			}
@@ -331,8 +343,7 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 			send(now, &simReq{t: tk, acquired: now})
 		}
 	}
-	var second func(now time.Time)
-	second = func(now time.Time) {
+	second := func(now time.Time) {
 		el := now.Sub(t0)
 		if cfg.at != nil {
 			cfg.at(el, l)
@@ -351,19 +362,55 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 		}
 		run.trace = append(run.trace, p)
 		fill(now)
-		schedule(now.Add(time.Second), second)
+		schedule(now.Add(time.Second), evSecond, nil)
 	}
-	schedule(t0, second)
-	end := t0.Add(cfg.d)
+	schedule(t0, evSecond, nil)
+	start, end := t0.UnixNano(), t0.Add(cfg.d).UnixNano()
 	for len(q) > 0 {
 		e := q.pop()
-		if !e.at.Before(end) {
+		if e.ns >= end {
 			break
 		}
-		clock = e.at
-		e.fn(e.at)
+		now := t0.Add(time.Duration(e.ns - start))
+		clock = now
+		switch e.kind {
+		case evSecond:
+			second(now)
+		case evServed:
+			served(now, e.r)
+		case evThink:
+			ready++
+			fill(now)
+		case evWake:
+			wake(now)
+		case evPace:
+			if now.Equal(paceAt) {
+				paceAt = time.Time{}
+				fill(now)
+			}
+		}
+	}
+	if os.Getenv("SIMFINGERPRINT") != "" {
+		t.Logf("fingerprint %s", run.fingerprint())
 	}
 	return run
+}
+
+// fingerprint hashes everything a run saw (SIMFINGERPRINT=1 logs it): a
+// change that only makes the simulation cheaper must leave it as it was.
+func (r *simRun) fingerprint() string {
+	h := fnv.New64a()
+	for _, a := range r.answers {
+		fmt.Fprint(h, a.at, a.latency, a.outcome)
+	}
+	for _, p := range r.trace {
+		fmt.Fprint(h, p.at, p.limit, p.inFlight, math.Float64bits(p.centre), math.Float64bits(p.steady), p.status)
+	}
+	ms := slices.SortedFunc(maps.Keys(r.l.ctl.moves), func(a, b Move) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	for _, m := range ms {
+		fmt.Fprint(h, m, r.l.ctl.moves[m])
+	}
+	return fmt.Sprintf("%d answers %d points %x", len(r.answers), len(r.trace), h.Sum64())
 }
 
 // throughput is the OK answers per second in [from, to).

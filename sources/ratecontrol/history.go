@@ -25,12 +25,40 @@ func (r *successRing) insert(t time.Time) {
 	if r.n >= len(r.t) {
 		lo++
 	}
-	i := r.n
-	for ; i > lo && r.t[(i-1)%len(r.t)] > ns; i-- {
-		r.t[i%len(r.t)] = r.t[(i-1)%len(r.t)]
+	// The ring is in time order: ns goes after the last slot at or before
+	// it, found by bisection, and the later ones move up a slot by copy.
+	// (A success can come tens of seconds after hundreds sent later: a
+	// slot at a time, this was most of a simulation's CPU under -race.)
+	i, j := lo, r.n
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if r.t[h%len(r.t)] > ns {
+			j = h
+		} else {
+			i = h + 1
+		}
 	}
+	r.shiftUp(i)
 	r.t[i%len(r.t)] = ns
 	r.n++
+}
+
+// shiftUp moves the slots from i up to the latest one slot up, into the
+// slot past the latest.
+func (r *successRing) shiftUp(i int) {
+	if i == r.n {
+		return
+	}
+	p, q := i%len(r.t), r.n%len(r.t)
+	if p < q {
+		copy(r.t[p+1:q+1], r.t[p:q])
+		return
+	}
+	// Across the end of the array: the part at its start first, then the
+	// last slot to the first, then the part at its end.
+	copy(r.t[1:q+1], r.t[:q])
+	r.t[0] = r.t[len(r.t)-1]
+	copy(r.t[p+1:], r.t[p:len(r.t)-1])
 }
 
 // estimate is the largest lower bound (n - burst)/(at - s) of the upstream's
