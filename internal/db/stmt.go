@@ -178,6 +178,21 @@ func placeholderAt(sql string, n int) []int {
 	}
 }
 
+// pastClosingParen returns the offset just past the ')' that closes the
+// parenthesis opened just before start (len(sql) when none does).
+func pastClosingParen(sql string, start int) int {
+	depth, end := 1, start
+	for ; end < len(sql) && depth > 0; end++ {
+		switch sql[end] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+	}
+	return end
+}
+
 // unnestSpans returns the argument lists of the unnest calls of sql, as
 // [start, end) offsets.
 func unnestSpans(sql string) [][2]int {
@@ -189,15 +204,7 @@ func unnestSpans(sql string) [][2]int {
 			return spans
 		}
 		start := i + k + len("unnest(")
-		depth, end := 1, start
-		for ; end < len(sql) && depth > 0; end++ {
-			switch sql[end] {
-			case '(':
-				depth++
-			case ')':
-				depth--
-			}
-		}
+		end := pastClosingParen(sql, start)
 		spans = append(spans, [2]int{start, end})
 		i = start
 	}
@@ -224,15 +231,7 @@ func lockstep(sql string) string {
 			return out.String() + sql
 		}
 		start := loc[1] // just after "unnest("
-		depth, end := 1, start
-		for ; end < len(sql) && depth > 0; end++ {
-			switch sql[end] {
-			case '(':
-				depth++
-			case ')':
-				depth--
-			}
-		}
+		end := pastClosingParen(sql, start)
 		m := unnestAliasRe.FindStringSubmatchIndex(sql[end:])
 		args := splitTopLevel(sql[start : end-1])
 		var cols []string
