@@ -20,22 +20,12 @@ import (
 // commits it. Each page is then a transaction of its own.
 func TestGroupCommitIsolatesAFailingPage(t *testing.T) {
 	t.Parallel()
-	pool, runID, f, ts := leaseThreeProfiles(t)
-	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET lease_token = lease_token + 1000 WHERE id = $1`, ts[1].ID); err != nil {
-		t.Fatal(err)
-	}
-	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
-	var gs []*GroupCommit
-	for i, task := range ts {
+	pool, runID, c, gs := threePagesOneLeaseLost(t, 1, func(i int) (*sinks.Batch, int) {
 		var rows sinks.Batch
 		sinks.Add(&rows, sinks.SVUser{UniqueID: "user" + string(rune('a'+i)), Raw: []byte(`{}`)})
-		g, err := c.Submit(task, PageCommit{Rows: &rows, Next: "c1", Items: 1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gs = append(gs, g)
-	}
+		return &rows, 1
+	})
+	ctx := context.Background()
 	group := c.take()
 	if len(group) != 3 {
 		t.Fatalf("group of %d, want 3", len(group))
@@ -215,4 +205,26 @@ func leaseThreeProfiles(t *testing.T) (*pgxpool.Pool, int64, *Frontier, []*Task)
 		t.Fatalf("lease: %v %v", ts, err)
 	}
 	return pool, runID, f, ts
+}
+
+// threePagesOneLeaseLost leases three profile tasks, takes lost's lease
+// over, and submits a page of each (page gives its rows and items) to a
+// Committer with no senders: the test sends.
+func threePagesOneLeaseLost(t *testing.T, lost int, page func(i int) (*sinks.Batch, int)) (*pgxpool.Pool, int64, *Committer, []*GroupCommit) {
+	t.Helper()
+	pool, runID, f, ts := leaseThreeProfiles(t)
+	if _, err := pool.Exec(context.Background(), `UPDATE crawl.tasks SET lease_token = lease_token + 1000 WHERE id = $1`, ts[lost].ID); err != nil {
+		t.Fatal(err)
+	}
+	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)}
+	var gs []*GroupCommit
+	for i, task := range ts {
+		rows, items := page(i)
+		g, err := c.Submit(task, PageCommit{Rows: rows, Next: "c1", Items: items}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	return pool, runID, c, gs
 }

@@ -70,21 +70,10 @@ func TestPipelinedGroupFailingMidwayCommitsNothing(t *testing.T) {
 // page, the others commit, whole.
 func TestPipelinedGroupWithALostLeaseCommitsNothing(t *testing.T) {
 	t.Parallel()
-	pool, runID, f, ts := leaseThreeProfiles(t)
+	pool, runID, c, gs := threePagesOneLeaseLost(t, 2, func(i int) (*sinks.Batch, int) {
+		return bigPage(fmt.Sprintf("p%d_", i), 200), 200
+	})
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `UPDATE crawl.tasks SET lease_token = lease_token + 1000 WHERE id = $1`, ts[2].ID); err != nil {
-		t.Fatal(err)
-	}
-	c := &Committer{pool: pool, runID: runID, f: f, kick: make(chan struct{}, 1)} // no senders: the test sends
-	var gs []*GroupCommit
-	for i, task := range ts {
-		rows := bigPage(fmt.Sprintf("p%d_", i), 200)
-		g, err := c.Submit(task, PageCommit{Rows: rows, Next: "c1", Items: 200}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gs = append(gs, g)
-	}
 	group := c.take()
 	if c.sendTogether(ctx, group) {
 		t.Fatal("a group with a lost lease committed")

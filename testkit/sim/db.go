@@ -30,14 +30,11 @@ func (c *conns) get() (*pgxpool.Pool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pool == nil {
-		cfg, err := pgxpool.ParseConfig(c.url)
+		pool, err := pgxpool.New(context.Background(), c.url)
 		if err != nil {
 			return nil, err
 		}
-		cfg.MinConns = 0
-		if c.pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
-			return nil, err
-		}
+		c.pool = pool
 	}
 	return c.pool, nil
 }
