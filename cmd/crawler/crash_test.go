@@ -172,9 +172,16 @@ func testConn(t *testing.T, dbURL string) *pgx.Conn {
 // outcome, without timestamps, lease bookkeeping or insertion-order ids.
 func content(t *testing.T, dbURL string) string {
 	t.Helper()
-	ctx := context.Background()
 	conn := testConn(t, dbURL)
-	defer conn.Close(ctx)
+	defer conn.Close(context.Background())
+	return contentOn(t, conn)
+}
+
+// contentOn is content read on conn: a test that queries the database
+// again spares a connection (a new server backend and its catalog caches).
+func contentOn(t *testing.T, conn *pgx.Conn) string {
+	t.Helper()
+	ctx := context.Background()
 	var out strings.Builder
 	for _, q := range []string{
 		`SELECT to_jsonb(u) - 'updated_at' FROM shortvideo.users u`,
@@ -269,7 +276,9 @@ func TestKill9ThenResume(t *testing.T) {
 			if code := r.wait(); code != 0 {
 				t.Fatalf("resume exit %d: %s", code, r.stderr.String())
 			}
-			if got := content(t, db); got != want {
+			conn := testConn(t, db)
+			defer conn.Close(context.Background())
+			if got := contentOn(t, conn); got != want {
 				t.Errorf("content after kill at %d + resume differs from a clean run:\n%s", at, diffLines(want, got))
 			}
 			extra := up.sb.Usage(cliKey).Billable - cleanPages
@@ -280,8 +289,6 @@ func TestKill9ThenResume(t *testing.T) {
 			// What the dead process held stays spent (its requests in
 			// flight may have been billed); the ledger adds up.
 			var billed, committed, holds int64
-			conn := testConn(t, db)
-			defer conn.Close(context.Background())
 			if err := conn.QueryRow(context.Background(), `SELECT credits_billed, credits_committed, (SELECT coalesce(sum(held), 0) FROM crawl.credit_holds) FROM crawl.runs`).Scan(&billed, &committed, &holds); err != nil {
 				t.Fatal(err)
 			}
@@ -311,10 +318,10 @@ func TestInterruptThenResume(t *testing.T) {
 		t.Errorf("no resume hint in %q", p.stderr.String())
 	}
 	conn := testConn(t, db)
+	defer conn.Close(context.Background())
 	var leased int
 	var state string
 	err := conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM crawl.tasks WHERE state = 'leased'), (SELECT state FROM crawl.runs)`).Scan(&leased, &state)
-	conn.Close(context.Background())
 	if err != nil || leased != 0 || state != "stopped" {
 		t.Errorf("after SIGINT: %d tasks still leased, run %s (%v)", leased, state, err)
 	}
@@ -323,7 +330,7 @@ func TestInterruptThenResume(t *testing.T) {
 	if code := r.wait(); code != 0 {
 		t.Fatalf("resume exit %d: %s", code, r.stderr.String())
 	}
-	if got := content(t, db); got != want {
+	if got := contentOn(t, conn); got != want {
 		t.Errorf("content differs from a clean run:\n%s", diffLines(want, got))
 	}
 	if extra := up.sb.Usage(cliKey).Billable - cleanPages; extra < 0 || extra > crashWorkers {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/socialcrawl/crawler/testkit/bench"
 	"github.com/socialcrawl/crawler/testkit/childproc"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
@@ -95,11 +97,9 @@ func hostileUpstream(t *testing.T) (string, *atomic.Int64) {
 	return srv.URL + "/api", &n
 }
 
-func taskStates(t *testing.T, dbURL string) map[string]string {
+func taskStates(t *testing.T, conn *pgx.Conn) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	conn := testConn(t, dbURL)
-	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `SELECT key, state || ': ' || coalesce(reason, '') FROM crawl.tasks`)
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +127,8 @@ func TestHostileBodiesBounded(t *testing.T) {
 	base, requests := hostileUpstream(t)
 	// One database: each class is a job of its own, its handles its own.
 	db := pgtest.DB(t)
+	conn := testConn(t, db)
+	defer conn.Close(context.Background())
 	for _, tc := range []struct {
 		name    string
 		handles []string
@@ -154,7 +156,7 @@ func TestHostileBodiesBounded(t *testing.T) {
 		if m.cpu > hostileMaxCPU {
 			t.Errorf("%s: CPU %v (wall %v), want < %v", tc.name, m.cpu, m.wall, hostileMaxCPU)
 		}
-		states := taskStates(t, db)
+		states := taskStates(t, conn)
 		for _, h := range tc.handles {
 			if !strings.HasPrefix(states[h], tc.want) {
 				t.Errorf("%s: task %s = %q, want %q...", tc.name, h, states[h], tc.want)

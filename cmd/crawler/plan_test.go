@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/socialcrawl/crawler/internal/sandbox"
 	"github.com/socialcrawl/crawler/plan"
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
@@ -21,6 +23,27 @@ type planOut struct {
 	Seeds    []struct {
 		Kind, Key string
 	} `json:"seeds"`
+}
+
+// sandboxUsage is the usage of cliKey at the sandbox serving base (GET
+// /debug/usage), for a sandbox in another process.
+func sandboxUsage(t *testing.T, base string) sandbox.Usage {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(base, "/api")+"/debug/usage", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", cliKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var u sandbox.Usage
+	if err := json.NewDecoder(resp.Body).Decode(&u); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /debug/usage: %d, %v", resp.StatusCode, err)
+	}
+	return u
 }
 
 func planJSON(t *testing.T, env map[string]string, args ...string) (planOut, result) {
@@ -58,10 +81,13 @@ expand: {followers: {max_pages: 1}, follower_profiles: {}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			up := newUpstream(t)
+			// A `crawler sandbox` process: only the crawls talk to it, and
+			// serving them under the race detector cost some 1.5 CPU-s.
+			base := sandboxProcess(t)
+			billable := func() int64 { return sandboxUsage(t, base).Billable }
 			db := pgtest.DB(t)
 			env := map[string]string{"DATABASE_URL": db, "CRAWLER_API_KEY": cliKey}
-			args := c.args(t, up.url)
+			args := c.args(t, base)
 			if res := invoke(t, env, "migrate"); res.code != 0 {
 				t.Fatalf("migrate: %+v", res)
 			}
@@ -69,7 +95,7 @@ expand: {followers: {max_pages: 1}, follower_profiles: {}}
 			if res.code != 0 || !p.CanRun || p.Next != "start a new run" || p.Estimate != -1 {
 				t.Fatalf("plan: exit %d %+v\n%s", res.code, p, res.stderr)
 			}
-			if b := up.sb.Usage(cliKey).Billable; b != 0 || countRuns(t, db) != 0 {
+			if b := billable(); b != 0 || countRuns(t, db) != 0 {
 				t.Fatalf("plan spent %d credits or wrote a run", b)
 			}
 			// The runs go through the prebuilt binary: what is tested here is
@@ -78,7 +104,7 @@ expand: {followers: {max_pages: 1}, follower_profiles: {}}
 			if res := runBin(t, binEnv, append([]string{"run", "--live", "off"}, args...)...); res.code != 0 {
 				t.Fatalf("run: exit %d\n%s", res.code, res.stderr)
 			}
-			first := up.sb.Usage(cliKey).Billable
+			first := billable()
 			t.Logf("%s: bound %d, first run billed %d", c.name, p.Bound, first)
 			if p.Bound < first || p.Bound == math.MaxInt64 {
 				t.Errorf("bound %d < billed %d (or no bound)", p.Bound, first)
@@ -90,7 +116,7 @@ expand: {followers: {max_pages: 1}, follower_profiles: {}}
 			if res := runBin(t, binEnv, append([]string{"run", "--live", "off"}, args...)...); res.code != 0 {
 				t.Fatalf("repeat run: exit %d\n%s", res.code, res.stderr)
 			}
-			repeat := up.sb.Usage(cliKey).Billable - first
+			repeat := billable() - first
 			t.Logf("%s: estimate %d, repeat run billed %d", c.name, again.Estimate, repeat)
 			if diff := math.Abs(float64(again.Estimate - repeat)); diff > 0.1*float64(repeat) {
 				t.Errorf("estimate %d is more than 10%% off the repeat run's %d", again.Estimate, repeat)

@@ -119,8 +119,11 @@ func overlap(t *testing.T, want string, at int64) {
 	if ca != 0 || cb != 0 {
 		t.Fatalf("exit codes %d, %d:\n%s\n%s", ca, cb, a.stderr.String(), b.stderr.String())
 	}
-	if n := countRuns(t, db); n != 1 {
-		t.Errorf("%d runs, want 1", n)
+	conn := testConn(t, db)
+	defer conn.Close(context.Background())
+	var runs int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM crawl.runs`).Scan(&runs); err != nil || runs != 1 {
+		t.Errorf("%d runs (%v), want 1", runs, err)
 	}
 	if bill := up.sb.Usage(cliKey).Billable; bill != cleanPages {
 		t.Errorf("billable = %d, want %d", bill, cleanPages)
@@ -128,7 +131,7 @@ func overlap(t *testing.T, want string, at int64) {
 	if d := up.duplicates(); len(d) != 0 {
 		t.Errorf("pages bought twice: %v", d)
 	}
-	if got := content(t, db); got != want {
+	if got := contentOn(t, conn); got != want {
 		t.Errorf("content differs from a clean run:\n%s", diffLines(want, got))
 	}
 	t.Logf("a: %s\nb: %s", strings.TrimSpace(outA.String()), strings.TrimSpace(outB.String()))

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/socialcrawl/crawler/testkit/pgtest"
 )
 
@@ -120,10 +122,8 @@ var gcTrace = regexp.MustCompile(`(?m)^gc \d+ @[0-9.]+s \d+%: [^\n]*? (\d+)->(\d
 
 // seeded is the run's tasks, distinct keys, and whether it is still
 // seeding.
-func seeded(t *testing.T, dbURL string, runID int64) (tasks, distinct int64, pending bool) {
+func seeded(t *testing.T, conn *pgx.Conn, runID int64) (tasks, distinct int64, pending bool) {
 	t.Helper()
-	conn := testConn(t, dbURL)
-	defer conn.Close(context.Background())
 	ctx := context.Background()
 	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT key) FROM crawl.tasks WHERE run_id = $1`, runID).Scan(&tasks, &distinct); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,9 @@ func TestSeedFileMillionsBoundedMemory(t *testing.T) {
 		dbURL := pgtest.DB(t) // migrated: no migration in the measured run
 		job := writeSeedJob(t, "http://127.0.0.1:9/api", n, researchHandles)
 		took, rss, heap := seedRun(t, dbURL, job)
-		tasks, distinct, pending := seeded(t, dbURL, 1)
+		conn := testConn(t, dbURL)
+		tasks, distinct, pending := seeded(t, conn, 1)
+		conn.Close(context.Background())
 		if tasks != int64(n) || distinct != tasks || pending {
 			t.Fatalf("%d lines: %d tasks (%d distinct), pending %v; want %d", n, tasks, distinct, pending, n)
 		}
@@ -194,13 +196,13 @@ func TestSeedFileKilledThenResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.wait()
-	tasks, _, pending := seeded(t, dbURL, 1)
+	tasks, _, pending := seeded(t, conn, 1)
 	if !pending || tasks == 0 || tasks >= n {
 		t.Fatalf("killed at offset %d: %d tasks, pending %v; want a partial seeding", offset, tasks, pending)
 	}
 	t.Logf("killed after %d of %d tasks", tasks, n)
 	took, _, _ := seedRun(t, dbURL, job)
-	tasks, distinct, pending := seeded(t, dbURL, 1)
+	tasks, distinct, pending := seeded(t, conn, 1)
 	if tasks != n || distinct != n || pending {
 		t.Errorf("resumed: %d tasks (%d distinct), pending %v; want %d", tasks, distinct, pending, n)
 	}
