@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"os"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
