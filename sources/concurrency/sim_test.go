@@ -25,25 +25,19 @@ import (
 // simulation's Acquire, on its own clock.
 // When none is, pace is how long until the doubling's pacing hands out
 // another (0: only a release frees one), as Acquire's timer waits.
+// The simulation runs on one goroutine: it takes no lock (a lock per
+// event costs under -race, and guards nothing here).
 func (l *Limiter) tryAcquire(now time.Time) (t *ticket, pace time.Duration, ok bool) {
-	l.mu.Lock()
 	l.ctl.tick(now, l.held)
 	if len(l.waiters) > 0 || l.held >= l.ctl.slots() {
-		pace := l.ctl.untilPaced(now, l.held)
-		l.mu.Unlock()
-		return nil, pace, false
+		return nil, l.ctl.untilPaced(now, l.held), false
 	}
-	t = l.grantLocked(now)
-	l.mu.Unlock()
-	return t, 0, true
+	return l.grantLocked(now), 0, true
 }
 
-// put gives t's slot back with s at now: the simulation's release.
-func (l *Limiter) put(now time.Time, t *ticket, s Sample) {
-	l.mu.Lock()
-	l.putLocked(now, t, s)
-	l.mu.Unlock()
-}
+// put gives t's slot back with s at now: the simulation's release,
+// without the lock as tryAcquire.
+func (l *Limiter) put(now time.Time, t *ticket, s Sample) { l.putLocked(now, t, s) }
 
 // simUpstream is an upstream in virtual time: servers (0: as many as there
 // are requests) taking requests first come first served, each for a
@@ -348,11 +342,9 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 		if cfg.at != nil {
 			cfg.at(el, l)
 		}
-		l.mu.Lock()
 		l.ctl.tick(now, l.held)
 		st := l.ctl.status(l.held)
 		centre := l.ctl.centre
-		l.mu.Unlock()
 		if cfg.debug && cfg.rate != nil && el < 120*time.Second {
 			t.Logf("%6.1fs rate %.2f steady %.2f limit %d held %d", el.Seconds(), cfg.rate.rc.Current(), cfg.rate.rc.Steady(), st.Limit, st.InFlight)
 		}

@@ -86,7 +86,7 @@ func (rc *Controller) waitAnswers(now time.Time, e throttleEvent) {
 	}
 	rc.interim = max(rc.interim, rateFloor)
 	if rc.limiter == nil {
-		rc.limiter = rate.NewLimiter(rate.Limit(rc.interim/rc.share.scale), rc.processBurst())
+		rc.limiter = newBucket(rate.Limit(rc.interim/rc.share.scale), rc.processBurst())
 	}
 	rc.emptyBucket(now)
 }
@@ -109,7 +109,7 @@ func (rc *Controller) setRate(now time.Time, r float64) {
 	}
 	r = min(max(r, rateFloor), maxRate)
 	if rc.limiter == nil {
-		rc.limiter = rate.NewLimiter(rate.Limit(r), rc.processBurst())
+		rc.limiter = newBucket(rate.Limit(r), rc.processBurst())
 		return
 	}
 	if math.Abs(r-float64(rc.limiter.Limit())) > 1e-9 {

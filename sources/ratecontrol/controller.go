@@ -17,7 +17,7 @@ type Controller struct {
 	pending *throttleEvent   // the 429 event waiting for its pause to end
 	// limiter is our bucket; nil until there is a rate to keep (a ceiling,
 	// a 429, or an estimate another process shared).
-	limiter *rate.Limiter
+	limiter *bucket
 	hist    successRing // the successes, at their send times
 	// arr is hist with the start's successes at their arrival times, as
 	// far as the answer times show them (spread): what the burst is read
@@ -131,7 +131,7 @@ func New(ceiling float64, burst int) *Controller {
 	if ceiling > 0 {
 		rc.limits.burst = max(burst, 1)
 		rc.quota.burst = float64(rc.limits.burst)
-		rc.limiter = rate.NewLimiter(rate.Limit(ceiling), rc.bucketBurst())
+		rc.limiter = newBucket(rate.Limit(ceiling), rc.bucketBurst())
 	}
 	return rc
 }

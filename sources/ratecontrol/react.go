@@ -187,7 +187,7 @@ func (rc *Controller) settle(now time.Time, e throttleEvent, est float64, ok boo
 	rc.hold.end = now.Add(rc.hold.length)
 	if rc.limiter == nil {
 		// Our bucket starts now, empty (below).
-		rc.limiter = rate.NewLimiter(rate.Limit(rc.hold.base/rc.share.scale), rc.processBurst())
+		rc.limiter = newBucket(rate.Limit(rc.hold.base/rc.share.scale), rc.processBurst())
 	}
 	if !ok || !e.probing {
 		// The new rate may still be above R. The upstream bucket refilled

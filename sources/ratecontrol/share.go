@@ -120,7 +120,7 @@ func (rc *Controller) adopt(now time.Time, v SharedQuota) {
 	}
 	if rc.limiter == nil {
 		// Our bucket starts now, empty: the others are sending.
-		rc.limiter = rate.NewLimiter(rate.Limit(rc.hold.base/rc.share.scale), rc.processBurst())
+		rc.limiter = newBucket(rate.Limit(rc.hold.base/rc.share.scale), rc.processBurst())
 		rc.limiter.AllowN(now, rc.limiter.Burst())
 	}
 }

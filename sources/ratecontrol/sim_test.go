@@ -2,8 +2,10 @@ package ratecontrol
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -75,14 +77,15 @@ type simWorker struct {
 // leaves and is answered latency after it leaves; a worker spends 2 ms on
 // an answer before asking again. at(t) is called before each event, for
 // scripted changes.
-func simulate(rc *Controller, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) *simRun {
-	return simulateMany([]*Controller{rc}, up, t0, workers, latency, d, at)[0]
+func simulate(t *testing.T, rc *Controller, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) *simRun {
+	return simulateMany(t, []*Controller{rc}, up, t0, workers, latency, d, at)[0]
 }
 
 // simulateMany is simulate with one process per rate control, each with
 // its workers, all on one upstream key; it returns what each process saw.
 // A process whose control is nil is not running (it may be started by at).
-func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) []*simRun {
+func simulateMany(t *testing.T, rcs []*Controller, up *simUpstream, t0 time.Time, workers int, latency, d time.Duration, at func(t time.Time)) []*simRun {
+	t.Helper()
 	for _, rc := range rcs {
 		if rc != nil {
 			rc.now = func() time.Time { panic("the simulation passes its own clock") }
@@ -102,17 +105,37 @@ func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int,
 		q[i] = workerEvent{ns: ws[i].at.UnixNano(), i: i}
 	}
 	q.init()
+	// Workers waiting for a token wake together when it is due, and all
+	// but the first find it taken: each asks the control, in the same
+	// state at the same instant, and is told the same wait. One asks; the
+	// others of its process at that instant, with nothing else between,
+	// take its answer (a failed step changes nothing a second would see).
+	// Asked each, they were most of the simulations' CPU under -race.
+	var herd struct {
+		p  int
+		ns int64
+		at time.Time // zero: no failed step just before
+	}
 	for ; ; q.fixFirst(ws[q[0].i].at) {
 		wi := q[0].i
 		w, p := &ws[wi], wi/workers
 		now := w.at
 		if !now.Before(end) {
+			if os.Getenv("SIMFINGERPRINT") != "" {
+				t.Logf("fingerprint %s", fingerprint(runs, rcs, end))
+			}
 			return runs
 		}
 		if at != nil {
 			at(now)
 		}
 		rc := rcs[p]
+		waiting := rc != nil && !w.connecting && !w.inflight
+		if waiting && !herd.at.IsZero() && herd.p == p && herd.ns == q[0].ns {
+			w.at = herd.at
+			continue
+		}
+		herd.at = time.Time{}
 		switch {
 		case rc == nil && !w.inflight:
 			w.at = now.Add(10 * time.Millisecond)
@@ -124,9 +147,38 @@ func simulateMany(rcs []*Controller, up *simUpstream, t0 time.Time, workers int,
 		case w.inflight:
 			w.answered(rc, now)
 		default:
-			w.send(rc, up, runs[p], now, latency)
+			if !w.send(rc, up, runs[p], now, latency) {
+				herd.p, herd.ns, herd.at = p, q[0].ns, w.at
+			}
 		}
 	}
+}
+
+// fingerprint hashes what the runs saw and where each control ended
+// (SIMFINGERPRINT=1 logs it): a change that only makes the simulation
+// cheaper must leave it as it was.
+func fingerprint(runs []*simRun, rcs []*Controller, end time.Time) string {
+	h := fnv.New64a()
+	n := 0
+	for _, r := range runs {
+		for _, ts := range [][]time.Time{r.oks, r.limited} {
+			n += len(ts)
+			fmt.Fprint(h, len(ts))
+			for _, t := range ts {
+				fmt.Fprint(h, t.UnixNano())
+			}
+		}
+	}
+	for _, rc := range rcs {
+		if rc == nil {
+			continue
+		}
+		fmt.Fprintf(h, "%+v %+v %+v %v %v", rc.quota, rc.hold, rc.marks, rc.until.UnixNano(), rc.interim)
+		if rc.limiter != nil {
+			fmt.Fprint(h, float64(rc.limiter.Limit()), rc.limiter.Burst(), rc.limiter.TokensAt(end))
+		}
+	}
+	return fmt.Sprintf("%d answers %x", n, h.Sum64())
 }
 
 // workerQueue orders the workers by their next event, the first index
@@ -190,18 +242,20 @@ func (w *simWorker) answered(rc *Controller, now time.Time) {
 }
 
 // send asks rc for leave at now and, given it, sends w's request to up,
-// recording its fate in run; otherwise w waits as long as rc says.
-func (w *simWorker) send(rc *Controller, up *simUpstream, run *simRun, now time.Time, latency time.Duration) {
+// recording its fate in run; otherwise w waits as long as rc says. It
+// reports whether rc gave leave.
+func (w *simWorker) send(rc *Controller, up *simUpstream, run *simRun, now time.Time, latency time.Duration) bool {
 	if wait := rc.step(now); wait > 0 {
 		w.at = now.Add(wait)
-		return
+		return false
 	}
 	if up.connect > 0 && !w.connected {
 		w.connected, w.connecting = true, true
 		w.sent, w.at = now, now.Add(time.Millisecond+time.Duration(up.rng.Int64N(int64(up.connect))))
-		return
+		return true
 	}
 	w.arrive(up, run, now, now.Add(time.Millisecond), latency)
+	return true
 }
 
 // arrive is w's request, sent at sent, arriving at up at arrival (a
@@ -254,7 +308,7 @@ func TestRateControlFindsTheQuotaWithoutCeiling(t *testing.T) {
 			up.lim.AllowN(t0, 0)
 			rc := New(0, 1)
 			var installed time.Time
-			run := simulate(rc, up, t0, 16, 5*time.Millisecond, T, func(now time.Time) {
+			run := simulate(t, rc, up, t0, 16, 5*time.Millisecond, T, func(now time.Time) {
 				if installed.IsZero() && rc.limiter != nil {
 					installed = now
 					if len(run0(rc)) == 0 {
@@ -330,7 +384,7 @@ func followsAQuotaThatMoves(t *testing.T, connect time.Duration) {
 	rc := New(0, 1)
 	phase := 60 * time.Second
 	var known [3]float64 // the estimate at the end of each phase
-	run := simulate(rc, up, t0, 16, 5*time.Millisecond, 3*phase, func(now time.Time) {
+	run := simulate(t, rc, up, t0, 16, 5*time.Millisecond, 3*phase, func(now time.Time) {
 		switch i := int(now.Sub(t0) / phase); {
 		case i == 1 && up.lim.Limit() == 50:
 			known[0] = rc.quota.rate
@@ -393,7 +447,7 @@ func TestRateControlRespectsTheCeiling(t *testing.T) {
 		up.lim.AllowN(t0, 0)
 		rc := New(ceiling, 10)
 		above := 0.0
-		run := simulate(rc, up, t0, 16, 5*time.Millisecond, 120*time.Second, func(time.Time) {
+		run := simulate(t, rc, up, t0, 16, 5*time.Millisecond, 120*time.Second, func(time.Time) {
 			above = max(above, rc.currentLocked()-ceiling)
 		})
 		if above > 0 {
@@ -569,7 +623,7 @@ func TestRateControlSharedQuota(t *testing.T) {
 			rcs := make([]*Controller, n)
 			rcs[0] = New(0, 1)
 			hub.join(t0, rcs[0])
-			runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, T, func(now time.Time) {
+			runs := simulateMany(t, rcs, up, t0, 8, 5*time.Millisecond, T, func(now time.Time) {
 				for i := 1; i < n; i++ {
 					if rcs[i] == nil && now.Sub(t0) >= c.join {
 						rcs[i] = New(0, 1)
@@ -618,7 +672,7 @@ func TestRateControlSharedQuotaAbsorbsADeath(t *testing.T) {
 	hub.join(t0, rcs[0])
 	death := t0.Add(60 * time.Second)
 	var second *simMember
-	runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, 90*time.Second, func(now time.Time) {
+	runs := simulateMany(t, rcs, up, t0, 8, 5*time.Millisecond, 90*time.Second, func(now time.Time) {
 		if rcs[1] == nil && second == nil && now.Sub(t0) >= 500*time.Millisecond {
 			rcs[1] = New(0, 1)
 			rcs[1].now = rcs[0].now
@@ -654,7 +708,7 @@ func TestRateControlSharedQuotaComesBack(t *testing.T) {
 	rcs := []*Controller{New(0, 1), nil}
 	hub.join(t0, rcs[0])
 	phase := 60 * time.Second
-	runs := simulateMany(rcs, up, t0, 8, 5*time.Millisecond, 3*phase, func(now time.Time) {
+	runs := simulateMany(t, rcs, up, t0, 8, 5*time.Millisecond, 3*phase, func(now time.Time) {
 		if rcs[1] == nil && now.Sub(t0) >= 500*time.Millisecond {
 			rcs[1] = New(0, 1)
 			rcs[1].now = rcs[0].now
@@ -704,7 +758,7 @@ func TestRateControlFindsTheQuotaAtLongAnswerTimes(t *testing.T) {
 			up := &simUpstream{lim: rate.NewLimiter(R, B), jitter: c.jitter, rng: rand.New(rand.NewPCG(1, 1))}
 			up.lim.AllowN(t0, 0)
 			rc := New(0, 1)
-			run := simulate(rc, up, t0, c.workers, c.latency, c.d, nil)
+			run := simulate(t, rc, up, t0, c.workers, c.latency, c.d, nil)
 			// From the first measured reaction (the first answers, a probe,
 			// its answers): the start is the answer time's, not the control's.
 			from := t0.Add(2*(c.latency+c.jitter) + 5*time.Second)

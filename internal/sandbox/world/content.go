@@ -48,8 +48,12 @@ func (w *World) postList(a Account) creatorList  { return w.creatorMedia(a, post
 
 // creatorVideoID is the id of the video at index i of handle's videos.
 func creatorVideoID(handle string, i int64) string {
-	return digitsAt('7', hashOf("account", handle, "items"), i)
+	return digitsAt('7', creatorVideoSeed(handle), i)
 }
+
+// creatorVideoSeed is the seed of handle's video ids: hashed once for a
+// scan of its list, not once per entry.
+func creatorVideoSeed(handle string) uint64 { return hashOf("account", handle, "items") }
 
 // videoComments is how many comments the video id by author has: the
 // author's c<N>, else hash-derived (below 60). The video's commentCount
@@ -173,9 +177,10 @@ func (w *World) creatorVideos(a Account, l creatorList) func(p int64) Video {
 	if w.content && l.added > 0 {
 		cum = w.mediaCum(a, videoCounter, 'v')
 	}
+	seed := creatorVideoSeed(a.Handle)
 	return func(p int64) Video {
 		i := l.index(p)
-		id := creatorVideoID(a.Handle, i)
+		id := digitsAt('7', seed, i)
 		if cum != nil && i < 0 {
 			return w.videoAt(id, a.Handle, newTime(cum, i, 0, "video", id), true)
 		}

@@ -41,8 +41,9 @@ func (w *World) creatorVideoTime(author, id string) (int64, bool) {
 		return 0, false
 	}
 	l := w.videoList(a)
+	seed := creatorVideoSeed(author)
 	for p := range min(l.total(), maxTimeScan) {
-		if i := l.index(p); creatorVideoID(author, i) == id {
+		if i := l.index(p); digitsAt('7', seed, i) == id {
 			return w.postedAt(l, i), true
 		}
 	}

@@ -171,8 +171,9 @@ func (w *World) videoPosted(id, author string) (posted int64, fresh bool) {
 		return static, false
 	}
 	l := w.videoList(a)
+	seed := creatorVideoSeed(author)
 	for k := range l.added {
-		if creatorVideoID(author, -1-k) == id {
+		if digitsAt('7', seed, -1-k) == id {
 			return newTime(w.mediaCum(a, videoCounter, 'v'), -1-k, 0, "video", id), true
 		}
 	}
