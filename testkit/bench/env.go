@@ -123,7 +123,7 @@ func (e *env) close() {
 // share the server with the leftovers of the previous ones. In smoke mode
 // it empties them instead and keeps them for freshDB: a copy of the
 // template cost the server ~0.27 s of CPU, emptying one ~0.03 s, and the
-// smoke's workloads took ~40 of them. close drops them.
+// smoke's workloads took ~40 of them (pgtmp.Empty). close drops them.
 func (e *env) dropDBs() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -131,7 +131,7 @@ func (e *env) dropDBs() {
 	defer e.mu.Unlock()
 	for _, name := range e.dbs {
 		if e.cfg.Smoke {
-			err := e.empty(ctx, name)
+			err := pgtmp.Empty(ctx, e.admin, e.dbURL(name), name)
 			if err == nil {
 				e.spare = append(e.spare, name)
 				continue
@@ -147,54 +147,6 @@ func (e *env) drop(ctx context.Context, name string) {
 	if _, err := e.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		e.log.Warn("drop database", "name", name, "err", err)
 	}
-}
-
-// emptySQL brings a copy of the migrated template back to what it was: no
-// row in any table but the migrations' own (goose_db_version, the only
-// rows the migrations write) and every sequence restarted. The foreign
-// keys' triggers are skipped (session_replication_role, a superuser's:
-// elsewhere the statement fails and the database is dropped), so the
-// order of the deletes does not matter.
-const emptySQL = `DO $$
-DECLARE
-    r record;
-BEGIN
-    SET LOCAL session_replication_role = replica;
-    FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-             WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
-               AND c.oid IS DISTINCT FROM to_regclass('public.goose_db_version') LOOP
-        EXECUTE format('DELETE FROM %s', r.t);
-    END LOOP;
-    FOR r IN SELECT c.oid::regclass AS s FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-             WHERE c.relkind = 'S' AND n.nspname NOT LIKE 'pg\_%'
-               AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.refobjid = to_regclass('public.goose_db_version')) LOOP
-        EXECUTE format('ALTER SEQUENCE %s RESTART', r.s);
-    END LOOP;
-END $$`
-
-// empty ends every session on database name and empties it (emptySQL).
-// It fails when a session came back meanwhile: a process of the workload
-// still running, whose database is then dropped.
-func (e *env) empty(ctx context.Context, name string) error {
-	if _, err := e.admin.Exec(ctx, "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name); err != nil {
-		return err
-	}
-	conn, err := pgx.Connect(ctx, e.dbURL(name))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, emptySQL); err != nil {
-		return err
-	}
-	var others int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").Scan(&others); err != nil {
-		return err
-	}
-	if others > 0 {
-		return fmt.Errorf("%d sessions still open", others)
-	}
-	return nil
 }
 
 // freshDB creates a new migrated database, dropped by close, and returns
