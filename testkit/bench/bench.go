@@ -137,10 +137,10 @@ var smokeSizes = sizes{
 	issueLatency:    150 * time.Millisecond,
 	issueT:          2 * time.Second,
 	knee:            kneeSizes{servers: 8, service: 100 * time.Millisecond, lists: 40, d: 3 * time.Second, warm: time.Second, phase: time.Second},
-	scrapyT:         3 * time.Second,
+	scrapyT:         2 * time.Second,
 	inflightLists:   40,
 	inflightLatency: 200 * time.Millisecond,
-	inflightT:       4 * time.Second,
+	inflightT:       3 * time.Second,
 	issueLong:       issueJobSize{accounts: 4, followers: 200, t: 3 * time.Second},
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/db"
@@ -47,13 +48,20 @@ const historyJob = "bench-history"
 // followers and a following list).
 const historySeeds = 30
 
-// Per synthetic run: the tasks, in four segments (see fillHistory).
-const (
-	histTasksPerRun = 3000
-	histProfiles1   = 970 // depth-1 profiles, found in the seed lists
-	histSnapshots   = 1000
-	histSamples     = 30 // per process; 2 processes
-)
+// Per synthetic run: the samples of each of its two processes.
+const histSamples = 30
+
+// histFill sizes a synthetic history: per run, the depth-1 profiles found
+// in the seed lists (each with a followers and a following list: the
+// run's tasks are the 30 seeds, their 60 lists and these, see
+// fillHistory) and the profile and video snapshots; the follow edges
+// stored at the least (they grow with the history).
+type histFill struct {
+	profiles, snapshots, minEdges int
+}
+
+// tasksPerRun is the number of tasks of each synthetic run.
+func (f histFill) tasksPerRun() int { return 3*historySeeds + 3*f.profiles }
 
 type historySizes struct {
 	runs     []int // history sizes, the first is the reference
@@ -64,15 +72,43 @@ type historySizes struct {
 	// scaledRuns is the history (one of runs, at least 2) whose entity
 	// tables are also filled at scale times their rows, for the report.
 	scaledRuns, scale int
+	fill              histFill
+	// vacuumSchemas: VACUUM ANALYZE only these schemas' tables, not the
+	// whole database (nil), whose catalogs cost the server ~1 s of CPU
+	// each time, more than a smoke's rows.
+	vacuumSchemas []string
+}
+
+// vacuum runs VACUUM ANALYZE on the database of q, as hs says.
+func (hs historySizes) vacuum(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}) error {
+	if hs.vacuumSchemas == nil {
+		_, err := q.Exec(ctx, "VACUUM ANALYZE")
+		return err
+	}
+	var tables string
+	err := q.QueryRow(ctx, `SELECT string_agg(c.oid::regclass::text, ', ') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'r' AND n.nspname = ANY($1)`, hs.vacuumSchemas).Scan(&tables)
+	if err == nil {
+		_, err = q.Exec(ctx, "VACUUM ANALYZE "+tables)
+	}
+	return err
 }
 
 func (e *env) historySizes() historySizes {
 	if e.cfg.Smoke {
 		// 7 runs: the smallest history whose prune keeps 2 days, as the
 		// full one's does (1 day: the next night's prune would be of 0).
-		return historySizes{runs: []int{1, 2, 7}, reps: 3, runReps: 1, runPages: 20, listRuns: 3, scaledRuns: 2, scale: 3}
+		// A tenth of a night's rows: the commands' figures are the same
+		// computation, and the fill, its VACUUM and the prune cost the
+		// server a tenth of their ~5 s of CPU.
+		return historySizes{runs: []int{1, 2, 7}, reps: 3, runReps: 1, runPages: 20, listRuns: 3, scaledRuns: 2, scale: 3,
+			fill: histFill{profiles: 97, snapshots: 100, minEdges: 1000}, vacuumSchemas: []string{"crawl", "shortvideo", "photosocial"}}
 	}
-	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150, listRuns: 20, scaledRuns: 30, scale: 100}
+	return historySizes{runs: []int{1, 30, 365}, reps: 9, runReps: 3, runPages: 150, listRuns: 20, scaledRuns: 30, scale: 100,
+		fill: histFill{profiles: 970, snapshots: 1000, minEdges: 10000}}
 }
 
 // historyCommands are the commands timed, in the order of the figures.
@@ -120,7 +156,7 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		"Each figure is the median time and its ratio to the time with 1 run (crawler runs: with the first history of at least %d runs, the first whose output, %d runs, is the same as at the larger ones; crawler status and report: with the first history whose latest run has a previous run to compare with); the aim holds the ratio at the largest history. "+
 		"Last, the %d-run history (its latest run one of the run command's) is vacuumed, ANALYZEd and copied, the copy's shortvideo.users, follows and videos get %d times their rows more, last seen by earlier runs, "+
 		"and the report of the latest run is timed on both copies in alternating rounds (median of %d each).",
-		joinInts(hs.runs), histTasksPerRun, historySeeds, histProfiles1, 2*histSamples, histSnapshots, histSnapshots, hs.reps, hs.runReps, hs.runPages,
+		joinInts(hs.runs), hs.fill.tasksPerRun(), historySeeds, hs.fill.profiles, 2*histSamples, hs.fill.snapshots, hs.fill.snapshots, hs.reps, hs.runReps, hs.runPages,
 		hs.listRuns, hs.listRuns, hs.scaledRuns, hs.scale-1, hs.reps)}
 	up, err := newUpstream(sandbox.Config{}, false)
 	if err != nil {
@@ -153,7 +189,7 @@ func runHistory(ctx context.Context, e *env) (*outcome, error) {
 		if pools[i], err = e.pool(ctx, dsn, job.Limits.Workers); err != nil {
 			return out, err
 		}
-		if err := fillHistory(ctx, pools[i], job, n); err != nil {
+		if err := fillHistory(ctx, pools[i], job, n, hs); err != nil {
 			return out, fmt.Errorf("history of %d runs: %w", n, err)
 		}
 		e.log.Info("history filled", "runs", n, "took", time.Since(begin).Round(time.Millisecond))
@@ -239,7 +275,7 @@ func measureScaledReport(ctx context.Context, e *env, hs historySizes, dsn strin
 	if err != nil {
 		return Figure{}, err
 	}
-	_, err = one.Exec(ctx, "VACUUM ANALYZE")
+	err = hs.vacuum(ctx, one)
 	one.Close()
 	if err != nil {
 		return Figure{}, err
@@ -370,8 +406,10 @@ reuse:
 }
 
 // fillHistory writes n nightly runs of job, run i started i-n-1 days ago
-// and lasting 40 minutes. Run ids are 1..n, task ids (r-1)*3000+1.. .
-func fillHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, n int) error {
+// and lasting 40 minutes, of the sizes of hs.fill. Run ids are 1..n, task
+// ids (r-1)*hs.fill.tasksPerRun()+1.. .
+func fillHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, n int, hs historySizes) error {
+	fill := hs.fill
 	spec, err := json.Marshal(job)
 	if err != nil {
 		return err
@@ -384,9 +422,10 @@ func fillHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, n in
 	// The accounts, videos and edges stored grow with the history: ~20,000
 	// accounts and videos and ~200,000 edges after a year.
 	accounts := 1000 + 19000*n/365
-	edges := max(10000, 200000*n/365)
+	edges := max(fill.minEdges, 200000*n/365)
 	args := pgx.NamedArgs{"n": n, "job_name": job.Name, "job": spec, "fp": pipeline.Fingerprint(job),
-		"handles": handles, "secs": secs, "u": accounts, "e": edges}
+		"handles": handles, "secs": secs, "u": accounts, "e": edges,
+		"tpr": fill.tasksPerRun(), "p1": 3*historySeeds + fill.profiles, "snaps": fill.snapshots}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -404,8 +443,7 @@ func fillHistory(ctx context.Context, pool *pgxpool.Pool, job *jobfile.Job, n in
 		}
 	}
 	// Analyzed and vacuumed, as autovacuum leaves a year-old database.
-	_, err = conn.Exec(ctx, "VACUUM ANALYZE")
-	return err
+	return hs.vacuum(ctx, conn)
 }
 
 // historySQL fills the history; the named arguments are fillHistory's.
@@ -425,7 +463,7 @@ FROM generate_series(1, @n::int) r`,
 	// Seed profiles: i 0..29.
 	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, state, reason, outcome, pages, items, attempts, lease_owner, lease_token,
        created_at, updated_at, finished_at, refresh_after)
-SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 'done', 1, 1, 1,
+SELECT (r - 1) * @tpr::int + i + 1, r, 'shortvideo.profile', (@handles::text[])[i + 1], 0, 'done', 'done', 'done', 1, 1, 1,
        'bench-a:100:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours'
 FROM generate_series(1, @n::int) r, generate_series(0, 29) i,
      LATERAL (SELECT now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
@@ -435,8 +473,8 @@ ORDER BY r, i`,
 	// page_limit at 5 pages), cut short by stop_at_seen in the others.
 	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, outcome, cursor, pages, items, attempts,
        lease_owner, lease_token, created_at, updated_at, finished_at, credits_saved)
-SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
-       (@secs::text[])[k / 2 + 1], jsonb_build_object('handle', (@handles::text[])[k / 2 + 1]), 0, 5, (r - 1) * 3000 + k / 2 + 1,
+SELECT (r - 1) * @tpr::int + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
+       (@secs::text[])[k / 2 + 1], jsonb_build_object('handle', (@handles::text[])[k / 2 + 1]), 0, 5, (r - 1) * @tpr::int + k / 2 + 1,
        'done', CASE WHEN NOT whole THEN 'stop_at_seen: page 1 held only entries stored by earlier runs (last full walk: run ' || greatest(1, r - r % 7) || ', 4 pages)'
                     WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
        (CASE WHEN NOT whole THEN 'done_stop_at_seen' WHEN pg = 5 THEN 'done_page_limit' ELSE 'done_end' END)::crawl.task_outcome,
@@ -446,41 +484,43 @@ FROM generate_series(1, @n::int) r, generate_series(30, 89) i,
      LATERAL (SELECT i - 30 AS k, 2 + (i - 30) % 4 AS pg, r % 7 = 0 OR r = @n::int OR r = 1 AS whole,
                      now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
 ORDER BY r, i`,
-	// Profiles found in the seed lists: i 90..1059, accounts of the pool.
+	// Profiles found in the seed lists: i 90..@p1-1 (1059 in a full
+	// night), accounts of the pool.
 	// 1 in 20 skipped as fresh, 1 in 197 failed.
 	`INSERT INTO crawl.tasks (id, run_id, kind, key, depth, parent_id, state, reason, outcome, pages, items, attempts, lease_owner, lease_token,
        created_at, updated_at, finished_at, refresh_after, credits_saved)
-SELECT (r - 1) * 3000 + i + 1, r, 'shortvideo.profile', 'u' || substr(md5('acct' || a), 1, 15), 1, (r - 1) * 3000 + 30 + j % 60 + 1,
+SELECT (r - 1) * @tpr::int + i + 1, r, 'shortvideo.profile', 'u' || substr(md5('acct' || a), 1, 15), 1, (r - 1) * @tpr::int + 30 + j % 60 + 1,
        st, CASE st WHEN 'done' THEN 'done'
                    WHEN 'skipped' THEN 'fresh: within refresh_after 20h0m0s: fetched by run ' || greatest(1, r - 1) || ' at 2025-01-01T00:00:00Z'
                    ELSE '/shortvideo/profile: server_error (HTTP 502): bad gateway' END,
        (CASE st WHEN 'done' THEN 'done' WHEN 'skipped' THEN 'skipped_fresh' ELSE 'failed' END)::crawl.task_outcome,
        CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'done' THEN 1 ELSE 0 END, CASE st WHEN 'failed' THEN 4 ELSE 1 END,
        'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '1 s', t + interval '1 s', interval '20 hours', CASE st WHEN 'skipped' THEN 1 ELSE 0 END
-FROM generate_series(1, @n::int) r, generate_series(90, 1059) i,
+FROM generate_series(1, @n::int) r, generate_series(90, @p1::int - 1) i,
      LATERAL (SELECT i - 90 AS j, (r * 1009 + i - 90) % @u::int AS a,
                      CASE WHEN (i - 90) % 20 = 19 THEN 'skipped' WHEN (i - 90) % 197 = 5 THEN 'failed' ELSE 'done' END AS st,
                      now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
 ORDER BY r, i`,
-	// Their followers and following lists: i 1060..2999, a third skipped
+	// Their followers and following lists: i @p1..@tpr-1 (1060..2999 in a
+	// full night), a third skipped
 	// (404), the others walked to their end or their page limit.
 	`INSERT INTO crawl.tasks (id, run_id, kind, key, params, depth, max_pages, parent_id, state, reason, outcome, cursor, pages, items, attempts,
        lease_owner, lease_token, created_at, updated_at, finished_at)
-SELECT (r - 1) * 3000 + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
+SELECT (r - 1) * @tpr::int + i + 1, r, CASE WHEN k % 2 = 0 THEN 'shortvideo.followers' ELSE 'shortvideo.following' END,
        'MS4wLjABAAAA' || md5('sec' || a), jsonb_build_object('handle', 'u' || substr(md5('acct' || a), 1, 15)), 1, 5,
-       (r - 1) * 3000 + 90 + k / 2 + 1, st,
+       (r - 1) * @tpr::int + 90 + k / 2 + 1, st,
        CASE WHEN st = 'skipped' THEN 'not found: /shortvideo/user/followers: not_found (HTTP 404): no account with that secUid'
             WHEN pg = 5 THEN 'page_limit' ELSE 'end' END,
        (CASE WHEN st = 'skipped' THEN 'skipped_not_found' WHEN pg = 5 THEN 'done_page_limit' ELSE 'done_end' END)::crawl.task_outcome,
        CASE WHEN st = 'done' THEN (pg * 50)::text ELSE '' END, CASE WHEN st = 'done' THEN pg ELSE 0 END,
        CASE WHEN st = 'done' THEN pg * 50 - k % 13 ELSE 0 END, 1,
        'bench-b:200:' || r || '#' || i, i + 1, t, t + interval '5 s', t + interval '5 s'
-FROM generate_series(1, @n::int) r, generate_series(1060, 2999) i,
-     LATERAL (SELECT i - 1060 AS k, (r * 1009 + (i - 1060) / 2) % @u::int AS a, 1 + (i - 1060) % 5 AS pg,
-                     CASE WHEN (i - 1060) % 3 = 0 THEN 'skipped' ELSE 'done' END AS st,
+FROM generate_series(1, @n::int) r, generate_series(@p1::int, @tpr::int - 1) i,
+     LATERAL (SELECT i - @p1::int AS k, (r * 1009 + (i - @p1::int) / 2) % @u::int AS a, 1 + (i - @p1::int) % 5 AS pg,
+                     CASE WHEN (i - @p1::int) % 3 = 0 THEN 'skipped' ELSE 'done' END AS st,
                      now() - (@n::int - r + 1) * interval '1 day' + i * interval '800 ms' AS t) x
 ORDER BY r, i`,
-	`SELECT setval('crawl.tasks_id_seq', @n::int * 3000)`,
+	`SELECT setval('crawl.tasks_id_seq', @n::int * @tpr::int)`,
 	// What FinishRun summarizes of a finished run's tasks (migration 00023),
 	// when the schema has it.
 	`DO $$ BEGIN
@@ -499,7 +539,7 @@ FROM generate_series(1, @n::int) r, LATERAL (SELECT now() - (@n::int - r + 1) * 
 	`INSERT INTO crawl.run_samples (run_id, owner, at, pages, rows_written, requests, rate_limited, pause_seconds, outage_seconds, rate,
        credits_billed, credits_committed, tasks_pending, tasks_leased, tasks_done, tasks_failed, tasks_skipped)
 SELECT r, o.p || r, now() - (@n::int - r + 1) * interval '1 day' + q * interval '80 s', q * 43, q * 1300, q * 56, 0, 0, 0, 0,
-       q * 86, q * 86 + 4, greatest(0, 3000 - q * 100), 4, q * 95, q / 5, q * 4
+       q * 86, q * 86 + 4, greatest(0, @tpr::int - q * 100), 4, q * 95, q / 5, q * 4
 FROM generate_series(1, @n::int) r, generate_series(1, 30) q, (VALUES ('bench-a:100:'), ('bench-b:200:')) o(p)`,
 	`INSERT INTO crawl.credit_usage (run_id, endpoint, requests, billed, free, rate_limited, errors, credits_charged, credits_remaining)
 SELECT r, ep, 900, 880, 0, r % 3, 20, 880, 1000000 - r * 2600
@@ -528,7 +568,7 @@ FROM generate_series(0, @e::int - 1) e,
 	`INSERT INTO shortvideo.user_snapshots (unique_id, run_id, follower_count, following_count, heart_count, video_count, digg_count, captured_at)
 SELECT 'u' || substr(md5('acct' || ((r * 1009 + m) % @u::int)), 1, 15), r, 1000 + m + r, 300 + m % 50, 10000 + m, 40 + m % 9, 500,
        now() - (@n::int - r + 1) * interval '1 day'
-FROM generate_series(1, @n::int) r, generate_series(0, 999) m`,
+FROM generate_series(1, @n::int) r, generate_series(0, @snaps::int - 1) m`,
 	`INSERT INTO shortvideo.videos (video_id, author_unique_id, description, create_time, raw, first_seen_run, last_seen_run)
 SELECT (7000000000000000000 + v)::text, 'u' || substr(md5('acct' || (v % @u::int)), 1, 15), 'video ' || v, now() - v * interval '1 hour',
        jsonb_build_object('id', (7000000000000000000 + v)::text), least(l, 1 + v * @n::int / @u::int), l
@@ -538,7 +578,7 @@ FROM generate_series(0, @u::int - 1) v,
 	`INSERT INTO shortvideo.video_snapshots (video_id, run_id, play_count, digg_count, comment_count, share_count, captured_at)
 SELECT (7000000000000000000 + (r * 1013 + m) % @u::int)::text, r, 100000 + m * 7 + r * 11, 5000 + m, 100, 10,
        now() - (@n::int - r + 1) * interval '1 day'
-FROM generate_series(1, @n::int) r, generate_series(0, 999) m`,
+FROM generate_series(1, @n::int) r, generate_series(0, @snaps::int - 1) m`,
 }
 
 // historySample is the parameters of the sampler's statement

@@ -35,6 +35,9 @@ type Env struct {
 
 	fileCopyOnce   sync.Once
 	fileCopyClause string // see fileCopy
+
+	mu    sync.Mutex
+	spare []string // emptied databases of finished seeds, see release
 }
 
 // NewEnv prepares an Env on the server of serverURL (any database of it;
@@ -101,14 +104,18 @@ func (e *Env) migrateTemplate(ctx context.Context) (err error) {
 	return nil
 }
 
-// Close drops the template database and removes the scratch directory.
+// Close drops the template database and the spare ones, and removes the
+// scratch directory.
 func (e *Env) Close() {
 	if e.admin != nil {
-		if e.tmpl != "" && !e.lent {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_ = e.dropDB(ctx, e.tmpl)
-			cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		for _, name := range e.spare {
+			_ = e.dropDB(ctx, name)
 		}
+		if e.tmpl != "" && !e.lent {
+			_ = e.dropDB(ctx, e.tmpl)
+		}
+		cancel()
 		e.admin.Close()
 	}
 	if e.dir != "" {
@@ -121,6 +128,32 @@ func (e *Env) dbURL(name string) string {
 	u := *e.base
 	u.Path = "/" + name
 	return u.String()
+}
+
+// freshDB is a database as the template is, named after label: an
+// earlier seed's, emptied (release), or a new copy of the template.
+func (e *Env) freshDB(ctx context.Context, label string) (string, error) {
+	e.mu.Lock()
+	if n := len(e.spare); n > 0 {
+		name := e.spare[n-1]
+		e.spare = e.spare[:n-1]
+		e.mu.Unlock()
+		return name, nil
+	}
+	e.mu.Unlock()
+	return e.cloneDB(ctx, label, "")
+}
+
+// release empties a seed's database for the next seed's freshDB, or drops
+// it when it cannot be emptied (pgtmp.Empty).
+func (e *Env) release(ctx context.Context, name string) {
+	if err := pgtmp.Empty(ctx, e.admin, e.dbURL(name), name); err != nil {
+		_ = e.dropDB(ctx, name)
+		return
+	}
+	e.mu.Lock()
+	e.spare = append(e.spare, name)
+	e.mu.Unlock()
 }
 
 // cloneDB creates a database copied from src (the template when src is

@@ -80,14 +80,14 @@ func (e *Env) Run(ctx context.Context, seed int64, p Profile, opts Options) (*Re
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	db, err := e.cloneDB(ctx, fmt.Sprint(seed), "")
+	db, err := e.freshDB(ctx, fmt.Sprint(seed))
 	if err != nil {
 		return nil, err
 	}
 	if opts.Keep {
 		logf("database %s kept", db)
 	} else {
-		defer e.dropDB(context.WithoutCancel(ctx), db)
+		defer e.release(context.WithoutCancel(ctx), db)
 	}
 	defer func() {
 		res.Twins, res.Compared = chk.twins, chk.compared
