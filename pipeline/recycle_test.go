@@ -96,9 +96,10 @@ func (r *dbRecycler) clone(t *testing.T) *pgxpool.Pool {
 // version table (the template's only rows, which get checks on its first
 // clone), every sequence set back. A run leaves nothing else in its
 // database: no DDL, no database settings. Only the tables holding rows are
-// truncated (with the tables referencing them) and only the sequences
-// that moved are set back: a TRUNCATE gives every table and index it
-// names new files, some 200 ms of the server's time for all of them.
+// emptied, by DELETE, and only the sequences that moved are set back: a
+// test's few hundred rows cost a DELETE a few ms, where a TRUNCATE gives
+// every table and index it names new files (some 200 ms of the server's
+// time for all of them, under a tenth of it now).
 func resetDB(ctx context.Context, pool *pgxpool.Pool) error {
 	tables, err := userRelations(ctx, pool)
 	if err != nil {
@@ -127,7 +128,19 @@ func resetDB(ctx context.Context, pool *pgxpool.Pool) error {
 	reset := `SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, start_value, false) FROM pg_sequences
 		WHERE last_value IS NOT NULL AND sequencename <> 'goose_db_version_id_seq'`
 	if len(full) > 0 {
-		reset = "TRUNCATE " + strings.Join(full, ", ") + " CASCADE; " + reset
+		// One statement: the foreign keys' checks and actions run at its
+		// end, when every table that held rows is empty, so no order is needed.
+		var del strings.Builder
+		for i, t := range full[:len(full)-1] {
+			if i == 0 {
+				del.WriteString("WITH ")
+			} else {
+				del.WriteString(", ")
+			}
+			fmt.Fprintf(&del, "d%d AS (DELETE FROM %s)", i, t)
+		}
+		fmt.Fprintf(&del, " DELETE FROM %s; ", full[len(full)-1])
+		reset = del.String() + reset
 	}
 	if _, err := pool.Exec(ctx, reset); err != nil {
 		return fmt.Errorf("reset: %w", err)
