@@ -90,7 +90,6 @@ func TestDepthIsDeterministic(t *testing.T) {
 // again in turn.
 func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 	t.Parallel()
-	dbs := newDBRecycler(t)
 	for _, c := range []struct {
 		name, seeds, expand string
 		kind                string // the seed's
@@ -106,12 +105,12 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 			ctx := context.Background()
 			body := "limits: {max_depth: 1}\nexpand: {" + c.expand + "}\nseeds: {" + c.seeds + "}\n"
 
-			clean := setupRecycled(t, dbs, sandbox.Config{})
+			clean := setupWith(t, sandbox.Config{})
 			if sum := clean.run(t, clean.job(t, body)); sum.State != "done" {
 				t.Fatalf("clean run: %+v", sum)
 			}
 
-			late := setupRecycled(t, dbs, sandbox.Config{})
+			late := setupWith(t, sandbox.Config{})
 			job := late.job(t, body)
 			runID := late.start(t, job)
 			// Found first one hop away: fetched at max_depth.
