@@ -89,9 +89,9 @@ func (r *dbRecycler) clone(t *testing.T) *pgxpool.Pool {
 // clone), every sequence set back. A run leaves nothing else in its
 // database: no DDL, no database settings. Only the tables holding rows are
 // emptied, by DELETE, and only the sequences that moved are set back: a
-// test's few hundred rows cost a DELETE a few ms, where a TRUNCATE gives
+// test's few hundred rows cost a DELETE some 40 ms, where a TRUNCATE gives
 // every table and index it names new files (some 200 ms of the server's
-// time for all of them, under a tenth of it now).
+// time for all of them).
 func resetDB(ctx context.Context, pool *pgxpool.Pool) error {
 	tables, err := userRelations(ctx, pool)
 	if err != nil {
