@@ -105,10 +105,16 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 			ctx := context.Background()
 			body := "limits: {max_depth: 1}\nexpand: {" + c.expand + "}\nseeds: {" + c.seeds + "}\n"
 
-			clean := setupWith(t, sandbox.Config{})
+			// The clean run's database is read, then given back before the
+			// late one takes one: a database a subtest, not two at once.
+			pool, done := pkgDBs.get(t)
+			clean := setupOn(t, pool, sandbox.Config{})
 			if sum := clean.run(t, clean.job(t, body)); sum.State != "done" {
+				done()
 				t.Fatalf("clean run: %+v", sum)
 			}
+			all, cleanTasks := clean.count(t, `SELECT count(*) FROM crawl.tasks`), clean.tasksAt(t)
+			done()
 
 			late := setupWith(t, sandbox.Config{})
 			job := late.job(t, body)
@@ -121,7 +127,7 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 				t.Fatalf("first pass: %v %+v", err, sum)
 			}
 			first := late.count(t, `SELECT count(*) FROM crawl.tasks`)
-			if all := clean.count(t, `SELECT count(*) FROM crawl.tasks`); first >= all {
+			if first >= all {
 				t.Fatalf("first pass made %d tasks, the clean run %d: nothing left to expand again", first, all)
 			}
 			// Then found at depth 0, as a walk still in progress would.
@@ -139,7 +145,7 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 			if sum, err := pipeline.Run(ctx, late.options(job, testKey), job, runID); err != nil || sum.State != "done" {
 				t.Fatalf("second pass: %v %+v", err, sum)
 			}
-			if got, want := late.tasksAt(t), clean.tasksAt(t); got != want {
+			if got, want := late.tasksAt(t), cleanTasks; got != want {
 				t.Errorf("tasks after the late find:\n%s\nwant (found at depth 0 first):\n%s", got, want)
 			}
 			if u, cu := late.sandbox.Usage(testKey), clean.sandbox.Usage(testKey); u.Billable != cu.Billable {
