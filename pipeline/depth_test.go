@@ -90,7 +90,6 @@ func TestDepthIsDeterministic(t *testing.T) {
 // again in turn.
 func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 	t.Parallel()
-	dbs := newDBRecycler(t)
 	for _, c := range []struct {
 		name, seeds, expand string
 		kind                string // the seed's
@@ -106,12 +105,18 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 			ctx := context.Background()
 			body := "limits: {max_depth: 1}\nexpand: {" + c.expand + "}\nseeds: {" + c.seeds + "}\n"
 
-			clean := setupRecycled(t, dbs, sandbox.Config{})
+			// The clean run's database is read, then given back before the
+			// late one takes one: a database a subtest, not two at once.
+			pool, done := pkgDBs.get(t)
+			clean := setupOn(t, pool, sandbox.Config{})
 			if sum := clean.run(t, clean.job(t, body)); sum.State != "done" {
+				done()
 				t.Fatalf("clean run: %+v", sum)
 			}
+			all, cleanTasks := clean.count(t, `SELECT count(*) FROM crawl.tasks`), clean.tasksAt(t)
+			done()
 
-			late := setupRecycled(t, dbs, sandbox.Config{})
+			late := setupWith(t, sandbox.Config{})
 			job := late.job(t, body)
 			runID := late.start(t, job)
 			// Found first one hop away: fetched at max_depth.
@@ -122,7 +127,7 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 				t.Fatalf("first pass: %v %+v", err, sum)
 			}
 			first := late.count(t, `SELECT count(*) FROM crawl.tasks`)
-			if all := clean.count(t, `SELECT count(*) FROM crawl.tasks`); first >= all {
+			if first >= all {
 				t.Fatalf("first pass made %d tasks, the clean run %d: nothing left to expand again", first, all)
 			}
 			// Then found at depth 0, as a walk still in progress would.
@@ -140,7 +145,7 @@ func TestDepthIsDeterministicForEveryExpandingKind(t *testing.T) {
 			if sum, err := pipeline.Run(ctx, late.options(job, testKey), job, runID); err != nil || sum.State != "done" {
 				t.Fatalf("second pass: %v %+v", err, sum)
 			}
-			if got, want := late.tasksAt(t), clean.tasksAt(t); got != want {
+			if got, want := late.tasksAt(t), cleanTasks; got != want {
 				t.Errorf("tasks after the late find:\n%s\nwant (found at depth 0 first):\n%s", got, want)
 			}
 			if u, cu := late.sandbox.Usage(testKey), clean.sandbox.Usage(testKey); u.Billable != cu.Billable {

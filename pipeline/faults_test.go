@@ -42,11 +42,10 @@ func TestErrorClassesExactRequests(t *testing.T) {
 		{"blocked 403", []int{403}, "ok_f0_g0", "failed", "blocked: ", 1, 0, false, 0},
 		{"out of credits 402", []int{402}, "ok_f0_g0", "pending", "", 1, 0, true, sources.ClassNoCredits},
 	}
-	dbs := newDBRecycler(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setupRecycled(t, dbs, sandbox.Config{Faults: sandbox.Faults{Script: map[string][]int{"/shortvideo/profile": tc.script}}})
+			b := setupWith(t, sandbox.Config{Faults: sandbox.Faults{Script: map[string][]int{"/shortvideo/profile": tc.script}}})
 			// A short timeout only where a hang is the point: elsewhere a
 			// loaded machine must not turn a slow answer into a retry.
 			timeout := "10s"

@@ -208,15 +208,15 @@ func documentedKeys() []string {
 }
 
 // observed runs the job body r.runs times on a database in the migrated
-// state (recycled by dbs) and a new sandbox (r.between between runs) and
+// state (recycled by pkgDBs) and a new sandbox (r.between between runs) and
 // returns the rows each run wrote and the requests the sandbox answered,
 // sorted.
-func observed(t *testing.T, dbs *dbRecycler, r keyRow, body string) []string {
+func observed(t *testing.T, r keyRow, body string) []string {
 	cfg := sandbox.Config{PageSize: cmpOr(r.page, 10)}
 	if r.real {
 		cfg.Preset = sandbox.PresetScrapeCreators
 	}
-	pool, done := dbs.get(t)
+	pool, done := pkgDBs.get(t)
 	defer done()
 	b := setupOn(t, pool, cfg)
 	if r.real {
@@ -325,7 +325,6 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string][]string{}
-	dbs := newDBRecycler(t)
 	look := func(t *testing.T, r keyRow, body string) []string {
 		id := fmt.Sprintf("%v/%d/%d/%s/%s", r.real, r.page, r.runs, r.between, body)
 		mu.Lock()
@@ -334,7 +333,7 @@ func TestEveryKeyTakesEffect(t *testing.T) {
 		if ok {
 			return got
 		}
-		got = observed(t, dbs, r, body)
+		got = observed(t, r, body)
 		mu.Lock()
 		seen[id] = got
 		mu.Unlock()
