@@ -2,17 +2,14 @@ package pipeline_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/socialcrawl/crawler/internal/sandbox"
-
 	"github.com/socialcrawl/crawler/testkit/pgtest"
+	"github.com/socialcrawl/crawler/testkit/pgtmp"
 )
 
 // dbRecycler hands tests databases in the migrated state: a new clone of
@@ -83,97 +80,16 @@ func (r *dbRecycler) clone(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
-// resetDB empties a migrated database back to the state of a new clone of
-// the template: every table outside the catalogs emptied but goose's
-// version table (the template's only rows, which get checks on its first
-// clone), every sequence set back. A run leaves nothing else in its
-// database: no DDL, no database settings. Only the tables holding rows are
-// emptied, by DELETE, and only the sequences that moved are set back: a
-// test's few hundred rows cost a DELETE some 40 ms, where a TRUNCATE gives
-// every table and index it names new files (some 200 ms of the server's
-// time for all of them).
-func resetDB(ctx context.Context, pool *pgxpool.Pool) error {
-	tables, err := userRelations(ctx, pool)
-	if err != nil {
-		return err
-	}
-	// Which tables hold rows, by their index in tables.
-	var q strings.Builder
-	for i, t := range tables {
-		if i > 0 {
-			q.WriteString(" UNION ALL ")
-		}
-		fmt.Fprintf(&q, "SELECT %d WHERE EXISTS (SELECT FROM %s)", i, t)
-	}
-	rows, err := pool.Query(ctx, q.String())
-	if err != nil {
-		return fmt.Errorf("reset: %w", err)
-	}
-	full, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
-		var i int
-		err := r.Scan(&i)
-		return tables[i], err
-	})
-	if err != nil {
-		return fmt.Errorf("reset: %w", err)
-	}
-	reset := `SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, start_value, false) FROM pg_sequences
-		WHERE last_value IS NOT NULL AND sequencename <> 'goose_db_version_id_seq'`
-	if len(full) > 0 {
-		// One statement: the foreign keys' checks and actions run at its
-		// end, when every table that held rows is empty, so no order is needed.
-		var del strings.Builder
-		for i, t := range full[:len(full)-1] {
-			if i == 0 {
-				del.WriteString("WITH ")
-			} else {
-				del.WriteString(", ")
-			}
-			fmt.Fprintf(&del, "d%d AS (DELETE FROM %s)", i, t)
-		}
-		fmt.Fprintf(&del, " DELETE FROM %s; ", full[len(full)-1])
-		reset = del.String() + reset
-	}
-	if _, err := pool.Exec(ctx, reset); err != nil {
-		return fmt.Errorf("reset: %w", err)
-	}
-	return nil
-}
-
-// userRelations lists the tables resetDB empties.
-func userRelations(ctx context.Context, pool *pgxpool.Pool) (tables []string, err error) {
-	rows, err := pool.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname), c.relkind::text FROM pg_class c
-		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
-		ORDER BY 1`)
-	if err != nil {
-		return nil, fmt.Errorf("reset: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name, kind string
-		if err := rows.Scan(&name, &kind); err != nil {
-			return nil, fmt.Errorf("reset: %w", err)
-		}
-		switch {
-		case kind == "m":
-			return nil, fmt.Errorf("reset: materialized view %s: resetDB cannot empty it", name)
-		case name != "public.goose_db_version":
-			tables = append(tables, name)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reset: %w", err)
-	}
-	return tables, nil
-}
+// resetDB empties a migrated database back to the state of a new clone
+// of the template (pgtmp.Reset).
+func resetDB(ctx context.Context, pool *pgxpool.Pool) error { return pgtmp.Reset(ctx, pool) }
 
 // checkEmpty fails unless every table resetDB empties is empty in pool's
 // database (a new clone: the template has no rows resetDB would lose).
 func checkEmpty(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	tables, err := userRelations(ctx, pool)
+	tables, err := pgtmp.Tables(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
