@@ -13,6 +13,10 @@ type Config struct {
 	// When the rate binds, the limit is held near what it needs (Little's
 	// law) rather than left to grow with requests that only wait.
 	Rate func() float64
+	// Loose reports whether Rate is held under a first estimate that may
+	// be a loose lower bound of the quota; a probe above it is then
+	// followed (see followRate). nil: never.
+	Loose func() bool
 }
 
 func (c Config) withDefaults() Config {
@@ -25,6 +29,9 @@ func (c Config) withDefaults() Config {
 	c.Initial = min(c.Initial, c.Ceiling)
 	if c.Rate == nil {
 		c.Rate = func() float64 { return 0 }
+	}
+	if c.Loose == nil {
+		c.Loose = func() bool { return false }
 	}
 	return c
 }

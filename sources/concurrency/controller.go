@@ -67,8 +67,11 @@ type controller struct {
 	applied float64 // the centre the open round was set from
 	epoch   int     // counts the moves of the centre
 	bound   bool    // the latest round evaluated was bound by the rate
-	last    Move    // the latest move of the limit, dithering aside
-	moves   map[Move]int64
+	// sizedFor is the rate the centre was last sized for, or the lowest
+	// seen since (0: none seen yet): a rate above it is a probe's.
+	sizedFor float64
+	last     Move // the latest move of the limit, dithering aside
+	moves    map[Move]int64
 
 	debug func(format string, args ...any) // nil; a test's log
 }
@@ -144,6 +147,7 @@ func (c *controller) tick(now time.Time, held int) {
 		r.over = nil // ready's, asked no more
 		c.evaluate(now, r)
 	}
+	c.followRate()
 	if c.closing(now) {
 		c.open.end = now
 		c.closed = append(c.closed, c.open)
@@ -151,6 +155,42 @@ func (c *controller) tick(now time.Time, held int) {
 		c.open = &round{start: now, limit: c.limit, epoch: c.epoch}
 	}
 	c.pace(now) // last, with the limit the round just opened has
+}
+
+// followRate sizes the limit at once for a probe's rate while its slots
+// are full and the rate it probes from may be a loose lower bound of the
+// quota (a first read), rather than at the round's end: held at what that
+// read needs, the requests in flight hold the probe back, and its 429
+// comes from a bunch, under the quota (three seeds in ten at 3 s answers
+// and 100/s read 65-75/s, held a minute: 0.83-0.86 of the quota, workload
+// 17). Above a tight estimate the probe's 429 comes within a second or
+// two and the limit is not moved (it would hold 1.9 times what the rate
+// needs for nothing). Never past twice a knee seen. While doubling, the
+// pacing still spreads the new slots over an answer time.
+func (c *controller) followRate() {
+	r := c.cfg.Rate()
+	if r <= 0 || c.mean <= 0 {
+		return
+	}
+	if c.sizedFor == 0 || r < c.sizedFor {
+		c.sizedFor = r
+		return
+	}
+	need := rateMargin*r*c.mean + rateSlack
+	if c.knee > 0 {
+		need = min(need, max(c.centre, kneeReach*c.knee))
+	}
+	if r <= c.sizedFor*(1+rateHysteresis) || need <= c.centre || float64(c.open.peak) < appLimited*float64(c.limit) || !c.cfg.Loose() {
+		return
+	}
+	c.sizedFor = r
+	m := Move{Reason: ReasonRate, Up: true}
+	c.last = m
+	c.moves[m]++
+	c.epoch++
+	c.centre, c.applied = need, need
+	c.limit = min(int(math.Round(need)), c.cfg.Ceiling)
+	c.open.limit = c.limit
 }
 
 // pace brings the paced limit up to now: while doubling, toward the limit
@@ -259,6 +299,9 @@ func (c *controller) next(closed *round) {
 		need := rateMargin*r*c.mean + rateSlack
 		if c.centre > need*(1+rateHysteresis) || (c.centre > need && reason.Reason != "") {
 			c.centre, reason = need, Move{Reason: ReasonRate}
+		}
+		if c.sizedFor == 0 || r < c.sizedFor || reason.Reason == ReasonRate {
+			c.sizedFor = r
 		}
 	}
 	if c.centre > float64(c.cfg.Ceiling) {

@@ -82,6 +82,12 @@
 //     grow the limit (memory) nor read as a queue. A round whose slots
 //     spent more than a tenth of their time waiting to be sent (tokens,
 //     429 pauses) is not read at all, so a pause collapses nothing.
+//     While the rate control probes above a first estimate that may be
+//     a loose lower bound (Config.Loose) and the slots are full, the
+//     limit follows the probe's rate at once (followRate): held at what
+//     the loose read needs, the requests in flight would hold the probe
+//     under the quota, and its 429 would come from a bunch and read
+//     low again, held a minute.
 //   - Bounds: at least 1, at most Config.Ceiling (limits.workers) and
 //     HardCeiling (4096); a round whose slots were not used (fewer lists
 //     than the limit) is no reason to grow.

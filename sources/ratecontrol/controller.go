@@ -200,6 +200,15 @@ func (rc *Controller) Steady() float64 {
 	return cur
 }
 
+// Loose reports whether the rate held is under the first estimate
+// measured, which may be a loose lower bound of the quota (see nextHold):
+// the requests in flight should not hold back the probe from it.
+func (rc *Controller) Loose() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.hold.loose
+}
+
 func (rc *Controller) currentLocked() float64 {
 	if rc.limiter == nil {
 		return 0

@@ -108,7 +108,9 @@
 //     quota that came back within seconds, without a ramp.
 //   - The concurrency limit (package concurrency) sizes the requests in
 //     flight on Steady, the rate held, leaving aside an interim's wait;
-//     on a probe, the probe's rate, not the bound below.
+//     on a probe, the probe's rate, not the bound below; and it follows
+//     a probe from the first estimate (Loose) at once, which may be a
+//     loose lower bound.
 //     A probe's bucket never runs ahead of four times what left in the
 //     last second: requests held back by something else (the requests in
 //     flight) would pile up behind a pause and leave together, a burst
