@@ -1,7 +1,9 @@
 package ratecontrol
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -194,5 +196,59 @@ func TestSteadyLeavesTheInterimAside(t *testing.T) {
 	rc.now = func() time.Time { return now.Add(1500 * time.Millisecond) }
 	if interim == 0 || rc.Current() != interim || rc.Steady() != held {
 		t.Errorf("waiting for answers: interim %v, current %v, steady %v, want the interim and the held %v", interim, rc.Current(), rc.Steady(), held)
+	}
+}
+
+// The workers waiting for a token leave first come first served, and one
+// that gives up hands the head on: the others still leave, in order. (At
+// 10/s the second gives up 100 ms before it could be the head.)
+func TestWaitQueueFirstComeFirstServed(t *testing.T) {
+	t.Parallel()
+	rc := New(10, 1)
+	if err := rc.Wait(context.Background()); err != nil { // the burst's token
+		t.Fatal(err)
+	}
+	queued := func() int {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		return len(rc.queue)
+	}
+	const n = 5
+	done := make(chan int, n)
+	errs := make([]error, n)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	for i := range n {
+		ctx := context.Background()
+		if i == 1 {
+			ctx = ctx2
+		}
+		go func() {
+			errs[i] = rc.Wait(ctx)
+			done <- i
+		}()
+		for queued() != i+1 {
+			runtime.Gosched()
+		}
+	}
+	cancel2()
+	var order []int
+	for range n {
+		order = append(order, <-done)
+	}
+	if errs[1] == nil {
+		t.Errorf("the waiter whose context ended got a token")
+	}
+	var left []int
+	for _, i := range order {
+		if i != 1 {
+			left = append(left, i)
+		}
+	}
+	if fmt.Sprint(left) != "[0 2 3 4]" {
+		t.Errorf("left in the order %v, want [0 2 3 4] (first come first served)", left)
+	}
+	if q := queued(); q != 0 {
+		t.Errorf("%d still queued", q)
 	}
 }
