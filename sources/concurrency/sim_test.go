@@ -52,6 +52,13 @@ type simUpstream struct {
 	burst   float64       // the share of requests answered 503 at once
 	busy    int
 	queue   []*simReq
+	// stallEvery and stallFor: on their way, the requests stall now and
+	// then (a late goroutine, a new connection, the upstream's accept
+	// loop), about every stallEvery (exponential) for stallFor, and the
+	// ones sent meanwhile arrive together when it ends: a bunch the
+	// upstream's bucket counts at once. stallEvery 0: none.
+	stallEvery, stallFor time.Duration
+	stall                time.Time // the current or next stall's start
 }
 
 // simReq is one request of the simulation.
@@ -135,6 +142,7 @@ const (
 	evThink                   // a task is back from its think time
 	evWake                    // the rate control's wake-up
 	evPace                    // the doubling's pacing hands out a slot
+	evArrive                  // r arrives at the upstream after a stall
 )
 
 // events is a min-heap of events, by instant then by order of scheduling.
@@ -295,8 +303,24 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 		}
 		transmit(now, r)
 	}
+	var arrive func(now time.Time, r *simReq)
 	transmit = func(now time.Time, r *simReq) {
 		r.sent = now
+		if up.stallEvery > 0 {
+			if up.stall.IsZero() {
+				up.stall = now.Add(time.Duration(rng.ExpFloat64() * float64(up.stallEvery)))
+			}
+			for !now.Before(up.stall.Add(up.stallFor)) {
+				up.stall = up.stall.Add(up.stallFor + time.Duration(rng.ExpFloat64()*float64(up.stallEvery)))
+			}
+			if !now.Before(up.stall) {
+				schedule(up.stall.Add(up.stallFor), evArrive, r)
+				return
+			}
+		}
+		arrive(now, r)
+	}
+	arrive = func(now time.Time, r *simReq) {
 		if up.burst > 0 && rng.Float64() < up.burst {
 			answer(now, r, Failed)
 			return
@@ -306,7 +330,7 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 				t.Logf("%6.1fs 429", now.Sub(t0).Seconds())
 			}
 			if sr := cfg.rate; sr != nil {
-				sr.rc.Throttled(now, sr.pause)
+				sr.rc.Throttled(r.sent, sr.pause) // as the client does: at its send time
 			}
 			answer(now, r, Throttled)
 			return
@@ -375,6 +399,8 @@ func simulate(t *testing.T, cfg simConfig) *simRun {
 			fill(now)
 		case evWake:
 			wake(now)
+		case evArrive:
+			arrive(now, e.r)
 		case evPace:
 			if now.Equal(paceAt) {
 				paceAt = time.Time{}
@@ -519,16 +545,24 @@ func TestSimRateLimitedLatency(t *testing.T) {
 		mean    time.Duration
 		d       time.Duration
 		seeds   []uint64
+		stall   time.Duration // requests stall on their way for this long, every 10 s or so
 	}{
-		{"3s at 20/s", 20, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 150 * time.Second, first5},
-		{"3s at 100/s", 100, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 150 * time.Second, append(first5, 15, 16, 19, 27)},
-		{"20s at 20/s", 20, uniform(13333*time.Millisecond, 26667*time.Millisecond), 20 * time.Second, 480 * time.Second, first5},
-		{"20s at 100/s", 100, uniform(13333*time.Millisecond, 26667*time.Millisecond), 20 * time.Second, 480 * time.Second, first5},
+		{"3s at 20/s", 20, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 150 * time.Second, first5, 0},
+		{"3s at 100/s", 100, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 150 * time.Second, append(first5, 15, 16, 19, 27), 0},
+		{"20s at 20/s", 20, uniform(13333*time.Millisecond, 26667*time.Millisecond), 20 * time.Second, 480 * time.Second, first5, 0},
+		{"20s at 100/s", 100, uniform(13333*time.Millisecond, 26667*time.Millisecond), 20 * time.Second, 480 * time.Second, first5, 0},
+		// Bunches of 8 at the upstream, of its burst of 10 (a bunch over
+		// it is refused whatever the rate: 150 ms stalls read 0.69-0.82).
+		{"3s at 100/s, 80 ms stalls", 100, uniform(2*time.Second, 4*time.Second), 3 * time.Second, 150 * time.Second, first5[:3], 80 * time.Millisecond},
+		{"20s at 100/s, 80 ms stalls", 100, uniform(13333*time.Millisecond, 26667*time.Millisecond), 20 * time.Second, 480 * time.Second, first5[:3], 80 * time.Millisecond},
 	} {
 		for _, seed := range c.seeds {
 			t.Run(fmt.Sprintf("%s seed %d", c.name, seed), func(t *testing.T) {
 				t.Parallel()
 				up := &simUpstream{service: c.service, quota: rate.NewLimiter(rate.Limit(c.r), 10)}
+				if c.stall > 0 {
+					up.stallEvery, up.stallFor = 10*time.Second, c.stall
+				}
 				run := simulate(t, simConfig{up: up, rate: &simRate{rc: ratecontrol.New(0, 0), pause: time.Second}, d: c.d, seed: seed, pacing: true, debug: os.Getenv("SIMDEBUG") == fmt.Sprint(seed)})
 				need := c.r * c.mean.Seconds()
 				warm := time.Duration((max(math.Log2(need/InitialDefault), 0) + 2) * float64(c.mean))
