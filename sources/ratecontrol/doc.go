@@ -24,6 +24,10 @@
 //     holds a fifth of B (at least 1) less than B, so that requests delayed
 //     on their way and arriving together still find tokens upstream (see
 //     jitterMargin).
+//   - The workers waiting for a token queue first come first served, and
+//     only the head sleeps until the next one is due: at long answer
+//     times hundreds wait, and woken all at every token they cost most of
+//     a core and left late, in bunches the upstream's bucket refused.
 //   - On a 429 every worker pauses for Retry-After. All 429s answered while a
 //     pause is in effect are one event (requests that were already in
 //     flight), and the reaction is computed when the pause ends, once the
