@@ -224,8 +224,8 @@ func (rc *Controller) Wait(ctx context.Context) error { return rc.wait(ctx, fals
 
 // WaitRetry is Wait for a request the upstream refused with a 429: once
 // the pause is over it leaves at once, ahead of the bucket (see
-// stepRetryLocked), rather than queue behind the requests that waited out the
-// pause with it at the rate after it.
+// stepRetryLocked), rather than queue behind the requests that waited out
+// the pause with it at the rate after it.
 func (rc *Controller) WaitRetry(ctx context.Context) error { return rc.wait(ctx, true) }
 
 // wait lets the request leave when a token is due. The workers waiting
@@ -240,9 +240,9 @@ func (rc *Controller) wait(ctx context.Context, retry bool) error {
 	if retry {
 		return rc.sleepUntilStep(ctx, true)
 	}
-	w, head, err := rc.enqueue()
-	if w == nil || err != nil {
-		return err
+	w, head := rc.enqueue()
+	if w == nil {
+		return nil
 	}
 	if !head {
 		select {
@@ -252,7 +252,7 @@ func (rc *Controller) wait(ctx context.Context, retry bool) error {
 			return ctx.Err()
 		}
 	}
-	err = rc.sleepUntilStep(ctx, false)
+	err := rc.sleepUntilStep(ctx, false)
 	rc.dequeue(w)
 	return err
 }
@@ -279,15 +279,15 @@ type waitQueue []chan struct{}
 
 // enqueue lets the request leave at once (w nil) when no other waits and
 // a token is there; else it joins the queue, as its head or not.
-func (rc *Controller) enqueue() (w chan struct{}, head bool, err error) {
+func (rc *Controller) enqueue() (w chan struct{}, head bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.queue) == 0 && rc.stepRetryLocked(rc.now(), false, false) <= 0 {
-		return nil, false, nil
+		return nil, false
 	}
 	w = make(chan struct{}, 1)
 	rc.queue = append(rc.queue, w)
-	return w, len(rc.queue) == 1, nil
+	return w, len(rc.queue) == 1
 }
 
 // dequeue takes w out of the queue; when it was the head, the next
