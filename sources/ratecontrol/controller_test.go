@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -200,11 +201,20 @@ func TestSteadyLeavesTheInterimAside(t *testing.T) {
 }
 
 // The workers waiting for a token leave first come first served, and one
-// that gives up hands the head on: the others still leave, in order. (At
-// 10/s the second gives up 100 ms before it could be the head.)
+// that gives up hands the head on: the others still leave, in order. The
+// controller's clock stands still until every waiter is queued (none can
+// leave early, however slow the machine), then moves a token at a time.
 func TestWaitQueueFirstComeFirstServed(t *testing.T) {
 	t.Parallel()
+	var mu sync.Mutex
+	clock := time.Unix(7_000_000, 0)
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return clock
+	}
 	rc := New(10, 1)
+	rc.SetClock(now)
 	if err := rc.Wait(context.Background()); err != nil { // the burst's token
 		t.Fatal(err)
 	}
@@ -232,21 +242,18 @@ func TestWaitQueueFirstComeFirstServed(t *testing.T) {
 		}
 	}
 	cancel2()
-	var order []int
-	for range n {
+	order := []int{<-done}
+	for len(order) < n {
+		mu.Lock()
+		clock = clock.Add(100 * time.Millisecond) // a token
+		mu.Unlock()
 		order = append(order, <-done)
 	}
 	if errs[1] == nil {
 		t.Errorf("the waiter whose context ended got a token")
 	}
-	var left []int
-	for _, i := range order {
-		if i != 1 {
-			left = append(left, i)
-		}
-	}
-	if fmt.Sprint(left) != "[0 2 3 4]" {
-		t.Errorf("left in the order %v, want [0 2 3 4] (first come first served)", left)
+	if fmt.Sprint(order) != "[1 0 2 3 4]" {
+		t.Errorf("left in the order %v, want [1 0 2 3 4] (the one that gave up, then first come first served)", order)
 	}
 	if q := queued(); q != 0 {
 		t.Errorf("%d still queued", q)
