@@ -279,7 +279,12 @@ func TestContentNightsCombined(t *testing.T) {
 	if !done {
 		t.Fatalf("no night ended under its budget of %d", comboBudget)
 	}
-	if stopped < comboLastDay {
+	// The budget binds on the first nights: two at least. What a night
+	// buys before its stop depends on the order two processes lease in,
+	// and on what the killed one bought; once, under a loaded make test,
+	// day 2's remaining work fitted the budget (27 credits, after 40 and
+	// 35).
+	if stopped < 2 {
 		t.Fatalf("%d of %d nights stopped by the budget: it does not bind", stopped, lastRun)
 	}
 	comboCheckTruth(t, conn)
