@@ -99,6 +99,7 @@ func New(cfg Config) (*Client, error) {
 	base, _ := url.Parse(strings.TrimRight(cfg.baseURL(), "/"))
 	bodies := &bodyBudget{sem: semaphore.NewWeighted(cfg.MaxInflightBytes), size: cfg.MaxInflightBytes}
 	control := ratecontrol.New(cfg.Rate, cfg.Burst)
+	control.SetLogger(cfg.Logger)
 	return &Client{cfg: cfg, base: base, routes: cfg.routes(), control: control, bodies: bodies,
 		slots: concurrency.New(concurrency.Config{Ceiling: cfg.MaxInFlight, Initial: cfg.InitialInFlight, Rate: control.Steady, Loose: control.Loose}),
 		gate:  newOutageGate(time.Duration(cfg.OutageWindow), time.Duration(cfg.RetryInitial), time.Duration(cfg.RetryMax), cfg.Logger)}, nil

@@ -165,6 +165,8 @@ func (rc *Controller) probeRate(now time.Time) float64 {
 	g := probeGrowth
 	if rc.limits.ceiling == 0 && !rc.quota.everMeasured {
 		g = discoveryGrowth
+	} else if rc.shared() {
+		g = sharedProbeGrowth
 	}
 	s := now.Sub(rc.hold.end).Seconds()
 	return min(rc.ceilingOrMax(), rc.hold.base*math.Exp(g*s))

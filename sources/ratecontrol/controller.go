@@ -2,6 +2,7 @@ package ratecontrol
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -44,6 +45,7 @@ type Controller struct {
 	marks  marks
 	drop   dropMemory
 	share  sharing
+	log    *slog.Logger // each reaction to a 429, at debug level
 }
 
 // limits is what the job file sets (api.rate, api.burst).
@@ -129,7 +131,8 @@ type throttleEvent struct {
 // New returns the controller of a key with the ceiling api.rate (0: none)
 // and api.burst.
 func New(ceiling float64, burst int) *Controller {
-	rc := &Controller{now: time.Now, quota: quota{burst: 1}, hold: holding{length: holdMin, first: holdMin}, share: sharing{scale: 1}}
+	rc := &Controller{now: time.Now, quota: quota{burst: 1}, hold: holding{length: holdMin, first: holdMin}, share: sharing{scale: 1},
+		log: slog.New(slog.DiscardHandler)}
 	rc.limits.ceiling = ceiling
 	if ceiling > 0 {
 		rc.limits.burst = max(burst, 1)
@@ -137,6 +140,15 @@ func New(ceiling float64, burst int) *Controller {
 		rc.limiter = newBucket(rate.Limit(ceiling), rc.bucketBurst())
 	}
 	return rc
+}
+
+// SetLogger logs each reaction to a 429 (the estimate, the burst, the
+// hold, the rate settled at) to l at debug level: what a run's rate
+// control did, for a user asking why a run went slower than its quota.
+func (rc *Controller) SetLogger(l *slog.Logger) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.log = l
 }
 
 // jitterMargin is how many tokens our bucket holds less than the
@@ -340,6 +352,10 @@ func (rc *Controller) step(now time.Time) time.Duration {
 // The queue's head instead wakes when the next token is due and takes it
 // (see wait).
 //
+// The wait it asks for is never longer than napMax: the rate it is
+// computed at may change meanwhile (the shared estimate adopted, a hold
+// ending), and only a turn applies the change.
+//
 // A retry (of a request refused by a 429) leaves as soon as the pause is
 // over, borrowing its token from the bucket (which then goes below empty,
 // by less than its burst plus one token, and holds the next requests back
@@ -371,7 +387,7 @@ func (rc *Controller) stepRetryLocked(now time.Time, retry, queued bool) time.Du
 	}
 	rc.held = true
 	tok := rc.limiter.TokensAt(now)
-	return max(time.Duration((1-tok)/float64(rc.limiter.Limit())*float64(time.Second)), time.Microsecond)
+	return min(max(time.Duration((1-tok)/float64(rc.limiter.Limit())*float64(time.Second)), time.Microsecond), napMax)
 }
 
 // left records a request let through at now; queued is whether it
@@ -414,9 +430,17 @@ func (rc *Controller) Throttled(sent time.Time, d time.Duration) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.throttledSent(rc.now(), sent, d) {
+		rc.logPause("a 429", d)
 		if rc.share.sharer != nil {
 			rc.share.sharer.Paused(d)
 		}
+	}
+}
+
+func (rc *Controller) logPause(why string, d time.Duration) {
+	if e := rc.pending; e != nil && rc.log.Enabled(context.Background(), slog.LevelDebug) {
+		rc.log.Debug("rate control: pause", "of", why, "for", d, "rate", round2(e.rate), "probing", e.probing, "drop", e.drop,
+			"estimate", round2(rc.quota.rate), "following", rc.following(), "scale", rc.share.scale)
 	}
 }
 
@@ -426,7 +450,9 @@ func (rc *Controller) Throttled(sent time.Time, d time.Duration) {
 func (rc *Controller) Pause(d time.Duration) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.throttledAt(rc.now(), d)
+	if rc.throttledAt(rc.now(), d) {
+		rc.logPause("another process's 429", d)
+	}
 }
 
 // throttledAt records a pause of d from now, of a 429 come now; it reports

@@ -123,7 +123,9 @@
 //     not per request, so the speed of discovery does not depend on the
 //     number of workers) up to the ceiling, so a raised quota is found within
 //     seconds once the probe starts. The next 429 ends the probe and
-//     measures R again.
+//     measures R again. A leader of other processes probes at a third of
+//     that (sharedProbeGrowth): it counts the followers at their rate, not
+//     request by request, and only a longer window reads R as closely.
 //   - The hold starts at 60 s and doubles, up to 2 minutes, each time a
 //     probe finds the same quota (within 5%); it goes back to its start when
 //     the estimate moved. The first estimate measured (requests sent as
@@ -139,6 +141,13 @@
 //     is what lets a run spend 95% of an unknown quota, and a quota raised
 //     mid-run is found within the hold, a minute or two: that is the
 //     trade-off, since only a 429 says where R is.
+//
+// A request waiting for a token asks again after napMax at most: the rate
+// is set when one asks, and a follower sending 0.5/s took the leader's
+// estimate two seconds late.
+//
+// With a logger (SetLogger), each pause and each reaction to a 429 is
+// logged at debug level: the estimate, the burst, the hold.
 //
 // # One quota, several processes
 //

@@ -1,6 +1,8 @@
 package ratecontrol
 
 import (
+	"context"
+	"log/slog"
 	"math"
 	"time"
 
@@ -43,8 +45,16 @@ func (rc *Controller) react(now time.Time, e throttleEvent) bool {
 	rc.hold.length = rc.nextHold(now, e, est, ok, prev, first)
 	rc.hold.loose = first && ok
 	rc.settle(now, e, est, ok)
+	if rc.log.Enabled(context.Background(), slog.LevelDebug) {
+		rc.log.Debug("rate control: reaction to a 429",
+			"sent_ago", now.Sub(e.at).Round(time.Millisecond), "rate_at_429", round2(e.rate), "probing", e.probing, "drop", e.drop,
+			"estimate", round2(est), "measured", ok, "burst", round2(rc.quota.burst), "base", round2(rc.hold.base),
+			"hold", rc.hold.length, "loose", rc.hold.loose, "following", rc.following(), "scale", rc.share.scale)
+	}
 	return ok
 }
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 // windows is how far back the windows measuring the rate and the burst
 // may reach for the 429 e: never before the marks of an earlier drop.

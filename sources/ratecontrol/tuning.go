@@ -11,6 +11,15 @@ const (
 	maxRate         = 1e6                 // requests per second: a probe without a ceiling stops here
 	probeGrowth     = 0.22314355131420976 // ln(1.25): +25% per second
 	discoveryGrowth = 1.0986122886681098  // ln(3): x3 per second, before any estimate without a ceiling
+	// sharedProbeGrowth is a third of probeGrowth (+7.7% per second),
+	// for a leader of several processes: it reads the key's rate as its
+	// own successes plus the followers' rate, and over a probe's window
+	// (from where the upstream's bucket was last full to the 429) each
+	// follower's count is a request more or less than that rate says.
+	// At +25% per second the window was 1.3 s and the read 1-3% under R
+	// at three processes (48.4/s for 50, held two minutes: 0.941 of the
+	// quota); three times as long, 0.947-0.968 over the joins simulated.
+	sharedProbeGrowth = probeGrowth / 3
 	// probeLead bounds a probe to this many times the requests that left
 	// in the last second.
 	probeLead = 4
@@ -51,6 +60,13 @@ const (
 	burstSlack = 0.25
 	// burstSpan is the longest window the burst is measured over.
 	burstSpan = 250 * time.Millisecond
+	// napMax bounds the sleep of a request waiting for a token: the
+	// rate is set at each turn (adjust), and at 0.5/s a follower that
+	// slept for its next token (2 s) took the leader's estimate that
+	// late, sending a fiftieth of its part while the leader counted it
+	// whole: the leader read 63/s for 50, and two pauses followed (bench
+	// workload 14, three processes).
+	napMax = 100 * time.Millisecond
 	// minExcess is the fewest successes beyond the burst a window needs
 	// for its bound (n - B)/w to be within 1/minExcess of R.
 	minExcess = 10
