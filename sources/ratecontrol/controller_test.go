@@ -3,6 +3,7 @@ package ratecontrol
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -257,5 +258,44 @@ func TestWaitQueueFirstComeFirstServed(t *testing.T) {
 	}
 	if q := queued(); q != 0 {
 		t.Errorf("%d still queued", q)
+	}
+}
+
+// viewSharer is a Sharer whose view the test sets.
+type viewSharer struct{ v SharedQuota }
+
+func (s *viewSharer) View() SharedQuota                         { return s.v }
+func (s *viewSharer) Publish(Estimate, time.Time, time.Duration) {}
+func (s *viewSharer) Paused(time.Duration)                       {}
+
+// A request waiting for a token asks again within napMax, so a rate
+// changed meanwhile applies that soon: a follower of two at the leader's
+// guess of 1/s (0.5/s its part) would otherwise sleep 2 s for its token,
+// and the leader, counting it at its part of the new estimate, read the
+// key's rate 26% high (bench workload 14).
+func TestWaitAppliesANewRateWithinNapMax(t *testing.T) {
+	t.Parallel()
+	clock := time.Unix(8_000_000, 0)
+	s := &viewSharer{v: SharedQuota{Version: 1, Rate: 1, Burst: 10, Processes: 2, Share: 0.5, Hold: time.Minute, ProbeAt: clock.Add(time.Minute)}}
+	rc := New(0, 1)
+	rc.SetClock(func() time.Time { return clock })
+	rc.SetSharer(s)
+	d := rc.Take() // the worker sleeps d, then asks again
+	if d <= 0 {
+		t.Fatalf("at 0.5/s from an empty bucket: wait %v", d)
+	}
+	s.v.Version, s.v.Rate, s.v.ProbeAt = 2, 100, clock.Add(time.Minute) // the leader's estimate, meanwhile
+	changed := clock
+	for ; d > 0; d = rc.Take() {
+		clock = clock.Add(d)
+		if clock.Sub(changed) > time.Second {
+			break
+		}
+	}
+	if got := clock.Sub(changed); got > napMax+50*time.Millisecond {
+		t.Errorf("the request left %v after the new estimate, want within %v and a token at its new rate", got, napMax+50*time.Millisecond)
+	}
+	if r := rc.Current(); math.Abs(r-49.75) > 0.01 {
+		t.Errorf("rate %v, want 49.75 (half of 99.5%% of 100)", r)
 	}
 }
