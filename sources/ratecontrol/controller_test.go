@@ -264,7 +264,7 @@ func TestWaitQueueFirstComeFirstServed(t *testing.T) {
 // viewSharer is a Sharer whose view the test sets.
 type viewSharer struct{ v SharedQuota }
 
-func (s *viewSharer) View() SharedQuota                         { return s.v }
+func (s *viewSharer) View() SharedQuota                          { return s.v }
 func (s *viewSharer) Publish(Estimate, time.Time, time.Duration) {}
 func (s *viewSharer) Paused(time.Duration)                       {}
 
